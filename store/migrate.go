@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+// Migrations are plain SQL files, one directory per dialect, applied in name
+// order, each in its own transaction, and recorded in schema_migrations.
+// Domains own their files: 0001 core, 0002 niche, 0003 snapshot, 0004
+// claims, 0005 payment; later changes take the next free number and a
+// descriptive name (never edit an applied file).
+//
+//go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
+var migrationFiles embed.FS
+
+// advisoryLockKey serialises migrations of concurrently starting instances.
+const advisoryLockKey = 7304512981
+
+// Migrations returns the names of the migration files for a dialect, in the
+// order they are applied.
+func Migrations(dialect string) ([]string, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations/"+dialect)
+	if err != nil {
+		return nil, fmt.Errorf("store: unknown dialect %q", dialect)
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".sql") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func (db *DB) migrate(ctx context.Context) error {
+	names, err := Migrations(db.dialect)
+	if err != nil {
+		return err
+	}
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	defer conn.Close()
+	if db.dialect == Postgres {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", advisoryLockKey); err != nil {
+			return fmt.Errorf("store: migrate: lock: %w", err)
+		}
+		defer func() {
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", advisoryLockKey)
+		}()
+	}
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		name TEXT PRIMARY KEY,
+		applied_at BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	applied := map[string]bool{}
+	rows, err := conn.QueryContext(ctx, "SELECT name FROM schema_migrations")
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		applied[n] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, name := range names {
+		if applied[name] {
+			continue
+		}
+		body, err := migrationFiles.ReadFile("migrations/" + db.dialect + "/" + name)
+		if err != nil {
+			return err
+		}
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("store: migrate %s: %w", name, err)
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("store: migrate %s: %w", name, err)
+		}
+		if _, err := tx.ExecContext(ctx, db.rebind("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)"), name, db.nowMicros()); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("store: migrate %s: %w", name, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("store: migrate %s: %w", name, err)
+		}
+		db.log.Info("store: applied migration", "dialect", db.dialect, "name", name)
+	}
+	return nil
+}

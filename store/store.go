@@ -1,0 +1,295 @@
+// Package store holds the database implementations of every assay Store:
+// SQLite (modernc.org/sqlite, pure Go, the embedded default) and PostgreSQL
+// (pgx, for deployments of several instances sharing one database).
+//
+// One *DB serves every domain: it implements niche.Store, snapshot.Store,
+// claims.Store and the payment ledger. Each domain keeps its SQL in its own
+// file (niche.go, snapshot.go, ...) and its tables in its own migration files
+// under migrations/<dialect>/.
+//
+// Choices made here, the same for both databases:
+//   - Times are stored as BIGINT microseconds since the Unix epoch, UTC
+//     (identical semantics and ordering on both engines, no time-zone traps).
+//   - JSON documents are stored as TEXT; identifiers and hashes as TEXT.
+//   - Queries are written with '?' placeholders and rebound to $n for
+//     PostgreSQL. SQL that differs between dialects (full-text search, row
+//     locks) goes through small dialect helpers.
+//   - SQLite runs in WAL mode with a busy timeout, foreign keys on,
+//     synchronous=FULL (a committed payment survives power loss), one writer
+//     connection whose transactions begin IMMEDIATE, and a separate pool of
+//     query_only reader connections.
+//   - PostgreSQL migrations run under an advisory lock so that several
+//     instances can start at once.
+//
+// Open never imports a driver into core packages: only this package does.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Dialect names returned by DB.Dialect.
+const (
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+)
+
+// ErrClosed is returned by operations on a closed DB.
+var ErrClosed = errors.New("store: database is closed")
+
+// Options configure Open. A nil *Options means defaults.
+type Options struct {
+	// Logger receives migration and maintenance messages. Nil discards them.
+	Logger *slog.Logger
+	// MaxOpenConns bounds the PostgreSQL pool and the SQLite reader pool.
+	// Zero means 16.
+	MaxOpenConns int
+	// BusyTimeout is how long an SQLite connection waits for a lock.
+	// Zero means 10 seconds.
+	BusyTimeout time.Duration
+	// Now is the clock used for stored timestamps. Nil means time.Now.
+	Now func() time.Time
+}
+
+// DB is an open assay database.
+type DB struct {
+	dialect string
+	w       *sql.DB // writes and write transactions
+	r       *sql.DB // reads outside transactions (same as w on PostgreSQL)
+	log     *slog.Logger
+	now     func() time.Time
+}
+
+// Open opens the database named by dsn and applies pending migrations.
+//
+//   - "postgres://…" or "postgresql://…": PostgreSQL.
+//   - ":memory:": a private in-memory SQLite database (one connection).
+//   - "sqlite:<path>", "file:<path>" or a plain path: an SQLite file.
+func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return OpenPostgres(ctx, dsn, opts)
+	default:
+		path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		return OpenSQLite(ctx, path, opts)
+	}
+}
+
+func (o *Options) withDefaults() Options {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	if v.Logger == nil {
+		v.Logger = slog.New(slog.DiscardHandler)
+	}
+	if v.MaxOpenConns <= 0 {
+		v.MaxOpenConns = 16
+	}
+	if v.BusyTimeout <= 0 {
+		v.BusyTimeout = 10 * time.Second
+	}
+	if v.Now == nil {
+		v.Now = time.Now
+	}
+	return v
+}
+
+// Dialect returns SQLite or Postgres.
+func (db *DB) Dialect() string { return db.dialect }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes every connection.
+func (db *DB) Close() error {
+	err := db.w.Close()
+	if db.r != db.w {
+		err = errors.Join(err, db.r.Close())
+	}
+	return err
+}
+
+// CheckIntegrity runs the engine's own consistency check: PRAGMA
+// integrity_check on SQLite; on PostgreSQL, a ping (the server guarantees
+// its own page integrity).
+func (db *DB) CheckIntegrity(ctx context.Context) error {
+	if db.dialect != SQLite {
+		return db.Ping(ctx)
+	}
+	rows, err := db.w.QueryContext(ctx, "PRAGMA integrity_check")
+	if err != nil {
+		return fmt.Errorf("store: integrity check: %w", err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return err
+		}
+		if s != "ok" {
+			problems = append(problems, s)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("store: integrity check failed: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// SQL returns the underlying handles: the writer and the reader pool (the
+// same handle on PostgreSQL). For tests and maintenance tools only.
+func (db *DB) SQL() (writer, reader *sql.DB) { return db.w, db.r }
+
+// nowMicros is the current time in stored form.
+func (db *DB) nowMicros() int64 { return toMicros(db.now()) }
+
+// toMicros converts a time to stored form (0 for the zero time).
+func toMicros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+// fromMicros converts a stored time back (the zero time for 0).
+func fromMicros(us int64) time.Time {
+	if us == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(us).UTC()
+}
+
+// rebind turns '?' placeholders into $1, $2, ... for PostgreSQL. Question
+// marks inside single-quoted literals, double-quoted identifiers and
+// comments are left alone.
+func (db *DB) rebind(q string) string {
+	if db.dialect != Postgres || !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	var quote byte
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '-' && i+1 < len(q) && q[i+1] == '-':
+			j := strings.IndexByte(q[i:], '\n')
+			if j < 0 {
+				j = len(q) - i
+			}
+			b.WriteString(q[i : i+j])
+			i += j - 1
+			continue
+		case c == '?':
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// exec runs a statement on the writer.
+func (db *DB) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return db.w.ExecContext(ctx, db.rebind(q), args...)
+}
+
+// query runs a query on the reader pool.
+func (db *DB) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return db.r.QueryContext(ctx, db.rebind(q), args...)
+}
+
+// queryRow runs a single-row query on the reader pool.
+func (db *DB) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return db.r.QueryRowContext(ctx, db.rebind(q), args...)
+}
+
+// forUpdate is the row-lock clause for SELECTs inside write transactions:
+// " FOR UPDATE" on PostgreSQL, nothing on SQLite (whose IMMEDIATE
+// transactions already hold the database's single write lock).
+func (db *DB) forUpdate() string {
+	if db.dialect == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// Tx is a write transaction. Its methods rebind placeholders like DB's.
+type Tx struct {
+	db *DB
+	tx *sql.Tx
+}
+
+func (t *Tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(ctx, t.db.rebind(q), args...)
+}
+
+func (t *Tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(ctx, t.db.rebind(q), args...)
+}
+
+func (t *Tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(ctx, t.db.rebind(q), args...)
+}
+
+// inTx runs fn in a write transaction and commits it if fn returns nil.
+// PostgreSQL serialization failures and deadlocks are retried a few times;
+// SQLite waits for its lock through the busy timeout instead.
+func (db *DB) inTx(ctx context.Context, fn func(*Tx) error) error {
+	const attempts = 5
+	var err error
+	for i := range attempts {
+		err = db.tryTx(ctx, fn)
+		if err == nil || !isRetryable(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(i+1) * 5 * time.Millisecond)
+	}
+	return err
+}
+
+func (db *DB) tryTx(ctx context.Context, fn func(*Tx) error) (err error) {
+	sqlTx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = sqlTx.Rollback()
+		}
+	}()
+	if err = fn(&Tx{db: db, tx: sqlTx}); err != nil {
+		return err
+	}
+	if err = sqlTx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}

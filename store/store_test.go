@@ -1,0 +1,192 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/assaykit/assay/store/storetest"
+)
+
+// openers lists every backend the core tests run against.
+func openers() map[string]func(t *testing.T) *DB {
+	return map[string]func(t *testing.T) *DB{
+		"sqlite-file": func(t *testing.T) *DB { return mustOpen(t, storetest.SQLitePath(t)) },
+		"sqlite-mem":  func(t *testing.T) *DB { return mustOpen(t, ":memory:") },
+		"postgres":    func(t *testing.T) *DB { return mustOpen(t, storetest.PostgresURL(t)) },
+	}
+}
+
+func mustOpen(t *testing.T, dsn string) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), dsn, nil)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", dsn, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestOpenMigratesAndMeta(t *testing.T) {
+	for name, open := range openers() {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			db := open(t)
+			if err := db.Ping(ctx); err != nil {
+				t.Fatal(err)
+			}
+			names, err := Migrations(db.Dialect())
+			if err != nil || len(names) == 0 {
+				t.Fatalf("Migrations: %v %v", names, err)
+			}
+			var n int
+			if err := db.queryRow(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&n); err != nil || n != len(names) {
+				t.Fatalf("applied %d of %d migrations (%v)", n, len(names), err)
+			}
+			if err := db.migrate(ctx); err != nil { // idempotent
+				t.Fatalf("second migrate: %v", err)
+			}
+			if _, err := db.Meta(ctx, "absent"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("Meta(absent) = %v, want ErrNotFound", err)
+			}
+			if err := db.SetMeta(ctx, "k", "v1"); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.SetMeta(ctx, "k", "v2"); err != nil {
+				t.Fatal(err)
+			}
+			if v, err := db.Meta(ctx, "k"); err != nil || v != "v2" {
+				t.Fatalf("Meta = %q, %v", v, err)
+			}
+			if err := db.CheckIntegrity(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestUniqueViolationDetected(t *testing.T) {
+	for name, open := range openers() {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			db := open(t)
+			q := "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)"
+			if _, err := db.exec(ctx, q, "dup", "a", 1); err != nil {
+				t.Fatal(err)
+			}
+			_, err := db.exec(ctx, q, "dup", "b", 2)
+			if !isUniqueViolation(err) {
+				t.Fatalf("second insert: %v, want unique violation", err)
+			}
+			if isUniqueViolation(errors.New("other")) {
+				t.Fatal("plain error classified as unique violation")
+			}
+		})
+	}
+}
+
+// TestSetMetaOnceRace: many writers, possibly on several DB handles sharing
+// one database, agree on a single value.
+func TestSetMetaOnceRace(t *testing.T) {
+	cases := map[string]func(t *testing.T) (*DB, *DB){
+		"sqlite-file": func(t *testing.T) (*DB, *DB) {
+			p := storetest.SQLitePath(t)
+			return mustOpen(t, p), mustOpen(t, p)
+		},
+		"postgres": func(t *testing.T) (*DB, *DB) {
+			u := storetest.PostgresURL(t)
+			return mustOpen(t, u), mustOpen(t, u)
+		},
+	}
+	for name, open := range cases {
+		t.Run(name, func(t *testing.T) {
+			a, b := open(t)
+			var wg sync.WaitGroup
+			got := make([]string, 40)
+			for i := range got {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					db := a
+					if i%2 == 1 {
+						db = b
+					}
+					v, err := db.SetMetaOnce(context.Background(), "signing-key", string(rune('A'+i%26)))
+					if err != nil {
+						t.Error(err)
+					}
+					got[i] = v
+				}()
+			}
+			wg.Wait()
+			for _, v := range got {
+				if v != got[0] {
+					t.Fatalf("writers disagree: %q vs %q", v, got[0])
+				}
+			}
+		})
+	}
+}
+
+func TestRebind(t *testing.T) {
+	pg := &DB{dialect: Postgres}
+	cases := map[string]string{
+		"SELECT a FROM t WHERE x = ? AND y = ?":  "SELECT a FROM t WHERE x = $1 AND y = $2",
+		"SELECT '?' , \"q?\" FROM t WHERE z = ?": "SELECT '?' , \"q?\" FROM t WHERE z = $1",
+		"SELECT 1 -- what?\nFROM t WHERE a = ?":  "SELECT 1 -- what?\nFROM t WHERE a = $1",
+		"INSERT INTO t VALUES (?, 'it''s ?', ?)": "INSERT INTO t VALUES ($1, 'it''s ?', $2)",
+		"no placeholders":                        "no placeholders",
+	}
+	for in, want := range cases {
+		if got := pg.rebind(in); got != want {
+			t.Errorf("rebind(%q) = %q, want %q", in, got, want)
+		}
+	}
+	lite := &DB{dialect: SQLite}
+	if got := lite.rebind("a = ?"); got != "a = ?" {
+		t.Errorf("sqlite rebind changed the query: %q", got)
+	}
+}
+
+func TestTimesAndTx(t *testing.T) {
+	for name, open := range openers() {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			db := open(t)
+			now := time.Date(2026, 11, 22, 10, 11, 12, 123456000, time.UTC)
+			if got := fromMicros(toMicros(now)); !got.Equal(now) || got.Location() != time.UTC {
+				t.Fatalf("round trip %v -> %v", now, got)
+			}
+			if !fromMicros(toMicros(time.Time{})).IsZero() {
+				t.Fatal("zero time not preserved")
+			}
+			err := db.inTx(ctx, func(tx *Tx) error {
+				if _, err := tx.exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "t", "1", toMicros(now)); err != nil {
+					return err
+				}
+				rows, err := tx.query(ctx, "SELECT key FROM assay_meta WHERE key = ?"+db.forUpdate(), "t")
+				if err != nil {
+					return err
+				}
+				defer rows.Close()
+				if !rows.Next() {
+					return errors.New("row not visible inside its transaction")
+				}
+				return errors.New("roll back")
+			})
+			if err == nil || err.Error() != "roll back" {
+				t.Fatalf("inTx: %v", err)
+			}
+			rows, err := db.query(ctx, "SELECT key FROM assay_meta WHERE key = ?", "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			if rows.Next() {
+				t.Fatal("rolled-back row is visible")
+			}
+		})
+	}
+}

@@ -1,0 +1,69 @@
+// Package storetest holds the conformance suites that every implementation
+// of assay's Store interfaces must pass (the testing/fstest.TestFS pattern),
+// and helpers that give tests an isolated PostgreSQL schema.
+//
+// Suites take a constructor, so the same tests run against SQLite files,
+// in-memory SQLite, PostgreSQL, or a third-party implementation.
+package storetest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"testing"
+
+	"github.com/assaykit/assay/internal/ids"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+)
+
+// PostgresEnv names the environment variable holding the URL of the
+// PostgreSQL server used by tests. .ci/run always sets it.
+const PostgresEnv = "ASSAY_TEST_POSTGRES"
+
+// PostgresURL returns a connection URL for a fresh, empty schema on the
+// server named by ASSAY_TEST_POSTGRES; the schema is dropped when the test
+// ends. Every connection made with the URL uses that schema, so several
+// store.DB values opened with it share one database, as several server
+// instances would. Without the variable the test is skipped with a message
+// that says so.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(PostgresEnv)
+	if base == "" {
+		t.Skipf("PostgreSQL tests skipped: set %s (for example postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", PostgresEnv)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("%s: %v", PostgresEnv, err)
+	}
+	schema := "t_" + ids.New("")[:24]
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("postgres: %v", err)
+	}
+	ctx := context.Background()
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		admin.Close()
+		t.Fatalf("postgres: create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("postgres: drop schema %s: %v", schema, err)
+		}
+		admin.Close()
+	})
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// SQLitePath returns the path of a fresh SQLite database file in a
+// temporary directory removed when the test ends.
+func SQLitePath(t testing.TB) string {
+	t.Helper()
+	return fmt.Sprintf("%s/assay.db", t.TempDir())
+}
