@@ -1,0 +1,118 @@
+// Package claims verifies factual claims against web sources.
+package claims
+
+import (
+	"time"
+
+	"github.com/assaykit/assay/shapes"
+	"github.com/assaykit/assay/snapshot"
+)
+
+// Request is the interface document's ClaimVerificationRequest.
+type Request = shapes.ClaimVerificationRequest
+
+// Status is the interface document's VerificationStatus.
+type Status string
+
+// Verification statuses.
+const (
+	StatusConfirmed            Status = "confirmed"
+	StatusPartiallyConfirmed   Status = "partially_confirmed"
+	StatusContradicted         Status = "contradicted"
+	StatusInsufficientEvidence Status = "insufficient_evidence"
+	StatusAmbiguous            Status = "ambiguous"
+)
+
+// Relationship is the interface document's EvidenceRelationship.
+type Relationship string
+
+// Evidence relationships.
+const (
+	Supports    Relationship = "supports"
+	Contradicts Relationship = "contradicts"
+	Context     Relationship = "context"
+)
+
+// Result is the interface document's ClaimVerificationResult. Slices are
+// never nil in a result the engine returns, so they serialise as [].
+type Result struct {
+	VerificationID  string              `json:"verificationId"`
+	Claim           string              `json:"claim"`
+	Status          Status              `json:"status"`
+	ObservedAt      time.Time           `json:"observedAt"`
+	Conclusion      string              `json:"conclusion"`
+	AtomicFacts     []AtomicFact        `json:"atomicFacts"`
+	ProviderSources []ProviderSource    `json:"providerSources"`
+	Evidence        []Evidence          `json:"evidence"`
+	Snapshots       []snapshot.Snapshot `json:"snapshots"`
+	Conflicts       []Conflict          `json:"conflicts"`
+	Limitations     []string            `json:"limitations"`
+	Provenance      Provenance          `json:"provenance"`
+}
+
+// AtomicFact is one checkable part of the claim.
+type AtomicFact struct {
+	Statement   string   `json:"statement"`
+	Status      Status   `json:"status"`
+	Confidence  float64  `json:"confidence"` // 0..1
+	Explanation string   `json:"explanation"`
+	EvidenceIDs []string `json:"evidenceIds"`
+}
+
+// Evidence is one source passage the verdict rests on.
+type Evidence struct {
+	ID                    string       `json:"id"`
+	URL                   string       `json:"url"`
+	Title                 string       `json:"title"`
+	Publisher             string       `json:"publisher"`
+	PublishedAt           *string      `json:"publishedAt"`
+	RetrievedAt           time.Time    `json:"retrievedAt"`
+	Excerpt               string       `json:"excerpt"`
+	Relationship          Relationship `json:"relationship"`
+	SourceType            string       `json:"sourceType"`
+	QualityReason         string       `json:"qualityReason"`
+	ProviderSourceMatched bool         `json:"providerSourceMatched"`
+	Cited                 bool         `json:"cited"`
+	SnapshotID            *string      `json:"snapshotId"`
+	Consulted             bool         `json:"consulted"`
+	Snapshotted           bool         `json:"snapshotted"`
+}
+
+// ProviderSource is a source the search provider reports having consulted.
+type ProviderSource struct {
+	SourceID      string   `json:"sourceId"`
+	URL           string   `json:"url"`
+	Title         *string  `json:"title"`
+	Provider      string   `json:"provider"` // <vendor>_web_search
+	SearchCallIDs []string `json:"searchCallIds"`
+	Actions       []string `json:"actions"`
+	Queries       []string `json:"queries"`
+	EvidenceIDs   []string `json:"evidenceIds"`
+	Cited         bool     `json:"cited"`
+	SnapshotID    *string  `json:"snapshotId"`
+}
+
+// Conflict records evidence that disagrees.
+type Conflict struct {
+	Summary     string   `json:"summary"`
+	EvidenceIDs []string `json:"evidenceIds"`
+}
+
+// Provenance counts what was done to produce a result. Every counter is
+// computed from the result's own data, not copied from the provider.
+type Provenance struct {
+	Provider               string `json:"provider"`
+	Model                  string `json:"model"`
+	ProviderResponseID     string `json:"providerResponseId"`
+	SearchedWeb            bool   `json:"searchedWeb"`
+	ConsultedSourceCount   int    `json:"consultedSourceCount"`
+	CitedSourceCount       int    `json:"citedSourceCount"`
+	ProviderSourceCount    int    `json:"providerSourceCount"`
+	MatchedEvidenceCount   int    `json:"matchedEvidenceCount"`
+	SnapshottedSourceCount int    `json:"snapshottedSourceCount"`
+	WebSearchCallCount     int    `json:"webSearchCallCount"`
+	InputTokens            int    `json:"inputTokens"`
+	CachedInputTokens      int    `json:"cachedInputTokens"`
+	OutputTokens           int    `json:"outputTokens"`
+	CacheHit               bool   `json:"cacheHit"`
+}

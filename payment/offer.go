@@ -1,0 +1,96 @@
+// Package payment sells HTTP calls for a price: 402 challenges for x402
+// (v1, v2) and MPP, verification of payment credentials, atomic
+// reservation, orders, settlement on success only, and signed receipts.
+package payment
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Offer is what one paid route sells. Amounts are integer micro-USD, equal
+// to USDC atomic units (6 decimals).
+type Offer struct {
+	// ID names the offer, e.g. "claims.verify.deep", "niche.evaluation".
+	ID string
+	// Description is shown to payers (x402 resource description).
+	Description string
+	// AmountMicroUSD is the USDC price (x402 and MPP evm).
+	AmountMicroUSD int64
+	// CardMicroUSD is the card price (MPP stripe); 0 means cards are not
+	// offered for this route.
+	CardMicroUSD int64
+	// MimeType of the paid response, e.g. "application/json".
+	MimeType string
+	// WorkTimeout is the longest the paid work may take; challenges allow
+	// this plus settlement time.
+	WorkTimeout time.Duration
+	// Tier is the claim tier sold, if any (for orders and receipts).
+	Tier string
+}
+
+// Paywall turns a handler into a paid one. The payment issue's Gate is the
+// real implementation; Free serves without charging.
+type Paywall interface {
+	Gate(offer Offer, next http.Handler) http.Handler
+}
+
+// Prechecker is implemented by paid handlers whose request must be
+// validated (and whose resource must exist) before any payment is asked
+// for, so that a 422 or 404 is never charged.
+type Prechecker interface {
+	// Precheck validates r. When the request is acceptable it returns the
+	// request to continue with (for example carrying the decoded body in
+	// its context) and true. Otherwise it has written the error response
+	// and returns false.
+	Precheck(w http.ResponseWriter, r *http.Request) (*http.Request, bool)
+}
+
+// Call describes the payment behind the request being served.
+type Call struct {
+	// Payer identifies who paid: a lowercase 0x address for USDC, or a
+	// processor customer reference for cards. Idempotency keys and
+	// customer views are scoped by it.
+	Payer string
+	// Protocol is "x402", "mpp" or "mpp-stripe" ("free" under Free).
+	Protocol string
+	// OrderID is the order opened for this call ("" under Free).
+	OrderID string
+	// CustomerID is the registered customer, when the payer presented a
+	// customer key.
+	CustomerID string
+	// Offer is the offer being paid.
+	Offer Offer
+}
+
+type callKey struct{}
+
+// WithCall returns a context carrying c.
+func WithCall(ctx context.Context, c *Call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+// CallFrom returns the payment of the request being served, if any.
+func CallFrom(ctx context.Context) (*Call, bool) {
+	c, ok := ctx.Value(callKey{}).(*Call)
+	return c, ok
+}
+
+// Free is a Paywall that charges nothing: it runs the handler's Precheck
+// and then the handler, with a Call whose Protocol is "free". For tests and
+// for hosts that bill by other means.
+type Free struct{}
+
+// Gate implements Paywall.
+func (Free) Gate(offer Offer, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if pc, ok := next.(Prechecker); ok {
+			var proceed bool
+			if r, proceed = pc.Precheck(w, r); !proceed {
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(WithCall(r.Context(), &Call{Payer: "free", Protocol: "free", Offer: offer})))
+	})
+}

@@ -1,0 +1,38 @@
+package shapes
+
+import (
+	"fmt"
+	"time"
+)
+
+// Date is a calendar date without time or zone, written "YYYY-MM-DD".
+type Date struct {
+	Year  int
+	Month time.Month
+	Day   int
+}
+
+// String returns the date as YYYY-MM-DD.
+func (d Date) String() string { return fmt.Sprintf("%04d-%02d-%02d", d.Year, int(d.Month), d.Day) }
+
+// Time returns midnight UTC at the start of the date.
+func (d Date) Time() time.Time { return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC) }
+
+// MarshalJSON writes "YYYY-MM-DD".
+func (d Date) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+
+// UnmarshalJSON reads "YYYY-MM-DD". Decode accepts more (Pydantic's lax
+// forms); this method serves plain encoding/json round trips.
+func (d *Date) UnmarshalJSON(b []byte) error {
+	var s string
+	if len(b) < 2 || b[0] != '"' {
+		return fmt.Errorf("shapes: date must be a string")
+	}
+	s = string(b[1 : len(b)-1])
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return fmt.Errorf("shapes: invalid date %q", s)
+	}
+	*d = Date{t.Year(), t.Month(), t.Day()}
+	return nil
+}
