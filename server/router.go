@@ -1,0 +1,226 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/payment"
+)
+
+// Route is one operation of the routing table. Capabilities, discovery
+// documents and the router are all generated from the table.
+type Route struct {
+	// ID names the operation, e.g. "niches.list", "claims.verify.deep".
+	ID string
+	// Summary is one sentence for capabilities and discovery documents.
+	Summary string
+	// Status is the lifecycle label, e.g. "stable", "paid-preview".
+	Status string
+	// Method is the HTTP method (GET routes also answer HEAD).
+	Method string
+	// Path is the canonical pattern, e.g. "/v1/niches/{niche_id}".
+	// A {name} segment matches one non-empty segment, available to the
+	// handler as r.PathValue(name).
+	Path string
+	// Prefixes are service prefixes under which Path is also served, e.g.
+	// "/claim-verification" serves "/claim-verification/v1/...".
+	Prefixes []string
+	// Aliases are further full patterns served by the same handler
+	// (legacy paths). They are not listed as separate operations.
+	Aliases []string
+	// Handler serves the operation.
+	Handler http.Handler
+	// Offer is set on paid operations (discovery documents read it).
+	Offer *payment.Offer
+	// Body names the shapes type of the JSON request body, if any.
+	Body string
+	// Query names the shapes type of the query parameters, if any.
+	Query string
+	// MaxBodyBytes overrides Config.MaxBodyBytes for this route.
+	MaxBodyBytes int64
+	// Admin marks curator/operator operations (admin key required); they
+	// are listed in capabilities but left out of public discovery documents.
+	Admin bool
+}
+
+// Patterns returns every pattern the route is served under: the canonical
+// path, the path under each prefix, then the aliases.
+func (rt *Route) Patterns() []string {
+	out := []string{rt.Path}
+	for _, p := range rt.Prefixes {
+		out = append(out, strings.TrimRight(p, "/")+rt.Path)
+	}
+	return append(out, rt.Aliases...)
+}
+
+type segment struct {
+	lit   string
+	param string // non-empty for {name}
+}
+
+type entry struct {
+	method  string
+	pattern string
+	segs    []segment
+	route   *Route
+}
+
+// router dispatches requests to routes, answering unknown paths and wrong
+// methods the way FastAPI does.
+type router struct {
+	entries []entry
+	maxBody int64
+}
+
+func parsePattern(p string) ([]segment, bool) {
+	if !strings.HasPrefix(p, "/") {
+		return nil, false
+	}
+	var segs []segment
+	for _, s := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") && len(s) > 2 {
+			segs = append(segs, segment{param: s[1 : len(s)-1]})
+		} else {
+			segs = append(segs, segment{lit: s})
+		}
+	}
+	return segs, true
+}
+
+// specificity orders matching entries: a literal segment beats a parameter,
+// compared from the left.
+func moreSpecific(a, b []segment) bool {
+	for i := range min(len(a), len(b)) {
+		al, bl := a[i].param == "", b[i].param == ""
+		if al != bl {
+			return al
+		}
+	}
+	return false
+}
+
+func (rt *router) add(method, pattern string, r *Route) error {
+	segs, ok := parsePattern(pattern)
+	if !ok {
+		return errorf("route %s: pattern %q must start with /", r.ID, pattern)
+	}
+	for _, e := range rt.entries {
+		if e.method == method && e.pattern == pattern {
+			return errorf("route %s: %s %s already served by %s", r.ID, method, pattern, e.route.ID)
+		}
+	}
+	rt.entries = append(rt.entries, entry{method: method, pattern: pattern, segs: segs, route: r})
+	return nil
+}
+
+func match(segs []segment, parts []string) bool {
+	if len(segs) != len(parts) {
+		return false
+	}
+	for i, s := range segs {
+		if s.param != "" {
+			if parts[i] == "" {
+				return false
+			}
+		} else if s.lit != parts[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// lookup returns the best entry for method, the methods allowed on the path
+// (when any entry matches the path), and the decoded path parts.
+func (rt *router) lookup(method, escapedPath string) (*entry, []string, []string) {
+	raw := strings.Split(strings.TrimPrefix(escapedPath, "/"), "/")
+	parts := make([]string, len(raw))
+	for i, p := range raw {
+		u, err := url.PathUnescape(p)
+		if err != nil {
+			return nil, nil, nil
+		}
+		parts[i] = u
+	}
+	var best *entry
+	var allowed []string
+	for i := range rt.entries {
+		e := &rt.entries[i]
+		if !match(e.segs, parts) {
+			continue
+		}
+		allowed = append(allowed, e.method)
+		if e.method == "GET" {
+			allowed = append(allowed, "HEAD")
+		}
+		if e.method == method || (method == "HEAD" && e.method == "GET") {
+			if best == nil || moreSpecific(e.segs, best.segs) {
+				best = e
+			}
+		}
+	}
+	sort.Strings(allowed)
+	return best, slices.Compact(allowed), parts
+}
+
+type routeKey struct{}
+
+// RouteFrom returns the route serving the request, when the router matched one.
+func RouteFrom(ctx context.Context) (*Route, bool) {
+	h, ok := ctx.Value(routeKey{}).(*routeHolder)
+	if !ok || h.route == nil {
+		return nil, false
+	}
+	return h.route, true
+}
+
+// routeHolder lets the router report the matched route to outer middleware
+// (logging, metrics) that created the request context.
+type routeHolder struct{ route *Route }
+
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e, allowed, parts := rt.lookup(r.Method, r.URL.EscapedPath())
+	if e == nil {
+		if len(allowed) > 0 {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			httpjson.Detail(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+			return
+		}
+		// FastAPI redirects a trailing slash to the route without it.
+		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+			if e2, _, _ := rt.lookup(r.Method, strings.TrimSuffix(r.URL.EscapedPath(), "/")); e2 != nil {
+				u := *r.URL
+				u.Path = strings.TrimSuffix(p, "/")
+				u.RawPath = ""
+				http.Redirect(w, r, u.RequestURI(), http.StatusTemporaryRedirect)
+				return
+			}
+		}
+		httpjson.Detail(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	if h, ok := r.Context().Value(routeKey{}).(*routeHolder); ok {
+		h.route = e.route
+	}
+	for i, s := range e.segs {
+		if s.param != "" {
+			r.SetPathValue(s.param, parts[i])
+		}
+	}
+	limit := rt.maxBody
+	if e.route.MaxBodyBytes > 0 {
+		limit = e.route.MaxBodyBytes
+	}
+	if r.ContentLength > limit {
+		httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
+		return
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+	}
+	e.route.Handler.ServeHTTP(w, r)
+}

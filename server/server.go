@@ -1,0 +1,180 @@
+// Package server serves assay over HTTP: one set of routes per service
+// (niche discovery, claim verification, URL snapshots, commerce, MCP, A2A,
+// discovery documents), composed by New into one http.Handler that a host
+// can mount anywhere in its own mux.
+//
+// server is the only package where errors become status codes. Bodies
+// follow FastAPI: {"detail":"..."} for errors, the Pydantic list for 422,
+// {"detail":"Not Found"} for unknown paths and {"detail":"Method Not
+// Allowed"} with an Allow header for wrong methods.
+//
+// Where the interface documents leave a choice, this package chooses:
+//   - Paths ending in "/" that would match without it redirect (307) to the
+//     path without it, as FastAPI does.
+//   - GET routes also answer HEAD.
+//   - Bodies over the configured limit get 413 {"detail":"Request body too
+//     large"} before any handler work.
+//   - A service whose engine is not configured has no routes (404).
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/shapes"
+)
+
+// Version is the version of the assay HTTP interface reported by
+// /v1/capabilities.
+const Version = "0.1.0"
+
+// DefaultMaxBodyBytes bounds request bodies when Config.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Config configures New. Zero values mean defaults; a service whose engine
+// is nil is not mounted.
+type Config struct {
+	// Logger receives one line per request and every server error.
+	// Nil discards them.
+	Logger *slog.Logger
+	// Service names this server in /v1/capabilities. Empty means "assay".
+	Service string
+	// MaxBodyBytes bounds request bodies (413 above). 0 means 1 MiB.
+	MaxBodyBytes int64
+	// CORSOrigins are the browser origins allowed to read responses;
+	// empty or "*" allows any origin (without credentials).
+	CORSOrigins []string
+	// Paywall turns paid routes into paid ones. Nil makes every paid route
+	// answer 503 {"detail":"Payments are not configured"}; use
+	// payment.Free to serve them without charging.
+	Paywall payment.Paywall
+	// AdminKey guards the /v1/admin/ routes (compared in constant time).
+	// Empty disables them (403).
+	AdminKey string
+	// Observers see every finished request: route id ("" when no route
+	// matched), status and duration. Metrics hook in here.
+	Observers []func(r *http.Request, routeID string, status int, d time.Duration)
+	// Ready lists named readiness checks for GET /readyz.
+	Ready map[string]func(context.Context) error
+
+	Niche     NicheConfig
+	Claims    ClaimsConfig
+	Snapshots SnapshotsConfig
+	Commerce  CommerceConfig
+	Discovery DiscoveryConfig
+}
+
+// Server is the composed handler returned by New.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	routes  []*Route
+	handler http.Handler
+}
+
+// New builds the handler for every configured service.
+func New(cfg Config) (*Server, error) {
+	s := &Server{cfg: cfg, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.cfg.Service == "" {
+		s.cfg.Service = "assay"
+	}
+	if s.cfg.MaxBodyBytes <= 0 {
+		s.cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	builders := []func() ([]*Route, error){
+		s.coreRoutes,
+		s.nicheRoutes,
+		s.snapshotRoutes,
+		s.claimsRoutes,
+		s.commerceRoutes,
+		s.mcpRoutes,
+		s.a2aRoutes,
+		s.discoveryRoutes,
+	}
+	for _, b := range builders {
+		rs, err := b()
+		if err != nil {
+			return nil, err
+		}
+		s.routes = append(s.routes, rs...)
+	}
+	rt := &router{maxBody: s.cfg.MaxBodyBytes}
+	for _, r := range s.routes {
+		if r.ID == "" || r.Method == "" || r.Handler == nil {
+			return nil, errorf("incomplete route %+v", r)
+		}
+		for _, p := range r.Patterns() {
+			if err := rt.add(r.Method, p, r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	s.handler = s.observe(s.cors(rt))
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Routes returns the routing table (shared; do not modify).
+func (s *Server) Routes() []*Route { return s.routes }
+
+func errorf(format string, args ...any) error {
+	return fmt.Errorf("server: "+format, args...)
+}
+
+// paid wraps a paid route's handler in the configured paywall.
+func (s *Server) paid(offer payment.Offer, h http.Handler) http.Handler {
+	if s.cfg.Paywall == nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			httpjson.Detail(w, http.StatusServiceUnavailable, "Payments are not configured")
+		})
+	}
+	return s.cfg.Paywall.Gate(offer, h)
+}
+
+// errorMappers translate domain errors into statuses and detail messages.
+// Each service file contributes one; the first that recognises an error wins.
+func (s *Server) errorMappers() []func(error) (int, string, bool) {
+	return []func(error) (int, string, bool){
+		nicheStatus, snapshotStatus, claimsStatus, commerceStatus,
+	}
+}
+
+// writeError answers with the status and body for err. Validation errors
+// must already carry their loc prefix.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var ve *shapes.ValidationError
+	if errors.As(err, &ve) {
+		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
+		return
+	}
+	for _, m := range s.errorMappers() {
+		if status, msg, ok := m(err); ok {
+			if status >= 500 {
+				s.log.WarnContext(r.Context(), "request failed", "path", r.URL.Path, "status", status, "err", err)
+			}
+			httpjson.Detail(w, status, msg)
+			return
+		}
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		httpjson.Detail(w, http.StatusGatewayTimeout, "The request timed out")
+	case errors.Is(err, context.Canceled):
+		// The client is gone; 499 is what proxies log for this.
+		w.WriteHeader(499)
+	default:
+		s.log.ErrorContext(r.Context(), "internal error", "path", r.URL.Path, "err", err)
+		httpjson.Detail(w, http.StatusInternalServerError, "Internal Server Error")
+	}
+}

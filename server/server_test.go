@@ -1,0 +1,206 @@
+package server
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func testHandler(t *testing.T, routes ...*Route) http.Handler {
+	t.Helper()
+	s, err := New(Config{MaxBodyBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &router{maxBody: s.cfg.MaxBodyBytes}
+	s.routes = append(s.routes, routes...)
+	for _, r := range s.routes {
+		for _, p := range r.Patterns() {
+			if err := rt.add(r.Method, p, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return s.observe(s.cors(rt))
+}
+
+func do(t *testing.T, h http.Handler, method, target string, body string, hdr ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, rd)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func echoParams(names ...string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		out := map[string]string{}
+		for _, n := range names {
+			out[n] = r.PathValue(n)
+		}
+		_ = json.NewEncoder(w).Encode(out)
+	})
+}
+
+func TestRouterMatchesAndErrors(t *testing.T) {
+	h := testHandler(t,
+		&Route{ID: "item.get", Method: "GET", Path: "/v1/items/{id}", Handler: echoParams("id"),
+			Prefixes: []string{"/svc"}, Aliases: []string{"/v1/legacy/{slug}/items/{id}"}},
+		&Route{ID: "item.preview", Method: "GET", Path: "/v1/items/{id}/preview", Handler: echoParams("id")},
+		&Route{ID: "item.special", Method: "GET", Path: "/v1/items/special", Handler: echoParams()},
+		&Route{ID: "item.create", Method: "POST", Path: "/v1/items", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, err := io.ReadAll(r.Body); err != nil {
+				http.Error(w, "too big", http.StatusRequestEntityTooLarge)
+				return
+			}
+			w.WriteHeader(201)
+		})},
+		&Route{ID: "boom", Method: "GET", Path: "/v1/boom", Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("kaboom") })},
+	)
+	tests := []struct {
+		name, method, target, body string
+		status                     int
+		want                       string
+		allow                      string
+	}{
+		{"param", "GET", "/v1/items/abc", "", 200, `{"id":"abc"}`, ""},
+		{"escaped param", "GET", "/v1/items/a%2Fb", "", 200, `{"id":"a/b"}`, ""},
+		{"prefix", "GET", "/svc/v1/items/x1", "", 200, `{"id":"x1"}`, ""},
+		{"alias", "GET", "/v1/legacy/s/items/x2", "", 200, `{"id":"x2"}`, ""},
+		{"literal beats param", "GET", "/v1/items/special", "", 200, `{}`, ""},
+		{"nested", "GET", "/v1/items/q/preview", "", 200, `{"id":"q"}`, ""},
+		{"unknown", "GET", "/v1/nope", "", 404, `{"detail":"Not Found"}`, ""},
+		{"empty param", "GET", "/v1/items/", "", 404, `{"detail":"Not Found"}`, ""},
+		{"wrong method", "DELETE", "/v1/items/abc", "", 405, `{"detail":"Method Not Allowed"}`, "GET, HEAD"},
+		{"wrong method post", "GET", "/v1/items", "", 405, `{"detail":"Method Not Allowed"}`, "POST"},
+		{"head", "HEAD", "/v1/items/abc", "", 200, ``, ""},
+		{"too large", "POST", "/v1/items", strings.Repeat("x", 65), 413, `{"detail":"Request body too large"}`, ""},
+		{"fits", "POST", "/v1/items", strings.Repeat("x", 64), 201, ``, ""},
+		{"panic", "GET", "/v1/boom", "", 500, `{"detail":"Internal Server Error"}`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := do(t, h, tc.method, tc.target, tc.body)
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d (body %s)", rec.Code, tc.status, rec.Body)
+			}
+			if got := strings.TrimSpace(rec.Body.String()); tc.method != "HEAD" && got != tc.want {
+				t.Fatalf("body %s, want %s", got, tc.want)
+			}
+			if got := rec.Header().Get("Allow"); got != tc.allow {
+				t.Fatalf("Allow %q, want %q", got, tc.allow)
+			}
+		})
+	}
+}
+
+func TestTrailingSlashRedirects(t *testing.T) {
+	h := testHandler(t, &Route{ID: "x", Method: "GET", Path: "/v1/things", Handler: echoParams()})
+	rec := do(t, h, "GET", "/v1/things/?a=1", "")
+	if rec.Code != http.StatusTemporaryRedirect || rec.Header().Get("Location") != "/v1/things?a=1" {
+		t.Fatalf("got %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+}
+
+func TestDuplicateRouteRejected(t *testing.T) {
+	rt := &router{}
+	r := &Route{ID: "a", Method: "GET", Path: "/x", Handler: echoParams()}
+	if err := rt.add("GET", "/x", r); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.add("GET", "/x", r); err == nil {
+		t.Fatal("duplicate accepted")
+	}
+}
+
+func TestHealthAndCapabilities(t *testing.T) {
+	s, err := New(Config{Service: "assay-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := do(t, s, "GET", "/healthz", "")
+	if rec.Code != 200 || strings.TrimSpace(rec.Body.String()) != `{"status":"ok"}` {
+		t.Fatalf("healthz: %d %s", rec.Code, rec.Body)
+	}
+	rec = do(t, s, "GET", "/v1/capabilities", "")
+	if rec.Code != 200 {
+		t.Fatalf("capabilities: %d", rec.Code)
+	}
+	var got struct {
+		Service      string
+		Version      string
+		Capabilities []map[string]string
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Service != "assay-test" || got.Version != Version {
+		t.Fatalf("service/version: %+v", got)
+	}
+	// Every route of the table, and nothing else, is listed.
+	var ids []string
+	for _, c := range got.Capabilities {
+		ids = append(ids, c["id"])
+		for _, k := range []string{"id", "summary", "status", "method", "path"} {
+			if c[k] == "" {
+				t.Errorf("capability %v lacks %s", c, k)
+			}
+		}
+	}
+	var want []string
+	for _, r := range s.Routes() {
+		want = append(want, r.ID)
+	}
+	if diff := cmp.Diff(len(want), len(ids)); diff != "" {
+		t.Fatalf("capabilities count (-want +got):\n%s", diff)
+	}
+}
+
+func TestCORS(t *testing.T) {
+	s, _ := New(Config{})
+	rec := do(t, s, "OPTIONS", "/healthz", "", "Origin", "https://a.example", "Access-Control-Request-Method", "GET",
+		"Access-Control-Request-Headers", "payment-signature")
+	if rec.Code != 204 || rec.Header().Get("Access-Control-Allow-Headers") != "payment-signature" {
+		t.Fatalf("preflight: %d %v", rec.Code, rec.Header())
+	}
+	rec = do(t, s, "GET", "/healthz", "", "Origin", "https://a.example")
+	if !strings.Contains(rec.Header().Get("Access-Control-Expose-Headers"), "PAYMENT-REQUIRED") {
+		t.Fatalf("expose headers missing: %v", rec.Header())
+	}
+	s2, _ := New(Config{CORSOrigins: []string{"https://ok.example"}})
+	rec = do(t, s2, "GET", "/healthz", "", "Origin", "https://evil.example")
+	if rec.Header().Get("Access-Control-Allow-Origin") != "" {
+		t.Fatal("foreign origin allowed")
+	}
+}
+
+func TestAdminGuard(t *testing.T) {
+	for _, tc := range []struct {
+		key, hdr string
+		status   int
+	}{
+		{"", "Bearer x", 403},
+		{"secret", "", 401},
+		{"secret", "Bearer wrong", 401},
+		{"secret", "Bearer secret", 200},
+	} {
+		s := &Server{cfg: Config{AdminKey: tc.key}}
+		h := s.requireAdmin(echoParams())
+		rec := do(t, h, "GET", "/v1/admin/x", "", "Authorization", tc.hdr)
+		if rec.Code != tc.status {
+			t.Errorf("key %q header %q: %d, want %d", tc.key, tc.hdr, rec.Code, tc.status)
+		}
+	}
+}
