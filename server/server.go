@@ -63,11 +63,12 @@ type Config struct {
 	// Ready lists named readiness checks for GET /readyz.
 	Ready map[string]func(context.Context) error
 
-	Niche     NicheConfig
-	Claims    ClaimsConfig
-	Snapshots SnapshotsConfig
-	Commerce  CommerceConfig
-	Discovery DiscoveryConfig
+	Niche         NicheConfig
+	Subscriptions SubscriptionConfig
+	Claims        ClaimsConfig
+	Snapshots     SnapshotsConfig
+	Commerce      CommerceConfig
+	Discovery     DiscoveryConfig
 }
 
 // Server is the composed handler returned by New.
@@ -93,6 +94,7 @@ func New(cfg Config) (*Server, error) {
 	builders := []func() ([]*Route, error){
 		s.coreRoutes,
 		s.nicheRoutes,
+		s.subscriptionRoutes,
 		s.snapshotRoutes,
 		s.claimsRoutes,
 		s.commerceRoutes,
