@@ -6,6 +6,7 @@ package payment
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -47,21 +48,79 @@ type Prechecker interface {
 	Precheck(w http.ResponseWriter, r *http.Request) (*http.Request, bool)
 }
 
-// Call describes the payment behind the request being served.
+// Call describes the payment behind the request being served. The gate
+// creates it; the paid handler reads it and reports what it produced.
 type Call struct {
 	// Payer identifies who paid: a lowercase 0x address for USDC, or a
 	// processor customer reference for cards. Idempotency keys and
 	// customer views are scoped by it.
 	Payer string
-	// Protocol is "x402", "mpp" or "mpp-stripe" ("free" under Free).
+	// Protocol is one of the Protocol* constants ("free" under Free).
 	Protocol string
 	// OrderID is the order opened for this call ("" under Free).
 	OrderID string
+	// OrderTokenHash is the SHA-256 (hex) of the order token handed to the
+	// payer; handlers store it to let the payer read the result later.
+	OrderTokenHash string
 	// CustomerID is the registered customer, when the payer presented a
 	// customer key.
 	CustomerID string
 	// Offer is the offer being paid.
 	Offer Offer
+
+	mu         sync.Mutex
+	resultKind string
+	resultID   string
+	usage      Usage
+}
+
+// Usage is cost-relevant work a paid handler did, for the order's cost
+// accounting.
+type Usage struct {
+	Provider          string
+	Model             string
+	InputTokens       int
+	CachedInputTokens int
+	OutputTokens      int
+	SearchCalls       int
+}
+
+// SetResult records what the call produced, e.g. ("verification", "cv_…")
+// or ("niche", "niche_…"); receipts name it.
+func (c *Call) SetResult(kind, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.resultKind, c.resultID = kind, id
+}
+
+// Result returns what SetResult recorded.
+func (c *Call) Result() (kind, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.resultKind, c.resultID
+}
+
+// AddUsage adds provider usage to the call.
+func (c *Call) AddUsage(u Usage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if u.Provider != "" {
+		c.usage.Provider = u.Provider
+	}
+	if u.Model != "" {
+		c.usage.Model = u.Model
+	}
+	c.usage.InputTokens += u.InputTokens
+	c.usage.CachedInputTokens += u.CachedInputTokens
+	c.usage.OutputTokens += u.OutputTokens
+	c.usage.SearchCalls += u.SearchCalls
+}
+
+// Usage returns the usage added so far.
+func (c *Call) Usage() Usage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.usage
 }
 
 type callKey struct{}
@@ -91,6 +150,6 @@ func (Free) Gate(offer Offer, next http.Handler) http.Handler {
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(WithCall(r.Context(), &Call{Payer: "free", Protocol: "free", Offer: offer})))
+		next.ServeHTTP(w, r.WithContext(WithCall(r.Context(), &Call{Payer: "free", Protocol: ProtocolFree, Offer: offer})))
 	})
 }
