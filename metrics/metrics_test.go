@@ -1,0 +1,55 @@
+package metrics
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func scrape(t *testing.T, m *Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 {
+		t.Fatalf("scrape status %d", rec.Code)
+	}
+	b, _ := io.ReadAll(rec.Body)
+	return string(b)
+}
+
+func TestMetricsExposition(t *testing.T) {
+	m := New(&Options{NoRuntime: true})
+	m.ObserveRequest(httptest.NewRequest("GET", "/v1/niches", nil), "niches.list", 200, 3*time.Millisecond)
+	m.ObserveRequest(httptest.NewRequest("BREW", "/x", nil), "", 404, time.Millisecond)
+	m.Verification("deep", "confirmed")
+	m.ProviderUsage("corpus", 10, 2, 5, 1)
+	m.ProviderError("openai", "rate_limited")
+	m.Snapshot("blocked")
+	m.Payment("x402", "settled", 120000)
+	m.Payment("x402", "rejected", 0)
+	out := scrape(t, m)
+	for _, want := range []string{
+		`assay_http_requests_total{method="GET",route="niches.list",status="200"} 1`,
+		`assay_http_requests_total{method="other",route="unmatched",status="404"} 1`,
+		`assay_http_request_duration_seconds_count{method="GET",route="niches.list"} 1`,
+		`assay_verifications_total{status="confirmed",tier="deep"} 1`,
+		`assay_provider_tokens_total{kind="cached_input",provider="corpus"} 2`,
+		`assay_provider_search_calls_total{provider="corpus"} 1`,
+		`assay_provider_errors_total{kind="rate_limited",provider="openai"} 1`,
+		`assay_snapshots_total{status="blocked"} 1`,
+		`assay_payments_total{outcome="settled",protocol="x402"} 1`,
+		`assay_payment_amount_microusd_total{protocol="x402"} 120000`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "go_goroutines") {
+		t.Error("runtime collectors registered despite NoRuntime")
+	}
+	if !strings.Contains(scrape(t, New(nil)), "go_goroutines") {
+		t.Error("runtime collectors missing by default")
+	}
+}
