@@ -15,14 +15,19 @@ import (
 // coreRoutes are the routes every server has: liveness, readiness and the
 // capability list.
 func (s *Server) coreRoutes() ([]*Route, error) {
-	return []*Route{
+	routes := []*Route{
 		{ID: "health.live", Summary: "Liveness: the process is serving HTTP.", Status: "stable",
 			Method: "GET", Path: "/healthz", Handler: http.HandlerFunc(s.healthz)},
 		{ID: "health.ready", Summary: "Readiness: the store, the provider and payments are usable.", Status: "stable",
 			Method: "GET", Path: "/readyz", Handler: http.HandlerFunc(s.readyz)},
 		{ID: "capabilities", Summary: "List every operation this server offers.", Status: "stable",
 			Method: "GET", Path: "/v1/capabilities", Handler: http.HandlerFunc(s.capabilities)},
-	}, nil
+	}
+	if s.cfg.Metrics != nil {
+		routes = append(routes, &Route{ID: "metrics", Summary: "Operational metrics in the Prometheus text format.",
+			Status: "stable", Method: "GET", Path: "/metrics", Handler: s.cfg.Metrics})
+	}
+	return routes, nil
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

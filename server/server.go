@@ -62,6 +62,9 @@ type Config struct {
 	Observers []func(r *http.Request, routeID string, status int, d time.Duration)
 	// Ready lists named readiness checks for GET /readyz.
 	Ready map[string]func(context.Context) error
+	// Metrics, when set, is served at GET /metrics (for example
+	// (*metrics.Metrics).Handler()).
+	Metrics http.Handler
 
 	Niche         NicheConfig
 	Subscriptions SubscriptionConfig

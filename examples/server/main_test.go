@@ -69,6 +69,15 @@ func TestServerAnswersHealthAndCapabilities(t *testing.T) {
 	if res.StatusCode != 200 || caps.Service == "" || len(caps.Capabilities) == 0 {
 		t.Fatalf("capabilities: %d %+v", res.StatusCode, caps)
 	}
+	res, err = http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(mb), `assay_http_requests_total{method="GET",route="health.live",status="200"} 1`) {
+		t.Fatalf("metrics: %d\n%s", res.StatusCode, mb)
+	}
 	res, err = http.Get(base + "/readyz")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 )
@@ -41,8 +42,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer db.Close()
 
+	m := metrics.New(nil)
 	h, err := server.New(server.Config{
 		Logger:       log,
+		Metrics:      m.Handler(),
+		Observers:    []func(*http.Request, string, int, time.Duration){m.ObserveRequest},
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		AdminKey:     cfg.AdminKey,
 		Ready: map[string]func(context.Context) error{
