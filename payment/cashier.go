@@ -119,9 +119,9 @@ var ErrSettlementFailed = errors.New("payment: settlement failed")
 
 type settlementFailed struct{ err error }
 
-func (e *settlementFailed) Error() string        { return "payment: settlement failed: " + e.err.Error() }
-func (e *settlementFailed) Unwrap() []error      { return []error{ErrSettlementFailed, e.err} }
-func settlementFailure(err error) error          { return &settlementFailed{err: err} }
+func (e *settlementFailed) Error() string   { return "payment: settlement failed: " + e.err.Error() }
+func (e *settlementFailed) Unwrap() []error { return []error{ErrSettlementFailed, e.err} }
+func settlementFailure(err error) error     { return &settlementFailed{err: err} }
 func problemf(status int, typ, reason, detail string) *Problem {
 	return &Problem{Status: status, Type: typ, Reason: reason, Detail: detail}
 }

@@ -181,10 +181,7 @@ func (tx *Tx) transition(ctx context.Context, id string, res sql.Result) error {
 // MarkSettling implements payment.Ledger.
 func (db *DB) MarkSettling(ctx context.Context, id string, d payment.Delivered) error {
 	err := db.inTx(ctx, func(tx *Tx) error {
-		body := d.Response.Body
-		if body == nil {
-			body = []byte{}
-		}
+		body := d.Response.Body // nil: not kept (a streamed response)
 		res, err := tx.exec(ctx, `UPDATE payment_orders SET status = ?, result_kind = ?, result_id = ?, result_sha256 = ?,
 			usage_provider = ?, usage_model = ?, input_tokens = ?, cached_input_tokens = ?, output_tokens = ?, search_calls = ?,
 			cost_microusd = ?, response_status = ?, response_type = ?, response_body = ?, updated_at = ?
