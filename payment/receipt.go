@@ -56,6 +56,9 @@ var (
 	ErrReceiptMalformed  = errors.New("payment: receipt is not a well-formed receipt")
 	ErrReceiptUnknownKey = errors.New("payment: receipt key id is not a known key")
 	ErrReceiptSignature  = errors.New("payment: receipt signature does not verify")
+	// ErrReceiptContents reports a correctly signed receipt whose
+	// contents are not valid (CheckReceipt).
+	ErrReceiptContents = errors.New("payment: receipt contents are not valid")
 )
 
 // SignReceipt fills r's format, algorithm, key id and signature using k and
@@ -129,7 +132,7 @@ func VerifyReceipt(data []byte, keys KeySet) (*Receipt, error) {
 // CheckReceipt checks the contents of a receipt: the format, the shapes of
 // its identifiers, hash and time, and a positive amount in USD.
 func CheckReceipt(r *Receipt) error {
-	bad := func(what string) error { return fmt.Errorf("%w: %s", ErrReceiptMalformed, what) }
+	bad := func(what string) error { return fmt.Errorf("%w: %s", ErrReceiptContents, what) }
 	switch {
 	case r.Format != ReceiptFormat:
 		return bad("format is not " + ReceiptFormat)

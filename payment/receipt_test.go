@@ -146,7 +146,7 @@ func TestVerifyReceiptRejectsTampering(t *testing.T) {
 	bad := vectorReceipt()
 	bad.ResultSHA256 = "XYZ"
 	data, _ := SignReceipt(k, bad)
-	if _, err := VerifyReceipt(data, k); !errors.Is(err, ErrReceiptMalformed) {
+	if _, err := VerifyReceipt(data, k); !errors.Is(err, ErrReceiptContents) {
 		t.Errorf("bad contents: %v", err)
 	}
 }
