@@ -176,6 +176,11 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, r, h.offer, unquoted, err)
 		return
 	}
+	if r.Method == http.MethodHead {
+		// A HEAD answer has no body: never charge for one.
+		g.challenge(w, r, priced, res, nil)
+		return
+	}
 	cred, err := c.p.ReadCredential(r.Header)
 	if err != nil {
 		var p *Problem

@@ -389,6 +389,22 @@ func hashHex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+func TestGateHeadIsNeverChargedAndCORSExposesHeaders(t *testing.T) {
+	e := newEnv(t, nil, nil, nil)
+	id := "niche_0123456789abcdef0123456789abcdef"
+	r := e.do("HEAD", "/v1/niches/"+id+"/pay-per-call", "", pay("0xA", "h1"))
+	if r.status != 402 || e.proc.TotalSettled() != 0 || e.h.delivered.Load() != 0 {
+		t.Fatalf("HEAD with a credential: %d, settled %d", r.status, e.proc.TotalSettled())
+	}
+	r = e.do("GET", "/v1/niches/"+id+"/pay-per-call", "", with(pay("0xA", "h1"), "Origin", "https://app.example"))
+	exp := r.header.Get("Access-Control-Expose-Headers")
+	for _, h := range []string{payment.HeaderOrderID, payment.HeaderOrderToken, payment.HeaderReceiptID, "PAYMENT-RESPONSE", "Payment-Receipt"} {
+		if r.status != 200 || !strings.Contains(exp, h) {
+			t.Errorf("%d: %s not exposed in %q", r.status, h, exp)
+		}
+	}
+}
+
 func TestGateRefusesReusedAndBadPayments(t *testing.T) {
 	e := newEnv(t, nil, nil, nil)
 	if r := e.do("POST", "/v1/claims/verify/quick", claimBody, pay("0xA", "n1")); r.status != 200 {

@@ -138,6 +138,8 @@
 //   - A credential that names a quote (MPP opaque) must match the quote in
 //     X-Agentic-Quote-Id.
 //   - Card (MPP stripe) orders record the card amount in micro-USD.
+//   - HEAD requests on paid GET routes are always answered with the
+//     challenge: a response without a body is never charged.
 //   - Usage-based cost accounting uses CostPrices; it is shown only in the
 //     admin views, never to payers.
 package payment
