@@ -170,7 +170,7 @@ func (c *Cashier) CreateQuote(ctx context.Context, offer Offer) (*Quote, error) 
 	if offer.Tier == "" {
 		return nil, ErrUnknownTier
 	}
-	now := c.now().UTC()
+	now := c.now().UTC().Truncate(time.Microsecond) // the stored precision
 	q := &Quote{ID: ids.New(ids.Quote), Tier: offer.Tier, AmountMicroUSD: offer.AmountMicroUSD, CardMicroUSD: offer.CardMicroUSD,
 		Currency: Currency, CreatedAt: now, ExpiresAt: now.Add(c.quoteTTL)}
 	if err := c.l.CreateQuote(ctx, q); err != nil {
@@ -182,7 +182,7 @@ func (c *Cashier) CreateQuote(ctx context.Context, offer Offer) (*Quote, error) 
 // CreateCustomer registers a customer and returns it with its key
 // (ask_…), which is shown this once: only its hash is stored.
 func (c *Cashier) CreateCustomer(ctx context.Context, name, email string) (*Customer, string, error) {
-	cu := &Customer{ID: ids.New(ids.Customer), Name: name, Email: email, Status: CustomerActive, CreatedAt: c.now().UTC()}
+	cu := &Customer{ID: ids.New(ids.Customer), Name: name, Email: email, Status: CustomerActive, CreatedAt: c.now().UTC().Truncate(time.Microsecond)}
 	key := ids.Token(ids.CustomerKey)
 	if err := c.l.CreateCustomer(ctx, cu, ids.Hash(key)); err != nil {
 		return nil, "", err
