@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/assaykit/assay/internal/httpjson"
 )
 
 // HTTP headers of paid calls.
@@ -138,10 +140,10 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeDetail(w, http.StatusRequestEntityTooLarge, "Request body too large")
+			httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
 			return
 		}
-		writeDetail(w, http.StatusBadRequest, "There was an error parsing the body")
+		httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
 		return
 	}
 	if pc, ok := h.next.(Prechecker); ok {
@@ -156,7 +158,7 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if customerKey != "" {
 		if _, err := c.Customer(ctx, customerKey); err != nil {
 			if errors.Is(err, ErrInvalidCustomerKey) {
-				writeDetail(w, http.StatusUnauthorized, "A valid X-Agentic-Customer-Key is required")
+				httpjson.Detail(w, http.StatusUnauthorized, "A valid X-Agentic-Customer-Key is required")
 				return
 			}
 			g.internal(w, r, "customer lookup", err)
@@ -252,7 +254,7 @@ func (g *Gate) serveBuffered(w http.ResponseWriter, r *http.Request, next http.H
 	if bw.overflow {
 		_ = ch.Fail(r.Context(), fmt.Sprintf("response exceeded %d bytes", g.maxResp))
 		hd.Set("Cache-Control", "no-store")
-		writeDetail(w, http.StatusInternalServerError, "The response was too large to deliver; the payment was not settled")
+		httpjson.Detail(w, http.StatusInternalServerError, "The response was too large to deliver; the payment was not settled")
 		return
 	}
 	if status >= 400 {
@@ -343,7 +345,7 @@ func (g *Gate) completionError(w http.ResponseWriter, r *http.Request, ch *Charg
 		hd.Set("Cache-Control", "no-store")
 		hd.Set("Retry-After", "5")
 		id := ch.Order().ID
-		writeJSON(w, http.StatusAccepted, map[string]string{
+		httpjson.Write(w, http.StatusAccepted, map[string]string{
 			"detail":   "Payment settlement is pending. Do not pay again: poll the order with its token until it is completed, then read its result.",
 			"orderId":  id,
 			"status":   OrderSettling,
@@ -383,16 +385,16 @@ func (g *Gate) refuse(w http.ResponseWriter, r *http.Request, offer Offer, res R
 		}
 		writeProblem(w, p)
 	case errors.Is(err, ErrInvalidCustomerKey):
-		writeDetail(w, http.StatusUnauthorized, "A valid X-Agentic-Customer-Key is required")
+		httpjson.Detail(w, http.StatusUnauthorized, "A valid X-Agentic-Customer-Key is required")
 	case errors.Is(err, ErrIdempotencyConflict):
-		writeDetail(w, http.StatusConflict, "Idempotency-Key was already used for a different request")
+		httpjson.Detail(w, http.StatusConflict, "Idempotency-Key was already used for a different request")
 	case errors.Is(err, ErrIdempotencyInFlight):
 		w.Header().Set("Retry-After", "1")
-		writeDetail(w, http.StatusConflict, "A request with this Idempotency-Key is still being processed")
+		httpjson.Detail(w, http.StatusConflict, "A request with this Idempotency-Key is still being processed")
 	case errors.Is(err, ErrProcessorUnavailable):
 		g.c.log.WarnContext(r.Context(), "payment: processor unavailable", "path", r.URL.Path, "err", err)
 		w.Header().Set("Retry-After", "5")
-		writeDetail(w, http.StatusServiceUnavailable, "Payment verification is temporarily unavailable; the payment was not used")
+		httpjson.Detail(w, http.StatusServiceUnavailable, "Payment verification is temporarily unavailable; the payment was not used")
 	default:
 		g.internal(w, r, "payment", err)
 	}
@@ -450,7 +452,7 @@ func withProblem(body []byte, p *Problem) []byte {
 	} else if p.Detail != "" {
 		m["error"] = p.Detail
 	}
-	out, err := marshal(m)
+	out, err := httpjson.Marshal(m)
 	if err != nil {
 		return body
 	}
@@ -473,37 +475,12 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 		m["detail"] = http.StatusText(status)
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, status, m)
+	httpjson.Write(w, status, m)
 }
 
 func (g *Gate) internal(w http.ResponseWriter, r *http.Request, what string, err error) {
 	g.c.log.ErrorContext(r.Context(), "payment: "+what, "path", r.URL.Path, "err", err)
-	writeDetail(w, http.StatusInternalServerError, "Internal Server Error")
-}
-
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"detail":"Internal Server Error"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
-func writeDetail(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"detail": msg})
+	httpjson.Detail(w, http.StatusInternalServerError, "Internal Server Error")
 }
 
 func readBody(r *http.Request) ([]byte, error) {

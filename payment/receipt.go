@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/gowebpki/jcs"
 )
@@ -75,13 +76,11 @@ func SignReceipt(k *Keyring, r *Receipt) ([]byte, error) {
 }
 
 func canonical(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := httpjson.Marshal(v)
+	if err != nil {
 		return nil, err
 	}
-	return jcs.Transform(bytes.TrimRight(buf.Bytes(), "\n"))
+	return jcs.Transform(b)
 }
 
 // VerifyReceipt checks a presented receipt offline: it must be a JSON
