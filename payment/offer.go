@@ -1,6 +1,147 @@
 // Package payment sells HTTP calls for a price: 402 challenges for x402
 // (v1, v2) and MPP, verification of payment credentials, atomic
 // reservation, orders, settlement on success only, and signed receipts.
+//
+// # Pieces
+//
+// A Processor speaks the payment protocols (challenges, credentials,
+// verification, settlement). A Ledger (store.DB) records reservations,
+// orders, receipts, quotes and customers. The Cashier is the
+// transport-neutral core built on both: Begin verifies and reserves a
+// payment and opens an order, Charge.Complete settles and signs a receipt,
+// Charge.Fail voids. The Gate is the HTTP Paywall built on the Cashier; the
+// MCP and A2A transports use the Cashier directly. Prices are integer
+// micro-USD and are never defined here: offers are built by the routes from
+// the tier table (claims.Tiers) or their own configuration.
+//
+// # Order of events of a paid HTTP call (Gate)
+//
+//  1. The request body is read (it stays readable for the handler).
+//  2. If the handler is a Prechecker, its Precheck runs: validation (422)
+//     and existence (404) errors are answered before any payment talk and
+//     are never charged.
+//  3. X-Agentic-Customer-Key, when present, must name an active customer,
+//     else 401 {"detail":"A valid X-Agentic-Customer-Key is required"}.
+//  4. X-Agentic-Quote-Id, when present, prices the offer from the quote
+//     (locked price). An unknown, expired, used or other-tier quote is
+//     refused with 402, a fresh challenge without the quote, and a problem
+//     detail that says why.
+//  5. No credential: 402 with Processor.Challenge for the resource (the
+//     configured public base URL plus the request path and query, never
+//     the Host or X-Forwarded-* headers unless TrustForwardedHeaders), the
+//     RFC 9530 body digest for requests with a body, Cache-Control:
+//     no-store. A credential the processor cannot read: 400 problem body
+//     (or the processor's 402), never 500.
+//  6. Processor.Verify. A refusal is 402 with a fresh challenge and the
+//     reason; a processor that cannot answer is 503 (payment not used).
+//  7. With an Idempotency-Key (scoped by payer and offer): a completed
+//     order for the same request replays its stored response bytes with
+//     the same order id and receipt id and X-Agentic-Idempotent-Replay:
+//     true. The new credential is verified (it proves who the payer is) but
+//     neither reserved nor settled; when it is a different payment it is
+//     voided and stays usable elsewhere until it expires. The same key for
+//     a different request is 409; while the first order is in flight, 409
+//     with Retry-After.
+//  8. The payment's ReservationKey is reserved atomically with the order
+//     (status processing), the quote claim and the idempotency claim, in
+//     one transaction on a unique key: a second use, also concurrent, also
+//     from another instance on the same PostgreSQL database, is 402
+//     "Payment already used" with a fresh challenge.
+//  9. The handler runs with the Call in its context and the offer's
+//     WorkTimeout as deadline; its response is buffered (at most
+//     MaxResponseBytes; larger responses fail the order with 500 and are
+//     not settled). Handlers that implement Streamer opt out of buffering:
+//     their output reaches the payer before settlement, and the receipt id
+//     and settlement header follow as HTTP trailers.
+//  10. Status >= 400 (or a panic, or the timeout): the payment is voided,
+//     never settled, the reservation and quote are released (the payer may
+//     retry with the same credential) and the order is failed with the
+//     reason; the handler's error response is returned with the order id
+//     and token.
+//  11. Otherwise the order moves to settling (with the SHA-256 of the
+//     exact response bytes, the provider usage and cost, and the stored
+//     response) and the processor settles. A refusal fails the order and
+//     answers 402 with a fresh challenge and "Settlement failed: <why>":
+//     nothing is delivered. ErrSettlementPending (or a timeout) leaves the
+//     order settling and answers 202 {"detail","orderId","status":
+//     "settling","orderUrl"} with Retry-After: the payer must not pay
+//     again but poll GET /v1/orders/{id} and then read GET
+//     /v1/orders/{id}/result (or retry with the same Idempotency-Key once
+//     the order is completed).
+//  12. Settled: the order is completed, its receipt signed and stored, its
+//     reservation marked consumed, and the response is sent with
+//     X-Agentic-Order-Id, X-Agentic-Order-Token, X-Agentic-Receipt-Id, the
+//     processor's settlement header (PAYMENT-RESPONSE, X-PAYMENT-RESPONSE
+//     or Payment-Receipt), Cache-Control: private and, for browsers,
+//     Access-Control-Expose-Headers.
+//
+// The order id and token are sent on every answer after step 8, errors
+// included, so that a buyer can look a failed order up. The order token
+// (ort_…) is shown once; only its SHA-256 is stored and it is compared in
+// constant time. An idempotent replay does not repeat the token.
+//
+// Reconcile, run at start and optionally periodically, fails orders left
+// processing longer than StaleAfter as "interrupted" and releases their
+// reservations (never settles them), re-checks settling orders through the
+// processor when it implements SettlementChecker, and purges consumed
+// reservations past their validity.
+//
+// # Receipts
+//
+// A receipt is a JSON object (format "assay-receipt/1") with the members
+// format, receiptId, orderId, offerId, tier ("" for untiered offers),
+// amountMicrousd (integer micro-USD actually paid), currency ("USD"),
+// paymentProtocol (x402, mpp, mpp-stripe), paymentMethod (exact, evm,
+// stripe), network, payer, settlementReference (transaction hash or
+// PaymentIntent id), dev (true when settled in dev mode: no funds moved),
+// resultKind and resultId (what the call produced, e.g. "verification" and
+// "cv_…", or "niche" and "niche_…"), resultSha256 (lowercase hex SHA-256 of
+// the exact response body bytes delivered with the receipt), issuedAt (RFC
+// 3339 UTC, seconds), keyId, signatureAlgorithm ("Ed25519") and signature.
+//
+// To verify a receipt offline:
+//
+//  1. Fetch the JWKS at /.well-known/jwks.json (also under the service
+//     prefixes). Keys are OKP/Ed25519; kid is the RFC 7638 thumbprint of
+//     the key, so a key whose kid is not its thumbprint is ignored.
+//  2. Take the key whose kid equals the receipt's keyId.
+//  3. Remove the signature member and serialise the rest with RFC 8785
+//     (JCS): members sorted by UTF-16 code units, no whitespace, integers
+//     as plain numbers.
+//  4. Decode signature (unpadded base64url, 64 bytes) and check it with
+//     Ed25519 over those bytes.
+//  5. Check that resultSha256 is the SHA-256 of the response body you
+//     received.
+//
+// VerifyReceipt does steps 2–4 plus a contents check; POST
+// /v1/receipts/{order_id}/verify does the same and also compares the
+// receipt with the order on record. Test vector (testdata/receipt_vector.json):
+// the seed 0x00 0x01 … 0x1f ("ed25519:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8")
+// has public key x "A6EHv_POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg" and kid
+// "1IG2tMH7J2wbJZnOf8LJzQitKf7LMvoAElsuDMVM54Y"; signing the vector's
+// receipt (order ord_000…001, deep tier, 120000 µUSD) gives the signature
+// "FlMZ65MB9ON5SA5lXFBeTb-uK1z8fUn9hd0AnQOV2eKAPHuS_KeW4qAYMtD9tcz4TvYm0wXaLGYHlIWerprjBA".
+//
+// Keys: one signing key and any number of verification keys, from
+// configuration (ParseKeyring: "ed25519:<seed>, ed25519-pub:<old key>")
+// or, when none is configured, generated once and kept in the database
+// (LoadKeyring with store.DB) so that every instance signs with the same
+// key. To rotate, configure the new key first and keep the old one's
+// public key after it; receipts name their key, so old receipts still
+// verify.
+//
+// # Choices where the interface documents are silent
+//
+//   - Idempotency-Key is scoped by payer and offer, never global.
+//   - A quote is single use: the first order that names it claims it, and
+//     a failed order gives it back.
+//   - A credential that names a quote (MPP opaque) must match the quote in
+//     X-Agentic-Quote-Id.
+//   - Card (MPP stripe) orders record the card amount in micro-USD.
+//   - HEAD requests on paid GET routes are always answered with the
+//     challenge: a response without a body is never charged.
+//   - Usage-based cost accounting uses CostPrices; it is shown only in the
+//     admin views, never to payers.
 package payment
 
 import (

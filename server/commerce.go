@@ -1,10 +1,638 @@
 package server
 
-// CommerceConfig configures quotes, orders, receipts and customers. The zero value mounts nothing.
-type CommerceConfig struct{}
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
 
-// commerceRoutes returns the routes of quotes, orders, receipts and customers (none until configured).
-func (s *Server) commerceRoutes() ([]*Route, error) { return nil, nil }
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/shapes"
+)
 
-// commerceStatus maps the service's errors to statuses.
-func commerceStatus(err error) (int, string, bool) { return 0, "", false }
+// CommerceConfig configures quotes, orders, receipts, customers and the
+// receipt keys (JWKS). The zero value mounts nothing.
+//
+// Choices made for what the interface documents leave open:
+//   - POST /v1/quotes takes {"tier": "..."} (default standard) and answers
+//     200 with the locked price, valid 15 minutes; pay with the quote by
+//     sending its id in X-Agentic-Quote-Id.
+//   - Receipt verification is GET (re-checks the stored receipt) and POST
+//     (checks a presented receipt, {"receipt": {...}} or the bare object);
+//     both answer 200 with the outcome, 404 only when GET finds no receipt.
+//   - Customers are registered by an admin (POST /v1/admin/customers); the
+//     key (ask_…) is returned once.
+//   - An unknown order and a wrong order token both answer 404 "Order not
+//     found", so that a token cannot probe for order ids.
+type CommerceConfig struct {
+	// Cashier sells paid calls and keeps their records (usually
+	// Gate.Cashier()). Nil mounts no commerce routes.
+	Cashier *payment.Cashier
+	// Prefixes are the service prefixes the commerce routes are also
+	// served under. Nil means "/claim-verification"; an empty non-nil
+	// slice means the root only.
+	Prefixes []string
+	// JWKSPrefixes are the prefixes /.well-known/jwks.json is also served
+	// under. Nil means "/claim-verification" and "/niche-discovery".
+	JWKSPrefixes []string
+}
+
+// commerceRoutes returns the routes of quotes, orders, receipts, customers
+// and the JWKS (none until a Cashier is configured).
+func (s *Server) commerceRoutes() ([]*Route, error) {
+	c := s.cfg.Commerce.Cashier
+	if c == nil {
+		return nil, nil
+	}
+	pre := s.cfg.Commerce.Prefixes
+	if pre == nil {
+		pre = []string{"/claim-verification"}
+	}
+	jwksPre := s.cfg.Commerce.JWKSPrefixes
+	if jwksPre == nil {
+		jwksPre = []string{"/claim-verification", "/niche-discovery"}
+	}
+	ch := &commerceHandlers{s: s, c: c}
+	return []*Route{
+		{ID: "commerce.quotes.create", Summary: "Lock the price of a verification tier for 15 minutes.", Status: "paid-preview",
+			Method: "POST", Path: "/v1/quotes", Prefixes: pre, Body: "QuoteRequest", Handler: http.HandlerFunc(ch.createQuote)},
+		{ID: "commerce.orders.get", Summary: "Read an order with its order token.", Status: "paid-preview",
+			Method: "GET", Path: "/v1/orders/{order_id}", Prefixes: pre, Handler: http.HandlerFunc(ch.getOrder)},
+		{ID: "commerce.orders.result", Summary: "Read the response delivered for a completed order, with its order token.", Status: "paid-preview",
+			Method: "GET", Path: "/v1/orders/{order_id}/result", Prefixes: pre, Handler: http.HandlerFunc(ch.getResult)},
+		{ID: "commerce.customer.orders.list", Summary: "List a registered customer's orders, newest first.", Status: "paid-preview",
+			Method: "GET", Path: "/v1/customer/orders", Prefixes: pre, Query: "CustomerOrdersQuery", Handler: http.HandlerFunc(ch.listCustomerOrders)},
+		{ID: "commerce.customer.orders.get", Summary: "Read one order of a registered customer.", Status: "paid-preview",
+			Method: "GET", Path: "/v1/customer/orders/{order_id}", Prefixes: pre, Handler: http.HandlerFunc(ch.getCustomerOrder)},
+		{ID: "commerce.receipts.verify.stored", Summary: "Re-check the signed receipt stored for an order.", Status: "paid-preview",
+			Method: "GET", Path: "/v1/receipts/{order_id}/verify", Prefixes: pre, Handler: http.HandlerFunc(ch.verifyStored)},
+		{ID: "commerce.receipts.verify", Summary: "Check a presented receipt: signature, key id, contents and our records.", Status: "paid-preview",
+			Method: "POST", Path: "/v1/receipts/{order_id}/verify", Prefixes: pre, Body: "ReceiptVerifyRequest", Handler: http.HandlerFunc(ch.verifyPresented)},
+		{ID: "commerce.jwks", Summary: "Public keys (JWKS) that verify receipt signatures offline.", Status: "stable",
+			Method: "GET", Path: "/.well-known/jwks.json", Prefixes: jwksPre, Handler: http.HandlerFunc(ch.jwks)},
+		{ID: "commerce.admin.customers.create", Summary: "Register a customer and issue its key (shown once).", Status: "stable",
+			Method: "POST", Path: "/v1/admin/customers", Prefixes: pre, Body: "CustomerCreateRequest", Admin: true,
+			Handler: s.requireAdmin(http.HandlerFunc(ch.createCustomer))},
+		{ID: "commerce.admin.orders.get", Summary: "An order with its provider usage, cost and margin.", Status: "stable",
+			Method: "GET", Path: "/v1/admin/orders/{order_id}", Prefixes: pre, Admin: true,
+			Handler: s.requireAdmin(http.HandlerFunc(ch.adminOrder))},
+		{ID: "commerce.admin.orders.summary", Summary: "Orders, revenue, cost and margin per offer over recent days.", Status: "stable",
+			Method: "GET", Path: "/v1/admin/orders/summary", Prefixes: pre, Query: "AdminOrderSummaryQuery", Admin: true,
+			Handler: s.requireAdmin(http.HandlerFunc(ch.adminSummary))},
+	}, nil
+}
+
+// commerceStatus maps the payment ledger's errors to statuses.
+func commerceStatus(err error) (int, string, bool) {
+	switch {
+	case errors.Is(err, payment.ErrOrderNotFound):
+		return http.StatusNotFound, "Order not found", true
+	case errors.Is(err, payment.ErrReceiptNotFound):
+		return http.StatusNotFound, "Receipt not found", true
+	case errors.Is(err, payment.ErrQuoteNotFound):
+		return http.StatusNotFound, "Quote not found", true
+	case errors.Is(err, payment.ErrUnknownTier):
+		return http.StatusUnprocessableEntity, "Unknown verification tier", true
+	case errors.Is(err, payment.ErrInvalidCustomerKey):
+		return http.StatusUnauthorized, "A valid X-Agentic-Customer-Key is required", true
+	case errors.Is(err, payment.ErrBadCursor):
+		return http.StatusUnprocessableEntity, "Invalid cursor", true
+	}
+	return 0, "", false
+}
+
+type commerceHandlers struct {
+	s *Server
+	c *payment.Cashier
+}
+
+// tierOffer is the offer of a claim tier, priced from the tier table.
+func tierOffer(t claims.Tier) payment.Offer {
+	return payment.Offer{ID: "claims.verify." + t.Name, Tier: t.Name, AmountMicroUSD: t.PriceMicroUSD, CardMicroUSD: t.CardMicroUSD,
+		MimeType: "application/json", WorkTimeout: t.Timeout}
+}
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func optionalTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	return optional(rfc3339(t))
+}
+
+type quoteView struct {
+	QuoteID            string                  `json:"quoteId"`
+	Tier               string                  `json:"tier"`
+	Operation          string                  `json:"operation"`
+	AmountMicroUSD     int64                   `json:"amountMicrousd"`
+	CardAmountMicroUSD int64                   `json:"cardAmountMicrousd"`
+	Currency           string                  `json:"currency"`
+	CreatedAt          string                  `json:"createdAt"`
+	ExpiresAt          string                  `json:"expiresAt"`
+	QuoteHeader        string                  `json:"quoteHeader"`
+	PaymentMethods     []string                `json:"paymentMethods"`
+	PaymentOptions     []payment.PaymentOption `json:"paymentOptions"`
+}
+
+func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
+	var req shapes.QuoteRequest
+	if !h.s.decodeBody(w, r, &req) {
+		return
+	}
+	t, ok := claims.TierByName(req.Tier)
+	if !ok {
+		h.s.writeError(w, r, payment.ErrUnknownTier)
+		return
+	}
+	offer := tierOffer(t)
+	q, err := h.c.CreateQuote(r.Context(), offer)
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "private, no-store")
+	httpjson.Write(w, http.StatusOK, quoteView{
+		QuoteID: q.ID, Tier: q.Tier, Operation: t.Path, AmountMicroUSD: q.AmountMicroUSD, CardAmountMicroUSD: q.CardMicroUSD,
+		Currency: q.Currency, CreatedAt: rfc3339(q.CreatedAt), ExpiresAt: rfc3339(q.ExpiresAt), QuoteHeader: payment.HeaderQuoteID,
+		PaymentMethods: []string{payment.ProtocolX402, payment.ProtocolMPP}, PaymentOptions: h.c.PaymentOptions(offer),
+	})
+}
+
+// orderView is an order as its payer sees it.
+type orderView struct {
+	OrderID             string          `json:"orderId"`
+	Status              string          `json:"status"`
+	OfferID             string          `json:"offerId"`
+	Tier                *string         `json:"tier"`
+	Currency            string          `json:"currency"`
+	AmountMicroUSD      int64           `json:"amountMicrousd"`
+	PaymentProtocol     string          `json:"paymentProtocol"`
+	PaymentMethod       string          `json:"paymentMethod"`
+	Network             *string         `json:"network"`
+	Payer               string          `json:"payer"`
+	CustomerID          *string         `json:"customerId"`
+	QuoteID             *string         `json:"quoteId"`
+	SettlementReference *string         `json:"settlementReference"`
+	Dev                 bool            `json:"dev"`
+	ResultKind          *string         `json:"resultKind"`
+	ResultID            *string         `json:"resultId"`
+	ResultSHA256        *string         `json:"resultSha256"`
+	FailureReason       *string         `json:"failureReason"`
+	CreatedAt           string          `json:"createdAt"`
+	UpdatedAt           string          `json:"updatedAt"`
+	CompletedAt         *string         `json:"completedAt"`
+	ReceiptID           *string         `json:"receiptId"`
+	Receipt             json.RawMessage `json:"receipt"`
+}
+
+func newOrderView(o *payment.Order, receipt []byte) orderView {
+	v := orderView{
+		OrderID: o.ID, Status: o.Status, OfferID: o.OfferID, Tier: optional(o.Tier), Currency: o.Currency,
+		AmountMicroUSD: o.AmountMicroUSD, PaymentProtocol: o.Protocol, PaymentMethod: o.Method, Network: optional(o.Network),
+		Payer: o.Payer, CustomerID: optional(o.CustomerID), QuoteID: optional(o.QuoteID), SettlementReference: optional(o.SettlementRef),
+		Dev: o.Dev, ResultKind: optional(o.ResultKind), ResultID: optional(o.ResultID), ResultSHA256: optional(o.ResultSHA256),
+		FailureReason: optional(o.FailureReason), CreatedAt: rfc3339(o.CreatedAt), UpdatedAt: rfc3339(o.UpdatedAt),
+		CompletedAt: optionalTime(o.CompletedAt), ReceiptID: optional(o.ReceiptID),
+	}
+	if len(receipt) > 0 {
+		v.Receipt = receipt
+	}
+	return v
+}
+
+// orderByToken returns the order named in the path when the request
+// carries its token; otherwise it has answered 401 or 404.
+func (h *commerceHandlers) orderByToken(w http.ResponseWriter, r *http.Request) (*payment.Order, bool) {
+	token := strings.TrimSpace(r.Header.Get(payment.HeaderOrderToken))
+	if token == "" {
+		httpjson.Detail(w, http.StatusUnauthorized, "X-Agentic-Order-Token is required")
+		return nil, false
+	}
+	id := r.PathValue("order_id")
+	if !ids.Valid(ids.Order, id) {
+		h.s.writeError(w, r, payment.ErrOrderNotFound)
+		return nil, false
+	}
+	o, err := h.c.Ledger().Order(r.Context(), id)
+	if err == nil && !ids.Equal(ids.Hash(token), o.TokenHash) {
+		err = payment.ErrOrderNotFound
+	}
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return nil, false
+	}
+	return o, true
+}
+
+func (h *commerceHandlers) receiptOf(r *http.Request, o *payment.Order) ([]byte, error) {
+	if o.ReceiptID == "" {
+		return nil, nil
+	}
+	b, err := h.c.Ledger().Receipt(r.Context(), o.ID)
+	if errors.Is(err, payment.ErrReceiptNotFound) {
+		return nil, nil
+	}
+	return b, err
+}
+
+func (h *commerceHandlers) getOrder(w http.ResponseWriter, r *http.Request) {
+	o, ok := h.orderByToken(w, r)
+	if !ok {
+		return
+	}
+	receipt, err := h.receiptOf(r, o)
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "private, no-store")
+	httpjson.Write(w, http.StatusOK, newOrderView(o, receipt))
+}
+
+func (h *commerceHandlers) getResult(w http.ResponseWriter, r *http.Request) {
+	o, ok := h.orderByToken(w, r)
+	if !ok {
+		return
+	}
+	if o.Status != payment.OrderCompleted {
+		w.Header().Set("Cache-Control", "no-store")
+		if o.Status == payment.OrderSettling || o.Status == payment.OrderProcessing {
+			w.Header().Set("Retry-After", "5")
+		}
+		httpjson.Detail(w, http.StatusConflict, "The order is "+o.Status+"; its result is available once it is completed")
+		return
+	}
+	resp, err := h.c.Ledger().Response(r.Context(), o.ID)
+	if errors.Is(err, payment.ErrOrderNotFound) {
+		httpjson.Detail(w, http.StatusNotFound, "The result of this order was streamed and not kept")
+		return
+	}
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	hd := w.Header()
+	hd.Set(payment.HeaderOrderID, o.ID)
+	hd.Set(payment.HeaderReceiptID, o.ReceiptID)
+	hd.Set("Cache-Control", "private")
+	hd.Set("Content-Type", resp.ContentType)
+	hd.Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(resp.Body)
+}
+
+func (h *commerceHandlers) customer(w http.ResponseWriter, r *http.Request) (*payment.Customer, bool) {
+	key := strings.TrimSpace(r.Header.Get(payment.HeaderCustomerKey))
+	if key == "" {
+		h.s.writeError(w, r, payment.ErrInvalidCustomerKey)
+		return nil, false
+	}
+	cu, err := h.c.Customer(r.Context(), key)
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return nil, false
+	}
+	return cu, true
+}
+
+type customerOrdersView struct {
+	Orders     []orderView `json:"orders"`
+	Limit      int         `json:"limit"`
+	Offset     int         `json:"offset"`
+	NextCursor *string     `json:"nextCursor"`
+}
+
+func (h *commerceHandlers) listCustomerOrders(w http.ResponseWriter, r *http.Request) {
+	cu, ok := h.customer(w, r)
+	if !ok {
+		return
+	}
+	var q shapes.CustomerOrdersQuery
+	if !h.s.decodeQuery(w, r, &q) {
+		return
+	}
+	// The bounds are the ledger's too; check them here as well so the
+	// answer is the same 422 whatever decoder is in use.
+	if ve := intBounds("limit", q.Limit, 1, 200, r.URL.Query().Get("limit")); ve != nil {
+		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
+		return
+	}
+	if ve := intBounds("offset", q.Offset, 0, -1, r.URL.Query().Get("offset")); ve != nil {
+		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
+		return
+	}
+	orders, next, err := h.c.Ledger().CustomerOrders(r.Context(), cu.ID, payment.OrderPage{Limit: q.Limit, Offset: q.Offset, Cursor: q.Cursor})
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	v := customerOrdersView{Orders: make([]orderView, 0, len(orders)), Limit: q.Limit, Offset: q.Offset, NextCursor: optional(next)}
+	for i := range orders {
+		v.Orders = append(v.Orders, newOrderView(&orders[i], nil))
+	}
+	w.Header().Set("Cache-Control", "private, no-store")
+	httpjson.Write(w, http.StatusOK, v)
+}
+
+// intBounds reports a query integer outside [lo, hi] (hi < 0: no upper
+// bound) the way FastAPI does.
+func intBounds(name string, v, lo, hi int, input string) *shapes.ValidationError {
+	d := shapes.ErrorDetail{Loc: []any{"query", name}, Input: input}
+	switch {
+	case v < lo:
+		d.Type, d.Msg, d.Ctx = "greater_than_equal", "Input should be greater than or equal to "+strconv.Itoa(lo), map[string]any{"ge": lo}
+	case hi >= 0 && v > hi:
+		d.Type, d.Msg, d.Ctx = "less_than_equal", "Input should be less than or equal to "+strconv.Itoa(hi), map[string]any{"le": hi}
+	default:
+		return nil
+	}
+	return &shapes.ValidationError{Detail: []shapes.ErrorDetail{d}}
+}
+
+func (h *commerceHandlers) getCustomerOrder(w http.ResponseWriter, r *http.Request) {
+	cu, ok := h.customer(w, r)
+	if !ok {
+		return
+	}
+	o, err := h.c.Ledger().Order(r.Context(), r.PathValue("order_id"))
+	if err == nil && o.CustomerID != cu.ID {
+		err = payment.ErrOrderNotFound
+	}
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	receipt, err := h.receiptOf(r, o)
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "private, no-store")
+	httpjson.Write(w, http.StatusOK, newOrderView(o, receipt))
+}
+
+// receiptCheck is the answer of both receipt verification routes.
+type receiptCheck struct {
+	OrderID            string   `json:"orderId"`
+	ReceiptID          *string  `json:"receiptId"`
+	Valid              bool     `json:"valid"`
+	SignatureValid     bool     `json:"signatureValid"`
+	KeyKnown           bool     `json:"keyKnown"`
+	ContentsValid      bool     `json:"contentsValid"`
+	MatchesRecords     bool     `json:"matchesRecords"`
+	KeyID              *string  `json:"keyId"`
+	SignatureAlgorithm string   `json:"signatureAlgorithm"`
+	Problems           []string `json:"problems"`
+}
+
+// checkReceipt verifies data with our keys and compares it with the order
+// (nil when we have no such order).
+func (h *commerceHandlers) checkReceipt(orderID string, data []byte, o *payment.Order) receiptCheck {
+	v := receiptCheck{OrderID: orderID, SignatureAlgorithm: payment.ReceiptAlgorithm, Problems: []string{}}
+	rc, err := payment.VerifyReceipt(data, h.c.Keys())
+	if rc != nil {
+		v.ReceiptID, v.KeyID = optional(rc.ReceiptID), optional(rc.KeyID)
+	}
+	switch {
+	case err == nil:
+		v.SignatureValid, v.KeyKnown, v.ContentsValid = true, true, true
+	case errors.Is(err, payment.ErrReceiptContents):
+		v.SignatureValid, v.KeyKnown = true, true
+	case errors.Is(err, payment.ErrReceiptSignature):
+		v.KeyKnown = true
+	}
+	if err != nil {
+		v.Problems = append(v.Problems, strings.TrimPrefix(err.Error(), "payment: "))
+	}
+	switch {
+	case o == nil:
+		v.Problems = append(v.Problems, "no order "+orderID+" with a receipt is on record")
+	case rc == nil:
+	case rc.OrderID != orderID:
+		v.Problems = append(v.Problems, "the receipt is for order "+rc.OrderID+", not "+orderID)
+	default:
+		diffs := rc.MatchesOrder(o)
+		v.Problems = append(v.Problems, diffs...)
+		v.MatchesRecords = len(diffs) == 0
+	}
+	v.Valid = v.SignatureValid && v.KeyKnown && v.ContentsValid && v.MatchesRecords
+	return v
+}
+
+func (h *commerceHandlers) verifyStored(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("order_id")
+	o, err := h.c.Ledger().Order(r.Context(), id)
+	var data []byte
+	if err == nil {
+		data, err = h.c.Ledger().Receipt(r.Context(), id)
+	}
+	if errors.Is(err, payment.ErrOrderNotFound) || errors.Is(err, payment.ErrReceiptNotFound) {
+		h.s.writeError(w, r, payment.ErrReceiptNotFound)
+		return
+	}
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	httpjson.Write(w, http.StatusOK, h.checkReceipt(id, data, o))
+}
+
+func (h *commerceHandlers) verifyPresented(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
+			return
+		}
+		httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
+		return
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil || members == nil {
+		httpjson.Write(w, http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: []shapes.ErrorDetail{{
+			Type: "model_attributes_type", Loc: []any{"body"}, Msg: "Input should be a valid dictionary or object to extract fields from", Input: string(body)}}})
+		return
+	}
+	data := body
+	if inner, ok := members["receipt"]; ok && len(members) == 1 {
+		if t := bytes.TrimSpace(inner); len(t) == 0 || t[0] != '{' {
+			httpjson.Write(w, http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: []shapes.ErrorDetail{{
+				Type: "dict_type", Loc: []any{"body", "receipt"}, Msg: "Input should be a valid dictionary", Input: json.RawMessage(inner)}}})
+			return
+		}
+		data = inner
+	}
+	id := r.PathValue("order_id")
+	o, err := h.c.Ledger().Order(r.Context(), id)
+	switch {
+	case errors.Is(err, payment.ErrOrderNotFound):
+		o = nil
+	case err != nil:
+		h.s.writeError(w, r, err)
+		return
+	case o.ReceiptID == "":
+		o = nil
+	}
+	httpjson.Write(w, http.StatusOK, h.checkReceipt(id, data, o))
+}
+
+func (h *commerceHandlers) jwks(w http.ResponseWriter, r *http.Request) {
+	b, err := httpjson.Marshal(h.c.Keys().JWKS())
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	w.Header().Set("Content-Type", "application/jwk-set+json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
+}
+
+type customerView struct {
+	CustomerID       string  `json:"customerId"`
+	Name             string  `json:"name"`
+	Email            *string `json:"email"`
+	Status           string  `json:"status"`
+	CreatedAt        string  `json:"createdAt"`
+	APIKey           string  `json:"apiKey"`
+	APIKeyShownOnce  bool    `json:"apiKeyShownOnce"`
+	APIKeyHeaderName string  `json:"apiKeyHeader"`
+}
+
+func (h *commerceHandlers) createCustomer(w http.ResponseWriter, r *http.Request) {
+	var req shapes.CustomerCreateRequest
+	if !h.s.decodeBody(w, r, &req) {
+		return
+	}
+	email := ""
+	if req.Email != nil {
+		email = *req.Email
+	}
+	var errs []shapes.ErrorDetail
+	if n := utf8.RuneCountInString(req.Name); n < 1 {
+		errs = append(errs, shapes.ErrorDetail{Type: "string_too_short", Loc: []any{"body", "name"}, Msg: "String should have at least 1 character", Input: req.Name, Ctx: map[string]any{"min_length": 1}})
+	} else if n > 200 {
+		errs = append(errs, shapes.ErrorDetail{Type: "string_too_long", Loc: []any{"body", "name"}, Msg: "String should have at most 200 characters", Input: req.Name, Ctx: map[string]any{"max_length": 200}})
+	}
+	if utf8.RuneCountInString(email) > 320 {
+		errs = append(errs, shapes.ErrorDetail{Type: "string_too_long", Loc: []any{"body", "email"}, Msg: "String should have at most 320 characters", Input: email, Ctx: map[string]any{"max_length": 320}})
+	}
+	if errs != nil {
+		httpjson.Write(w, http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: errs})
+		return
+	}
+	cu, key, err := h.c.CreateCustomer(r.Context(), req.Name, email)
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	httpjson.Write(w, http.StatusOK, customerView{CustomerID: cu.ID, Name: cu.Name, Email: optional(cu.Email), Status: cu.Status,
+		CreatedAt: rfc3339(cu.CreatedAt), APIKey: key, APIKeyShownOnce: true, APIKeyHeaderName: payment.HeaderCustomerKey})
+}
+
+type usageView struct {
+	Provider          *string `json:"provider"`
+	Model             *string `json:"model"`
+	InputTokens       int     `json:"inputTokens"`
+	CachedInputTokens int     `json:"cachedInputTokens"`
+	OutputTokens      int     `json:"outputTokens"`
+	SearchCalls       int     `json:"searchCalls"`
+}
+
+type adminOrderView struct {
+	orderView
+	ReservationKey string    `json:"reservationKey"`
+	IdempotencyKey *string   `json:"idempotencyKey"`
+	Usage          usageView `json:"usage"`
+	CostMicroUSD   int64     `json:"costMicrousd"`
+	// MarginMicroUSD is amount minus cost for completed orders, null
+	// otherwise (nothing was earned).
+	MarginMicroUSD *int64 `json:"marginMicrousd"`
+}
+
+func (h *commerceHandlers) adminOrder(w http.ResponseWriter, r *http.Request) {
+	o, err := h.c.Ledger().Order(r.Context(), r.PathValue("order_id"))
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	receipt, err := h.receiptOf(r, o)
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	v := adminOrderView{orderView: newOrderView(o, receipt), ReservationKey: o.ReservationKey, IdempotencyKey: optional(o.IdempotencyKey),
+		Usage: usageView{Provider: optional(o.Usage.Provider), Model: optional(o.Usage.Model), InputTokens: o.Usage.InputTokens,
+			CachedInputTokens: o.Usage.CachedInputTokens, OutputTokens: o.Usage.OutputTokens, SearchCalls: o.Usage.SearchCalls},
+		CostMicroUSD: o.CostMicroUSD}
+	if o.Status == payment.OrderCompleted {
+		m := o.AmountMicroUSD - o.CostMicroUSD
+		v.MarginMicroUSD = &m
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	httpjson.Write(w, http.StatusOK, v)
+}
+
+type offerSummaryView struct {
+	OfferID         string `json:"offerId"`
+	Orders          int64  `json:"orders"`
+	Completed       int64  `json:"completed"`
+	Failed          int64  `json:"failed"`
+	Pending         int64  `json:"pending"`
+	RevenueMicroUSD int64  `json:"revenueMicrousd"`
+	CostMicroUSD    int64  `json:"costMicrousd"`
+	MarginMicroUSD  int64  `json:"marginMicrousd"`
+}
+
+type summaryView struct {
+	Since  string             `json:"since"`
+	Days   int                `json:"days"`
+	Offers []offerSummaryView `json:"offers"`
+	Totals offerSummaryView   `json:"totals"`
+}
+
+func (h *commerceHandlers) adminSummary(w http.ResponseWriter, r *http.Request) {
+	var q shapes.AdminOrderSummaryQuery
+	if !h.s.decodeQuery(w, r, &q) {
+		return
+	}
+	if ve := intBounds("days", q.Days, 1, 3650, r.URL.Query().Get("days")); ve != nil {
+		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
+		return
+	}
+	since := time.Now().UTC().Add(-time.Duration(q.Days) * 24 * time.Hour)
+	sums, err := h.c.Ledger().OrderSummary(r.Context(), since)
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	v := summaryView{Since: rfc3339(since), Days: q.Days, Offers: []offerSummaryView{}, Totals: offerSummaryView{OfferID: "*"}}
+	for _, s := range sums {
+		o := offerSummaryView{OfferID: s.OfferID, Orders: s.Orders, Completed: s.Completed, Failed: s.Failed, Pending: s.Pending,
+			RevenueMicroUSD: s.RevenueMicroUSD, CostMicroUSD: s.CostMicroUSD, MarginMicroUSD: s.RevenueMicroUSD - s.CostMicroUSD}
+		v.Offers = append(v.Offers, o)
+		t := &v.Totals
+		t.Orders, t.Completed, t.Failed, t.Pending = t.Orders+o.Orders, t.Completed+o.Completed, t.Failed+o.Failed, t.Pending+o.Pending
+		t.RevenueMicroUSD, t.CostMicroUSD, t.MarginMicroUSD = t.RevenueMicroUSD+o.RevenueMicroUSD, t.CostMicroUSD+o.CostMicroUSD, t.MarginMicroUSD+o.MarginMicroUSD
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	httpjson.Write(w, http.StatusOK, v)
+}

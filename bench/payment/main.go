@@ -1,0 +1,108 @@
+// Command payment measures the overhead of the payment gate on a paid call:
+// the same handler served directly (baseline "ungated") and behind
+// payment.Gate with a ledger on an SQLite file (read credential, verify,
+// reserve, open order, buffer, settle, sign receipt, complete order). It
+// prints both timings and their ratio, measured in the same run.
+//
+//	go run ./bench/payment               # SQLite file in a temporary directory
+//	go run ./bench/payment -dsn :memory:  # SQLite in memory (no fsync)
+//	go run ./bench/payment -dsn 'postgres://…?search_path=scratch'  # a scratch schema: the run leaves its tables there
+//
+// The processor is the deterministic fake of payment/gatetest: it does no
+// EIP-3009 signature recovery and no network call, so the figure is the
+// gate's own cost (ledger writes and receipt signing). Re-run with the real
+// processor to include verification.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/store"
+)
+
+const body = `{"claim":"The Eiffel Tower is 330 metres tall","minimumSources":2}`
+
+// work is the paid handler: decode the request, answer ~2 KB of JSON.
+var work = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var req map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+		return
+	}
+	if call, ok := payment.CallFrom(r.Context()); ok {
+		call.SetResult("verification", "cv_0123456789abcdef0123456789abcdef")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"claim": req["claim"], "status": "confirmed", "padding": strings.Repeat("x", 2000)})
+})
+
+func main() {
+	dsn := flag.String("dsn", "", "store DSN (default: an SQLite file in a temporary directory)")
+	flag.Parse()
+	ctx := context.Background()
+	if *dsn == "" {
+		dir, err := os.MkdirTemp("", "assay-bench-")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		*dsn = filepath.Join(dir, "bench.db")
+	}
+	db, err := store.Open(ctx, *dsn, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	keys, err := payment.LoadKeyring(ctx, db, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	gate, err := payment.NewGate(&gatetest.Processor{}, db, &payment.GateOptions{
+		CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: "https://api.example.test"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	offer := payment.Offer{ID: "claims.verify.quick", Tier: "quick", AmountMicroUSD: 20000, MimeType: "application/json"}
+	gated := gate.Gate(offer, work)
+
+	var nonce atomic.Int64
+	serve := func(h http.Handler, paid bool) func(b *testing.B) {
+		return func(b *testing.B) {
+			for b.Loop() {
+				req := httptest.NewRequest("POST", "/v1/claims/verify/quick", strings.NewReader(body))
+				if paid {
+					req.Header.Set(gatetest.Header, gatetest.Credential("0xbench", strconv.FormatInt(nonce.Add(1), 10)))
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("status %d: %s", rec.Code, rec.Body)
+				}
+				_, _ = io.Copy(io.Discard, rec.Body)
+			}
+		}
+	}
+	base := testing.Benchmark(serve(work, false))
+	paid := testing.Benchmark(serve(gated, true))
+	bn, pn := float64(base.NsPerOp()), float64(paid.NsPerOp())
+	fmt.Printf("store: %s\n", db.Dialect())
+	fmt.Printf("ungated handler (baseline): %10.1f µs/op  (%d ops)\n", bn/1e3, base.N)
+	fmt.Printf("gated paid call:            %10.1f µs/op  (%d ops)\n", pn/1e3, paid.N)
+	fmt.Printf("gate overhead:              %10.1f µs/op\n", (pn-bn)/1e3)
+	fmt.Printf("ratio gated/ungated:        %10.1fx\n", pn/bn)
+}

@@ -1,0 +1,630 @@
+package payment
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/assaykit/assay/internal/ids"
+)
+
+// CashierOptions configure NewCashier. A nil *CashierOptions is not
+// enough: Keys is required.
+type CashierOptions struct {
+	// Keys signs receipts. Required (see LoadKeyring).
+	Keys *Keyring
+	// Logger receives settlement and reconciliation events. Nil discards.
+	Logger *slog.Logger
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+	// Costs prices provider usage for the order cost accounting.
+	Costs CostPrices
+	// SettleTimeout bounds one Settle call; the payer's disconnection
+	// does not cancel it. Zero means 90 seconds.
+	SettleTimeout time.Duration
+	// StaleAfter is how long an order may stay processing before
+	// Reconcile treats it as interrupted by a crash. It must exceed the
+	// longest paid call. Zero means 10 minutes.
+	StaleAfter time.Duration
+	// ReserveFor is how long a reservation is kept when the payment does
+	// not say when it stops being usable. Zero means 7 days.
+	ReserveFor time.Duration
+	// QuoteTTL is the validity of quotes. Zero means 15 minutes.
+	QuoteTTL time.Duration
+}
+
+// Cashier is the transport-neutral core of paid calls: it verifies a
+// credential, reserves it atomically, opens an order, and after the work
+// settles only on success, completes the order and signs a receipt. The
+// HTTP Gate is built on it; the MCP and A2A transports use it directly.
+type Cashier struct {
+	p          Processor
+	l          Ledger
+	keys       *Keyring
+	log        *slog.Logger
+	now        func() time.Time
+	costs      CostPrices
+	settleTO   time.Duration
+	staleAfter time.Duration
+	reserveFor time.Duration
+	quoteTTL   time.Duration
+}
+
+// NewCashier returns a Cashier that charges through p and records in l.
+func NewCashier(p Processor, l Ledger, o *CashierOptions) (*Cashier, error) {
+	if p == nil || l == nil {
+		return nil, errors.New("payment: NewCashier needs a Processor and a Ledger")
+	}
+	if o == nil || o.Keys == nil {
+		return nil, errors.New("payment: NewCashier needs receipt keys (CashierOptions.Keys)")
+	}
+	c := &Cashier{p: p, l: l, keys: o.Keys, log: o.Logger, now: o.Now, costs: o.Costs,
+		settleTO: o.SettleTimeout, staleAfter: o.StaleAfter, reserveFor: o.ReserveFor, quoteTTL: o.QuoteTTL}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.settleTO <= 0 {
+		c.settleTO = 90 * time.Second
+	}
+	if c.staleAfter <= 0 {
+		c.staleAfter = 10 * time.Minute
+	}
+	if c.reserveFor <= 0 {
+		c.reserveFor = 7 * 24 * time.Hour
+	}
+	if c.quoteTTL <= 0 {
+		c.quoteTTL = 15 * time.Minute
+	}
+	return c, nil
+}
+
+// Processor returns the processor the cashier charges through.
+func (c *Cashier) Processor() Processor { return c.p }
+
+// Ledger returns the ledger the cashier records in.
+func (c *Cashier) Ledger() Ledger { return c.l }
+
+// Keys returns the receipt keyring.
+func (c *Cashier) Keys() *Keyring { return c.keys }
+
+// Costs returns the configured cost prices.
+func (c *Cashier) Costs() CostPrices { return c.costs }
+
+// SettlementChecker is implemented by processors that can look up the
+// outcome of a settlement that was left pending. Reconcile uses it.
+type SettlementChecker interface {
+	// CheckSettlement returns the settlement of the order's payment,
+	// ErrSettlementPending while the outcome is still unknown, or a
+	// *Problem when the payment failed.
+	CheckSettlement(ctx context.Context, o *Order) (*Settlement, error)
+}
+
+// ErrProcessorUnavailable reports a verification that failed for a reason
+// other than the payment itself (the processor or its facilitator could
+// not answer): the payment was not used and may be presented again.
+var ErrProcessorUnavailable = errors.New("payment: processor unavailable")
+
+// ErrSettlementFailed reports a settlement the processor refused: nothing
+// is delivered, the order is failed, and errors.As finds the processor's
+// *Problem when it gave one.
+var ErrSettlementFailed = errors.New("payment: settlement failed")
+
+type settlementFailed struct{ err error }
+
+func (e *settlementFailed) Error() string   { return "payment: settlement failed: " + e.err.Error() }
+func (e *settlementFailed) Unwrap() []error { return []error{ErrSettlementFailed, e.err} }
+func settlementFailure(err error) error     { return &settlementFailed{err: err} }
+func problemf(status int, typ, reason, detail string) *Problem {
+	return &Problem{Status: status, Type: typ, Reason: reason, Detail: detail}
+}
+
+// Payment problems the cashier reports itself (the processor reports the
+// others).
+const (
+	ReasonPaymentUsed   = "payment_already_used"
+	ReasonQuoteUnknown  = "quote_unknown"
+	ReasonQuoteExpired  = "quote_expired"
+	ReasonQuoteUsed     = "quote_already_used"
+	ReasonQuoteMismatch = "quote_mismatch"
+	ReasonAmount        = "amount_mismatch"
+)
+
+// PriceOffer applies a quote to offer: the quote's amounts replace the
+// offer's. An unknown, expired, used or other-tier quote is a 402 *Problem
+// whose detail says why.
+func (c *Cashier) PriceOffer(ctx context.Context, offer Offer, quoteID string) (Offer, error) {
+	if quoteID == "" {
+		return offer, nil
+	}
+	q, err := c.l.Quote(ctx, quoteID)
+	switch {
+	case errors.Is(err, ErrQuoteNotFound):
+		return offer, problemf(402, "invalid-challenge", ReasonQuoteUnknown, "Unknown quote "+quoteID)
+	case err != nil:
+		return offer, err
+	case !c.now().Before(q.ExpiresAt):
+		return offer, problemf(402, "payment-expired", ReasonQuoteExpired, "Quote "+quoteID+" expired at "+q.ExpiresAt.UTC().Format(time.RFC3339))
+	case q.OrderID != "":
+		return offer, problemf(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+quoteID+" was already used")
+	case offer.Tier == "" || q.Tier != offer.Tier:
+		return offer, problemf(402, "invalid-challenge", ReasonQuoteMismatch, fmt.Sprintf("Quote %s is for the %s tier, not for this operation", quoteID, q.Tier))
+	}
+	offer.AmountMicroUSD = q.AmountMicroUSD
+	if offer.CardMicroUSD > 0 {
+		offer.CardMicroUSD = q.CardMicroUSD
+	}
+	return offer, nil
+}
+
+// CreateQuote stores a quote that locks offer's current price for the
+// quote validity. offer.Tier must be set.
+func (c *Cashier) CreateQuote(ctx context.Context, offer Offer) (*Quote, error) {
+	if offer.Tier == "" {
+		return nil, ErrUnknownTier
+	}
+	now := c.now().UTC().Truncate(time.Microsecond) // the stored precision
+	q := &Quote{ID: ids.New(ids.Quote), Tier: offer.Tier, AmountMicroUSD: offer.AmountMicroUSD, CardMicroUSD: offer.CardMicroUSD,
+		Currency: Currency, CreatedAt: now, ExpiresAt: now.Add(c.quoteTTL)}
+	if err := c.l.CreateQuote(ctx, q); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// CreateCustomer registers a customer and returns it with its key
+// (ask_…), which is shown this once: only its hash is stored.
+func (c *Cashier) CreateCustomer(ctx context.Context, name, email string) (*Customer, string, error) {
+	cu := &Customer{ID: ids.New(ids.Customer), Name: name, Email: email, Status: CustomerActive, CreatedAt: c.now().UTC().Truncate(time.Microsecond)}
+	key := ids.Token(ids.CustomerKey)
+	if err := c.l.CreateCustomer(ctx, cu, ids.Hash(key)); err != nil {
+		return nil, "", err
+	}
+	return cu, key, nil
+}
+
+// Customer returns the active customer whose key is key, or
+// ErrInvalidCustomerKey.
+func (c *Cashier) Customer(ctx context.Context, key string) (*Customer, error) {
+	cu, err := c.l.CustomerByKeyHash(ctx, ids.Hash(key))
+	if errors.Is(err, ErrCustomerNotFound) || (err == nil && cu.Status != CustomerActive) {
+		return nil, ErrInvalidCustomerKey
+	}
+	return cu, err
+}
+
+// BeginOptions are the optional inputs of Begin.
+type BeginOptions struct {
+	// CustomerKey attaches the order to a registered customer; an invalid
+	// key fails Begin with ErrInvalidCustomerKey before any payment check.
+	CustomerKey string
+	// IdempotencyKey makes retries of the same request by the same payer
+	// return the first order's stored response instead of charging again.
+	IdempotencyKey string
+	// RequestHash identifies the request (idempotency conflicts are
+	// detected with it).
+	RequestHash string
+}
+
+// Charge is one paid call in progress: verified, reserved, order open.
+// Exactly one of Complete or Fail must be called, unless Replay reports a
+// replay.
+type Charge struct {
+	c      *Cashier
+	auth   *Authorization
+	order  Order
+	token  string
+	call   *Call
+	replay *StoredResponse
+
+	mu   sync.Mutex
+	done bool
+}
+
+// Begin verifies cred for offer at res and opens an order. res.QuoteID
+// names a quote that prices the offer. Errors: a *Problem (malformed,
+// invalid or already used payment, quote problems; the caller answers
+// with a fresh challenge), ErrInvalidCustomerKey, ErrIdempotencyConflict,
+// ErrIdempotencyInFlight, or a storage error.
+//
+// When opts.IdempotencyKey names a completed order of the same payer and
+// offer for the same request, Begin returns a replay Charge: Replay
+// returns the stored response, nothing is reserved or settled, and the new
+// credential (when it is a different payment) is voided and stays unused.
+func (c *Cashier) Begin(ctx context.Context, offer Offer, res Resource, cred *Credential, opts *BeginOptions) (*Charge, error) {
+	var o BeginOptions
+	if opts != nil {
+		o = *opts
+	}
+	var customer *Customer
+	if o.CustomerKey != "" {
+		cu, err := c.Customer(ctx, o.CustomerKey)
+		if err != nil {
+			return nil, err
+		}
+		customer = cu
+	}
+	priced, err := c.PriceOffer(ctx, offer, res.QuoteID)
+	if err != nil {
+		return nil, err
+	}
+	if cred == nil {
+		return nil, problemf(402, "payment-required", "", "Payment required")
+	}
+	auth, err := c.p.Verify(ctx, priced, res, cred)
+	if err != nil {
+		var p *Problem
+		if !errors.As(err, &p) {
+			return nil, fmt.Errorf("%w: %v", ErrProcessorUnavailable, err)
+		}
+		return nil, err
+	}
+	if auth == nil || auth.Payer == "" || auth.ReservationKey == "" {
+		return nil, errors.New("payment: processor verified a payment without payer or reservation key")
+	}
+	if auth.QuoteID != "" && auth.QuoteID != res.QuoteID {
+		return nil, problemf(402, "invalid-challenge", ReasonQuoteMismatch,
+			fmt.Sprintf("The payment names quote %q but the request names quote %q (send it in X-Agentic-Quote-Id)", auth.QuoteID, res.QuoteID))
+	}
+	if auth.AmountMicroUSD != priced.AmountMicroUSD && (priced.CardMicroUSD == 0 || auth.AmountMicroUSD != priced.CardMicroUSD) {
+		return nil, problemf(402, "payment-insufficient", ReasonAmount,
+			fmt.Sprintf("The payment is for %d micro-USD; this operation costs %d", auth.AmountMicroUSD, priced.AmountMicroUSD))
+	}
+	if o.IdempotencyKey != "" {
+		prev, err := c.l.OrderByIdempotencyKey(ctx, auth.Payer, priced.ID, o.IdempotencyKey)
+		switch {
+		case errors.Is(err, ErrOrderNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			if ch, err := c.replay(ctx, prev, auth, o.RequestHash); ch != nil || err != nil {
+				return ch, err
+			}
+		}
+	}
+	until := auth.ValidUntil
+	if until.IsZero() {
+		until = c.now().Add(c.reserveFor)
+	}
+	token := ids.Token(ids.OrderToken)
+	ord := Order{
+		ID: ids.New(ids.Order), TokenHash: ids.Hash(token), OfferID: priced.ID, Tier: priced.Tier,
+		Protocol: auth.Protocol, Method: auth.Method, Network: auth.Network, Payer: auth.Payer,
+		AmountMicroUSD: auth.AmountMicroUSD, Currency: Currency, ReservationKey: auth.ReservationKey,
+		ReservedUntil: until, QuoteID: res.QuoteID, IdempotencyKey: o.IdempotencyKey, RequestHash: o.RequestHash, Dev: auth.Dev,
+	}
+	if customer != nil {
+		ord.CustomerID = customer.ID
+	}
+	switch err := c.l.OpenOrder(ctx, &ord); {
+	case errors.Is(err, ErrReservationUsed):
+		// Never void here: the payment belongs to the order that holds it.
+		return nil, problemf(402, "invalid-challenge", ReasonPaymentUsed, "Payment already used")
+	case errors.Is(err, ErrQuoteUnavailable):
+		return nil, problemf(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+res.QuoteID+" expired or was already used")
+	case errors.Is(err, ErrIdempotencyInFlight):
+		c.void(ctx, auth)
+		return nil, err
+	case err != nil:
+		return nil, err
+	}
+	call := &Call{Payer: auth.Payer, Protocol: auth.Protocol, OrderID: ord.ID, OrderTokenHash: ord.TokenHash, Offer: priced}
+	if customer != nil {
+		call.CustomerID = customer.ID
+	}
+	return &Charge{c: c, auth: auth, order: ord, token: token, call: call}, nil
+}
+
+// replay answers a retry whose Idempotency-Key is held by prev. It returns
+// (nil, nil) when prev does not decide the outcome.
+func (c *Cashier) replay(ctx context.Context, prev *Order, auth *Authorization, requestHash string) (*Charge, error) {
+	samePayment := prev.ReservationKey == auth.ReservationKey
+	voidNew := func() {
+		if !samePayment {
+			c.void(ctx, auth)
+		}
+	}
+	if prev.RequestHash != requestHash {
+		voidNew()
+		return nil, ErrIdempotencyConflict
+	}
+	switch prev.Status {
+	case OrderCompleted:
+		resp, err := c.l.Response(ctx, prev.ID)
+		if errors.Is(err, ErrOrderNotFound) {
+			// A streamed response that was not kept cannot be replayed.
+			voidNew()
+			return nil, ErrIdempotencyConflict
+		}
+		if err != nil {
+			return nil, err
+		}
+		voidNew()
+		call := &Call{Payer: prev.Payer, Protocol: prev.Protocol, OrderID: prev.ID, OrderTokenHash: prev.TokenHash, CustomerID: prev.CustomerID}
+		return &Charge{c: c, order: *prev, call: call, replay: resp, done: true}, nil
+	case OrderProcessing, OrderSettling:
+		voidNew()
+		return nil, ErrIdempotencyInFlight
+	}
+	return nil, nil
+}
+
+func (c *Cashier) void(ctx context.Context, a *Authorization) {
+	if err := c.p.Void(context.WithoutCancel(ctx), a); err != nil {
+		c.log.WarnContext(ctx, "payment: void failed", "payer", a.Payer, "err", err)
+	}
+}
+
+// Call returns the payment description to hand to the paid handler.
+func (ch *Charge) Call() *Call { return ch.call }
+
+// Order returns the order as opened (or, for a replay, as stored).
+func (ch *Charge) Order() Order { return ch.order }
+
+// OrderToken returns the order token (ort_…) to hand to the payer; it is
+// not stored and cannot be shown again. "" for a replay.
+func (ch *Charge) OrderToken() string { return ch.token }
+
+// Authorization returns the verified payment (nil for a replay).
+func (ch *Charge) Authorization() *Authorization { return ch.auth }
+
+// Replay returns the stored response when Begin answered an idempotent
+// retry.
+func (ch *Charge) Replay() (*StoredResponse, bool) { return ch.replay, ch.replay != nil }
+
+func (ch *Charge) finish() error {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.done {
+		return errors.New("payment: charge already completed or failed")
+	}
+	ch.done = true
+	return nil
+}
+
+// Response is what a paid call delivers.
+type Response struct {
+	// Status is the HTTP status (0 means 200).
+	Status int
+	// ContentType of Body ("" means application/json).
+	ContentType string
+	// Body is the exact bytes delivered; the receipt's resultSha256 is
+	// their SHA-256. It is also stored for idempotent replays and for
+	// the payer's later retrieval.
+	Body []byte
+	// SHA256, when set (lowercase hex), is the digest of the delivered
+	// bytes and Body may be nil: streamed responses too large to keep
+	// are hashed as they are written and not stored.
+	SHA256 string
+}
+
+// Completion is the outcome of Complete.
+type Completion struct {
+	// Order is the order after completion (status completed, settling or
+	// failed).
+	Order Order
+	// Receipt and ReceiptJSON are set when the order completed.
+	Receipt     *Receipt
+	ReceiptJSON []byte
+	// Settlement is the processor's settlement (its Header carries the
+	// protocol's success header).
+	Settlement *Settlement
+	// Pending is true when the settlement outcome is not known yet.
+	Pending bool
+}
+
+// Complete records what the call delivered, settles the payment and, when
+// the settlement succeeds, completes the order and signs its receipt.
+// Only call it when the work succeeded; otherwise call Fail.
+//
+// Errors: ErrSettlementPending (wrapped) when the outcome is unknown — the
+// order stays settling, the reservation is kept, the response must not be
+// delivered yet and the payer must not pay again (Reconcile or a later
+// check finishes the order); ErrSettlementFailed (with the processor's
+// *Problem) when the processor refused — the order is failed, its
+// reservation released, nothing may be delivered. The Completion is
+// returned in every case where the order was touched.
+func (ch *Charge) Complete(ctx context.Context, resp Response) (*Completion, error) {
+	if err := ch.finish(); err != nil {
+		return nil, err
+	}
+	c := ch.c
+	wctx := context.WithoutCancel(ctx)
+	if resp.Status == 0 {
+		resp.Status = 200
+	}
+	if resp.ContentType == "" {
+		resp.ContentType = "application/json"
+	}
+	digest := resp.SHA256
+	if digest == "" {
+		sum := sha256.Sum256(resp.Body)
+		digest = hex.EncodeToString(sum[:])
+	}
+	kind, id := ch.call.Result()
+	usage := ch.call.Usage()
+	d := Delivered{ResultKind: kind, ResultID: id, ResultSHA256: digest, Usage: usage,
+		CostMicroUSD: c.costs.Cost(usage), Response: StoredResponse{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body}}
+	if err := c.l.MarkSettling(wctx, ch.order.ID, d); err != nil {
+		c.fail(wctx, ch.auth, ch.order.ID, "ledger error before settlement")
+		return nil, err
+	}
+	ord := ch.order
+	ord.Status, ord.ResultKind, ord.ResultID, ord.ResultSHA256, ord.Usage, ord.CostMicroUSD =
+		OrderSettling, d.ResultKind, d.ResultID, d.ResultSHA256, d.Usage, d.CostMicroUSD
+	sctx, cancel := context.WithTimeout(wctx, c.settleTO)
+	defer cancel()
+	s, err := c.p.Settle(sctx, ch.auth)
+	switch {
+	case err == nil && s == nil:
+		err = errors.New("processor returned no settlement")
+		fallthrough
+	case err != nil && !errors.Is(err, ErrSettlementPending) && !errors.Is(err, context.DeadlineExceeded):
+		reason := "settlement failed: " + problemDetail(err)
+		c.void(wctx, ch.auth)
+		if ferr := c.l.FailOrder(wctx, ord.ID, reason); ferr != nil {
+			c.log.ErrorContext(ctx, "payment: recording a failed settlement", "order", ord.ID, "err", ferr)
+		}
+		ord.Status, ord.FailureReason = OrderFailed, reason
+		return &Completion{Order: ord}, settlementFailure(err)
+	case err != nil:
+		c.log.WarnContext(ctx, "payment: settlement pending", "order", ord.ID, "err", err)
+		return &Completion{Order: ord, Pending: true}, fmt.Errorf("%w: %v", ErrSettlementPending, err)
+	}
+	return c.completeSettled(ctx, ord, s)
+}
+
+// completeSettled signs the receipt of a settled order and records it. A
+// ledger failure here is logged, not returned: the money moved, so the
+// response is delivered (Reconcile can finish the record).
+func (c *Cashier) completeSettled(ctx context.Context, ord Order, s *Settlement) (*Completion, error) {
+	now := c.now().UTC()
+	ord.ReceiptID = ids.New(ids.Receipt)
+	ord.SettlementRef, ord.Dev = s.Reference, ord.Dev || s.Dev
+	if s.Network != "" {
+		ord.Network = s.Network
+	}
+	r := receiptFor(&ord, now)
+	data, err := SignReceipt(c.keys, r)
+	if err != nil {
+		return nil, err
+	}
+	st := Settled{SettlementRef: s.Reference, Network: s.Network, Dev: ord.Dev, ReceiptID: ord.ReceiptID, Receipt: data, CompletedAt: now}
+	if err := c.l.CompleteOrder(context.WithoutCancel(ctx), ord.ID, st); err != nil {
+		c.log.ErrorContext(ctx, "payment: recording a settled order", "order", ord.ID, "settlement", s.Reference, "err", err)
+	} else {
+		ord.Status, ord.CompletedAt = OrderCompleted, now
+	}
+	return &Completion{Order: ord, Receipt: r, ReceiptJSON: data, Settlement: s}, nil
+}
+
+func receiptFor(o *Order, issued time.Time) *Receipt {
+	return &Receipt{
+		ReceiptID: o.ReceiptID, OrderID: o.ID, OfferID: o.OfferID, Tier: o.Tier, AmountMicroUSD: o.AmountMicroUSD,
+		Currency: Currency, PaymentProtocol: o.Protocol, PaymentMethod: o.Method, Network: o.Network, Payer: o.Payer,
+		SettlementReference: o.SettlementRef, Dev: o.Dev, ResultKind: o.ResultKind, ResultID: o.ResultID,
+		ResultSHA256: o.ResultSHA256, IssuedAt: issued.UTC().Format(time.RFC3339),
+	}
+}
+
+func problemDetail(err error) string {
+	var p *Problem
+	if errors.As(err, &p) {
+		if p.Detail != "" {
+			return p.Detail
+		}
+		return p.Reason
+	}
+	return err.Error()
+}
+
+// Fail abandons the charge: the payment is voided (never settled), the
+// reservation and quote are released so the payer may retry with the same
+// credential, and the order is failed with reason.
+func (ch *Charge) Fail(ctx context.Context, reason string) error {
+	if err := ch.finish(); err != nil {
+		return err
+	}
+	return ch.c.fail(context.WithoutCancel(ctx), ch.auth, ch.order.ID, reason)
+}
+
+func (c *Cashier) fail(ctx context.Context, a *Authorization, orderID, reason string) error {
+	c.void(ctx, a)
+	if err := c.l.FailOrder(ctx, orderID, reason); err != nil {
+		c.log.ErrorContext(ctx, "payment: failing order", "order", orderID, "err", err)
+		return err
+	}
+	return nil
+}
+
+// ReconcileReport counts what Reconcile did.
+type ReconcileReport struct {
+	// Interrupted orders were left processing (a crash mid-call): their
+	// reservations were released, nothing was settled.
+	Interrupted int
+	// Completed and Failed settling orders were resolved through the
+	// processor's SettlementChecker.
+	Completed int
+	Failed    int
+	// StillSettling orders are still unknown (or the processor cannot
+	// check them).
+	StillSettling int
+	// Purged consumed reservations past their validity were forgotten.
+	Purged int64
+}
+
+// Reconcile repairs the ledger after a crash, and may also run
+// periodically: orders processing for longer than StaleAfter are failed as
+// "interrupted" and their reservations released (never settled — the
+// payer was not charged and may retry); settling orders are re-checked
+// through the processor when it implements SettlementChecker; expired
+// consumed reservations are purged. Orders of live instances are safe:
+// only stale ones are touched and every change is a conditional update.
+func (c *Cashier) Reconcile(ctx context.Context) (ReconcileReport, error) {
+	var rep ReconcileReport
+	now := c.now()
+	stale, err := c.l.OrdersInState(ctx, OrderProcessing, now.Add(-c.staleAfter), 1000)
+	if err != nil {
+		return rep, err
+	}
+	for _, o := range stale {
+		switch err := c.l.FailOrder(ctx, o.ID, "interrupted"); {
+		case err == nil:
+			rep.Interrupted++
+		case errors.Is(err, ErrConflict):
+		default:
+			return rep, err
+		}
+	}
+	settling, err := c.l.OrdersInState(ctx, OrderSettling, now, 1000)
+	if err != nil {
+		return rep, err
+	}
+	checker, _ := c.p.(SettlementChecker)
+	for _, o := range settling {
+		if checker == nil {
+			rep.StillSettling++
+			continue
+		}
+		s, err := checker.CheckSettlement(ctx, &o)
+		switch {
+		case err == nil && s != nil:
+			if _, err := c.completeSettled(ctx, o, s); err != nil {
+				return rep, err
+			}
+			rep.Completed++
+		case err != nil && (errors.Is(err, ErrSettlementPending) || errors.Is(err, context.DeadlineExceeded)):
+			rep.StillSettling++
+		case err != nil:
+			var p *Problem
+			if !errors.As(err, &p) {
+				rep.StillSettling++ // an error of the check itself decides nothing
+				c.log.WarnContext(ctx, "payment: checking a pending settlement", "order", o.ID, "err", err)
+				continue
+			}
+			if ferr := c.l.FailOrder(ctx, o.ID, "settlement failed: "+problemDetail(err)); ferr != nil && !errors.Is(ferr, ErrConflict) {
+				return rep, ferr
+			}
+			rep.Failed++
+		default:
+			rep.StillSettling++
+		}
+	}
+	n, err := c.l.PurgeReservations(ctx, now)
+	rep.Purged = n
+	if err != nil {
+		return rep, err
+	}
+	if rep != (ReconcileReport{}) {
+		c.log.InfoContext(ctx, "payment: reconciled", "interrupted", rep.Interrupted, "completed", rep.Completed,
+			"failed", rep.Failed, "stillSettling", rep.StillSettling, "purged", rep.Purged)
+	}
+	return rep, nil
+}

@@ -1,0 +1,614 @@
+package payment
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/assaykit/assay/internal/httpjson"
+)
+
+// HTTP headers of paid calls.
+const (
+	HeaderOrderID        = "X-Agentic-Order-Id"
+	HeaderOrderToken     = "X-Agentic-Order-Token"
+	HeaderReceiptID      = "X-Agentic-Receipt-Id"
+	HeaderQuoteID        = "X-Agentic-Quote-Id"
+	HeaderCustomerKey    = "X-Agentic-Customer-Key"
+	HeaderIdempotencyKey = "Idempotency-Key"
+	// HeaderReplay is "true" on a response replayed for a retried
+	// Idempotency-Key.
+	HeaderReplay = "X-Agentic-Idempotent-Replay"
+)
+
+// DefaultMaxResponseBytes bounds the buffered response of a paid handler
+// when GateOptions.MaxResponseBytes is 0.
+const DefaultMaxResponseBytes = 8 << 20
+
+// exposed lists the headers browsers may read on paid responses.
+const exposed = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, WWW-Authenticate, Payment-Receipt, " +
+	HeaderOrderID + ", " + HeaderOrderToken + ", " + HeaderReceiptID + ", " + HeaderReplay + ", Retry-After"
+
+// GateOptions configure NewGate.
+type GateOptions struct {
+	// CashierOptions configure the Cashier the gate is built on (Keys is
+	// required).
+	CashierOptions
+	// PublicBaseURL is the scheme, host and mount path under which clients
+	// reach the server, e.g. "https://api.example.com". Payment resources
+	// are this plus the request path and query. Required unless
+	// TrustForwardedHeaders is set.
+	PublicBaseURL string
+	// TrustForwardedHeaders builds resource URLs from X-Forwarded-Proto
+	// and X-Forwarded-Host (else the Host header) when PublicBaseURL is
+	// empty. Only set it behind a proxy that overwrites those headers.
+	TrustForwardedHeaders bool
+	// MaxResponseBytes bounds the buffered response of a paid handler.
+	// A larger response is not delivered and the order fails. Zero means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+}
+
+// Gate is the HTTP Paywall: it turns a handler into a paid one. See the
+// package documentation for the order of events.
+type Gate struct {
+	c        *Cashier
+	base     string
+	trustFwd bool
+	maxResp  int64
+}
+
+var _ Paywall = (*Gate)(nil)
+
+// NewGate returns a Gate that charges through p and records in l.
+func NewGate(p Processor, l Ledger, o *GateOptions) (*Gate, error) {
+	if o == nil {
+		o = &GateOptions{}
+	}
+	c, err := NewCashier(p, l, &o.CashierOptions)
+	if err != nil {
+		return nil, err
+	}
+	return NewGateFor(c, o)
+}
+
+// NewGateFor returns a Gate built on an existing Cashier (the one MCP and
+// A2A share); o's CashierOptions are ignored.
+func NewGateFor(c *Cashier, o *GateOptions) (*Gate, error) {
+	if o == nil {
+		o = &GateOptions{}
+	}
+	g := &Gate{c: c, trustFwd: o.TrustForwardedHeaders, maxResp: o.MaxResponseBytes}
+	if g.maxResp <= 0 {
+		g.maxResp = DefaultMaxResponseBytes
+	}
+	if o.PublicBaseURL != "" {
+		u, err := url.Parse(o.PublicBaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("payment: PublicBaseURL %q is not an http(s) base URL", o.PublicBaseURL)
+		}
+		g.base = strings.TrimRight(o.PublicBaseURL, "/")
+	} else if !g.trustFwd {
+		return nil, errors.New("payment: NewGate needs PublicBaseURL (or TrustForwardedHeaders behind a trusted proxy)")
+	}
+	return g, nil
+}
+
+// Cashier returns the cashier the gate is built on.
+func (g *Gate) Cashier() *Cashier { return g.c }
+
+// Streamer is implemented by paid handlers that must write as they go
+// (for example server-sent events) and accept that their output reaches
+// the payer before settlement. Their response is not buffered: order id
+// and token are sent before the handler runs, the receipt id and the
+// settlement header follow as HTTP trailers, and if settlement then fails
+// the content has already been delivered (the order is failed all the
+// same). Only opt out of buffering where that is acceptable.
+type Streamer interface {
+	StreamsPaidResponse() bool
+}
+
+// Gate implements Paywall.
+func (g *Gate) Gate(offer Offer, next http.Handler) http.Handler {
+	return &gated{g: g, offer: offer, next: next}
+}
+
+type gated struct {
+	g     *Gate
+	offer Offer
+	next  http.Handler
+}
+
+func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g, c := h.g, h.g.c
+	ctx := r.Context()
+	if r.Header.Get("Origin") != "" && w.Header().Get("Access-Control-Expose-Headers") == "" {
+		w.Header().Set("Access-Control-Expose-Headers", exposed)
+	}
+	body, err := readBody(r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
+			return
+		}
+		httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
+		return
+	}
+	if pc, ok := h.next.(Prechecker); ok {
+		var proceed bool
+		if r, proceed = pc.Precheck(w, r); !proceed {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		ctx = r.Context()
+	}
+	customerKey := r.Header.Get(HeaderCustomerKey)
+	if customerKey != "" {
+		if _, err := c.Customer(ctx, customerKey); err != nil {
+			if errors.Is(err, ErrInvalidCustomerKey) {
+				httpjson.Detail(w, http.StatusUnauthorized, "A valid X-Agentic-Customer-Key is required")
+				return
+			}
+			g.internal(w, r, "customer lookup", err)
+			return
+		}
+	}
+	res := Resource{URL: g.resourceURL(r), Method: r.Method, Description: h.offer.Description, MimeType: h.offer.MimeType,
+		QuoteID: strings.TrimSpace(r.Header.Get(HeaderQuoteID))}
+	if len(body) > 0 {
+		sum := sha256.Sum256(body)
+		res.BodyDigest = "sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
+	}
+	priced, err := c.PriceOffer(ctx, h.offer, res.QuoteID)
+	if err != nil {
+		unquoted := res
+		unquoted.QuoteID = ""
+		g.refuse(w, r, h.offer, unquoted, err)
+		return
+	}
+	if r.Method == http.MethodHead {
+		// A HEAD answer has no body: never charge for one.
+		g.challenge(w, r, priced, res, nil)
+		return
+	}
+	cred, err := c.p.ReadCredential(r.Header)
+	if err != nil {
+		var p *Problem
+		if !errors.As(err, &p) {
+			// A credential the processor cannot read is the payer's
+			// mistake: 400, never 500.
+			err = &Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed payment credential: " + err.Error()}
+		}
+		g.refuse(w, r, priced, res, err)
+		return
+	}
+	if cred == nil {
+		g.challenge(w, r, priced, res, nil)
+		return
+	}
+	reqHash := requestHash(r, body)
+	ch, err := c.Begin(ctx, h.offer, res, cred, &BeginOptions{
+		CustomerKey: customerKey, IdempotencyKey: r.Header.Get(HeaderIdempotencyKey), RequestHash: reqHash})
+	if err != nil {
+		g.refuse(w, r, priced, res, err)
+		return
+	}
+	if stored, ok := ch.Replay(); ok {
+		hd := w.Header()
+		hd.Set(HeaderOrderID, ch.Order().ID)
+		if id := ch.Order().ReceiptID; id != "" {
+			hd.Set(HeaderReceiptID, id)
+		}
+		hd.Set(HeaderReplay, "true")
+		hd.Set("Cache-Control", "private")
+		hd.Set("Content-Type", stored.ContentType)
+		hd.Set("Content-Length", strconv.Itoa(len(stored.Body)))
+		w.WriteHeader(stored.Status)
+		_, _ = w.Write(stored.Body)
+		return
+	}
+	w.Header().Set(HeaderOrderID, ch.Order().ID)
+	w.Header().Set(HeaderOrderToken, ch.OrderToken())
+	if s, ok := h.next.(Streamer); ok && s.StreamsPaidResponse() {
+		g.serveStreaming(w, r, h.next, ch)
+		return
+	}
+	g.serveBuffered(w, r, h.next, ch)
+}
+
+// run calls next with the payment in the context and the offer's work
+// timeout. A panic fails the order (never settled) and is re-raised.
+func (g *Gate) run(w http.ResponseWriter, r *http.Request, next http.Handler, ch *Charge) {
+	ctx := WithCall(r.Context(), ch.Call())
+	if wt := ch.Call().Offer.WorkTimeout; wt > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wt)
+		defer cancel()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = ch.Fail(r.Context(), "handler panicked")
+			panic(p)
+		}
+	}()
+	next.ServeHTTP(w, r.WithContext(ctx))
+}
+
+func (g *Gate) serveBuffered(w http.ResponseWriter, r *http.Request, next http.Handler, ch *Charge) {
+	bw := &bufferWriter{header: http.Header{}, limit: g.maxResp}
+	g.run(bw, r, next, ch)
+	status := bw.code()
+	hd := w.Header()
+	if bw.overflow {
+		_ = ch.Fail(r.Context(), fmt.Sprintf("response exceeded %d bytes", g.maxResp))
+		hd.Set("Cache-Control", "no-store")
+		httpjson.Detail(w, http.StatusInternalServerError, "The response was too large to deliver; the payment was not settled")
+		return
+	}
+	if status >= 400 {
+		_ = ch.Fail(r.Context(), failureReason(status, bw.buf.Bytes()))
+		copyHeader(hd, bw.header)
+		hd.Set("Cache-Control", "no-store")
+		w.WriteHeader(status)
+		_, _ = w.Write(bw.buf.Bytes())
+		return
+	}
+	out := bw.buf.Bytes()
+	if out == nil {
+		out = []byte{}
+	}
+	comp, err := ch.Complete(r.Context(), Response{Status: status, ContentType: bw.header.Get("Content-Type"), Body: out})
+	if err != nil {
+		g.completionError(w, r, ch, err)
+		return
+	}
+	copyHeader(hd, bw.header)
+	if comp.Settlement != nil {
+		copyHeader(hd, comp.Settlement.Header)
+	}
+	hd.Set(HeaderReceiptID, comp.Order.ReceiptID)
+	hd.Set("Cache-Control", "private")
+	hd.Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(status)
+	_, _ = w.Write(out)
+}
+
+func (g *Gate) serveStreaming(w http.ResponseWriter, r *http.Request, next http.Handler, ch *Charge) {
+	hd := w.Header()
+	hd.Set("Cache-Control", "private")
+	hd.Set("Trailer", HeaderReceiptID+", PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Payment-Receipt")
+	sw := &streamWriter{ResponseWriter: w, sum: sha256.New(), limit: g.maxResp}
+	g.run(sw, r, next, ch)
+	status := sw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if status >= 400 {
+		_ = ch.Fail(r.Context(), failureReason(status, sw.keep.Bytes()))
+		return
+	}
+	resp := Response{Status: status, ContentType: hd.Get("Content-Type"), SHA256: hex.EncodeToString(sw.sum.Sum(nil))}
+	if !sw.dropped {
+		resp.Body = sw.keep.Bytes()
+		if resp.Body == nil {
+			resp.Body = []byte{}
+		}
+	}
+	comp, err := ch.Complete(r.Context(), resp)
+	if err != nil {
+		g.c.log.WarnContext(r.Context(), "payment: streamed call not settled", "order", ch.Order().ID, "err", err)
+		return
+	}
+	hd.Set(HeaderReceiptID, comp.Order.ReceiptID)
+	if comp.Settlement != nil {
+		for k, v := range comp.Settlement.Header {
+			hd[k] = v
+		}
+	}
+}
+
+func failureReason(status int, body []byte) string {
+	const max = 300
+	detail := strings.TrimSpace(string(body))
+	var d struct {
+		Detail any `json:"detail"`
+	}
+	if json.Unmarshal(body, &d) == nil {
+		if s, ok := d.Detail.(string); ok {
+			detail = s
+		}
+	}
+	if len(detail) > max {
+		detail = detail[:max]
+	}
+	return fmt.Sprintf("handler answered %d: %s", status, detail)
+}
+
+// completionError answers a call whose work succeeded but whose payment
+// did not settle (yet).
+func (g *Gate) completionError(w http.ResponseWriter, r *http.Request, ch *Charge, err error) {
+	hd := w.Header()
+	switch {
+	case errors.Is(err, ErrSettlementPending):
+		hd.Set("Cache-Control", "no-store")
+		hd.Set("Retry-After", "5")
+		id := ch.Order().ID
+		httpjson.Write(w, http.StatusAccepted, map[string]string{
+			"detail":   "Payment settlement is pending. Do not pay again: poll the order with its token until it is completed, then read its result.",
+			"orderId":  id,
+			"status":   OrderSettling,
+			"orderUrl": g.base + "/v1/orders/" + id,
+		})
+	case errors.Is(err, ErrSettlementFailed):
+		g.challenge(w, r, ch.Call().Offer, Resource{URL: g.resourceURL(r), Method: r.Method, Description: ch.Call().Offer.Description,
+			MimeType: ch.Call().Offer.MimeType}, asProblem(err, "Settlement failed: "+problemDetail(err)))
+	default:
+		g.internal(w, r, "completing a paid call", err)
+	}
+}
+
+func asProblem(err error, detail string) *Problem {
+	p := &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "settlement_failed"}
+	var pp *Problem
+	if errors.As(err, &pp) {
+		*p = *pp
+		p.Status = http.StatusPaymentRequired
+	}
+	p.Detail = detail
+	return p
+}
+
+// refuse answers a failed payment step: a *Problem with its status (402
+// with a fresh challenge), customer and idempotency errors with theirs.
+func (g *Gate) refuse(w http.ResponseWriter, r *http.Request, offer Offer, res Resource, err error) {
+	var p *Problem
+	switch {
+	case errors.As(err, &p):
+		if p.Status == http.StatusPaymentRequired || p.Status == 0 {
+			if p.Reason == ReasonQuoteMismatch || p.Reason == ReasonQuoteUsed || p.Reason == ReasonQuoteUnknown || p.Reason == ReasonQuoteExpired {
+				res.QuoteID = ""
+			}
+			g.challenge(w, r, offer, res, p)
+			return
+		}
+		writeProblem(w, p)
+	case errors.Is(err, ErrInvalidCustomerKey):
+		httpjson.Detail(w, http.StatusUnauthorized, "A valid X-Agentic-Customer-Key is required")
+	case errors.Is(err, ErrIdempotencyConflict):
+		httpjson.Detail(w, http.StatusConflict, "Idempotency-Key was already used for a different request")
+	case errors.Is(err, ErrIdempotencyInFlight):
+		w.Header().Set("Retry-After", "1")
+		httpjson.Detail(w, http.StatusConflict, "A request with this Idempotency-Key is still being processed")
+	case errors.Is(err, ErrProcessorUnavailable):
+		g.c.log.WarnContext(r.Context(), "payment: processor unavailable", "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", "5")
+		httpjson.Detail(w, http.StatusServiceUnavailable, "Payment verification is temporarily unavailable; the payment was not used")
+	default:
+		g.internal(w, r, "payment", err)
+	}
+}
+
+// challenge answers 402 with a fresh challenge; p, when set, explains why
+// the previous payment was refused.
+func (g *Gate) challenge(w http.ResponseWriter, r *http.Request, offer Offer, res Resource, p *Problem) {
+	ch, err := g.c.p.Challenge(r.Context(), offer, res)
+	if err != nil || ch == nil {
+		g.internal(w, r, "payment challenge", fmt.Errorf("challenge: %v", err))
+		return
+	}
+	hd := w.Header()
+	for k, v := range ch.Header {
+		for _, s := range v {
+			hd.Add(k, s)
+		}
+	}
+	hd.Set("Cache-Control", "no-store")
+	body := ch.Body
+	if p != nil {
+		body = withProblem(body, p)
+	}
+	if hd.Get("Content-Type") == "" {
+		hd.Set("Content-Type", "application/json")
+	}
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusPaymentRequired)
+	_, _ = w.Write(body)
+}
+
+// ProblemTypeBase prefixes the MPP problem type suffixes.
+const ProblemTypeBase = "https://paymentauth.org/problems/"
+
+// withProblem merges p into a challenge body (an RFC 9457 problem that is
+// also an x402 v1 document): detail, type and the x402 error field.
+func withProblem(body []byte, p *Problem) []byte {
+	m := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil || m == nil {
+		m = map[string]any{}
+	}
+	m["status"] = http.StatusPaymentRequired
+	m["title"] = "Payment Required"
+	if p.Type != "" {
+		m["type"] = ProblemTypeBase + p.Type
+	}
+	if p.Detail != "" {
+		m["detail"] = p.Detail
+	}
+	if p.Reason != "" {
+		m["error"] = p.Reason
+	} else if p.Detail != "" {
+		m["error"] = p.Detail
+	}
+	out, err := httpjson.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+func writeProblem(w http.ResponseWriter, p *Problem) {
+	status := p.Status
+	if status == 0 {
+		status = http.StatusBadRequest
+	}
+	m := map[string]any{"status": status, "title": http.StatusText(status), "detail": p.Detail}
+	if p.Type != "" {
+		m["type"] = ProblemTypeBase + p.Type
+	}
+	if p.Reason != "" {
+		m["error"] = p.Reason
+	}
+	if p.Detail == "" {
+		m["detail"] = http.StatusText(status)
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	httpjson.Write(w, status, m)
+}
+
+func (g *Gate) internal(w http.ResponseWriter, r *http.Request, what string, err error) {
+	g.c.log.ErrorContext(r.Context(), "payment: "+what, "path", r.URL.Path, "err", err)
+	httpjson.Detail(w, http.StatusInternalServerError, "Internal Server Error")
+}
+
+func readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	b, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return b, err
+}
+
+// resourceURL is the URL the client called, on the configured public base.
+func (g *Gate) resourceURL(r *http.Request) string {
+	base := g.base
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		host := r.Host
+		if g.trustFwd {
+			if p := firstValue(r.Header.Get("X-Forwarded-Proto")); p == "http" || p == "https" {
+				scheme = p
+			}
+			if h := firstValue(r.Header.Get("X-Forwarded-Host")); h != "" {
+				host = h
+			}
+		}
+		base = scheme + "://" + host
+	}
+	u := base + r.URL.EscapedPath()
+	if r.URL.RawQuery != "" {
+		u += "?" + r.URL.RawQuery
+	}
+	return u
+}
+
+func firstValue(v string) string {
+	v, _, _ = strings.Cut(v, ",")
+	return strings.TrimSpace(v)
+}
+
+// requestHash identifies a request for idempotency: method, path, query
+// and body.
+func requestHash(r *http.Request, body []byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%s\n", r.Method, r.URL.EscapedPath(), r.URL.RawQuery)
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func copyHeader(dst, src http.Header) {
+	for k, v := range src {
+		dst[k] = append([]string(nil), v...)
+	}
+}
+
+// bufferWriter holds a paid handler's response until the payment settles.
+type bufferWriter struct {
+	header   http.Header
+	status   int
+	buf      bytes.Buffer
+	limit    int64
+	overflow bool
+}
+
+func (b *bufferWriter) Header() http.Header { return b.header }
+
+func (b *bufferWriter) WriteHeader(code int) {
+	if b.status == 0 {
+		b.status = code
+	}
+}
+
+func (b *bufferWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	if int64(b.buf.Len()+len(p)) > b.limit {
+		b.overflow = true
+		return 0, errors.New("payment: response exceeds the gate's buffer limit")
+	}
+	return b.buf.Write(p)
+}
+
+func (b *bufferWriter) code() int {
+	if b.status == 0 {
+		return http.StatusOK
+	}
+	return b.status
+}
+
+// streamWriter passes a streaming handler's output through, hashing it
+// and keeping a copy up to limit.
+type streamWriter struct {
+	http.ResponseWriter
+	status  int
+	sum     hash.Hash
+	keep    bytes.Buffer
+	limit   int64
+	dropped bool
+}
+
+func (s *streamWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *streamWriter) Write(p []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	n, err := s.ResponseWriter.Write(p)
+	s.sum.Write(p[:n])
+	if !s.dropped {
+		if int64(s.keep.Len()+n) > s.limit {
+			s.dropped = true
+			s.keep = bytes.Buffer{}
+		} else {
+			s.keep.Write(p[:n])
+		}
+	}
+	return n, err
+}
+
+func (s *streamWriter) Flush() { _ = http.NewResponseController(s.ResponseWriter).Flush() }
+
+func (s *streamWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

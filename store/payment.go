@@ -1,0 +1,459 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/assaykit/assay/payment"
+)
+
+// The payment ledger: reservations, orders, receipts, quotes and customers
+// (payment.Ledger). Single use of a payment rests on the primary key of
+// payment_reservations; idempotency on the partial unique index over
+// (payer, offer_id, idempotency_key); every state change is a conditional
+// UPDATE on the current status, so concurrent writers (also on other
+// instances sharing PostgreSQL) cannot both win.
+
+var _ payment.Ledger = (*DB)(nil)
+
+const (
+	reservationReserved = "reserved"
+	reservationConsumed = "consumed"
+)
+
+const orderColumns = `id, token_hash, offer_id, tier, protocol, method, network, payer, customer_id,
+	amount_microusd, currency, reservation_key, reserved_until, quote_id, idempotency_key, request_hash,
+	status, failure_reason, settlement_ref, dev, result_kind, result_id, result_sha256,
+	usage_provider, usage_model, input_tokens, cached_input_tokens, output_tokens, search_calls,
+	cost_microusd, receipt_id, created_at, updated_at, completed_at`
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanOrder(r rowScanner) (*payment.Order, error) {
+	var o payment.Order
+	var customer, quote, idem, receipt sql.NullString
+	var reserved, created, updated, completed int64
+	var dev int
+	var in, cached, out, searches int64
+	err := r.Scan(&o.ID, &o.TokenHash, &o.OfferID, &o.Tier, &o.Protocol, &o.Method, &o.Network, &o.Payer, &customer,
+		&o.AmountMicroUSD, &o.Currency, &o.ReservationKey, &reserved, &quote, &idem, &o.RequestHash,
+		&o.Status, &o.FailureReason, &o.SettlementRef, &dev, &o.ResultKind, &o.ResultID, &o.ResultSHA256,
+		&o.Usage.Provider, &o.Usage.Model, &in, &cached, &out, &searches,
+		&o.CostMicroUSD, &receipt, &created, &updated, &completed)
+	if err != nil {
+		return nil, err
+	}
+	o.CustomerID, o.QuoteID, o.IdempotencyKey, o.ReceiptID = customer.String, quote.String, idem.String, receipt.String
+	o.ReservedUntil, o.CreatedAt, o.UpdatedAt, o.CompletedAt = fromMicros(reserved), fromMicros(created), fromMicros(updated), fromMicros(completed)
+	o.Dev = dev != 0
+	o.Usage.InputTokens, o.Usage.CachedInputTokens, o.Usage.OutputTokens, o.Usage.SearchCalls = int(in), int(cached), int(out), int(searches)
+	return &o, nil
+}
+
+// OpenOrder implements payment.Ledger.
+func (db *DB) OpenOrder(ctx context.Context, o *payment.Order) error {
+	if o.ID == "" || o.ReservationKey == "" || o.Payer == "" || o.OfferID == "" {
+		return fmt.Errorf("store: open order: id, reservation key, payer and offer are required")
+	}
+	now := db.nowMicros()
+	err := db.inTx(ctx, func(tx *Tx) error {
+		if _, err := tx.exec(ctx, `INSERT INTO payment_reservations (key, order_id, status, expires_at, created_at)
+			VALUES (?, ?, ?, ?, ?)`, o.ReservationKey, o.ID, reservationReserved, toMicros(o.ReservedUntil), now); err != nil {
+			if isUniqueViolation(err) {
+				return payment.ErrReservationUsed
+			}
+			return err
+		}
+		if o.QuoteID != "" {
+			res, err := tx.exec(ctx, `UPDATE payment_quotes SET order_id = ?
+				WHERE id = ? AND order_id IS NULL AND expires_at > ?`, o.ID, o.QuoteID, now)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n != 1 {
+				return payment.ErrQuoteUnavailable
+			}
+		}
+		currency := o.Currency
+		if currency == "" {
+			currency = payment.Currency
+		}
+		_, err := tx.exec(ctx, `INSERT INTO payment_orders (id, token_hash, offer_id, tier, protocol, method, network,
+			payer, customer_id, amount_microusd, currency, reservation_key, reserved_until, quote_id, idempotency_key,
+			request_hash, status, dev, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			o.ID, o.TokenHash, o.OfferID, o.Tier, o.Protocol, o.Method, o.Network,
+			o.Payer, nullString(o.CustomerID), o.AmountMicroUSD, currency, o.ReservationKey, toMicros(o.ReservedUntil),
+			nullString(o.QuoteID), nullString(o.IdempotencyKey), o.RequestHash, payment.OrderProcessing, boolInt(o.Dev), now, now)
+		if err != nil {
+			if isUniqueViolation(err) {
+				// The order id is random, so the conflict is the
+				// idempotency index.
+				return payment.ErrIdempotencyInFlight
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, payment.ErrReservationUsed) || errors.Is(err, payment.ErrQuoteUnavailable) || errors.Is(err, payment.ErrIdempotencyInFlight) {
+			return err
+		}
+		return fmt.Errorf("store: open order: %w", err)
+	}
+	o.Status = payment.OrderProcessing
+	o.Currency = payment.Currency
+	o.CreatedAt, o.UpdatedAt = fromMicros(now), fromMicros(now)
+	return nil
+}
+
+// Order implements payment.Ledger.
+func (db *DB) Order(ctx context.Context, id string) (*payment.Order, error) {
+	o, err := scanOrder(db.queryRow(ctx, "SELECT "+orderColumns+" FROM payment_orders WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, payment.ErrOrderNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: order: %w", err)
+	}
+	return o, nil
+}
+
+// OrderByIdempotencyKey implements payment.Ledger.
+func (db *DB) OrderByIdempotencyKey(ctx context.Context, payer, offerID, key string) (*payment.Order, error) {
+	if key == "" {
+		return nil, payment.ErrOrderNotFound
+	}
+	o, err := scanOrder(db.queryRow(ctx, "SELECT "+orderColumns+` FROM payment_orders
+		WHERE payer = ? AND offer_id = ? AND idempotency_key = ?`, payer, offerID, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, payment.ErrOrderNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: order by idempotency key: %w", err)
+	}
+	return o, nil
+}
+
+// transition runs a conditional status update and reports ErrConflict (or
+// ErrOrderNotFound) when no row matched.
+func (tx *Tx) transition(ctx context.Context, id string, res sql.Result) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 1 {
+		return nil
+	}
+	var status string
+	err = tx.queryRow(ctx, "SELECT status FROM payment_orders WHERE id = ?", id).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return payment.ErrOrderNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w (order is %s)", payment.ErrConflict, status)
+}
+
+// MarkSettling implements payment.Ledger.
+func (db *DB) MarkSettling(ctx context.Context, id string, d payment.Delivered) error {
+	err := db.inTx(ctx, func(tx *Tx) error {
+		body := d.Response.Body // nil: not kept (a streamed response)
+		res, err := tx.exec(ctx, `UPDATE payment_orders SET status = ?, result_kind = ?, result_id = ?, result_sha256 = ?,
+			usage_provider = ?, usage_model = ?, input_tokens = ?, cached_input_tokens = ?, output_tokens = ?, search_calls = ?,
+			cost_microusd = ?, response_status = ?, response_type = ?, response_body = ?, updated_at = ?
+			WHERE id = ? AND status = ?`,
+			payment.OrderSettling, d.ResultKind, d.ResultID, d.ResultSHA256,
+			d.Usage.Provider, d.Usage.Model, d.Usage.InputTokens, d.Usage.CachedInputTokens, d.Usage.OutputTokens, d.Usage.SearchCalls,
+			d.CostMicroUSD, d.Response.Status, d.Response.ContentType, body, db.nowMicros(),
+			id, payment.OrderProcessing)
+		if err != nil {
+			return err
+		}
+		return tx.transition(ctx, id, res)
+	})
+	return wrapLedger("mark settling", err)
+}
+
+// CompleteOrder implements payment.Ledger.
+func (db *DB) CompleteOrder(ctx context.Context, id string, s payment.Settled) error {
+	err := db.inTx(ctx, func(tx *Tx) error {
+		now := db.nowMicros()
+		completed := toMicros(s.CompletedAt)
+		if completed == 0 {
+			completed = now
+		}
+		res, err := tx.exec(ctx, `UPDATE payment_orders SET status = ?, settlement_ref = ?,
+			network = CASE WHEN ? <> '' THEN ? ELSE network END, dev = ?,
+			receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
+			WHERE id = ? AND status = ?`,
+			payment.OrderCompleted, s.SettlementRef, s.Network, s.Network, boolInt(s.Dev),
+			nullString(s.ReceiptID), nullString(string(s.Receipt)), completed, now,
+			id, payment.OrderSettling)
+		if err != nil {
+			return err
+		}
+		if err := tx.transition(ctx, id, res); err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, "UPDATE payment_reservations SET status = ? WHERE order_id = ?", reservationConsumed, id)
+		return err
+	})
+	return wrapLedger("complete order", err)
+}
+
+// FailOrder implements payment.Ledger.
+func (db *DB) FailOrder(ctx context.Context, id, reason string) error {
+	err := db.inTx(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `UPDATE payment_orders SET status = ?, failure_reason = ?, idempotency_key = NULL, updated_at = ?
+			WHERE id = ? AND status IN (?, ?)`,
+			payment.OrderFailed, reason, db.nowMicros(), id, payment.OrderProcessing, payment.OrderSettling)
+		if err != nil {
+			return err
+		}
+		if err := tx.transition(ctx, id, res); err != nil {
+			return err
+		}
+		if _, err := tx.exec(ctx, "DELETE FROM payment_reservations WHERE order_id = ?", id); err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, "UPDATE payment_quotes SET order_id = NULL WHERE order_id = ?", id)
+		return err
+	})
+	return wrapLedger("fail order", err)
+}
+
+func wrapLedger(op string, err error) error {
+	if err == nil || errors.Is(err, payment.ErrConflict) || errors.Is(err, payment.ErrOrderNotFound) {
+		return err
+	}
+	return fmt.Errorf("store: %s: %w", op, err)
+}
+
+// OrdersInState implements payment.Ledger.
+func (db *DB) OrdersInState(ctx context.Context, status string, before time.Time, limit int) ([]payment.Order, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := db.query(ctx, "SELECT "+orderColumns+` FROM payment_orders
+		WHERE status = ? AND updated_at < ? ORDER BY updated_at, id LIMIT ?`, status, toMicros(before), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: orders in state: %w", err)
+	}
+	return collectOrders(rows)
+}
+
+func collectOrders(rows *sql.Rows) ([]payment.Order, error) {
+	defer rows.Close()
+	out := []payment.Order{}
+	for rows.Next() {
+		o, err := scanOrder(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: scan order: %w", err)
+		}
+		out = append(out, *o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: orders: %w", err)
+	}
+	return out, nil
+}
+
+// Response implements payment.Ledger.
+func (db *DB) Response(ctx context.Context, orderID string) (*payment.StoredResponse, error) {
+	var r payment.StoredResponse
+	err := db.queryRow(ctx, `SELECT response_status, response_type, response_body FROM payment_orders
+		WHERE id = ? AND response_body IS NOT NULL`, orderID).Scan(&r.Status, &r.ContentType, &r.Body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, payment.ErrOrderNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: response: %w", err)
+	}
+	return &r, nil
+}
+
+// Receipt implements payment.Ledger.
+func (db *DB) Receipt(ctx context.Context, orderID string) ([]byte, error) {
+	var s sql.NullString
+	err := db.queryRow(ctx, "SELECT receipt_json FROM payment_orders WHERE id = ?", orderID).Scan(&s)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !s.Valid) {
+		return nil, payment.ErrReceiptNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: receipt: %w", err)
+	}
+	return []byte(s.String), nil
+}
+
+// PurgeReservations implements payment.Ledger.
+func (db *DB) PurgeReservations(ctx context.Context, before time.Time) (int64, error) {
+	res, err := db.exec(ctx, "DELETE FROM payment_reservations WHERE status = ? AND expires_at < ?", reservationConsumed, toMicros(before))
+	if err != nil {
+		return 0, fmt.Errorf("store: purge reservations: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// CreateQuote implements payment.Ledger.
+func (db *DB) CreateQuote(ctx context.Context, q *payment.Quote) error {
+	currency := q.Currency
+	if currency == "" {
+		currency = payment.Currency
+	}
+	_, err := db.exec(ctx, `INSERT INTO payment_quotes (id, tier, amount_microusd, card_microusd, currency, expires_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, q.ID, q.Tier, q.AmountMicroUSD, q.CardMicroUSD, currency, toMicros(q.ExpiresAt), toMicros(q.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("store: create quote: %w", err)
+	}
+	q.Currency = currency
+	return nil
+}
+
+// Quote implements payment.Ledger.
+func (db *DB) Quote(ctx context.Context, id string) (*payment.Quote, error) {
+	var q payment.Quote
+	var order sql.NullString
+	var expires, created int64
+	err := db.queryRow(ctx, `SELECT id, tier, amount_microusd, card_microusd, currency, order_id, expires_at, created_at
+		FROM payment_quotes WHERE id = ?`, id).Scan(&q.ID, &q.Tier, &q.AmountMicroUSD, &q.CardMicroUSD, &q.Currency, &order, &expires, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, payment.ErrQuoteNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: quote: %w", err)
+	}
+	q.OrderID, q.ExpiresAt, q.CreatedAt = order.String, fromMicros(expires), fromMicros(created)
+	return &q, nil
+}
+
+// CreateCustomer implements payment.Ledger.
+func (db *DB) CreateCustomer(ctx context.Context, c *payment.Customer, keyHash string) error {
+	if c.Status == "" {
+		c.Status = payment.CustomerActive
+	}
+	_, err := db.exec(ctx, `INSERT INTO payment_customers (id, name, email, status, key_hash, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, c.ID, c.Name, c.Email, c.Status, keyHash, toMicros(c.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("store: create customer: %w", err)
+	}
+	return nil
+}
+
+// CustomerByKeyHash implements payment.Ledger.
+func (db *DB) CustomerByKeyHash(ctx context.Context, keyHash string) (*payment.Customer, error) {
+	var c payment.Customer
+	var created int64
+	err := db.queryRow(ctx, "SELECT id, name, email, status, created_at FROM payment_customers WHERE key_hash = ?", keyHash).
+		Scan(&c.ID, &c.Name, &c.Email, &c.Status, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, payment.ErrCustomerNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: customer: %w", err)
+	}
+	c.CreatedAt = fromMicros(created)
+	return &c, nil
+}
+
+// CustomerOrders implements payment.Ledger. The cursor is the base64url
+// of "<created_at micros>.<order id>" of the last order returned.
+func (db *DB) CustomerOrders(ctx context.Context, customerID string, page payment.OrderPage) ([]payment.Order, string, error) {
+	limit := page.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	q := "SELECT " + orderColumns + " FROM payment_orders WHERE customer_id = ?"
+	args := []any{customerID}
+	if page.Cursor != "" {
+		at, id, err := parseOrderCursor(page.Cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		q += " AND (created_at < ? OR (created_at = ? AND id < ?))"
+		args = append(args, at, at, id)
+	}
+	q += " ORDER BY created_at DESC, id DESC LIMIT ?"
+	args = append(args, limit+1)
+	if page.Cursor == "" && page.Offset > 0 {
+		q += " OFFSET ?"
+		args = append(args, page.Offset)
+	}
+	rows, err := db.query(ctx, q, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: customer orders: %w", err)
+	}
+	orders, err := collectOrders(rows)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(orders) > limit {
+		orders = orders[:limit]
+		last := orders[limit-1]
+		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(toMicros(last.CreatedAt), 10) + "." + last.ID))
+	}
+	return orders, next, nil
+}
+
+func parseOrderCursor(c string) (int64, string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, "", payment.ErrBadCursor
+	}
+	at, id, ok := strings.Cut(string(raw), ".")
+	n, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil || id == "" {
+		return 0, "", payment.ErrBadCursor
+	}
+	return n, id, nil
+}
+
+// OrderSummary implements payment.Ledger.
+func (db *DB) OrderSummary(ctx context.Context, since time.Time) ([]payment.OfferSummary, error) {
+	rows, err := db.query(ctx, `SELECT offer_id, COUNT(*),
+		CAST(SUM(CASE WHEN status = ? THEN 1 ELSE 0 END) AS BIGINT),
+		CAST(SUM(CASE WHEN status = ? THEN 1 ELSE 0 END) AS BIGINT),
+		CAST(SUM(CASE WHEN status IN (?, ?) THEN 1 ELSE 0 END) AS BIGINT),
+		CAST(SUM(CASE WHEN status = ? THEN amount_microusd ELSE 0 END) AS BIGINT),
+		CAST(SUM(CASE WHEN status = ? THEN cost_microusd ELSE 0 END) AS BIGINT)
+		FROM payment_orders WHERE created_at >= ? GROUP BY offer_id ORDER BY offer_id`,
+		payment.OrderCompleted, payment.OrderFailed, payment.OrderProcessing, payment.OrderSettling,
+		payment.OrderCompleted, payment.OrderCompleted, toMicros(since))
+	if err != nil {
+		return nil, fmt.Errorf("store: order summary: %w", err)
+	}
+	defer rows.Close()
+	out := []payment.OfferSummary{}
+	for rows.Next() {
+		var s payment.OfferSummary
+		if err := rows.Scan(&s.OfferID, &s.Orders, &s.Completed, &s.Failed, &s.Pending, &s.RevenueMicroUSD, &s.CostMicroUSD); err != nil {
+			return nil, fmt.Errorf("store: order summary: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,444 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/payment"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// TestLedger is the conformance suite of payment.Ledger. open returns a
+// fresh, empty ledger for each subtest.
+func TestLedger(t *testing.T, open func(t *testing.T) payment.Ledger) {
+	t.Run("OpenAndRead", func(t *testing.T) { ledgerOpenAndRead(t, open(t)) })
+	t.Run("ReservationSingleUse", func(t *testing.T) { ledgerReservationSingleUse(t, open(t)) })
+	t.Run("ConcurrentReservation", func(t *testing.T) { l := open(t); ledgerConcurrentReservation(t, l, l) })
+	t.Run("Quotes", func(t *testing.T) { ledgerQuotes(t, open(t)) })
+	t.Run("Idempotency", func(t *testing.T) { ledgerIdempotency(t, open(t)) })
+	t.Run("Transitions", func(t *testing.T) { ledgerTransitions(t, open(t)) })
+	t.Run("Customers", func(t *testing.T) { ledgerCustomers(t, open(t)) })
+	t.Run("Summary", func(t *testing.T) { ledgerSummary(t, open(t)) })
+}
+
+// TestLedgerShared runs the concurrency tests against two ledgers that
+// share one database, as two server instances would.
+func TestLedgerShared(t *testing.T, open func(t *testing.T) (payment.Ledger, payment.Ledger)) {
+	t.Run("ConcurrentReservation", func(t *testing.T) { a, b := open(t); ledgerConcurrentReservation(t, a, b) })
+	t.Run("ConcurrentSettle", func(t *testing.T) { a, b := open(t); ledgerConcurrentTransition(t, a, b) })
+}
+
+// NewTestOrder returns a valid order for tests: a fresh id, token hash and
+// reservation key.
+func NewTestOrder(offer string) *payment.Order {
+	return &payment.Order{
+		ID: ids.New(ids.Order), TokenHash: ids.Hash(ids.Token(ids.OrderToken)), OfferID: offer, Tier: "quick",
+		Protocol: payment.ProtocolX402, Method: "exact", Network: "eip155:8453", Payer: "0xpayer",
+		AmountMicroUSD: 20000, ReservationKey: "0xpayer:" + ids.New(""), ReservedUntil: time.Now().Add(time.Hour),
+	}
+}
+
+var cmpOrder = cmp.Options{cmpopts.EquateApproxTime(time.Millisecond), cmpopts.EquateEmpty()}
+
+func ledgerOpenAndRead(t *testing.T, l payment.Ledger) {
+	ctx := context.Background()
+	o := NewTestOrder("claims.verify.quick")
+	o.CustomerID, o.IdempotencyKey, o.RequestHash, o.Dev = "cus_1", "k1", "h1", true
+	if err := l.OpenOrder(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != payment.OrderProcessing || o.Currency != payment.Currency || o.CreatedAt.IsZero() {
+		t.Fatalf("OpenOrder did not fill status/currency/times: %+v", o)
+	}
+	got, err := l.Order(ctx, o.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(o, got, cmpOrder); d != "" {
+		t.Errorf("Order differs (-opened +read):\n%s", d)
+	}
+	if _, err := l.Order(ctx, ids.New(ids.Order)); !errors.Is(err, payment.ErrOrderNotFound) {
+		t.Errorf("unknown order: %v, want ErrOrderNotFound", err)
+	}
+	if _, err := l.Response(ctx, o.ID); !errors.Is(err, payment.ErrOrderNotFound) {
+		t.Errorf("response before delivery: %v, want ErrOrderNotFound", err)
+	}
+	if _, err := l.Receipt(ctx, o.ID); !errors.Is(err, payment.ErrReceiptNotFound) {
+		t.Errorf("receipt before completion: %v, want ErrReceiptNotFound", err)
+	}
+	if err := l.OpenOrder(ctx, &payment.Order{ID: ids.New(ids.Order)}); err == nil {
+		t.Error("OpenOrder accepted an order without reservation key, payer and offer")
+	}
+}
+
+func ledgerReservationSingleUse(t *testing.T, l payment.Ledger) {
+	ctx := context.Background()
+	a := NewTestOrder("o")
+	if err := l.OpenOrder(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	b := NewTestOrder("other-offer")
+	b.ReservationKey = a.ReservationKey
+	if err := l.OpenOrder(ctx, b); !errors.Is(err, payment.ErrReservationUsed) {
+		t.Fatalf("second use of a reservation key: %v, want ErrReservationUsed", err)
+	}
+	if _, err := l.Order(ctx, b.ID); !errors.Is(err, payment.ErrOrderNotFound) {
+		t.Fatalf("refused order was stored: %v", err)
+	}
+}
+
+func ledgerConcurrentReservation(t *testing.T, a, b payment.Ledger) {
+	ctx := context.Background()
+	key := "0xpayer:" + ids.New("")
+	const n = 50
+	var wins, used atomic.Int64
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := a
+			if i%2 == 1 {
+				l = b
+			}
+			o := NewTestOrder("o")
+			o.ReservationKey = key
+			switch err := l.OpenOrder(ctx, o); {
+			case err == nil:
+				wins.Add(1)
+			case errors.Is(err, payment.ErrReservationUsed):
+				used.Add(1)
+			default:
+				t.Errorf("OpenOrder: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 || used.Load() != n-1 {
+		t.Fatalf("%d opened, %d refused as used; want 1 and %d", wins.Load(), used.Load(), n-1)
+	}
+}
+
+func ledgerConcurrentTransition(t *testing.T, a, b payment.Ledger) {
+	ctx := context.Background()
+	o := NewTestOrder("o")
+	if err := a.OpenOrder(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	// race runs step on both ledgers from 20 goroutines and requires
+	// exactly one success and conflicts for the rest.
+	race := func(stage string, step func(l payment.Ledger, i int) error) {
+		var wins atomic.Int64
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l := a
+				if i%2 == 1 {
+					l = b
+				}
+				switch err := step(l, i); {
+				case err == nil:
+					wins.Add(1)
+				case errors.Is(err, payment.ErrConflict):
+				default:
+					t.Errorf("%s: %v", stage, err)
+				}
+			}()
+		}
+		wg.Wait()
+		if wins.Load() != 1 {
+			t.Fatalf("%s: %d concurrent transitions succeeded, want exactly 1", stage, wins.Load())
+		}
+	}
+	race("settling", func(l payment.Ledger, _ int) error {
+		return l.MarkSettling(ctx, o.ID, payment.Delivered{ResultSHA256: "x", Response: payment.StoredResponse{Status: 200, Body: []byte("{}")}})
+	})
+	race("complete or fail", func(l payment.Ledger, i int) error {
+		if i%3 == 0 {
+			return l.FailOrder(ctx, o.ID, "interrupted")
+		}
+		return l.CompleteOrder(ctx, o.ID, payment.Settled{SettlementRef: "0xtx"})
+	})
+}
+
+func ledgerQuotes(t *testing.T, l payment.Ledger) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	q := &payment.Quote{ID: ids.New(ids.Quote), Tier: "deep", AmountMicroUSD: 120000, CardMicroUSD: 500000, CreatedAt: now, ExpiresAt: now.Add(15 * time.Minute)}
+	if err := l.CreateQuote(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Quote(ctx, q.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(q, got, cmpOrder); d != "" {
+		t.Errorf("Quote differs:\n%s", d)
+	}
+	if _, err := l.Quote(ctx, ids.New(ids.Quote)); !errors.Is(err, payment.ErrQuoteNotFound) {
+		t.Errorf("unknown quote: %v", err)
+	}
+	expired := &payment.Quote{ID: ids.New(ids.Quote), Tier: "deep", AmountMicroUSD: 1, CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(-time.Minute)}
+	if err := l.CreateQuote(ctx, expired); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		quote string
+		want  error
+	}{
+		{"valid", q.ID, nil},
+		{"already used", q.ID, payment.ErrQuoteUnavailable},
+		{"expired", expired.ID, payment.ErrQuoteUnavailable},
+		{"unknown", ids.New(ids.Quote), payment.ErrQuoteUnavailable},
+	}
+	var first *payment.Order
+	for _, c := range cases {
+		o := NewTestOrder("claims.verify.deep")
+		o.QuoteID = c.quote
+		err := l.OpenOrder(ctx, o)
+		if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+			t.Fatalf("%s: OpenOrder = %v, want %v", c.name, err, c.want)
+		}
+		if c.want != nil {
+			// Nothing was written: the reservation key is still free.
+			o2 := NewTestOrder("x")
+			o2.ReservationKey = o.ReservationKey
+			if err := l.OpenOrder(ctx, o2); err != nil {
+				t.Fatalf("%s: reservation kept after a refused quote: %v", c.name, err)
+			}
+		} else {
+			first = o
+		}
+	}
+	if got, _ := l.Quote(ctx, q.ID); got.OrderID != first.ID {
+		t.Fatalf("quote used by %q, want %q", got.OrderID, first.ID)
+	}
+	// A failed order gives its quote back.
+	if err := l.FailOrder(ctx, first.ID, "provider down"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := l.Quote(ctx, q.ID); got.OrderID != "" {
+		t.Fatalf("quote still used after the order failed: %q", got.OrderID)
+	}
+}
+
+func ledgerIdempotency(t *testing.T, l payment.Ledger) {
+	ctx := context.Background()
+	a := NewTestOrder("o")
+	a.IdempotencyKey = "key-1"
+	if err := l.OpenOrder(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	b := NewTestOrder("o")
+	b.IdempotencyKey = "key-1"
+	if err := l.OpenOrder(ctx, b); !errors.Is(err, payment.ErrIdempotencyInFlight) {
+		t.Fatalf("same payer, offer and key: %v, want ErrIdempotencyInFlight", err)
+	}
+	// Scoped by payer and by offer.
+	c := NewTestOrder("o")
+	c.IdempotencyKey, c.Payer = "key-1", "0xother"
+	d := NewTestOrder("o2")
+	d.IdempotencyKey = "key-1"
+	for _, o := range []*payment.Order{c, d} {
+		if err := l.OpenOrder(ctx, o); err != nil {
+			t.Fatalf("key scoped wrongly: %v", err)
+		}
+	}
+	got, err := l.OrderByIdempotencyKey(ctx, a.Payer, "o", "key-1")
+	if err != nil || got.ID != a.ID {
+		t.Fatalf("OrderByIdempotencyKey = %v, %v; want %s", got, err, a.ID)
+	}
+	if _, err := l.OrderByIdempotencyKey(ctx, a.Payer, "o", ""); !errors.Is(err, payment.ErrOrderNotFound) {
+		t.Fatalf("empty key: %v", err)
+	}
+	// Failing releases the key and the reservation.
+	if err := l.FailOrder(ctx, a.ID, "handler returned 502"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.OrderByIdempotencyKey(ctx, a.Payer, "o", "key-1"); !errors.Is(err, payment.ErrOrderNotFound) {
+		t.Fatalf("key still held after failure: %v", err)
+	}
+	retry := NewTestOrder("o")
+	retry.IdempotencyKey, retry.ReservationKey = "key-1", a.ReservationKey
+	if err := l.OpenOrder(ctx, retry); err != nil {
+		t.Fatalf("retry with the same credential and key after a failure: %v", err)
+	}
+}
+
+func ledgerTransitions(t *testing.T, l payment.Ledger) {
+	ctx := context.Background()
+	o := NewTestOrder("o")
+	if err := l.OpenOrder(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	unknown := ids.New(ids.Order)
+	if err := l.MarkSettling(ctx, unknown, payment.Delivered{}); !errors.Is(err, payment.ErrOrderNotFound) {
+		t.Fatalf("MarkSettling(unknown) = %v", err)
+	}
+	if err := l.CompleteOrder(ctx, o.ID, payment.Settled{}); !errors.Is(err, payment.ErrConflict) {
+		t.Fatalf("completing a processing order: %v, want ErrConflict", err)
+	}
+	d := payment.Delivered{ResultKind: "verification", ResultID: "cv_1", ResultSHA256: "abc",
+		Usage:        payment.Usage{Provider: "openai", Model: "m", InputTokens: 10, CachedInputTokens: 2, OutputTokens: 5, SearchCalls: 1},
+		CostMicroUSD: 77, Response: payment.StoredResponse{Status: 200, ContentType: "application/json", Body: []byte(`{"ok":true}`)}}
+	if err := l.MarkSettling(ctx, o.ID, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.MarkSettling(ctx, o.ID, d); !errors.Is(err, payment.ErrConflict) {
+		t.Fatalf("MarkSettling twice: %v, want ErrConflict", err)
+	}
+	old := time.Now().Add(time.Hour)
+	settling, err := l.OrdersInState(ctx, payment.OrderSettling, old, 10)
+	if err != nil || len(settling) != 1 || settling[0].ID != o.ID {
+		t.Fatalf("OrdersInState(settling) = %v, %v", settling, err)
+	}
+	if none, _ := l.OrdersInState(ctx, payment.OrderSettling, time.Now().Add(-time.Hour), 10); len(none) != 0 {
+		t.Fatalf("OrdersInState ignores the time bound: %v", none)
+	}
+	s := payment.Settled{SettlementRef: "0xtx", Network: "eip155:84532", ReceiptID: ids.New(ids.Receipt), Receipt: []byte(`{"receiptId":"r"}`)}
+	if err := l.CompleteOrder(ctx, o.ID, s); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Order(ctx, o.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *o
+	want.Status, want.SettlementRef, want.Network, want.ReceiptID = payment.OrderCompleted, "0xtx", "eip155:84532", s.ReceiptID
+	want.ResultKind, want.ResultID, want.ResultSHA256, want.Usage, want.CostMicroUSD = d.ResultKind, d.ResultID, d.ResultSHA256, d.Usage, d.CostMicroUSD
+	if d := cmp.Diff(&want, got, cmpOrder, cmpopts.IgnoreFields(payment.Order{}, "UpdatedAt", "CompletedAt")); d != "" {
+		t.Errorf("completed order differs:\n%s", d)
+	}
+	if got.CompletedAt.IsZero() {
+		t.Error("CompletedAt not set")
+	}
+	resp, err := l.Response(ctx, o.ID)
+	if err != nil || string(resp.Body) != `{"ok":true}` || resp.Status != 200 || resp.ContentType != "application/json" {
+		t.Fatalf("Response = %+v, %v", resp, err)
+	}
+	if r, err := l.Receipt(ctx, o.ID); err != nil || string(r) != `{"receiptId":"r"}` {
+		t.Fatalf("Receipt = %s, %v", r, err)
+	}
+	if err := l.FailOrder(ctx, o.ID, "late"); !errors.Is(err, payment.ErrConflict) {
+		t.Fatalf("failing a completed order: %v, want ErrConflict", err)
+	}
+	// The reservation is consumed: a second use is refused until purged.
+	again := NewTestOrder("o")
+	again.ReservationKey = o.ReservationKey
+	if err := l.OpenOrder(ctx, again); !errors.Is(err, payment.ErrReservationUsed) {
+		t.Fatalf("reuse after completion: %v", err)
+	}
+	if n, err := l.PurgeReservations(ctx, time.Now()); err != nil || n != 0 {
+		t.Fatalf("purge before expiry removed %d (%v)", n, err)
+	}
+	if n, err := l.PurgeReservations(ctx, o.ReservedUntil.Add(time.Second)); err != nil || n != 1 {
+		t.Fatalf("purge after expiry removed %d (%v), want 1", n, err)
+	}
+}
+
+func ledgerCustomers(t *testing.T, l payment.Ledger) {
+	ctx := context.Background()
+	c := &payment.Customer{ID: ids.New(ids.Customer), Name: "Acme", Email: "ops@acme.test", CreatedAt: time.Now().UTC()}
+	key := ids.Token(ids.CustomerKey)
+	if err := l.CreateCustomer(ctx, c, ids.Hash(key)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.CustomerByKeyHash(ctx, ids.Hash(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(c, got, cmpOrder); d != "" || got.Status != payment.CustomerActive {
+		t.Errorf("customer differs:\n%s", d)
+	}
+	if _, err := l.CustomerByKeyHash(ctx, ids.Hash("ask_nope")); !errors.Is(err, payment.ErrCustomerNotFound) {
+		t.Errorf("unknown key: %v", err)
+	}
+	var want []string
+	for i := range 7 {
+		o := NewTestOrder(fmt.Sprintf("o%d", i))
+		o.CustomerID = c.ID
+		if err := l.OpenOrder(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		want = append([]string{o.ID}, want...) // newest first
+		time.Sleep(2 * time.Millisecond)
+	}
+	other := NewTestOrder("o")
+	other.CustomerID = "cus_other"
+	if err := l.OpenOrder(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	var got2 []string
+	cursor := ""
+	for range 10 {
+		page, next, err := l.CustomerOrders(ctx, c.ID, payment.OrderPage{Limit: 3, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range page {
+			got2 = append(got2, o.ID)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if d := cmp.Diff(want, got2); d != "" {
+		t.Errorf("cursor pages differ:\n%s", d)
+	}
+	page, next, err := l.CustomerOrders(ctx, c.ID, payment.OrderPage{Limit: 2, Offset: 5})
+	if err != nil || len(page) != 2 || page[0].ID != want[5] || next != "" {
+		t.Fatalf("offset page = %v next %q err %v", page, next, err)
+	}
+	if _, _, err := l.CustomerOrders(ctx, c.ID, payment.OrderPage{Limit: 2, Cursor: "!!"}); !errors.Is(err, payment.ErrBadCursor) {
+		t.Fatalf("bad cursor: %v", err)
+	}
+}
+
+func ledgerSummary(t *testing.T, l payment.Ledger) {
+	ctx := context.Background()
+	mk := func(offer string, amount int64) *payment.Order {
+		o := NewTestOrder(offer)
+		o.AmountMicroUSD = amount
+		if err := l.OpenOrder(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	done := mk("a", 20000)
+	if err := l.MarkSettling(ctx, done.ID, payment.Delivered{CostMicroUSD: 300, Response: payment.StoredResponse{Body: []byte("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.CompleteOrder(ctx, done.ID, payment.Settled{SettlementRef: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	failed := mk("a", 20000)
+	if err := l.FailOrder(ctx, failed.ID, "x"); err != nil {
+		t.Fatal(err)
+	}
+	mk("b", 50000)
+	got, err := l.OrderSummary(ctx, time.Now().Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []payment.OfferSummary{
+		{OfferID: "a", Orders: 2, Completed: 1, Failed: 1, RevenueMicroUSD: 20000, CostMicroUSD: 300},
+		{OfferID: "b", Orders: 1, Pending: 1},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("summary differs:\n%s", d)
+	}
+	if got, _ := l.OrderSummary(ctx, time.Now().Add(time.Hour)); len(got) != 0 {
+		t.Errorf("summary ignores since: %v", got)
+	}
+}
