@@ -92,7 +92,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 // exposedHeaders are readable by browser clients on cross-origin responses.
 var exposedHeaders = strings.Join([]string{
 	"PAYMENT-REQUIRED", "PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE", "WWW-Authenticate", "Payment-Receipt",
-	"X-Agentic-Order-Id", "X-Agentic-Order-Token", "X-Agentic-Receipt-Id", "X-Niche-Paid-Call",
+	"X-Agentic-Order-Id", "X-Agentic-Order-Token", "X-Agentic-Receipt-Id", "X-Agentic-Idempotent-Replay", "X-Niche-Paid-Call",
 	"X-Content-SHA256", "ETag", "Retry-After", "Mcp-Session-Id",
 }, ", ")
 
