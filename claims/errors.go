@@ -22,6 +22,8 @@ var (
 	// ErrTimeout: the verification did not finish within its deadline.
 	// Nothing was stored.
 	ErrTimeout = errors.New("claims: verification timed out")
+	// ErrExists: a verification with that id is already stored.
+	ErrExists = errors.New("claims: verification already exists")
 	// ErrInvalidRequest is matched by every *RequestError.
 	ErrInvalidRequest = errors.New("claims: invalid request")
 )
