@@ -15,6 +15,8 @@ var (
 	citeRemnant    = regexp.MustCompile(`\bcite(?:turn\d+(?:search|news|view|fetch|open|find|image)\d+)+`)
 	bracketCite    = regexp.MustCompile(`【[^】]{0,80}†[^】]{0,80}】`)
 	spaceRun       = regexp.MustCompile(`[ \t]{2,}`)
+	// spaceBeforePunct only applies to strings markup was removed from.
+	spaceBeforePunct = regexp.MustCompile(`[ \t]+([.,;:!?])`)
 )
 
 // clean removes private-use characters (U+E000–U+F8FF), citation markup
@@ -24,6 +26,7 @@ func clean(s string) string {
 	if s == "" {
 		return s
 	}
+	before := s
 	s = privateUseSpan.ReplaceAllString(s, "")
 	s = strings.Map(func(r rune) rune {
 		switch {
@@ -38,6 +41,10 @@ func clean(s string) string {
 	}, s)
 	s = citeRemnant.ReplaceAllString(s, "")
 	s = bracketCite.ReplaceAllString(s, "")
+	if s != before {
+		// Markup removed before punctuation leaves "word ." behind.
+		s = spaceBeforePunct.ReplaceAllString(s, "$1")
+	}
 	s = spaceRun.ReplaceAllString(s, " ")
 	return strings.TrimSpace(s)
 }

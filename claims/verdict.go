@@ -34,23 +34,31 @@ type factTally struct {
 
 // tallyFact counts the independent sources (registrable domains) behind a
 // fact. Only counting evidence is used (matched, admitted by the policy,
-// supports or contradicts, excerpt not refuted); stale evidence is used only
-// when the fact has no fresh or undated counting evidence.
+// supports or contradicts, excerpt not refuted). Stale evidence (published
+// before the freshness window) is superseded when fresh or undated counting
+// evidence exists and none of it takes the same side; when the fact has no
+// fresh counting evidence at all, stale evidence is used and the fact is
+// marked staleOnly.
 func tallyFact(ids []string, byID map[string]*evWork) factTally {
-	var counting, fresh []*evWork
+	var counting []*evWork
+	freshSides := map[Relationship]bool{}
 	for _, id := range ids {
 		if ev := byID[id]; ev != nil && ev.counts() {
 			counting = append(counting, ev)
 			if !ev.stale {
-				fresh = append(fresh, ev)
+				freshSides[ev.Relationship] = true
 			}
 		}
 	}
-	t := factTally{support: map[string]float64{}, contra: map[string]float64{}}
-	t.used = fresh
-	if len(fresh) == 0 && len(counting) > 0 {
-		t.used, t.staleOnly = counting, true
+	var usedEv []*evWork
+	for _, ev := range counting {
+		if !ev.stale || len(freshSides) == 0 || freshSides[ev.Relationship] {
+			usedEv = append(usedEv, ev)
+		}
 	}
+	t := factTally{support: map[string]float64{}, contra: map[string]float64{}}
+	t.used = usedEv
+	t.staleOnly = len(freshSides) == 0 && len(counting) > 0
 	for _, ev := range t.used {
 		m := t.support
 		if ev.Relationship == Contradicts {
@@ -82,22 +90,27 @@ func ruleStatus(nSupport, nContra, minimum int) Status {
 	return StatusInsufficientEvidence
 }
 
-// combineStatus lets the model's own fact status make a verdict more
-// cautious, never stronger (see the package documentation).
+// combineStatus lets the model's own fact status make a decisive verdict
+// more cautious, never stronger (see the package documentation). The model
+// may lower confirmed or contradicted to partially_confirmed or
+// insufficient_evidence (it judged the support partial or inadequate); a
+// model status on the other side turns the verdict into ambiguous. A model
+// "ambiguous" is not adopted on its own: ambiguity is computed from the
+// evidence relationships (and stale evidence may have been superseded).
 func combineStatus(rule, model Status) Status {
 	switch rule {
 	case StatusConfirmed:
 		switch model {
 		case StatusContradicted:
 			return StatusAmbiguous
-		case StatusPartiallyConfirmed, StatusAmbiguous, StatusInsufficientEvidence:
+		case StatusPartiallyConfirmed, StatusInsufficientEvidence:
 			return model
 		}
 	case StatusContradicted:
 		switch model {
 		case StatusConfirmed, StatusPartiallyConfirmed:
 			return StatusAmbiguous
-		case StatusAmbiguous, StatusInsufficientEvidence:
+		case StatusInsufficientEvidence:
 			return model
 		}
 	}
