@@ -275,7 +275,8 @@ func timeoutErr(ctx context.Context, err error) error {
 // verification to replay.
 func (e *Engine) acquire(ctx context.Context, key IdempotencyKey, hash string) (*Lease, string, error) {
 	ttl := e.timeout + 30*time.Second
-	deadline := e.now().Add(e.wait)
+	// Waiting is measured on the real clock, whatever Options.Now says.
+	deadline := time.Now().Add(e.wait)
 	pause := 20 * time.Millisecond
 	for {
 		st, err := e.store.AcquireIdempotency(ctx, key, hash, e.now(), ttl)
@@ -288,9 +289,10 @@ func (e *Engine) acquire(ctx context.Context, key IdempotencyKey, hash string) (
 		case st.VerificationID != "":
 			return nil, st.VerificationID, nil
 		}
-		now := e.now()
+		now := time.Now()
 		if e.wait < 0 || !now.Before(deadline) {
-			return nil, "", &InFlightError{RetryAfter: min(max(st.InFlightUntil.Sub(now), time.Second), 10*time.Second).Round(time.Second)}
+			left := st.InFlightUntil.Sub(e.now())
+			return nil, "", &InFlightError{RetryAfter: min(max(left, time.Second), 10*time.Second).Round(time.Second)}
 		}
 		t := time.NewTimer(min(pause, deadline.Sub(now)))
 		select {
