@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/assaykit/assay/internal/ids"
@@ -96,6 +97,47 @@ type Engine struct {
 	cache     bool
 	cls       *classifier
 	flights   singleflight.Group
+	recent    recentResults
+}
+
+// recentResults keeps the last stored results in memory, by verification
+// id, so that idempotent replays skip decoding the stored JSON. Results are
+// immutable once stored, so a cached copy is never stale; purging clears it.
+type recentResults struct {
+	mu    sync.Mutex
+	byID  map[string]*Result
+	order []string
+	next  int
+}
+
+const recentResultsSize = 1024
+
+func (c *recentResults) put(r *Result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byID == nil {
+		c.byID = map[string]*Result{}
+		c.order = make([]string, recentResultsSize)
+	}
+	if _, ok := c.byID[r.VerificationID]; ok {
+		return
+	}
+	delete(c.byID, c.order[c.next])
+	c.order[c.next] = r.VerificationID
+	c.byID[r.VerificationID] = r
+	c.next = (c.next + 1) % len(c.order)
+}
+
+func (c *recentResults) get(id string) *Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byID[id]
+}
+
+func (c *recentResults) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byID, c.order, c.next = nil, nil, 0
 }
 
 // New returns an engine. provider may be nil: Verify then fails with
@@ -153,6 +195,7 @@ func (e *Engine) Verification(ctx context.Context, id string) (*Record, error) {
 // Purge deletes verifications created before before (and their grants and
 // idempotency rows). It returns how many were deleted.
 func (e *Engine) Purge(ctx context.Context, before time.Time) (int64, error) {
+	defer e.recent.clear()
 	return e.store.PurgeVerifications(ctx, before)
 }
 
@@ -256,6 +299,7 @@ func (e *Engine) produce(ctx context.Context, eff *Effective, hash string, call 
 	if err := e.store.SaveVerification(ctx, rec, lease); err != nil {
 		return nil, timeoutErr(ctx, fmt.Errorf("claims: storing the result: %w", err))
 	}
+	e.recent.put(cloneResult(res))
 	return res, nil
 }
 
@@ -308,17 +352,23 @@ func (e *Engine) acquire(ctx context.Context, key IdempotencyKey, hash string) (
 // replay returns a completed verification again, with cacheHit true, and
 // lets the new order read it.
 func (e *Engine) replay(ctx context.Context, id string, call *Call) (*Result, error) {
-	rec, err := e.store.Verification(ctx, id)
-	if err != nil {
-		return nil, timeoutErr(ctx, err)
-	}
 	if call.OrderTokenHash != "" {
 		if err := e.store.GrantVerification(ctx, id, call.OrderID, call.OrderTokenHash, e.now()); err != nil {
 			return nil, timeoutErr(ctx, err)
 		}
 	}
-	res := rec.Result
-	normalize(res)
+	var res *Result
+	if cached := e.recent.get(id); cached != nil {
+		res = cloneResult(cached)
+	} else {
+		rec, err := e.store.Verification(ctx, id)
+		if err != nil {
+			return nil, timeoutErr(ctx, err)
+		}
+		res = rec.Result
+		normalize(res)
+		e.recent.put(cloneResult(res))
+	}
 	res.Provenance.CacheHit = true
 	return res, nil
 }

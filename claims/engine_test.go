@@ -56,6 +56,16 @@ func TestIdempotentReplay(t *testing.T) {
 		t.Fatalf("replay: id %s vs %s, cacheHit %v, provider calls %d", again.VerificationID, first.VerificationID, again.Provenance.CacheHit, p.Calls())
 	}
 	validate(t, again)
+	// Another instance on the same database replays from the store.
+	e2, err := claims.New(p, db, nil, &claims.Options{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := e2.Verify(ctx, claims.Standard, req, &claims.Call{IdempotencyKey: "key-1", Scope: "payer:0xaaa"})
+	if err != nil || third.VerificationID != first.VerificationID || !third.Provenance.CacheHit || p.Calls() != 1 {
+		t.Fatalf("replay on a second instance: %v %+v", err, third)
+	}
+	validate(t, third)
 	// The replaying order may read the result too.
 	rec, err := e.Verification(ctx, first.VerificationID)
 	if err != nil || len(rec.Access) != 2 {
