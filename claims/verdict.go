@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -150,7 +149,6 @@ func ruleConfidence(status Status, t factTally) float64 {
 // judgement is the verdict of a whole result.
 type judgement struct {
 	status      Status
-	overridden  bool
 	independent int // distinct registrable domains the fact verdicts rest on
 }
 
@@ -300,14 +298,4 @@ func (d *draft) ensureFacts() {
 		EvidenceIDs: ids,
 	}}
 	d.limit("The provider returned no atomic facts; the claim was judged as a single fact.")
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
