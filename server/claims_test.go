@@ -343,3 +343,54 @@ func TestClaimsGetVerification(t *testing.T) {
 		})
 	}
 }
+
+// passThrough is a paywall that never calls Precheck (the handler must
+// validate by itself).
+type passThrough struct{}
+
+func (passThrough) Gate(_ payment.Offer, next http.Handler) http.Handler { return next }
+
+func TestClaimsWithOtherPaywallsAndConfig(t *testing.T) {
+	db, err := store.Open(context.Background(), ":memory:", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	f, _ := claimstest.LoadFixture("confirmed")
+	e, err := claims.New(f.Provider(), db, f.Snapshotter(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, pw := range map[string]payment.Paywall{"free": payment.Free{}, "no precheck": passThrough{}} {
+		t.Run(name, func(t *testing.T) {
+			s, err := New(Config{Paywall: pw, Claims: ClaimsConfig{Engine: e, Prefix: "/cv/", ServiceSlug: "verifier"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec := do(t, s, "POST", "/cv/v1/services/verifier/claims/verify/deep", goodBody); rec.Code != 200 {
+				t.Fatalf("%d %s", rec.Code, rec.Body)
+			}
+			if rec := do(t, s, "POST", "/v1/services/claim-verification/claims/verify/deep", goodBody); rec.Code != 404 {
+				t.Fatalf("default slug still served: %d", rec.Code)
+			}
+			if rec := do(t, s, "POST", "/claim-verification/v1/claims/verify", goodBody); rec.Code != 404 {
+				t.Fatalf("default prefix still served: %d", rec.Code)
+			}
+			rec := do(t, s, "POST", "/v1/claims/verify/quick", `{"claim":"x y z","minimumSources":5}`)
+			if rec.Code != 422 || !strings.Contains(rec.Body.String(), "The quick tier supports at most 3 cited sources") {
+				t.Fatalf("%d %s", rec.Code, rec.Body)
+			}
+		})
+	}
+	// Without a paywall, paid routes answer 503 and nothing runs.
+	s, err := New(Config{Claims: ClaimsConfig{Engine: e}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := do(t, s, "POST", "/v1/claims/verify", goodBody); rec.Code != 503 {
+		t.Fatalf("no paywall: %d", rec.Code)
+	}
+	if _, err := New(Config{Claims: ClaimsConfig{Engine: e, Prefix: "cv"}}); err == nil {
+		t.Fatal("relative prefix accepted")
+	}
+}
