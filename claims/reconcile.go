@@ -309,14 +309,14 @@ func (d *draft) buildEvidence(cls *classifier) {
 
 	// Which surviving items the model's facts refer to (for the cap's
 	// priority).
+	keptByID := map[string]*evWork{}
+	for _, ev := range kept {
+		keptByID[ev.ID] = ev
+	}
 	for _, f := range d.resp.Analysis.AtomicFacts {
 		for _, id := range f.EvidenceIDs {
-			if to := remap[clean(id)]; to != "" {
-				for _, ev := range kept {
-					if ev.ID == to {
-						ev.referenced = true
-					}
-				}
+			if ev := keptByID[remap[clean(id)]]; ev != nil {
+				ev.referenced = true
 			}
 		}
 	}

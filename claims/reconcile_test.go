@@ -248,7 +248,7 @@ func TestResearchSnapshots(t *testing.T) {
 		t.Fatalf("cited pages must come first: %v", req[0][:3])
 	}
 	p := r.res.Provenance
-	if p.ProviderSourceCount != 27 || p.SnapshottedSourceCount != 20 || p.WebSearchCallCount != 4 || len(r.res.Snapshots) != 20 {
+	if p.ProviderSourceCount != 27 || p.ConsultedSourceCount != 3 || p.SnapshottedSourceCount != 20 || p.WebSearchCallCount != 4 || len(r.res.Snapshots) != 20 {
 		t.Fatalf("provenance %+v snapshots %d", p, len(r.res.Snapshots))
 	}
 	var withSnap int

@@ -1,7 +1,6 @@
 package claims
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -203,5 +202,5 @@ func describe(err error) string {
 	if len(s) > 200 {
 		s = s[:200] + "…"
 	}
-	return fmt.Sprint(s)
+	return s
 }
