@@ -169,7 +169,7 @@ func TestIdempotencyReleasedOnFailure(t *testing.T) {
 // 1,000 concurrent identical requests make exactly one provider call, and
 // each caller gets its own stored verification.
 func TestConcurrentIdenticalRequestsCollapse(t *testing.T) {
-	e, p, req, db := fixtureEngine(t, "confirmed", 500*time.Millisecond, nil)
+	e, p, req, db := fixtureEngine(t, "confirmed", time.Second, nil)
 	const n = 1000
 	var wg sync.WaitGroup
 	start := make(chan struct{})
