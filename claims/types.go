@@ -1,4 +1,3 @@
-// Package claims verifies factual claims against web sources.
 package claims
 
 import (

@@ -1,0 +1,134 @@
+package claims_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/shapes"
+	"github.com/google/go-cmp/cmp"
+)
+
+func defaultRequest(claim string) *claims.Request {
+	var r shapes.ClaimVerificationRequest
+	r.SetDefaults()
+	r.Claim = claim
+	return &r
+}
+
+func TestCheck(t *testing.T) {
+	e, _ := newEngine(t, claimstest.NewProvider(), nil, nil)
+	ptr := func(n int) *int { return &n }
+	tests := []struct {
+		name   string
+		tier   string
+		mutate func(*claims.Request)
+		msg    string // "" means accepted
+		field  string
+	}{
+		{"defaults", claims.Standard, nil, "", ""},
+		{"quick caps maxSources silently", claims.Quick, nil, "", ""},
+		{"minimum above tier cap", claims.Quick, func(r *claims.Request) { r.MinimumSources = 4 },
+			"The quick tier supports at most 3 cited sources; minimumSources (4) cannot be met", ""},
+		{"minimum above maxSources", claims.Deep, func(r *claims.Request) { r.MinimumSources = 5; r.MaxSources = 4 },
+			"minimumSources (5) must not exceed maxSources (4)", ""},
+		{"official_only needs allowed", claims.Standard, func(r *claims.Request) { r.SourcePolicy = "official_only" },
+			"allowedDomains is required when sourcePolicy is official_only", ""},
+		{"allowed and blocked", claims.Standard, func(r *claims.Request) {
+			r.AllowedDomains = []string{"https://WHO.int/path"}
+			r.BlockedDomains = []string{"who.int."}
+		}, `Domain "who.int" is both allowed and blocked`, ""},
+		{"invalid domain", claims.Standard, func(r *claims.Request) { r.BlockedDomains = []string{"ok.com", "bad domain"} },
+			"blockedDomains[1]: domain 'bad domain' contains whitespace", "blockedDomains"},
+		{"ip domain", claims.Standard, func(r *claims.Request) { r.AllowedDomains = []string{"10.0.0.1"} },
+			"allowedDomains[0]: domain '10.0.0.1' is an IP address", "allowedDomains"},
+		{"too many domains", claims.Standard, func(r *claims.Request) { r.AllowedDomains = make([]string, 101) },
+			"allowedDomains must have at most 100 items (got 101)", "allowedDomains"},
+		{"unknown tier", "turbo", nil, `Unknown verification tier "turbo"`, ""},
+		{"short claim", claims.Standard, func(r *claims.Request) { r.Claim = "ab" }, "claim must be 3 to 4000 characters long (got 2)", "claim"},
+		{"freshness bound", claims.Standard, func(r *claims.Request) { r.FreshnessHours = ptr(0) },
+			"freshnessHours must be between 1 and 8760 (got 0)", "freshnessHours"},
+		{"freshness null is fine", claims.Standard, func(r *claims.Request) { r.FreshnessHours = nil }, "", ""},
+		{"bad policy", claims.Standard, func(r *claims.Request) { r.SourcePolicy = "anything" },
+			"sourcePolicy must be 'official_only', 'authoritative' or 'open_web'", "sourcePolicy"},
+		{"maxSources bound", claims.Standard, func(r *claims.Request) { r.MaxSources = 21 }, "maxSources must be between 1 and 20 (got 21)", "maxSources"},
+		{"minimumSources bound", claims.Standard, func(r *claims.Request) { r.MinimumSources = 0 }, "minimumSources must be between 1 and 10 (got 0)", "minimumSources"},
+		{"language bound", claims.Standard, func(r *claims.Request) { r.Language = "x" }, "language must be 2 to 35 characters long", "language"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := defaultRequest("The sky is blue.")
+			if tc.mutate != nil {
+				tc.mutate(req)
+			}
+			eff, err := e.Check(tc.tier, req)
+			if tc.msg == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var re *claims.RequestError
+			if !errors.As(err, &re) || !errors.Is(err, claims.ErrInvalidRequest) {
+				t.Fatalf("got %v (%v), want a *RequestError", err, eff)
+			}
+			if re.Msg != tc.msg || re.Field != tc.field {
+				t.Fatalf("got %q (field %q), want %q (field %q)", re.Msg, re.Field, tc.msg, tc.field)
+			}
+		})
+	}
+}
+
+func TestEffectiveRequest(t *testing.T) {
+	e, _ := newEngine(t, claimstest.NewProvider(), nil, nil)
+	a := defaultRequest("Claim text here")
+	a.AllowedDomains = []string{"Example.COM", "https://www.bücher.de/x", "example.com."}
+	a.BlockedDomains = []string{"*.spam.net"}
+	ea, err := e.Check(claims.Quick, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ea.MaxSources != 3 || !cmp.Equal(ea.AllowedDomains, []string{"example.com", "www.xn--bcher-kva.de"}) ||
+		!cmp.Equal(ea.BlockedDomains, []string{"spam.net"}) || ea.FreshnessHours != 168 || ea.SourcePolicy != "authoritative" {
+		t.Fatalf("effective %+v", ea)
+	}
+	// The same effective request, spelled differently, has the same hash.
+	b := defaultRequest("Claim text here")
+	b.AllowedDomains = []string{"www.XN--BCHER-KVA.DE", "example.com"}
+	b.BlockedDomains = []string{"spam.net"}
+	b.MaxSources = 3
+	eb, _ := e.Check(claims.Quick, b)
+	if ea.Hash() != eb.Hash() {
+		t.Fatal("equivalent requests hash differently")
+	}
+	// Anything that changes the work changes the hash.
+	for name, m := range map[string]func(*claims.Request){
+		"claim":    func(r *claims.Request) { r.Claim += "!" },
+		"policy":   func(r *claims.Request) { r.SourcePolicy = "open_web" },
+		"min":      func(r *claims.Request) { r.MinimumSources = 1 },
+		"fresh":    func(r *claims.Request) { r.FreshnessHours = nil },
+		"asOf":     func(r *claims.Request) { r.AsOf = dateOf(2025, 1, 1) },
+		"lang":     func(r *claims.Request) { r.Language = "de" },
+		"conflict": func(r *claims.Request) { r.IncludeConflicts = false },
+	} {
+		c := defaultRequest("Claim text here")
+		c.AllowedDomains, c.BlockedDomains, c.MaxSources = b.AllowedDomains, b.BlockedDomains, 3
+		m(c)
+		ec, err := e.Check(claims.Quick, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ec.Hash() == ea.Hash() {
+			t.Errorf("%s: hash unchanged", name)
+		}
+	}
+	ed, _ := e.Check(claims.Standard, b)
+	if ed.Hash() == eb.Hash() {
+		t.Error("tier is not part of the hash")
+	}
+	if !strings.HasPrefix(ea.Tier.Path, "/v1/claims/verify") {
+		t.Fatal(ea.Tier)
+	}
+}

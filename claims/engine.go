@@ -1,0 +1,492 @@
+package claims
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/assaykit/assay/internal/ids"
+	"golang.org/x/sync/singleflight"
+)
+
+// Defaults of Options.
+const (
+	DefaultIdempotencyWait = 10 * time.Second
+	DefaultRetention       = 30 * 24 * time.Hour
+	// MaxIdempotencyKeyLength bounds the Idempotency-Key header.
+	MaxIdempotencyKeyLength = 255
+)
+
+// Options configure an Engine. A nil *Options means defaults.
+type Options struct {
+	// Logger receives provider failures and store problems. Nil discards.
+	Logger *slog.Logger
+	// Timeout is the deadline of one verification, provider and snapshots
+	// included. Zero means DefaultTimeout (120 s).
+	Timeout time.Duration
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+	// OfficialDomains, NewsDomains, AcademicDomains and VendorDomains add
+	// to the built-in classification lists (see classify in the package
+	// documentation). Invalid entries are ignored.
+	OfficialDomains []string
+	NewsDomains     []string
+	AcademicDomains []string
+	VendorDomains   []string
+	// ResultCache answers a request from a stored result of the same
+	// tier, effective request and provider observed within the request's
+	// freshnessHours (never when freshnessHours is null). The answer is a
+	// new verification with cacheHit true and no provider call. Off by
+	// default.
+	ResultCache bool
+	// IdempotencyWait is how long a duplicate of an in-flight idempotent
+	// request waits for the first one before getting *InFlightError.
+	// Zero means DefaultIdempotencyWait; negative means do not wait.
+	IdempotencyWait time.Duration
+	// Retention is how long results are kept (PurgeExpired). Zero means
+	// DefaultRetention (30 days).
+	Retention time.Duration
+}
+
+// Call is what the caller's side knows about one verification: who is
+// asking, and under which order. Verify fills the output fields.
+type Call struct {
+	// IdempotencyKey is the caller's Idempotency-Key ("" for none), at
+	// most MaxIdempotencyKeyLength characters.
+	IdempotencyKey string
+	// Scope is who the key belongs to: "payer:<address>" or
+	// "customer:<id>". Keys of different scopes never meet.
+	Scope string
+	// OrderID and OrderTokenHash identify the paid order; the order token's
+	// holder may read the result later (Engine.Verification).
+	OrderID        string
+	OrderTokenHash string
+
+	// ProviderCalled is set by Verify when this call made (led) the
+	// provider call; false for replays, cache hits and callers that joined
+	// an identical call already in flight.
+	ProviderCalled bool
+	// Usage is the provider usage this call caused (zero unless
+	// ProviderCalled).
+	Usage ProviderUsage
+}
+
+// ProviderUsage is the cost-relevant work of one provider call.
+type ProviderUsage struct {
+	Provider          string
+	Model             string
+	InputTokens       int
+	CachedInputTokens int
+	OutputTokens      int
+	SearchCalls       int // search actions (the calls with a per-call fee)
+}
+
+// Engine verifies claims. It is safe for concurrent use.
+type Engine struct {
+	provider  SearchProvider
+	store     Store
+	snaps     Snapshotter
+	log       *slog.Logger
+	now       func() time.Time
+	timeout   time.Duration
+	wait      time.Duration
+	retention time.Duration
+	cache     bool
+	cls       *classifier
+	flights   singleflight.Group
+	recent    recentResults
+}
+
+// recentResults keeps the last stored results in memory, by verification
+// id, so that idempotent replays skip decoding the stored JSON. Results are
+// immutable once stored, so a cached copy is never stale; purging clears it.
+type recentResults struct {
+	mu    sync.Mutex
+	byID  map[string]*Result
+	order []string
+	next  int
+}
+
+const recentResultsSize = 1024
+
+func (c *recentResults) put(r *Result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byID == nil {
+		c.byID = map[string]*Result{}
+		c.order = make([]string, recentResultsSize)
+	}
+	if _, ok := c.byID[r.VerificationID]; ok {
+		return
+	}
+	delete(c.byID, c.order[c.next])
+	c.order[c.next] = r.VerificationID
+	c.byID[r.VerificationID] = r
+	c.next = (c.next + 1) % len(c.order)
+}
+
+func (c *recentResults) get(id string) *Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byID[id]
+}
+
+func (c *recentResults) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byID, c.order, c.next = nil, nil, 0
+}
+
+// New returns an engine. provider may be nil: Verify then fails with
+// ErrProviderNotConfigured (the HTTP layer answers 503) while Check and
+// stored results keep working. snapshots may be nil: no snapshots are
+// taken and results say so. store is required.
+func New(provider SearchProvider, store Store, snapshots Snapshotter, opts *Options) (*Engine, error) {
+	if store == nil {
+		return nil, errors.New("claims: New: a Store is required")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	e := &Engine{provider: provider, store: store, snaps: snapshots, log: o.Logger, now: o.Now,
+		timeout: o.Timeout, wait: o.IdempotencyWait, retention: o.Retention, cache: o.ResultCache, cls: newClassifier(&o)}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.timeout <= 0 {
+		e.timeout = DefaultTimeout
+	}
+	if e.wait == 0 {
+		e.wait = DefaultIdempotencyWait
+	}
+	if e.retention <= 0 {
+		e.retention = DefaultRetention
+	}
+	return e, nil
+}
+
+// Timeout returns the deadline of one verification.
+func (e *Engine) Timeout() time.Duration { return e.timeout }
+
+// Configured reports whether a provider is set (readiness checks).
+func (e *Engine) Configured() bool { return e.provider != nil }
+
+// Verification returns a stored verification with the order-token hashes
+// allowed to read it, or ErrNotFound. Callers must check access.
+func (e *Engine) Verification(ctx context.Context, id string) (*Record, error) {
+	if !ids.Valid(ids.Verification, id) {
+		return nil, ErrNotFound
+	}
+	rec, err := e.store.Verification(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	normalize(rec.Result)
+	return rec, nil
+}
+
+// Purge deletes verifications created before before (and their grants and
+// idempotency rows). It returns how many were deleted.
+func (e *Engine) Purge(ctx context.Context, before time.Time) (int64, error) {
+	defer e.recent.clear()
+	return e.store.PurgeVerifications(ctx, before)
+}
+
+// PurgeExpired deletes verifications older than the retention period.
+func (e *Engine) PurgeExpired(ctx context.Context) (int64, error) {
+	return e.Purge(ctx, e.now().Add(-e.retention))
+}
+
+func (e *Engine) providerName() string {
+	if e.provider == nil {
+		return ""
+	}
+	return e.provider.Name()
+}
+
+// Verify runs one verification on tier: tier rules, idempotency, result
+// cache, the (collapsed) provider call, reconciliation, snapshots,
+// verdicts, and storage of the result in one transaction. call may be nil
+// (no idempotency key, no order).
+//
+// Errors: *RequestError (nothing done), ErrIdempotencyConflict,
+// *InFlightError, ErrTimeout, *ProviderError (see the ErrProvider*
+// sentinels), or a store error. On any error nothing is stored except
+// snapshot records already captured.
+func (e *Engine) Verify(ctx context.Context, tier string, req *Request, call *Call) (*Result, error) {
+	eff, err := check(tier, req)
+	if err != nil {
+		return nil, err
+	}
+	if call == nil {
+		call = &Call{}
+	}
+	call.ProviderCalled, call.Usage = false, ProviderUsage{}
+	if len(call.IdempotencyKey) > MaxIdempotencyKeyLength {
+		return nil, reqErr("Idempotency-Key", "Idempotency-Key must be at most %d characters long", MaxIdempotencyKeyLength)
+	}
+	if e.provider == nil {
+		return nil, &ProviderError{Kind: ProviderNotConfigured, Err: errors.New("no search provider is configured")}
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	hash := eff.Hash()
+
+	var lease *Lease
+	if call.IdempotencyKey != "" {
+		key := IdempotencyKey{Scope: call.Scope, Tier: eff.Tier.Name, Key: call.IdempotencyKey}
+		var replayID string
+		lease, replayID, err = e.acquire(ctx, key, hash)
+		if err != nil {
+			return nil, timeoutErr(ctx, err)
+		}
+		if replayID != "" {
+			return e.replay(ctx, replayID, call)
+		}
+		res, err := e.produce(ctx, eff, hash, call, lease)
+		if err != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if rerr := e.store.ReleaseIdempotency(rctx, lease.Key, lease.Token); rerr != nil {
+				e.log.Warn("claims: releasing idempotency lease failed", "err", rerr)
+			}
+			return nil, err
+		}
+		return res, nil
+	}
+	return e.produce(ctx, eff, hash, call, nil)
+}
+
+// produce answers from the cache or a (collapsed) provider call, and stores
+// the caller's own verification.
+func (e *Engine) produce(ctx context.Context, eff *Effective, hash string, call *Call, lease *Lease) (*Result, error) {
+	var res *Result
+	if e.cache && eff.FreshnessHours > 0 {
+		since := e.now().Add(-time.Duration(eff.FreshnessHours) * time.Hour)
+		rec, err := e.store.LatestVerification(ctx, eff.Tier.Name, hash, e.providerName(), since)
+		switch {
+		case err == nil:
+			res = cloneResult(rec.Result)
+			res.Provenance.CacheHit = true
+			res.Limitations = appendUnique(res.Limitations,
+				fmt.Sprintf("Served from a stored result observed at %s (within the %d-hour freshness window); no new search was made.",
+					rec.Result.ObservedAt.UTC().Format(time.RFC3339), eff.FreshnessHours))
+		case !errors.Is(err, ErrNotFound):
+			return nil, timeoutErr(ctx, err)
+		}
+	}
+	if res == nil {
+		shared, leader, err := e.collapse(ctx, eff, hash)
+		if err != nil {
+			return nil, timeoutErr(ctx, err)
+		}
+		res = cloneResult(shared.result)
+		if leader {
+			call.ProviderCalled = true
+			call.Usage = shared.usage
+		}
+	}
+	res.VerificationID = ids.New(ids.Verification)
+	rec := &Record{Result: res, Tier: eff.Tier.Name, Scope: call.Scope, RequestHash: hash,
+		Provider: e.providerName(), OrderID: call.OrderID, OrderTokenHash: call.OrderTokenHash, CreatedAt: e.now().UTC()}
+	if err := e.store.SaveVerification(ctx, rec, lease); err != nil {
+		return nil, timeoutErr(ctx, fmt.Errorf("claims: storing the result: %w", err))
+	}
+	e.recent.put(cloneResult(res))
+	return res, nil
+}
+
+// timeoutErr turns a deadline into ErrTimeout.
+func timeoutErr(ctx context.Context, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || (ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded)) {
+		if errors.Is(err, ErrTimeout) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrTimeout, err)
+	}
+	return err
+}
+
+// acquire takes the idempotency key, waiting (bounded) for an in-flight
+// holder. It returns a lease to do the work, or the id of the completed
+// verification to replay.
+func (e *Engine) acquire(ctx context.Context, key IdempotencyKey, hash string) (*Lease, string, error) {
+	ttl := e.timeout + 30*time.Second
+	// Waiting is measured on the real clock, whatever Options.Now says.
+	deadline := time.Now().Add(e.wait)
+	pause := 20 * time.Millisecond
+	for {
+		st, err := e.store.AcquireIdempotency(ctx, key, hash, e.now(), ttl)
+		if err != nil {
+			return nil, "", err
+		}
+		switch {
+		case st.Lease != nil:
+			return st.Lease, "", nil
+		case st.VerificationID != "":
+			return nil, st.VerificationID, nil
+		}
+		now := time.Now()
+		if e.wait < 0 || !now.Before(deadline) {
+			left := st.InFlightUntil.Sub(e.now())
+			return nil, "", &InFlightError{RetryAfter: min(max(left, time.Second), 10*time.Second).Round(time.Second)}
+		}
+		t := time.NewTimer(min(pause, deadline.Sub(now)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, "", ctx.Err()
+		case <-t.C:
+		}
+		pause = min(pause*2, 250*time.Millisecond)
+	}
+}
+
+// replay returns a completed verification again, with cacheHit true, and
+// lets the new order read it.
+func (e *Engine) replay(ctx context.Context, id string, call *Call) (*Result, error) {
+	if call.OrderTokenHash != "" {
+		if err := e.store.GrantVerification(ctx, id, call.OrderID, call.OrderTokenHash, e.now()); err != nil {
+			return nil, timeoutErr(ctx, err)
+		}
+	}
+	var res *Result
+	if cached := e.recent.get(id); cached != nil {
+		res = cloneResult(cached)
+	} else {
+		rec, err := e.store.Verification(ctx, id)
+		if err != nil {
+			return nil, timeoutErr(ctx, err)
+		}
+		res = rec.Result
+		normalize(res)
+		e.recent.put(cloneResult(res))
+	}
+	res.Provenance.CacheHit = true
+	return res, nil
+}
+
+// computed is the shared outcome of one provider call.
+type computed struct {
+	result *Result // VerificationID empty; shared: clone before use
+	usage  ProviderUsage
+}
+
+// collapse runs compute once for all concurrent callers with the same
+// tier, effective request and provider. The work runs under its own
+// deadline (the engine timeout from its start), detached from the first
+// caller's cancellation; each caller stops waiting when its own context
+// ends. leader is true for the caller whose call ran the work.
+func (e *Engine) collapse(ctx context.Context, eff *Effective, hash string) (*computed, bool, error) {
+	key := eff.Tier.Name + "|" + hash + "|" + e.provider.Name()
+	leader := false
+	ch := e.flights.DoChan(key, func() (any, error) {
+		leader = true
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.timeout)
+		defer cancel()
+		return e.compute(wctx, eff)
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, false, r.Err
+		}
+		return r.Val.(*computed), leader, nil
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+}
+
+// providerQuery is what the provider is asked.
+func (e *Engine) providerQuery(eff *Effective, caps ProviderCapabilities) (*ProviderQuery, []string) {
+	var notes []string
+	q := &ProviderQuery{
+		Tier: eff.Tier.Name, Claim: eff.Claim, Now: e.now().UTC(), FreshnessHours: eff.FreshnessHours,
+		SourcePolicy: eff.SourcePolicy, MinimumSources: eff.MinimumSources, MaxSources: eff.MaxSources,
+		AllowedDomains: append([]string(nil), eff.AllowedDomains...), BlockedDomains: append([]string(nil), eff.BlockedDomains...),
+		IncludeConflicts: eff.IncludeConflicts, Language: eff.Language,
+		MaxToolActions: eff.Tier.MaxToolActions, MaxOutputTokens: eff.Tier.MaxOutputTokens,
+	}
+	if eff.AsOf != nil {
+		t := eff.AsOf.Time()
+		q.AsOf = &t
+	}
+	if eff.Jurisdiction != nil {
+		q.Jurisdiction = *eff.Jurisdiction
+	}
+	if caps.MaxDomains > 0 && len(q.AllowedDomains) > caps.MaxDomains {
+		notes = append(notes, fmt.Sprintf("The provider accepts %d allowed domains; the first %d of %d were sent and all are enforced locally.",
+			caps.MaxDomains, caps.MaxDomains, len(q.AllowedDomains)))
+		q.AllowedDomains = q.AllowedDomains[:caps.MaxDomains]
+	}
+	return q, notes
+}
+
+// compute makes the provider call, reconciles, snapshots and judges.
+func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error) {
+	caps := e.provider.Capabilities()
+	q, notes := e.providerQuery(eff, caps)
+	resp, err := e.provider.Search(ctx, q)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: the provider did not answer in time", ErrTimeout)
+		}
+		var pe *ProviderError
+		if errors.As(err, &pe) {
+			e.log.Warn("claims: provider failed", "provider", e.provider.Name(), "err", err)
+			return nil, err
+		}
+		e.log.Warn("claims: provider failed", "provider", e.provider.Name(), "err", err)
+		return nil, &ProviderError{Kind: ProviderFailed, Err: err}
+	}
+	if resp == nil {
+		return nil, &ProviderError{Kind: ProviderBadOutput, Err: errors.New("empty response")}
+	}
+	returnedAt := e.now().UTC()
+	name := e.provider.Name()
+	if resp.Provider != "" {
+		name = clean(resp.Provider)
+	}
+	sourceName := caps.SourceName
+	if sourceName == "" {
+		sourceName = name + "_web_search"
+	}
+	d := reconcile(eff, resp, returnedAt, e.cls, sourceName)
+	for _, n := range notes {
+		d.limit("%s", n)
+	}
+	d.ensureFacts()
+	if urls := d.snapshotURLs(d.citedIDs()); len(urls) > 0 {
+		if e.snaps == nil {
+			d.limit("Snapshots are not configured; no source was captured and no excerpt could be checked.")
+		} else {
+			snaps, err := e.snaps.CaptureAll(ctx, urls)
+			switch {
+			case ctx.Err() != nil:
+				return nil, fmt.Errorf("%w: snapshots did not finish in time", ErrTimeout)
+			case err != nil:
+				e.log.Warn("claims: snapshots failed", "err", err)
+				d.limit("Snapshots could not be taken (%s); no excerpt could be checked.", describe(err))
+			case len(snaps) != len(urls):
+				e.log.Warn("claims: snapshotter returned a wrong number of records", "want", len(urls), "got", len(snaps))
+				d.limit("Snapshots could not be matched to their URLs; no excerpt could be checked.")
+			default:
+				d.attachSnapshots(snaps)
+			}
+		}
+	}
+	j := d.judge()
+	res := d.finish(j, name)
+	return &computed{result: res, usage: ProviderUsage{
+		Provider: name, Model: res.Provenance.Model, InputTokens: res.Provenance.InputTokens,
+		CachedInputTokens: res.Provenance.CachedInputTokens, OutputTokens: res.Provenance.OutputTokens,
+		SearchCalls: searchActions(resp),
+	}}, nil
+}

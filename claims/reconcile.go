@@ -1,0 +1,578 @@
+package claims
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/assaykit/assay/internal/urlnorm"
+	"github.com/assaykit/assay/snapshot"
+)
+
+// excerptState is the outcome of checking an evidence excerpt against the
+// captured page.
+type excerptState int
+
+const (
+	excerptUnchecked excerptState = iota // no captured page to check against
+	excerptVerified                      // found in the captured page
+	excerptNotFound                      // the page was captured, the excerpt is not in it
+)
+
+// Evidence weights (see the package documentation).
+const (
+	weightVerified  = 1.0
+	weightUnchecked = 0.75
+	weightNotFound  = 0.25
+	weightCounts    = 0.5 // evidence counts toward a verdict at or above this weight
+)
+
+// srcWork is a provider source being reconciled.
+type srcWork struct {
+	ProviderSource
+	key       string
+	opened    bool // an open_page or find_in_page action read it
+	consulted bool
+}
+
+// evWork is an evidence item being reconciled.
+type evWork struct {
+	Evidence
+	key        string
+	host       string
+	reg        string
+	admitted   bool
+	stale      bool
+	dated      bool
+	referenced bool // by a fact of the model (before the cap)
+	excerpt    excerptState
+	index      int
+	notes      []string // appended to qualityReason
+}
+
+func (ev *evWork) weight() float64 {
+	switch {
+	case !ev.ProviderSourceMatched || !ev.admitted || ev.Relationship == Context:
+		return 0
+	case ev.excerpt == excerptVerified:
+		return weightVerified
+	case ev.excerpt == excerptNotFound:
+		return weightNotFound
+	}
+	return weightUnchecked
+}
+
+// counts reports whether the item counts toward a fact's verdict.
+func (ev *evWork) counts() bool {
+	return ev.weight() >= weightCounts && (ev.Relationship == Supports || ev.Relationship == Contradicts)
+}
+
+// draft is a result being built from one provider response.
+type draft struct {
+	eff         *Effective
+	resp        *ProviderResponse
+	returnedAt  time.Time
+	sources     []*srcWork
+	srcByKey    map[string]*srcWork
+	evidence    []*evWork
+	evByID      map[string]*evWork
+	facts       []AtomicFact // model facts, evidence ids mapped to survivors
+	modelFacts  []AtomicFact // model facts as sanitised, for comparison
+	conflicts   []Conflict
+	limitations []string
+	snapshots   []*snapshot.Snapshot
+}
+
+func (d *draft) limit(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if !slices.Contains(d.limitations, msg) {
+		d.limitations = append(d.limitations, msg)
+	}
+}
+
+func sourceID(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "src_" + hex.EncodeToString(sum[:])[:20]
+}
+
+func appendUnique(list []string, items ...string) []string {
+	for _, it := range items {
+		if it != "" && !slices.Contains(list, it) {
+			list = append(list, it)
+		}
+	}
+	return list
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// domainFilter says why a host is excluded, or "".
+func domainFilter(eff *Effective, host string) string {
+	if d := firstMatch(host, eff.BlockedDomains); d != "" {
+		return "blocked"
+	}
+	if len(eff.AllowedDomains) > 0 && !urlnorm.MatchesAny(host, eff.AllowedDomains) {
+		return "outside"
+	}
+	return ""
+}
+
+// reconcile turns a provider response into a draft: provider sources from
+// the search calls, evidence matched, filtered, deduplicated, classified,
+// checked for freshness and capped, and facts and conflicts pointing only at
+// surviving evidence.
+func reconcile(eff *Effective, resp *ProviderResponse, returnedAt time.Time, cls *classifier, sourceName string) *draft {
+	d := &draft{eff: eff, resp: resp, returnedAt: returnedAt, srcByKey: map[string]*srcWork{}, evByID: map[string]*evWork{}}
+	d.buildSources(sourceName)
+	d.buildEvidence(cls)
+	return d
+}
+
+func (d *draft) buildSources(sourceName string) {
+	var invalid, blocked, outside int
+	for _, call := range d.resp.SearchCalls {
+		action := call.Action
+		switch action {
+		case "":
+			action = ActionSearch
+		case "find":
+			action = ActionFindInPage
+		}
+		cands := append([]SourceRef(nil), call.Sources...)
+		if call.URL != "" {
+			cands = append(cands, SourceRef{URL: call.URL})
+		}
+		queries := cleanAll(call.Queries)
+		for _, c := range cands {
+			canon, err := urlnorm.Canonical(c.URL)
+			if err != nil {
+				invalid++
+				continue
+			}
+			key, _ := urlnorm.Key(canon)
+			switch domainFilter(d.eff, urlnorm.Host(canon)) {
+			case "blocked":
+				blocked++
+				continue
+			case "outside":
+				outside++
+				continue
+			}
+			s := d.srcByKey[key]
+			if s == nil {
+				s = &srcWork{key: key, ProviderSource: ProviderSource{
+					SourceID: sourceID(key), URL: canon, Provider: sourceName,
+					SearchCallIDs: []string{}, Actions: []string{}, Queries: []string{}, EvidenceIDs: []string{},
+				}}
+				d.srcByKey[key] = s
+				d.sources = append(d.sources, s)
+			}
+			if t := clean(c.Title); t != "" && s.Title == nil {
+				s.Title = &t
+			}
+			s.SearchCallIDs = appendUnique(s.SearchCallIDs, call.ID)
+			s.Actions = appendUnique(s.Actions, action)
+			s.Queries = appendUnique(s.Queries, queries...)
+			if action != ActionSearch {
+				s.opened = true
+			}
+		}
+	}
+	if blocked > 0 {
+		d.limit("%s reported by the provider on blocked domains were removed.", plural(blocked, "source", "sources"))
+	}
+	if outside > 0 {
+		d.limit("%s reported by the provider outside allowedDomains were removed.", plural(outside, "source", "sources"))
+	}
+	if invalid > 0 {
+		d.limit("%s reported by the provider had no valid http(s) URL and were ignored.", plural(invalid, "source", "sources"))
+	}
+}
+
+func normExcerpt(s string) string {
+	return strings.Join(strings.Fields(strings.ToLower(s)), " ")
+}
+
+func (d *draft) buildEvidence(cls *classifier) {
+	eff := d.eff
+	// remap sends a model evidence id to the id of the item that stands
+	// for it in the result, or to "" when the item did not survive.
+	remap := map[string]string{}
+	seenID := map[string]bool{}
+	byContent := map[string]*evWork{}
+	var invalid, blocked, outside, dupContent, dupIDs int
+	var kept []*evWork
+	for i, pe := range d.resp.Analysis.Evidence {
+		origID := clean(pe.ID)
+		if origID == "" {
+			origID = fmt.Sprintf("e%d", i+1)
+		}
+		first := !seenID[origID]
+		id := origID
+		if !first {
+			dupIDs++
+			for n := 2; seenID[id]; n++ {
+				id = fmt.Sprintf("%s_%d", origID, n)
+			}
+		}
+		seenID[id] = true
+		record := func(to string) {
+			if first {
+				remap[origID] = to
+			}
+		}
+		canon, err := urlnorm.Canonical(clean(pe.URL))
+		if err != nil {
+			invalid++
+			record("")
+			continue
+		}
+		host := urlnorm.Host(canon)
+		switch domainFilter(eff, host) {
+		case "blocked":
+			blocked++
+			record("")
+			continue
+		case "outside":
+			outside++
+			record("")
+			continue
+		}
+		key, _ := urlnorm.Key(canon)
+		rel := Relationship(strings.ToLower(strings.TrimSpace(string(pe.Relationship))))
+		if rel != Supports && rel != Contradicts && rel != Context {
+			rel = Context
+		}
+		excerpt := clean(pe.Excerpt)
+		ck := key + "\x00" + string(rel) + "\x00" + normExcerpt(excerpt)
+		if prev := byContent[ck]; prev != nil {
+			dupContent++
+			record(prev.ID)
+			continue
+		}
+		var published *string
+		if pe.PublishedAt != nil {
+			if p := clean(*pe.PublishedAt); p != "" {
+				published = &p
+			}
+		}
+		ev := &evWork{
+			Evidence: Evidence{
+				ID: id, URL: canon, Title: clean(pe.Title), Publisher: clean(pe.Publisher),
+				PublishedAt: published, Excerpt: excerpt, Relationship: rel,
+			},
+			key: key, host: host, reg: urlnorm.Registrable(host), index: i,
+		}
+		if ev.Title == "" {
+			if s := d.srcByKey[key]; s != nil && s.Title != nil {
+				ev.Title = *s.Title
+			}
+		}
+		if ev.Publisher == "" {
+			ev.Publisher = ev.reg
+		}
+		c := cls.classify(canon, eff)
+		ev.SourceType, ev.QualityReason = c.Type, c.Reason
+		ev.admitted = admitted(eff.SourcePolicy, c.Type)
+		if s := d.srcByKey[key]; s != nil {
+			ev.ProviderSourceMatched = true
+			ev.Consulted = true
+		}
+		byContent[ck] = ev
+		record(id)
+		kept = append(kept, ev)
+	}
+	if dupIDs > 0 {
+		d.limit("The provider reused %s; the later items were renamed and are not referenced by any fact.", plural(dupIDs, "evidence id", "evidence ids"))
+	}
+	if dupContent > 0 {
+		d.limit("%s duplicated earlier items (same page, relationship and excerpt) and were merged.", plural(dupContent, "evidence item", "evidence items"))
+	}
+	if blocked > 0 {
+		d.limit("%s on blocked domains were removed.", plural(blocked, "evidence item", "evidence items"))
+	}
+	if outside > 0 {
+		d.limit("%s outside allowedDomains were removed.", plural(outside, "evidence item", "evidence items"))
+	}
+	if invalid > 0 {
+		d.limit("%s without a valid http(s) URL were removed.", plural(invalid, "evidence item", "evidence items"))
+	}
+
+	// Which surviving items the model's facts refer to (for the cap's
+	// priority).
+	keptByID := map[string]*evWork{}
+	for _, ev := range kept {
+		keptByID[ev.ID] = ev
+	}
+	for _, f := range d.resp.Analysis.AtomicFacts {
+		for _, id := range f.EvidenceIDs {
+			if ev := keptByID[remap[clean(id)]]; ev != nil {
+				ev.referenced = true
+			}
+		}
+	}
+
+	// Cap: at most MaxSources distinct pages, chosen in priority order
+	// (referenced by a fact, matched to a provider source, admitted by the
+	// policy, then the provider's order).
+	order := slices.Clone(kept)
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if a.referenced != b.referenced {
+			return a.referenced
+		}
+		if a.ProviderSourceMatched != b.ProviderSourceMatched {
+			return a.ProviderSourceMatched
+		}
+		if a.admitted != b.admitted {
+			return a.admitted
+		}
+		return a.index < b.index
+	})
+	pages := map[string]bool{}
+	dropped := map[*evWork]bool{}
+	var cut int
+	for _, ev := range order {
+		if !pages[ev.key] && len(pages) >= eff.MaxSources {
+			dropped[ev] = true
+			cut++
+			continue
+		}
+		pages[ev.key] = true
+	}
+	if cut > 0 {
+		d.limit("%s beyond the %d-source limit were left out.", plural(cut, "evidence item", "evidence items"), eff.MaxSources)
+	}
+	for _, ev := range kept {
+		if dropped[ev] {
+			for from, to := range remap {
+				if to == ev.ID {
+					remap[from] = ""
+				}
+			}
+			continue
+		}
+		d.evidence = append(d.evidence, ev)
+		d.evByID[ev.ID] = ev
+	}
+
+	d.checkFreshness()
+
+	// Facts and conflicts keep only surviving evidence ids.
+	var unknown int
+	mapIDs := func(in []string) []string {
+		out := []string{}
+		for _, id := range in {
+			to, ok := remap[clean(id)]
+			if !ok {
+				unknown++
+			}
+			if to != "" && !slices.Contains(out, to) {
+				out = append(out, to)
+			}
+		}
+		return out
+	}
+	for _, f := range d.resp.Analysis.AtomicFacts {
+		stmt := clean(f.Statement)
+		if stmt == "" {
+			continue
+		}
+		mf := AtomicFact{Statement: stmt, Status: f.Status, Confidence: f.Confidence, Explanation: clean(f.Explanation)}
+		d.modelFacts = append(d.modelFacts, mf)
+		mf.EvidenceIDs = mapIDs(f.EvidenceIDs)
+		d.facts = append(d.facts, mf)
+	}
+	if eff.IncludeConflicts {
+		for _, c := range d.resp.Analysis.Conflicts {
+			ids := mapIDs(c.EvidenceIDs)
+			if sum := clean(c.Summary); sum != "" && len(ids) >= 2 {
+				d.conflicts = append(d.conflicts, Conflict{Summary: sum, EvidenceIDs: ids})
+			}
+		}
+	}
+	if unknown > 0 {
+		d.limit("%s to evidence the provider never listed were removed.", plural(unknown, "reference", "references"))
+	}
+}
+
+// parsePublished reads a publication date in the forms providers use and
+// returns the earliest and latest instants it may stand for.
+func parsePublished(s string) (earliest, latest time.Time, ok bool) {
+	s = strings.TrimSpace(s)
+	for _, l := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05"} {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), t.UTC(), true
+		}
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, t.AddDate(0, 0, 1).Add(-time.Nanosecond), true
+	}
+	if t, err := time.Parse("2006-01", s); err == nil {
+		return t, t.AddDate(0, 1, 0).Add(-time.Nanosecond), true
+	}
+	if t, err := time.Parse("2006", s); err == nil {
+		return t, t.AddDate(1, 0, 0).Add(-time.Nanosecond), true
+	}
+	return time.Time{}, time.Time{}, false
+}
+
+// checkFreshness marks evidence published before the freshness window that
+// ends at asOf (end of that day) or, without asOf, at the time the provider
+// answered. See the package documentation for how stale evidence counts.
+func (d *draft) checkFreshness() {
+	eff := d.eff
+	ref := d.returnedAt
+	if eff.AsOf != nil {
+		ref = eff.AsOf.Time().AddDate(0, 0, 1)
+	}
+	var undated, future, afterAsOf []string
+	for _, ev := range d.evidence {
+		if ev.PublishedAt == nil {
+			undated = append(undated, ev.ID)
+			continue
+		}
+		earliest, latest, ok := parsePublished(*ev.PublishedAt)
+		switch {
+		case !ok:
+			undated = append(undated, ev.ID)
+			ev.notes = append(ev.notes, "publication date unreadable")
+			continue
+		case earliest.After(d.returnedAt.Add(24 * time.Hour)):
+			future = append(future, ev.ID)
+			ev.notes = append(ev.notes, "publication date in the future, treated as unknown")
+			continue
+		}
+		ev.dated = true
+		if eff.AsOf != nil && earliest.After(ref) {
+			afterAsOf = append(afterAsOf, ev.ID)
+		}
+		if eff.FreshnessHours > 0 && latest.Before(ref.Add(-time.Duration(eff.FreshnessHours)*time.Hour)) {
+			ev.stale = true
+			ev.notes = append(ev.notes, fmt.Sprintf("stale: published before the %d-hour freshness window", eff.FreshnessHours))
+			d.limit("Evidence %s (published %s) is older than the %d-hour freshness window ending %s; it is superseded by fresher evidence that disagrees with it.",
+				ev.ID, *ev.PublishedAt, eff.FreshnessHours, ref.Format(time.RFC3339))
+		}
+	}
+	if len(undated) > 0 {
+		d.limit("The freshness of %s could not be checked (no readable publication date): %s.", plural(len(undated), "evidence item", "evidence items"), strings.Join(undated, ", "))
+	}
+	if len(future) > 0 {
+		d.limit("Evidence %s carried a publication date in the future; it was treated as undated.", strings.Join(future, ", "))
+	}
+	if len(afterAsOf) > 0 {
+		d.limit("Evidence %s was published after asOf (%s) and may describe a later state.", strings.Join(afterAsOf, ", "), eff.AsOf.String())
+	}
+}
+
+// snapshotURLs lists the URLs the tier snapshots, in priority order,
+// deduplicated by page and cut to the tier's maximum:
+//
+//   - none: nothing;
+//   - cited: the pages of evidence referenced by a fact (or by a conflict
+//     when conflicts are included) and matched to a provider source;
+//   - all_sources: those first, then every other provider source (blocked
+//     and disallowed sources were already removed).
+func (d *draft) snapshotURLs(referenced map[string]bool) []string {
+	t := d.eff.Tier
+	if t.SnapshotMode == SnapshotNone || t.MaxSnapshots <= 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var urls []string
+	add := func(key, u string) {
+		if !seen[key] && len(urls) < t.MaxSnapshots {
+			seen[key] = true
+			urls = append(urls, u)
+		}
+	}
+	for _, ev := range d.evidence {
+		if referenced[ev.ID] && ev.ProviderSourceMatched {
+			add(ev.key, ev.URL)
+		}
+	}
+	if t.SnapshotMode == SnapshotAllSources {
+		for _, s := range d.sources {
+			add(s.key, s.URL)
+		}
+	}
+	return urls
+}
+
+// attachSnapshots links capture records to evidence and provider sources by
+// the page key of the requested and final URL, and checks each excerpt
+// against its captured page.
+func (d *draft) attachSnapshots(snaps []*snapshot.Snapshot) {
+	byKey := map[string]*snapshot.Snapshot{}
+	var failed int
+	for _, s := range snaps {
+		if s == nil {
+			continue
+		}
+		d.snapshots = append(d.snapshots, s)
+		if s.Status != snapshot.StatusCaptured {
+			failed++
+		}
+		for _, u := range []string{s.RequestedURL, deref(s.FinalURL)} {
+			if k, err := urlnorm.Key(u); err == nil {
+				if prev := byKey[k]; prev == nil || (prev.Status != snapshot.StatusCaptured && s.Status == snapshot.StatusCaptured) {
+					byKey[k] = s
+				}
+			}
+		}
+	}
+	if failed > 0 {
+		d.limit("%s could not be captured; their failure records are included.", plural(failed, "requested source snapshot", "requested source snapshots"))
+	}
+	for _, s := range d.sources {
+		if snap := byKey[s.key]; snap != nil {
+			id := snap.ID
+			s.SnapshotID = &id
+		}
+	}
+	var notFound []string
+	for _, ev := range d.evidence {
+		snap := byKey[ev.key]
+		if snap == nil {
+			continue
+		}
+		id := snap.ID
+		ev.SnapshotID = &id
+		if snap.Status != snapshot.StatusCaptured {
+			continue
+		}
+		ev.Snapshotted = true
+		ev.RetrievedAt = snap.RetrievedAt.UTC()
+		if ev.Excerpt == "" {
+			ev.excerpt = excerptNotFound
+			ev.notes = append(ev.notes, "no excerpt to verify (weight lowered, not counted)")
+			notFound = append(notFound, ev.ID)
+		} else if snap.Contains(ev.Excerpt) {
+			ev.excerpt = excerptVerified
+			ev.notes = append(ev.notes, "excerpt verified in snapshot "+snap.ID)
+		} else {
+			ev.excerpt = excerptNotFound
+			ev.notes = append(ev.notes, "excerpt not found in snapshot "+snap.ID+" (weight lowered, not counted)")
+			notFound = append(notFound, ev.ID)
+		}
+	}
+	if len(notFound) > 0 {
+		d.limit("The excerpt of evidence %s was not found in the captured page; it was not counted.", strings.Join(notFound, ", "))
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

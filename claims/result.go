@@ -1,0 +1,206 @@
+package claims
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/assaykit/assay/snapshot"
+)
+
+// finish assembles the result (without its verification id) from a judged
+// draft.
+func (d *draft) finish(j judgement, providerName string) *Result {
+	eff, resp := d.eff, d.resp
+	res := &Result{
+		Claim:           eff.Claim,
+		Status:          j.status,
+		ObservedAt:      d.returnedAt.UTC(),
+		AtomicFacts:     []AtomicFact{},
+		ProviderSources: []ProviderSource{},
+		Evidence:        []Evidence{},
+		Snapshots:       []snapshot.Snapshot{},
+		Conflicts:       []Conflict{},
+		Limitations:     []string{},
+	}
+	modelStatus := resp.Analysis.Status
+	conclusion := clean(resp.Analysis.Conclusion)
+	if j.status != modelStatus || conclusion == "" {
+		if conclusion != "" && modelStatus != j.status {
+			d.limit("The provider's overall status was %q; the evidence rules give %q, so its conclusion was not adopted. It read: %q",
+				string(modelStatus), string(j.status), conclusion)
+		}
+		conclusion = conclusionFor(j.status, d.facts, j.independent, eff.MinimumSources)
+	}
+	res.Conclusion = conclusion
+
+	for _, f := range d.facts {
+		f.EvidenceIDs = append([]string{}, f.EvidenceIDs...)
+		res.AtomicFacts = append(res.AtomicFacts, f)
+	}
+	for _, c := range d.conflicts {
+		res.Conflicts = append(res.Conflicts, Conflict{Summary: c.Summary, EvidenceIDs: append([]string{}, c.EvidenceIDs...)})
+	}
+
+	cited := d.citedIDs()
+	citedPages := map[string]bool{}
+	var matched int
+	for _, ev := range d.evidence {
+		e := ev.Evidence
+		e.Cited = cited[e.ID]
+		if e.Cited {
+			citedPages[ev.key] = true
+		}
+		if e.RetrievedAt.IsZero() {
+			e.RetrievedAt = d.returnedAt.UTC()
+		}
+		notes := slices.Clone(ev.notes)
+		if !e.ProviderSourceMatched {
+			notes = append(notes, "not matched to any source the provider consulted (not counted)")
+		} else {
+			matched++
+		}
+		if !ev.admitted {
+			notes = append(notes, "not counted under the "+eff.SourcePolicy+" policy")
+		}
+		if len(notes) > 0 {
+			e.QualityReason += "; " + strings.Join(notes, "; ")
+		}
+		if s := d.srcByKey[ev.key]; s != nil {
+			s.EvidenceIDs = appendUnique(s.EvidenceIDs, e.ID)
+			s.consulted = true
+			if e.Cited {
+				s.Cited = true
+			}
+		}
+		res.Evidence = append(res.Evidence, e)
+	}
+	var consulted int
+	for _, s := range d.sources {
+		if s.opened || s.consulted {
+			consulted++
+		}
+		res.ProviderSources = append(res.ProviderSources, s.ProviderSource)
+	}
+	captured := map[string]bool{}
+	for _, s := range d.snapshots {
+		res.Snapshots = append(res.Snapshots, *s)
+		if s.Status == snapshot.StatusCaptured {
+			captured[s.ID] = true
+		}
+	}
+	searched := false
+	for _, c := range resp.SearchCalls {
+		if c.Action == "" || c.Action == ActionSearch {
+			searched = true
+		}
+	}
+	res.Limitations = appendUnique(cleanAll(resp.Analysis.Limitations), d.limitations...)
+	model := clean(resp.Model)
+	res.Provenance = Provenance{
+		Provider:               providerName,
+		Model:                  model,
+		ProviderResponseID:     clean(resp.ResponseID),
+		SearchedWeb:            searched,
+		ConsultedSourceCount:   consulted,
+		CitedSourceCount:       len(citedPages),
+		ProviderSourceCount:    len(d.sources),
+		MatchedEvidenceCount:   matched,
+		SnapshottedSourceCount: len(captured),
+		WebSearchCallCount:     len(resp.SearchCalls),
+		InputTokens:            max(0, resp.Usage.InputTokens),
+		CachedInputTokens:      max(0, resp.Usage.CachedInputTokens),
+		OutputTokens:           max(0, resp.Usage.OutputTokens),
+	}
+	return res
+}
+
+// searchActions counts the search actions of a response (the calls that
+// carry a per-call fee).
+func searchActions(resp *ProviderResponse) int {
+	n := 0
+	for _, c := range resp.SearchCalls {
+		if c.Action == "" || c.Action == ActionSearch {
+			n++
+		}
+	}
+	return n
+}
+
+// normalize makes every slice of a result non-nil so that it serialises
+// with [] and never null (results read from elsewhere may lack them).
+func normalize(r *Result) {
+	if r.AtomicFacts == nil {
+		r.AtomicFacts = []AtomicFact{}
+	}
+	for i := range r.AtomicFacts {
+		if r.AtomicFacts[i].EvidenceIDs == nil {
+			r.AtomicFacts[i].EvidenceIDs = []string{}
+		}
+	}
+	if r.ProviderSources == nil {
+		r.ProviderSources = []ProviderSource{}
+	}
+	for i := range r.ProviderSources {
+		p := &r.ProviderSources[i]
+		for _, s := range []*[]string{&p.SearchCallIDs, &p.Actions, &p.Queries, &p.EvidenceIDs} {
+			if *s == nil {
+				*s = []string{}
+			}
+		}
+	}
+	if r.Evidence == nil {
+		r.Evidence = []Evidence{}
+	}
+	if r.Snapshots == nil {
+		r.Snapshots = []snapshot.Snapshot{}
+	}
+	if r.Conflicts == nil {
+		r.Conflicts = []Conflict{}
+	}
+	for i := range r.Conflicts {
+		if r.Conflicts[i].EvidenceIDs == nil {
+			r.Conflicts[i].EvidenceIDs = []string{}
+		}
+	}
+	if r.Limitations == nil {
+		r.Limitations = []string{}
+	}
+}
+
+// cloneResult deep-copies a result (the single-flight result is shared by
+// every waiting caller and must not be modified).
+func cloneResult(r *Result) *Result {
+	c := *r
+	c.AtomicFacts = make([]AtomicFact, len(r.AtomicFacts))
+	for i, f := range r.AtomicFacts {
+		f.EvidenceIDs = slices.Clone(f.EvidenceIDs)
+		c.AtomicFacts[i] = f
+	}
+	c.ProviderSources = make([]ProviderSource, len(r.ProviderSources))
+	for i, p := range r.ProviderSources {
+		p.SearchCallIDs, p.Actions = slices.Clone(p.SearchCallIDs), slices.Clone(p.Actions)
+		p.Queries, p.EvidenceIDs = slices.Clone(p.Queries), slices.Clone(p.EvidenceIDs)
+		c.ProviderSources[i] = p
+	}
+	c.Evidence = slices.Clone(r.Evidence)
+	c.Snapshots = slices.Clone(r.Snapshots)
+	c.Conflicts = make([]Conflict, len(r.Conflicts))
+	for i, x := range r.Conflicts {
+		x.EvidenceIDs = slices.Clone(x.EvidenceIDs)
+		c.Conflicts[i] = x
+	}
+	c.Limitations = slices.Clone(r.Limitations)
+	normalize(&c)
+	return &c
+}
+
+func describe(err error) string {
+	if err == nil {
+		return ""
+	}
+	s := err.Error()
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
