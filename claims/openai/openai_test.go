@@ -415,8 +415,8 @@ func TestSearchActionVariants(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []claims.SearchCall{
-		{ID: "ws_legacy_1", Action: claims.ActionSearch, Queries: []string{"HTTP 402 Payment Required first registered"}}, // no type, deprecated query
-		{ID: "ws_legacy_2", Action: claims.ActionOpenPage},                                                                 // url null
+		{ID: "ws_legacy_1", Action: claims.ActionSearch, Queries: []string{"HTTP 402 Payment Required first registered"}},        // no type, deprecated query
+		{ID: "ws_legacy_2", Action: claims.ActionOpenPage},                                                                       // url null
 		{ID: "ws_legacy_3", Action: claims.ActionFindInPage, URL: "https://www.rfc-editor.org/rfc/rfc9110.html", Pattern: "402"}, // older "find"
 		{ID: "ws_legacy_4", Action: claims.ActionSearch, Queries: []string{"402 status code history 1997"}},
 	}
@@ -485,9 +485,9 @@ func TestStripCites(t *testing.T) {
 		{"A \ue200cite\ue202turn0search0\ue202turn2view1\ue201 B", "A B"},
 		{"A\ue200cite\ue202turn0search0\ue201B", "AB"},
 		{"\ue200cite\ue202turn0search0\ue201 Leading", "Leading"},
-		{"Trailing \ue200cite\ue202turn0search3", "Trailing"},        // unterminated
-		{"Stray \ue203 char", "Stray char"},                          // lone private-use
-		{"end\ue201", "end"},                                         // lone closer
+		{"Trailing \ue200cite\ue202turn0search3", "Trailing"},         // unterminated
+		{"Stray \ue203 char", "Stray char"},                           // lone private-use
+		{"end\ue201", "end"},                                          // lone closer
 		{"keep \u00e9 and \uf8ff\uf8ff edge", "keep \u00e9 and edge"}, // U+F8FF is private use
 		{"outside range \uf900 kept", "outside range \uf900 kept"},
 	}

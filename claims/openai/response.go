@@ -3,7 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
-		"strings"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
