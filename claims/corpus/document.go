@@ -338,7 +338,7 @@ func frontMatter(data []byte) (map[string]string, []byte, error) {
 			continue
 		}
 		k, v, ok := strings.Cut(line, ":")
-		if !ok {
+		if !ok || strings.ContainsAny(strings.TrimSpace(k), " \t") {
 			return nil, nil, fmt.Errorf("front matter line %d has no key: value", n+2)
 		}
 		k = strings.ToLower(strings.TrimSpace(k))

@@ -674,7 +674,7 @@ func (p *Provider) assemble(q *claims.ProviderQuery, now time.Time, facts []fact
 		expl := fmt.Sprintf("%d supporting document(s) (weight %s) and %d contradicting document(s) (weight %s) in the corpus; %s.",
 			len(t.sup), fmtWeight(t.ws), len(t.con), fmtWeight(t.wc), ruleText(st, t.ws, t.wc))
 		if hidden := len(t.sup) + len(t.con) - len(supIDs) - len(conIDs); hidden > 0 {
-			expl += fmt.Sprintf(" %d of these passages are not listed because of the evidence limit.", hidden)
+			expl += fmt.Sprintf(" Passages of %d of these document(s) are not listed because of the evidence limit.", hidden)
 		}
 		if st != claims.StatusInsufficientEvidence && len(supIDs)+len(conIDs) == 0 {
 			st, conf = claims.StatusInsufficientEvidence, 0
@@ -685,7 +685,7 @@ func (p *Provider) assemble(q *claims.ProviderQuery, now time.Time, facts []fact
 		a.weights = append(a.weights, traceScore{Fact: fi, Support: t.ws, Contradict: t.wc, Status: string(st)})
 		if q.IncludeConflicts && len(supIDs) > 0 && len(conIDs) > 0 {
 			an.Conflicts = append(an.Conflicts, claims.Conflict{
-				Summary:     fmt.Sprintf("Sources disagree on %q: %d support it and %d contradict it.", f.statement, len(t.sup), len(t.con)),
+				Summary:     fmt.Sprintf("Sources disagree on %q: %d supporting and %d contradicting document(s).", f.statement, len(t.sup), len(t.con)),
 				EvidenceIDs: append(append([]string{}, supIDs...), conIDs...),
 			})
 		}
