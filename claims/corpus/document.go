@@ -88,6 +88,7 @@ type Collection struct {
 	docs   []*Document
 	byKey  map[string]*Document // host + path
 	index  *bm25
+	lex    *lexicon
 	digest string
 }
 
@@ -190,7 +191,7 @@ func Load(fsys fs.FS) (*Collection, error) {
 
 // NewCollection indexes documents. URLs must be unique.
 func NewCollection(label string, docs []*Document) (*Collection, error) {
-	c := &Collection{label: label, byKey: map[string]*Document{}}
+	c := &Collection{label: label, byKey: map[string]*Document{}, lex: newLexicon()}
 	terms := make([][]string, 0, len(docs))
 	var digest strings.Builder
 	for _, d := range docs {
@@ -200,7 +201,7 @@ func NewCollection(label string, docs []*Document) (*Collection, error) {
 		}
 		c.byKey[key] = d
 		c.docs = append(c.docs, d)
-		terms = append(terms, docTerms(d))
+		terms = append(terms, c.lex.docTerms(d))
 		digest.WriteString(d.URL + "\x00" + d.Text() + "\x00")
 	}
 	c.index = newBM25(terms)
@@ -210,11 +211,11 @@ func NewCollection(label string, docs []*Document) (*Collection, error) {
 
 // docTerms are the index terms of a document: the title twice, then the
 // body, without stop words.
-func docTerms(d *Document) []string {
-	stop := stopWords()
+func (lx *lexicon) docTerms(d *Document) []string {
+	stop := lx.stop
 	var out []string
 	add := func(s string) {
-		for _, t := range tokenize(s) {
+		for _, t := range lx.tokenize(s) {
 			if !stop[t.text] && t.term != "" {
 				out = append(out, t.term)
 			}

@@ -226,7 +226,7 @@ func TestBM25Ranking(t *testing.T) {
 	}
 
 	c, _ := Demo()
-	top := c.index.search(newFact("Mount Everest is 8,849 metres tall.").query, allDocs(c), 4)
+	top := c.index.search(testLex.newFact("Mount Everest is 8,849 metres tall.").query, allDocs(c), 4)
 	for _, h := range top {
 		if !strings.Contains(strings.ToLower(c.docs[h.doc].Title+c.docs[h.doc].Text()), "everest") {
 			t.Errorf("top hit %s is not about Everest", c.docs[h.doc].URL)

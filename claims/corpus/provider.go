@@ -201,8 +201,9 @@ func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims
 	// Atomic facts and retrieval.
 	var facts []fact
 	var queries []string
-	for _, s := range splitFacts(q.Claim) {
-		facts = append(facts, newFact(s))
+	lx := p.c.lex
+	for _, s := range lx.splitFacts(q.Claim) {
+		facts = append(facts, lx.newFact(s))
 		queries = append(queries, s)
 	}
 	results := p.retrieve(facts, cands)
@@ -232,7 +233,7 @@ func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims
 			var sup, con bool
 			bestCtx := candidate{rank: -1}
 			for _, si := range r.read {
-				j := judge(f, r.doc.sentences[si].text)
+				j := lx.judge(f, r.doc.sentences[si].text)
 				switch {
 				case j.rel == claims.Supports && !sup:
 					sup = true
@@ -414,7 +415,7 @@ func (p *Provider) readable(results []ranked, facts []fact) {
 		for k, s := range r.doc.sentences {
 			var sum float64
 			seen := map[string]bool{}
-			for _, t := range tokenize(s.text) {
+			for _, t := range p.c.lex.tokenize(s.text) {
 				if query[t.term] && !seen[t.term] {
 					seen[t.term] = true
 					sum += p.c.index.idf(t.term)

@@ -19,9 +19,9 @@ type fact struct {
 
 // analyse prepares tokens: units and marks are set, and number words
 // without a unit go back to being plain words ("one of the largest").
-func analyse(s string) []token {
-	toks := tokenize(s)
-	annotate(toks)
+func (lx *lexicon) analyse(s string) []token {
+	toks := lx.tokenize(s)
+	lx.annotate(toks)
 	for i := range toks {
 		if n := toks[i].num; n != nil && n.unit == "" && n.ident == "" && !isDigits(toks[i].text) {
 			toks[i].num = nil
@@ -38,10 +38,10 @@ func isDigits(s string) bool {
 // Key terms are the normalised words that are not stop words, weak words,
 // negations, approximation markers, unit words following a number, or month
 // names; "RFC 9110" becomes the single key term "rfc9110".
-func newFact(statement string) fact {
+func (lx *lexicon) newFact(statement string) fact {
 	f := fact{statement: statement}
-	toks := analyse(statement)
-	stop, weak, neg, approx, unitMap, months := stopWords(), weakWords(), negationWords(), approxWords(), units(), monthWords()
+	toks := lx.analyse(statement)
+	stop, weak, neg, approx, unitMap, months := lx.stop, lx.weak, lx.neg, lx.approx, lx.units, lx.months
 	seen := map[string]bool{}
 	addKey := func(k string) {
 		if k != "" && !seen[k] {
@@ -62,13 +62,13 @@ func newFact(statement string) fact {
 			f.nums = append(f.nums, t.num)
 		case stop[t.text], weak[t.text], neg[t.text], approx[t.text]:
 		case months[t.text] && nearNumber(toks, i):
-		case unitMap[t.text] != "" && afterNumber(toks, i):
+		case unitMap[t.text] != "" && lx.afterNumber(toks, i):
 		case t.text == "degree" || t.text == "degrees" || t.text == "cent":
 		default:
 			addKey(t.term)
 		}
 	}
-	f.negated = negatedFor(statement, f)
+	f.negated = lx.negatedFor(statement, f)
 	return f
 }
 
@@ -78,8 +78,8 @@ func nearNumber(toks []token, i int) bool {
 
 // afterNumber reports whether a quantity precedes token i, allowing stop
 // words and a degree word in between.
-func afterNumber(toks []token, i int) bool {
-	stop := stopWords()
+func (lx *lexicon) afterNumber(toks []token, i int) bool {
+	stop := lx.stop
 	for k := i - 1; k >= 0 && k >= i-3; k-- {
 		if toks[k].num != nil {
 			return true
@@ -94,14 +94,14 @@ func afterNumber(toks []token, i int) bool {
 // negatedFor reports whether a negation word stands in a comma-delimited
 // segment of text that also contains one of f's key terms or numbers, so
 // that "Canberra, not Sydney, is the capital" does not negate the capital.
-func negatedFor(text string, f fact) bool {
-	neg := negationWords()
+func (lx *lexicon) negatedFor(text string, f fact) bool {
+	neg := lx.neg
 	keys := map[string]bool{}
 	for _, k := range f.keys {
 		keys[k] = true
 	}
 	for _, seg := range strings.Split(text, ",") {
-		toks := analyse(seg)
+		toks := lx.analyse(seg)
 		hasNeg, relevant := false, false
 		for _, t := range toks {
 			if neg[t.text] {
@@ -147,11 +147,11 @@ type judgement struct {
 //     missing but the clause states another value in the same unit (or
 //     both unitless), the clause contradicts; otherwise it is context.
 //  5. Clauses that support and contradict in one sentence make it context.
-func judge(f fact, sentence string) judgement {
+func (lx *lexicon) judge(f fact, sentence string) judgement {
 	var sup, con *judgement
 	best := judgement{}
 	for _, clause := range splitClauses(sentence) {
-		j := judgeClause(f, clause)
+		j := lx.judgeClause(f, clause)
 		switch j.rel {
 		case claims.Supports:
 			if sup == nil {
@@ -175,7 +175,7 @@ func judge(f fact, sentence string) judgement {
 		return *con
 	}
 	// Coverage over the whole sentence decides whether it is context.
-	if c := coverage(f, analyse(sentence)); c > best.coverage {
+	if c := coverage(f, lx.analyse(sentence)); c > best.coverage {
 		best.coverage = c
 	}
 	if best.coverage >= 0.6 {
@@ -205,13 +205,13 @@ func coverage(f fact, toks []token) float64 {
 	return float64(n) / float64(len(f.keys))
 }
 
-func judgeClause(f fact, clause string) judgement {
-	toks := analyse(clause)
+func (lx *lexicon) judgeClause(f fact, clause string) judgement {
+	toks := lx.analyse(clause)
 	j := judgement{coverage: coverage(f, toks)}
 	if j.coverage < 1 {
 		return j
 	}
-	flip := negatedFor(clause, f) != f.negated
+	flip := lx.negatedFor(clause, f) != f.negated
 	if len(f.nums) == 0 {
 		if flip {
 			j.rel, j.reason = claims.Contradicts, "contains every key term with the opposite polarity (negation)"
@@ -301,14 +301,14 @@ func linkVerbs() map[string]bool {
 // uses, defines, ...) or a digit. A right-hand side that starts with its
 // verb borrows the left-hand side's subject ("Water boils at 100 °C and
 // freezes at 0 °C" gives "Water freezes at 0 °C").
-func splitFacts(claim string) []string {
+func (lx *lexicon) splitFacts(claim string) []string {
 	var out []string
 	for _, part := range strings.Split(claim, ";") {
 		part = strings.TrimSpace(part)
 		if part == "" {
 			continue
 		}
-		out = append(out, splitAnd(part)...)
+		out = append(out, lx.splitAnd(part)...)
 	}
 	if len(out) == 0 {
 		return []string{strings.TrimSpace(claim)}
@@ -316,8 +316,8 @@ func splitFacts(claim string) []string {
 	return out
 }
 
-func splitAnd(s string) []string {
-	verbs := linkVerbs()
+func (lx *lexicon) splitAnd(s string) []string {
+	verbs := lx.link
 	statement := func(x string) bool {
 		words := strings.Fields(strings.ToLower(x))
 		if len(words) < 2 {
@@ -344,7 +344,7 @@ func splitAnd(s string) []string {
 					right = subj + " " + right
 				}
 			}
-			return append([]string{trimStatement(left)}, splitAnd(right)...)
+			return append([]string{trimStatement(left)}, lx.splitAnd(right)...)
 		}
 		from = i + len(" and ")
 	}

@@ -48,7 +48,7 @@ func TestStanceRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			j := judge(newFact(tc.fact), tc.sentence)
+			j := testLex.judge(testLex.newFact(tc.fact), tc.sentence)
 			if j.rel != tc.want {
 				t.Errorf("judge(%q, %q) = %q (%s, coverage %.2f), want %q", tc.fact, tc.sentence, j.rel, j.reason, j.coverage, tc.want)
 			}
@@ -60,14 +60,14 @@ func TestStanceRules(t *testing.T) {
 }
 
 func TestNewFact(t *testing.T) {
-	f := newFact("RFC 9110 was published in June 2022.")
+	f := testLex.newFact("RFC 9110 was published in June 2022.")
 	if d := cmp.Diff([]string{"rfc", "rfc9110", "publi"}, f.keys); d != "" {
 		t.Errorf("keys (-want +got):\n%s", d)
 	}
 	if len(f.nums) != 1 || f.nums[0].value != 2022 || f.nums[0].unit != "year" {
 		t.Errorf("numbers = %+v", f.nums)
 	}
-	g := newFact("Water does not boil at 100 °C at sea level.")
+	g := testLex.newFact("Water does not boil at 100 °C at sea level.")
 	if !g.negated || len(g.nums) != 1 || g.nums[0].unit != "celsius" {
 		t.Errorf("fact = %+v", g)
 	}
@@ -90,7 +90,7 @@ func TestSplitFacts(t *testing.T) {
 		{"  ", []string{""}},
 	}
 	for _, tc := range tests {
-		if d := cmp.Diff(tc.want, splitFacts(tc.in)); d != "" {
+		if d := cmp.Diff(tc.want, testLex.splitFacts(tc.in)); d != "" {
 			t.Errorf("splitFacts(%q) (-want +got):\n%s", tc.in, d)
 		}
 	}

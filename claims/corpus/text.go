@@ -8,6 +8,22 @@ import (
 	"unicode/utf8"
 )
 
+// lexicon holds the word lists of the lexical rules, built once per
+// collection.
+type lexicon struct {
+	stop, weak, neg, approx, ident, months, link map[string]bool
+	units, synonyms                              map[string]string
+	numbers                                      map[string]float64
+}
+
+func newLexicon() *lexicon {
+	return &lexicon{
+		stop: stopWords(), weak: weakWords(), neg: negationWords(), approx: approxWords(),
+		ident: identWords(), months: monthWords(), link: linkVerbs(),
+		units: units(), synonyms: synonyms(), numbers: numberWords(),
+	}
+}
+
 // token is one word or number of a text.
 type token struct {
 	text  string  // surface form, lowercased, typographic apostrophes folded
@@ -30,7 +46,7 @@ type number struct {
 // tokenize splits s into tokens: runs of letters, digits and inner
 // apostrophes; numbers keep their thousands separators and decimal point
 // ("8,848.86"); everything else separates tokens.
-func tokenize(s string) []token {
+func (lx *lexicon) tokenize(s string) []token {
 	var out []token
 	rs := []rune(strings.ToLower(s))
 	for i := 0; i < len(rs); {
@@ -49,7 +65,7 @@ func tokenize(s string) []token {
 				for i < len(rs) && isWordRune(rs[i]) {
 					i++
 				}
-				out = append(out, wordToken(string(rs[start:i])))
+				out = append(out, lx.wordToken(string(rs[start:i])))
 				continue
 			}
 			tok := numberToken(string(rs[start:i]))
@@ -71,7 +87,7 @@ func tokenize(s string) []token {
 		for i < len(rs) && (isWordRune(rs[i]) || (isApostrophe(rs[i]) && i+1 < len(rs) && unicode.IsLetter(rs[i+1]))) {
 			i++
 		}
-		out = append(out, wordToken(string(rs[start:i])))
+		out = append(out, lx.wordToken(string(rs[start:i])))
 	}
 	return out
 }
@@ -79,10 +95,10 @@ func tokenize(s string) []token {
 func isWordRune(r rune) bool   { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 func isApostrophe(r rune) bool { return r == '\'' || r == '\u2019' }
 
-func wordToken(w string) token {
+func (lx *lexicon) wordToken(w string) token {
 	w = strings.ReplaceAll(w, "\u2019", "'")
-	t := token{text: w, term: normTerm(w)}
-	if v, ok := numberWords()[w]; ok {
+	t := token{text: w, term: lx.normTerm(w)}
+	if v, ok := lx.numbers[w]; ok {
 		t.num = &number{value: v}
 	}
 	return t
@@ -134,9 +150,9 @@ func numberWords() map[string]float64 {
 // lowercase, possessive removed, a few synonyms folded (see synonyms), then
 // truncated to five letters ("vaccination" and "vaccine" both become
 // "vacci"); words of five letters or fewer lose a plural -s.
-func normTerm(w string) string {
+func (lx *lexicon) normTerm(w string) string {
 	w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "'")
-	if s, ok := synonyms()[w]; ok {
+	if s, ok := lx.synonyms[w]; ok {
 		w = s
 	}
 	if utf8.RuneCountInString(w) > 5 {
@@ -263,8 +279,8 @@ func units() map[string]string {
 
 // annotate sets the unit, approximation and identifier marks of the
 // numbers in a token list (one clause or sentence).
-func annotate(toks []token) {
-	stop, unitMap, months, approx, idents := stopWords(), units(), monthWords(), approxWords(), identWords()
+func (lx *lexicon) annotate(toks []token) {
+	stop, unitMap, months, approx, idents := lx.stop, lx.units, lx.months, lx.approx, lx.ident
 	for i := range toks {
 		n := toks[i].num
 		if n == nil {

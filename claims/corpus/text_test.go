@@ -34,7 +34,7 @@ func TestNumbersAndUnits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var got []num
-		for _, tok := range analyse(tc.text) {
+		for _, tok := range testLex.analyse(tc.text) {
 			if n := tok.num; n != nil {
 				got = append(got, num{n.value, n.decimals, n.unit, n.approx, n.ident})
 			}
@@ -109,7 +109,7 @@ func TestNormTerm(t *testing.T) {
 		"id": "id", "ids": "id", "base's": "base", "mainnet": "mainn", "gas": "gas",
 	}
 	for in, want := range tests {
-		if got := normTerm(in); got != want {
+		if got := testLex.normTerm(in); got != want {
 			t.Errorf("normTerm(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -122,3 +122,6 @@ func TestSplitClauses(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+// testLex is the lexicon of the unit tests.
+var testLex = newLexicon()

@@ -264,6 +264,7 @@ func (p *Provider) buildRequest(q *claims.ProviderQuery, now time.Time) ([]byte,
 	}
 
 	toolCalls, outTokens := q.MaxToolActions, q.MaxOutputTokens
+	qq := *q
 	if t, ok := claims.TierByName(q.Tier); ok {
 		if toolCalls <= 0 {
 			toolCalls = t.MaxToolActions
@@ -271,6 +272,15 @@ func (p *Provider) buildRequest(q *claims.ProviderQuery, now time.Time) ([]byte,
 		if outTokens <= 0 {
 			outTokens = t.MaxOutputTokens
 		}
+		if qq.MaxSources <= 0 {
+			qq.MaxSources = t.MaxCitedSources
+		}
+	}
+	if qq.MinimumSources <= 0 {
+		qq.MinimumSources = 1
+	}
+	if qq.MaxSources < qq.MinimumSources {
+		qq.MaxSources = qq.MinimumSources
 	}
 	if toolCalls <= 0 || outTokens <= 0 {
 		return nil, nil, fmt.Errorf("openai: no tool-call or output-token budget (tier %q)", q.Tier)
@@ -292,7 +302,7 @@ func (p *Provider) buildRequest(q *claims.ProviderQuery, now time.Time) ([]byte,
 	req := wireRequest{
 		Model:           p.opts.Model,
 		Instructions:    instructions,
-		Input:           []wireMessage{{Role: "user", Content: userMessage(q, now, allowed, blocked, toolCalls)}},
+		Input:           []wireMessage{{Role: "user", Content: userMessage(&qq, now, allowed, blocked, toolCalls)}},
 		Tools:           []wireTool{tool},
 		ToolChoice:      "required",
 		Include:         []string{"web_search_call.action.sources"},
