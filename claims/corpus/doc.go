@@ -33,7 +33,8 @@
 // # Search
 //
 // One Search is one "search" action followed by "open_page" actions, never
-// more than the query's tool budget (MaxToolActions, or the tier's):
+// more than the query's tool budget (MaxToolActions, or the tier's; 1 when
+// neither is set):
 //
 //  1. Atomic facts: the claim is split at ";" and at " and " when both sides
 //     contain a linking verb (is, are, has, uses, defines, ...) or a digit;
@@ -51,10 +52,13 @@
 //     synonyms folded (tall, high, elevation → height). Each fact retrieves
 //     6 documents; the lists are merged round-robin up to 10: the sources
 //     of the search action.
-//  4. Reading: the first MaxToolActions−1 results are opened (an open_page
-//     action each) and every sentence of them is read; of the others only
-//     the search snippet is read, the 2 sentences with the most query
-//     weight (idf). Quick (1 action) therefore judges snippets only.
+//  4. Reading: of every result the provider first reads its search snippet,
+//     the 2 sentences with the most query weight (idf). It then opens (one
+//     open_page action each) up to MaxToolActions−1 results, those whose
+//     snippet takes a stance on a fact first, then those whose snippet is
+//     context, each group by rank, and reads every sentence of them. A
+//     document quoted from its snippet alone appears only as a source of
+//     the search action. Quick (1 action) therefore judges snippets only.
 //  5. Stance: every sentence read is judged against every fact (see Stance
 //     rule). Each document contributes at most its first supporting and
 //     first contradicting sentence per fact, and otherwise its best context

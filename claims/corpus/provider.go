@@ -214,14 +214,19 @@ func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims
 		search.Sources = append(search.Sources, claims.SourceRef{URL: r.doc.URL, Title: r.doc.Title})
 	}
 	calls := []claims.SearchCall{search}
-	for i := range results {
+	p.snippets(results, facts)
+	for _, i := range openOrder(lx, results, facts) {
 		if len(calls) >= budget {
 			break
 		}
-		results[i].opened = true
-		calls = append(calls, claims.SearchCall{ID: fmt.Sprintf("corpus_open_%d", len(calls)+1), Action: claims.ActionOpenPage, URL: results[i].doc.URL})
+		r := &results[i]
+		r.opened = true
+		r.read = make([]int, len(r.doc.sentences))
+		for k := range r.read {
+			r.read[k] = k
+		}
+		calls = append(calls, claims.SearchCall{ID: fmt.Sprintf("corpus_open_%d", len(calls)+1), Action: claims.ActionOpenPage, URL: r.doc.URL})
 	}
-	p.readable(results, facts)
 	if opened := len(calls) - 1; opened < len(results) {
 		limits = append(limits, fmt.Sprintf("The tool budget of %d action(s) allowed opening %d of %d retrieved documents; the others were judged only from their search snippets.", budget, opened, len(results)))
 	}
@@ -388,10 +393,10 @@ func (p *Provider) retrieve(facts []fact, cands []int) []ranked {
 	return out
 }
 
-// readable sets the sentences the provider may read: every sentence of an
-// opened document, the snippet of the others (the sentences that match
-// the most query weight, by BM25 idf).
-func (p *Provider) readable(results []ranked, facts []fact) {
+// snippets sets what the provider can read of each result before opening
+// it: its search snippet, the SnippetSentences sentences that match the
+// most query weight (BM25 idf of the query terms they contain).
+func (p *Provider) snippets(results []ranked, facts []fact) {
 	query := map[string]bool{}
 	for _, f := range facts {
 		for _, t := range f.query {
@@ -400,13 +405,6 @@ func (p *Provider) readable(results []ranked, facts []fact) {
 	}
 	for i := range results {
 		r := &results[i]
-		if r.opened {
-			r.read = make([]int, len(r.doc.sentences))
-			for k := range r.read {
-				r.read[k] = k
-			}
-			continue
-		}
 		type scored struct {
 			i int
 			s float64
@@ -426,11 +424,36 @@ func (p *Provider) readable(results []ranked, facts []fact) {
 			}
 		}
 		sort.SliceStable(ss, func(a, b int) bool { return ss[a].s > ss[b].s })
+		r.read = nil
 		for k := 0; k < len(ss) && k < p.opts.SnippetSentences; k++ {
 			r.read = append(r.read, ss[k].i)
 		}
 		sort.Ints(r.read)
 	}
+}
+
+// openOrder is the order in which results are opened: first those whose
+// snippet takes a stance on a fact, then those whose snippet is context,
+// then the rest, each group by rank.
+func openOrder(lx *lexicon, results []ranked, facts []fact) []int {
+	prio := make([]int, len(results))
+	order := make([]int, len(results))
+	for i, r := range results {
+		order[i] = i
+		prio[i] = 2
+		for _, si := range r.read {
+			for _, f := range facts {
+				switch lx.judge(f, r.doc.sentences[si].text).rel {
+				case claims.Supports, claims.Contradicts:
+					prio[i] = 0
+				case claims.Context:
+					prio[i] = min(prio[i], 1)
+				}
+			}
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return prio[order[a]] < prio[order[b]] })
+	return order
 }
 
 // tallyT is the verdict input of one fact: the weight of every document
