@@ -466,3 +466,28 @@ func TestIdentity(t *testing.T) {
 		t.Errorf("capabilities %s, name %q", d, p.Name())
 	}
 }
+
+// TestOpenOrder: results whose snippets take a stance are opened first,
+// then context, then the rest, each by rank.
+func TestOpenOrder(t *testing.T) {
+	mk := func(url, body string) *Document {
+		d, err := ParseDocument("x.md", []byte("---\nurl: "+url+"\ntitle: T\n---\n"+body+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	results := []ranked{
+		{doc: mk("http://a.example/", "Listings of the Zeta network are updated weekly.")},    // nothing
+		{doc: mk("http://b.example/", "The Zeta chain ID registry lists many networks.")},     // context
+		{doc: mk("http://c.example/", "The Zeta chain ID is 7000.")},                          // stance
+		{doc: mk("http://d.example/", "Some say the Zeta chain ID is 7001, which is wrong.")}, // stance
+	}
+	for i := range results {
+		results[i].read = []int{0}
+	}
+	facts := []fact{testLex.newFact("Zeta chain ID is 7000.")}
+	if d := cmp.Diff([]int{2, 3, 1, 0}, openOrder(testLex, results, facts)); d != "" {
+		t.Errorf("open order (-want +got):\n%s", d)
+	}
+}
