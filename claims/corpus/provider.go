@@ -30,6 +30,10 @@ const (
 	DefaultSnippetSentences = 2  // sentences a search result shows
 )
 
+// MaxFacts is the largest number of atomic facts checked separately; the
+// parts beyond it are checked together as one statement.
+const MaxFacts = 20
+
 // Options configures a Provider. Nil means defaults.
 type Options struct {
 	// Now is the clock used when a query has no Now (default time.Now).
@@ -202,7 +206,12 @@ func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims
 	var facts []fact
 	var queries []string
 	lx := p.c.lex
-	for _, s := range lx.splitFacts(q.Claim) {
+	parts := lx.splitFacts(q.Claim)
+	if len(parts) > MaxFacts {
+		limits = append(limits, fmt.Sprintf("The claim has %d parts; parts %d to %d were checked together as one statement.", len(parts), MaxFacts, len(parts)))
+		parts = append(parts[:MaxFacts-1], strings.Join(parts[MaxFacts-1:], "; "))
+	}
+	for _, s := range parts {
 		facts = append(facts, lx.newFact(s))
 		queries = append(queries, s)
 	}

@@ -491,3 +491,27 @@ func TestOpenOrder(t *testing.T) {
 		t.Errorf("open order (-want +got):\n%s", d)
 	}
 }
+
+func TestManyParts(t *testing.T) {
+	p := demoProvider(t)
+	// 19 parts, then 12 parts that are checked together: no single clause
+	// states both subjects, so the remainder has no stance.
+	claim := strings.Repeat("Canberra is the capital of Australia and ", 19) +
+		strings.Repeat("Base mainnet uses chain ID 8453 and ", 11) + "Mount Everest is 8,849 metres tall."
+	r, err := p.Search(context.Background(), &claims.ProviderQuery{Claim: claim, MaxToolActions: 3, MaxSources: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.Analysis.AtomicFacts); n != MaxFacts {
+		t.Errorf("%d facts, want %d", n, MaxFacts)
+	}
+	last := r.Analysis.AtomicFacts[MaxFacts-1]
+	if last.Status != claims.StatusInsufficientEvidence || r.Analysis.Status != claims.StatusPartiallyConfirmed {
+		t.Errorf("joined remainder %s, overall %s", last.Status, r.Analysis.Status)
+	}
+	if !slices.ContainsFunc(r.Analysis.Limitations, func(l string) bool {
+		return strings.Contains(l, "The claim has 31 parts; parts 20 to 31 were checked together")
+	}) {
+		t.Errorf("limitations %q", r.Analysis.Limitations)
+	}
+}

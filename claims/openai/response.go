@@ -328,7 +328,9 @@ func stripCites(s string) string {
 	if !strings.ContainsFunc(s, isPrivateUse) {
 		return s
 	}
-	s = markGaps(s)
+	// Invalid bytes around a removed marker must not join into a new
+	// character (JSON decoding never yields them anyway).
+	s = markGaps(strings.ToValidUTF8(s, "\uFFFD"))
 
 	var b strings.Builder
 	b.Grow(len(s))
