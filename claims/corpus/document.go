@@ -40,8 +40,8 @@ type Document struct {
 	URL         string     // canonical http:// URL
 	Host        string     // lowercase host, no port
 	Path        string     // path and query, "/" at least
-	Title       string     //
-	Publisher   string     //
+	Title       string     // from the front matter or the HTML <title>
+	Publisher   string     // from the front matter, else the host
 	PublishedAt *time.Time // nil when unknown
 	Kind        string     // official, academic, news, reference, vendor, forum or other
 	File        string     // file name it was loaded from
@@ -189,12 +189,16 @@ func Load(fsys fs.FS) (*Collection, error) {
 	return NewCollection("offline document collection", docs)
 }
 
-// NewCollection indexes documents. URLs must be unique.
+// NewCollection indexes documents made by ParseDocument. URLs must be
+// unique.
 func NewCollection(label string, docs []*Document) (*Collection, error) {
 	c := &Collection{label: label, byKey: map[string]*Document{}, lex: newLexicon()}
 	terms := make([][]string, 0, len(docs))
 	var digest strings.Builder
 	for _, d := range docs {
+		if d == nil || len(d.sentences) == 0 || d.Host == "" {
+			return nil, fmt.Errorf("%w: a document not made by ParseDocument", ErrInvalidDocument)
+		}
 		key := d.Host + d.Path
 		if prev, ok := c.byKey[key]; ok {
 			return nil, fmt.Errorf("%w: %s in %s and %s", ErrDuplicateURL, d.URL, prev.File, d.File)

@@ -241,3 +241,12 @@ func allDocs(c *Collection) []int {
 	}
 	return out
 }
+
+func TestNewCollectionRejectsUnparsed(t *testing.T) {
+	if _, err := NewCollection("x", []*Document{{URL: "http://a.example/", Title: "T"}}); !errors.Is(err, ErrInvalidDocument) {
+		t.Errorf("error = %v", err)
+	}
+	if _, err := NewCollection("x", []*Document{nil}); !errors.Is(err, ErrInvalidDocument) {
+		t.Errorf("nil document: error = %v", err)
+	}
+}

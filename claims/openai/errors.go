@@ -20,6 +20,7 @@ type APIError struct {
 	RequestID  string // x-request-id response header
 }
 
+// Error describes the status, code, message and request id.
 func (e *APIError) Error() string {
 	s := fmt.Sprintf("openai: HTTP %d", e.StatusCode)
 	if code := e.code(); code != "" {
@@ -95,6 +96,7 @@ type ResponseError struct {
 	Message    string // error.message of a failed response
 }
 
+// Error describes the response status, reason and error.
 func (e *ResponseError) Error() string {
 	s := "openai: response " + e.ResponseID + " " + e.Status
 	if e.Reason != "" {
@@ -117,6 +119,7 @@ type OutputError struct {
 	Reason     string // what was wrong
 }
 
+// Error describes what was wrong with the output.
 func (e *OutputError) Error() string {
 	if e.ResponseID == "" {
 		return "openai: unusable output: " + e.Reason
