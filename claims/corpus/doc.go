@@ -166,8 +166,10 @@
 // Collection.Handler serves each document by Host header and path
 // (Markdown rendered to simple HTML in which every block is one element, so
 // every sentence is found verbatim by any text extraction; HTML as
-// written). Serve starts it on 127.0.0.1 at a free port and returns a
-// LoopbackServer whose HostMap ("docs.base.example:80" →
+// written). It also answers the forms a URL canonicaliser may produce: the
+// host with "www." dropped or added, the path with a trailing "/". Serve
+// starts it on 127.0.0.1 at a free port and returns a LoopbackServer whose
+// HostMap ("docs.base.example:80" and "www.docs.base.example:80" →
 // "127.0.0.1:PORT") and AllowList ("127.0.0.1:PORT") configure the snapshot
 // capturer to capture the corpus URLs for real.
 package corpus

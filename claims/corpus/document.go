@@ -98,9 +98,29 @@ func (c *Collection) Label() string { return c.label }
 // Documents returns the documents in load order (sorted by file name).
 func (c *Collection) Documents() []*Document { return append([]*Document(nil), c.docs...) }
 
-// Lookup returns the document served at host and path, or nil.
+// Lookup returns the document served at host and path, or nil. A host
+// with or without a leading "www." finds the document of the other form
+// (URL canonicalisers often drop "www."), and a trailing "/" is ignored.
 func (c *Collection) Lookup(host, pathAndQuery string) *Document {
-	return c.byKey[hostKey(host)+pathAndQuery]
+	h := hostKey(host)
+	alt := "www." + h
+	if rest, ok := strings.CutPrefix(h, "www."); ok {
+		alt = rest
+	}
+	paths := []string{pathAndQuery}
+	if p := strings.TrimSuffix(pathAndQuery, "/"); p != pathAndQuery && p != "" {
+		paths = append(paths, p)
+	} else if !strings.HasSuffix(pathAndQuery, "/") && !strings.Contains(pathAndQuery, "?") {
+		paths = append(paths, pathAndQuery+"/")
+	}
+	for _, hh := range []string{h, alt} {
+		for _, p := range paths {
+			if d := c.byKey[hh+p]; d != nil {
+				return d
+			}
+		}
+	}
+	return nil
 }
 
 // Hosts returns the distinct hosts of the collection, sorted.

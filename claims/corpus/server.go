@@ -31,7 +31,7 @@ func (c *Collection) Handler() http.Handler {
 		if r.URL.RawQuery != "" {
 			p += "?" + r.URL.RawQuery
 		}
-		d := c.byKey[host+p]
+		d := c.Lookup(host, p)
 		if d == nil {
 			if net.ParseIP(strings.Trim(host, "[]")) != nil && p == "/" {
 				c.serveIndex(w, r)
@@ -107,12 +107,17 @@ func (s *LoopbackServer) Addr() string { return s.ln.Addr().String() }
 // URL is "http://127.0.0.1:port" (the index page).
 func (s *LoopbackServer) URL() string { return "http://" + s.Addr() }
 
-// HostMap maps "host:80" of every corpus host to Addr, the form of the
-// snapshot capturer's dial map.
+// HostMap maps "host:80" of every corpus host, with and without a leading
+// "www.", to Addr: the form of the snapshot capturer's dial map.
 func (s *LoopbackServer) HostMap() map[string]string {
 	m := make(map[string]string)
 	for _, h := range s.c.Hosts() {
+		alt := "www." + h
+		if rest, ok := strings.CutPrefix(h, "www."); ok {
+			alt = rest
+		}
 		m[net.JoinHostPort(h, "80")] = s.Addr()
+		m[net.JoinHostPort(alt, "80")] = s.Addr()
 	}
 	return m
 }

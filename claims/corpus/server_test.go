@@ -67,6 +67,12 @@ func TestLoopbackServesByHost(t *testing.T) {
 	if resp, _ := get(t, s, http.MethodGet, "DOCS.base.example:80", "/network-information"); resp.StatusCode != 200 {
 		t.Errorf("host with port: status %d", resp.StatusCode)
 	}
+	// Canonicalised forms: "www." dropped or added, trailing slash.
+	for _, hp := range [][2]string{{"rfc-archive.example", "/rfc/rfc9110"}, {"www.docs.base.example", "/network-information/"}} {
+		if resp, _ := get(t, s, http.MethodGet, hp[0], hp[1]); resp.StatusCode != 200 {
+			t.Errorf("%s%s: status %d", hp[0], hp[1], resp.StatusCode)
+		}
+	}
 	// A path with parentheses (escaped form) and the HTML document.
 	if resp, body := get(t, s, http.MethodGet, "wiki.openledger.example", "/wiki/Base_(blockchain)"); resp.StatusCode != 200 || !strings.Contains(body, "The Base mainnet chain ID is 8453.") {
 		t.Errorf("wiki page: status %d", resp.StatusCode)
@@ -91,10 +97,11 @@ func TestLoopbackServesByHost(t *testing.T) {
 func TestLoopbackHostMap(t *testing.T) {
 	c, s := serveDemo(t)
 	m := s.HostMap()
-	if len(m) != len(c.Hosts()) {
+	if len(m) != 2*len(c.Hosts()) {
 		t.Errorf("host map has %d entries for %d hosts", len(m), len(c.Hosts()))
 	}
-	if m["docs.base.example:80"] != s.Addr() || m["www.rfc-archive.example:80"] != s.Addr() {
+	if m["docs.base.example:80"] != s.Addr() || m["www.docs.base.example:80"] != s.Addr() ||
+		m["www.rfc-archive.example:80"] != s.Addr() || m["rfc-archive.example:80"] != s.Addr() {
 		t.Errorf("host map = %v", m)
 	}
 	if d := cmp.Diff([]string{s.Addr()}, s.AllowList()); d != "" {
