@@ -198,7 +198,6 @@ func htmlText(doc string) string {
 	return b.String()
 }
 
-
 // RawSHA256 is the lowercase hex SHA-256 of content: a snapshot's
 // rawSha256 and its content address.
 func RawSHA256(content []byte) string {

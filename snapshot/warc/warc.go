@@ -76,7 +76,9 @@ func ParseDigest(v string) (string, []byte, error) {
 	}
 	for _, dec := range []func(string) ([]byte, error){
 		func(s string) ([]byte, error) { return base32.StdEncoding.DecodeString(strings.ToUpper(s)) },
-		func(s string) ([]byte, error) { return base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(s)) },
+		func(s string) ([]byte, error) {
+			return base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(s))
+		},
 		hex.DecodeString,
 		base64.StdEncoding.DecodeString,
 		base64.RawStdEncoding.DecodeString,
