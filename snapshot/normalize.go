@@ -147,8 +147,8 @@ var blockElements = map[atom.Atom]bool{
 func htmlText(doc string) string {
 	root, err := html.Parse(strings.NewReader(doc))
 	if err != nil {
-		// html.Parse only fails on reader errors, impossible here.
-		return doc
+		// The parser refuses documents nested more than 512 elements deep.
+		return htmlTokenText(doc)
 	}
 	var b strings.Builder
 	b.Grow(len(doc) / 2)
@@ -203,4 +203,46 @@ func htmlText(doc string) string {
 func RawSHA256(content []byte) string {
 	sum := sha256.Sum256(content)
 	return hex.EncodeToString(sum[:])
+}
+
+// htmlTokenText extracts text from the token stream, for documents the
+// tree builder refuses: skipped elements are skipped from their start tag
+// to the matching end tag, block tags separate words, text tokens are
+// kept with their character references decoded.
+func htmlTokenText(doc string) string {
+	var b strings.Builder
+	z := html.NewTokenizer(strings.NewReader(doc))
+	var skipping atom.Atom // the skipped element we are inside, if any
+	depth := 0             // nesting of that element
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			return b.String()
+		case html.TextToken:
+			if skipping == 0 {
+				b.Write(z.Text())
+			}
+		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			if skipping != 0 {
+				if a == skipping && tt == html.StartTagToken {
+					depth++
+				} else if a == skipping && tt == html.EndTagToken {
+					if depth--; depth == 0 {
+						skipping = 0
+					}
+				}
+				continue
+			}
+			if tt == html.StartTagToken && (skippedElements[a] || a == atom.Svg) {
+				skipping, depth = a, 1
+				continue
+			}
+			if blockElements[a] {
+				b.WriteByte(' ')
+			}
+		}
+	}
 }
