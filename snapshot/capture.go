@@ -72,7 +72,6 @@ func NewCapturer(opts *Options) (*Capturer, error) {
 		MaxConnsPerHost:        s.MaxPerHost,
 		IdleConnTimeout:        60 * time.Second,
 		TLSHandshakeTimeout:    10 * time.Second,
-		ResponseHeaderTimeout:  s.CaptureTimeout,
 		DisableCompression:     true, // we ask for and decode encodings ourselves
 		MaxResponseHeaderBytes: 64 << 10,
 	}
@@ -203,6 +202,7 @@ func (c *Capturer) fetch(ctx context.Context, s *Snapshot, sp *spool) error {
 			}
 			return err
 		}
+		u.Fragment, u.RawFragment = "", "" // never sent; not part of what was fetched
 		s.FinalURL = ptr(u.String())
 		resp, exch, err := c.do(ctx, u)
 		if err != nil {
@@ -223,7 +223,6 @@ func (c *Capturer) fetch(ctx context.Context, s *Snapshot, sp *spool) error {
 			if err != nil {
 				return fmt.Errorf("invalid redirect location %q", resp.Header.Get("Location"))
 			}
-			next.Fragment = ""
 			cur = next.String()
 			s.ContentType = nil
 			continue
