@@ -38,7 +38,8 @@ func NewMemStore() *MemStore { return &MemStore{recs: map[string]*snapshot.Snaps
 
 // InsertSnapshot implements snapshot.Store.
 func (m *MemStore) InsertSnapshot(ctx context.Context, s *snapshot.Snapshot) error {
-	if s == nil || !ids.Valid(ids.Snapshot, s.ID) || !s.Status.Valid() || s.RetrievedAt.IsZero() {
+	if s == nil || !ids.Valid(ids.Snapshot, s.ID) || !s.Status.Valid() || s.RetrievedAt.IsZero() || s.RequestedURL == "" ||
+		(s.RawSHA256 != nil && !snapshot.ValidSum(*s.RawSHA256)) {
 		return snapshot.ErrInvalid
 	}
 	m.mu.Lock()
