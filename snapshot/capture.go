@@ -141,7 +141,7 @@ func (c *Capturer) captureAll(ctx context.Context, urls []string, keep keepFunc)
 // hands the result to keep. parent is the caller's own context, used to
 // tell a caller's cancellation from a batch deadline.
 func (c *Capturer) capture(ctx, parent context.Context, rawURL string, keep keepFunc) (*Snapshot, error) {
-	s := &Snapshot{ID: ids.New(ids.Snapshot), RequestedURL: rawURL, RetrievedAt: c.s.Now().UTC()}
+	s := &Snapshot{ID: ids.New(ids.Snapshot), RequestedURL: rawURL, RetrievedAt: c.s.Now().UTC().Truncate(time.Microsecond)}
 	cctx, cancel := context.WithTimeout(ctx, c.s.CaptureTimeout)
 	defer cancel()
 	sp := &spool{dir: c.s.SpoolDir}
@@ -208,7 +208,7 @@ func (c *Capturer) fetch(ctx context.Context, s *Snapshot, sp *spool) error {
 		if err != nil {
 			return err
 		}
-		s.RetrievedAt = c.s.Now().UTC()
+		s.RetrievedAt = c.s.Now().UTC().Truncate(time.Microsecond)
 		s.HTTPStatus = ptr(resp.StatusCode)
 		s.Exchange = exch
 		if ct := resp.Header.Get("Content-Type"); ct != "" {

@@ -134,3 +134,46 @@ func clonePtr[T any](p *T) *T {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// SafeContentType is the Content-Type under which the snapshot's content
+// can be served without a browser ever rendering or running it: text
+// (HTML, XHTML, XML, JSON and every text type) as "text/plain" with the
+// charset the content was decoded with, anything else (PDF) as
+// "application/octet-stream".
+func (s *Snapshot) SafeContentType() string {
+	if s == nil || s.ContentType == nil {
+		return "application/octet-stream"
+	}
+	mt, _ := parseContentType(*s.ContentType)
+	if mediaKind(mt) == kindNone {
+		return "application/octet-stream"
+	}
+	cs := s.Charset
+	if cs == "" {
+		cs = "utf-8"
+	}
+	return "text/plain; charset=" + cs
+}
+
+// FileExtension suggests a file name extension for the content, from its
+// original media type (".html", ".json", ".xml", ".txt", ".pdf", else
+// ".bin").
+func (s *Snapshot) FileExtension() string {
+	if s == nil || s.ContentType == nil {
+		return ".bin"
+	}
+	mt, _ := parseContentType(*s.ContentType)
+	switch k := mediaKind(mt); {
+	case k == kindHTML:
+		return ".html"
+	case k == kindJSON:
+		return ".json"
+	case k == kindXML:
+		return ".xml"
+	case k == kindText:
+		return ".txt"
+	case mt == "application/pdf":
+		return ".pdf"
+	}
+	return ".bin"
+}
