@@ -329,9 +329,7 @@ func (c *Capturer) readBody(ctx context.Context, s *Snapshot, resp *http.Respons
 		c.fail(s, StatusTooLarge, fmt.Sprintf("declared length %d exceeds the limit of %d bytes", resp.ContentLength, c.s.MaxBytes))
 		return nil
 	}
-	h := sha256.New()
-	buf := make([]byte, 32<<10)
-	n, err := io.CopyBuffer(io.MultiWriter(h, sp), io.LimitReader(body, c.s.MaxBytes+1), buf)
+	n, sum, err := streamBody(sp, body, c.s.MaxBytes+1)
 	if n > c.s.MaxBytes {
 		c.fail(s, StatusTooLarge, fmt.Sprintf("body exceeds the limit of %d bytes", c.s.MaxBytes))
 		s.ContentLength = nil
@@ -349,7 +347,10 @@ func (c *Capturer) readBody(ctx context.Context, s *Snapshot, resp *http.Respons
 	s.Status = StatusCaptured
 	s.FailureReason = nil
 	s.ContentLength = ptr(n)
-	s.RawSHA256 = ptr(hex.EncodeToString(h.Sum(nil)))
+	s.RawSHA256 = ptr(hex.EncodeToString(sum[:]))
+	if mediaKind(mt) == kindNone {
+		return nil // no normalised form (PDF): nothing more to read
+	}
 	content, err := sp.Bytes()
 	if err != nil {
 		return fmt.Errorf("reading staged body: %w", err)
@@ -551,3 +552,52 @@ func truncate(s string) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// streamBody copies at most limit bytes from src to dst and hashes them
+// with SHA-256 on a second goroutine, so that hashing overlaps reading
+// and staging. Memory use is fixed: streamBuffers buffers of
+// streamBufferSize bytes, whatever the body's size.
+func streamBody(dst io.Writer, src io.Reader, limit int64) (int64, [sha256.Size]byte, error) {
+	const streamBuffers, streamBufferSize = 4, 128 << 10
+	free := make(chan []byte, streamBuffers)
+	for range streamBuffers {
+		free <- make([]byte, streamBufferSize)
+	}
+	work := make(chan []byte, streamBuffers)
+	var sum [sha256.Size]byte
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h := sha256.New()
+		for b := range work {
+			h.Write(b)
+			free <- b[:cap(b)]
+		}
+		h.Sum(sum[:0])
+	}()
+	var n int64
+	var err error
+	lr := io.LimitReader(src, limit)
+	for {
+		buf := <-free
+		m, rerr := io.ReadFull(lr, buf)
+		if m > 0 {
+			if _, werr := dst.Write(buf[:m]); werr != nil {
+				err = werr
+				break
+			}
+			n += int64(m)
+			work <- buf[:m]
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			err = rerr
+			break
+		}
+	}
+	close(work)
+	<-done
+	return n, sum, err
+}

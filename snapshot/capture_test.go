@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -594,5 +595,34 @@ func TestTimeoutsAndBatch(t *testing.T) {
 	}
 	if got[0].ID == got[3].ID {
 		t.Fatal("ids repeat")
+	}
+}
+
+func TestHTTPS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "over TLS "+r.Proto)
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusted handshake below is expected
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	addr := srv.Listener.Addr().String()
+	// httptest's certificate is valid for example.com.
+	o := snapshot.Options{
+		HostMap:    map[string]string{"example.com:443": addr},
+		AllowAddrs: []string{addr},
+		TLSConfig:  srv.Client().Transport.(*http.Transport).TLSClientConfig,
+	}
+	c, _ := capturer(t, o)
+	s, err := c.Capture(context.Background(), "https://example.com/x")
+	if err != nil || s.Status != snapshot.StatusCaptured || !strings.HasPrefix(s.Text, "over TLS HTTP/") {
+		t.Fatalf("%v %s %q %q", err, s.Status, str(s.FailureReason), s.Text)
+	}
+	// Without the test CA the certificate is not trusted: failed, not retried.
+	o.TLSConfig = nil
+	c2, _ := capturer(t, o)
+	s, _ = c2.Capture(context.Background(), "https://example.com/x")
+	if s.Status != snapshot.StatusFailed || !strings.Contains(str(s.FailureReason), "certificate") {
+		t.Fatalf("%s %q", s.Status, str(s.FailureReason))
 	}
 }
