@@ -13,9 +13,8 @@ import (
 )
 
 // decodeText turns body into UTF-8 following the rules written down in the
-// package documentation ("Character encoding"). It returns the text, the
-// WHATWG name of the encoding used, and whether a byte order mark was
-// removed.
+// package documentation (normalisation step 3). It returns the text and
+// the WHATWG name of the encoding used.
 func decodeText(body []byte, k kind, params map[string]string) (string, string) {
 	// 1. Byte order mark.
 	switch {
