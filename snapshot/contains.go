@@ -133,10 +133,8 @@ func canonTokens(s string) string {
 	}
 	prev := rune(-1)
 	for i, r := range s {
-		next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(max(r, 0)):])
-		if r == utf8.RuneError {
-			next, _ = utf8.DecodeRuneInString(s[i+1:])
-		}
+		_, width := utf8.DecodeRuneInString(s[i:])
+		next, _ := utf8.DecodeRuneInString(s[i+width:])
 		switch {
 		case isWordRune(r):
 			start()

@@ -19,6 +19,7 @@ type BlockedError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *BlockedError) Error() string { return "blocked: " + e.Reason }
 
 // ErrBlocked matches every *BlockedError with errors.Is.
