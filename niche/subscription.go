@@ -136,7 +136,7 @@ type SubscriptionChange struct {
 }
 
 // BillingEvent is a verified processor event and the changes it causes,
-// applied atomically by SubscriptionStore.ApplyBillingEvent.
+// applied atomically by SubscriptionStore.ApplySubscriptionEvent.
 type BillingEvent struct {
 	// Provider and ID identify the event; an event is applied at most once.
 	Provider string
@@ -158,17 +158,17 @@ type BillingEvent struct {
 // Every method is safe for concurrent use, also across processes sharing
 // one database.
 type SubscriptionStore interface {
-	// BillingEventSeen reports whether the event was already applied. It is
-	// an optimisation only: ApplyBillingEvent decides.
-	BillingEventSeen(ctx context.Context, provider, eventID string) (bool, error)
-	// ApplyBillingEvent records the event id and applies its changes in one
+	// SubscriptionEventSeen reports whether the event was already applied. It is
+	// an optimisation only: ApplySubscriptionEvent decides.
+	SubscriptionEventSeen(ctx context.Context, provider, eventID string) (bool, error)
+	// ApplySubscriptionEvent records the event id and applies its changes in one
 	// transaction. When the event was already recorded, even by a
 	// concurrent call in another process, it changes nothing and returns
 	// false. Changes for unknown subscriptions without Create are skipped.
-	ApplyBillingEvent(ctx context.Context, ev BillingEvent) (applied bool, err error)
-	// PruneBillingEvents forgets event ids recorded before t and returns how
+	ApplySubscriptionEvent(ctx context.Context, ev BillingEvent) (applied bool, err error)
+	// PruneSubscriptionEvents forgets event ids recorded before t and returns how
 	// many were removed.
-	PruneBillingEvents(ctx context.Context, before time.Time) (int64, error)
+	PruneSubscriptionEvents(ctx context.Context, before time.Time) (int64, error)
 
 	// Subscription returns the subscription with our id, or
 	// ErrSubscriptionNotFound.
@@ -180,25 +180,25 @@ type SubscriptionStore interface {
 	// hash belongs to, or ErrSubscriptionTokenInvalid.
 	SubscriptionByToken(ctx context.Context, tokenHash string) (*Subscription, error)
 
-	// ClaimCheckout exchanges a completed checkout for a token, once: it
+	// ClaimSubscriptionCheckout exchanges a completed checkout for a token, once: it
 	// stores tokenHash for the checkout's subscription, revokes the
 	// subscription's other tokens and marks the checkout claimed. It fails
 	// with ErrClaimPending when the checkout is unknown, ErrClaimUsed when
 	// it was already claimed and ErrClaimExpired when it completed before
 	// completedAfter (nothing is changed then).
-	ClaimCheckout(ctx context.Context, provider, sessionHash, tokenHash string, at, completedAfter time.Time) (*Subscription, error)
-	// ReplaceToken stores newHash for the subscription of the live token
+	ClaimSubscriptionCheckout(ctx context.Context, provider, sessionHash, tokenHash string, at, completedAfter time.Time) (*Subscription, error)
+	// ReplaceSubscriberToken stores newHash for the subscription of the live token
 	// oldHash and revokes every other token of that subscription (rotation).
 	// ErrSubscriptionTokenInvalid when oldHash is unknown or revoked; of two
 	// concurrent rotations of one token, one fails that way.
-	ReplaceToken(ctx context.Context, oldHash, newHash string, at time.Time) (*Subscription, error)
-	// IssueToken stores newHash for the subscription, revokes its other
+	ReplaceSubscriberToken(ctx context.Context, oldHash, newHash string, at time.Time) (*Subscription, error)
+	// IssueSubscriberToken stores newHash for the subscription, revokes its other
 	// tokens and voids its unclaimed checkouts (an operator reissue).
 	// ErrSubscriptionNotFound for an unknown id.
-	IssueToken(ctx context.Context, subscriptionID, newHash string, at time.Time) (*Subscription, error)
-	// RevokeToken revokes a live token, or fails with
+	IssueSubscriberToken(ctx context.Context, subscriptionID, newHash string, at time.Time) (*Subscription, error)
+	// RevokeSubscriberToken revokes a live token, or fails with
 	// ErrSubscriptionTokenInvalid.
-	RevokeToken(ctx context.Context, tokenHash string, at time.Time) error
+	RevokeSubscriberToken(ctx context.Context, tokenHash string, at time.Time) error
 }
 
 // Entitled reports whether sub grants full access at now, and until when

@@ -243,7 +243,7 @@ func (s *SubscriptionService) HandleWebhook(ctx context.Context, payload []byte,
 	}
 	provider := s.billing.Provider()
 	res := &WebhookResult{EventID: ev.ID, Type: ev.Type}
-	seen, err := s.store.BillingEventSeen(ctx, provider, ev.ID)
+	seen, err := s.store.SubscriptionEventSeen(ctx, provider, ev.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +270,7 @@ func (s *SubscriptionService) HandleWebhook(ctx context.Context, payload []byte,
 		}
 		valid = append(valid, c)
 	}
-	applied, err := s.store.ApplyBillingEvent(ctx, BillingEvent{
+	applied, err := s.store.ApplySubscriptionEvent(ctx, BillingEvent{
 		Provider: provider, ID: ev.ID, Type: ev.Type, ReceivedAt: s.now(), Changes: valid,
 	})
 	if err != nil {
@@ -291,7 +291,7 @@ func (s *SubscriptionService) maybePrune(ctx context.Context) {
 	if now.UnixMicro()-last < time.Hour.Microseconds() || !s.lastPrune.CompareAndSwap(last, now.UnixMicro()) {
 		return
 	}
-	if n, err := s.store.PruneBillingEvents(ctx, now.Add(-s.retention)); err != nil {
+	if n, err := s.store.PruneSubscriptionEvents(ctx, now.Add(-s.retention)); err != nil {
 		s.log.WarnContext(ctx, "subscription webhook: pruning event ids failed", "err", err)
 	} else if n > 0 {
 		s.log.InfoContext(ctx, "subscription webhook: pruned old event ids", "count", n)
@@ -317,7 +317,7 @@ func (s *SubscriptionService) Claim(ctx context.Context, sessionID string) (*Iss
 	}
 	tok := ids.Token(ids.Subscriber)
 	now := s.now()
-	sub, err := s.store.ClaimCheckout(ctx, s.billing.Provider(), ids.Hash(sessionID), ids.Hash(tok), now, now.Add(-s.window))
+	sub, err := s.store.ClaimSubscriptionCheckout(ctx, s.billing.Provider(), ids.Hash(sessionID), ids.Hash(tok), now, now.Add(-s.window))
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +332,7 @@ func (s *SubscriptionService) Rotate(ctx context.Context, token string) (*Issued
 		return nil, ErrSubscriptionTokenInvalid
 	}
 	tok := ids.Token(ids.Subscriber)
-	sub, err := s.store.ReplaceToken(ctx, ids.Hash(token), ids.Hash(tok), s.now())
+	sub, err := s.store.ReplaceSubscriberToken(ctx, ids.Hash(token), ids.Hash(tok), s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,7 @@ func (s *SubscriptionService) Revoke(ctx context.Context, token string) error {
 	if !ValidSubscriberToken(token) {
 		return ErrSubscriptionTokenInvalid
 	}
-	return s.store.RevokeToken(ctx, ids.Hash(token), s.now())
+	return s.store.RevokeSubscriberToken(ctx, ids.Hash(token), s.now())
 }
 
 // Reissue issues a new token for a subscription (operator recovery: lost
@@ -357,7 +357,7 @@ func (s *SubscriptionService) Reissue(ctx context.Context, subscriptionID string
 		return nil, ErrSubscriptionNotFound
 	}
 	tok := ids.Token(ids.Subscriber)
-	sub, err := s.store.IssueToken(ctx, subscriptionID, ids.Hash(tok), s.now())
+	sub, err := s.store.IssueSubscriberToken(ctx, subscriptionID, ids.Hash(tok), s.now())
 	if err != nil {
 		return nil, err
 	}
