@@ -131,10 +131,16 @@ func (s *SubscriptionService) Active(ctx context.Context, token string) (*Subscr
 	if err != nil {
 		return nil, err
 	}
-	if ok, _ := sub.Entitled(s.now(), s.grace); !ok {
+	if ok, _ := s.Entitlement(sub); !ok {
 		return nil, ErrNotSubscribed
 	}
 	return &Subscriber{ID: sub.ID, Status: sub.Status, CurrentPeriodEnd: sub.CurrentPeriodEnd}, nil
+}
+
+// Entitlement applies the service's policy and clock to sub (see
+// Subscription.Entitled).
+func (s *SubscriptionService) Entitlement(sub *Subscription) (bool, time.Time) {
+	return sub.Entitled(s.now(), s.grace)
 }
 
 // SubscriberStatus is a caller's own subscription status.
@@ -163,7 +169,7 @@ func (s *SubscriptionService) Lookup(ctx context.Context, token string) (*Subscr
 	if err != nil {
 		return nil, err
 	}
-	ok, until := sub.Entitled(s.now(), s.grace)
+	ok, until := s.Entitlement(sub)
 	return &SubscriberStatus{TokenValid: true, Entitled: ok, EntitledUntil: until, Subscription: sub}, nil
 }
 
