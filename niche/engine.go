@@ -154,9 +154,17 @@ func (e *Engine) putSignals(ctx context.Context, batch []Signal) ([]IngestResult
 	if err != nil {
 		return nil, err
 	}
+	var conflicts []string
+	for i, r := range res {
+		if r.Conflict {
+			conflicts = append(conflicts, fmt.Sprintf("signals[%d].id %s is already used by another signal", i, batch[i].ID))
+		}
+	}
+	if len(conflicts) > 0 {
+		return nil, &InvalidError{Field: "signals", Reason: strings.Join(conflicts, "; ") + "; nothing was stored"}
+	}
 	out := make([]IngestResult, len(res))
 	runs := map[string]*Collection{}
-	var conflicts []string
 	for i, r := range res {
 		c := runs[batch[i].Origin]
 		if c == nil {
@@ -164,14 +172,10 @@ func (e *Engine) putSignals(ctx context.Context, batch []Signal) ([]IngestResult
 			runs[batch[i].Origin] = c
 		}
 		c.Examined++
-		switch {
-		case r.Conflict:
-			conflicts = append(conflicts, fmt.Sprintf("signals[%d].id %s is already used by another signal", i, batch[i].ID))
-			out[i] = IngestResult{ID: batch[i].ID, Outcome: "conflict"}
-		case r.Created:
+		if r.Created {
 			c.Added++
 			out[i] = IngestResult{ID: r.Signal.ID, Outcome: "created", Signal: r.Signal}
-		default:
+		} else {
 			c.Duplicates++
 			out[i] = IngestResult{ID: r.Signal.ID, Outcome: "duplicate", Signal: r.Signal}
 		}
@@ -187,9 +191,6 @@ func (e *Engine) putSignals(ctx context.Context, batch []Signal) ([]IngestResult
 		if err := e.st.RecordCollection(ctx, *c); err != nil {
 			e.log.WarnContext(ctx, "niche: recording a collection run failed", "origin", o, "err", err)
 		}
-	}
-	if len(conflicts) > 0 {
-		return out, &InvalidError{Field: "signals", Reason: strings.Join(conflicts, "; ")}
 	}
 	return out, nil
 }
