@@ -154,25 +154,37 @@ type MetaStore interface {
 	SetMetaOnce(ctx context.Context, key, value string) (string, error)
 }
 
-// UnlockKeyMetaName is the setting under which LoadOrCreateUnlockKey
-// keeps the generated key.
-const UnlockKeyMetaName = "niche.unlock_key.v1"
+// Settings under which LoadOrCreateKey keeps generated keys.
+const (
+	// UnlockKeyMetaName holds the unlock-token key.
+	UnlockKeyMetaName = "niche.unlock_key.v1"
+	// QuotaKeyMetaName holds the key that pseudonymises client addresses
+	// in free-search quotas.
+	QuotaKeyMetaName = "niche.quota_key.v1"
+)
 
 // LoadOrCreateUnlockKey returns the unlock key kept in m, generating a
 // random 32-byte key on first use. Instances sharing one database agree on
 // the key. The key is used for unlock tokens only.
 func LoadOrCreateUnlockKey(ctx context.Context, m MetaStore) ([]byte, error) {
+	return LoadOrCreateKey(ctx, m, UnlockKeyMetaName)
+}
+
+// LoadOrCreateKey returns the 32-byte key kept in m under name, generating
+// a random one on first use (SetMetaOnce makes concurrent first uses
+// agree). Use one name per purpose: keys are never shared between uses.
+func LoadOrCreateKey(ctx context.Context, m MetaStore, name string) ([]byte, error) {
 	fresh := make([]byte, 32)
 	if _, err := rand.Read(fresh); err != nil {
-		return nil, fmt.Errorf("niche: unlock key: %w", err)
+		return nil, fmt.Errorf("niche: key %s: %w", name, err)
 	}
-	v, err := m.SetMetaOnce(ctx, UnlockKeyMetaName, base64.RawURLEncoding.EncodeToString(fresh))
+	v, err := m.SetMetaOnce(ctx, name, base64.RawURLEncoding.EncodeToString(fresh))
 	if err != nil {
-		return nil, fmt.Errorf("niche: unlock key: %w", err)
+		return nil, fmt.Errorf("niche: key %s: %w", name, err)
 	}
 	key, err := base64.RawURLEncoding.DecodeString(v)
 	if err != nil || len(key) < MinUnlockKeyBytes {
-		return nil, errors.New("niche: the stored unlock key is malformed")
+		return nil, errors.New("niche: the stored key " + name + " is malformed")
 	}
 	return key, nil
 }

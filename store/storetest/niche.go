@@ -1,8 +1,8 @@
 package storetest
 
 import (
-	_ "embed"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -422,7 +422,7 @@ func testNichePublicReads(t *testing.T, open NicheOpen) {
 		}
 		return ev
 	}
-	a := mk("a", "Route planning for home care nurses", "Healthcare", [6]int{4, 4, 2, 3, 3, 2}, true) // 63
+	a := mk("a", "Route planning for home care nurses", "Healthcare", [6]int{4, 4, 2, 3, 3, 2}, true)  // 63
 	b := mk("b", "Menu costing for food trucks", "Food", [6]int{3, 2, 1, 2, 3, 1}, true)               // 41
 	c := mk("c", "Shift swaps for clinic receptionists", "HEALTHCARE", [6]int{5, 5, 5, 5, 5, 5}, true) // 100
 	d := mk("d", "Draft about clinic software", "Healthcare", [6]int{5, 5, 5, 5, 5, 5}, false)
