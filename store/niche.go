@@ -363,22 +363,13 @@ func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, boo
 		if err != nil {
 			return err
 		}
-		st, sb, sc := searchColumns(&r)
-		d := r.Dimensions
 		if w.ExpectedRevision == 0 {
-			_, err = tx.exec(ctx, `INSERT INTO niche_evaluations (id, status, revision, title, problem, buyer, category,
-				category_key, solution_hypothesis, evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers,
-				feasibility, competition_gap, signal_ids, score, score_version, score_weights, st, sb, sc, created_at,
-				updated_at, published_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				r.ID, string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
-				r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
-				d.Feasibility, d.CompetitionGap, string(signalIDs), r.Score, r.ScoreVersion, string(weights), st, sb, sc,
-				toMicros(r.CreatedAt), toMicros(r.UpdatedAt), toMicros(r.PublishedAt))
-			if err != nil {
+			if err := insertEvaluation(ctx, tx, &r, string(signalIDs), string(weights)); err != nil {
 				return err
 			}
 		} else {
+			st, sb, sc := searchColumns(&r)
+			d := r.Dimensions
 			res, err := tx.exec(ctx, `UPDATE niche_evaluations SET status = ?, revision = ?, title = ?, problem = ?,
 				buyer = ?, category = ?, category_key = ?, solution_hypothesis = ?, evaluation_notes = ?, pain = ?,
 				frequency = ?, willingness_to_pay = ?, reachable_buyers = ?, feasibility = ?, competition_gap = ?,
@@ -444,6 +435,74 @@ func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, boo
 		return nil, false, err
 	}
 	return nil, false, fmt.Errorf("store: apply niche write: %w", err)
+}
+
+func insertEvaluation(ctx context.Context, tx *Tx, r *niche.Record, signalIDs, weights string) error {
+	st, sb, sc := searchColumns(r)
+	d := r.Dimensions
+	_, err := tx.exec(ctx, `INSERT INTO niche_evaluations (id, status, revision, title, problem, buyer, category,
+		category_key, solution_hypothesis, evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers,
+		feasibility, competition_gap, signal_ids, score, score_version, score_weights, st, sb, sc, created_at,
+		updated_at, published_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
+		r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
+		d.Feasibility, d.CompetitionGap, signalIDs, r.Score, r.ScoreVersion, weights, st, sb, sc,
+		toMicros(r.CreatedAt), toMicros(r.UpdatedAt), toMicros(r.PublishedAt))
+	return err
+}
+
+// BulkLoadNiche stores signals and evaluation records as they are, in
+// transactions of batch rows (0 means 2000), each evaluation with a
+// revision-1 entry in its log. It applies no rules — no publication floor,
+// no operation ids, no revision checks — and is meant for benchmarks and
+// migrations from another system; curation goes through niche.Engine.
+func (db *DB) BulkLoadNiche(ctx context.Context, signals []niche.Signal, recs []niche.Record, batch int) error {
+	if batch <= 0 {
+		batch = 2000
+	}
+	for start := 0; start < len(signals); start += batch {
+		if _, err := db.PutSignals(ctx, signals[start:min(start+batch, len(signals))]); err != nil {
+			return err
+		}
+	}
+	for start := 0; start < len(recs); start += batch {
+		chunk := recs[start:min(start+batch, len(recs))]
+		err := db.inTx(ctx, func(tx *Tx) error {
+			for i := range chunk {
+				r := &chunk[i]
+				ids, err := json.Marshal(r.SignalIDs)
+				if err != nil {
+					return err
+				}
+				weights, err := json.Marshal(r.ScoreWeights)
+				if err != nil {
+					return err
+				}
+				if err := insertEvaluation(ctx, tx, r, string(ids), string(weights)); err != nil {
+					return err
+				}
+				state, err := json.Marshal(r)
+				if err != nil {
+					return err
+				}
+				if _, err := tx.exec(ctx, `INSERT INTO niche_revisions (niche_id, revision, action, actor, reason, operation_id, at, state)
+					VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Revision, niche.ActionCreate, "bulk load", "", "", toMicros(r.CreatedAt), string(state)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("store: bulk load niche: %w", err)
+		}
+	}
+	if db.dialect == Postgres {
+		if _, err := db.exec(ctx, `ANALYZE niche_evaluations`); err != nil {
+			return fmt.Errorf("store: bulk load niche: analyze: %w", err)
+		}
+	}
+	return nil
 }
 
 func revisionState(ctx context.Context, queryRow func(context.Context, string, ...any) *sql.Row, id string, rev int) (*niche.Record, error) {
