@@ -72,9 +72,12 @@
 // engine ranks them here with Relevance (version "relevance-v1"), then
 // the requested sort, then the id, so every store returns the same results
 // in the same order. When more than SearchCandidates (300) evaluations
-// match, the store passes on its own best 300 (bm25 or ts_rank_cd) and the
-// result says truncated: such broad queries may then rank differently on
-// SQLite and PostgreSQL.
+// match, the store ranks the newest SearchWindow (2000) matches by its own
+// weighted relevance (bm25 with column weights 8/3/1 on SQLite, ts_rank_cd
+// with weights A/B/C on PostgreSQL), passes on the best 300, and the
+// result says truncated: the cost stays bounded however broad the query,
+// but such broad queries may rank differently on SQLite and PostgreSQL
+// and do not consider older matches. Adding a word narrows them.
 //
 // Unlock tokens. See UnlockSigner.
 package niche

@@ -35,8 +35,13 @@ type Options struct {
 	// TrendMinSignals is the number of demand signals in the last 60 days
 	// below which the trend is "insufficient_history". Zero means 10.
 	TrendMinSignals int
-	// SearchCandidates caps the matches ranked per search. Zero means 300.
+	// SearchCandidates caps the matches ranked here per search. Zero
+	// means 300.
 	SearchCandidates int
+	// SearchWindow is how many of the newest matches of a broad query
+	// (more matches than SearchCandidates) the store ranks by its own
+	// weighted relevance to choose the candidates. Zero means 2000.
+	SearchWindow int
 	// TeaserLength is the longest preview teaser. Zero means 160.
 	TeaserLength int
 	// MaxSignalBatch bounds one ingestion call. Zero means 1000.
@@ -84,6 +89,9 @@ func New(st Store, opts *Options) (*Engine, error) {
 	}
 	if o.SearchCandidates <= 0 {
 		o.SearchCandidates = 300
+	}
+	if o.SearchWindow <= 0 {
+		o.SearchWindow = 2000
 	}
 	if o.TeaserLength <= 0 {
 		o.TeaserLength = DefaultTeaserLength
@@ -773,7 +781,8 @@ func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, er
 	if q.Empty() {
 		return res, nil
 	}
-	cands, truncated, err := e.st.SearchCandidates(ctx, CandidateQuery{Query: q, CategoryKey: CategoryKey(o.Category), Limit: e.opts.SearchCandidates})
+	cands, truncated, err := e.st.SearchCandidates(ctx, CandidateQuery{Query: q, CategoryKey: CategoryKey(o.Category),
+		Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow})
 	if err != nil {
 		return nil, err
 	}

@@ -59,10 +59,11 @@ type Store interface {
 	ListPublished(ctx context.Context, q ListQuery) ([]Record, error)
 	// SearchCandidates returns published evaluations matching every
 	// token of q.Query (and q.CategoryKey when set) with their indexed
-	// text. When at most q.Limit match, all are returned and Truncated is
-	// false. Otherwise the q.Limit best by the engine's own ranking
-	// (bm25 with column weights on SQLite, ts_rank_cd with weights on
-	// PostgreSQL) are returned with Truncated true.
+	// text. When at most q.Limit match, all are returned and truncated is
+	// false. Otherwise the newest q.Window matches are ranked by the
+	// database's weighted relevance (bm25 with column weights on SQLite,
+	// ts_rank_cd with weights on PostgreSQL) and the q.Limit best are
+	// returned with truncated true.
 	SearchCandidates(ctx context.Context, q CandidateQuery) (cands []Candidate, truncated bool, err error)
 	// HasPublished reports whether any evaluation is published.
 	HasPublished(ctx context.Context) (bool, error)
@@ -158,7 +159,11 @@ const (
 type CandidateQuery struct {
 	Query       Query
 	CategoryKey string
-	Limit       int
+	// Limit is the most candidates returned.
+	Limit int
+	// Window is how many of the newest matches a broad query ranks; 0
+	// means 2000.
+	Window int
 }
 
 // Candidate is a published evaluation matching a search, with what the

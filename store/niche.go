@@ -663,60 +663,88 @@ func (db *DB) ListPublished(ctx context.Context, q niche.ListQuery) ([]niche.Rec
 }
 
 // SearchCandidates implements niche.Store. It first asks for Limit+1
-// matches in index order (cheap: no ranking); only when more match does it
-// rank them all with the engine's relevance function and keep the best.
+// matches, newest first (cheap: no ranking, index order). Only when more
+// match does it rank: the newest Window matches (found by a rowid/seq lower
+// bound, so the cost stays bounded however broad the query) are ordered by
+// the engine's weighted relevance — bm25(niche_fts, 8, 3, 1) on SQLite,
+// ts_rank_cd with weights A=1, B=0.375, C=0.125 on PostgreSQL — and the
+// best Limit are returned.
 func (db *DB) SearchCandidates(ctx context.Context, q niche.CandidateQuery) ([]niche.Candidate, bool, error) {
 	if q.Query.Empty() || q.Limit <= 0 {
 		return []niche.Candidate{}, false, nil
 	}
-	cands, err := db.candidates(ctx, q, false, q.Limit+1)
+	cands, err := db.candidates(ctx, q, false, 0, q.Limit+1)
 	if err != nil {
 		return nil, false, err
 	}
 	if len(cands) <= q.Limit {
 		return cands, false, nil
 	}
-	cands, err = db.candidates(ctx, q, true, q.Limit)
+	window := q.Window
+	if window <= 0 {
+		window = 2000
+	}
+	bound, err := db.windowBound(ctx, q, max(window, q.Limit))
+	if err != nil {
+		return nil, false, err
+	}
+	cands, err = db.candidates(ctx, q, true, bound, q.Limit)
 	if err != nil {
 		return nil, false, err
 	}
 	return cands, true, nil
 }
 
-func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked bool, limit int) ([]niche.Candidate, error) {
-	var b strings.Builder
-	var args []any
+// matchClause returns the FROM/WHERE part matching q (published rows),
+// with its arguments; seq names the row-order column.
+func (db *DB) matchClause(q niche.CandidateQuery) (from string, args []any, seq string) {
 	if db.dialect == SQLite {
-		b.WriteString(`SELECT e.id, e.score, e.updated_at, e.st, e.sb, e.sc FROM niche_fts
-			JOIN niche_evaluations e ON e.seq = niche_fts.rowid WHERE niche_fts MATCH ?`)
+		from = ` FROM niche_fts JOIN niche_evaluations e ON e.seq = niche_fts.rowid WHERE niche_fts MATCH ?`
 		args = append(args, q.Query.FTS5())
-		if q.CategoryKey != "" {
-			b.WriteString(` AND e.category_key = ?`)
-			args = append(args, q.CategoryKey)
-		}
-		if ranked {
-			b.WriteString(` ORDER BY bm25(niche_fts, 8.0, 3.0, 1.0), niche_fts.rowid DESC`)
-		} else {
-			b.WriteString(` ORDER BY niche_fts.rowid DESC`)
-		}
+		seq = "niche_fts.rowid"
 	} else {
-		b.WriteString(`SELECT id, score, updated_at, st, sb, sc FROM niche_evaluations
-			WHERE status = 'published' AND tsv @@ plainto_tsquery('simple', ?)`)
+		from = ` FROM niche_evaluations e WHERE e.status = 'published' AND e.tsv @@ plainto_tsquery('simple', ?)`
 		args = append(args, q.Query.Phrase())
-		if q.CategoryKey != "" {
-			b.WriteString(` AND category_key = ?`)
-			args = append(args, q.CategoryKey)
-		}
-		if ranked {
-			b.WriteString(` ORDER BY ts_rank_cd('{0.1, 0.125, 0.375, 1.0}', tsv, plainto_tsquery('simple', ?)) DESC, seq DESC`)
-			args = append(args, q.Query.Phrase())
-		} else {
-			b.WriteString(` ORDER BY seq DESC`)
-		}
+		seq = "e.seq"
 	}
-	b.WriteString(` LIMIT ?`)
+	if q.CategoryKey != "" {
+		from += ` AND e.category_key = ?`
+		args = append(args, q.CategoryKey)
+	}
+	return from, args, seq
+}
+
+// windowBound returns the row order value of the window-th newest match
+// (0 when fewer match).
+func (db *DB) windowBound(ctx context.Context, q niche.CandidateQuery, window int) (int64, error) {
+	from, args, seq := db.matchClause(q)
+	var bound int64
+	err := db.queryRow(ctx, `SELECT `+seq+from+` ORDER BY `+seq+` DESC LIMIT 1 OFFSET ?`, append(args, window-1)...).Scan(&bound)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: search niches: %w", err)
+	}
+	return bound, nil
+}
+
+func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked bool, bound int64, limit int) ([]niche.Candidate, error) {
+	from, args, seq := db.matchClause(q)
+	query := `SELECT e.id, e.score, e.updated_at, e.st, e.sb, e.sc` + from
+	switch {
+	case !ranked:
+		query += ` ORDER BY ` + seq + ` DESC`
+	case db.dialect == SQLite:
+		query += ` AND niche_fts.rowid >= ? ORDER BY bm25(niche_fts, 8.0, 3.0, 1.0), niche_fts.rowid DESC`
+		args = append(args, bound)
+	default:
+		query += ` AND e.seq >= ? ORDER BY ts_rank_cd('{0.1, 0.125, 0.375, 1.0}', e.tsv, plainto_tsquery('simple', ?)) DESC, e.seq DESC`
+		args = append(args, bound, q.Query.Phrase())
+	}
+	query += ` LIMIT ?`
 	args = append(args, limit)
-	rows, err := db.query(ctx, b.String(), args...)
+	rows, err := db.query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: search niches: %w", err)
 	}

@@ -20,6 +20,8 @@ import (
 	"os"
 	"os/signal"
 	"time"
+
+	"github.com/assaykit/assay/store"
 )
 
 func main() {
@@ -31,13 +33,31 @@ func main() {
 	flag.DurationVar(&cfg.Warm, "warm", time.Second, "warm-up before each measurement")
 	flag.DurationVar(&cfg.Duration, "duration", 5*time.Second, "length of each measurement")
 	flag.StringVar(&pg, "postgres", os.Getenv("ASSAY_TEST_POSTGRES"), "PostgreSQL URL (a fresh schema is created and dropped); empty skips PostgreSQL")
+	loadOnly := flag.String("load-only", "", "only generate the catalogue into this SQLite file and exit")
 	flag.Parse()
+	if *loadOnly != "" {
+		if err := loadOnlyInto(context.Background(), cfg, *loadOnly); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, cfg, pg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+func loadOnlyInto(ctx context.Context, cfg config, path string) error {
+	db, err := store.Open(ctx, path, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	signals, recs := generate(cfg.Seed, cfg.N, time.Now().UTC())
+	return db.BulkLoadNiche(ctx, signals, recs, 5000)
 }
 
 func run(ctx context.Context, cfg config, pg string) error {

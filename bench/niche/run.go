@@ -165,17 +165,20 @@ func postgresBackend(base string) (backend, error) {
 	if err != nil {
 		return backend{}, err
 	}
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-		admin.Close()
-		return backend{}, err
-	}
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
+	created := false
 	return backend{Name: "postgres", Open: func(ctx context.Context) (*store.DB, error) {
+		if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+			return nil, err
+		}
+		created = true
 		return store.Open(ctx, u.String(), &store.Options{MaxOpenConns: 32})
 	}, Cleanup: func() {
-		_, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+		if created {
+			_, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+		}
 		admin.Close()
 	}}, nil
 }

@@ -551,7 +551,7 @@ func testNicheSearchGolden(t *testing.T, open NicheOpen) {
 func testNicheSearchTruncated(t *testing.T, open NicheOpen) {
 	ctx := context.Background()
 	st, _ := open(t)
-	e := nicheEngine(t, st, &niche.Options{SearchCandidates: 3})
+	e := nicheEngine(t, st, &niche.Options{SearchCandidates: 3, SearchWindow: 4})
 	floor := ingestFloor(t, e)
 	for i := range 5 {
 		d := nicheDraft(fmt.Sprintf("Bookkeeping helper number %d", i), floor)
@@ -569,6 +569,11 @@ func testNicheSearchTruncated(t *testing.T, open NicheOpen) {
 	}
 	if !res.Truncated || len(res.Previews) != 3 {
 		t.Fatalf("truncated=%v with %d results, want true with 3", res.Truncated, len(res.Previews))
+	}
+	for _, p := range res.Previews {
+		if p.Title == "Warehouse labels for bookkeeping" {
+			t.Fatalf("the oldest match is outside the ranking window of 4 but was returned")
+		}
 	}
 	res, err = e.Search(ctx, niche.SearchOptions{Query: "warehouse bookkeeping", Limit: 10})
 	if err != nil || res.Truncated || len(res.Previews) != 1 {
