@@ -76,6 +76,8 @@ type Evaluation struct {
 	Confidence      string          `json:"confidence"`
 	EvidenceSummary EvidenceSummary `json:"evidenceSummary"`
 	Trend           Trend           `json:"trend"`
+	// SignalIDs are the linked signal ids as the curator ordered them.
+	SignalIDs []string `json:"signalIds"`
 	// Evidence lists the linked signals that are not rejected, newest
 	// observation first.
 	Evidence    []Evidence `json:"evidence"`
@@ -193,7 +195,7 @@ func (e *Engine) build(r *Record, signals map[string]Signal, now time.Time) *Eva
 		SolutionHypothesis: r.SolutionHypothesis, EvaluationNotes: r.EvaluationNotes,
 		Dimensions: r.Dimensions, Score: r.Score, ScoreVersion: r.ScoreVersion, ScoreType: ScoreType,
 		ScoreWeights: r.ScoreWeights, Status: r.Status, Revision: r.Revision,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Evidence: []Evidence{},
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Evidence: []Evidence{}, SignalIDs: slices.Clone(r.SignalIDs),
 	}
 	if !r.PublishedAt.IsZero() {
 		t := r.PublishedAt

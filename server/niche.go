@@ -548,6 +548,8 @@ type nicheAccess struct {
 	UnlockToken     string     `json:"unlockToken,omitempty"`
 	UnlockExpiresAt *time.Time `json:"unlockExpiresAt,omitempty"`
 	OrderID         string     `json:"orderId,omitempty"`
+	// Payer is who paid (a 0x address or a card customer reference).
+	Payer string `json:"payer,omitempty"`
 }
 
 type nicheFullResponse struct {
@@ -628,7 +630,7 @@ func (h *nichePaidEvaluation) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 	orderRef := ""
 	if call, ok := payment.CallFrom(ctx); ok {
 		call.SetResult("niche", id)
-		access.OrderID = call.OrderID
+		access.OrderID, access.Payer = call.OrderID, call.Payer
 		orderRef = call.OrderID
 	}
 	if n.cfg.Unlock != nil {

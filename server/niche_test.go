@@ -320,7 +320,7 @@ func TestNicheDetailAccess(t *testing.T) {
 	tok := rec.Header().Get("X-Niche-Paid-Call")
 	m := decodeMap(t, rec)
 	access := m["access"].(map[string]any)
-	if tok == "" || access["unlockToken"] != tok || access["kind"] != "pay_per_call" || access["orderId"] != "ord_"+strings.Repeat("7", 32) {
+	if tok == "" || access["unlockToken"] != tok || access["kind"] != "pay_per_call" || access["orderId"] != "ord_"+strings.Repeat("7", 32) || access["payer"] != "0xabc" {
 		t.Fatalf("token %q access %v", tok, access)
 	}
 	if m["evaluationNotes"] == nil || m["id"] != id || len(m["evidence"].([]any)) != 4 {
