@@ -718,8 +718,13 @@ func (db *DB) matchClause(q niche.CandidateQuery) (from string, args []any, seq 
 // (0 when fewer match).
 func (db *DB) windowBound(ctx context.Context, q niche.CandidateQuery, window int) (int64, error) {
 	from, args, seq := db.matchClause(q)
+	query := `SELECT ` + seq + from + ` ORDER BY ` + seq + ` DESC LIMIT 1 OFFSET ?`
+	if db.dialect == SQLite && q.CategoryKey == "" {
+		// The full-text index alone knows the order: no row is read.
+		query, args = `SELECT rowid FROM niche_fts WHERE niche_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, []any{q.Query.FTS5()}
+	}
 	var bound int64
-	err := db.queryRow(ctx, `SELECT `+seq+from+` ORDER BY `+seq+` DESC LIMIT 1 OFFSET ?`, append(args, window-1)...).Scan(&bound)
+	err := db.queryRow(ctx, query, append(args, window-1)...).Scan(&bound)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -735,6 +740,14 @@ func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked boo
 	switch {
 	case !ranked:
 		query += ` ORDER BY ` + seq + ` DESC`
+	case db.dialect == SQLite && q.CategoryKey == "":
+		// Rank the window in the full-text index alone, then read only
+		// the rows of the best.
+		query = `SELECT e.id, e.score, e.updated_at, e.st, e.sb, e.sc FROM (
+			SELECT rowid AS r, bm25(niche_fts, 8.0, 3.0, 1.0) AS rk FROM niche_fts
+			WHERE niche_fts MATCH ? AND rowid >= ? ORDER BY rk, rowid DESC LIMIT ?) t
+			JOIN niche_evaluations e ON e.seq = t.r ORDER BY t.rk, t.r DESC`
+		args = []any{q.Query.FTS5(), bound, limit}
 	case db.dialect == SQLite:
 		query += ` AND niche_fts.rowid >= ? ORDER BY bm25(niche_fts, 8.0, 3.0, 1.0), niche_fts.rowid DESC`
 		args = append(args, bound)
@@ -742,8 +755,10 @@ func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked boo
 		query += ` AND e.seq >= ? ORDER BY ts_rank_cd('{0.1, 0.125, 0.375, 1.0}', e.tsv, plainto_tsquery('simple', ?)) DESC, e.seq DESC`
 		args = append(args, bound, q.Query.Phrase())
 	}
-	query += ` LIMIT ?`
-	args = append(args, limit)
+	if !ranked || db.dialect != SQLite || q.CategoryKey != "" {
+		query += ` LIMIT ?`
+		args = append(args, limit)
+	}
 	rows, err := db.query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: search niches: %w", err)

@@ -34,6 +34,7 @@ func main() {
 	flag.DurationVar(&cfg.Duration, "duration", 5*time.Second, "length of each measurement")
 	flag.StringVar(&pg, "postgres", os.Getenv("ASSAY_TEST_POSTGRES"), "PostgreSQL URL (a fresh schema is created and dropped); empty skips PostgreSQL")
 	loadOnly := flag.String("load-only", "", "only generate the catalogue into this SQLite file and exit")
+	flag.StringVar(&cfg.ReuseSQLite, "reuse-sqlite", "", "measure this SQLite file (made with -load-only) instead of generating one")
 	flag.Parse()
 	if *loadOnly != "" {
 		if err := loadOnlyInto(context.Background(), cfg, *loadOnly); err != nil {
@@ -68,6 +69,11 @@ func run(ctx context.Context, cfg config, pg string) error {
 	defer os.RemoveAll(dir)
 	fmt.Fprintf(cfg.Out, "niche bench: %d evaluations, seed %d, %d clients, %v per measurement\n", cfg.N, cfg.Seed, cfg.Clients, cfg.Duration)
 	backends := []backend{sqliteBackend(dir)}
+	if cfg.ReuseSQLite != "" {
+		backends[0] = backend{Name: "sqlite", Reuse: true, Open: func(ctx context.Context) (*store.DB, error) {
+			return store.Open(ctx, cfg.ReuseSQLite, nil)
+		}, Cleanup: func() {}}
+	}
 	if pg != "" {
 		b, err := postgresBackend(pg)
 		if err != nil {
