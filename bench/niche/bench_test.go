@@ -41,7 +41,7 @@ func TestSmoke(t *testing.T) {
 		t.Skip("smoke run skipped in -short mode")
 	}
 	var out bytes.Buffer
-	cfg := config{N: 1500, Seed: 3, Clients: 4, Warm: 50 * time.Millisecond, Duration: 300 * time.Millisecond, Out: &out}
+	cfg := config{N: 1500, Seed: 3, Clients: 4, Warm: 100 * time.Millisecond, Duration: time.Second, Out: &out}
 	if err := run(context.Background(), cfg, os.Getenv("ASSAY_TEST_POSTGRES")); err != nil {
 		t.Fatal(err)
 	}
