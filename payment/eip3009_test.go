@@ -125,7 +125,9 @@ func TestParseAuthorizationRejects(t *testing.T) {
 		func(a *EIP3009Authorization) { a.Value = "" },
 		func(a *EIP3009Authorization) { a.ValidAfter = " 0" },
 		func(a *EIP3009Authorization) { a.ValidBefore = strings.Repeat("9", 79) },
-		func(a *EIP3009Authorization) { a.ValidBefore = "115792089237316195423570985008687907853269984665640564039457584007913129639936" },
+		func(a *EIP3009Authorization) {
+			a.ValidBefore = "115792089237316195423570985008687907853269984665640564039457584007913129639936"
+		},
 		func(a *EIP3009Authorization) { a.Nonce = "0x11" },
 		func(a *EIP3009Authorization) { a.Nonce = "0x" + strings.Repeat("zz", 32) },
 	}
