@@ -553,3 +553,7 @@ func mppNonce(id, realm string) string {
 	h := eip712.Keccak256([]byte(id), []byte(realm))
 	return "0x" + hex.EncodeToString(h[:])
 }
+
+// MPPNonce returns the EIP-3009 nonce an evm credential for challenge id
+// in realm must carry (0x + 64 hex digits).
+func MPPNonce(id, realm string) string { return mppNonce(id, realm) }
