@@ -557,3 +557,7 @@ func mppNonce(id, realm string) string {
 // MPPNonce returns the EIP-3009 nonce an evm credential for challenge id
 // in realm must carry (0x + 64 hex digits).
 func MPPNonce(id, realm string) string { return mppNonce(id, realm) }
+
+// MPPChallengeID returns the stateless HMAC-bound id of c under secret:
+// base64url_nopad(HMAC-SHA256(secret, realm|method|intent|request|expires|digest|opaque)).
+func MPPChallengeID(secret []byte, c MPPChallenge) string { return mppChallengeID(secret, c) }

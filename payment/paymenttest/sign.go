@@ -410,3 +410,10 @@ func MPPStripe(t testing.TB, ch *payment.Challenge, spt string, opts ...Option) 
 	}
 	return v
 }
+
+// BindMPP computes the HMAC-bound id of a challenge under secret, the way
+// the server does (to build challenges that pass the binding but differ in
+// terms).
+func BindMPP(secret []byte, c payment.MPPChallenge) string {
+	return payment.MPPChallengeID(secret, c)
+}
