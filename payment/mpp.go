@@ -561,3 +561,13 @@ func MPPNonce(id, realm string) string { return mppNonce(id, realm) }
 // MPPChallengeID returns the stateless HMAC-bound id of c under secret:
 // base64url_nopad(HMAC-SHA256(secret, realm|method|intent|request|expires|digest|opaque)).
 func MPPChallengeID(secret []byte, c MPPChallenge) string { return mppChallengeID(secret, c) }
+
+// BodyDigest returns the RFC 9530 Content-Digest value of a request body,
+// "sha-256=:<base64>:", or "" for an empty body (Resource.BodyDigest).
+func BodyDigest(body []byte) string {
+	if len(body) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(body)
+	return "sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
+}
