@@ -47,7 +47,7 @@ func (g *testGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for k, v := range ch.Header {
 			w.Header()[k] = v
 		}
-		if g.v1Only {
+		if g.v1Only || r.URL.Query().Has("v1only") {
 			w.Header().Del(payment.HeaderPaymentRequired)
 		}
 		if g.noMPP {
