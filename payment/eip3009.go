@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"strconv"
 	"strings"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
@@ -198,5 +197,3 @@ func SignTransfer(ctx context.Context, signer Signer, n Network, a *TransferAuth
 
 // formatSignature returns the 0x hex form of a signature.
 func formatSignature(sig []byte) string { return "0x" + hex.EncodeToString(sig) }
-
-func unixString(sec int64) string { return strconv.FormatInt(sec, 10) }

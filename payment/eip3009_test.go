@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
-	"math/big"
 	"strings"
 	"testing"
 
@@ -79,11 +78,12 @@ func TestRecoverAddressForms(t *testing.T) {
 
 	// High s: s' = n - s with the other parity recovers the same key in
 	// naive implementations; it must be refused.
-	n := secp256k1.S256().N
-	s := new(big.Int).SetBytes(sig[32:64])
-	hs := new(big.Int).Sub(n, s)
+	var s secp256k1.ModNScalar
+	s.SetByteSlice(sig[32:64])
+	s.Negate()
+	hs := s.Bytes()
 	high := append([]byte(nil), sig...)
-	hs.FillBytes(high[32:64])
+	copy(high[32:64], hs[:])
 	high[64] = 27 + (1 - (sig[64] - 27))
 	if _, err := RecoverAddress(d, high); !errors.Is(err, ErrHighS) {
 		t.Errorf("high s: err = %v, want ErrHighS", err)

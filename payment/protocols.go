@@ -67,6 +67,56 @@ type ProcessorOptions struct {
 // Protocols implements Processor for x402 v1 and v2 (exact scheme, USDC by
 // EIP-3009) and MPP (evm and stripe charge). It is stateless apart from
 // its configuration and safe for concurrent use.
+//
+// # Wire choices (where the protocols leave room)
+//
+//   - One 402 answer carries everything: PAYMENT-REQUIRED (x402 v2, with
+//     resource and the payment-identifier extension declared), a body that
+//     is an RFC 9457 problem and an x402 v1 document at once, one
+//     WWW-Authenticate: Payment per MPP method (evm; stripe when a card
+//     price and Stripe are configured), Cache-Control: no-store and
+//     Content-Type application/problem+json.
+//   - maxTimeoutSeconds = Offer.WorkTimeout (default 120 s) +
+//     SettlementTime (default 60 s): an x402 authorisation signed at the
+//     challenge stays valid until after the work and the settlement.
+//   - MPP challenges expire at issue + ChallengeTTL (5 min) +
+//     maxTimeoutSeconds; mppx signs validBefore = expires, and Verify
+//     requires validBefore ≥ now + maxTimeoutSeconds, so a credential is
+//     accepted for ChallengeTTL after issue and always settles in time.
+//   - MPP ids are the stateless 7-slot HMAC binding; every echoed field is
+//     then pinned to what the route issues now (realm, method, intent,
+//     request, digest, opaque, no foreign credential header). description
+//     is display-only and not compared. opaque = base64url(JCS
+//     {"quoteId": Resource.QuoteID}) when a quote is named.
+//   - Card prices: ceil(Offer.CardMicroUSD / 10 000) cents, at least 50
+//     (Stripe's minimum); the Authorization amount is that many cents.
+//   - Status codes: a malformed x402 header is 400; a malformed MPP
+//     credential is 402 (as the MPP draft's table says) with a fresh
+//     challenge; several credentials are 400; an unknown method or intent
+//     is 400 method-unsupported; every verification failure is 402 with a
+//     problem type (verification-failed, payment-insufficient when the
+//     value is below the price, payment-expired, invalid-challenge) and an
+//     x402 reason code (Problem.Reason). Challenge.WithProblem renders a
+//     fresh challenge carrying the problem.
+//   - Reservation keys: x402 "x402:<chainId>:<from>:<nonce>" (lowercase
+//     hex); MPP "mpp:<challengeId>" — the same challenge always yields the
+//     same key, so the ledger's atomic reservation makes it single-use.
+//   - x402 v2 payloads must echo the whole accepted object exactly as
+//     issued (field-by-field checks first, for precise reasons); an echoed
+//     resource URL must be this route's. v1 payloads are checked through
+//     scheme, network and the signature (whose domain pins the asset).
+//   - Payment ids (x402 payment-identifier) are validated (16–128 of
+//     [A-Za-z0-9_-]); an id starting "quo_" is also reported as QuoteID.
+//   - Settlement: dev mode records "0xdev…" references; production settles
+//     x402 and MPP evm through the facilitator (MPP evm as an x402 v2
+//     payload built from the EIP-3009 authorization), and cards by
+//     capturing the PaymentIntent authorised at Verify (Void cancels it,
+//     or refunds it when Stripe captured at once). Unknown outcomes are
+//     *PendingError (errors.Is ErrSettlementPending), never failures.
+//   - Receipts: Payment-Receipt {method, challengeId, reference, status
+//     "success", timestamp, chainId (evm), externalId (stripe, if sent)};
+//     x402 replies in kind (PAYMENT-RESPONSE for v2, X-PAYMENT-RESPONSE
+//     with v1 network names for v1).
 type Protocols struct {
 	payTo       Address
 	net         Network

@@ -319,7 +319,7 @@ func TestReservationKeys(t *testing.T) {
 		return a.ReservationKey
 	}
 	v2 := hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow))
-	if key(v2) != key(v2) {
+	if k1, k2 := key(v2), key(v2); k1 != k2 {
 		t.Error("x402: one payload, two keys")
 	}
 	if key(v2) == key(hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow))) {

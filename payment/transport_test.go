@@ -76,7 +76,7 @@ func (g *testGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		http.Error(w, err.Error(), 503)
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
 	g.mu.Lock()
@@ -92,7 +92,7 @@ func (g *testGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s, err := g.p.Settle(r.Context(), a)
 	if err != nil {
-		http.Error(w, err.Error(), 502)
+		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
 	for k, v := range s.Header {

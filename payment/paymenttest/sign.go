@@ -79,9 +79,11 @@ func WithTamperedSignature() Option {
 func WithHighS() Option {
 	return func(s *spec) {
 		s.sigEdit = func(b []byte) []byte {
-			n := secp256k1.S256().N
-			sv := new(big.Int).SetBytes(b[32:64])
-			new(big.Int).Sub(n, sv).FillBytes(b[32:64])
+			var sv secp256k1.ModNScalar
+			sv.SetByteSlice(b[32:64])
+			sv.Negate()
+			hs := sv.Bytes()
+			copy(b[32:64], hs[:])
 			if b[64] == 27 {
 				b[64] = 28
 			} else {
