@@ -1,10 +1,12 @@
 package payment_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -499,6 +501,8 @@ func TestVerifyProblemsMPP(t *testing.T) {
 		{"malformed JSON", hdr("Authorization", "Payment "+base64.RawURLEncoding.EncodeToString([]byte(`{"challenge":`))), malformed},
 		{"JSON without payload", hdr("Authorization", "Payment "+base64.RawURLEncoding.EncodeToString([]byte(`{"challenge":{}}`))), malformed},
 		{"empty credential", hdr("Authorization", "Payment"), malformed},
+		{"malformed Payment-Authorization", hdr("Payment-Authorization", "Payment eyJjaGFsbGVuZ2UiOnt9LCJwYXlsb2FkIjpb"), malformed},
+		{"Payment-Authorization not base64url", hdr("Payment-Authorization", "Payment ***"), malformed},
 	}
 	for _, tc := range tests {
 		_, err := f.verify(t, tc.header)
@@ -647,4 +651,55 @@ func jsonDiff(t *testing.T, want, got string) string {
 		t.Fatalf("got: %v: %s", err, got)
 	}
 	return cmp.Diff(w, g)
+}
+
+func TestBaseSepolia(t *testing.T) {
+	f := newFixture(t, fixtureOpts{noStripe: true, edit: func(o *payment.ProcessorOptions) { o.Network = "base-sepolia" }})
+	ch := f.challenge(t)
+	pr := paymenttest.PaymentRequired(t, ch)
+	req := pr.Accepts[0]
+	if req.Network != "eip155:84532" || req.Asset != "0x036CbD53842c5426634e7929541eC2318f3dCF7e" || req.Extra["name"] != "USDC" || req.Extra["version"] != "2" {
+		t.Errorf("requirements %+v", req)
+	}
+	var v1 payment.PaymentRequiredV1
+	_ = json.Unmarshal(ch.Body, &v1)
+	if v1.Accepts[0].Network != "base-sepolia" {
+		t.Errorf("v1 network %s", v1.Accepts[0].Network)
+	}
+	for name, h := range map[string]http.Header{
+		"v2":  hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow)),
+		"v1":  hdr("X-Payment", paymenttest.X402V1(t, f.wallet, ch, testNow)),
+		"mpp": hdr("Authorization", paymenttest.MPPEVM(t, f.wallet, ch, testNow)),
+	} {
+		a, err := f.verify(t, h)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if a.Network != "eip155:84532" || (a.Protocol == "x402" && !strings.HasPrefix(a.ReservationKey, "x402:84532:")) {
+			t.Errorf("%s: %+v", name, a)
+		}
+	}
+	// A mainnet-domain signature does not verify on Sepolia.
+	_, err := f.verify(t, hdr("X-Payment", paymenttest.X402V1(t, f.wallet, ch, testNow, paymenttest.WithNetwork("base"), paymenttest.WithPayload(func(m map[string]any) { m["network"] = "base-sepolia" }))))
+	checkProblem(t, "mainnet domain on sepolia", err, wantProblem{402, "verification-failed", "invalid_exact_evm_payload_signature"})
+}
+
+func TestDevModeIsAnnounced(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	if _, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true, Logger: log}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "level=WARN") || !strings.Contains(buf.String(), "NOTHING IS SETTLED ON-CHAIN") {
+		t.Errorf("log: %q", buf.String())
+	}
+	buf.Reset()
+	fac, _ := payment.NewFacilitator(&payment.FacilitatorOptions{URL: "http://127.0.0.1:1"})
+	if _, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Facilitator: fac, Logger: log}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "DEV MODE") {
+		t.Errorf("production logged dev mode: %q", buf.String())
+	}
 }
