@@ -255,7 +255,7 @@ func TestProductionSettlement(t *testing.T) {
 	f.fac.Script("/settle", paymenttest.Reply{Body: paymenttest.Recorded("settle_failure")})
 	a, _ = f.verify(t, hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow)))
 	_, err = f.p.Settle(ctx, a)
-	checkProblem(t, "settle refused", err, wantProblem{402, "settlement-failed", "insufficient_funds"})
+	checkProblem(t, "settle refused", err, wantProblem{402, "verification-failed", "insufficient_funds"})
 
 	// Pending.
 	f.fac.Script("/settle", paymenttest.Reply{Body: paymenttest.Recorded("settle_pending")})

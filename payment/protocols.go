@@ -112,7 +112,10 @@ type ProcessorOptions struct {
 //     payload built from the EIP-3009 authorization), and cards by
 //     capturing the PaymentIntent authorised at Verify (Void cancels it,
 //     or refunds it when Stripe captured at once). Unknown outcomes are
-//     *PendingError (errors.Is ErrSettlementPending), never failures.
+//     *PendingError (errors.Is ErrSettlementPending), never failures; a
+//     refused settlement is a 402 verification-failed *Problem whose
+//     Reason is the facilitator's errorReason (only the MPP draft's
+//     problem types are used).
 //   - Receipts: Payment-Receipt {method, challengeId, reference, status
 //     "success", timestamp, chainId (evm), externalId (stripe, if sent)};
 //     x402 replies in kind (PAYMENT-RESPONSE for v2, X-PAYMENT-RESPONSE
@@ -429,8 +432,6 @@ func problemTitle(t string) string {
 		return "Payment Insufficient"
 	case "method-unsupported":
 		return "Method Unsupported"
-	case "settlement-failed":
-		return "Settlement Failed"
 	}
 	return "Payment Error"
 }
@@ -971,7 +972,7 @@ func (p *Protocols) verifyStripe(ctx context.Context, offer Offer, res Resource,
 	expires, _ := time.Parse(time.RFC3339, cred.Challenge.Expires)
 	return &Authorization{
 		Protocol: ProtocolMPPStripe, Method: MethodStripe, Payer: payer, ReservationKey: "mpp:" + cred.Challenge.ID,
-		AmountMicroUSD: cents * 10000, Network: "stripe", ValidUntil: expires.Add(7 * 24 * time.Hour),
+		AmountMicroUSD: cents * 10000, Network: "stripe", ValidUntil: expires,
 		QuoteID: res.QuoteID, State: st,
 	}, nil
 }
@@ -1037,7 +1038,7 @@ func settlementRefused(sr *SettleResponse) *Problem {
 	if detail == "" {
 		detail = "The payment could not be settled: " + reason + "."
 	}
-	return &Problem{Status: http.StatusPaymentRequired, Type: "settlement-failed", Reason: reason, Detail: detail}
+	return &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: reason, Detail: detail}
 }
 
 func x402Settlement(version int, n Network, sr *SettleResponse, dev bool) (*Settlement, error) {
