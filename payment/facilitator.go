@@ -352,3 +352,24 @@ func (f *Facilitator) Supported(ctx context.Context) (*SupportedResponse, error)
 	}
 	return &sr, nil
 }
+
+// StaticHeaders returns a FacilitatorOptions.Headers function that sends
+// the same headers on every call (an API key). For per-request tokens
+// such as a Coinbase CDP JWT, write a function that mints one per path.
+func StaticHeaders(h http.Header) func(ctx context.Context, method, path string) (http.Header, error) {
+	h = h.Clone()
+	return func(context.Context, string, string) (http.Header, error) { return h.Clone(), nil }
+}
+
+// ParseHeaderLine reads "Name: value" (e.g. from an environment variable)
+// into a header for StaticHeaders.
+func ParseHeaderLine(line string) (http.Header, error) {
+	name, value, ok := strings.Cut(line, ":")
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if !ok || name == "" || value == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
+		return nil, errors.New(`payment: header must be "Name: value"`)
+	}
+	h := http.Header{}
+	h.Set(name, value)
+	return h, nil
+}

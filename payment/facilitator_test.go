@@ -347,3 +347,23 @@ func TestDevSettlement(t *testing.T) {
 		t.Error("foreign authorization settled")
 	}
 }
+
+func TestStaticHeaders(t *testing.T) {
+	h, err := payment.ParseHeaderLine("Authorization: Bearer k: v")
+	if err != nil || h.Get("Authorization") != "Bearer k: v" {
+		t.Fatalf("%v %v", h, err)
+	}
+	for _, bad := range []string{"", "NoColon", ": v", "A B: v", "A: ", "A: v\r\nX: y"} {
+		if _, err := payment.ParseHeaderLine(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	fake := paymenttest.NewFacilitator(t)
+	c := newClient(t, fake.URL, func(o *payment.FacilitatorOptions) { o.Headers = payment.StaticHeaders(h) })
+	if _, err := c.Supported(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := fake.Calls("/supported")[0].Header.Get("Authorization"); got != "Bearer k: v" {
+		t.Errorf("Authorization %q", got)
+	}
+}
