@@ -99,6 +99,7 @@ type PendingError struct {
 	Cause       error
 }
 
+// Error implements error.
 func (e *PendingError) Error() string {
 	msg := "payment: settlement pending"
 	if e.Transaction != "" {
@@ -124,6 +125,7 @@ type FacilitatorError struct {
 	Body   string
 }
 
+// Error implements error.
 func (e *FacilitatorError) Error() string {
 	return fmt.Sprintf("payment: facilitator %s: HTTP %d: %s", e.Path, e.Status, e.Body)
 }
