@@ -1,18 +1,31 @@
 package shapes
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
 
+// ErrUnreadable is wrapped by the ValidationError of an input that is not
+// text JSON can be read from: invalid UTF-8, or nesting deeper than
+// MaxDepth. FastAPI answers these with 400 "There was an error parsing the
+// body" rather than 422; errors.Is(err, ErrUnreadable) tells them apart.
+var ErrUnreadable = errors.New("shapes: unreadable JSON text")
+
 // ErrorDetail is one entry of an HTTPValidationError, Pydantic v2's error
-// object: type, loc, msg, input and ctx, in that key order.
+// object (the interface document's ValidationError): type, loc, msg, input
+// and ctx, in that key order.
+//
+// Errors made by Decode carry Input and Ctx as json.RawMessage, rendered
+// exactly as FastAPI renders them (Python's json.dumps of the value
+// json.loads produced, ctx keys in Pydantic's order).
 type ErrorDetail struct {
-	Type  string `json:"type"`
-	Loc   []any  `json:"loc"`
-	Msg   string `json:"msg"`
+	Type  string `json:"type" validate:"required"`
+	Loc   []any  `json:"loc" validate:"required,dive,strint"`
+	Msg   string `json:"msg" validate:"required"`
 	Input any    `json:"input"`
-	Ctx   any    `json:"ctx,omitempty"`
+	Ctx   any    `json:"ctx,omitempty" validate:"omitnil,object"`
 }
 
 // ValidationError is FastAPI's HTTPValidationError: {"detail":[...]}. Decode
@@ -20,6 +33,8 @@ type ErrorDetail struct {
 // "body", "query", "path" or "header".
 type ValidationError struct {
 	Detail []ErrorDetail `json:"detail"`
+
+	cause error // ErrUnreadable, or nil
 }
 
 // Error summarises the first errors.
@@ -39,9 +54,12 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns ErrUnreadable for inputs that are not readable JSON text.
+func (e *ValidationError) Unwrap() error { return e.cause }
+
 // WithPrefix returns a copy of e whose every loc starts with prefix.
 func (e *ValidationError) WithPrefix(prefix ...any) *ValidationError {
-	out := &ValidationError{Detail: make([]ErrorDetail, len(e.Detail))}
+	out := &ValidationError{Detail: make([]ErrorDetail, len(e.Detail)), cause: e.cause}
 	for i, d := range e.Detail {
 		loc := make([]any, 0, len(prefix)+len(d.Loc))
 		loc = append(append(loc, prefix...), d.Loc...)
@@ -60,6 +78,6 @@ func NewValueError(msg string, input any) *ValidationError {
 		Loc:   []any{},
 		Msg:   "Value error, " + msg,
 		Input: input,
-		Ctx:   map[string]any{"error": map[string]any{}},
+		Ctx:   json.RawMessage(`{"error":{}}`),
 	}}}
 }
