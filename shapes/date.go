@@ -100,9 +100,12 @@ func dateFromNumber(lit []byte, isFloat bool) (Date, dateErr) {
 	var sec int64
 	var micro uint32
 	if !isFloat {
-		v, big, _ := parseJSONInt(lit)
-		if big {
-			return Date{}, dateErr{typ: "date_type"}
+		v, big, neg := parseJSONInt(lit)
+		switch {
+		case big && neg:
+			return Date{}, dateErr{"date_from_datetime_parsing", dtTooSmall}
+		case big:
+			return Date{}, dateErr{"date_from_datetime_parsing", dtTooLarge}
 		}
 		sec = v
 	} else {

@@ -54,6 +54,51 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
+// MarshalJSON writes the error as FastAPI does: keys in Pydantic's order,
+// strings as Python's json.dumps(ensure_ascii=False) writes them (U+2028
+// unescaped, for one), raw inputs and contexts as they are.
+func (e ErrorDetail) MarshalJSON() ([]byte, error) {
+	b := append([]byte(`{"type":`), appendPyString(nil, []byte(e.Type))...)
+	b = append(b, `,"loc":[`...)
+	for i, l := range e.Loc {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if s, ok := l.(string); ok {
+			b = appendPyString(b, []byte(s))
+			continue
+		}
+		v, err := json.Marshal(l)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, v...)
+	}
+	b = append(b, `],"msg":`...)
+	b = appendPyString(b, []byte(e.Msg))
+	b = append(b, `,"input":`...)
+	in, err := marshalValue(e.Input)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, in...)
+	if e.Ctx != nil {
+		ctx, err := marshalValue(e.Ctx)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"ctx":`...), ctx...)
+	}
+	return append(b, '}'), nil
+}
+
+func marshalValue(v any) ([]byte, error) {
+	if r, ok := v.(json.RawMessage); ok && r != nil {
+		return r, nil
+	}
+	return json.Marshal(v)
+}
+
 // Unwrap returns ErrUnreadable for inputs that are not readable JSON text.
 func (e *ValidationError) Unwrap() error { return e.cause }
 
