@@ -1,6 +1,7 @@
 package shapes
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,11 +93,24 @@ func (e ErrorDetail) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// marshalValue renders an input or ctx: raw JSON as is, strings as
+// Python writes them, anything else with encoding/json (no HTML escaping).
 func marshalValue(v any) ([]byte, error) {
-	if r, ok := v.(json.RawMessage); ok && r != nil {
-		return r, nil
+	switch x := v.(type) {
+	case json.RawMessage:
+		if x != nil {
+			return x, nil
+		}
+	case string:
+		return appendPyString(nil, []byte(strings.ToValidUTF8(x, "\uFFFD"))), nil
 	}
-	return json.Marshal(v)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Unwrap returns ErrUnreadable for inputs that are not readable JSON text.
