@@ -31,8 +31,11 @@ func Decode(data []byte, dst any) error {
 	if err != nil {
 		return err
 	}
-	d := decoder{data: data}
-	return d.root(sp, rv.Elem())
+	d := cache.getDecoder()
+	d.data = data
+	err = d.root(sp, rv.Elem())
+	cache.putDecoder(d)
+	return err
 }
 
 // locElem is one step of the current loc: a field name, or an index when
@@ -45,11 +48,15 @@ type locElem struct {
 // decoder decodes one document.
 type decoder struct {
 	data  []byte
+	str   string // data as one string: unescaped string values are substrings of it
 	syn   *syntaxErr
 	depth int
 	errs  []ErrorDetail
 	loc   []locElem
 	buf   []byte // scratch for unescaped keys and strings
+	strs  []string
+	locs  [8]locElem
+	sbuf  [16]string
 }
 
 func setDefaults(sp *structPlan, v reflect.Value) {
@@ -77,6 +84,9 @@ func (d *decoder) root(sp *structPlan, v reflect.Value) error {
 		d.syn = &syntaxErr{msg: "Invalid UTF-8", pos: pos, cause: ErrUnreadable}
 		return d.syntaxError()
 	}
+	d.str = string(d.data)
+	d.loc = d.locs[:0]
+	d.strs = d.sbuf[:0]
 	i := d.ws(0)
 	var end int
 	null := false
@@ -297,34 +307,56 @@ func (d *decoder) stringBytes(i int) ([]byte, int) {
 }
 
 func (d *decoder) stringValue(i int, n *node, v reflect.Value) int {
-	if d.data[i] != '"' {
-		return d.mismatch(i, n)
+	str, end, ok := d.stringOf(i, n)
+	if ok {
+		v.SetString(str)
 	}
-	raw, end := d.stringBytes(i)
+	return end
+}
+
+// stringOf decodes and checks the string value at i; ok is false when an
+// error was recorded (or end < 0 on a syntax error).
+func (d *decoder) stringOf(i int, n *node) (str string, end int, ok bool) {
+	if d.data[i] != '"' {
+		if d.data[i] == 'n' && d.isLit(i, "null") {
+			d.typeError(n, json.RawMessage("null"))
+			return "", i + 4, false
+		}
+		return "", d.mismatch(i, n), false
+	}
+	end, esc := d.scanString(i)
 	if end < 0 {
-		return -1
+		return "", -1, false
+	}
+	raw := d.data[i+1 : end-1]
+	if esc {
+		d.buf = unescape(d.buf[:0], d.data[i:end])
+		raw = d.buf
 	}
 	if n.enum != nil {
 		for _, e := range n.enum {
 			if string(raw) == e {
-				v.SetString(e)
-				return end
+				return e, end, true
 			}
 		}
 		d.add("literal_error", "Input should be "+n.expected, d.echo(i, end), ctxExpected(n))
-		return end
+		return "", end, false
 	}
 	if typ, msg, ctx := checkString(n, raw); typ != "" {
 		d.add(typ, msg, d.echo(i, end), ctx)
-		return end
+		return "", end, false
 	}
-	v.SetString(string(raw))
-	return end
+	if esc {
+		return string(raw), end, true
+	}
+	return d.str[i+1 : end-1], end, true
 }
 
 // checkString applies length and pattern constraints, in Pydantic's order.
 func checkString(n *node, s []byte) (typ, msg string, ctx json.RawMessage) {
-	if n.minLen >= 0 || n.maxLen >= 0 {
+	// A string of b bytes has between b/4 and b characters: count them
+	// only when the bounds fall in that range.
+	if (n.minLen >= 0 && n.minLen > len(s)/4) || (n.maxLen >= 0 && n.maxLen < len(s)) {
 		c := utf8.RuneCount(s)
 		if n.minLen >= 0 && c < n.minLen {
 			return "string_too_short", "String should have at least " + plural(n.minLen, "character"),
@@ -590,10 +622,11 @@ func (d *decoder) dateValue(i int, n *node, v reflect.Value) int {
 	default:
 		return d.mismatch(i, n)
 	}
-	d.dateError(de, d.echo(i, end))
-	if de.typ == "" {
-		v.Set(reflect.ValueOf(dt))
+	if de.typ != "" {
+		d.dateError(de, d.echo(i, end))
+		return end
 	}
+	*(*Date)(v.Addr().UnsafePointer()) = dt
 	return end
 }
 
@@ -658,9 +691,12 @@ func (d *decoder) array(i int, n *node, v reflect.Value) int {
 	if d.depth++; d.depth > MaxDepth {
 		return d.tooDeep(i)
 	}
+	if n.elem.kind == kString && !n.elem.ptr && n.typ.Elem().Kind() == reflect.String && n.typ.Elem() == reflect.TypeFor[string]() {
+		return d.stringArray(i, n, v)
+	}
 	data := d.data
 	errStart := len(d.errs)
-	sl := reflect.MakeSlice(n.typ, 0, 0)
+	sl := reflect.MakeSlice(n.typ, 0, countElems(d.data, i))
 	count := 0
 	j := d.ws(i + 1)
 	if j < len(data) && data[j] == ']' {
@@ -668,7 +704,7 @@ func (d *decoder) array(i int, n *node, v reflect.Value) int {
 	} else {
 		for {
 			if count == sl.Cap() {
-				sl = reflect.AppendSlice(sl, reflect.MakeSlice(n.typ, max(4, count), max(4, count)))
+				sl = reflect.AppendSlice(sl, reflect.MakeSlice(n.typ, max(count, 1), max(count, 1)))
 			}
 			sl = sl.Slice(0, count+1)
 			d.loc = append(d.loc, locElem{idx: count})
@@ -703,6 +739,93 @@ func (d *decoder) array(i int, n *node, v reflect.Value) int {
 	return j
 }
 
+// stringArray is array for []string without reflection per element.
+func (d *decoder) stringArray(i int, n *node, v reflect.Value) int {
+	data := d.data
+	errStart := len(d.errs)
+	base := len(d.strs)
+	count := 0
+	j := d.ws(i + 1)
+	if j < len(data) && data[j] == ']' {
+		j++
+	} else {
+		for {
+			if j >= len(data) {
+				return d.fail(msgExpectingValue, j)
+			}
+			d.loc = append(d.loc, locElem{idx: count})
+			var s string
+			s, j, _ = d.stringOf(j, n.elem)
+			d.loc = d.loc[:len(d.loc)-1]
+			if j < 0 {
+				return -1
+			}
+			d.strs = append(d.strs, s)
+			count++
+			j = d.ws(j)
+			if j < len(data) && data[j] == ']' {
+				j++
+				break
+			}
+			if j >= len(data) || data[j] != ',' {
+				return d.fail(msgComma, j)
+			}
+			j = d.ws(j + 1)
+		}
+	}
+	d.depth--
+	switch {
+	case n.maxLen >= 0 && count > n.maxLen:
+		d.errs = d.errs[:errStart]
+		d.add("too_long", "List should have at most "+plural(n.maxLen, "item")+" after validation, not "+strconv.Itoa(count),
+			d.echo(i, j), listCtx("max_length", n.maxLen, count))
+	case len(d.errs) == errStart && n.minLen >= 0 && count < n.minLen:
+		d.add("too_short", "List should have at least "+plural(n.minLen, "item")+" after validation, not "+strconv.Itoa(count),
+			d.echo(i, j), listCtx("min_length", n.minLen, count))
+	}
+	out := make([]string, count)
+	copy(out, d.strs[base:])
+	d.strs = d.strs[:base]
+	*(*[]string)(v.Addr().UnsafePointer()) = out
+	return j
+}
+
+// countElems estimates the number of elements of the array at i (a
+// capacity hint: it does not check syntax).
+func countElems(data []byte, i int) int {
+	depth, n, empty := 0, 0, true
+	for j := i + 1; j < len(data); j++ {
+		switch c := data[j]; c {
+		case '"':
+			for j++; j < len(data) && data[j] != '"'; j++ {
+				if data[j] == '\\' {
+					j++
+				}
+			}
+			empty = false
+		case '[', '{':
+			depth++
+			empty = false
+		case ']', '}':
+			if depth == 0 {
+				if empty {
+					return 0
+				}
+				return n + 1
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				n++
+			}
+		case ' ', '\t', '\n', '\r':
+		default:
+			empty = false
+		}
+	}
+	return n + 1
+}
+
 func listCtx(key string, limit, actual int) json.RawMessage {
 	return json.RawMessage(`{"field_type":"List","` + key + `":` + strconv.Itoa(limit) + `,"actual_length":` + strconv.Itoa(actual) + `}`)
 }
@@ -728,6 +851,7 @@ func (d *decoder) object(i int, sp *structPlan, v reflect.Value) int {
 		seen   uint64
 		segs   []seg
 		extras []extraKey
+		next   int
 	)
 	j := d.ws(i + 1)
 	if j < len(data) && data[j] == '}' {
@@ -741,7 +865,12 @@ func (d *decoder) object(i int, sp *structPlan, v reflect.Value) int {
 			if kend < 0 {
 				return -1
 			}
-			fi, known := sp.byName[string(key)]
+			// Keys mostly come in declaration order: try the next field first.
+			fi, known := next, next < len(sp.fields) && sp.fields[next].name == string(key)
+			if !known {
+				fi, known = sp.byName[string(key)]
+			}
+			next = fi + 1
 			var extra string
 			if !known && sp.forbid {
 				extra = string(key)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,7 +41,7 @@ type node struct {
 	required bool         // only on field nodes: the key must be present
 
 	minLen, maxLen int // -1 when unset (string length or item count)
-	pattern        *regexp.Regexp
+	pattern        *matcher
 	patternName    string
 	enum           []string
 	expected       string // literal_error "expected" text
@@ -91,7 +90,26 @@ func patterns() map[string]string {
 type planCache struct {
 	mu    sync.Mutex
 	plans sync.Map // reflect.Type → *structPlan
-	res   map[string]*regexp.Regexp
+	res   map[string]*matcher
+	pool  sync.Pool // *decoder scratch state, reused between calls
+}
+
+func (c *planCache) getDecoder() *decoder {
+	if d, ok := c.pool.Get().(*decoder); ok {
+		return d
+	}
+	return &decoder{}
+}
+
+// putDecoder keeps d's buffers for the next call; the errors it returned
+// are handed over to the caller, so they are not reused.
+func (c *planCache) putDecoder(d *decoder) {
+	if cap(d.buf) > 1<<16 {
+		d.buf = nil
+	}
+	d.data, d.str, d.syn, d.depth, d.errs, d.loc, d.strs = nil, "", nil, 0, nil, nil, nil
+	d.buf = d.buf[:0]
+	c.pool.Put(d)
 }
 
 // cache is the process-wide plan cache. It holds derived data only (a
@@ -119,9 +137,9 @@ func planFor(t reflect.Type) (*structPlan, error) {
 	return p, nil
 }
 
-func (c *planCache) regexp(name string) (*regexp.Regexp, bool) {
+func (c *planCache) regexp(name string) (*matcher, bool) {
 	if c.res == nil {
-		c.res = map[string]*regexp.Regexp{}
+		c.res = map[string]*matcher{}
 	}
 	if re, ok := c.res[name]; ok {
 		return re, true
@@ -130,7 +148,7 @@ func (c *planCache) regexp(name string) (*regexp.Regexp, bool) {
 	if !ok {
 		return nil, false
 	}
-	re := regexp.MustCompile(src) // constant patterns, checked by tests
+	re := newMatcher(src) // constant patterns, checked by tests
 	c.res[name] = re
 	return re, true
 }

@@ -1,6 +1,7 @@
 package shapes
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -67,7 +68,17 @@ func (d *decoder) scanString(i int) (end int, esc bool) {
 	n := len(data)
 	j := i + 1
 	for {
-		// Find the end of the string or the next escape.
+		// Find the end of the string or the next escape, eight bytes at a
+		// time while no quote, backslash or control byte is among them.
+		for j+8 <= n {
+			w := binary.LittleEndian.Uint64(data[j:])
+			const lo, hi = 0x0101010101010101, 0x8080808080808080
+			q, b := w^(lo*'"'), w^(lo*'\\')
+			if ((q-lo)&^q|(b-lo)&^b|(w-lo*0x20)&^w)&hi != 0 {
+				break
+			}
+			j += 8
+		}
 		for j < n {
 			c := data[j]
 			if c == '"' {

@@ -73,7 +73,7 @@ func DecodeQuery(values url.Values, dst any) error {
 		} else {
 			doc = appendPyString(nil, validUTF8(vals[len(vals)-1]))
 		}
-		d.data = doc
+		d.data, d.str = doc, string(doc)
 		d.value(0, f.node, v.Field(f.index))
 	}
 	if len(d.errs) > 0 {
