@@ -33,7 +33,7 @@ type ErrorDetail struct {
 // returns it with loc relative to the document root; the HTTP layer prefixes
 // "body", "query", "path" or "header".
 type ValidationError struct {
-	Detail []ErrorDetail `json:"detail"`
+	Detail []ErrorDetail `json:"detail" validate:"omitnil"`
 
 	cause error // ErrUnreadable, or nil
 }

@@ -10,8 +10,10 @@ Each line: {"shape", "input" (the raw text, or "query": [[k, v], ...]),
 "errors" (FastAPI's detail list with loc relative to body/query, or null),
 "value" (model_dump(mode="json", by_alias=True) on success, else null)}.
 """
+import contextlib
 import copy
 import gzip
+import io
 import json
 import os
 import random
@@ -488,10 +490,20 @@ def expected_query(model, pairs):
     return None, m.model_dump(mode="json")
 
 
+@contextlib.contextmanager
+def open_gz(name):
+    """A text writer to a gzip file without a timestamp, so that runs are
+    byte-for-byte reproducible."""
+    with open(os.path.join(OUT, name), "wb") as raw:
+        with gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz:
+            with io.TextIOWrapper(gz, encoding="utf-8") as text:
+                yield text
+
+
 def main():
     rng = random.Random(20260601)
     n_body = 0
-    with gzip.open(os.path.join(OUT, "golden_body.jsonl.gz"), "wt", encoding="utf-8", compresslevel=9) as f:
+    with open_gz("golden_body.jsonl.gz") as f:
         for gen in (body_cases, syntax_cases):
             for name, text in gen(rng):
                 try:
@@ -503,7 +515,7 @@ def main():
                 f.write(line + "\n")
                 n_body += 1
     n_query = 0
-    with gzip.open(os.path.join(OUT, "golden_query.jsonl.gz"), "wt", encoding="utf-8", compresslevel=9) as f:
+    with open_gz("golden_query.jsonl.gz") as f:
         for name, pairs in query_cases(rng):
             errors, value = expected_query(models.QUERIES[name], pairs)
             f.write(dumps({"shape": name, "query": pairs, "errors": errors, "value": value}) + "\n")

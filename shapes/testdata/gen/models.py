@@ -353,7 +353,7 @@ class ValidationError(BaseModel):
 
 
 class HTTPValidationError(BaseModel):
-    detail: list[ValidationError] = None
+    detail: Optional[list[ValidationError]] = None
 
 
 SHAPES = {m.__name__: m for m in [
