@@ -188,4 +188,3 @@ func TestNewAndNames(t *testing.T) {
 		t.Errorf("round trip %s", got)
 	}
 }
-

@@ -120,7 +120,7 @@ func FuzzJSONErrors(f *testing.F) {
 			}
 			return
 		}
-		deep := bytes.Count(data, []byte("[")) + bytes.Count(data, []byte("{")) > MaxDepth
+		deep := bytes.Count(data, []byte("["))+bytes.Count(data, []byte("{")) > MaxDepth
 		if valid := json.Valid(data); valid == (invalid != nil) && !deep {
 			t.Fatalf("encoding/json says valid=%v, Decode says %v", valid, err)
 		}
