@@ -54,15 +54,21 @@ type decoder struct {
 	errs  []ErrorDetail
 	loc   []locElem
 	buf   []byte // scratch for unescaped keys and strings
-	strs  []string
 	locs  [8]locElem
-	sbuf  [16]string
 }
 
+// setDefaults resets v to the shape's defaults: a copy of the cached
+// result of SetDefaults when that result shares no memory (no non-nil
+// pointer or map, no slice with capacity), else a fresh SetDefaults call.
 func setDefaults(sp *structPlan, v reflect.Value) {
-	v.SetZero()
-	if sp.defaults {
+	switch {
+	case sp.template.IsValid():
+		v.Set(sp.template)
+	case sp.defaults:
+		v.SetZero()
 		v.Addr().Interface().(defaulter).SetDefaults()
+	default:
+		v.SetZero()
 	}
 }
 
@@ -86,7 +92,6 @@ func (d *decoder) root(sp *structPlan, v reflect.Value) error {
 	}
 	d.str = string(d.data)
 	d.loc = d.locs[:0]
-	d.strs = d.sbuf[:0]
 	i := d.ws(0)
 	var end int
 	null := false
@@ -739,12 +744,12 @@ func (d *decoder) array(i int, n *node, v reflect.Value) int {
 	return j
 }
 
-// stringArray is array for []string without reflection per element.
+// stringArray is array for []string without reflection per element; the
+// slice is sized from a first count of the elements.
 func (d *decoder) stringArray(i int, n *node, v reflect.Value) int {
 	data := d.data
 	errStart := len(d.errs)
-	base := len(d.strs)
-	count := 0
+	out := make([]string, 0, countElems(data, i))
 	j := d.ws(i + 1)
 	if j < len(data) && data[j] == ']' {
 		j++
@@ -753,15 +758,14 @@ func (d *decoder) stringArray(i int, n *node, v reflect.Value) int {
 			if j >= len(data) {
 				return d.fail(msgExpectingValue, j)
 			}
-			d.loc = append(d.loc, locElem{idx: count})
+			d.loc = append(d.loc, locElem{idx: len(out)})
 			var s string
 			s, j, _ = d.stringOf(j, n.elem)
 			d.loc = d.loc[:len(d.loc)-1]
 			if j < 0 {
 				return -1
 			}
-			d.strs = append(d.strs, s)
-			count++
+			out = append(out, s)
 			j = d.ws(j)
 			if j < len(data) && data[j] == ']' {
 				j++
@@ -774,6 +778,7 @@ func (d *decoder) stringArray(i int, n *node, v reflect.Value) int {
 		}
 	}
 	d.depth--
+	count := len(out)
 	switch {
 	case n.maxLen >= 0 && count > n.maxLen:
 		d.errs = d.errs[:errStart]
@@ -783,9 +788,6 @@ func (d *decoder) stringArray(i int, n *node, v reflect.Value) int {
 		d.add("too_short", "List should have at least "+plural(n.minLen, "item")+" after validation, not "+strconv.Itoa(count),
 			d.echo(i, j), listCtx("min_length", n.minLen, count))
 	}
-	out := make([]string, count)
-	copy(out, d.strs[base:])
-	d.strs = d.strs[:base]
 	*(*[]string)(v.Addr().UnsafePointer()) = out
 	return j
 }
@@ -797,9 +799,18 @@ func countElems(data []byte, i int) int {
 	for j := i + 1; j < len(data); j++ {
 		switch c := data[j]; c {
 		case '"':
-			for j++; j < len(data) && data[j] != '"'; j++ {
-				if data[j] == '\\' {
-					j++
+			for {
+				k := bytes.IndexByte(data[j+1:], '"')
+				if k < 0 {
+					return n + 1
+				}
+				j += 1 + k
+				b := 0
+				for p := j - 1; data[p] == '\\'; p-- {
+					b++
+				}
+				if b%2 == 0 {
+					break
 				}
 			}
 			empty = false

@@ -67,6 +67,7 @@ type structPlan struct {
 	forbid   bool   // extra keys are rejected (extra_forbidden)
 	defaults bool   // *T has SetDefaults()
 	required uint64 // bit i: fields[i] is required
+	template reflect.Value // the defaults, when copying them is safe (see setDefaults)
 }
 
 // defaulter is implemented by shapes that have documented defaults.
@@ -107,7 +108,7 @@ func (c *planCache) putDecoder(d *decoder) {
 	if cap(d.buf) > 1<<16 {
 		d.buf = nil
 	}
-	d.data, d.str, d.syn, d.depth, d.errs, d.loc, d.strs = nil, "", nil, 0, nil, nil, nil
+	d.data, d.str, d.syn, d.depth, d.errs, d.loc = nil, "", nil, 0, nil, nil
 	d.buf = d.buf[:0]
 	c.pool.Put(d)
 }
@@ -169,6 +170,13 @@ func (c *planCache) compileStruct(t reflect.Type, building map[reflect.Type]*str
 		defaults: pt.Implements(reflect.TypeFor[defaulter]()),
 	}
 	building[t] = p
+	if p.defaults {
+		tv := reflect.New(t)
+		tv.Interface().(defaulter).SetDefaults()
+		if !sharesMemory(tv.Elem()) {
+			p.template = tv.Elem()
+		}
+	}
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		if !sf.IsExported() {
@@ -199,6 +207,30 @@ func (c *planCache) compileStruct(t reflect.Type, building map[reflect.Type]*str
 			deprecated: strings.Contains(sf.Tag.Get("shapes"), "deprecated")})
 	}
 	return p, nil
+}
+
+// sharesMemory reports whether copying v would share mutable memory: a
+// non-nil pointer, map, interface or channel, or a slice with capacity.
+func sharesMemory(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Interface, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return !v.IsNil()
+	case reflect.Slice:
+		return v.Cap() > 0
+	case reflect.Array:
+		for i := range v.Len() {
+			if sharesMemory(v.Index(i)) {
+				return true
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if sharesMemory(v.Field(i)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // compileField builds the node of a field from its Go type and validate tag.

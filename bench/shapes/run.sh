@@ -2,15 +2,16 @@
 # Compares shapes.Decode with pydantic-core's model_validate_json on the
 # same payloads (shapes/testdata/bench/*.json), in the same run, and prints
 # the ratio Go time / Pydantic time per shape (goal: below 1.0).
-# Both sides run ROUNDS times, interleaved; the best time of each counts.
+# Both sides run ROUNDS times (default 10), interleaved in short runs; the
+# best time of each counts, which filters out the noise of a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-10}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for _ in $(seq "$rounds"); do
-  go test ./shapes -run '^$' -bench '^BenchmarkDecode$' -benchtime "${BENCHTIME:-20000x}" -benchmem >>"$tmp/go.txt"
-  python3 bench/shapes/pydantic_bench.py >>"$tmp/py.txt"
+  go test ./shapes -run '^$' -bench '^BenchmarkDecode$' -benchtime "${BENCHTIME:-10000x}" -benchmem >>"$tmp/go.txt"
+  PY_NUMBER="${PY_NUMBER:-10000}" PY_REPEAT="${PY_REPEAT:-2}" python3 bench/shapes/pydantic_bench.py >>"$tmp/py.txt"
 done
 python3 - "$tmp/go.txt" "$tmp/py.txt" <<'PY'
 import re, sys
