@@ -64,9 +64,9 @@ type structPlan struct {
 	typ      reflect.Type
 	fields   []fieldPlan
 	byName   map[string]int
-	forbid   bool   // extra keys are rejected (extra_forbidden)
-	defaults bool   // *T has SetDefaults()
-	required uint64 // bit i: fields[i] is required
+	forbid   bool          // extra keys are rejected (extra_forbidden)
+	defaults bool          // *T has SetDefaults()
+	required uint64        // bit i: fields[i] is required
 	template reflect.Value // the defaults, when copying them is safe (see setDefaults)
 }
 
