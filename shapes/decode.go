@@ -406,41 +406,62 @@ const (
 	numBigNeg // an integer below int64's range
 )
 
+// scalar is a string, boolean or number token.
+type scalar struct {
+	kind    byte   // '"' string, 't' true, 'f' false, '0' number; 0 another value
+	raw     []byte // a string's decoded bytes, a number's literal
+	isFloat bool
+	end     int // index after the token; -1 on a syntax error
+}
+
+// scalarAt reads the token at i when it is a string, boolean or number.
+func (d *decoder) scalarAt(i int) scalar {
+	switch c := d.data[i]; {
+	case c == '"':
+		raw, end := d.stringBytes(i)
+		return scalar{kind: '"', raw: raw, end: end}
+	case c == 't' && d.isLit(i, "true"):
+		return scalar{kind: 't', end: i + 4}
+	case c == 'f' && d.isLit(i, "false"):
+		return scalar{kind: 'f', end: i + 5}
+	case c == '-' || isDigit(c):
+		end, isFloat, ok := d.scanNumber(i)
+		if !ok {
+			return scalar{end: d.fail(msgExpectingValue, i)}
+		}
+		return scalar{kind: '0', raw: d.data[i:end], isFloat: isFloat, end: end}
+	}
+	return scalar{}
+}
+
 func (d *decoder) intValue(i int, n *node, v reflect.Value) int {
+	t := d.scalarAt(i)
 	var (
 		val  int64
 		code numCode
-		end  int
 	)
-	switch c := d.data[i]; {
-	case c == '"':
-		var raw []byte
-		if raw, end = d.stringBytes(i); end < 0 {
+	switch t.kind {
+	case '"':
+		val, code = intFromString(t.raw)
+	case 't':
+		val = 1
+	case 'f':
+	case '0':
+		val, code = intFromNumber(t.raw, t.isFloat)
+	default:
+		if t.end < 0 {
 			return -1
 		}
-		val, code = intFromString(raw)
-	case c == 't' && d.isLit(i, "true"):
-		val, end = 1, i+4
-	case c == 'f' && d.isLit(i, "false"):
-		val, end = 0, i+5
-	case c == '-' || isDigit(c):
-		var isFloat, ok bool
-		if end, isFloat, ok = d.scanNumber(i); !ok {
-			return d.fail(msgExpectingValue, i)
-		}
-		val, code = intFromNumber(d.data[i:end], isFloat)
-	default:
 		return d.mismatch(i, n)
 	}
-	if code != numOK {
-		d.intError(n, code, d.echo(i, end))
-		return end
+	switch {
+	case t.end < 0:
+	case code != numOK:
+		d.intError(n, code, d.echo(i, t.end))
+	case d.intBounds(n, val, i, t.end):
+		v.SetInt(val)
 	}
-	if !d.intBounds(n, val, i, end) {
-		return end
-	}
-	v.SetInt(val)
-	return end
+	return t.end
 }
 
 // intBounds checks an int against le, lt, ge, gt (Pydantic's order) and
@@ -514,38 +535,35 @@ func (d *decoder) boundError(n *node, typ, words, key string, b bound, input jso
 }
 
 func (d *decoder) floatValue(i int, n *node, v reflect.Value) int {
+	t := d.scalarAt(i)
 	var (
 		f    float64
 		code numCode
-		end  int
 	)
-	switch c := d.data[i]; {
-	case c == '"':
-		var raw []byte
-		if raw, end = d.stringBytes(i); end < 0 {
-			return -1
-		}
+	switch t.kind {
+	case '"':
 		var ok bool
-		if f, ok = floatFromString(raw); !ok {
+		if f, ok = floatFromString(t.raw); !ok {
 			code = numParsing
 		}
-	case c == 't' && d.isLit(i, "true"):
-		f, end = 1, i+4
-	case c == 'f' && d.isLit(i, "false"):
-		f, end = 0, i+5
-	case c == '-' || isDigit(c):
-		var isFloat, ok bool
-		if end, isFloat, ok = d.scanNumber(i); !ok {
-			return d.fail(msgExpectingValue, i)
-		}
-		f, _ = strconv.ParseFloat(string(d.data[i:end]), 64)
-		if !isFloat && math.IsInf(f, 0) {
+	case 't':
+		f = 1
+	case 'f':
+	case '0':
+		f, _ = strconv.ParseFloat(string(t.raw), 64)
+		if !t.isFloat && math.IsInf(f, 0) {
 			code = numType // Python: int too large to convert to float
 		}
 	default:
+		if t.end < 0 {
+			return -1
+		}
 		return d.mismatch(i, n)
 	}
-	input := func() json.RawMessage { return d.echo(i, end) }
+	if t.end < 0 {
+		return -1
+	}
+	input := func() json.RawMessage { return d.echo(i, t.end) }
 	switch {
 	case code == numParsing:
 		d.add("float_parsing", msgFloatParsing, input(), nil)
@@ -562,77 +580,69 @@ func (d *decoder) floatValue(i int, n *node, v reflect.Value) int {
 	default:
 		v.SetFloat(f)
 	}
-	return end
+	return t.end
 }
 
 func (d *decoder) boolValue(i int, n *node, v reflect.Value) int {
+	t := d.scalarAt(i)
 	var (
 		b    bool
 		code numCode
-		end  int
 	)
-	switch c := d.data[i]; {
-	case c == '"':
-		var raw []byte
-		if raw, end = d.stringBytes(i); end < 0 {
-			return -1
-		}
+	switch t.kind {
+	case '"':
 		var ok bool
-		if b, ok = boolFromString(raw); !ok {
+		if b, ok = boolFromString(t.raw); !ok {
 			code = numParsing
 		}
-	case c == 't' && d.isLit(i, "true"):
-		b, end = true, i+4
-	case c == 'f' && d.isLit(i, "false"):
-		b, end = false, i+5
-	case c == '-' || isDigit(c):
-		var isFloat, ok bool
-		if end, isFloat, ok = d.scanNumber(i); !ok {
-			return d.fail(msgExpectingValue, i)
-		}
-		b, code = boolFromNumber(d.data[i:end], isFloat)
+	case 't':
+		b = true
+	case 'f':
+	case '0':
+		b, code = boolFromNumber(t.raw, t.isFloat)
 	default:
+		if t.end < 0 {
+			return -1
+		}
 		return d.mismatch(i, n)
 	}
-	switch code {
-	case numOK:
+	switch {
+	case t.end < 0:
+	case code == numOK:
 		v.SetBool(b)
-	case numParsing:
-		d.add("bool_parsing", msgBoolParsing, d.echo(i, end), nil)
+	case code == numParsing:
+		d.add("bool_parsing", msgBoolParsing, d.echo(i, t.end), nil)
 	default:
-		d.add("bool_type", msgBoolType, d.echo(i, end), nil)
+		d.add("bool_type", msgBoolType, d.echo(i, t.end), nil)
 	}
-	return end
+	return t.end
 }
 
 func (d *decoder) dateValue(i int, n *node, v reflect.Value) int {
+	t := d.scalarAt(i)
 	var (
-		dt  Date
-		de  dateErr
-		end int
+		dt Date
+		de dateErr
 	)
-	switch c := d.data[i]; {
-	case c == '"':
-		var raw []byte
-		if raw, end = d.stringBytes(i); end < 0 {
+	switch t.kind {
+	case '"':
+		dt, de = dateFromString(t.raw)
+	case '0':
+		dt, de = dateFromNumber(t.raw, t.isFloat)
+	default:
+		if t.end < 0 {
 			return -1
 		}
-		dt, de = dateFromString(raw)
-	case c == '-' || isDigit(c):
-		var isFloat, ok bool
-		if end, isFloat, ok = d.scanNumber(i); !ok {
-			return d.fail(msgExpectingValue, i)
-		}
-		dt, de = dateFromNumber(d.data[i:end], isFloat)
-	default:
 		return d.mismatch(i, n)
 	}
-	if de.typ != "" {
-		d.dateError(de, d.echo(i, end))
-		return end
+	switch {
+	case t.end < 0:
+	case de.typ != "":
+		d.dateError(de, d.echo(i, t.end))
+	default:
+		*(*Date)(v.Addr().UnsafePointer()) = dt
 	}
-	*(*Date)(v.Addr().UnsafePointer()) = dt
-	return end
+	return t.end
 }
 
 // dateError records de, if any.
@@ -651,44 +661,38 @@ func (d *decoder) dateError(de dateErr, input json.RawMessage) {
 
 // strIntValue decodes Pydantic's str | int union (smart mode).
 func (d *decoder) strIntValue(i int, n *node, v reflect.Value) int {
-	c := d.data[i]
-	if c == '"' {
-		raw, end := d.stringBytes(i)
-		if end < 0 {
-			return -1
-		}
-		v.Set(reflect.ValueOf(string(raw)))
-		return end
-	}
+	t := d.scalarAt(i)
 	var (
 		val  int64
 		code numCode
-		end  int
 	)
-	switch {
-	case c == 't' && d.isLit(i, "true"):
-		val, end = 1, i+4
-	case c == 'f' && d.isLit(i, "false"):
-		val, end = 0, i+5
-	case c == '-' || isDigit(c):
-		var isFloat, ok bool
-		if end, isFloat, ok = d.scanNumber(i); !ok {
-			return d.fail(msgExpectingValue, i)
+	switch t.kind {
+	case '"':
+		if t.end >= 0 {
+			v.Set(reflect.ValueOf(string(t.raw)))
 		}
-		val, code = intFromNumber(d.data[i:end], isFloat)
+		return t.end
+	case 't':
+		val = 1
+	case 'f':
+	case '0':
+		val, code = intFromNumber(t.raw, t.isFloat)
 	default:
+		if t.end < 0 {
+			return -1
+		}
 		return d.mismatch(i, n)
 	}
 	if code != numOK {
-		input := d.echo(i, end)
+		input := d.echo(i, t.end)
 		d.errs = append(d.errs, ErrorDetail{Type: "string_type", Loc: d.locNow("str"), Msg: msgStringType, Input: input})
 		d.loc = append(d.loc, locElem{name: "int", idx: -1})
 		d.intError(n, code, input)
 		d.loc = d.loc[:len(d.loc)-1]
-		return end
+		return t.end
 	}
 	v.Set(reflect.ValueOf(int(val)))
-	return end
+	return t.end
 }
 
 // array decodes a JSON array (data[i] == '[') into the slice v.
@@ -731,15 +735,7 @@ func (d *decoder) array(i int, n *node, v reflect.Value) int {
 		}
 	}
 	d.depth--
-	switch {
-	case n.maxLen >= 0 && count > n.maxLen:
-		d.errs = d.errs[:errStart]
-		d.add("too_long", "List should have at most "+plural(n.maxLen, "item")+" after validation, not "+strconv.Itoa(count),
-			d.echo(i, j), listCtx("max_length", n.maxLen, count))
-	case len(d.errs) == errStart && n.minLen >= 0 && count < n.minLen:
-		d.add("too_short", "List should have at least "+plural(n.minLen, "item")+" after validation, not "+strconv.Itoa(count),
-			d.echo(i, j), listCtx("min_length", n.minLen, count))
-	}
+	d.lengthErrors(n, i, j, errStart, count)
 	v.Set(sl)
 	return j
 }
@@ -778,16 +774,7 @@ func (d *decoder) stringArray(i int, n *node, v reflect.Value) int {
 		}
 	}
 	d.depth--
-	count := len(out)
-	switch {
-	case n.maxLen >= 0 && count > n.maxLen:
-		d.errs = d.errs[:errStart]
-		d.add("too_long", "List should have at most "+plural(n.maxLen, "item")+" after validation, not "+strconv.Itoa(count),
-			d.echo(i, j), listCtx("max_length", n.maxLen, count))
-	case len(d.errs) == errStart && n.minLen >= 0 && count < n.minLen:
-		d.add("too_short", "List should have at least "+plural(n.minLen, "item")+" after validation, not "+strconv.Itoa(count),
-			d.echo(i, j), listCtx("min_length", n.minLen, count))
-	}
+	d.lengthErrors(n, i, j, errStart, len(out))
 	*(*[]string)(v.Addr().UnsafePointer()) = out
 	return j
 }
@@ -835,6 +822,21 @@ func countElems(data []byte, i int) int {
 		}
 	}
 	return n + 1
+}
+
+// lengthErrors applies a list's length bounds once its items are decoded:
+// too many items replace the items' errors with too_long (Pydantic checks
+// the length first); too few are too_short only when the items are valid.
+func (d *decoder) lengthErrors(n *node, i, end, errStart, count int) {
+	switch {
+	case n.maxLen >= 0 && count > n.maxLen:
+		d.errs = d.errs[:errStart]
+		d.add("too_long", "List should have at most "+plural(n.maxLen, "item")+" after validation, not "+strconv.Itoa(count),
+			d.echo(i, end), listCtx("max_length", n.maxLen, count))
+	case len(d.errs) == errStart && n.minLen >= 0 && count < n.minLen:
+		d.add("too_short", "List should have at least "+plural(n.minLen, "item")+" after validation, not "+strconv.Itoa(count),
+			d.echo(i, end), listCtx("min_length", n.minLen, count))
+	}
 }
 
 func listCtx(key string, limit, actual int) json.RawMessage {
