@@ -170,8 +170,10 @@ func paymentInfo(p *Price) map[string]any {
 			} else if m.Network != "" {
 				desc += " on " + networkName(m.Network)
 			}
-			offers = append(offers, map[string]any{"intent": intent, "method": m.Scheme, "amount": m.Amount,
-				"currency": m.Asset, "description": strings.TrimSpace(desc)})
+			if m.Amount != "" && m.Asset != "" {
+				offers = append(offers, map[string]any{"intent": intent, "method": m.Scheme, "amount": m.Amount,
+					"currency": m.Asset, "description": strings.TrimSpace(desc)})
+			}
 		}
 	}
 	out := map[string]any{"price": map[string]any{"mode": "fixed", "currency": "USD", "amount": USD(p.AmountMicroUSD)}}
