@@ -424,8 +424,8 @@ func TestChallengeMethods(t *testing.T) {
 }
 
 type inner struct {
-	N  *int      `json:"n"`
-	Xs []string  `json:"xs,omitempty"`
+	N  *int     `json:"n"`
+	Xs []string `json:"xs,omitempty"`
 	M  map[string]bool
 	_  string
 	E  enumT `json:"e"`
