@@ -54,7 +54,6 @@ func (db *DB) InsertSnapshot(ctx context.Context, s *snapshot.Snapshot) error {
 	return nil
 }
 
-
 // GetSnapshot implements snapshot.Store.
 func (db *DB) GetSnapshot(ctx context.Context, id string) (*snapshot.Snapshot, error) {
 	if !ids.Valid(ids.Snapshot, id) {
@@ -104,7 +103,6 @@ func (db *DB) GetSnapshot(ctx context.Context, id string) (*snapshot.Snapshot, e
 	}
 	return &s, nil
 }
-
 
 // DeleteSnapshotsBefore implements snapshot.Store.
 func (db *DB) DeleteSnapshotsBefore(ctx context.Context, t time.Time) (int64, error) {
