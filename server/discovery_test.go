@@ -29,6 +29,8 @@ const testPublicBase = "https://api.example.com"
 type discoveryEnv struct {
 	srv  *Server
 	paid bool
+	base string // the configured public base URL
+	db   *store.DB
 }
 
 // newDiscoveryEnv builds a server with claim verification (scripted
@@ -36,7 +38,19 @@ type discoveryEnv struct {
 // gate in front of a fake processor) or unpaid (payment.Free).
 func newDiscoveryEnv(t *testing.T, paid bool, mod func(*Config)) *discoveryEnv {
 	t.Helper()
+	var proc payment.Processor
+	if paid {
+		proc = &gatetest.Processor{}
+	}
+	return newDiscoveryEnvWith(t, proc, testPublicBase, mod)
+}
+
+// newDiscoveryEnvWith builds the server paid through proc (nil: unpaid)
+// with base as its public base URL.
+func newDiscoveryEnvWith(t *testing.T, proc payment.Processor, base string, mod func(*Config)) *discoveryEnv {
+	t.Helper()
 	ctx := context.Background()
+	paid := proc != nil
 	db, err := store.Open(ctx, ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -51,13 +65,13 @@ func newDiscoveryEnv(t *testing.T, paid bool, mod func(*Config)) *discoveryEnv {
 		t.Fatal(err)
 	}
 	cfg := Config{AdminKey: testAdminKey, Claims: ClaimsConfig{Engine: eng},
-		Discovery: DiscoveryConfig{Enabled: true, PublicBaseURL: testPublicBase}}
+		Discovery: DiscoveryConfig{Enabled: true, PublicBaseURL: base}}
 	if paid {
 		keys, err := payment.LoadKeyring(ctx, db, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		gate, err := payment.NewGate(&gatetest.Processor{}, db, &payment.GateOptions{PublicBaseURL: testPublicBase,
+		gate, err := payment.NewGate(proc, db, &payment.GateOptions{PublicBaseURL: base,
 			CashierOptions: payment.CashierOptions{Keys: keys}})
 		if err != nil {
 			t.Fatal(err)
@@ -74,7 +88,7 @@ func newDiscoveryEnv(t *testing.T, paid bool, mod func(*Config)) *discoveryEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &discoveryEnv{srv: s, paid: paid}
+	return &discoveryEnv{srv: s, paid: paid, base: base, db: db}
 }
 
 // docRoutes are the discovery routes of the table.
@@ -217,7 +231,7 @@ func checkOpenAPI(t *testing.T, body []byte, e *discoveryEnv, docPath string) *o
 		t.Fatalf("%s: header %s", docPath, body[:min(300, len(body))])
 	}
 	su, err := url.Parse(doc.Servers[0].URL)
-	if err != nil || su.Scheme != "https" {
+	if err != nil || !strings.HasPrefix(doc.Servers[0].URL, e.base) {
 		t.Fatalf("%s: server URL %q", docPath, doc.Servers[0].URL)
 	}
 	served := map[string]*Route{}
@@ -480,7 +494,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 	t.Helper()
 	var out []advertised
 	add := func(a advertised) {
-		if strings.HasPrefix(a.url, testPublicBase) {
+		if strings.HasPrefix(a.url, e.base) {
 			out = append(out, a)
 		}
 	}
@@ -490,7 +504,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 	}
 	for _, r := range e.docRoutes() {
 		body := e.get(t, r.Path).Body.Bytes()
-		add(advertised{doc: r.Path, method: "GET", url: testPublicBase + r.Path})
+		add(advertised{doc: r.Path, method: "GET", url: e.base + r.Path})
 		switch docKind(r.ID) {
 		case docOpenAPI:
 			doc := checkOpenAPI(t, body, e, r.Path)
@@ -544,7 +558,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 				if op.Transport != discovery.TransportHTTP {
 					continue
 				}
-				a := advertised{doc: r.Path, method: op.Method, url: testPublicBase + op.Path, price: prices[op.ID]}
+				a := advertised{doc: r.Path, method: op.Method, url: e.base + op.Path, price: prices[op.ID]}
 				if strings.Contains(string(op.InputSchema), "ClaimVerificationRequest") {
 					a.example = `{"claim":"The Base mainnet chain ID is 8453.","minimumSources":1}`
 				}
@@ -557,7 +571,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 					if info["priceUsd"] != discovery.USD(tr.PriceMicroUSD) {
 						t.Errorf("%s: verificationTiers.%s.priceUsd %v", r.Path, name, info["priceUsd"])
 					}
-					add(advertised{doc: r.Path, method: "POST", url: testPublicBase + info["path"].(string), price: tr.PriceMicroUSD,
+					add(advertised{doc: r.Path, method: "POST", url: e.base + info["path"].(string), price: tr.PriceMicroUSD,
 						example: `{"claim":"The Base mainnet chain ID is 8453.","minimumSources":1}`})
 				}
 			}
@@ -578,7 +592,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 				t.Errorf("%s lists no resource", r.Path)
 			}
 			for _, u := range d.Resources {
-				tr := tierByPath[strings.TrimPrefix(strings.TrimPrefix(u, testPublicBase), "/claim-verification")]
+				tr := tierByPath[strings.TrimPrefix(strings.TrimPrefix(u, e.base), "/claim-verification")]
 				add(advertised{doc: r.Path, method: "POST", url: u, price: tr.PriceMicroUSD,
 					example: `{"claim":"The Base mainnet chain ID is 8453.","minimumSources":1}`})
 			}
@@ -610,87 +624,94 @@ func TestDiscoveryNamesOnlyRoutesThatExist(t *testing.T) {
 			e := newDiscoveryEnv(t, paid, nil)
 			ts := httptest.NewServer(e.srv)
 			defer ts.Close()
-			ads := collectAdvertised(t, e)
-			if len(ads) < 10 {
-				t.Fatalf("only %d URLs advertised", len(ads))
-			}
-			tierPrices := map[int64]bool{}
-			for _, tr := range claims.Tiers() {
-				tierPrices[tr.PriceMicroUSD] = true
-			}
-			checked := 0
-			for _, a := range ads {
-				u, _ := url.Parse(a.url)
-				target := ts.URL + strings.ReplaceAll(strings.ReplaceAll(u.EscapedPath(), "%7B", "{"), "%7D", "}")
-				target = regexp.MustCompile(`\{[a-z_]+\}`).ReplaceAllString(target, "ord_00000000000000000000000000000000")
-				methods := []string{a.method}
-				if a.method == "" {
-					methods = []string{"GET", "POST"}
-				}
-				found := false
-				for _, m := range methods {
-					var body io.Reader
-					if m == "POST" {
-						b := a.example
-						if b == "" {
-							b = "{}"
-						}
-						body = strings.NewReader(b)
-					}
-					req, _ := http.NewRequest(m, target, body)
-					req.Header.Set("Content-Type", "application/json")
-					resp, err := ts.Client().Do(req)
-					if err != nil {
-						t.Fatal(err)
-					}
-					rb, _ := io.ReadAll(resp.Body)
-					resp.Body.Close()
-					if routerMiss(resp.StatusCode, rb) {
-						continue
-					}
-					found = true
-					switch {
-					case a.price > 0 && paid:
-						if resp.StatusCode != http.StatusPaymentRequired {
-							t.Errorf("%s advertises %s %s at %d µUSD; unpaid call answered %d %s", a.doc, m, a.url, a.price, resp.StatusCode, rb)
-							break
-						}
-						if !tierPrices[a.price] && a.tier != "" {
-							t.Errorf("%s: %s priced %d, not in the tier table", a.doc, a.url, a.price)
-						}
-						methods, err := discovery.ChallengeMethods(resp.Header, rb)
-						if err != nil {
-							t.Fatalf("%s: %v", a.url, err)
-						}
-						priced := 0
-						for _, pm := range methods {
-							if pm.Scheme == "stripe" || pm.Amount == "" {
-								continue // cards have their own price; the fake's MPP challenge carries none
-							}
-							priced++
-							if pm.AmountInt() != a.price {
-								t.Errorf("%s says %d µUSD for %s; the 402 asks %s (%s)", a.doc, a.price, a.url, pm.Amount, pm.Protocol)
-							}
-						}
-						if priced == 0 {
-							t.Errorf("%s: the 402 of %s states no amount", a.doc, a.url)
-						}
-					case strings.Contains(a.url, "/.well-known/") || strings.HasSuffix(a.url, "/openapi.json"):
-						if resp.StatusCode != 200 {
-							t.Errorf("%s advertises %s; it answered %d", a.doc, a.url, resp.StatusCode)
-						}
-					case resp.StatusCode >= 500:
-						t.Errorf("%s advertises %s %s; it answered %d %s", a.doc, m, a.url, resp.StatusCode, rb)
-					}
-				}
-				if !found {
-					t.Errorf("%s advertises %s %s, which no route serves", a.doc, a.method, a.url)
-				}
-				checked++
-			}
-			t.Logf("called %d advertised URLs", checked)
+			walkDocuments(t, e, ts)
 		})
 	}
+}
+
+// walkDocuments calls every URL the documents of e advertise, on ts.
+func walkDocuments(t *testing.T, e *discoveryEnv, ts *httptest.Server) {
+	t.Helper()
+	paid := e.paid
+	ads := collectAdvertised(t, e)
+	if len(ads) < 10 {
+		t.Fatalf("only %d URLs advertised", len(ads))
+	}
+	tierPrices := map[int64]bool{}
+	for _, tr := range claims.Tiers() {
+		tierPrices[tr.PriceMicroUSD] = true
+	}
+	checked := 0
+	for _, a := range ads {
+		u, _ := url.Parse(a.url)
+		target := ts.URL + strings.ReplaceAll(strings.ReplaceAll(u.EscapedPath(), "%7B", "{"), "%7D", "}")
+		target = regexp.MustCompile(`\{[a-z_]+\}`).ReplaceAllString(target, "ord_00000000000000000000000000000000")
+		methods := []string{a.method}
+		if a.method == "" {
+			methods = []string{"GET", "POST"}
+		}
+		found := false
+		for _, m := range methods {
+			var body io.Reader
+			if m == "POST" {
+				b := a.example
+				if b == "" {
+					b = "{}"
+				}
+				body = strings.NewReader(b)
+			}
+			req, _ := http.NewRequest(m, target, body)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if routerMiss(resp.StatusCode, rb) {
+				continue
+			}
+			found = true
+			switch {
+			case a.price > 0 && paid:
+				if resp.StatusCode != http.StatusPaymentRequired {
+					t.Errorf("%s advertises %s %s at %d µUSD; unpaid call answered %d %s", a.doc, m, a.url, a.price, resp.StatusCode, rb)
+					break
+				}
+				if !tierPrices[a.price] && a.tier != "" {
+					t.Errorf("%s: %s priced %d, not in the tier table", a.doc, a.url, a.price)
+				}
+				methods, err := discovery.ChallengeMethods(resp.Header, rb)
+				if err != nil {
+					t.Fatalf("%s: %v", a.url, err)
+				}
+				priced := 0
+				for _, pm := range methods {
+					if pm.Scheme == "stripe" || pm.Amount == "" {
+						continue // cards have their own price; the fake's MPP challenge carries none
+					}
+					priced++
+					if pm.AmountInt() != a.price {
+						t.Errorf("%s says %d µUSD for %s; the 402 asks %s (%s)", a.doc, a.price, a.url, pm.Amount, pm.Protocol)
+					}
+				}
+				if priced == 0 {
+					t.Errorf("%s: the 402 of %s states no amount", a.doc, a.url)
+				}
+			case strings.Contains(a.url, "/.well-known/") || strings.HasSuffix(a.url, "/openapi.json"):
+				if resp.StatusCode != 200 {
+					t.Errorf("%s advertises %s; it answered %d", a.doc, a.url, resp.StatusCode)
+				}
+			case resp.StatusCode >= 500:
+				t.Errorf("%s advertises %s %s; it answered %d %s", a.doc, m, a.url, resp.StatusCode, rb)
+			}
+		}
+		if !found {
+			t.Errorf("%s advertises %s %s, which no route serves", a.doc, a.method, a.url)
+		}
+		checked++
+	}
+	t.Logf("called %d advertised URLs", checked)
 }
 
 // routerMiss reports the router's own answers for unknown paths and wrong
