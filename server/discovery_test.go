@@ -132,47 +132,153 @@ func compileSchema(t *testing.T, name string) *jsonschema.Schema {
 }
 
 func TestDiscoveryDocumentsValidate(t *testing.T) {
+	for _, paid := range []bool{true, false} {
+		t.Run(fmt.Sprintf("paid=%v", paid), func(t *testing.T) {
+			e := newDiscoveryEnv(t, paid, nil)
+			want := []string{"discovery.claim-verification.openapi", "discovery.claim-verification.manifest", "discovery.openapi", "discovery.manifest"}
+			if paid {
+				want = append(want, "discovery.claim-verification.x402", "discovery.x402")
+			}
+			validateDocuments(t, e, want)
+		})
+	}
+}
+
+// validateDocuments checks that the routes want exist and that every
+// document validates: the manifest, server.json, agent card and x402
+// document against our schemas, openapi.json with the structural check.
+func validateDocuments(t *testing.T, e *discoveryEnv, want []string) {
+	t.Helper()
 	schemas := map[string]*jsonschema.Schema{
 		docManifest:  compileSchema(t, discovery.SchemaManifest),
 		docMCP:       compileSchema(t, discovery.SchemaMCPServer),
 		docAgentCard: compileSchema(t, discovery.SchemaAgentCard),
 		docX402:      compileSchema(t, discovery.SchemaX402Legacy),
 	}
+	routes := e.docRoutes()
+	var ids []string
+	for _, r := range routes {
+		ids = append(ids, r.ID)
+	}
+	for _, w := range want {
+		if !slices.Contains(ids, w) {
+			t.Errorf("no route %s in %v", w, ids)
+		}
+	}
+	for _, r := range routes {
+		rec := e.get(t, r.Path)
+		if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {
+			t.Fatalf("%s: %d %s", r.Path, rec.Code, rec.Body)
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(rec.Body.Bytes()))
+		if err != nil {
+			t.Fatalf("%s: %v", r.Path, err)
+		}
+		kind := docKind(r.ID)
+		if kind == docOpenAPI {
+			checkOpenAPI(t, rec.Body.Bytes(), e, r.Path)
+			continue
+		}
+		if err := schemas[kind].Validate(inst); err != nil {
+			t.Errorf("%s does not validate: %v", r.Path, err)
+		}
+	}
+}
+
+// fakeJSONRPC answers every POST with a JSON-RPC 2.0 result, standing in
+// for the MCP and A2A endpoints until they are in this tree.
+type fakeJSONRPC struct{}
+
+func (fakeJSONRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"ok":true}}`)
+}
+
+// newTransportEnv adds MCP and A2A endpoints (fakes that speak JSON-RPC;
+// A2A paid at the standard tier's price through the paywall) under the
+// claims prefix, then mounts the documents.
+func newTransportEnv(t *testing.T, paid bool) *discoveryEnv {
+	t.Helper()
+	var proc payment.Processor
+	if paid {
+		proc = &gatetest.Processor{}
+	}
+	e := newDiscoveryEnvWith(t, proc, testPublicBase, func(c *Config) { c.Discovery.Enabled = false })
+	s := e.srv
+	std, _ := claims.TierByName(claims.Standard)
+	offer := payment.Offer{ID: "a2a.send-message", Description: "A2A claim verification", AmountMicroUSD: std.PriceMicroUSD,
+		CardMicroUSD: std.CardMicroUSD, MimeType: "application/json", WorkTimeout: std.Timeout, Tier: std.Name}
+	s.routes = append(s.routes,
+		&Route{ID: "mcp", Summary: "MCP", Method: "POST", Path: "/claim-verification/mcp", Handler: fakeJSONRPC{}},
+		&Route{ID: "a2a", Summary: "A2A", Method: "POST", Path: "/claim-verification/a2a", Offer: &offer, Handler: s.paid(offer, fakeJSONRPC{})})
+	s.cfg.Discovery = DiscoveryConfig{Enabled: true, PublicBaseURL: testPublicBase}
+	rs, err := s.discoveryRoutes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.routes = append(s.routes, rs...)
+	rt := &router{maxBody: s.cfg.MaxBodyBytes}
+	for _, r := range s.routes {
+		for _, p := range r.Patterns() {
+			if err := rt.add(r.Method, p, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s.handler = s.observe(s.cors(rt))
+	return e
+}
+
+// TestDiscoveryWithMCPAndA2A checks server.json and the agent card (and
+// the MCP/A2A parts of the manifest) once the endpoints exist: they
+// validate, and the walker reaches both endpoints with their protocol
+// (the paid A2A endpoint answers an unpaid call 402 at the advertised
+// price).
+func TestDiscoveryWithMCPAndA2A(t *testing.T) {
 	for _, paid := range []bool{true, false} {
 		t.Run(fmt.Sprintf("paid=%v", paid), func(t *testing.T) {
-			e := newDiscoveryEnv(t, paid, nil)
-			routes := e.docRoutes()
-			var ids []string
-			for _, r := range routes {
-				ids = append(ids, r.ID)
+			e := newTransportEnv(t, paid)
+			validateDocuments(t, e, []string{"discovery.claim-verification.mcp-server", "discovery.claim-verification.agent-card",
+				"discovery.mcp-server", "discovery.agent-card"})
+			var m discovery.Manifest
+			if err := json.Unmarshal(e.get(t, "/claim-verification/.well-known/agent-service.json").Body.Bytes(), &m); err != nil {
+				t.Fatal(err)
 			}
-			want := []string{"discovery.claim-verification.openapi", "discovery.claim-verification.manifest", "discovery.openapi", "discovery.manifest"}
-			if paid {
-				want = append(want, "discovery.claim-verification.x402", "discovery.x402")
+			var got []string
+			for _, tr := range m.Transports {
+				got = append(got, tr.Type+"="+tr.Authorization)
 			}
-			for _, w := range want {
-				if !slices.Contains(ids, w) {
-					t.Errorf("no route %s in %v", w, ids)
-				}
+			want := []string{"http=signed-request", "mcp=x402", "a2a=x402-or-mpp"}
+			if !paid {
+				want = []string{"http=none", "mcp=none", "a2a=none"}
 			}
-			for _, r := range routes {
-				rec := e.get(t, r.Path)
-				if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {
-					t.Fatalf("%s: %d %s", r.Path, rec.Code, rec.Body)
-				}
-				inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(rec.Body.Bytes()))
-				if err != nil {
-					t.Fatalf("%s: %v", r.Path, err)
-				}
-				kind := docKind(r.ID)
-				if kind == docOpenAPI {
-					checkOpenAPI(t, rec.Body.Bytes(), e, r.Path)
-					continue
-				}
-				if err := schemas[kind].Validate(inst); err != nil {
-					t.Errorf("%s does not validate: %v", r.Path, err)
+			if !slices.Equal(got, want) {
+				t.Errorf("transports %v, want %v", got, want)
+			}
+			tools := map[string]bool{}
+			for _, op := range m.Operations {
+				if op.Tool != "" {
+					tools[op.Tool] = true
 				}
 			}
+			for _, tr := range claims.Tiers() {
+				if !tools[tr.Tool] {
+					t.Errorf("MCP tool %s of tier %s not in the manifest", tr.Tool, tr.Name)
+				}
+			}
+			var card discovery.AgentCard
+			if err := json.Unmarshal(e.get(t, "/.well-known/agent-card.json").Body.Bytes(), &card); err != nil {
+				t.Fatal(err)
+			}
+			if card.SupportedInterfaces[0].URL != testPublicBase+"/claim-verification/a2a" || (len(card.Capabilities.Extensions) == 2) != paid {
+				t.Errorf("agent card %+v", card)
+			}
+			if paid && card.Capabilities.Extensions[0].Params["priceUsd"] != discovery.USD(claims.Tiers()[1].PriceMicroUSD) {
+				t.Errorf("agent card price %v", card.Capabilities.Extensions[0].Params)
+			}
+			ts := httptest.NewServer(e.srv)
+			defer ts.Close()
+			walkDocuments(t, e, ts)
 		})
 	}
 }
@@ -486,7 +592,16 @@ type advertised struct {
 	price   int64
 	tier    string
 	example string
+	// proto is "mcp" or "a2a" for transport endpoints: the walker speaks
+	// the protocol to them.
+	proto string
 }
+
+// protocol probes: an MCP initialize and an A2A 1.0 SendMessage.
+const (
+	mcpProbe = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"discovery-walk","version":"0"}}}`
+	a2aProbe = `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"The Base mainnet chain ID is 8453."}]}}}`
+)
 
 // collectAdvertised walks every document and lists every URL it names
 // that lives on this server.
@@ -541,17 +656,23 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 			add(advertised{doc: r.Path, method: "GET", url: m.Service.ID})
 			add(advertised{doc: r.Path, method: "GET", url: m.Service.Homepage})
 			add(advertised{doc: r.Path, method: "GET", url: m.Provider.SigningKey})
-			for _, tr := range m.Transports {
-				if tr.Specification != "" {
-					add(advertised{doc: r.Path, method: "GET", url: tr.Specification})
-				}
-			}
 			prices := map[string]int64{}
 			for _, o := range m.Offers {
 				if strings.HasSuffix(o.ID, "-call") {
 					prices[o.Operation] = usdMicro(t, o.Amount)
 				} else if o.Amount != discovery.USD(claims.CardPriceMicroUSD) {
 					t.Errorf("%s: card offer %s at %s", r.Path, o.ID, o.Amount)
+				}
+			}
+			for _, tr := range m.Transports {
+				if tr.Specification != "" {
+					add(advertised{doc: r.Path, method: "GET", url: tr.Specification})
+				}
+				switch tr.Type {
+				case "mcp":
+					add(advertised{doc: r.Path, method: "POST", url: tr.URL, proto: "mcp", example: mcpProbe})
+				case "a2a":
+					add(advertised{doc: r.Path, method: "POST", url: tr.URL, proto: "a2a", example: a2aProbe, price: prices["a2a.send-message"]})
 				}
 			}
 			for _, op := range m.Operations {
@@ -582,6 +703,37 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 			}
 			if u, ok := m.Extensions["paymentDiscovery"].(string); ok {
 				add(advertised{doc: r.Path, method: "GET", url: u})
+			}
+		case docMCP:
+			var d discovery.MCPServer
+			if err := json.Unmarshal(body, &d); err != nil {
+				t.Fatal(err)
+			}
+			for _, rm := range d.Remotes {
+				add(advertised{doc: r.Path, method: "POST", url: rm.URL, proto: "mcp", example: mcpProbe})
+			}
+		case docAgentCard:
+			var c discovery.AgentCard
+			if err := json.Unmarshal(body, &c); err != nil {
+				t.Fatal(err)
+			}
+			var price int64
+			for _, ext := range c.Capabilities.Extensions {
+				if p, ok := ext.Params["priceUsd"].(string); ok {
+					price = usdMicro(t, p)
+				}
+			}
+			for _, ext := range c.Capabilities.Extensions {
+				for _, k := range []string{"discoveryUrl", "endpoint"} {
+					if u, ok := ext.Params[k].(string); ok && strings.HasSuffix(u, "/a2a") {
+						add(advertised{doc: r.Path, method: "POST", url: u, proto: "a2a", example: a2aProbe, price: price})
+					} else if ok {
+						add(advertised{doc: r.Path, method: "GET", url: u})
+					}
+				}
+			}
+			for _, in := range c.SupportedInterfaces {
+				add(advertised{doc: r.Path, method: "POST", url: in.URL, proto: "a2a", example: a2aProbe, price: price})
 			}
 		case docX402:
 			var d discovery.X402Legacy
@@ -662,6 +814,12 @@ func walkDocuments(t *testing.T, e *discoveryEnv, ts *httptest.Server) {
 			}
 			req, _ := http.NewRequest(m, target, body)
 			req.Header.Set("Content-Type", "application/json")
+			switch a.proto {
+			case "mcp":
+				req.Header.Set("Accept", "application/json, text/event-stream")
+			case "a2a":
+				req.Header.Set("A2A-Version", "1.0")
+			}
 			resp, err := ts.Client().Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -697,6 +855,11 @@ func walkDocuments(t *testing.T, e *discoveryEnv, ts *httptest.Server) {
 				}
 				if priced == 0 {
 					t.Errorf("%s: the 402 of %s states no amount", a.doc, a.url)
+				}
+			case a.proto != "":
+				// The endpoint answers its protocol: a JSON-RPC 2.0 result.
+				if resp.StatusCode != 200 || !bytes.Contains(rb, []byte(`"jsonrpc":"2.0"`)) || !bytes.Contains(rb, []byte(`"result"`)) {
+					t.Errorf("%s advertises %s endpoint %s; it answered %d %s", a.doc, a.proto, a.url, resp.StatusCode, rb)
 				}
 			case strings.Contains(a.url, "/.well-known/") || strings.HasSuffix(a.url, "/openapi.json"):
 				if resp.StatusCode != 200 {
