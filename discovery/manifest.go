@@ -148,7 +148,7 @@ func NewManifest(s *Service) (*Manifest, error) {
 		Offers:       []ManifestOffer{},
 	}
 	for _, c := range s.Capabilities {
-		m.Capabilities = append(m.Capabilities, ManifestCapability{ID: c.ID, Summary: c.Summary, Domains: c.Domains})
+		m.Capabilities = append(m.Capabilities, ManifestCapability(c))
 	}
 	httpAuth := AuthNone
 	if s.Paid {
