@@ -207,6 +207,23 @@ func TestManifestOffersAndTransports(t *testing.T) {
 	}
 }
 
+func TestX402LegacyListsCallableResources(t *testing.T) {
+	s := testService(true)
+	s.Operations[2].Price = s.Operations[0].Price // GET /v1/orders/{order_id}: needs an id
+	s.Operations[3].Price = s.Operations[0].Price // GET /v1/search: needs q
+	d := discovery.NewX402Legacy(s)
+	want := []string{"https://api.example.com/web-evidence/v1/claims/verify", "https://api.example.com/web-evidence/v1/claims/verify/quick"}
+	if diff := cmp.Diff(want, d.Resources); diff != "" {
+		t.Errorf("resources (-want +got):\n%s", diff)
+	}
+	if d.Version != 1 || d.OwnershipProofs[0] != payTo || !strings.Contains(d.Instructions, "(POST, JSON") {
+		t.Errorf("document %+v", d)
+	}
+	if got := discovery.NewX402Legacy(testService(false)).Resources; len(got) != 0 {
+		t.Errorf("unpaid service lists %v", got)
+	}
+}
+
 func TestManifestSchemaRejectsTheReferenceMistakes(t *testing.T) {
 	s := compile(t, discovery.SchemaManifest)
 	m, err := discovery.NewManifest(testService(true))

@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -18,13 +19,14 @@ type X402Legacy struct {
 }
 
 // NewX402Legacy lists the absolute URLs of the paid operations of s that a
-// crawler can call as they are (operations with path parameters need an
-// identifier first and are left out; OpenAPI lists them).
+// crawler can call as they are (operations with path parameters or
+// required query parameters need input first and are left out; OpenAPI
+// lists them).
 func NewX402Legacy(s *Service) *X402Legacy {
 	d := &X402Legacy{Version: 1, Resources: []string{}, OwnershipProofs: s.OwnershipProofs}
 	methods := map[string]bool{}
 	for _, op := range s.Operations {
-		if op.Price == nil || !s.Paid || len(pathParams(op.Path)) > 0 {
+		if op.Price == nil || !s.Paid || len(pathParams(op.Path)) > 0 || s.requiresQuery(op) {
 			continue
 		}
 		d.Resources = append(d.Resources, s.URL(op.Path))
@@ -40,6 +42,18 @@ func NewX402Legacy(s *Service) *X402Legacy {
 		"). Without payment it answers 402 with x402 (PAYMENT-REQUIRED, v1 body) and MPP (WWW-Authenticate) challenges before any work; " +
 		"invalid requests are answered 422 unpaid."
 	return d
+}
+
+// requiresQuery reports whether op has a required query parameter.
+func (s *Service) requiresQuery(op Operation) bool {
+	if op.Query == "" {
+		return false
+	}
+	var def struct {
+		Required []string `json:"required"`
+	}
+	_ = json.Unmarshal(s.Components[op.Query], &def)
+	return len(def.Required) > 0
 }
 
 // MCPServer is an MCP registry server.json entry.

@@ -581,6 +581,9 @@ func (d *discoverer) components() (map[string]json.RawMessage, error) {
 		return nil, err
 	}
 	for _, r := range d.table {
+		if r.Admin {
+			continue // never published
+		}
 		for _, n := range []string{r.Body, r.Query} {
 			if n == "" {
 				continue

@@ -18,6 +18,8 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/discovery"
+	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/store"
@@ -31,6 +33,9 @@ type discoveryEnv struct {
 	paid bool
 	base string // the configured public base URL
 	db   *store.DB
+	// params are example values of path parameters, by name (a published
+	// niche id for niche_id).
+	params map[string]string
 }
 
 // newDiscoveryEnv builds a server with claim verification (scripted
@@ -64,7 +69,18 @@ func newDiscoveryEnvWith(t *testing.T, proc payment.Processor, base string, mod 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{AdminKey: testAdminKey, Claims: ClaimsConfig{Engine: eng},
+	neng, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nichedemo.Load(ctx, neng, nil); err != nil {
+		t.Fatal(err)
+	}
+	list, err := neng.List(ctx, niche.ListOptions{Limit: 1})
+	if err != nil || len(list.Previews) == 0 {
+		t.Fatalf("demo catalogue: %v", err)
+	}
+	cfg := Config{AdminKey: testAdminKey, Claims: ClaimsConfig{Engine: eng}, Niche: NicheConfig{Engine: neng},
 		Discovery: DiscoveryConfig{Enabled: true, PublicBaseURL: base}}
 	if paid {
 		keys, err := payment.LoadKeyring(ctx, db, "")
@@ -88,7 +104,7 @@ func newDiscoveryEnvWith(t *testing.T, proc payment.Processor, base string, mod 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &discoveryEnv{srv: s, paid: paid, base: base, db: db}
+	return &discoveryEnv{srv: s, paid: paid, base: base, db: db, params: map[string]string{"niche_id": list.Previews[0].ID}}
 }
 
 // docRoutes are the discovery routes of the table.
@@ -595,6 +611,8 @@ type advertised struct {
 	// proto is "mcp" or "a2a" for transport endpoints: the walker speaks
 	// the protocol to them.
 	proto string
+	// mustPay is set for URLs listed as paid resources (x402 list).
+	mustPay bool
 }
 
 // protocol probes: an MCP initialize and an A2A 1.0 SendMessage.
@@ -745,7 +763,8 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 			}
 			for _, u := range d.Resources {
 				tr := tierByPath[strings.TrimPrefix(strings.TrimPrefix(u, e.base), "/claim-verification")]
-				add(advertised{doc: r.Path, method: "POST", url: u, price: tr.PriceMicroUSD,
+				// The list does not say which method: try both.
+				add(advertised{doc: r.Path, method: "", url: u, price: tr.PriceMicroUSD, mustPay: true,
 					example: `{"claim":"The Base mainnet chain ID is 8453.","minimumSources":1}`})
 			}
 		}
@@ -796,8 +815,14 @@ func walkDocuments(t *testing.T, e *discoveryEnv, ts *httptest.Server) {
 	checked := 0
 	for _, a := range ads {
 		u, _ := url.Parse(a.url)
-		target := ts.URL + strings.ReplaceAll(strings.ReplaceAll(u.EscapedPath(), "%7B", "{"), "%7D", "}")
-		target = regexp.MustCompile(`\{[a-z_]+\}`).ReplaceAllString(target, "ord_00000000000000000000000000000000")
+		path := strings.ReplaceAll(strings.ReplaceAll(u.EscapedPath(), "%7B", "{"), "%7D", "}")
+		path = strings.TrimPrefix(path, strings.TrimPrefix(e.base, "http://"+u.Host))
+		path = regexp.MustCompile(`\{[a-z_]+\}`).ReplaceAllStringFunc(path, func(p string) string {
+			if v, ok := e.params[strings.Trim(p, "{}")]; ok {
+				return v
+			}
+			return "ord_00000000000000000000000000000000"
+		})
 		methods := []string{a.method}
 		if a.method == "" {
 			methods = []string{"GET", "POST"}
@@ -811,6 +836,10 @@ func walkDocuments(t *testing.T, e *discoveryEnv, ts *httptest.Server) {
 					b = "{}"
 				}
 				body = strings.NewReader(b)
+			}
+			target := ts.URL + path
+			if q := exampleQuery(e, m, path); q != "" {
+				target += "?" + q
 			}
 			req, _ := http.NewRequest(m, target, body)
 			req.Header.Set("Content-Type", "application/json")
@@ -856,6 +885,8 @@ func walkDocuments(t *testing.T, e *discoveryEnv, ts *httptest.Server) {
 				if priced == 0 {
 					t.Errorf("%s: the 402 of %s states no amount", a.doc, a.url)
 				}
+			case a.mustPay && paid && resp.StatusCode != http.StatusPaymentRequired:
+				t.Errorf("%s lists %s as a paid resource; an unpaid %s answered %d %s", a.doc, a.url, m, resp.StatusCode, rb)
 			case a.proto != "":
 				// The endpoint answers its protocol: a JSON-RPC 2.0 result.
 				if resp.StatusCode != 200 || !bytes.Contains(rb, []byte(`"jsonrpc":"2.0"`)) || !bytes.Contains(rb, []byte(`"result"`)) {
@@ -875,6 +906,29 @@ func walkDocuments(t *testing.T, e *discoveryEnv, ts *httptest.Server) {
 		checked++
 	}
 	t.Logf("called %d advertised URLs", checked)
+}
+
+// exampleQueries are valid query strings for the query shapes, so that a
+// call reaches the payment step instead of a 422.
+func exampleQueries() map[string]string {
+	return map[string]string{"NicheSearchQuery": "q=dental+clinics", "NicheListQuery": "limit=1"}
+}
+
+// exampleQuery finds the route serving method and path and returns an
+// example query for its query shape.
+func exampleQuery(e *discoveryEnv, method, path string) string {
+	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	for _, r := range e.srv.Routes() {
+		if r.Method != method || r.Query == "" {
+			continue
+		}
+		for _, p := range r.Patterns() {
+			if segs, ok := parsePattern(p); ok && match(segs, parts) {
+				return exampleQueries()[r.Query]
+			}
+		}
+	}
+	return ""
 }
 
 // routerMiss reports the router's own answers for unknown paths and wrong
