@@ -12,7 +12,8 @@ import (
 // provider, the real payment processor in dev mode behind the gate,
 // commerce, discovery) paid by @x402/fetch + @x402/evm + viem (x402 v2,
 // by the fetch wrapper and by hand, and x402 v1 against the v1 body) and
-// by mppx (evm charge), through interop/payments/pay.mjs. Every paid call
+// by mppx (evm charge), through interop/payments/pay.mjs, for a claim tier
+// (canonical and legacy path) and a niche pay-per-call evaluation. Every paid call
 // must answer 200 with the order headers and the protocol's settlement
 // header; the signed receipt read back with the order token must verify
 // with the published JWKS; the same payment presented again must be
@@ -43,11 +44,8 @@ func TestOfficialClientsPayDevServer(t *testing.T) {
 		{"name": "claims-standard", "method": "POST", "url": base + "/claim-verification/v1/claims/verify", "body": body, "amount": "50000"},
 		{"name": "claims-quick-legacy", "method": "POST", "url": base + "/v1/services/claim-verification/claims/verify/quick", "body": body, "amount": "20000"},
 	}
-	for _, r := range e.srv.Routes() {
-		if r.ID == "niche.pay-per-call" {
-			t.Log("the niche catalogue is mounted: add its pay-per-call route here with a published niche id")
-		}
-	}
+	nicheURL := base + "/niche-discovery/v1/niches/" + e.params["niche_id"] + "/pay-per-call"
+	targets = append(targets, map[string]any{"name": "niche-pay-per-call", "method": "GET", "url": nicheURL, "amount": "250000"})
 	cfg := map[string]any{"origin": base, "jwks": base + "/claim-verification/.well-known/jwks.json", "targets": targets}
 	raw, err := marshalDoc(cfg)
 	if err != nil {
