@@ -22,6 +22,7 @@ import (
 	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -158,6 +159,19 @@ func TestDiscoveryDocumentsValidate(t *testing.T) {
 			validateDocuments(t, e, want)
 		})
 	}
+	t.Run("real processor", func(t *testing.T) {
+		e := newDiscoveryEnvWith(t, devProcessor(t, "api.example.com"), testPublicBase, nil)
+		validateDocuments(t, e, []string{"discovery.claim-verification.x402", "discovery.niche-discovery.manifest"})
+		var m discovery.Manifest
+		if err := json.Unmarshal(e.get(t, "/claim-verification/.well-known/agent-service.json").Body.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		pm := m.Offers[0].PaymentMethods
+		if len(pm) != 2 || pm[0].Protocol != "x402" || pm[0].Network != "eip155:8453" || pm[0].Asset != "USDC" ||
+			pm[0].PayTo != paymenttest.DevPayee || pm[1].Protocol != "mpp" {
+			t.Errorf("payment methods from the live challenge: %+v", pm)
+		}
+	})
 }
 
 // validateDocuments checks that the routes want exist and that every

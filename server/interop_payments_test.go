@@ -27,11 +27,6 @@ func TestOfficialClientsPayDevServer(t *testing.T) {
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()
 	proc := devProcessor(t, ts.Listener.Addr().String())
-	if proc == nil {
-		ts.Close()
-		t.Skip("SKIPPED: the real payment processor (payment.NewProcessor, dev mode) is not in this tree yet; " +
-			"the official-client interop test needs it (go test -tags assay_processor once it is merged)")
-	}
 	e := newDiscoveryEnvWith(t, proc, base, nil)
 	ts.Config.Handler = e.srv
 	ts.Start()

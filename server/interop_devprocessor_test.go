@@ -1,5 +1,3 @@
-//go:build assay_processor
-
 package server
 
 import (
