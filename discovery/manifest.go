@@ -179,7 +179,7 @@ func NewManifest(s *Service) (*Manifest, error) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := s.selfContained(op.Output)
+		out, err := s.SelfContained(op.Output)
 		if err != nil {
 			return nil, err
 		}
@@ -284,16 +284,17 @@ func (s *Service) offers(opID string, p *Price, card bool) []ManifestOffer {
 func (s *Service) inputSchema(op Operation) (json.RawMessage, error) {
 	switch {
 	case op.Body != "":
-		return s.selfContained(op.Body)
+		return s.SelfContained(op.Body)
 	case op.Query != "":
-		return s.selfContained(op.Query)
+		return s.SelfContained(op.Query)
 	}
 	return json.RawMessage(`{"type":"object"}`), nil
 }
 
-// selfContained returns {"type":"object","$ref":"#/$defs/name","$defs":{…}}
+// SelfContained returns {"type":"object","$ref":"#/$defs/name","$defs":{…}}:
+// the named component as a standalone JSON Schema (draft 2020-12)
 // with every definition name uses, or a generic object for "".
-func (s *Service) selfContained(name string) (json.RawMessage, error) {
+func (s *Service) SelfContained(name string) (json.RawMessage, error) {
 	if name == "" {
 		return json.RawMessage(`{"type":"object"}`), nil
 	}

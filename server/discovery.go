@@ -779,7 +779,7 @@ func (d *discoverer) operation(ctx context.Context, sbase string, r *Route, capa
 			op.Tool = t.Tool
 		}
 		op.Extra = map[string]any{"verification-tier": tierInfo(t)}
-		op.Example = json.RawMessage(`{"claim":"The Base mainnet chain ID is 8453.","minimumSources":1}`)
+		op.Example = json.RawMessage(claimExample)
 	}
 	if r.Offer != nil {
 		if op.TimeoutSeconds == 0 && r.Offer.WorkTimeout > 0 {
