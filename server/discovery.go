@@ -567,7 +567,7 @@ func (d *discoverer) generate(ctx context.Context, base string) (*docSet, error)
 func (d *discoverer) components() (map[string]json.RawMessage, error) {
 	src := d.cfg.Schemas
 	if src == nil {
-		src = shapeSchemas
+		src = func() (map[string]json.RawMessage, error) { return shapeSchemas(publicShapes(d.table)) }
 	}
 	shp, err := src()
 	if err != nil {
@@ -594,6 +594,22 @@ func (d *discoverer) components() (map[string]json.RawMessage, error) {
 		}
 	}
 	return comps, nil
+}
+
+// publicShapes lists the shapes the public routes of table name.
+func publicShapes(table []*Route) []string {
+	var out []string
+	for _, r := range table {
+		if r.Admin {
+			continue
+		}
+		for _, n := range []string{r.Body, r.Query} {
+			if n != "" && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 func (d *discoverer) provider(base string, sv *svcDef) discovery.Provider {

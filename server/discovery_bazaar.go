@@ -74,7 +74,7 @@ func (s *Server) bazaarFor(offer payment.Offer) map[string]json.RawMessage {
 	if r.Body != "" {
 		src := s.cfg.Discovery.Schemas
 		if src == nil {
-			src = shapeSchemas
+			src = func() (map[string]json.RawMessage, error) { return shapeSchemas([]string{r.Body}) }
 		}
 		comps, err := src()
 		if err != nil {
