@@ -33,9 +33,13 @@ func OpenAPI(s *Service) ([]byte, error) {
 	for k, v := range s.Components {
 		comps[k] = v
 	}
-	comps[ComponentDetail] = json.RawMessage(detailSchema)
-	if s.Paid {
-		comps[ComponentPaymentRequired] = json.RawMessage(paymentRequiredSchema)
+	for name, def := range map[string]string{ComponentDetail: detailSchema, ComponentPaymentRequired: paymentRequiredSchema} {
+		if _, taken := comps[name]; taken {
+			return nil, fmt.Errorf("discovery: component name %q is reserved", name)
+		}
+		if name == ComponentDetail || s.Paid {
+			comps[name] = json.RawMessage(def)
+		}
 	}
 	paths := map[string]map[string]any{}
 	for _, op := range s.Operations {
