@@ -222,6 +222,22 @@ func TestX402LegacyListsCallableResources(t *testing.T) {
 	if got := discovery.NewX402Legacy(testService(false)).Resources; len(got) != 0 {
 		t.Errorf("unpaid service lists %v", got)
 	}
+	if u := s.PaymentDiscoveryURL(); u != "https://api.example.com/web-evidence/.well-known/x402" {
+		t.Errorf("payment discovery %s", u)
+	}
+	// Only operations that need input are priced: no list, OpenAPI instead.
+	s.Operations = s.Operations[2:]
+	s.A2A = nil
+	if u := s.PaymentDiscoveryURL(); u != "https://api.example.com/web-evidence/openapi.json" {
+		t.Errorf("payment discovery without callable resources %s", u)
+	}
+	m, err := discovery.NewManifest(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Extensions["paymentDiscovery"] != "https://api.example.com/web-evidence/openapi.json" {
+		t.Errorf("manifest paymentDiscovery %v", m.Extensions["paymentDiscovery"])
+	}
 }
 
 func TestManifestSchemaRejectsTheReferenceMistakes(t *testing.T) {

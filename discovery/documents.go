@@ -44,6 +44,16 @@ func NewX402Legacy(s *Service) *X402Legacy {
 	return d
 }
 
+// PaymentDiscoveryURL is where a payer finds the prices of s: the x402
+// list when it names at least one resource, else the OpenAPI document
+// (whose operations carry x-payment-info).
+func (s *Service) PaymentDiscoveryURL() string {
+	if len(NewX402Legacy(s).Resources) > 0 {
+		return s.URL(PathX402)
+	}
+	return s.URL(PathOpenAPI)
+}
+
 // requiresQuery reports whether op has a required query parameter.
 func (s *Service) requiresQuery(op Operation) bool {
 	if op.Query == "" {
@@ -198,7 +208,7 @@ func NewAgentCard(s *Service) (*AgentCard, error) {
 	}
 	if p := s.A2A.Price; p != nil && s.Paid {
 		if x := p.methods("x402", ""); len(x) > 0 {
-			params := map[string]any{"discoveryUrl": s.URL(PathX402), "priceUsd": USD(p.AmountMicroUSD),
+			params := map[string]any{"discoveryUrl": s.PaymentDiscoveryURL(), "priceUsd": USD(p.AmountMicroUSD),
 				"network": x[0].Network, "asset": x[0].AssetSymbol}
 			if x[0].PayTo != "" {
 				params["payTo"] = x[0].PayTo

@@ -234,7 +234,7 @@ func NewManifest(s *Service) (*Manifest, error) {
 		ext["lifecycle"] = s.Lifecycle
 	}
 	if s.Paid {
-		ext["paymentDiscovery"] = s.URL(PathX402)
+		ext["paymentDiscovery"] = s.PaymentDiscoveryURL()
 		ext["payments"] = "enabled"
 	} else {
 		ext["payments"] = "disabled"

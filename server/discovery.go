@@ -136,8 +136,9 @@ func (s *Server) discoveryRoutes() ([]*Route, error) {
 		return nil, nil
 	}
 	// Generate once now so that a misconfiguration fails New, not the
-	// first crawler.
-	if _, err := d.generate(context.Background(), "https://discovery.invalid"); err != nil {
+	// first crawler; which documents exist does not depend on the base.
+	probe, err := d.generate(context.Background(), "https://discovery.invalid")
+	if err != nil {
 		return nil, err
 	}
 	var routes []*Route
@@ -145,12 +146,11 @@ func (s *Server) discoveryRoutes() ([]*Route, error) {
 		routes = append(routes, &Route{ID: id, Summary: summary, Status: "stable", Method: http.MethodGet, Path: path,
 			Handler: d.handler(key, doc)})
 	}
-	paid := d.paid()
 	for _, sv := range d.services {
 		p, k := sv.prefix, sv.key
 		add("discovery."+k+"."+docOpenAPI, p+discovery.PathOpenAPI, "OpenAPI 3.1 description of "+sv.text.Name+" with payment extensions.", docOpenAPI, k)
 		add("discovery."+k+"."+docManifest, p+discovery.PathManifest, "Agent-service manifest 0.1 of "+sv.text.Name+".", docManifest, k)
-		if paid {
+		if probe.docs[k][docX402] != nil {
 			add("discovery."+k+"."+docX402, p+discovery.PathX402, "x402 discovery: the paid resources of "+sv.text.Name+".", docX402, k)
 		}
 		if sv.mcp != nil {
@@ -161,7 +161,7 @@ func (s *Server) discoveryRoutes() ([]*Route, error) {
 		}
 	}
 	add("discovery."+docOpenAPI, discovery.PathOpenAPI, "OpenAPI 3.1 description of every public operation.", docOpenAPI, rootKey)
-	if paid {
+	if probe.docs[rootKey][docX402] != nil {
 		add("discovery."+docX402, discovery.PathX402, "x402 discovery: every paid resource.", docX402, rootKey)
 	}
 	primary := d.services[0]
@@ -520,8 +520,8 @@ func (d *discoverer) generate(ctx context.Context, base string) (*docSet, error)
 		if err := put(sv.key, docManifest, m); err != nil {
 			return nil, err
 		}
-		if svc.Paid {
-			if err := put(sv.key, docX402, discovery.NewX402Legacy(svc)); err != nil {
+		if x := discovery.NewX402Legacy(svc); svc.Paid && len(x.Resources) > 0 {
+			if err := put(sv.key, docX402, x); err != nil {
 				return nil, err
 			}
 		}
@@ -555,8 +555,8 @@ func (d *discoverer) generate(ctx context.Context, base string) (*docSet, error)
 	if err := put(rootKey, docOpenAPI, oa); err != nil {
 		return nil, err
 	}
-	if root.Paid {
-		if err := put(rootKey, docX402, discovery.NewX402Legacy(root)); err != nil {
+	if x := discovery.NewX402Legacy(root); root.Paid && len(x.Resources) > 0 {
+		if err := put(rootKey, docX402, x); err != nil {
 			return nil, err
 		}
 	}
