@@ -122,6 +122,9 @@ func (s *Server) discoveryRoutes() ([]*Route, error) {
 	if !cfg.Enabled {
 		return nil, nil
 	}
+	if cfg.PublicBaseURL == "" {
+		cfg.PublicBaseURL = s.cfg.PublicBaseURL
+	}
 	if cfg.PublicBaseURL != "" {
 		u, err := url.Parse(cfg.PublicBaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {

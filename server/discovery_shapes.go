@@ -2,21 +2,40 @@ package server
 
 import (
 	"encoding/json"
+	"regexp"
+
+	"github.com/assaykit/assay/shapes"
 )
 
-// shapeSchemas returns the JSON Schemas of the request shapes as OpenAPI
-// components; names are the shapes the public routes use.
-//
-// PROVISIONAL: the shapes package that generates JSON Schemas from the
-// validate tags (shapes.OpenAPISchemas) is being merged in parallel; until
-// it is, every shape a public route names is described as a plain JSON
-// object (plus HTTPValidationError), so the documents name the right
-// components but carry no constraints. The merge replaces this body with
-// `return shapes.OpenAPISchemas()`.
+// componentRef finds OpenAPI component references in a schema.
+var componentRef = regexp.MustCompile(`"#/components/schemas/([A-Za-z0-9_.-]+)"`)
+
+// shapeSchemas returns, as OpenAPI components, the JSON Schemas of the named
+// request shapes, of HTTPValidationError (every 422), and of every
+// component they reference — and nothing else, so shapes of admin routes
+// never appear in public documents. The schemas come from shapes, generated
+// from the same validate tags the decoder enforces.
 func shapeSchemas(names []string) (map[string]json.RawMessage, error) {
-	out := map[string]json.RawMessage{"HTTPValidationError": json.RawMessage(`{"type":"object"}`)}
-	for _, n := range names {
-		out[n] = json.RawMessage(`{"type":"object"}`)
+	all, err := shapes.OpenAPISchemas()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]json.RawMessage{}
+	queue := append([]string{"HTTPValidationError"}, names...)
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if _, done := out[n]; done {
+			continue
+		}
+		s, ok := all[n]
+		if !ok {
+			continue
+		}
+		out[n] = s
+		for _, m := range componentRef.FindAllSubmatch(s, -1) {
+			queue = append(queue, string(m[1]))
+		}
 	}
 	return out, nil
 }

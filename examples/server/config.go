@@ -55,6 +55,15 @@ type config struct {
 	NicheUnlockTTL    time.Duration
 	TrustedProxies    string
 
+	// Discovery documents.
+	Discovery     bool
+	ProviderName  string
+	ProviderEmail string
+	ProviderURL   string
+	HomepageURL   string
+	TermsURL      string
+	PrivacyURL    string
+
 	// Maintenance.
 	PurgeInterval time.Duration
 }
@@ -188,6 +197,19 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.str(&c.NichePrefix, "niche-prefix", "ASSAY_NICHE_PREFIX", "/niche-discovery", "service prefix of the niche routes")
 	f.dur(&c.NicheUnlockTTL, "niche-unlock-ttl", "ASSAY_NICHE_UNLOCK_TTL", 15*time.Minute, "validity of an x-niche-paid-call token")
 	f.str(&c.TrustedProxies, "trusted-proxies", "ASSAY_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (free-search quotas)")
+
+	disc := f.env("ASSAY_DISCOVERY", "true")
+	if b, err := strconv.ParseBool(disc); err != nil {
+		f.errs = append(f.errs, fmt.Errorf("ASSAY_DISCOVERY: invalid boolean %q", disc))
+	} else {
+		f.BoolVar(&c.Discovery, "discovery", b, "serve openapi.json and the .well-known discovery documents (env ASSAY_DISCOVERY)")
+	}
+	f.str(&c.ProviderName, "provider-name", "ASSAY_PROVIDER_NAME", "", "operator name in discovery documents (empty: assay)")
+	f.str(&c.ProviderEmail, "provider-email", "ASSAY_PROVIDER_EMAIL", "", "operator contact e-mail in discovery documents")
+	f.str(&c.ProviderURL, "provider-url", "ASSAY_PROVIDER_URL", "", "operator web site in discovery documents")
+	f.str(&c.HomepageURL, "homepage-url", "ASSAY_HOMEPAGE_URL", "", "service homepage in discovery documents")
+	f.str(&c.TermsURL, "terms-url", "ASSAY_TERMS_URL", "", "terms of service URL in discovery documents")
+	f.str(&c.PrivacyURL, "privacy-url", "ASSAY_PRIVACY_URL", "", "privacy policy URL in discovery documents")
 
 	f.dur(&c.PurgeInterval, "purge-interval", "ASSAY_PURGE_INTERVAL", time.Hour, "how often expired verifications and snapshots are purged")
 
