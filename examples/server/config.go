@@ -152,12 +152,39 @@ func (f *flagSet) ints(p *[]int, name, envName, def, usage string) {
 	})
 }
 
+// envOnlyHelp lists the settings read only from the environment: secrets and
+// deployment facts that must never appear in a process listing or -help.
+const envOnlyHelp = `
+Environment only (secrets and deployment facts):
+  ASSAY_ADMIN_KEY                key for the /v1/admin/... routes (empty: admin routes disabled)
+  OPENAI_API_KEY                 enables OpenAI web search (else the offline demo corpus)
+  ASSAY_PAYEE_ADDRESS            USDC payee (0x...); required outside dev mode
+  ASSAY_NETWORK                  eip155:8453 (Base, default) or eip155:84532 (Base Sepolia)
+  ASSAY_FACILITATOR_URL          x402 facilitator; empty: DEV MODE (signatures verified, nothing settled)
+  ASSAY_FACILITATOR_AUTH         header sent to the facilitator, "Name: value"
+  ASSAY_MPP_SECRET               MPP challenge-binding secret, at least 32 bytes (required outside dev mode)
+  ASSAY_MPP_REALM                MPP realm (default: host of the public base URL)
+  ASSAY_RECEIPT_KEY              receipt signing key "ed25519:<base64url seed>[,ed25519-pub:<old key>...]";
+                                 empty: generated once and kept in the database
+  ASSAY_STRIPE_SECRET_KEY        Stripe key: card payments (MPP stripe) and niche subscriptions
+  ASSAY_STRIPE_PROFILE_ID        Stripe business-network profile id (MPP stripe)
+  ASSAY_STRIPE_PRICE_ID          monthly USD price of the niche subscription
+  ASSAY_STRIPE_WEBHOOK_SECRET    Stripe webhook signing secret (subscriptions)
+  ASSAY_COST_INPUT_PER_MTOK, ASSAY_COST_CACHED_INPUT_PER_MTOK, ASSAY_COST_OUTPUT_PER_MTOK,
+  ASSAY_COST_PER_SEARCH_CALL     provider prices in micro-USD for per-order cost accounting
+`
+
 // parseConfig reads flags from args, falling back to environment variables
 // and then to defaults. It returns flag.ErrHelp for -help.
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
 	c := &config{}
 	f := &flagSet{FlagSet: flag.NewFlagSet("server", flag.ContinueOnError), getenv: getenv}
 	f.SetOutput(out)
+	f.Usage = func() {
+		fmt.Fprintln(out, "Usage of server (every flag also reads the environment variable named in its help):")
+		f.PrintDefaults()
+		fmt.Fprint(out, envOnlyHelp)
+	}
 
 	f.str(&c.Addr, "addr", "ASSAY_ADDR", "127.0.0.1:8080", "listen address")
 	f.str(&c.DataDir, "data", "ASSAY_DATA", "./assay-data", "directory for the SQLite database and snapshot files")

@@ -95,7 +95,7 @@ func TestHelpAndBadConfig(t *testing.T) {
 	if err := run(context.Background(), []string{"-help"}, func(string) string { return "" }, io.Discard, &errOut, nil); err != nil {
 		t.Fatalf("-help: %v", err)
 	}
-	if !strings.Contains(errOut.String(), "ASSAY_ADDR") {
+	if !strings.Contains(errOut.String(), "ASSAY_ADDR") || !strings.Contains(errOut.String(), "ASSAY_FACILITATOR_URL") {
 		t.Fatalf("help does not name the environment variables:\n%s", errOut.String())
 	}
 	err := run(context.Background(), nil, func(k string) string {
