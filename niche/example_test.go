@@ -36,7 +36,7 @@ func ExampleNew() {
 	} {
 		signals = append(signals, niche.SignalInput{
 			Kind: niche.KindComplaint, SourceURL: u, Origin: "manual", Title: fmt.Sprintf("Complaint %d", i+1),
-			Excerpt: "Rewriting allergen labels by hand for every recipe change takes hours each week.",
+			Excerpt:    "Rewriting allergen labels by hand for every recipe change takes hours each week.",
 			ObservedAt: now().AddDate(0, 0, -i-1), License: "quoted under fair use", Attribution: "forum users",
 		})
 	}
