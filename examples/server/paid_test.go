@@ -137,6 +137,19 @@ func TestPaidVerificationEndToEnd(t *testing.T) {
 	if info, ok := payment.ResponseInfo(res); !ok || info.AmountMicroUSD != 120_000 {
 		t.Fatalf("payment info: %+v %v", info, ok)
 	}
+	// The domain metrics saw it.
+	_, _, mb := get(t, http.DefaultClient, base+"/metrics")
+	for _, want := range []string{
+		`assay_verifications_total{status="confirmed",tier="deep"} 1`,
+		`assay_payments_total{outcome="settled",protocol="x402"} 1`,
+		`assay_payment_amount_microusd_total{protocol="x402"} 120000`,
+		`assay_snapshots_total{status="captured"}`,
+		`assay_provider_search_calls_total{provider="corpus"}`,
+	} {
+		if !strings.Contains(string(mb), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
 }
 
 func TestReplayedPaymentRefused(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/store"
 )
@@ -113,13 +114,13 @@ func newProcessor(c paymentsConfig, publicBase string, log *slog.Logger) (*payme
 
 // newGate builds the 402 gate over the processor and the ledger in db,
 // reconciles orders a crash left behind, and keeps reconciling pending ones.
-func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, publicBase string, db *store.DB, log *slog.Logger) (*payment.Gate, error) {
+func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, publicBase string, db *store.DB, m *metrics.Metrics, log *slog.Logger) (*payment.Gate, error) {
 	keys, err := payment.LoadKeyring(ctx, db, c.ReceiptKey)
 	if err != nil {
 		return nil, err
 	}
 	gate, err := payment.NewGate(proc, db, &payment.GateOptions{
-		CashierOptions: payment.CashierOptions{Keys: keys, Logger: log, Costs: c.Costs},
+		CashierOptions: payment.CashierOptions{Keys: keys, Logger: log, Costs: c.Costs, OnEvent: m.PaymentEvent},
 		PublicBaseURL:  publicBase,
 	})
 	if err != nil {

@@ -57,7 +57,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		publicBase = base
 	}
 
-	verify, err := newVerification(cfg, db, log)
+	m := metrics.New(nil)
+	verify, err := newVerification(cfg, db, m, log)
 	if err != nil {
 		return err
 	}
@@ -78,13 +79,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	gate, err := newGate(ctx, payCfg, proc, publicBase, db, log.With("component", "payment"))
+	gate, err := newGate(ctx, payCfg, proc, publicBase, db, m, log.With("component", "payment"))
 	if err != nil {
 		return err
 	}
 	go purgeLoop(ctx, cfg.PurgeInterval, log, verify)
 
-	m := metrics.New(nil)
 	h, err := server.New(server.Config{
 		Logger:        log,
 		MaxBodyBytes:  cfg.MaxBodyBytes,
@@ -100,6 +100,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Ready: map[string]func(context.Context) error{
 			"store":  db.Ping,
 			"claims": verify.ready,
+			"payments": func(context.Context) error {
+				if proc.PayTo().String() == "" {
+					return errors.New("no payee configured")
+				}
+				return nil
+			},
 			"niche": func(ctx context.Context) error {
 				_, err := catalogue.Engine.HasPublished(ctx)
 				return err
