@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"log"
 	"net/http"
@@ -9,16 +10,43 @@ import (
 	"strings"
 	"time"
 
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/corpus"
 	"github.com/assaykit/assay/metrics"
+	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/store"
 )
 
-// The host creates the collectors, passes ObserveRequest to the server as
-// an observer, serves Handler at /metrics (server.Config.Metrics), and
-// reports engine events through the typed methods.
+// The host creates the collectors and hands each piece its hook: the
+// server's request observer and /metrics handler, the claims engine's
+// Observer, snapshot.Options.OnCapture (SnapshotCaptured) and
+// payment.CashierOptions.OnEvent (PaymentEvent).
 func ExampleNew() {
+	ctx := context.Background()
 	m := metrics.New(&metrics.Options{NoRuntime: true}) // NoRuntime: no Go runtime or process metrics
+
+	db, err := store.Open(ctx, ":memory:", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	demo, err := corpus.Demo()
+	if err != nil {
+		log.Fatal(err)
+	}
+	provider, err := corpus.New(demo, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	engine, err := claims.New(provider, db, nil, &claims.Options{Observer: m.ClaimsObserver(provider.Name())})
+	if err != nil {
+		log.Fatal(err)
+	}
+
 	h, err := server.New(server.Config{
+		Paywall:   payment.Free{},
+		Claims:    server.ClaimsConfig{Engine: engine},
 		Metrics:   m.Handler(),
 		Observers: []func(*http.Request, string, int, time.Duration){m.ObserveRequest},
 	})
@@ -27,17 +55,23 @@ func ExampleNew() {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	for _, path := range []string{"/healthz", "/healthz", "/no/such/path"} {
+	res, err := http.Post(srv.URL+"/v1/claims/verify/quick", "application/json",
+		strings.NewReader(`{"claim":"Base mainnet uses chain ID 8543.","minimumSources":1}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	res.Body.Close()
+	for _, path := range []string{"/healthz", "/no/such/path"} {
 		res, err := http.Get(srv.URL + path)
 		if err != nil {
 			log.Fatal(err)
 		}
 		res.Body.Close()
 	}
-	m.Verification("deep", "confirmed")
-	m.Payment("x402", "settled", 120_000)
+	// What a Gate's cashier reports through OnEvent:
+	m.PaymentEvent(payment.PaymentEvent{Protocol: payment.ProtocolX402, Outcome: "settled", OfferID: "claims.verify.deep", AmountMicroUSD: 120_000})
 
-	res, err := http.Get(srv.URL + "/metrics")
+	res, err = http.Get(srv.URL + "/metrics")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -45,15 +79,18 @@ func ExampleNew() {
 	sc := bufio.NewScanner(res.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "assay_http_requests_total") || strings.HasPrefix(line, "assay_verifications_total") ||
-			strings.HasPrefix(line, "assay_payment") {
-			fmt.Println(line)
+		for _, name := range []string{"assay_http_requests_total", "assay_verifications_total", "assay_provider_search_calls_total", "assay_payment"} {
+			if strings.HasPrefix(line, name) {
+				fmt.Println(line)
+			}
 		}
 	}
 	// Output:
-	// assay_http_requests_total{method="GET",route="health.live",status="200"} 2
+	// assay_http_requests_total{method="GET",route="health.live",status="200"} 1
 	// assay_http_requests_total{method="GET",route="unmatched",status="404"} 1
+	// assay_http_requests_total{method="POST",route="claims.verify.quick",status="200"} 1
 	// assay_payment_amount_microusd_total{protocol="x402"} 120000
 	// assay_payments_total{outcome="settled",protocol="x402"} 1
-	// assay_verifications_total{status="confirmed",tier="deep"} 1
+	// assay_provider_search_calls_total{provider="corpus"} 1
+	// assay_verifications_total{status="contradicted",tier="quick"} 1
 }
