@@ -9,8 +9,8 @@
 //	     http://127.0.0.1:8081/api/v1/claims/verify
 //	curl -H 'Authorization: Bearer s3cret' http://127.0.0.1:8081/api/v1/url-snapshots/<snapshotId>
 //
-// The host keeps its own routes (/ and /healthz here) and its own error
-// bodies; everything under /api/ reaches assay only after the host's bearer
+// The host keeps its own routes (/, /healthz, and /metrics with assay's
+// Prometheus metrics) and its own error bodies; everything under /api/ reaches assay only after the host's bearer
 // check. Only the claims and snapshot services are mounted: the niche
 // catalogue, subscriptions, MCP, A2A and discovery documents are not
 // configured, so their paths are 404. With -payments gate the commerce

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -179,6 +180,23 @@ func TestFreeVerificationAndSnapshotsUnderThePrefix(t *testing.T) {
 	if captured == 0 {
 		t.Fatal("no snapshot was captured")
 	}
+	metricsHave(t, base,
+		`assay_verifications_total{status="confirmed",tier="deep"} 1`,
+		`assay_verifications_total{status="confirmed",tier="quick"} 1`,
+		fmt.Sprintf(`assay_snapshots_total{status="captured"} %d`, captured),
+		`assay_http_requests_total{method="POST",route="claims.verify.deep",status="200"} 1`)
+}
+
+// metricsHave checks the host's /metrics (no token: scraped like /healthz)
+// for lines.
+func metricsHave(t *testing.T, base string, lines ...string) {
+	t.Helper()
+	r := call(t, http.DefaultClient, "GET", base+"/metrics", "", "")
+	for _, l := range lines {
+		if r.status != 200 || !strings.Contains(string(r.body), l+"\n") {
+			t.Errorf("/metrics (%d) lacks %s\n%s", r.status, l, r.body)
+		}
+	}
 }
 
 func TestPaidVerificationBehindHostAuth(t *testing.T) {
@@ -256,6 +274,10 @@ func TestPaidVerificationBehindHostAuth(t *testing.T) {
 	if rc.ResultSHA256 != hex.EncodeToString(sum[:]) || rc.ResultID != res.VerificationID || rc.AmountMicroUSD != 20_000 || !rc.Dev {
 		t.Fatalf("receipt does not describe the delivery: %+v", rc)
 	}
+	metricsHave(t, base,
+		`assay_payments_total{outcome="settled",protocol="x402"} 1`,
+		`assay_payments_total{outcome="challenged",protocol="none"} 2`,
+		`assay_payment_amount_microusd_total{protocol="x402"} 20000`)
 }
 
 func TestBadConfiguration(t *testing.T) {

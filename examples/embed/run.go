@@ -19,6 +19,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/corpus"
+	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
@@ -111,7 +112,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer a.Close()
 
 	srv := &http.Server{
-		Handler:           hostMux(cfg.Prefix, token, a.handler),
+		Handler:           hostMux(cfg.Prefix, token, a.handler, a.metrics.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      150 * time.Second, // a verification may take 120 s
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -134,8 +135,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // hostMux is the host application's own mux: its own routes, and assay
-// mounted under prefix behind the host's bearer check.
-func hostMux(prefix, token string, assay http.Handler) *http.ServeMux {
+// mounted under prefix behind the host's bearer check. assay's metrics are
+// served at the host's /metrics, next to its own health check (scraped
+// from inside the network, like them).
+func hostMux(prefix, token string, assay, metrics http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "Example host application. Claim verification is at %s/v1/claims/verify (Authorization: Bearer <host token>).\n", prefix)
@@ -144,6 +147,7 @@ func hostMux(prefix, token string, assay http.Handler) *http.ServeMux {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"ok":true}`)
 	})
+	mux.Handle("GET /metrics", metrics)
 	// assay's routes are configured with the prefix (see newAssay), so the
 	// handler sees the full path: the URLs it builds (snapshot contentUrl,
 	// payment resources) carry the prefix without any rewriting here.
@@ -176,9 +180,11 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// assay holds the mounted handler and what must be closed with it.
+// assay holds the mounted handler, its metrics, and what must be closed
+// with it.
 type assay struct {
 	handler http.Handler
+	metrics *metrics.Metrics
 	closers []func() error
 }
 
@@ -195,7 +201,7 @@ func (a *assay) Close() error {
 // handler with only the claims, snapshot and (when paid) commerce routes,
 // all under cfg.Prefix.
 func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Logger) (_ *assay, err error) {
-	a := &assay{}
+	a := &assay{metrics: metrics.New(nil)}
 	defer func() {
 		if err != nil {
 			_ = a.Close()
@@ -228,12 +234,16 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 		Logger:     log.With("component", "snapshot"),
 		HostMap:    site.HostMap(), // corpus hosts are dialled at the loopback server
 		AllowAddrs: site.AllowList(),
+		OnCapture:  a.metrics.SnapshotCaptured,
 	})
 	if err != nil {
 		return nil, err
 	}
 	a.closers = append(a.closers, func() error { snaps.Close(); return nil })
-	engine, err := claims.New(provider, db, snaps, &claims.Options{Logger: log.With("component", "claims")})
+	engine, err := claims.New(provider, db, snaps, &claims.Options{
+		Logger:   log.With("component", "claims"),
+		Observer: a.metrics.ClaimsObserver(provider.Name()),
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +256,7 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 
 	scfg := server.Config{
 		Logger:    log,
+		Observers: []func(*http.Request, string, int, time.Duration){a.metrics.ObserveRequest},
 		Claims:    server.ClaimsConfig{Engine: engine, Prefix: cfg.Prefix},
 		Snapshots: server.SnapshotsConfig{Service: snaps, Prefixes: []string{cfg.Prefix}},
 	}
@@ -253,7 +264,7 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 	case "free":
 		scfg.Paywall = payment.Free{}
 	case "gate":
-		gate, err := newGate(ctx, db, publicBase, log.With("component", "payment"))
+		gate, err := newGate(ctx, db, publicBase, a.metrics, log.With("component", "payment"))
 		if err != nil {
 			return nil, err
 		}
@@ -280,7 +291,7 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 // MPP is left off on purpose: its credentials travel in the Authorization
 // header, which this host uses for its own bearer token. x402 uses its own
 // PAYMENT-SIGNATURE header and works behind the host's check.
-func newGate(ctx context.Context, db *store.DB, publicBase string, log *slog.Logger) (*payment.Gate, error) {
+func newGate(ctx context.Context, db *store.DB, publicBase string, m *metrics.Metrics, log *slog.Logger) (*payment.Gate, error) {
 	proc, err := payment.NewProcessor(&payment.ProcessorOptions{
 		PayTo:  "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", // set your own payee address
 		Dev:    true,
@@ -294,7 +305,7 @@ func newGate(ctx context.Context, db *store.DB, publicBase string, log *slog.Log
 		return nil, err
 	}
 	gate, err := payment.NewGate(proc, db, &payment.GateOptions{
-		CashierOptions: payment.CashierOptions{Keys: keys, Logger: log},
+		CashierOptions: payment.CashierOptions{Keys: keys, Logger: log, OnEvent: m.PaymentEvent},
 		PublicBaseURL:  publicBase,
 	})
 	if err != nil {
