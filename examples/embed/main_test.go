@@ -107,6 +107,11 @@ func TestHostAuthGuardsTheMount(t *testing.T) {
 		{"not mounted outside the prefix", "POST", "/v1/claims/verify", hostToken, claimBody, 404, "404 page not found"},
 		{"niche catalogue not mounted", "GET", "/api/v1/niches", hostToken, "", 404, `"detail":"Not Found"`},
 		{"commerce not mounted when free", "GET", "/api/.well-known/jwks.json", hostToken, "", 404, `"detail":"Not Found"`},
+		// Only the claims and snapshot handlers are mounted. If the MCP or
+		// A2A transport starts answering here, disable it in newAssay
+		// (their configs) or decide to offer it and change these cases.
+		{"no MCP endpoint", "POST", "/api/mcp", hostToken, `{}`, 404, `"detail":"Not Found"`},
+		{"no A2A endpoint", "POST", "/api/a2a", hostToken, `{}`, 404, `"detail":"Not Found"`},
 		{"host's own health", "GET", "/healthz", "", "", 200, `{"ok":true}`},
 		{"host's own page", "GET", "/", "", "", 200, "Example host application"},
 	}
