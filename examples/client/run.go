@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -169,7 +170,7 @@ func (c *client) verify(ctx context.Context, cfg *config) (*verification, error)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+tier.Path, strings.NewReader(string(b)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+tier.Path, bytes.NewReader(b))
 	if err != nil {
 		return nil, err
 	}
