@@ -204,3 +204,23 @@ func TestAdminGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestMountedUnderStripPrefix: links and redirects keep the host's prefix
+// when the handler is mounted with http.StripPrefix.
+func TestMountedUnderStripPrefix(t *testing.T) {
+	h := testHandler(t, &Route{ID: "x", Method: "GET", Path: "/v1/things", Handler: echoParams()})
+	mounted := http.StripPrefix("/api", h)
+	rec := do(t, mounted, "GET", "/api/v1/things/?a=1", "")
+	if rec.Code != http.StatusTemporaryRedirect || rec.Header().Get("Location") != "/api/v1/things?a=1" {
+		t.Fatalf("got %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	req := httptest.NewRequest("GET", "/api/v1/x/y", nil)
+	req.URL.Path = "/v1/x/y" // what StripPrefix hands on
+	if got := externalPath(req); got != "/api/v1/x/y" {
+		t.Fatalf("externalPath = %q", got)
+	}
+	req = httptest.NewRequest("GET", "/v1/x/y", nil)
+	if got := externalPath(req); got != "/v1/x/y" {
+		t.Fatalf("externalPath without prefix = %q", got)
+	}
+}

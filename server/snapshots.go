@@ -80,7 +80,8 @@ func (s *Server) snapshotGet(w http.ResponseWriter, r *http.Request, svc *snapsh
 		md.Charset = &snap.Charset
 	}
 	if snap.Captured() {
-		c, wu := r.URL.Path+"/content", r.URL.Path+"/warc"
+		p := externalPath(r)
+		c, wu := p+"/content", p+"/warc"
 		md.ContentURL, md.WarcURL = &c, &wu
 	}
 	w.Header().Set("Cache-Control", "public, max-age=3600")

@@ -123,6 +123,30 @@ func (c *Collection) Lookup(host, pathAndQuery string) *Document {
 	return nil
 }
 
+// HostsOfKind returns, sorted, the hosts all of whose documents are of the
+// given kind (KindOfficial, KindNews, ...). The claims engine classifies
+// sources by domain; a corpus states its documents' kinds, so a host
+// answers e.g. claims.Options.OfficialDomains. A host whose documents
+// disagree about their kind is left out of every list.
+func (c *Collection) HostsOfKind(kind string) []string {
+	kinds := map[string]string{}
+	for _, d := range c.docs {
+		if k, seen := kinds[d.Host]; seen && k != d.Kind {
+			kinds[d.Host] = ""
+			continue
+		}
+		kinds[d.Host] = d.Kind
+	}
+	var out []string
+	for host, k := range kinds {
+		if k == kind && kind != "" {
+			out = append(out, host)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Hosts returns the distinct hosts of the collection, sorted.
 func (c *Collection) Hosts() []string {
 	seen := map[string]bool{}

@@ -47,6 +47,11 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 	}
 
 	var provider claims.SearchProvider
+	engOpts := &claims.Options{
+		Logger:      log.With("component", "claims"),
+		Timeout:     cfg.ClaimsTimeout,
+		ResultCache: cfg.ClaimsResultCache,
+	}
 	switch {
 	case cfg.Provider == "openai" || (cfg.Provider == "auto" && cfg.OpenAIKey != ""):
 		if cfg.OpenAIKey == "" {
@@ -81,6 +86,12 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 			return nil, err
 		}
 		provider = p
+		// The corpus states what kind of site each host is; the engine
+		// classifies sources (official, news, ...) by domain.
+		engOpts.OfficialDomains = coll.HostsOfKind(corpus.KindOfficial)
+		engOpts.AcademicDomains = coll.HostsOfKind(corpus.KindAcademic)
+		engOpts.NewsDomains = coll.HostsOfKind(corpus.KindNews)
+		engOpts.VendorDomains = coll.HostsOfKind(corpus.KindVendor)
 		// The corpus's hosts are dialled at its loopback server, and only
 		// that one loopback address is let past the capturer's checks.
 		snapOpts.HostMap = srv.HostMap()
@@ -106,12 +117,8 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 	v.snapshots = snaps
 	v.closers = append(v.closers, func() error { snaps.Close(); return nil })
 
-	eng, err := claims.New(provider, db, snaps, &claims.Options{
-		Observer:    m.ClaimsObserver(provider.Name()),
-		Logger:      log.With("component", "claims"),
-		Timeout:     cfg.ClaimsTimeout,
-		ResultCache: cfg.ClaimsResultCache,
-	})
+	engOpts.Observer = m.ClaimsObserver(provider.Name())
+	eng, err := claims.New(provider, db, snaps, engOpts)
 	if err != nil {
 		_ = v.Close()
 		return nil, err

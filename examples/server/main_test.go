@@ -36,6 +36,7 @@ func startServer(t *testing.T, extraEnv map[string]string) string {
 	case base := <-ready:
 		return base
 	case err := <-done:
+		done <- err // for the cleanup, which waits for run to return
 		t.Fatalf("server stopped: %v", err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("server did not start")
@@ -135,5 +136,87 @@ func TestDiscoveryDocumentsServed(t *testing.T) {
 	}
 	if err := payment.DecodeX402Header(res.Header.Get("Payment-Required"), &pr); err != nil || pr.Extensions["bazaar"] == nil {
 		t.Fatalf("402 without bazaar extension: %v %v", err, pr.Extensions)
+	}
+}
+
+// runErr runs the server with env and returns its start-up error (nil if it
+// started; it is then stopped).
+func runErr(t *testing.T, env map[string]string) error {
+	t.Helper()
+	full := map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": t.TempDir(), "ASSAY_LOG_LEVEL": "error"}
+	for k, v := range env {
+		full[k] = v
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, func(k string) string { return full[k] }, io.Discard, io.Discard, ready) }()
+	select {
+	case <-ready:
+		cancel()
+		return <-done
+	case err := <-done:
+		return err
+	}
+}
+
+func TestProductionConfigurationRules(t *testing.T) {
+	prod := map[string]string{
+		"ASSAY_FACILITATOR_URL": "http://127.0.0.1:1", "ASSAY_PAYEE_ADDRESS": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+		"ASSAY_MPP_SECRET": strings.Repeat("s", 32), "ASSAY_PUBLIC_BASE_URL": "https://api.example.com",
+	}
+	with := func(extra map[string]string, drop ...string) map[string]string {
+		out := map[string]string{}
+		for k, v := range prod {
+			out[k] = v
+		}
+		for _, k := range drop {
+			delete(out, k)
+		}
+		for k, v := range extra {
+			out[k] = v
+		}
+		return out
+	}
+	if err := runErr(t, prod); err != nil {
+		t.Fatalf("complete production configuration refused: %v", err)
+	}
+	if err := runErr(t, with(nil, "ASSAY_PUBLIC_BASE_URL")); err == nil || !strings.Contains(err.Error(), "ASSAY_PUBLIC_BASE_URL") {
+		t.Fatalf("production without a public base URL: %v", err)
+	}
+	if err := runErr(t, with(nil, "ASSAY_MPP_SECRET")); err == nil {
+		t.Fatal("production without an MPP secret started")
+	}
+	if err := runErr(t, with(map[string]string{"ASSAY_STRIPE_PRICE_ID": "price_1"})); err == nil {
+		t.Fatal("a partial Stripe subscription configuration started")
+	}
+}
+
+func TestSubscriptionsOnlyFreeInDevMode(t *testing.T) {
+	// Dev mode: the development billing backend is mounted.
+	base := startServer(t, nil)
+	res, err := http.Get(base + "/v1/subscription/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("dev-mode subscription status: %d", res.StatusCode)
+	}
+	// Production without a Stripe price: no subscription routes at all,
+	// never the free development backend.
+	base = startServer(t, map[string]string{
+		"ASSAY_FACILITATOR_URL": "http://127.0.0.1:1", "ASSAY_PAYEE_ADDRESS": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+		"ASSAY_MPP_SECRET": strings.Repeat("s", 32), "ASSAY_PUBLIC_BASE_URL": "https://api.example.com",
+		"ASSAY_STRIPE_SECRET_KEY": "sk_test_key_only",
+	})
+	res, err = http.Post(base+"/v1/subscription/checkout", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 404 {
+		t.Fatalf("production checkout without Stripe subscriptions: %d, want 404", res.StatusCode)
 	}
 }

@@ -60,8 +60,15 @@ func readPaymentsConfig(getenv func(string) string) (paymentsConfig, error) {
 // newProcessor builds the x402/MPP protocol layer. Without a facilitator it
 // runs in dev mode: signatures are verified for real, nothing is settled
 // on-chain, and receipts say so.
-func newProcessor(c paymentsConfig, publicBase string, bz *server.Bazaar, log *slog.Logger) (*payment.Protocols, error) {
-	dev := c.FacilitatorURL == ""
+// dev reports whether payments run in dev mode (no facilitator).
+func (c paymentsConfig) dev() bool { return c.FacilitatorURL == "" }
+
+// newProcessor builds the protocol layer. configuredBase is
+// ASSAY_PUBLIC_BASE_URL as given (production needs it, or an explicit
+// realm); publicBase is the base actually used (the listen address when
+// none is configured).
+func newProcessor(c paymentsConfig, configuredBase, publicBase string, bz *server.Bazaar, log *slog.Logger) (*payment.Protocols, error) {
+	dev := c.dev()
 	opts := &payment.ProcessorOptions{PayTo: c.PayTo, Network: c.Network, Dev: dev, Realm: c.Realm, Logger: log, Extensions: bz.Extensions}
 	if opts.Realm == "" {
 		if u, err := url.Parse(publicBase); err == nil && u.Hostname() != "" {
@@ -86,7 +93,7 @@ func newProcessor(c paymentsConfig, publicBase string, bz *server.Bazaar, log *s
 			opts.MPPSecret = s
 		}
 	} else {
-		if c.PayTo == "" || opts.MPPSecret == nil || opts.Realm == "" {
+		if c.PayTo == "" || opts.MPPSecret == nil || (configuredBase == "" && c.Realm == "") {
 			return nil, errors.New("production payments need ASSAY_PAYEE_ADDRESS, ASSAY_MPP_SECRET and ASSAY_PUBLIC_BASE_URL (or ASSAY_MPP_REALM)")
 		}
 		fo := &payment.FacilitatorOptions{URL: c.FacilitatorURL, Logger: log}
@@ -103,7 +110,10 @@ func newProcessor(c paymentsConfig, publicBase string, bz *server.Bazaar, log *s
 		}
 		opts.Facilitator = fac
 	}
-	if c.StripeKey != "" {
+	if c.StripeProfile != "" && c.StripeKey == "" {
+		return nil, errors.New("ASSAY_STRIPE_PROFILE_ID is set without ASSAY_STRIPE_SECRET_KEY")
+	}
+	if c.StripeKey != "" && c.StripeProfile != "" { // cards (MPP stripe); the key alone serves subscriptions
 		sc, err := payment.NewStripeCharger(&payment.StripeOptions{SecretKey: c.StripeKey, ProfileID: c.StripeProfile})
 		if err != nil {
 			return nil, fmt.Errorf("stripe: %w", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/metrics"
+	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 )
@@ -64,20 +65,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer verify.Close()
-	subs, err := newSubscriptions(getenv, db, log.With("component", "subscriptions"))
-	if err != nil {
-		return err
-	}
-	catalogue, err := newCatalogue(ctx, cfg, db, subs, log.With("component", "niche"))
-	if err != nil {
-		return err
-	}
 	payCfg, err := readPaymentsConfig(getenv)
 	if err != nil {
 		return err
 	}
+	subs, err := newSubscriptions(getenv, payCfg.dev(), db, log.With("component", "subscriptions"))
+	if err != nil {
+		return err
+	}
+	var subscribers niche.Subscribers
+	if subs != nil {
+		subscribers = subs
+	}
+	catalogue, err := newCatalogue(ctx, cfg, db, subscribers, log.With("component", "niche"))
+	if err != nil {
+		return err
+	}
 	bz := &server.Bazaar{}
-	proc, err := newProcessor(payCfg, publicBase, bz, log.With("component", "payment"))
+	proc, err := newProcessor(payCfg, cfg.PublicBaseURL, publicBase, bz, log.With("component", "payment"))
 	if err != nil {
 		return err
 	}

@@ -102,26 +102,10 @@ func (v *verifier) Close() error {
 // kind, and the kinds the engine has no list for (reference works, forums,
 // other), are left to the engine's own rules.
 func classification(c *corpus.Collection) *claims.Options {
-	kinds := map[string]string{}
-	for _, d := range c.Documents() {
-		if k, seen := kinds[d.Host]; seen && k != d.Kind {
-			kinds[d.Host] = ""
-			continue
-		}
-		kinds[d.Host] = d.Kind
+	return &claims.Options{
+		OfficialDomains: c.HostsOfKind(corpus.KindOfficial),
+		AcademicDomains: c.HostsOfKind(corpus.KindAcademic),
+		NewsDomains:     c.HostsOfKind(corpus.KindNews),
+		VendorDomains:   c.HostsOfKind(corpus.KindVendor),
 	}
-	o := &claims.Options{}
-	for _, host := range c.Hosts() {
-		switch kinds[host] {
-		case corpus.KindOfficial:
-			o.OfficialDomains = append(o.OfficialDomains, host)
-		case corpus.KindAcademic:
-			o.AcademicDomains = append(o.AcademicDomains, host)
-		case corpus.KindNews:
-			o.NewsDomains = append(o.NewsDomains, host)
-		case corpus.KindVendor:
-			o.VendorDomains = append(o.VendorDomains, host)
-		}
-	}
-	return o
 }
