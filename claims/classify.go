@@ -160,7 +160,10 @@ func (c *classifier) classify(rawURL string, eff *Effective) classification {
 		if !strings.Contains(d, ".") {
 			return classification{SourceOfficial, "official: ." + d + " domain"}
 		}
-		return classification{SourceOfficial, "official: " + d + " is a government or intergovernmental domain"}
+		if slices.Contains(defaultOfficialDomains(), d) {
+			return classification{SourceOfficial, "official: " + d + " is a government or intergovernmental domain"}
+		}
+		return classification{SourceOfficial, "official: " + d + " is a configured official domain"}
 	}
 	labels := suffixLabels(host)
 	if len(labels) >= 2 {

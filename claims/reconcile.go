@@ -459,7 +459,7 @@ func (d *draft) checkFreshness() {
 		if eff.FreshnessHours > 0 && latest.Before(ref.Add(-time.Duration(eff.FreshnessHours)*time.Hour)) {
 			ev.stale = true
 			ev.notes = append(ev.notes, fmt.Sprintf("stale: published before the %d-hour freshness window", eff.FreshnessHours))
-			d.limit("Evidence %s (published %s) is older than the %d-hour freshness window ending %s; it is superseded by fresher evidence that disagrees with it.",
+			d.limit("Evidence %s (published %s) is older than the %d-hour freshness window ending %s.",
 				ev.ID, *ev.PublishedAt, eff.FreshnessHours, ref.Format(time.RFC3339))
 		}
 	}

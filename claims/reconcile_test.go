@@ -167,6 +167,9 @@ func TestStaleSource(t *testing.T) {
 	if ev := evidenceByID(r.res)["s3"]; !strings.Contains(ev.QualityReason, "stale") {
 		t.Fatalf("s3: %+v", ev)
 	}
+	if !hasLimitation(r.res, "Evidence s3 is older than the freshness window and is superseded by fresher evidence") {
+		t.Fatalf("the superseded stale source is not reported: %q", r.res.Limitations)
+	}
 	r2 := runFixture(t, "stale_source", func(req *claims.Request) { req.FreshnessHours = nil })
 	if r2.res.Status != claims.StatusAmbiguous || len(r2.res.Conflicts) == 0 {
 		t.Fatalf("without freshness: status %s conflicts %+v", r2.res.Status, r2.res.Conflicts)
@@ -175,6 +178,9 @@ func TestStaleSource(t *testing.T) {
 	r3 := runFixture(t, "stale_only", nil)
 	if r3.res.Status != claims.StatusConfirmed || r3.res.AtomicFacts[0].Confidence > 0.6 || !hasLimitation(r3.res, "rests only on evidence older") {
 		t.Fatalf("stale only: %s %+v %q", r3.res.Status, r3.res.AtomicFacts, r3.res.Limitations)
+	}
+	if hasLimitation(r3.res, "superseded") {
+		t.Fatalf("stale-only evidence reported as superseded: %q", r3.res.Limitations)
 	}
 	// asOf moves the window: as of 2024-01-12 the 2024 article is fresh
 	// and the 2026 sources were published after asOf.

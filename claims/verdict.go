@@ -29,6 +29,7 @@ type factTally struct {
 	support, contra map[string]float64 // registrable domain → best weight
 	used            []*evWork          // the evidence the verdict rests on
 	staleOnly       bool
+	superseded      []*evWork // stale evidence set aside for fresher evidence that disagrees
 }
 
 // tallyFact counts the independent sources (registrable domains) behind a
@@ -49,14 +50,16 @@ func tallyFact(ids []string, byID map[string]*evWork) factTally {
 			}
 		}
 	}
-	var usedEv []*evWork
+	var usedEv, superseded []*evWork
 	for _, ev := range counting {
 		if !ev.stale || len(freshSides) == 0 || freshSides[ev.Relationship] {
 			usedEv = append(usedEv, ev)
+		} else {
+			superseded = append(superseded, ev)
 		}
 	}
 	t := factTally{support: map[string]float64{}, contra: map[string]float64{}}
-	t.used = usedEv
+	t.used, t.superseded = usedEv, superseded
 	t.staleOnly = len(freshSides) == 0 && len(counting) > 0
 	for _, ev := range t.used {
 		m := t.support
@@ -184,6 +187,9 @@ func (d *draft) judge() judgement {
 		}
 		if t.staleOnly {
 			d.limit("Atomic fact %d rests only on evidence older than the freshness window; its confidence is capped at %.2f.", i+1, staleOnlyConfidence)
+		}
+		for _, ev := range t.superseded {
+			d.limit("Evidence %s is older than the freshness window and is superseded by fresher evidence that disagrees with it.", ev.ID)
 		}
 		f.Status = final
 		if len(t.support) > 0 && len(t.contra) > 0 && eff.IncludeConflicts {

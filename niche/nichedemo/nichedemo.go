@@ -1,5 +1,5 @@
 // Package nichedemo holds a demonstration catalogue for the niche engine:
-// 42 published evaluations in 12 categories backed by 183 signals, written
+// 42 published evaluations in 12 categories backed by 187 signals, written
 // for assay (the excerpts are illustrative text, not quotations, and say
 // so in their licence field). It is embedded as JSON Lines in the bulk
 // import format and loaded through niche.Engine.Import, the same path
