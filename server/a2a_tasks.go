@@ -59,12 +59,6 @@ func (e *a2aTaskEntry) addArtifact(a a2aArtifact) a2aEvent {
 	return a2aEvent{ArtifactUpdate: &a2aArtifactUpdate{TaskID: e.task.ID, ContextID: e.task.ContextID, Artifact: a, LastChunk: true}}
 }
 
-func (e *a2aTaskEntry) state() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.task.Status.State
-}
-
 func agentMessage(taskID, contextID, text string) *a2aMessage {
 	return &a2aMessage{MessageID: ids.New("msg_"), TaskID: taskID, ContextID: contextID, Role: a2aRoleAgent, Parts: []a2aPart{{Text: &text}}}
 }

@@ -121,14 +121,6 @@ type a2aTaskParams struct {
 	HistoryLength *int   `json:"historyLength,omitempty"`
 }
 
-// rpcRequest is a JSON-RPC 2.0 request.
-type rpcRequest struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-}
-
 // rpcError is a JSON-RPC error; in A2A 1.0 data is an array of typed
 // objects (google.rpc.ErrorInfo first).
 type rpcError struct {

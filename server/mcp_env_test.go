@@ -39,6 +39,9 @@ type paidEnv struct {
 type envOptions struct {
 	// provider replaces the fixture's scripted provider.
 	provider *claimstest.Provider
+	// search, when set, is the engine's provider (provider still counts
+	// calls when search wraps it).
+	search claims.SearchProvider
 	// paywall replaces the gate (nil keeps the gate; use noPaywall for none).
 	paywall payment.Paywall
 	noGate  bool
@@ -75,7 +78,11 @@ func newPaidEnv(t *testing.T, o *envOptions) *paidEnv {
 	if prov == nil {
 		prov = f.Provider()
 	}
-	eng, err := claims.New(prov, db, f.Snapshotter(), nil)
+	var sp claims.SearchProvider = prov
+	if o.search != nil {
+		sp = o.search
+	}
+	eng, err := claims.New(sp, db, f.Snapshotter(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
