@@ -267,7 +267,13 @@ func a2aVersion(r *http.Request) (string, bool) {
 
 // writeRPC answers with a JSON-RPC response.
 func writeRPC(w http.ResponseWriter, status int, id json.RawMessage, result any, e *rpcError) {
-	resp := rpcResponse{JSONRPC: "2.0", ID: rpcID(id), Result: result, Error: e}
+	writeRPCDetail(w, status, id, result, e, "")
+}
+
+// writeRPCDetail answers with a JSON-RPC response that also carries the
+// HTTP route's detail (see rpcResponse.Detail).
+func writeRPCDetail(w http.ResponseWriter, status int, id json.RawMessage, result any, e *rpcError, detail string) {
+	resp := rpcResponse{JSONRPC: "2.0", ID: rpcID(id), Result: result, Error: e, Detail: detail}
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, status, resp)
 }

@@ -364,14 +364,14 @@ func (snd *a2aSend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		buf.close()
 		if canceled != "" {
 			// The canceled task, with a non-2xx status: not charged.
-			writeRPC(w, http.StatusConflict, job.id, a2aEvent{Task: new(e.snapshot())}, nil)
+			writeRPCDetail(w, http.StatusConflict, job.id, a2aEvent{Task: new(e.snapshot())}, nil, canceled)
 			return
 		}
 		_ = ev
 		if st < 400 {
 			st = http.StatusInternalServerError
 		}
-		writeRPC(w, st, job.id, nil, callError(e.task.ID, orderID, st, d))
+		writeRPCDetail(w, st, job.id, nil, callError(e.task.ID, orderID, st, d), d)
 		return
 	}
 	if !job.streaming {
@@ -387,7 +387,7 @@ func (snd *a2aSend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, ev := range buf.close() {
 		b, err := httpjson.Marshal(rpcResponse{JSONRPC: "2.0", ID: rpcID(job.id), Result: ev})
 		if err != nil {
-			writeRPC(w, http.StatusInternalServerError, job.id, nil, callError(e.task.ID, orderID, 500, "Internal Server Error"))
+			writeRPCDetail(w, http.StatusInternalServerError, job.id, nil, callError(e.task.ID, orderID, 500, "Internal Server Error"), "Internal Server Error")
 			return
 		}
 		fmt.Fprintf(&out, "data: %s\n\n", b)

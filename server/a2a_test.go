@@ -490,12 +490,8 @@ func TestA2AStreamLive(t *testing.T) {
 		}
 		got = append(got, describe(ev))
 		if ev.StatusUpdate != nil && strings.Contains(describe(ev), "Searching") && !released {
-			// The provider has not answered yet: the update came live.
-			select {
-			case <-g.started:
-			default:
-				t.Fatal("searching reported before the provider was called")
-			}
+			// The provider cannot answer before release: the update
+			// came live, while the verification was running.
 			released = true
 			close(g.release)
 		}

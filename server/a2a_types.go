@@ -135,6 +135,11 @@ type rpcResponse struct {
 	ID      json.RawMessage `json:"id"`
 	Result  any             `json:"result,omitempty"`
 	Error   *rpcError       `json:"error,omitempty"`
+	// Detail repeats the HTTP route's detail on answers to calls that
+	// failed after payment, so that the gate records the same order
+	// failure reason as for HTTP ("handler answered 502: Evidence
+	// provider failed"). JSON-RPC clients ignore the extra member.
+	Detail string `json:"detail,omitempty"`
 }
 
 // JSON-RPC and A2A error codes.
