@@ -427,9 +427,6 @@ func (g *Gate) challenge(w http.ResponseWriter, r *http.Request, offer Offer, re
 	_, _ = w.Write(body)
 }
 
-// ProblemTypeBase prefixes the MPP problem type suffixes.
-const ProblemTypeBase = "https://paymentauth.org/problems/"
-
 // withProblem merges p into a challenge body (an RFC 9457 problem that is
 // also an x402 v1 document): detail, type and the x402 error field.
 func withProblem(body []byte, p *Problem) []byte {

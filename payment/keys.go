@@ -25,8 +25,8 @@ type jwkKey struct {
 	pub ed25519.PublicKey
 }
 
-// ErrBadKey reports a key specification that cannot be parsed.
-var ErrBadKey = errors.New("payment: invalid receipt key")
+// ErrBadReceiptKey reports a receipt-key specification that cannot be parsed.
+var ErrBadReceiptKey = errors.New("payment: invalid receipt key")
 
 // MetaStore keeps instance-wide settings; store.DB implements it. Instances
 // sharing a database agree on a generated receipt key through it.
@@ -42,13 +42,13 @@ const ReceiptKeyMeta = "payment.receipt_signing_key"
 // the verification-only keys.
 func NewKeyring(signing ed25519.PrivateKey, verifyOnly ...ed25519.PublicKey) (*Keyring, error) {
 	if len(signing) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("%w: signing key must be an Ed25519 private key", ErrBadKey)
+		return nil, fmt.Errorf("%w: signing key must be an Ed25519 private key", ErrBadReceiptKey)
 	}
 	k := &Keyring{signing: signing}
 	k.add(signing.Public().(ed25519.PublicKey))
 	for _, p := range verifyOnly {
 		if len(p) != ed25519.PublicKeySize {
-			return nil, fmt.Errorf("%w: verification key must be 32 bytes", ErrBadKey)
+			return nil, fmt.Errorf("%w: verification key must be 32 bytes", ErrBadReceiptKey)
 		}
 		k.add(p)
 	}
@@ -87,11 +87,11 @@ func ParseKeyring(spec string) (*Keyring, error) {
 		p = strings.TrimSpace(p)
 		kind, val, ok := strings.Cut(p, ":")
 		if !ok {
-			return nil, fmt.Errorf("%w: entry %d has no ed25519: or ed25519-pub: prefix", ErrBadKey, i+1)
+			return nil, fmt.Errorf("%w: entry %d has no ed25519: or ed25519-pub: prefix", ErrBadReceiptKey, i+1)
 		}
 		raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(val, "="))
 		if err != nil || len(raw) != 32 {
-			return nil, fmt.Errorf("%w: entry %d is not 32 bytes of base64url", ErrBadKey, i+1)
+			return nil, fmt.Errorf("%w: entry %d is not 32 bytes of base64url", ErrBadReceiptKey, i+1)
 		}
 		switch {
 		case kind == "ed25519" && i == 0:
@@ -101,7 +101,7 @@ func ParseKeyring(spec string) (*Keyring, error) {
 		case kind == "ed25519-pub" && i > 0:
 			others = append(others, ed25519.PublicKey(raw))
 		default:
-			return nil, fmt.Errorf("%w: entry %d: the first entry must be a private ed25519: key", ErrBadKey, i+1)
+			return nil, fmt.Errorf("%w: entry %d: the first entry must be a private ed25519: key", ErrBadReceiptKey, i+1)
 		}
 	}
 	return NewKeyring(signing, others...)
@@ -117,7 +117,7 @@ func LoadKeyring(ctx context.Context, m MetaStore, spec string) (*Keyring, error
 		return ParseKeyring(spec)
 	}
 	if m == nil {
-		return nil, fmt.Errorf("%w: no key configured and no store to keep a generated one", ErrBadKey)
+		return nil, fmt.Errorf("%w: no key configured and no store to keep a generated one", ErrBadReceiptKey)
 	}
 	stored, err := m.SetMetaOnce(ctx, ReceiptKeyMeta, GenerateReceiptKey())
 	if err != nil {

@@ -170,7 +170,7 @@ func TestKeyRotation(t *testing.T) {
 		t.Fatalf("new receipt under the old key set: %v", err)
 	}
 	for _, bad := range []string{"", "ed25519:short", "rsa:AAAA", "ed25519-pub:" + old.JWKS().Keys[0].X, oldSpec + ",nope"} {
-		if _, err := ParseKeyring(bad); !errors.Is(err, ErrBadKey) {
+		if _, err := ParseKeyring(bad); !errors.Is(err, ErrBadReceiptKey) {
 			t.Errorf("ParseKeyring(%q) = %v", bad, err)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,46 +16,6 @@ import (
 	"github.com/assaykit/assay/store"
 	"github.com/google/go-cmp/cmp"
 )
-
-// recordingPaywall imitates the payment gate: Precheck first (a refused
-// request is never charged), then a "charge", then the handler with a Call
-// carrying an order whose token it hands out in X-Agentic-Order-Token.
-type recordingPaywall struct {
-	mu      sync.Mutex
-	charged int
-	calls   []*payment.Call
-	payer   string
-}
-
-func (p *recordingPaywall) Gate(offer payment.Offer, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if pc, ok := next.(payment.Prechecker); ok {
-			var proceed bool
-			if r, proceed = pc.Precheck(w, r); !proceed {
-				return
-			}
-		}
-		token := ids.Token(ids.OrderToken)
-		payer := p.payer
-		if v := r.Header.Get("X-Test-Payer"); v != "" {
-			payer = v
-		}
-		call := &payment.Call{Payer: payer, Protocol: payment.ProtocolX402, OrderID: ids.New(ids.Order),
-			OrderTokenHash: ids.Hash(token), Offer: offer}
-		p.mu.Lock()
-		p.charged++
-		p.calls = append(p.calls, call)
-		p.mu.Unlock()
-		w.Header().Set("X-Agentic-Order-Token", token)
-		next.ServeHTTP(w, r.WithContext(payment.WithCall(r.Context(), call)))
-	})
-}
-
-func (p *recordingPaywall) last() *payment.Call {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.calls[len(p.calls)-1]
-}
 
 type claimsEnv struct {
 	h    http.Handler

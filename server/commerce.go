@@ -120,22 +120,6 @@ func tierOffer(t claims.Tier) payment.Offer {
 		MimeType: "application/json", WorkTimeout: t.Timeout}
 }
 
-func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func optionalTime(t time.Time) *string {
-	if t.IsZero() {
-		return nil
-	}
-	return optional(rfc3339(t))
-}
-
 type quoteView struct {
 	QuoteID            string                  `json:"quoteId"`
 	Tier               string                  `json:"tier"`

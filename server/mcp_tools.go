@@ -80,16 +80,6 @@ type mcpTool struct {
 // paid). Until then no niche tool is listed.
 func (ms *mcpServer) nicheTools() []mcpTool { return nil }
 
-// usd renders micro-USD as a decimal amount ("0.05").
-func usd(micro int64) string {
-	s := fmt.Sprintf("%d.%06d", micro/1_000_000, micro%1_000_000)
-	s = strings.TrimRight(s, "0")
-	if i := strings.IndexByte(s, '.'); len(s)-i < 3 {
-		s += strings.Repeat("0", 3-(len(s)-i))
-	}
-	return s
-}
-
 // tierInfo is one row of list_verification_tiers.
 type tierInfo struct {
 	Tier              string `json:"tier"`

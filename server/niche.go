@@ -1,10 +1,1001 @@
 package server
 
-// NicheConfig configures niche discovery. The zero value mounts nothing.
-type NicheConfig struct{}
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
 
-// nicheRoutes returns the routes of niche discovery (none until configured).
-func (s *Server) nicheRoutes() ([]*Route, error) { return nil, nil }
+	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/shapes"
+)
+
+// Niche discovery over HTTP. Choices where the interface document says
+// "not shown":
+//
+//   - Every route is served at its canonical path and under the service
+//     prefix (default /niche-discovery).
+//   - List items and free search results are previews (an allow-list
+//     projection with an "unlock" block naming the subscription checkout
+//     and the pay-per-call route and price); unknown, draft and withdrawn
+//     ids are all 404 {"detail":"Niche not found"}.
+//   - GET /v1/niches/{niche_id} checks existence first: published ids are
+//     public anyway (list, preview), and unpublished ones answer exactly
+//     like unknown ones, so nothing leaks. Without a valid subscriber
+//     token ("Authorization: Bearer nd_…") or unlock token
+//     ("x-niche-paid-call", from a pay-per-call answer) it answers 401 with
+//     WWW-Authenticate: Bearer and the unlock block. An x-niche-paid-call
+//     value that is malformed, forged, expired or for another niche is
+//     ignored (treated as absent).
+//   - GET /v1/niches/{niche_id}/pay-per-call returns the full evaluation
+//     plus an "access" object, and an unlock token in X-Niche-Paid-Call
+//     (also in access.unlockToken) valid for that niche only.
+//   - GET /v1/search: previews for anonymous callers, full evaluations for
+//     subscribers; anonymous callers get FreeSearchesPerDay searches per
+//     UTC day (default 3), counted per client address (from
+//     X-Forwarded-For only when the peer is a trusted proxy), then 429
+//     with Retry-After until UTC midnight. Subscribers are unlimited unless
+//     SubscriberSearchesPerDay is set. A query without any letter or digit
+//     matches nothing and is not counted.
+//   - GET /v1/search/pay-per-call (default USD 0.05) returns full results
+//     without quota; an empty catalogue is 503 before any charge.
+//   - GET /v1/niches accepts q as a full-text filter (every word must
+//     match), ordered by sort; /v1/search ranks by relevance first.
+
+// Default niche prices, in micro-USD.
+const (
+	DefaultNicheEvaluationPrice = 250000 // USD 0.25
+	DefaultNicheSearchPrice     = 50000  // USD 0.05
+	defaultNichePrefix          = "/niche-discovery"
+	defaultNicheImportBytes     = 32 << 20
+	nicheNetwork                = "eip155:8453"
+)
+
+// NicheConfig configures niche discovery. The zero value mounts nothing.
+type NicheConfig struct {
+	// Engine is the catalogue. Nil mounts no niche route.
+	Engine *niche.Engine
+	// Subscribers checks "Authorization: Bearer nd_…" tokens. Nil means
+	// no subscriber access.
+	Subscribers niche.Subscribers
+	// Unlock signs and verifies x-niche-paid-call tokens (its key must be
+	// used for nothing else). Nil means pay-per-call answers carry no
+	// token and x-niche-paid-call is ignored.
+	Unlock *niche.UnlockSigner
+	// Prefix is the service prefix; "" means "/niche-discovery", "/"
+	// serves the canonical paths only.
+	Prefix string
+	// EvaluationPriceMicroUSD is the price of one evaluation; 0 means
+	// 250000 (USD 0.25).
+	EvaluationPriceMicroUSD int64
+	// SearchPriceMicroUSD is the price of a paid search; 0 means 50000.
+	SearchPriceMicroUSD int64
+	// FreeSearchesPerDay is the anonymous quota per UTC day; 0 means 3,
+	// negative means unlimited.
+	FreeSearchesPerDay int
+	// SubscriberSearchesPerDay is the subscriber quota; 0 means unlimited.
+	SubscriberSearchesPerDay int
+	// TrustedProxies are the peers whose X-Forwarded-For is believed.
+	// Empty means the TCP peer address is the client.
+	TrustedProxies []netip.Prefix
+	// QuotaKey pseudonymises client addresses in the quota table (HMAC).
+	// Nil means a random per-process key (quotas are then not shared
+	// between instances): use niche.LoadOrCreateKey with
+	// niche.QuotaKeyMetaName.
+	QuotaKey []byte
+	// CheckoutPath is the subscription checkout named in unlock blocks;
+	// "" means Prefix + "/v1/subscription/checkout".
+	CheckoutPath string
+	// ImportMaxBytes bounds the bulk import body; 0 means 32 MiB.
+	ImportMaxBytes int64
+}
+
+// nicheService holds the resolved configuration.
+type nicheService struct {
+	s        *Server
+	cfg      NicheConfig
+	prefix   string
+	quotaKey []byte
+}
+
+// nicheRoutes returns the routes of niche discovery.
+func (s *Server) nicheRoutes() ([]*Route, error) {
+	c := s.cfg.Niche
+	if c.Engine == nil {
+		return nil, nil
+	}
+	n := &nicheService{s: s, cfg: c, prefix: c.Prefix}
+	if n.prefix == "" {
+		n.prefix = defaultNichePrefix
+	}
+	n.prefix = strings.TrimRight(n.prefix, "/")
+	if n.prefix != "" && !strings.HasPrefix(n.prefix, "/") {
+		return nil, errorf("niche: prefix %q must start with /", c.Prefix)
+	}
+	if n.cfg.EvaluationPriceMicroUSD == 0 {
+		n.cfg.EvaluationPriceMicroUSD = DefaultNicheEvaluationPrice
+	}
+	if n.cfg.SearchPriceMicroUSD == 0 {
+		n.cfg.SearchPriceMicroUSD = DefaultNicheSearchPrice
+	}
+	if n.cfg.EvaluationPriceMicroUSD < 0 || n.cfg.SearchPriceMicroUSD < 0 {
+		return nil, errorf("niche: prices must be positive")
+	}
+	if n.cfg.FreeSearchesPerDay == 0 {
+		n.cfg.FreeSearchesPerDay = 3
+	}
+	if n.cfg.CheckoutPath == "" {
+		n.cfg.CheckoutPath = n.prefix + "/v1/subscription/checkout"
+	}
+	if n.cfg.ImportMaxBytes <= 0 {
+		n.cfg.ImportMaxBytes = defaultNicheImportBytes
+	}
+	if c.Unlock != nil && s.cfg.AdminKey != "" && c.Unlock.SameKey([]byte(s.cfg.AdminKey)) {
+		return nil, errorf("niche: the unlock key must not be the admin key")
+	}
+	n.quotaKey = c.QuotaKey
+	if len(n.quotaKey) == 0 {
+		n.quotaKey = make([]byte, 32)
+		if _, err := rand.Read(n.quotaKey); err != nil {
+			return nil, errorf("niche: quota key: %v", err)
+		}
+	}
+	var prefixes []string
+	if n.prefix != "" {
+		prefixes = []string{n.prefix}
+	}
+	evalOffer := payment.Offer{ID: "niche.evaluation", Description: "One full niche evaluation with its evidence",
+		AmountMicroUSD: n.cfg.EvaluationPriceMicroUSD, MimeType: "application/json", WorkTimeout: 10 * time.Second}
+	searchOffer := payment.Offer{ID: "niche.search", Description: "Niche catalogue search with full evaluations",
+		AmountMicroUSD: n.cfg.SearchPriceMicroUSD, MimeType: "application/json", WorkTimeout: 10 * time.Second}
+	pub := func(id, summary, path, query string, h http.HandlerFunc) *Route {
+		return &Route{ID: id, Summary: summary, Status: "stable", Method: "GET", Path: path, Prefixes: prefixes, Query: query, Handler: h}
+	}
+	admin := func(id, summary, method, path, body, query string, h http.HandlerFunc) *Route {
+		return &Route{ID: id, Summary: summary, Status: "stable", Method: method, Path: path, Prefixes: prefixes,
+			Body: body, Query: query, Handler: s.requireAdmin(h), Admin: true}
+	}
+	importRoute := admin("niche.admin.import", "Bulk import signals and drafts from JSON Lines.", "POST",
+		"/v1/admin/niche/import", "", "", n.adminImport)
+	importRoute.MaxBodyBytes = n.cfg.ImportMaxBytes
+	return []*Route{
+		pub("niche.list", "List published niche evaluations (previews) by score or recency, optionally filtered by text and category.",
+			"/v1/niches", "NicheListQuery", n.list),
+		pub("niche.get", "Read a full niche evaluation with a subscription or a pay-per-call unlock token.",
+			"/v1/niches/{niche_id}", "", n.get),
+		pub("niche.preview", "Read the free preview of a niche evaluation.", "/v1/niches/{niche_id}/preview", "", n.preview),
+		{ID: "niche.pay-per-call", Summary: "Buy one full niche evaluation (USD 0.25) and an unlock token for it.",
+			Status: "stable", Method: "GET", Path: "/v1/niches/{niche_id}/pay-per-call", Prefixes: prefixes,
+			Offer: &evalOffer, Handler: s.paid(evalOffer, &nichePaidEvaluation{n})},
+		pub("niche.search", "Search published niche evaluations by relevance (previews free within a daily quota, full for subscribers).",
+			"/v1/search", "NicheSearchQuery", n.search),
+		{ID: "niche.search.pay-per-call", Summary: "Search the niche catalogue and get full evaluations, paid per call.",
+			Status: "stable", Method: "GET", Path: "/v1/search/pay-per-call", Prefixes: prefixes, Query: "NicheSearchQuery",
+			Offer: &searchOffer, Handler: s.paid(searchOffer, &nichePaidSearch{n})},
+		pub("niche.sources", "List the configured signal sources with licence, scope and collection statistics.",
+			"/v1/sources", "", n.sources),
+
+		admin("niche.admin.signals.ingest", "Ingest signals (deduplicated by origin and external id).", "POST",
+			"/v1/admin/niche/signals", "NicheSignalBatch", "", n.adminIngest),
+		admin("niche.admin.signals.list", "List signals by moderation state and origin.", "GET",
+			"/v1/admin/niche/signals", "", "NicheSignalListQuery", n.adminSignals),
+		admin("niche.admin.signals.get", "Read one signal.", "GET", "/v1/admin/niche/signals/{signal_id}", "", "", n.adminSignal),
+		admin("niche.admin.signals.moderate", "Accept, reject or reset a signal.", "POST",
+			"/v1/admin/niche/signals/{signal_id}/moderation", "NicheModerationRequest", "", n.adminModerate),
+		admin("niche.admin.evaluations.create", "Create a niche evaluation from a NicheDraft (published at once when publish is true).", "POST",
+			"/v1/admin/niche/evaluations", "NicheCreateRequest", "", n.adminCreate),
+		admin("niche.admin.evaluations.get", "Read an evaluation whatever its status.", "GET",
+			"/v1/admin/niche/evaluations/{niche_id}", "", "", n.adminGet),
+		admin("niche.admin.evaluations.revise", "Revise an evaluation at its expected revision.", "PUT",
+			"/v1/admin/niche/evaluations/{niche_id}", "NicheReviseRequest", "", n.adminRevise),
+		admin("niche.admin.evaluations.revisions", "List an evaluation's revisions (who, when, why).", "GET",
+			"/v1/admin/niche/evaluations/{niche_id}/revisions", "", "", n.adminRevisions),
+		admin("niche.admin.evaluations.publish", "Publish an evaluation (the evidence floor applies).", "POST",
+			"/v1/admin/niche/evaluations/{niche_id}/publish", "NicheTransitionRequest", "", n.adminTransition(niche.ActionPublish)),
+		admin("niche.admin.evaluations.withdraw", "Withdraw a published evaluation from every public read.", "POST",
+			"/v1/admin/niche/evaluations/{niche_id}/withdraw", "NicheTransitionRequest", "", n.adminTransition(niche.ActionWithdraw)),
+		importRoute,
+	}, nil
+}
 
 // nicheStatus maps the service's errors to statuses.
-func nicheStatus(err error) (int, string, bool) { return 0, "", false }
+func nicheStatus(err error) (int, string, bool) {
+	var nf *niche.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		return http.StatusNotFound, nf.Error(), true
+	case errors.Is(err, niche.ErrNotFound):
+		return http.StatusNotFound, "Niche not found", true
+	case errors.Is(err, niche.ErrConflict):
+		return http.StatusConflict, err.Error(), true
+	case errors.Is(err, niche.ErrOperationConflict):
+		return http.StatusConflict, "The operation id was already used for a different request", true
+	case errors.Is(err, niche.ErrInvalid), errors.Is(err, niche.ErrSignalRefs), errors.Is(err, niche.ErrEvidence):
+		return http.StatusUnprocessableEntity, err.Error(), true
+	case errors.Is(err, niche.ErrEmptyCatalogue):
+		return http.StatusServiceUnavailable, "The niche catalogue is empty", true
+	case errors.Is(err, niche.ErrQuotaExceeded):
+		return http.StatusTooManyRequests, err.Error(), true
+	case errors.Is(err, niche.ErrNotSubscribed):
+		return http.StatusUnauthorized, "The subscription token is not active", true
+	}
+	return 0, "", false
+}
+
+// ---- query validation ----
+
+// queryRule is one query parameter's declared bounds.
+type queryRule struct {
+	name     string
+	required bool
+	minLen   int
+	maxLen   int
+	enum     []string
+	isInt    bool
+	ge, le   int
+}
+
+var (
+	nicheListRules = []queryRule{
+		{name: "q", maxLen: 150},
+		{name: "category", maxLen: 80},
+		{name: "sort", enum: []string{"recent", "score"}},
+		{name: "limit", isInt: true, ge: 1, le: 100},
+	}
+	nicheSearchRules = []queryRule{
+		{name: "q", required: true, minLen: 3, maxLen: 150},
+		{name: "category", maxLen: 80},
+		{name: "sort", enum: []string{"recent", "score"}},
+		{name: "limit", isInt: true, ge: 1, le: 20},
+	}
+)
+
+// checkQuery validates the declared bounds of the query parameters with
+// Pydantic v2's error types and messages (FastAPI reads the last value of
+// a repeated parameter). It complements decodeQuery until the shapes
+// decoder enforces the same bounds itself.
+func checkQuery(values url.Values, rules []queryRule) *shapes.ValidationError {
+	var out []shapes.ErrorDetail
+	for _, r := range rules {
+		vs, ok := values[r.name]
+		if !ok || len(vs) == 0 {
+			if r.required {
+				out = append(out, shapes.ErrorDetail{Type: "missing", Loc: []any{"query", r.name}, Msg: "Field required", Input: nil})
+			}
+			continue
+		}
+		v := vs[len(vs)-1]
+		loc := []any{"query", r.name}
+		switch {
+		case r.isInt:
+			n, ok := laxInt(v)
+			switch {
+			case !ok:
+				out = append(out, shapes.ErrorDetail{Type: "int_parsing", Loc: loc,
+					Msg: "Input should be a valid integer, unable to parse string as an integer", Input: v})
+			case n < r.ge:
+				out = append(out, shapes.ErrorDetail{Type: "greater_than_equal", Loc: loc,
+					Msg: fmt.Sprintf("Input should be greater than or equal to %d", r.ge), Input: v, Ctx: map[string]any{"ge": r.ge}})
+			case n > r.le:
+				out = append(out, shapes.ErrorDetail{Type: "less_than_equal", Loc: loc,
+					Msg: fmt.Sprintf("Input should be less than or equal to %d", r.le), Input: v, Ctx: map[string]any{"le": r.le}})
+			}
+		case r.enum != nil:
+			found := false
+			for _, e := range r.enum {
+				found = found || v == e
+			}
+			if !found {
+				quoted := make([]string, len(r.enum))
+				for i, e := range r.enum {
+					quoted[i] = "'" + e + "'"
+				}
+				expected := strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
+				out = append(out, shapes.ErrorDetail{Type: "literal_error", Loc: loc, Msg: "Input should be " + expected,
+					Input: v, Ctx: map[string]any{"expected": expected}})
+			}
+		default:
+			n := utf8.RuneCountInString(v)
+			switch {
+			case n < r.minLen:
+				out = append(out, shapes.ErrorDetail{Type: "string_too_short", Loc: loc,
+					Msg: fmt.Sprintf("String should have at least %d character%s", r.minLen, plural(r.minLen)), Input: v,
+					Ctx: map[string]any{"min_length": r.minLen}})
+			case r.maxLen > 0 && n > r.maxLen:
+				out = append(out, shapes.ErrorDetail{Type: "string_too_long", Loc: loc,
+					Msg: fmt.Sprintf("String should have at most %d character%s", r.maxLen, plural(r.maxLen)), Input: v,
+					Ctx: map[string]any{"max_length": r.maxLen}})
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return &shapes.ValidationError{Detail: out}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// laxInt parses an integer the way Pydantic's lax mode does for query
+// strings: surrounding white space, a sign, leading zeros, underscores
+// between digits and an integral fraction ("20.0") are accepted.
+func laxInt(s string) (int, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasPrefix(s, "_") || strings.HasSuffix(s, "_") || strings.Contains(s, "__") {
+		return 0, false
+	}
+	clean := strings.ReplaceAll(s, "_", "")
+	if n, err := strconv.ParseInt(clean, 10, 64); err == nil {
+		if n > math.MaxInt32 || n < math.MinInt32 {
+			return int(max(min(n, math.MaxInt32), math.MinInt32)), true
+		}
+		return int(n), true
+	}
+	if i := strings.IndexByte(clean, '.'); i > 0 && strings.Trim(clean[i+1:], "0") == "" && len(clean) > i+1 {
+		if n, err := strconv.ParseInt(clean[:i], 10, 64); err == nil {
+			return int(max(min(n, math.MaxInt32), math.MinInt32)), true
+		}
+	}
+	return 0, false
+}
+
+// listQuery decodes and validates the query of the list route.
+func (n *nicheService) listQuery(w http.ResponseWriter, r *http.Request) (*shapes.NicheListQuery, bool) {
+	var q shapes.NicheListQuery
+	if !n.s.decodeQuery(w, r, &q) {
+		return nil, false
+	}
+	if ve := checkQuery(r.URL.Query(), nicheListRules); ve != nil {
+		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
+		return nil, false
+	}
+	return &q, true
+}
+
+// searchQuery decodes and validates the query of the search routes.
+func (n *nicheService) searchQuery(w http.ResponseWriter, r *http.Request) (*shapes.NicheSearchQuery, bool) {
+	var q shapes.NicheSearchQuery
+	if !n.s.decodeQuery(w, r, &q) {
+		return nil, false
+	}
+	if ve := checkQuery(r.URL.Query(), nicheSearchRules); ve != nil {
+		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
+		return nil, false
+	}
+	return &q, true
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// ---- unlock blocks ----
+
+func priceUSD(micro int64) string {
+	s := fmt.Sprintf("%d.%06d", micro/1000000, micro%1000000)
+	s = strings.TrimRight(s, "0")
+	if strings.HasSuffix(s, ".") {
+		s += "00"
+	} else if i := strings.IndexByte(s, '.'); len(s)-i == 2 {
+		s += "0"
+	}
+	return s
+}
+
+func (n *nicheService) unlock(id string) *niche.Unlock {
+	return &niche.Unlock{
+		Subscription: niche.UnlockSubscription{CheckoutMethod: "POST", CheckoutPath: n.cfg.CheckoutPath,
+			Header: "Authorization: Bearer <subscriber token>"},
+		PayPerCall: niche.UnlockPayPerCall{Method: "GET", Path: n.prefix + "/v1/niches/" + url.PathEscape(id) + "/pay-per-call",
+			AmountMicroUSD: n.cfg.EvaluationPriceMicroUSD, PriceUSD: priceUSD(n.cfg.EvaluationPriceMicroUSD),
+			Asset: "USDC", Network: nicheNetwork, Protocols: []string{"x402", "mpp"}},
+	}
+}
+
+func (n *nicheService) withUnlock(ps []niche.Preview) []niche.Preview {
+	for i := range ps {
+		ps[i].Unlock = n.unlock(ps[i].ID)
+	}
+	return ps
+}
+
+// ---- identity ----
+
+// subscriber returns the subscriber named by the Authorization header:
+// nil and no error when there is no bearer token, ErrNotSubscribed when
+// the token is not active.
+func (n *nicheService) subscriber(r *http.Request) (*niche.Subscriber, error) {
+	h := strings.TrimSpace(r.Header.Get("Authorization"))
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return nil, nil
+	}
+	if n.cfg.Subscribers == nil {
+		return nil, niche.ErrNotSubscribed
+	}
+	sub, err := n.cfg.Subscribers.Active(r.Context(), strings.TrimSpace(token))
+	if err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+// clientIP returns the caller's address: the TCP peer, or — when the peer
+// is a trusted proxy — the right-most X-Forwarded-For entry that is not a
+// trusted proxy itself.
+func (n *nicheService) clientIP(r *http.Request) string {
+	peer := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(peer); err == nil {
+		peer = host
+	}
+	addr, err := netip.ParseAddr(peer)
+	if err != nil {
+		return peer
+	}
+	addr = addr.Unmap()
+	if !n.trusted(addr) {
+		return addr.String()
+	}
+	hops := r.Header.Values("X-Forwarded-For")
+	var all []string
+	for _, h := range hops {
+		for _, p := range strings.Split(h, ",") {
+			all = append(all, strings.TrimSpace(p))
+		}
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(all[i])
+		if err != nil {
+			break // garbage: stop believing the chain
+		}
+		a = a.Unmap()
+		if !n.trusted(a) {
+			return a.String()
+		}
+		addr = a
+	}
+	return addr.String()
+}
+
+func (n *nicheService) trusted(a netip.Addr) bool {
+	for _, p := range n.cfg.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *nicheService) callerKey(ip string) string {
+	m := hmac.New(sha256.New, n.quotaKey)
+	m.Write([]byte("niche-search-ip\x00" + ip))
+	return "ip:" + hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// ---- public handlers ----
+
+type nicheListResponse struct {
+	Niches     []niche.Preview `json:"niches"`
+	Count      int             `json:"count"`
+	Query      string          `json:"query"`
+	Category   *string         `json:"category"`
+	Sort       string          `json:"sort"`
+	Limit      int             `json:"limit"`
+	Access     string          `json:"access"`
+	SearchPath string          `json:"searchPath"`
+}
+
+func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
+	q, ok := n.listQuery(w, r)
+	if !ok {
+		return
+	}
+	res, err := n.cfg.Engine.List(r.Context(), niche.ListOptions{Query: q.Q, Category: deref(q.Category), Sort: q.Sort, Limit: q.Limit})
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	httpjson.Write(w, http.StatusOK, nicheListResponse{
+		Niches: n.withUnlock(res.Previews), Count: len(res.Previews), Query: q.Q, Category: q.Category,
+		Sort: q.Sort, Limit: q.Limit, Access: "preview", SearchPath: n.prefix + "/v1/search",
+	})
+}
+
+type nichePreviewResponse struct {
+	niche.Preview
+	Access string `json:"access"`
+}
+
+func (n *nicheService) preview(w http.ResponseWriter, r *http.Request) {
+	p, err := n.cfg.Engine.Preview(r.Context(), r.PathValue("niche_id"))
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	p.Unlock = n.unlock(p.ID)
+	httpjson.Write(w, http.StatusOK, nichePreviewResponse{Preview: *p, Access: "preview"})
+}
+
+// nicheAccess says how a full evaluation was unlocked.
+type nicheAccess struct {
+	// Kind is "subscription" or "pay_per_call".
+	Kind string `json:"kind"`
+	// UnlockToken (pay-per-call answers) unlocks GET /v1/niches/{id}
+	// for this niche until UnlockExpiresAt, sent as x-niche-paid-call.
+	UnlockToken     string     `json:"unlockToken,omitempty"`
+	UnlockExpiresAt *time.Time `json:"unlockExpiresAt,omitempty"`
+	OrderID         string     `json:"orderId,omitempty"`
+	// Payer is who paid (a 0x address or a card customer reference).
+	Payer string `json:"payer,omitempty"`
+}
+
+type nicheFullResponse struct {
+	*niche.Evaluation
+	Access nicheAccess `json:"access"`
+}
+
+type nicheLockedResponse struct {
+	Detail string        `json:"detail"`
+	Unlock *niche.Unlock `json:"unlock"`
+}
+
+func (n *nicheService) get(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id := r.PathValue("niche_id")
+	ev, err := n.cfg.Engine.Published(ctx, id)
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "private, no-store")
+	w.Header().Set("Vary", "Authorization, X-Niche-Paid-Call")
+	access := ""
+	sub, subErr := n.subscriber(r)
+	if subErr != nil && !errors.Is(subErr, niche.ErrNotSubscribed) {
+		n.s.log.WarnContext(ctx, "niche: subscriber check failed", "err", subErr)
+		httpjson.Detail(w, http.StatusServiceUnavailable, "The subscription service is unavailable")
+		return
+	}
+	if sub != nil {
+		access = "subscription"
+	} else if tok := strings.TrimSpace(r.Header.Get("X-Niche-Paid-Call")); tok != "" && n.cfg.Unlock != nil {
+		if n.cfg.Unlock.Verify(tok, id) == nil {
+			access = "pay_per_call"
+		}
+	}
+	if access == "" {
+		detail := "A subscription (Authorization: Bearer <token>) or a pay-per-call unlock token (x-niche-paid-call) is required to read the full evaluation"
+		if subErr != nil {
+			detail = "The subscription token is not active; subscribe again or buy this evaluation per call"
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="niche-discovery"`)
+		httpjson.Write(w, http.StatusUnauthorized, nicheLockedResponse{Detail: detail, Unlock: n.unlock(id)})
+		return
+	}
+	httpjson.Write(w, http.StatusOK, nicheFullResponse{Evaluation: ev, Access: nicheAccess{Kind: access}})
+}
+
+// nichePaidEvaluation is the pay-per-call evaluation handler: Precheck
+// runs before any payment is asked for.
+type nichePaidEvaluation struct{ n *nicheService }
+
+// Precheck implements payment.Prechecker: an unknown, draft or withdrawn
+// id (or a malformed one) is 404 before any charge.
+func (h *nichePaidEvaluation) Precheck(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	ok, err := h.n.cfg.Engine.Exists(r.Context(), r.PathValue("niche_id"))
+	if err != nil {
+		h.n.s.writeError(w, r, err)
+		return r, false
+	}
+	if !ok {
+		httpjson.Detail(w, http.StatusNotFound, "Niche not found")
+		return r, false
+	}
+	return r, true
+}
+
+func (h *nichePaidEvaluation) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := h.n
+	ctx := r.Context()
+	id := r.PathValue("niche_id")
+	ev, err := n.cfg.Engine.Published(ctx, id)
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	access := nicheAccess{Kind: "pay_per_call"}
+	orderRef := ""
+	if call, ok := payment.CallFrom(ctx); ok {
+		call.SetResult("niche", id)
+		access.OrderID, access.Payer = call.OrderID, call.Payer
+		orderRef = call.OrderID
+	}
+	if n.cfg.Unlock != nil {
+		tok, exp, err := n.cfg.Unlock.Issue(id, orderRef)
+		if err != nil {
+			// An order id outside the token alphabet: sign without it.
+			tok, exp, err = n.cfg.Unlock.Issue(id, "")
+		}
+		if err != nil {
+			n.s.writeError(w, r, err)
+			return
+		}
+		access.UnlockToken, access.UnlockExpiresAt = tok, &exp
+		w.Header().Set("X-Niche-Paid-Call", tok)
+	}
+	w.Header().Set("Cache-Control", "private, no-store")
+	httpjson.Write(w, http.StatusOK, nicheFullResponse{Evaluation: ev, Access: access})
+}
+
+type nicheSearchResponse struct {
+	Niches          any                `json:"niches"`
+	Count           int                `json:"count"`
+	Query           string             `json:"query"`
+	NormalizedQuery string             `json:"normalizedQuery"`
+	Category        *string            `json:"category"`
+	Sort            string             `json:"sort"`
+	Limit           int                `json:"limit"`
+	Access          string             `json:"access"`
+	RankingMethod   string             `json:"rankingMethod"`
+	Truncated       bool               `json:"truncated"`
+	Quota           *niche.QuotaStatus `json:"quota"`
+	PayPerCall      *nicheSearchOffer  `json:"payPerCall,omitempty"`
+}
+
+type nicheSearchOffer struct {
+	Method         string `json:"method"`
+	Path           string `json:"path"`
+	AmountMicroUSD int64  `json:"amountMicroUsd"`
+	PriceUSD       string `json:"priceUsd"`
+}
+
+func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *shapes.NicheSearchQuery, full bool, quota *niche.QuotaStatus, access string) {
+	res, err := n.cfg.Engine.Search(r.Context(), niche.SearchOptions{Query: q.Q, Category: deref(q.Category), Sort: q.Sort, Limit: q.Limit, Full: full})
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	out := nicheSearchResponse{
+		Query: q.Q, NormalizedQuery: res.Query.Phrase(), Category: q.Category, Sort: q.Sort, Limit: q.Limit,
+		Access: access, RankingMethod: niche.RelevanceVersion + ", then " + q.Sort + ", then id",
+		Truncated: res.Truncated, Quota: quota,
+	}
+	if full {
+		out.Niches, out.Count = res.Evaluations, len(res.Evaluations)
+	} else {
+		out.Niches, out.Count = n.withUnlock(res.Previews), len(res.Previews)
+		out.PayPerCall = &nicheSearchOffer{Method: "GET", Path: n.prefix + "/v1/search/pay-per-call",
+			AmountMicroUSD: n.cfg.SearchPriceMicroUSD, PriceUSD: priceUSD(n.cfg.SearchPriceMicroUSD)}
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	httpjson.Write(w, http.StatusOK, out)
+}
+
+func (n *nicheService) search(w http.ResponseWriter, r *http.Request) {
+	q, ok := n.searchQuery(w, r)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	sub, err := n.subscriber(r)
+	if err != nil {
+		if !errors.Is(err, niche.ErrNotSubscribed) {
+			n.s.log.WarnContext(ctx, "niche: subscriber check failed", "err", err)
+			httpjson.Detail(w, http.StatusServiceUnavailable, "The subscription service is unavailable")
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="niche-discovery"`)
+		httpjson.Detail(w, http.StatusUnauthorized, "The subscription token is not active")
+		return
+	}
+	full, access := sub != nil, "preview"
+	caller, limit := "", n.cfg.FreeSearchesPerDay
+	if full {
+		access = "full"
+		caller, limit = "sub:"+sub.ID, n.cfg.SubscriberSearchesPerDay
+		if limit == 0 {
+			limit = -1
+		}
+	} else {
+		caller = n.callerKey(n.clientIP(r))
+	}
+	var quota *niche.QuotaStatus
+	if limit > 0 && !niche.ParseQuery(q.Q).Empty() {
+		st, err := n.cfg.Engine.TakeQuota(ctx, caller, limit)
+		var qe *niche.QuotaError
+		if errors.As(err, &qe) {
+			wait := int(math.Ceil(time.Until(qe.ResetAt).Seconds()))
+			w.Header().Set("Retry-After", strconv.Itoa(max(wait, 1)))
+			detail := fmt.Sprintf("Free search limit reached: %d searches per UTC day. Subscribe, or use %s/v1/search/pay-per-call, for more.", qe.Limit, n.prefix)
+			if full {
+				detail = fmt.Sprintf("Search limit reached: %d searches per UTC day.", qe.Limit)
+			}
+			httpjson.Detail(w, http.StatusTooManyRequests, detail)
+			return
+		}
+		if err != nil {
+			n.s.writeError(w, r, err)
+			return
+		}
+		quota = &st
+	}
+	n.runSearch(w, r, q, full, quota, access)
+}
+
+// nichePaidSearch is the pay-per-call search handler.
+type nichePaidSearch struct{ n *nicheService }
+
+// Precheck implements payment.Prechecker: invalid parameters are 422 and
+// an empty catalogue is 503, both before any charge.
+func (h *nichePaidSearch) Precheck(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	if _, ok := h.n.searchQuery(w, r); !ok {
+		return r, false
+	}
+	has, err := h.n.cfg.Engine.HasPublished(r.Context())
+	if err != nil {
+		h.n.s.writeError(w, r, err)
+		return r, false
+	}
+	if !has {
+		h.n.s.writeError(w, r, niche.ErrEmptyCatalogue)
+		return r, false
+	}
+	return r, true
+}
+
+func (h *nichePaidSearch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q, ok := h.n.searchQuery(w, r)
+	if !ok {
+		return
+	}
+	if call, ok := payment.CallFrom(r.Context()); ok {
+		call.SetResult("niche_search", "")
+	}
+	h.n.runSearch(w, r, q, true, nil, "pay_per_call")
+}
+
+type nicheSourcesResponse struct {
+	Sources []niche.SourceStatus `json:"sources"`
+	Note    string               `json:"note"`
+}
+
+func (n *nicheService) sources(w http.ResponseWriter, r *http.Request) {
+	srcs, err := n.cfg.Engine.Sources(r.Context())
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	httpjson.Write(w, http.StatusOK, nicheSourcesResponse{Sources: srcs,
+		Note: "Signals are public posts, reviews, job ads and notices, stored with their URL, excerpt, licence and observation date; only accepted signals are evidence."})
+}
+
+// ---- curator handlers ----
+
+func draftFromShape(d shapes.NicheDraft) niche.Draft {
+	return niche.Draft{
+		Title: d.Title, Problem: d.Problem, Buyer: d.Buyer, Category: d.Category,
+		SolutionHypothesis: d.SolutionHypothesis, Pain: d.Pain, Frequency: d.Frequency,
+		WillingnessToPay: d.WillingnessToPay, ReachableBuyers: d.ReachableBuyers, Feasibility: d.Feasibility,
+		CompetitionGap: d.CompetitionGap, EvaluationNotes: d.EvaluationNotes, SignalIDs: d.SignalIDs, Publish: d.Publish,
+	}
+}
+
+func parseTime(field, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, &niche.InvalidError{Field: field, Reason: "must be an RFC 3339 date-time, e.g. 2026-05-01T12:00:00Z"}
+	}
+	return t, nil
+}
+
+func (n *nicheService) adminIngest(w http.ResponseWriter, r *http.Request) {
+	var b shapes.NicheSignalBatch
+	if !n.s.decodeBody(w, r, &b) {
+		return
+	}
+	in := make([]niche.SignalInput, len(b.Signals))
+	for i, s := range b.Signals {
+		obs, err := parseTime(fmt.Sprintf("signals[%d].observedAt", i), s.ObservedAt)
+		if err != nil {
+			n.s.writeError(w, r, err)
+			return
+		}
+		col, err := parseTime(fmt.Sprintf("signals[%d].collectedAt", i), s.CollectedAt)
+		if err != nil {
+			n.s.writeError(w, r, err)
+			return
+		}
+		in[i] = niche.SignalInput{ID: s.ID, Kind: niche.SignalKind(s.Kind), SourceURL: s.SourceURL, Origin: s.Origin,
+			ExternalID: s.ExternalID, Title: s.Title, Excerpt: s.Excerpt, ObservedAt: obs, CollectedAt: col,
+			License: s.License, Attribution: s.Attribution, Engagement: s.Engagement, State: niche.SignalState(s.State)}
+	}
+	res, err := n.cfg.Engine.IngestSignals(r.Context(), in)
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	created := 0
+	for _, x := range res {
+		if x.Outcome == "created" {
+			created++
+		}
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"results": res, "created": created, "duplicates": len(res) - created})
+}
+
+func (n *nicheService) adminSignals(w http.ResponseWriter, r *http.Request) {
+	var q shapes.NicheSignalListQuery
+	if !n.s.decodeQuery(w, r, &q) {
+		return
+	}
+	if q.Limit < 1 || q.Limit > 500 {
+		httpjson.Write(w, http.StatusUnprocessableEntity, checkQuery(url.Values{"limit": {strconv.Itoa(q.Limit)}},
+			[]queryRule{{name: "limit", isInt: true, ge: 1, le: 500}}))
+		return
+	}
+	list, err := n.cfg.Engine.Signals(r.Context(), niche.SignalFilter{State: niche.SignalState(deref(q.State)), Origin: deref(q.Origin), Limit: q.Limit})
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"signals": list, "count": len(list)})
+}
+
+func (n *nicheService) adminSignal(w http.ResponseWriter, r *http.Request) {
+	s, err := n.cfg.Engine.Signal(r.Context(), r.PathValue("signal_id"))
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	httpjson.Write(w, http.StatusOK, s)
+}
+
+func (n *nicheService) adminModerate(w http.ResponseWriter, r *http.Request) {
+	var b shapes.NicheModerationRequest
+	if !n.s.decodeBody(w, r, &b) {
+		return
+	}
+	s, err := n.cfg.Engine.ModerateSignal(r.Context(), r.PathValue("signal_id"), niche.SignalState(b.State), b.Note, b.Actor)
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	httpjson.Write(w, http.StatusOK, s)
+}
+
+func (n *nicheService) adminCreate(w http.ResponseWriter, r *http.Request) {
+	var b shapes.NicheCreateRequest
+	if !n.s.decodeBody(w, r, &b) {
+		return
+	}
+	ev, err := n.cfg.Engine.Create(r.Context(), niche.Op{ID: b.OperationID, Actor: b.Actor, Reason: b.Reason}, draftFromShape(b.Draft))
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	httpjson.Write(w, http.StatusCreated, ev)
+}
+
+func (n *nicheService) adminGet(w http.ResponseWriter, r *http.Request) {
+	ev, err := n.cfg.Engine.Evaluation(r.Context(), r.PathValue("niche_id"))
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	httpjson.Write(w, http.StatusOK, ev)
+}
+
+func (n *nicheService) adminRevise(w http.ResponseWriter, r *http.Request) {
+	var b shapes.NicheReviseRequest
+	if !n.s.decodeBody(w, r, &b) {
+		return
+	}
+	ev, err := n.cfg.Engine.Revise(r.Context(), r.PathValue("niche_id"), b.ExpectedRevision,
+		niche.Op{ID: b.OperationID, Actor: b.Actor, Reason: b.Reason}, draftFromShape(b.Draft))
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	httpjson.Write(w, http.StatusOK, ev)
+}
+
+func (n *nicheService) adminRevisions(w http.ResponseWriter, r *http.Request) {
+	revs, err := n.cfg.Engine.Revisions(r.Context(), r.PathValue("niche_id"))
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"revisions": revs, "count": len(revs)})
+}
+
+func (n *nicheService) adminTransition(action string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var b shapes.NicheTransitionRequest
+		if !n.s.decodeBody(w, r, &b) {
+			return
+		}
+		op := niche.Op{ID: b.OperationID, Actor: b.Actor, Reason: b.Reason}
+		var ev *niche.Evaluation
+		var err error
+		if action == niche.ActionPublish {
+			ev, err = n.cfg.Engine.Publish(r.Context(), r.PathValue("niche_id"), b.ExpectedRevision, op)
+		} else {
+			ev, err = n.cfg.Engine.Withdraw(r.Context(), r.PathValue("niche_id"), b.ExpectedRevision, op)
+		}
+		if err != nil {
+			n.s.writeError(w, r, err)
+			return
+		}
+		httpjson.Write(w, http.StatusOK, ev)
+	}
+}
+
+type nicheImportRefused struct {
+	Detail string            `json:"detail"`
+	Lines  []niche.LineError `json:"lines"`
+}
+
+// adminImport reads a JSON Lines body (application/x-ndjson,
+// application/jsonl or text/plain; absent means JSON Lines too).
+func (n *nicheService) adminImport(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		switch {
+		case err != nil:
+			httpjson.Detail(w, http.StatusUnsupportedMediaType, "Unreadable Content-Type")
+			return
+		case mt != "application/x-ndjson" && mt != "application/jsonl" && mt != "application/json-lines" &&
+			mt != "text/plain" && mt != "application/octet-stream":
+			httpjson.Detail(w, http.StatusUnsupportedMediaType, "Send JSON Lines as application/x-ndjson")
+			return
+		}
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
+			return
+		}
+		httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
+		return
+	}
+	actor := strings.TrimSpace(r.URL.Query().Get("actor"))
+	rep, err := n.cfg.Engine.ImportString(r.Context(), string(body), &niche.ImportOptions{Actor: actor})
+	var ie *niche.ImportError
+	if errors.As(err, &ie) {
+		httpjson.Write(w, http.StatusUnprocessableEntity, nicheImportRefused{Detail: ie.Error(), Lines: ie.Lines})
+		return
+	}
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	httpjson.Write(w, http.StatusOK, rep)
+}

@@ -33,13 +33,6 @@ const orderColumns = `id, token_hash, offer_id, tier, protocol, method, network,
 	usage_provider, usage_model, input_tokens, cached_input_tokens, output_tokens, search_calls,
 	cost_microusd, receipt_id, created_at, updated_at, completed_at`
 
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -105,8 +98,8 @@ func (db *DB) OpenOrder(ctx context.Context, o *payment.Order) error {
 			request_hash, status, dev, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			o.ID, o.TokenHash, o.OfferID, o.Tier, o.Protocol, o.Method, o.Network,
-			o.Payer, nullString(o.CustomerID), o.AmountMicroUSD, currency, o.ReservationKey, toMicros(o.ReservedUntil),
-			nullString(o.QuoteID), nullString(o.IdempotencyKey), o.RequestHash, payment.OrderProcessing, boolInt(o.Dev), now, now)
+			o.Payer, emptyAsNull(o.CustomerID), o.AmountMicroUSD, currency, o.ReservationKey, toMicros(o.ReservedUntil),
+			emptyAsNull(o.QuoteID), emptyAsNull(o.IdempotencyKey), o.RequestHash, payment.OrderProcessing, boolInt(o.Dev), now, now)
 		if err != nil {
 			if isUniqueViolation(err) {
 				// The order id is random, so the conflict is the
@@ -211,7 +204,7 @@ func (db *DB) CompleteOrder(ctx context.Context, id string, s payment.Settled) e
 			receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
 			WHERE id = ? AND status = ?`,
 			payment.OrderCompleted, s.SettlementRef, s.Network, s.Network, boolInt(s.Dev),
-			nullString(s.ReceiptID), nullString(string(s.Receipt)), completed, now,
+			emptyAsNull(s.ReceiptID), emptyAsNull(string(s.Receipt)), completed, now,
 			id, payment.OrderSettling)
 		if err != nil {
 			return err

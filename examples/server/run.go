@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/assaykit/assay/metrics"
@@ -31,6 +33,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 
 	dsn := cfg.PostgresURL
 	if dsn == "" {
@@ -42,33 +46,55 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer db.Close()
 
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	base := "http://" + ln.Addr().String()
+	publicBase := strings.TrimRight(cfg.PublicBaseURL, "/")
+	if publicBase == "" {
+		publicBase = base
+	}
+
+	verify, err := newVerification(cfg, db, log)
+	if err != nil {
+		return err
+	}
+	defer verify.Close()
+	subs, err := newSubscriptions(getenv, db, log.With("component", "subscriptions"))
+	if err != nil {
+		return err
+	}
+	go purgeLoop(ctx, cfg.PurgeInterval, log, verify)
+
 	m := metrics.New(nil)
 	h, err := server.New(server.Config{
-		Logger:       log,
-		Metrics:      m.Handler(),
-		Observers:    []func(*http.Request, string, int, time.Duration){m.ObserveRequest},
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		AdminKey:     cfg.AdminKey,
+		Logger:        log,
+		MaxBodyBytes:  cfg.MaxBodyBytes,
+		AdminKey:      cfg.AdminKey,
+		Metrics:       m.Handler(),
+		Observers:     []func(*http.Request, string, int, time.Duration){m.ObserveRequest},
+		Claims:        server.ClaimsConfig{Engine: verify.engine},
+		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: []string{server.DefaultClaimsPrefix}},
+		Subscriptions: server.SubscriptionConfig{Service: subs, PublicURL: publicBase},
 		Ready: map[string]func(context.Context) error{
-			"store": db.Ping,
+			"store":  db.Ping,
+			"claims": verify.ready,
 		},
 	})
 	if err != nil {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(stdout, "assay listening on %s (store: %s)\n", base, db.Dialect())
 	if ready != nil {
 		ready <- base
@@ -82,10 +108,34 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: finishing in-flight requests", "wait", cfg.ShutdownWait)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownWait)
-	defer cancel()
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownWait)
+	defer scancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// purgeLoop deletes expired verifications and snapshots (and their
+// unreferenced content) every interval, starting at once.
+func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *verification) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if n, err := v.engine.PurgeExpired(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("purge verifications", "err", err)
+		} else if n > 0 {
+			log.Info("purged verifications", "count", n)
+		}
+		if st, err := v.snapshots.PurgeExpired(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("purge snapshots", "err", err)
+		} else {
+			log.Debug("purged snapshots", "stats", st)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/store"
+)
+
+// TestGeneratorIsDeterministic checks that a seed always gives the same
+// catalogue and queries.
+func TestGeneratorIsDeterministic(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	s1, r1 := generate(7, 500, now)
+	s2, r2 := generate(7, 500, now)
+	_, r3 := generate(8, 500, now)
+	if len(r1) != 500 || len(s1) != len(s2) || r1[123].Title != r2[123].Title || r1[499].Problem != r2[499].Problem || s1[3].Excerpt != s2[3].Excerpt {
+		t.Fatal("same seed, different catalogue")
+	}
+	if r1[123].Title == r3[123].Title && r1[124].Title == r3[124].Title && r1[125].Title == r3[125].Title {
+		t.Fatal("different seeds, same catalogue")
+	}
+	q1, b1 := queries(7, 50)
+	q2, b2 := queries(7, 50)
+	if !slices.Equal(q1, q2) || !slices.Equal(b1, b2) {
+		t.Fatal("queries not deterministic")
+	}
+}
+
+// TestSmoke runs the whole benchmark on a small catalogue for a moment,
+// on SQLite and (when configured) PostgreSQL, and checks that every
+// measurement answered without errors.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("smoke run skipped in -short mode")
+	}
+	var out bytes.Buffer
+	cfg := config{N: 1500, Seed: 3, Clients: 4, Warm: 100 * time.Millisecond, Duration: time.Second, Out: &out}
+	if err := run(context.Background(), cfg, os.Getenv("ASSAY_TEST_POSTGRES")); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "ratios against") || strings.Contains(out.String(), "n=0 ") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.Contains(line, "err=") && !strings.Contains(line, "err=0 ") {
+			t.Errorf("errors: %s", line)
+		}
+	}
+	t.Log("\n" + out.String())
+}
+
+// benchEngine returns an engine over a 10,000-evaluation SQLite catalogue.
+func benchEngine(b *testing.B) *niche.Engine {
+	b.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, b.TempDir()+"/b.db", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	signals, recs := generate(1, 10000, time.Now())
+	if err := db.BulkLoadNiche(ctx, signals, recs, 5000); err != nil {
+		b.Fatal(err)
+	}
+	e, err := niche.New(db, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+func BenchmarkEngineSearchTypical(b *testing.B) {
+	e := benchEngine(b)
+	qs, _ := queries(1, 200)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := e.Search(ctx, niche.SearchOptions{Query: qs[i%len(qs)], Limit: 20}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEngineListByScore(b *testing.B) {
+	e := benchEngine(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := e.List(ctx, niche.ListOptions{Sort: niche.SortScore, Limit: 20}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSearchText(b *testing.B) {
+	s := strings.Repeat("Owners of independent cafés lose money on waste — every single week! ", 20)
+	for b.Loop() {
+		niche.SearchText(s)
+	}
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/assaykit/assay/niche"
+)
+
+// The synthetic catalogue: titles "<tool> for <segment> <profession>",
+// problems and hypotheses mixing those words with a Zipf-distributed
+// filler vocabulary, 12 categories, scores from random criteria. Every
+// value comes from a PCG generator seeded by the caller, so a seed always
+// gives the same catalogue.
+
+var (
+	tools = []string{"scheduling", "invoicing", "inventory", "booking", "payroll", "compliance", "routing", "reminders",
+		"quoting", "estimating", "dispatch", "onboarding", "reporting", "tracking", "ordering", "billing", "rostering",
+		"auditing", "labelling", "forecasting", "ticketing", "recruiting", "marketing", "bookkeeping", "contracts",
+		"waitlists", "logistics", "certification", "maintenance", "procurement", "training", "documentation",
+		"referrals", "subscriptions", "reviews", "deliveries", "returns", "pricing", "timesheets", "permits"}
+	professions = []string{"plumbers", "electricians", "roofers", "dentists", "physiotherapists", "veterinarians",
+		"bakers", "florists", "tutors", "landlords", "couriers", "photographers", "translators", "architects",
+		"accountants", "barbers", "hairdressers", "caterers", "brewers", "winemakers", "beekeepers", "farmers",
+		"gardeners", "landscapers", "locksmiths", "painters", "carpenters", "welders", "mechanics", "opticians",
+		"pharmacists", "midwives", "nurses", "caregivers", "chiropractors", "podcasters", "musicians", "potters",
+		"tailors", "jewellers", "butchers", "grocers", "cafes", "restaurants", "hotels", "campsites", "gyms",
+		"notaries", "surveyors", "auctioneers", "printers", "upholsterers", "glaziers", "plasterers", "tilers",
+		"cleaners", "movers", "decorators", "therapists", "coaches"}
+	segments = []string{"small", "independent", "rural", "urban", "mobile", "family", "boutique", "regional",
+		"seasonal", "multisite", "solo", "community", "specialist", "franchise", "volunteer"}
+	categories = []string{"Trades", "Healthcare", "Food & Beverage", "Finance", "Retail", "Education", "Property",
+		"Logistics", "Legal", "HR", "Agriculture", "Creative"}
+)
+
+// filler returns a deterministic pseudo-word vocabulary of n entries.
+func filler(n int) []string {
+	syll := []string{"ka", "lo", "ver", "min", "sta", "rel", "po", "dun", "ti", "mar", "sel", "qu", "bri", "nor", "fa", "gel"}
+	out := make([]string, n)
+	for i := range n {
+		var b strings.Builder
+		x := i + 17
+		for k := 0; k < 3; k++ {
+			b.WriteString(syll[x%len(syll)])
+			x /= len(syll)
+			if x == 0 {
+				break
+			}
+		}
+		fmt.Fprintf(&b, "%d", i%7)
+		out[i] = b.String()
+	}
+	return out
+}
+
+type generator struct {
+	r     *rand.Rand
+	zipf  *rand.Zipf
+	vocab []string
+}
+
+func newGenerator(seed uint64) *generator {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	vocab := filler(5000)
+	return &generator{r: r, zipf: rand.NewZipf(r, 1.1, 8, uint64(len(vocab)-1)), vocab: vocab}
+}
+
+func (g *generator) words(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = g.vocab[g.zipf.Uint64()]
+	}
+	return strings.Join(parts, " ")
+}
+
+func (g *generator) pick(list []string) string { return list[g.r.IntN(len(list))] }
+
+// generate returns n published records linking signals from a pool it
+// also returns, as of now.
+func generate(seed uint64, n int, now time.Time) ([]niche.Signal, []niche.Record) {
+	g := newGenerator(seed)
+	scorer := niche.DefaultScorer()
+	nsig := max(n/30, 30)
+	signals := make([]niche.Signal, nsig)
+	kinds := niche.Kinds()
+	for i := range signals {
+		obs := now.Add(-time.Duration(g.r.IntN(90*24)) * time.Hour).UTC().Truncate(time.Second)
+		signals[i] = niche.Signal{
+			ID: fmt.Sprintf("sig_%032x", seed<<32|uint64(i)), Kind: kinds[i%6], Origin: "bench",
+			SourceURL: fmt.Sprintf("https://site%d.example/post/%d", i%50, i), SourceDomain: fmt.Sprintf("site%d.example", i%50),
+			ExternalID: fmt.Sprintf("bench-%d", i), Title: "Synthetic signal " + g.words(4), Excerpt: g.words(20),
+			ObservedAt: obs, CollectedAt: obs.Add(time.Hour), License: "synthetic", Attribution: "bench",
+			State: niche.StateAccepted, CreatedAt: now,
+		}
+	}
+	recs := make([]niche.Record, n)
+	for i := range recs {
+		tool, seg, prof := g.pick(tools), g.pick(segments), g.pick(professions)
+		d := niche.Dimensions{Pain: g.r.IntN(6), Frequency: g.r.IntN(6), WillingnessToPay: g.r.IntN(6),
+			ReachableBuyers: g.r.IntN(6), Feasibility: g.r.IntN(6), CompetitionGap: g.r.IntN(6)}
+		updated := now.Add(-time.Duration(g.r.IntN(365*24*60)) * time.Minute).UTC().Truncate(time.Microsecond)
+		sigs := []string{signals[g.r.IntN(nsig)].ID, signals[g.r.IntN(nsig)].ID, signals[g.r.IntN(nsig)].ID}
+		recs[i] = niche.Record{
+			ID:    fmt.Sprintf("niche_%032x", seed<<40|uint64(i)),
+			Title: fmt.Sprintf("%s for %s %s", strings.ToUpper(tool[:1])+tool[1:], seg, prof),
+			Problem: fmt.Sprintf("%s %s struggle with %s: %s. Owners mention %s and %s every week.",
+				strings.ToUpper(seg[:1])+seg[1:], prof, tool, g.words(30), g.pick(tools), g.words(8)),
+			Buyer:              fmt.Sprintf("Owners of %s %s businesses", seg, prof),
+			Category:           categories[g.r.IntN(len(categories))],
+			SolutionHypothesis: fmt.Sprintf("A focused %s tool for %s: %s", tool, prof, g.words(25)),
+			EvaluationNotes:    "Synthetic evaluation notes for the benchmark: " + g.words(40),
+			Dimensions:         d, SignalIDs: sigs, Score: scorer.Score(d), ScoreVersion: scorer.Version(),
+			ScoreWeights: scorer.Weights(), Status: niche.StatusPublished, Revision: 1,
+			CreatedAt: updated, UpdatedAt: updated, PublishedAt: updated,
+		}
+	}
+	return signals, recs
+}
+
+// queries returns typical multi-word search queries (two or three words
+// that together match a few dozen evaluations at 100k) and broad
+// single-word ones (thousands of matches).
+func queries(seed uint64, n int) (typical, broad []string) {
+	g := newGenerator(seed + 1)
+	for range n {
+		switch g.r.IntN(3) {
+		case 0:
+			typical = append(typical, g.pick(tools)+" "+g.pick(professions))
+		case 1:
+			typical = append(typical, g.pick(segments)+" "+g.pick(professions)+" "+g.pick(tools))
+		default:
+			typical = append(typical, g.pick(professions)+" "+g.pick(tools)+" owners")
+		}
+		broad = append(broad, g.pick(tools))
+	}
+	return typical, broad
+}

@@ -1,0 +1,101 @@
+// Command niche measures the niche catalogue's HTTP routes on a synthetic
+// catalogue (100,000 published evaluations by default, generated from a
+// seed, bulk-loaded in transactions) in SQLite and, when a PostgreSQL URL
+// is given, in PostgreSQL: GET /v1/search (limit 20) with typical
+// multi-word queries and with broad one-word ones, and GET
+// /v1/niches?sort=score, each under 32 concurrent clients on loopback,
+// each compared in the same run with a baseline handler that serves a
+// pre-rendered response of the same size (the HTTP ceiling of the
+// machine). It prints p50, p99, throughput and the ratios.
+//
+//	go run ./bench/niche                       # SQLite only
+//	go run ./bench/niche -postgres "$ASSAY_TEST_POSTGRES"
+//	go run ./bench/niche -n 10000 -duration 2s # quicker
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/assaykit/assay/store"
+)
+
+func main() {
+	cfg := config{Out: os.Stdout}
+	var pg string
+	flag.IntVar(&cfg.N, "n", 100000, "published evaluations to generate")
+	flag.Uint64Var(&cfg.Seed, "seed", 1, "generator seed")
+	flag.IntVar(&cfg.Clients, "clients", 32, "concurrent clients")
+	flag.DurationVar(&cfg.Warm, "warm", time.Second, "warm-up before each measurement")
+	flag.DurationVar(&cfg.Duration, "duration", 5*time.Second, "length of each measurement")
+	flag.StringVar(&pg, "postgres", os.Getenv("ASSAY_TEST_POSTGRES"), "PostgreSQL URL (a fresh schema is created and dropped); empty skips PostgreSQL")
+	loadOnly := flag.String("load-only", "", "only generate the catalogue into this SQLite file and exit")
+	flag.StringVar(&cfg.ReuseSQLite, "reuse-sqlite", "", "measure this SQLite file (made with -load-only) instead of generating one")
+	flag.Parse()
+	if *loadOnly != "" {
+		if err := loadOnlyInto(context.Background(), cfg, *loadOnly); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, cfg, pg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func loadOnlyInto(ctx context.Context, cfg config, path string) error {
+	db, err := store.Open(ctx, path, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	signals, recs := generate(cfg.Seed, cfg.N, time.Now().UTC())
+	return db.BulkLoadNiche(ctx, signals, recs, 5000)
+}
+
+func run(ctx context.Context, cfg config, pg string) error {
+	dir, err := os.MkdirTemp("", "assay-niche-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	fmt.Fprintf(cfg.Out, "niche bench: %d evaluations, seed %d, %d clients, %v per measurement\n", cfg.N, cfg.Seed, cfg.Clients, cfg.Duration)
+	backends := []backend{sqliteBackend(dir)}
+	if cfg.ReuseSQLite != "" {
+		backends[0] = backend{Name: "sqlite", Reuse: true, Open: func(ctx context.Context) (*store.DB, error) {
+			return store.Open(ctx, cfg.ReuseSQLite, nil)
+		}, Cleanup: func() {}}
+	}
+	if pg != "" {
+		b, err := postgresBackend(pg)
+		if err != nil {
+			return err
+		}
+		backends = append(backends, b)
+	} else {
+		fmt.Fprintln(cfg.Out, "(PostgreSQL skipped: pass -postgres or set ASSAY_TEST_POSTGRES)")
+	}
+	all := map[string][]result{}
+	var order []string
+	for _, b := range backends {
+		rs, err := runBackend(ctx, cfg, b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", b.Name, err)
+		}
+		all[b.Name] = rs
+		order = append(order, b.Name)
+	}
+	fmt.Fprintln(cfg.Out, "\nratios against the same-size pre-rendered baseline (1.00 = the HTTP ceiling):")
+	for _, name := range order {
+		report(cfg.Out, all[name])
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package openai
+
+import (
+	"os"
+	"testing"
+
+	"github.com/assaykit/assay/claims"
+)
+
+// BenchmarkParseResponse measures turning a recorded response into a
+// ProviderResponse (decode, schema validation, cleaning).
+func BenchmarkParseResponse(b *testing.B) {
+	body, err := os.ReadFile("testdata/responses/success.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := New(&Options{APIKey: "sk-test"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.parseResponse(body, p.schema); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBuildRequest measures building a research-tier request.
+func BenchmarkBuildRequest(b *testing.B) {
+	p, err := New(&Options{APIKey: "sk-test"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := query(claims.Research)
+	q.AllowedDomains = []string{"docs.base.org", "circle.com", "chainlist.org"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := p.buildRequest(q, fixedNow); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

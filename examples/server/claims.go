@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/corpus"
+	"github.com/assaykit/assay/claims/openai"
+	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/store"
+)
+
+// verification holds the claim-verification components and what must be
+// closed when the server stops.
+type verification struct {
+	engine    *claims.Engine
+	snapshots *snapshot.Service
+	closers   []func() error
+}
+
+func (v *verification) Close() error {
+	var err error
+	for i := len(v.closers) - 1; i >= 0; i-- {
+		err = errors.Join(err, v.closers[i]())
+	}
+	return err
+}
+
+// newVerification builds the search provider (OpenAI when configured, else
+// the offline corpus served on loopback), the snapshot service and the
+// claims engine.
+func newVerification(cfg *config, db *store.DB, log *slog.Logger) (*verification, error) {
+	v := &verification{}
+	snapOpts := &snapshot.Options{
+		Logger:         log.With("component", "snapshot"),
+		MaxBytes:       cfg.SnapshotMaxBytes,
+		CaptureTimeout: cfg.SnapshotTimeout,
+		AllowedPorts:   cfg.SnapshotPorts,
+		Retention:      cfg.SnapshotRetention,
+	}
+
+	var provider claims.SearchProvider
+	switch {
+	case cfg.Provider == "openai" || (cfg.Provider == "auto" && cfg.OpenAIKey != ""):
+		if cfg.OpenAIKey == "" {
+			return nil, fmt.Errorf("provider openai: OPENAI_API_KEY is not set")
+		}
+		p, err := openai.New(&openai.Options{
+			APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBaseURL, Model: cfg.OpenAIModel,
+			ReasoningEffort: cfg.OpenAIEffort, SendBlockedDomains: cfg.OpenAISendBlocked,
+			Logger: log.With("component", "openai"),
+		})
+		if err != nil {
+			return nil, err
+		}
+		provider = p
+		log.Info("claims provider: OpenAI web search", "model", p.Model())
+	default:
+		coll, err := corpus.Demo()
+		if cfg.CorpusDir != "" {
+			coll, err = corpus.Load(os.DirFS(cfg.CorpusDir))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("corpus: %w", err)
+		}
+		srv, err := corpus.Serve(coll)
+		if err != nil {
+			return nil, fmt.Errorf("corpus: %w", err)
+		}
+		v.closers = append(v.closers, srv.Close)
+		p, err := corpus.New(coll, &corpus.Options{Logger: log.With("component", "corpus")})
+		if err != nil {
+			_ = v.Close()
+			return nil, err
+		}
+		provider = p
+		// The corpus's hosts are dialled at its loopback server, and only
+		// that one loopback address is let past the capturer's checks.
+		snapOpts.HostMap = srv.HostMap()
+		snapOpts.AllowAddrs = srv.AllowList()
+		log.Warn("claims provider: OFFLINE DEMO CORPUS, not the live web; set OPENAI_API_KEY for web search",
+			"documents", len(coll.Documents()), "loopback", srv.Addr())
+	}
+
+	var blobs snapshot.BlobStore = db
+	if cfg.SnapshotBlobs == "files" || (cfg.SnapshotBlobs == "" && cfg.PostgresURL == "") {
+		fb, err := snapshot.NewFileBlobStore(filepath.Join(cfg.DataDir, "snapshots"), nil)
+		if err != nil {
+			_ = v.Close()
+			return nil, err
+		}
+		blobs = fb
+	}
+	snaps, err := snapshot.NewService(db, blobs, snapOpts)
+	if err != nil {
+		_ = v.Close()
+		return nil, err
+	}
+	v.snapshots = snaps
+	v.closers = append(v.closers, func() error { snaps.Close(); return nil })
+
+	eng, err := claims.New(provider, db, snaps, &claims.Options{
+		Logger:      log.With("component", "claims"),
+		Timeout:     cfg.ClaimsTimeout,
+		ResultCache: cfg.ClaimsResultCache,
+	})
+	if err != nil {
+		_ = v.Close()
+		return nil, err
+	}
+	v.engine = eng
+	return v, nil
+}
+
+// ready reports whether verifications can run.
+func (v *verification) ready(context.Context) error {
+	if !v.engine.Configured() {
+		return errors.New("no search provider configured")
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+// The niche catalogue, in more detail.
+//
+// An Engine over a Store ingests signals (evidence), lets curators write
+// evaluations (drafts of the interface document's NicheDraft shape),
+// scores and publishes them, and serves the public reads: list, search,
+// preview and the full evaluation. It knows nothing of HTTP; the server
+// package maps its errors to statuses.
+//
+// # Choices where the interface document says "not shown"
+//
+// Evaluation object. Every key is camelCase, nested ones included
+// (dimensions, scoreWeights, evidence). The full evaluation carries the
+// draft's fields, dimensions, score, scoreVersion, scoreType
+// ("editorial_hypothesis": the score is an editorial hypothesis from six
+// criteria, not a market-size estimate), scoreWeights, confidence, an
+// evidence summary, a trend, the linked evidence, status, revision and
+// timestamps. Evidence is ordered newest observation first and includes
+// the stored excerpt with its license and attribution; rejected signals
+// are left out.
+//
+// Score. A Scorer computes an integer 0..100 when an evaluation is
+// written; the score is stored with the scorer's version and weights and
+// indexed. The default, "editorial-v1", weighs pain 25 %, frequency 20 %,
+// willingness to pay 20 %, reachable buyers 15 %, feasibility 10 % and
+// competition gap 10 %: score = 5·pain + 4·frequency + 4·wtp + 3·reach +
+// 2·feasibility + 2·gap.
+//
+// Confidence. "high" when the evaluation links at least twice the floor's
+// demand signals (6) from at least one more independent domain than the
+// floor (3) and one observation is less than 90 days old; "medium" when the
+// publication floor is met; "low" otherwise.
+//
+// Trend. Demand signals observed in the last 30 days against the 30 days
+// before, computed at read time. Below TrendMinSignals (10) in those 60
+// days the direction is "insufficient_history"; otherwise "rising" when
+// the recent count exceeds 1.5 × the previous one, "falling" in the
+// opposite case, "stable" between. Only ObservedAt counts — when the
+// source says the item happened — never the ingestion time.
+//
+// Signals. Kinds are complaint, question, review, job_post,
+// feature_request, forum_post (demand) and news_report, regulatory_notice,
+// recall_notice, market_report (context). A signal is deduplicated by
+// (origin, externalId); externalId defaults to the source URL. Its
+// sourceDomain is the registrable domain of the URL (public-suffix list),
+// so www.example.com, forum.example.com and example.com are one source.
+// Moderation states are pending, accepted and rejected; linking a pending
+// signal to an evaluation accepts it, and rejected signals cannot be
+// linked.
+//
+// Curation. Create, Revise, Publish and Withdraw take an Op: an operation
+// id (same id and same input returns the stored result, same id and other
+// input fails with ErrOperationConflict), the actor and a reason, all kept
+// in the revision log. Revise, Publish and Withdraw take the expected
+// revision (optimistic concurrency: ErrConflict when another write came
+// first). Publishing requires at least 3 demand signals from at least 2
+// independent registrable domains (both configurable); unknown or rejected
+// signal ids are refused with an error naming them. A published
+// evaluation stays published through revisions (which must keep meeting
+// the floor); only Withdraw hides it.
+//
+// Access. The public reads (List, Search without Full, Preview) return
+// Preview values: a separate type filled from an allow-list (id, title,
+// buyer, category, score, scoreVersion, scoreType, signal count and a
+// problem teaser cut at a word boundary). Drafts and withdrawn
+// evaluations are not found by any public read.
+//
+// Search. The query is normalised in Go (SearchText: NFKC, lower case,
+// diacritics removed, punctuation stripped) into at most 16 distinct words
+// that must all match (AND). Stores index the same normalised text of the
+// title, the problem, buyer and category, and the solution hypothesis —
+// never the evaluation notes — and return the matching candidates; the
+// engine ranks them here with Relevance (version "relevance-v1"), then
+// the requested sort, then the id, so every store returns the same results
+// in the same order. When more than SearchCandidates (300) evaluations
+// match, the store ranks the newest SearchWindow (2000) matches by its own
+// weighted relevance (bm25 with column weights 8/3/1 on SQLite, ts_rank_cd
+// with weights A/B/C on PostgreSQL), passes on the best 300, and the
+// result says truncated: the cost stays bounded however broad the query,
+// but such broad queries may rank differently on SQLite and PostgreSQL
+// and do not consider older matches. Adding a word narrows them.
+//
+// Unlock tokens. See UnlockSigner.
+package niche

@@ -1,0 +1,877 @@
+package niche
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/assaykit/assay/internal/ids"
+)
+
+// Options configure New. A nil *Options means defaults.
+type Options struct {
+	// Scorer computes scores at write time. Nil means DefaultScorer().
+	Scorer Scorer
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+	// Logger receives ingestion and curation messages. Nil discards them.
+	Logger *slog.Logger
+	// MinDemandSignals is the publication floor's number of demand
+	// signals. Zero means 3.
+	MinDemandSignals int
+	// MinIndependentSources is the publication floor's number of distinct
+	// registrable domains among demand signals. Zero means 2.
+	MinIndependentSources int
+	// TrendMinSignals is the number of demand signals in the last 60 days
+	// below which the trend is "insufficient_history". Zero means 10.
+	TrendMinSignals int
+	// SearchCandidates caps the matches ranked here per search. Zero
+	// means 300.
+	SearchCandidates int
+	// SearchWindow is how many of the newest matches of a broad query
+	// (more matches than SearchCandidates) the store ranks by its own
+	// weighted relevance to choose the candidates. Zero means 2000.
+	SearchWindow int
+	// TeaserLength is the longest preview teaser. Zero means 160.
+	TeaserLength int
+	// MaxSignalBatch bounds one ingestion call. Zero means 1000.
+	MaxSignalBatch int
+	// Sources are the configured signal sources (GET /v1/sources).
+	Sources []Source
+}
+
+// Engine is the niche catalogue: ingestion and moderation of signals,
+// curation of evaluations, and the public reads (list, search, preview,
+// full evaluation). It is safe for concurrent use.
+type Engine struct {
+	st     Store
+	opts   Options
+	scorer Scorer
+	log    *slog.Logger
+}
+
+// New returns an engine over st.
+func New(st Store, opts *Options) (*Engine, error) {
+	if st == nil {
+		return nil, fmt.Errorf("niche: New needs a Store")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Scorer == nil {
+		o.Scorer = DefaultScorer()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MinDemandSignals <= 0 {
+		o.MinDemandSignals = 3
+	}
+	if o.MinIndependentSources <= 0 {
+		o.MinIndependentSources = 2
+	}
+	if o.TrendMinSignals <= 0 {
+		o.TrendMinSignals = 10
+	}
+	if o.SearchCandidates <= 0 {
+		o.SearchCandidates = 300
+	}
+	if o.SearchWindow <= 0 {
+		o.SearchWindow = 2000
+	}
+	if o.TeaserLength <= 0 {
+		o.TeaserLength = DefaultTeaserLength
+	}
+	if o.MaxSignalBatch <= 0 {
+		o.MaxSignalBatch = 1000
+	}
+	if w := o.Scorer.Weights(); w.Sum() != 100 {
+		return nil, fmt.Errorf("niche: scorer %s weights add up to %d, not 100", o.Scorer.Version(), w.Sum())
+	}
+	seen := map[string]bool{}
+	for i, s := range o.Sources {
+		if !originPattern.MatchString(s.ID) || seen[s.ID] {
+			return nil, fmt.Errorf("niche: source %d: id %q must be a unique origin name", i, s.ID)
+		}
+		seen[s.ID] = true
+	}
+	return &Engine{st: st, opts: o, scorer: o.Scorer, log: o.Logger}, nil
+}
+
+// Store returns the engine's store.
+func (e *Engine) Store() Store { return e.st }
+
+// Scorer returns the engine's scorer.
+func (e *Engine) Scorer() Scorer { return e.scorer }
+
+func (e *Engine) now() time.Time { return e.opts.Now().UTC().Truncate(time.Microsecond) }
+
+// ---- Signals ----
+
+// IngestResult is the outcome of ingesting one signal.
+type IngestResult struct {
+	// ID is the stored signal's id (the existing one for a duplicate).
+	ID string `json:"id"`
+	// Outcome is "created" or "duplicate".
+	Outcome string `json:"outcome"`
+	Signal  Signal `json:"signal"`
+}
+
+// IngestSignals validates every input (all or nothing: one invalid signal
+// refuses the batch with an *InvalidError naming it) and stores them,
+// deduplicated by (origin, externalId). It records one collection run per
+// origin.
+func (e *Engine) IngestSignals(ctx context.Context, in []SignalInput) ([]IngestResult, error) {
+	if len(in) == 0 {
+		return nil, invalid("signals", "must list at least one signal")
+	}
+	if len(in) > e.opts.MaxSignalBatch {
+		return nil, invalid("signals", "must list at most %d signals", e.opts.MaxSignalBatch)
+	}
+	now := e.now()
+	batch := make([]Signal, len(in))
+	for i, s := range in {
+		n, err := normalizeSignal(s, fmt.Sprintf("signals[%d]", i), now)
+		if err != nil {
+			return nil, err
+		}
+		batch[i] = n
+	}
+	return e.putSignals(ctx, batch)
+}
+
+// putSignals stores normalised signals and records one collection run per
+// origin.
+func (e *Engine) putSignals(ctx context.Context, batch []Signal) ([]IngestResult, error) {
+	started := e.now()
+	res, err := e.st.PutSignals(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
+	var conflicts []string
+	for i, r := range res {
+		if r.Conflict {
+			conflicts = append(conflicts, fmt.Sprintf("signals[%d].id %s is already used by another signal", i, batch[i].ID))
+		}
+	}
+	if len(conflicts) > 0 {
+		return nil, &InvalidError{Field: "signals", Reason: strings.Join(conflicts, "; ") + "; nothing was stored"}
+	}
+	out := make([]IngestResult, len(res))
+	runs := map[string]*Collection{}
+	for i, r := range res {
+		c := runs[batch[i].Origin]
+		if c == nil {
+			c = &Collection{Origin: batch[i].Origin, StartedAt: started, Status: "ok"}
+			runs[batch[i].Origin] = c
+		}
+		c.Examined++
+		if r.Created {
+			c.Added++
+			out[i] = IngestResult{ID: r.Signal.ID, Outcome: "created", Signal: r.Signal}
+		} else {
+			c.Duplicates++
+			out[i] = IngestResult{ID: r.Signal.ID, Outcome: "duplicate", Signal: r.Signal}
+		}
+	}
+	origins := make([]string, 0, len(runs))
+	for o := range runs {
+		origins = append(origins, o)
+	}
+	slices.Sort(origins)
+	for _, o := range origins {
+		c := runs[o]
+		c.FinishedAt = e.now()
+		if err := e.st.RecordCollection(ctx, *c); err != nil {
+			e.log.WarnContext(ctx, "niche: recording a collection run failed", "origin", o, "err", err)
+		}
+	}
+	return out, nil
+}
+
+// Signal returns one signal.
+func (e *Engine) Signal(ctx context.Context, id string) (*Signal, error) {
+	if !ids.Valid(ids.Signal, id) {
+		return nil, &NotFoundError{What: "Signal", ID: id}
+	}
+	m, err := e.st.Signals(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	s, ok := m[id]
+	if !ok {
+		return nil, &NotFoundError{What: "Signal", ID: id}
+	}
+	return &s, nil
+}
+
+// Signals lists signals, newest first.
+func (e *Engine) Signals(ctx context.Context, f SignalFilter) ([]Signal, error) {
+	if f.State != "" && !f.State.Valid() {
+		return nil, invalid("state", "must be pending, accepted or rejected")
+	}
+	if f.Limit <= 0 {
+		f.Limit = 100
+	}
+	return e.st.ListSignals(ctx, f)
+}
+
+// ModerateSignal sets a signal's moderation state. A rejected signal can
+// no longer be linked; evaluations that already link it stop showing it as
+// evidence.
+func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalState, note, actor string) (*Signal, error) {
+	if !state.Valid() {
+		return nil, invalid("state", "must be pending, accepted or rejected")
+	}
+	if utf8.RuneCountInString(note) > 1000 {
+		return nil, invalid("note", "must have at most 1000 characters")
+	}
+	actor, err := checkActor(actor)
+	if err != nil {
+		return nil, err
+	}
+	if !ids.Valid(ids.Signal, id) {
+		return nil, &NotFoundError{What: "Signal", ID: id}
+	}
+	return e.st.ModerateSignal(ctx, id, Moderation{State: state, Note: strings.TrimSpace(note), Actor: actor, At: e.now()})
+}
+
+// ---- Curation ----
+
+// Op describes a curation operation.
+type Op struct {
+	// ID makes the operation idempotent: repeating it with the same input
+	// returns the stored result; with different input it fails with
+	// ErrOperationConflict. Empty means a fresh random id (no replay
+	// protection). At most 128 characters of A-Z a-z 0-9 . _ : -.
+	ID string
+	// Actor names who made the change (at most 120 characters). Empty
+	// means "curator".
+	Actor string
+	// Reason says why (at most 2000 characters).
+	Reason string
+}
+
+var opIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+func checkActor(actor string) (string, error) {
+	actor = strings.TrimSpace(actor)
+	if actor == "" {
+		actor = "curator"
+	}
+	if utf8.RuneCountInString(actor) > 120 {
+		return "", invalid("actor", "must have at most 120 characters")
+	}
+	return actor, nil
+}
+
+func (op Op) normalize() (Op, error) {
+	if op.ID == "" {
+		op.ID = ids.New("op_")
+	} else if !opIDPattern.MatchString(op.ID) {
+		return op, invalid("operationId", "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'")
+	}
+	var err error
+	if op.Actor, err = checkActor(op.Actor); err != nil {
+		return op, err
+	}
+	op.Reason = strings.TrimSpace(op.Reason)
+	if utf8.RuneCountInString(op.Reason) > 2000 {
+		return op, invalid("reason", "must have at most 2000 characters")
+	}
+	return op, nil
+}
+
+// requestHash digests everything an operation's outcome depends on.
+func requestHash(action, id string, expected int, d *Draft, op Op) string {
+	b, _ := json.Marshal(struct {
+		Action   string `json:"a"`
+		ID       string `json:"i"`
+		Expected int    `json:"e"`
+		Draft    *Draft `json:"d"`
+		Actor    string `json:"u"`
+		Reason   string `json:"r"`
+	}{action, id, expected, d, op.Actor, op.Reason})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// linkedSignals loads d's signals and refuses unknown or rejected ones.
+// It returns the signals and the ids of pending ones (to accept).
+func (e *Engine) linkedSignals(ctx context.Context, signalIDs []string) (map[string]Signal, []string, error) {
+	found, err := e.st.Signals(ctx, signalIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	var refErr SignalRefError
+	var pending []string
+	for _, id := range signalIDs {
+		s, ok := found[id]
+		switch {
+		case !ok:
+			refErr.Unknown = append(refErr.Unknown, id)
+		case s.State == StateRejected:
+			refErr.Rejected = append(refErr.Rejected, id)
+		case s.State == StatePending:
+			pending = append(pending, id)
+		}
+	}
+	if len(refErr.Unknown)+len(refErr.Rejected) > 0 {
+		return nil, nil, &refErr
+	}
+	return found, pending, nil
+}
+
+// checkFloor applies the publication floor to the linked signals.
+func (e *Engine) checkFloor(signalIDs []string, signals map[string]Signal) error {
+	linked := make([]Signal, 0, len(signalIDs))
+	for _, id := range signalIDs {
+		if s, ok := signals[id]; ok {
+			linked = append(linked, s)
+		}
+	}
+	st := statsOf(linked)
+	if st.demand < e.opts.MinDemandSignals || st.domains < e.opts.MinIndependentSources {
+		return &EvidenceError{DemandSignals: st.demand, IndependentSources: st.domains,
+			MinDemandSignals: e.opts.MinDemandSignals, MinIndependentSources: e.opts.MinIndependentSources}
+	}
+	return nil
+}
+
+func (e *Engine) applyDraft(r *Record, d Draft) {
+	r.Title, r.Problem, r.Buyer, r.Category = d.Title, d.Problem, d.Buyer, d.Category
+	r.SolutionHypothesis, r.EvaluationNotes = d.SolutionHypothesis, d.EvaluationNotes
+	r.Dimensions = d.Dimensions()
+	r.SignalIDs = slices.Clone(d.SignalIDs)
+	r.Score = e.scorer.Score(r.Dimensions)
+	r.ScoreVersion = e.scorer.Version()
+	r.ScoreWeights = e.scorer.Weights()
+}
+
+// Create stores a new evaluation from d, published at once when
+// d.Publish is set (the publication floor applies). Linked pending
+// signals are accepted.
+func (e *Engine) Create(ctx context.Context, op Op, d Draft) (*Evaluation, error) {
+	op, err := op.normalize()
+	if err != nil {
+		return nil, err
+	}
+	if d, err = d.Normalize(); err != nil {
+		return nil, err
+	}
+	hash := requestHash(ActionCreate, "", 0, &d, op)
+	if replay, err := e.replay(ctx, op.ID, hash); replay != nil || err != nil {
+		return replay, err
+	}
+	signals, pending, err := e.linkedSignals(ctx, d.SignalIDs)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now()
+	rec := Record{ID: ids.New(ids.Niche), Status: StatusDraft, Revision: 1, CreatedAt: now, UpdatedAt: now}
+	e.applyDraft(&rec, d)
+	if d.Publish {
+		if err := e.checkFloor(d.SignalIDs, signals); err != nil {
+			return nil, err
+		}
+		rec.Status, rec.PublishedAt = StatusPublished, now
+	}
+	return e.write(ctx, Write{
+		OperationID: op.ID, RequestHash: hash,
+		ExpectedRevision: 0, Record: rec, Action: ActionCreate, Actor: op.Actor, Reason: op.Reason, At: now,
+		Accept: pending,
+	})
+}
+
+// Revise replaces the content of evaluation id, whose current revision
+// must be expectedRevision. A published evaluation stays published (and
+// must still meet the floor); d.Publish publishes a draft or withdrawn
+// one; d.Publish false never withdraws (use Withdraw).
+func (e *Engine) Revise(ctx context.Context, id string, expectedRevision int, op Op, d Draft) (*Evaluation, error) {
+	op, err := op.normalize()
+	if err != nil {
+		return nil, err
+	}
+	if expectedRevision < 1 {
+		return nil, invalid("expectedRevision", "must be 1 or more")
+	}
+	if d, err = d.Normalize(); err != nil {
+		return nil, err
+	}
+	hash := requestHash(ActionRevise, id, expectedRevision, &d, op)
+	if replay, err := e.replay(ctx, op.ID, hash); replay != nil || err != nil {
+		return replay, err
+	}
+	cur, err := e.evaluationRecord(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Revision != expectedRevision {
+		return nil, &RevisionConflictError{ID: id, Expected: expectedRevision, Current: cur.Revision}
+	}
+	signals, pending, err := e.linkedSignals(ctx, d.SignalIDs)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now()
+	rec := *cur
+	e.applyDraft(&rec, d)
+	rec.Revision, rec.UpdatedAt = expectedRevision+1, now
+	if d.Publish && rec.Status != StatusPublished {
+		rec.Status, rec.PublishedAt = StatusPublished, now
+	}
+	if rec.Status == StatusPublished {
+		if err := e.checkFloor(d.SignalIDs, signals); err != nil {
+			return nil, err
+		}
+	}
+	return e.write(ctx, Write{
+		OperationID: op.ID, RequestHash: hash,
+		ExpectedRevision: expectedRevision, Record: rec, Action: ActionRevise, Actor: op.Actor, Reason: op.Reason,
+		At: now, Accept: pending,
+	})
+}
+
+// Publish publishes evaluation id at expectedRevision (the floor applies).
+func (e *Engine) Publish(ctx context.Context, id string, expectedRevision int, op Op) (*Evaluation, error) {
+	return e.transition(ctx, id, expectedRevision, op, ActionPublish)
+}
+
+// Withdraw hides published evaluation id at expectedRevision from every
+// public read.
+func (e *Engine) Withdraw(ctx context.Context, id string, expectedRevision int, op Op) (*Evaluation, error) {
+	return e.transition(ctx, id, expectedRevision, op, ActionWithdraw)
+}
+
+func (e *Engine) transition(ctx context.Context, id string, expectedRevision int, op Op, action string) (*Evaluation, error) {
+	op, err := op.normalize()
+	if err != nil {
+		return nil, err
+	}
+	if expectedRevision < 1 {
+		return nil, invalid("expectedRevision", "must be 1 or more")
+	}
+	hash := requestHash(action, id, expectedRevision, nil, op)
+	if replay, err := e.replay(ctx, op.ID, hash); replay != nil || err != nil {
+		return replay, err
+	}
+	cur, err := e.evaluationRecord(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Revision != expectedRevision {
+		return nil, &RevisionConflictError{ID: id, Expected: expectedRevision, Current: cur.Revision}
+	}
+	now := e.now()
+	rec := *cur
+	rec.Revision, rec.UpdatedAt = expectedRevision+1, now
+	var pending []string
+	switch action {
+	case ActionPublish:
+		signals, p, err := e.linkedSignals(ctx, rec.SignalIDs)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.checkFloor(rec.SignalIDs, signals); err != nil {
+			return nil, err
+		}
+		pending = p
+		if rec.Status != StatusPublished {
+			rec.Status, rec.PublishedAt = StatusPublished, now
+		}
+	case ActionWithdraw:
+		if cur.Status != StatusPublished {
+			return nil, invalid("status", "only a published evaluation can be withdrawn (this one is %s)", cur.Status)
+		}
+		rec.Status = StatusWithdrawn
+	}
+	return e.write(ctx, Write{
+		OperationID: op.ID, RequestHash: hash, ExpectedRevision: expectedRevision, Record: rec,
+		Action: action, Actor: op.Actor, Reason: op.Reason, At: now, Accept: pending,
+	})
+}
+
+// replay returns the stored result of a completed operation with the
+// same hash (nil when the operation is new), and ErrOperationConflict for
+// one with another hash. Checking first lets a repeated operation succeed
+// even though the state its rules check has changed since.
+func (e *Engine) replay(ctx context.Context, opID, hash string) (*Evaluation, error) {
+	h, rec, err := e.st.Operation(ctx, opID)
+	if err != nil || rec == nil {
+		return nil, err
+	}
+	if h != hash {
+		return nil, ErrOperationConflict
+	}
+	return e.evaluationOf(ctx, rec)
+}
+
+func (e *Engine) write(ctx context.Context, w Write) (*Evaluation, error) {
+	rec, replayed, err := e.st.ApplyWrite(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	if !replayed {
+		e.log.InfoContext(ctx, "niche: revision written", "niche", rec.ID, "revision", rec.Revision,
+			"action", w.Action, "actor", w.Actor, "status", rec.Status, "operation", w.OperationID)
+	}
+	return e.evaluationOf(ctx, rec)
+}
+
+func (e *Engine) evaluationRecord(ctx context.Context, id string) (*Record, error) {
+	if !ids.Valid(ids.Niche, id) {
+		return nil, &NotFoundError{What: "Niche", ID: id}
+	}
+	return e.st.Evaluation(ctx, id)
+}
+
+// evaluationOf builds the full evaluation of rec.
+func (e *Engine) evaluationOf(ctx context.Context, rec *Record) (*Evaluation, error) {
+	signals, err := e.st.Signals(ctx, rec.SignalIDs)
+	if err != nil {
+		return nil, err
+	}
+	return e.build(rec, signals, e.now()), nil
+}
+
+// Evaluation returns evaluation id whatever its status (for curators).
+func (e *Engine) Evaluation(ctx context.Context, id string) (*Evaluation, error) {
+	rec, err := e.evaluationRecord(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return e.evaluationOf(ctx, rec)
+}
+
+// Revisions returns the history of evaluation id, oldest first.
+func (e *Engine) Revisions(ctx context.Context, id string) ([]Revision, error) {
+	if _, err := e.evaluationRecord(ctx, id); err != nil {
+		return nil, err
+	}
+	return e.st.Revisions(ctx, id)
+}
+
+// ---- Public reads ----
+
+func (e *Engine) publishedRecord(ctx context.Context, id string) (*Record, error) {
+	if !ids.Valid(ids.Niche, id) {
+		return nil, &NotFoundError{What: "Niche", ID: id}
+	}
+	m, err := e.st.Published(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	r, ok := m[id]
+	if !ok {
+		return nil, &NotFoundError{What: "Niche", ID: id}
+	}
+	return r, nil
+}
+
+// Published returns the full evaluation id if it is published; drafts,
+// withdrawn and unknown ids are all ErrNotFound.
+func (e *Engine) Published(ctx context.Context, id string) (*Evaluation, error) {
+	rec, err := e.publishedRecord(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return e.evaluationOf(ctx, rec)
+}
+
+// Exists reports whether id is a published evaluation.
+func (e *Engine) Exists(ctx context.Context, id string) (bool, error) {
+	_, err := e.publishedRecord(ctx, id)
+	if err == nil {
+		return true, nil
+	}
+	if isNotFound(err) {
+		return false, nil
+	}
+	return false, err
+}
+
+func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// Preview returns the preview of published evaluation id.
+func (e *Engine) Preview(ctx context.Context, id string) (*Preview, error) {
+	rec, err := e.publishedRecord(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	p := PreviewOf(rec, e.opts.TeaserLength)
+	return &p, nil
+}
+
+// HasPublished reports whether any evaluation is published (an empty
+// catalogue answers paid searches with 503 before charging).
+func (e *Engine) HasPublished(ctx context.Context) (bool, error) { return e.st.HasPublished(ctx) }
+
+// ListOptions select a page of the public list.
+type ListOptions struct {
+	// Query filters by full text (every word must match) when it has a
+	// letter or digit.
+	Query string
+	// Category filters by category, case-insensitively, when non-empty.
+	Category string
+	// Sort is SortScore (default) or SortRecent.
+	Sort string
+	// Limit is 1..100; 0 means 20.
+	Limit int
+}
+
+// ListResult is a page of the public list.
+type ListResult struct {
+	Query    Query     `json:"query"`
+	Previews []Preview `json:"previews"`
+}
+
+func checkSort(s string) (string, error) {
+	switch s {
+	case "":
+		return SortScore, nil
+	case SortScore, SortRecent:
+		return s, nil
+	}
+	return "", invalid("sort", "must be recent or score")
+}
+
+// List returns previews of published evaluations.
+func (e *Engine) List(ctx context.Context, o ListOptions) (*ListResult, error) {
+	sort, err := checkSort(o.Sort)
+	if err != nil {
+		return nil, err
+	}
+	if o.Limit == 0 {
+		o.Limit = 20
+	}
+	if o.Limit < 1 || o.Limit > 100 {
+		return nil, invalid("limit", "must be from 1 to 100")
+	}
+	q := ParseQuery(o.Query)
+	res := &ListResult{Query: q, Previews: []Preview{}}
+	if strings.TrimSpace(o.Query) != "" && q.Empty() {
+		return res, nil // no word to match: nothing matches
+	}
+	recs, err := e.st.ListPublished(ctx, ListQuery{Query: q, CategoryKey: CategoryKey(o.Category), Sort: sort, Limit: o.Limit})
+	if err != nil {
+		return nil, err
+	}
+	for i := range recs {
+		res.Previews = append(res.Previews, PreviewOf(&recs[i], e.opts.TeaserLength))
+	}
+	return res, nil
+}
+
+// SearchOptions select a search.
+type SearchOptions struct {
+	// Query is the text; every word must match (AND).
+	Query string
+	// Category filters case-insensitively when non-empty.
+	Category string
+	// Sort is the tie-break after relevance: SortScore (default) or
+	// SortRecent.
+	Sort string
+	// Limit is 1..100; 0 means 20.
+	Limit int
+	// Full returns full evaluations instead of previews.
+	Full bool
+}
+
+// SearchResult is a ranked page of search results.
+type SearchResult struct {
+	Query Query `json:"query"`
+	// Previews (when not Full) or Evaluations (when Full), best first.
+	Previews    []Preview     `json:"previews,omitempty"`
+	Evaluations []*Evaluation `json:"evaluations,omitempty"`
+	// Relevance holds each result's relevance, in result order.
+	Relevance []int `json:"relevance"`
+	// Truncated is true when more evaluations matched than are ranked
+	// (SearchCandidates); narrow the query to rank them all.
+	Truncated bool `json:"truncated"`
+}
+
+// RelevanceVersion names the relevance formula of Relevance.
+const RelevanceVersion = "relevance-v1"
+
+// Relevance is the integer relevance of a candidate for q (version
+// "relevance-v1"): for every query word, 8 if the title contains it, plus
+// 3 if the problem, buyer or category does, plus 1 if the solution
+// hypothesis does; for queries of two words or more, plus 6 when the
+// title contains the words as a phrase and plus 2 when the problem, buyer
+// or category does. Words match whole normalised words (SearchText).
+func Relevance(q Query, c *Candidate) int {
+	rel := 0
+	for _, t := range q.Tokens {
+		if containsWord(c.Title, t) {
+			rel += 8
+		}
+		if containsWord(c.Body, t) {
+			rel += 3
+		}
+		if containsWord(c.Extra, t) {
+			rel++
+		}
+	}
+	if len(q.Tokens) > 1 {
+		p := q.Phrase()
+		if containsWord(c.Title, p) {
+			rel += 6
+		}
+		if containsWord(c.Body, p) {
+			rel += 2
+		}
+	}
+	return rel
+}
+
+// containsWord reports whether w occurs in text (words separated by single
+// spaces) as whole words.
+func containsWord(text, w string) bool {
+	for from := 0; from <= len(text)-len(w); {
+		i := strings.Index(text[from:], w)
+		if i < 0 {
+			return false
+		}
+		i += from
+		end := i + len(w)
+		if (i == 0 || text[i-1] == ' ') && (end == len(text) || text[end] == ' ') {
+			return true
+		}
+		from = i + 1
+	}
+	return false
+}
+
+// Search ranks published evaluations matching every word of o.Query:
+// relevance first (Relevance), then o.Sort (score: score desc then most
+// recently updated; recent: most recently updated), then id. The final
+// ordering is done here, identically for every store.
+func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, error) {
+	sort, err := checkSort(o.Sort)
+	if err != nil {
+		return nil, err
+	}
+	if o.Limit == 0 {
+		o.Limit = 20
+	}
+	if o.Limit < 1 || o.Limit > 100 {
+		return nil, invalid("limit", "must be from 1 to 100")
+	}
+	q := ParseQuery(o.Query)
+	res := &SearchResult{Query: q, Relevance: []int{}}
+	if o.Full {
+		res.Evaluations = []*Evaluation{}
+	} else {
+		res.Previews = []Preview{}
+	}
+	if q.Empty() {
+		return res, nil
+	}
+	cands, truncated, err := e.st.SearchCandidates(ctx, CandidateQuery{Query: q, CategoryKey: CategoryKey(o.Category),
+		Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow})
+	if err != nil {
+		return nil, err
+	}
+	res.Truncated = truncated
+	type ranked struct {
+		c   *Candidate
+		rel int
+	}
+	rs := make([]ranked, len(cands))
+	for i := range cands {
+		rs[i] = ranked{&cands[i], Relevance(q, &cands[i])}
+	}
+	slices.SortFunc(rs, func(a, b ranked) int {
+		if c := cmp.Compare(b.rel, a.rel); c != 0 {
+			return c
+		}
+		if sort == SortScore {
+			if c := cmp.Compare(b.c.Score, a.c.Score); c != 0 {
+				return c
+			}
+		}
+		if c := b.c.UpdatedAt.Compare(a.c.UpdatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.c.ID, b.c.ID)
+	})
+	if len(rs) > o.Limit {
+		rs = rs[:o.Limit]
+	}
+	want := make([]string, len(rs))
+	for i, r := range rs {
+		want[i] = r.c.ID
+	}
+	recs, err := e.st.Published(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	var signals map[string]Signal
+	if o.Full {
+		var sigIDs []string
+		for _, r := range recs {
+			sigIDs = append(sigIDs, r.SignalIDs...)
+		}
+		slices.Sort(sigIDs)
+		if signals, err = e.st.Signals(ctx, slices.Compact(sigIDs)); err != nil {
+			return nil, err
+		}
+	}
+	now := e.now()
+	for _, r := range rs {
+		rec, ok := recs[r.c.ID]
+		if !ok {
+			continue // withdrawn meanwhile
+		}
+		res.Relevance = append(res.Relevance, r.rel)
+		if o.Full {
+			res.Evaluations = append(res.Evaluations, e.build(rec, signals, now))
+		} else {
+			res.Previews = append(res.Previews, PreviewOf(rec, e.opts.TeaserLength))
+		}
+	}
+	return res, nil
+}
+
+// ---- Quota ----
+
+// QuotaStatus is a caller's use of a daily quota.
+type QuotaStatus struct {
+	Limit     int       `json:"limit"`
+	Used      int       `json:"used"`
+	Remaining int       `json:"remaining"`
+	ResetsAt  time.Time `json:"resetsAt"`
+}
+
+// TakeQuota counts one use by caller against limit uses per UTC day. Past
+// the limit it returns a *QuotaError (ErrQuotaExceeded) with the reset
+// time. Counts are kept in the store, so instances sharing a database
+// share quotas.
+func (e *Engine) TakeQuota(ctx context.Context, caller string, limit int) (QuotaStatus, error) {
+	now := e.opts.Now().UTC()
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	reset := day.Add(24 * time.Hour)
+	used, ok, err := e.st.TakeQuota(ctx, caller, day.Unix(), limit)
+	if err != nil {
+		return QuotaStatus{}, err
+	}
+	st := QuotaStatus{Limit: limit, Used: min(used, limit), Remaining: max(limit-used, 0), ResetsAt: reset}
+	if !ok {
+		return st, &QuotaError{Limit: limit, ResetAt: reset}
+	}
+	return st, nil
+}

@@ -1,0 +1,281 @@
+package niche
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Status is an evaluation's publication state.
+type Status string
+
+// Publication states: a draft is visible to curators only; published
+// evaluations are listed, searched, previewed and sold; withdrawn ones are
+// hidden again (and can be published anew).
+const (
+	StatusDraft     Status = "draft"
+	StatusPublished Status = "published"
+	StatusWithdrawn Status = "withdrawn"
+)
+
+// ScoreType says what the score is: an editorial hypothesis from the six
+// criteria, not a market-size estimate.
+const ScoreType = "editorial_hypothesis"
+
+// Record is an evaluation as stored: the draft, the computed score and
+// the publication state. Stores persist it; Evaluation is what readers get.
+type Record struct {
+	ID                 string     `json:"id"`
+	Title              string     `json:"title"`
+	Problem            string     `json:"problem"`
+	Buyer              string     `json:"buyer"`
+	Category           string     `json:"category"`
+	SolutionHypothesis string     `json:"solutionHypothesis"`
+	EvaluationNotes    string     `json:"evaluationNotes"`
+	Dimensions         Dimensions `json:"dimensions"`
+	SignalIDs          []string   `json:"signalIds"`
+	Score              int        `json:"score"`
+	ScoreVersion       string     `json:"scoreVersion"`
+	ScoreWeights       Weights    `json:"scoreWeights"`
+	Status             Status     `json:"status"`
+	Revision           int        `json:"revision"`
+	CreatedAt          time.Time  `json:"createdAt"`
+	UpdatedAt          time.Time  `json:"updatedAt"`
+	// PublishedAt is when the evaluation was last published (zero if
+	// never).
+	PublishedAt time.Time `json:"publishedAt,omitzero"`
+}
+
+// SearchFields returns the normalised text a store indexes for r: the
+// title (weight A), the problem, buyer and category (B), and the solution
+// hypothesis (C). Evaluation notes are not indexed.
+func (r *Record) SearchFields() (title, body, extra string) {
+	return SearchText(r.Title), SearchText(r.Problem + " " + r.Buyer + " " + r.Category), SearchText(r.SolutionHypothesis)
+}
+
+// CategoryKey returns the case-insensitive key of the record's category.
+func (r *Record) CategoryKey() string { return CategoryKey(r.Category) }
+
+// Evaluation is the full evaluation: what subscribers and paying callers
+// read. Every key is camelCase.
+type Evaluation struct {
+	ID                 string     `json:"id"`
+	Title              string     `json:"title"`
+	Problem            string     `json:"problem"`
+	Buyer              string     `json:"buyer"`
+	Category           string     `json:"category"`
+	SolutionHypothesis string     `json:"solutionHypothesis"`
+	EvaluationNotes    string     `json:"evaluationNotes"`
+	Dimensions         Dimensions `json:"dimensions"`
+	Score              int        `json:"score"`
+	ScoreVersion       string     `json:"scoreVersion"`
+	ScoreType          string     `json:"scoreType"`
+	ScoreWeights       Weights    `json:"scoreWeights"`
+	// Confidence is "high", "medium" or "low" (see the package
+	// documentation for the rule).
+	Confidence      string          `json:"confidence"`
+	EvidenceSummary EvidenceSummary `json:"evidenceSummary"`
+	Trend           Trend           `json:"trend"`
+	// SignalIDs are the linked signal ids as the curator ordered them.
+	SignalIDs []string `json:"signalIds"`
+	// Evidence lists the linked signals that are not rejected, newest
+	// observation first.
+	Evidence    []Evidence `json:"evidence"`
+	Status      Status     `json:"status"`
+	Revision    int        `json:"revision"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	UpdatedAt   time.Time  `json:"updatedAt"`
+	PublishedAt *time.Time `json:"publishedAt"`
+}
+
+// Evidence is a linked signal as readers see it.
+type Evidence struct {
+	ID           string           `json:"id"`
+	Kind         SignalKind       `json:"kind"`
+	Demand       bool             `json:"demand"`
+	SourceURL    string           `json:"sourceUrl"`
+	SourceDomain string           `json:"sourceDomain"`
+	Origin       string           `json:"origin"`
+	Title        string           `json:"title"`
+	Excerpt      string           `json:"excerpt"`
+	ObservedAt   time.Time        `json:"observedAt"`
+	CollectedAt  time.Time        `json:"collectedAt"`
+	License      string           `json:"license"`
+	Attribution  string           `json:"attribution"`
+	Engagement   map[string]int64 `json:"engagement,omitempty"`
+}
+
+// EvidenceSummary counts the evidence.
+type EvidenceSummary struct {
+	SignalCount        int `json:"signalCount"`
+	DemandSignalCount  int `json:"demandSignalCount"`
+	ContextSignalCount int `json:"contextSignalCount"`
+	// IndependentSourceCount is the number of distinct registrable
+	// domains among demand signals.
+	IndependentSourceCount int        `json:"independentSourceCount"`
+	NewestObservedAt       *time.Time `json:"newestObservedAt"`
+	OldestObservedAt       *time.Time `json:"oldestObservedAt"`
+}
+
+// Trend directions.
+const (
+	TrendRising       = "rising"
+	TrendStable       = "stable"
+	TrendFalling      = "falling"
+	TrendInsufficient = "insufficient_history"
+)
+
+// Trend compares demand signals observed in the last 30 days with the 30
+// days before, as of AsOf.
+type Trend struct {
+	Direction      string    `json:"direction"`
+	Recent30Days   int       `json:"recent30Days"`
+	Previous30Days int       `json:"previous30Days"`
+	MinimumSignals int       `json:"minimumSignals"`
+	AsOf           time.Time `json:"asOf"`
+}
+
+// Revision is one entry of an evaluation's history: who changed it, when,
+// why, and the state it left.
+type Revision struct {
+	NicheID     string    `json:"nicheId"`
+	Revision    int       `json:"revision"`
+	Action      string    `json:"action"`
+	Actor       string    `json:"actor"`
+	Reason      string    `json:"reason"`
+	OperationID string    `json:"operationId"`
+	At          time.Time `json:"at"`
+	// State is the evaluation as this revision left it.
+	State Record `json:"state"`
+}
+
+// Revision actions.
+const (
+	ActionCreate   = "create"
+	ActionRevise   = "revise"
+	ActionPublish  = "publish"
+	ActionWithdraw = "withdraw"
+)
+
+// evidenceStats is what the publication floor and the summary need.
+type evidenceStats struct {
+	demand, context, domains int
+	newest, oldest           time.Time
+}
+
+func statsOf(signals []Signal) evidenceStats {
+	var st evidenceStats
+	domains := map[string]bool{}
+	for _, s := range signals {
+		if s.State == StateRejected {
+			continue
+		}
+		if s.Kind.Demand() {
+			st.demand++
+			domains[s.SourceDomain] = true
+		} else {
+			st.context++
+		}
+		if st.newest.IsZero() || s.ObservedAt.After(st.newest) {
+			st.newest = s.ObservedAt
+		}
+		if st.oldest.IsZero() || s.ObservedAt.Before(st.oldest) {
+			st.oldest = s.ObservedAt
+		}
+	}
+	st.domains = len(domains)
+	return st
+}
+
+// build assembles the full evaluation of r from its linked signals as of
+// now.
+func (e *Engine) build(r *Record, signals map[string]Signal, now time.Time) *Evaluation {
+	ev := &Evaluation{
+		ID: r.ID, Title: r.Title, Problem: r.Problem, Buyer: r.Buyer, Category: r.Category,
+		SolutionHypothesis: r.SolutionHypothesis, EvaluationNotes: r.EvaluationNotes,
+		Dimensions: r.Dimensions, Score: r.Score, ScoreVersion: r.ScoreVersion, ScoreType: ScoreType,
+		ScoreWeights: r.ScoreWeights, Status: r.Status, Revision: r.Revision,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Evidence: []Evidence{}, SignalIDs: slices.Clone(r.SignalIDs),
+	}
+	if !r.PublishedAt.IsZero() {
+		t := r.PublishedAt
+		ev.PublishedAt = &t
+	}
+	linked := make([]Signal, 0, len(r.SignalIDs))
+	for _, id := range r.SignalIDs {
+		if s, ok := signals[id]; ok && s.State != StateRejected {
+			linked = append(linked, s)
+		}
+	}
+	slices.SortFunc(linked, func(a, b Signal) int {
+		if c := b.ObservedAt.Compare(a.ObservedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	for _, s := range linked {
+		ev.Evidence = append(ev.Evidence, Evidence{
+			ID: s.ID, Kind: s.Kind, Demand: s.Kind.Demand(), SourceURL: s.SourceURL, SourceDomain: s.SourceDomain,
+			Origin: s.Origin, Title: s.Title, Excerpt: s.Excerpt, ObservedAt: s.ObservedAt, CollectedAt: s.CollectedAt,
+			License: s.License, Attribution: s.Attribution, Engagement: s.Engagement,
+		})
+	}
+	st := statsOf(linked)
+	ev.EvidenceSummary = EvidenceSummary{
+		SignalCount: len(linked), DemandSignalCount: st.demand, ContextSignalCount: st.context,
+		IndependentSourceCount: st.domains,
+	}
+	if !st.newest.IsZero() {
+		n, o := st.newest, st.oldest
+		ev.EvidenceSummary.NewestObservedAt, ev.EvidenceSummary.OldestObservedAt = &n, &o
+	}
+	ev.Trend = e.trend(linked, now)
+	ev.Confidence = e.confidence(st, now)
+	return ev
+}
+
+// trend counts demand signals in (now-30d, now] and (now-60d, now-30d].
+func (e *Engine) trend(linked []Signal, now time.Time) Trend {
+	t := Trend{MinimumSignals: e.opts.TrendMinSignals, AsOf: now}
+	day := 24 * time.Hour
+	for _, s := range linked {
+		if !s.Kind.Demand() {
+			continue
+		}
+		age := now.Sub(s.ObservedAt)
+		switch {
+		case age < 0:
+			t.Recent30Days++ // within the allowed clock skew
+		case age < 30*day:
+			t.Recent30Days++
+		case age < 60*day:
+			t.Previous30Days++
+		}
+	}
+	switch {
+	case t.Recent30Days+t.Previous30Days < t.MinimumSignals:
+		t.Direction = TrendInsufficient
+	case 2*t.Recent30Days > 3*t.Previous30Days:
+		t.Direction = TrendRising
+	case 2*t.Previous30Days > 3*t.Recent30Days:
+		t.Direction = TrendFalling
+	default:
+		t.Direction = TrendStable
+	}
+	return t
+}
+
+// confidence: high with at least twice the floor's demand signals from at
+// least one more independent source than the floor requires and a demand
+// observation in the last 90 days; medium when the floor is met; low
+// otherwise.
+func (e *Engine) confidence(st evidenceStats, now time.Time) string {
+	minD, minS := e.opts.MinDemandSignals, e.opts.MinIndependentSources
+	switch {
+	case st.demand >= 2*minD && st.domains >= minS+1 && now.Sub(st.newest) <= 90*24*time.Hour:
+		return "high"
+	case st.demand >= minD && st.domains >= minS:
+		return "medium"
+	}
+	return "low"
+}

@@ -1,0 +1,379 @@
+package niche
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Bulk import reads JSON Lines: one object per line, blank lines ignored.
+// Each object has a "type":
+//
+//	{"type":"signal", <SignalInput fields: id, kind, sourceUrl, origin, externalId,
+//	  title, excerpt, observedAt, collectedAt, license, attribution, engagement, state>}
+//	{"type":"draft", "operationId":"…", "actor":"…", "reason":"…", "draft":{<NicheDraft>}}
+//
+// Drafts link signals by id, either stored ones or signals of the same
+// file (which then carry an "id"). Drafts are created in file order with
+// their operation id, so importing the same file again stores nothing new:
+// signals come back as duplicates and drafts as replays.
+
+// MaxImportLineBytes bounds one line of a bulk import.
+const MaxImportLineBytes = 1 << 20
+
+// ImportOptions configure Import. Nil means defaults.
+type ImportOptions struct {
+	// Actor is recorded on drafts that name none. Empty means "import".
+	Actor string
+	// MaxLines bounds the file. Zero means 100000.
+	MaxLines int
+}
+
+// ImportReport says what an import did.
+type ImportReport struct {
+	SignalsCreated    int          `json:"signalsCreated"`
+	SignalsDuplicate  int          `json:"signalsDuplicate"`
+	DraftsCreated     int          `json:"draftsCreated"`
+	DraftsReplayed    int          `json:"draftsReplayed"`
+	DraftsFailed      int          `json:"draftsFailed"`
+	Lines             []ImportLine `json:"lines"`
+	PublishedNiches   int          `json:"publishedNiches"`
+	UnpublishedNiches int          `json:"unpublishedNiches"`
+}
+
+// ImportLine is the outcome of one line.
+type ImportLine struct {
+	Line int    `json:"line"`
+	Type string `json:"type"`
+	// ID is the stored signal or evaluation id.
+	ID string `json:"id,omitempty"`
+	// Outcome is created, duplicate, replayed or failed.
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+type importSignal struct {
+	Type string `json:"type"`
+	SignalInput
+}
+
+type importDraft struct {
+	Type        string `json:"type"`
+	OperationID string `json:"operationId"`
+	Actor       string `json:"actor"`
+	Reason      string `json:"reason"`
+	Draft       *Draft `json:"draft"`
+}
+
+type parsedLine struct {
+	line   int
+	signal *Signal
+	op     Op
+	draft  Draft
+}
+
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value on the line")
+	}
+	return nil
+}
+
+// Import reads a JSON Lines file of signals and drafts. Every line is
+// checked first — syntax, field rules, links to signals, the publication
+// floor of drafts to publish — and if any line is wrong nothing is stored
+// and an *ImportError lists every bad line. Then signals are stored
+// (deduplicated) and drafts created in order; a draft that fails at that
+// stage (for example because a signal was rejected meanwhile) is reported
+// in its line and the others still proceed.
+func (e *Engine) Import(ctx context.Context, r io.Reader, opts *ImportOptions) (*ImportReport, error) {
+	var o ImportOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Actor == "" {
+		o.Actor = "import"
+	}
+	if o.MaxLines <= 0 {
+		o.MaxLines = 100000
+	}
+	now := e.now()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), MaxImportLineBytes)
+	var (
+		lines   []parsedLine
+		bad     []LineError
+		fileSig = map[string]Signal{} // by id
+		fileKey = map[string]string{} // origin \x00 externalId → id
+		n       int
+	)
+	fail := func(line int, format string, args ...any) {
+		bad = append(bad, LineError{Line: line, Reason: fmt.Sprintf(format, args...)})
+	}
+	for sc.Scan() {
+		n++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		if len(lines) >= o.MaxLines {
+			fail(n, "the file has more than %d records", o.MaxLines)
+			break
+		}
+		var head struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
+			fail(n, "not a JSON object: %v", err)
+			continue
+		}
+		switch head.Type {
+		case "signal":
+			var in importSignal
+			if err := decodeStrict(raw, &in); err != nil {
+				fail(n, "signal: %v", err)
+				continue
+			}
+			s, err := normalizeSignal(in.SignalInput, "", now)
+			if err != nil {
+				fail(n, "signal: %v", err)
+				continue
+			}
+			key := s.Origin + "\x00" + s.ExternalID
+			if prev, ok := fileKey[key]; ok && in.ID != "" && prev != s.ID {
+				fail(n, "signal: origin %q externalId %q already appears with id %s", s.Origin, s.ExternalID, prev)
+				continue
+			}
+			if prev, ok := fileSig[s.ID]; ok && prev.Origin+"\x00"+prev.ExternalID != key {
+				fail(n, "signal: id %s already used by another signal of the file", s.ID)
+				continue
+			}
+			if _, ok := fileKey[key]; !ok {
+				fileKey[key] = s.ID
+			}
+			fileSig[s.ID] = s
+			lines = append(lines, parsedLine{line: n, signal: &s})
+		case "draft":
+			var in importDraft
+			if err := decodeStrict(raw, &in); err != nil {
+				fail(n, "draft: %v", err)
+				continue
+			}
+			if in.Draft == nil {
+				fail(n, "draft: the \"draft\" object is required")
+				continue
+			}
+			if in.OperationID == "" {
+				fail(n, "draft: operationId is required (it makes re-imports idempotent)")
+				continue
+			}
+			if in.Actor == "" {
+				in.Actor = o.Actor
+			}
+			op, err := Op{ID: in.OperationID, Actor: in.Actor, Reason: in.Reason}.normalize()
+			if err != nil {
+				fail(n, "draft: %v", err)
+				continue
+			}
+			d, err := in.Draft.Normalize()
+			if err != nil {
+				fail(n, "draft: %v", err)
+				continue
+			}
+			lines = append(lines, parsedLine{line: n, op: op, draft: d})
+		default:
+			fail(n, "type must be \"signal\" or \"draft\", not %q", head.Type)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			fail(n+1, "line longer than %d bytes", MaxImportLineBytes)
+		} else {
+			return nil, fmt.Errorf("niche: import: read: %w", err)
+		}
+	}
+
+	// Signals of the file that are already stored: same id must mean the
+	// same item.
+	var givenIDs []string
+	for id := range fileSig {
+		givenIDs = append(givenIDs, id)
+	}
+	stored, err := e.st.Signals(ctx, givenIDs)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
+		if l.signal == nil {
+			continue
+		}
+		if s, ok := stored[l.signal.ID]; ok && (s.Origin != l.signal.Origin || s.ExternalID != l.signal.ExternalID) {
+			fail(l.line, "signal: id %s is already stored for origin %q externalId %q", s.ID, s.Origin, s.ExternalID)
+		}
+	}
+
+	// Drafts: every linked signal known and usable, and the floor met for
+	// drafts to publish.
+	var external []string
+	for _, l := range lines {
+		if l.signal != nil {
+			continue
+		}
+		for _, id := range l.draft.SignalIDs {
+			if _, ok := fileSig[id]; !ok {
+				external = append(external, id)
+			}
+		}
+	}
+	known, err := e.st.Signals(ctx, external)
+	if err != nil {
+		return nil, err
+	}
+	for id, s := range fileSig {
+		if st, ok := stored[id]; ok {
+			known[id] = st
+		} else {
+			known[id] = s
+		}
+	}
+	for _, l := range lines {
+		if l.signal != nil {
+			continue
+		}
+		var refErr SignalRefError
+		for _, id := range l.draft.SignalIDs {
+			s, ok := known[id]
+			switch {
+			case !ok:
+				refErr.Unknown = append(refErr.Unknown, id)
+			case s.State == StateRejected:
+				refErr.Rejected = append(refErr.Rejected, id)
+			}
+		}
+		if len(refErr.Unknown)+len(refErr.Rejected) > 0 {
+			fail(l.line, "draft: %v", &refErr)
+			continue
+		}
+		if l.draft.Publish {
+			if err := e.checkFloor(l.draft.SignalIDs, known); err != nil {
+				fail(l.line, "draft: %v", err)
+			}
+		}
+	}
+	if len(bad) > 0 {
+		sortLineErrors(bad)
+		return nil, &ImportError{Lines: bad}
+	}
+
+	// Apply.
+	rep := &ImportReport{Lines: []ImportLine{}}
+	remap := map[string]string{}
+	var batch []Signal
+	var batchLines []int
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		res, err := e.putSignals(ctx, batch)
+		if err != nil {
+			return err
+		}
+		for i, r := range res {
+			il := ImportLine{Line: batchLines[i], Type: "signal", ID: r.ID, Outcome: r.Outcome}
+			if r.Outcome == "created" {
+				rep.SignalsCreated++
+			} else {
+				rep.SignalsDuplicate++
+				if r.ID != batch[i].ID {
+					remap[batch[i].ID] = r.ID
+					il.Reason = "the same origin and externalId is stored under this id"
+				}
+			}
+			rep.Lines = append(rep.Lines, il)
+		}
+		batch, batchLines = batch[:0], batchLines[:0]
+		return nil
+	}
+	for _, l := range lines {
+		if l.signal == nil {
+			continue
+		}
+		batch = append(batch, *l.signal)
+		batchLines = append(batchLines, l.line)
+		if len(batch) == e.opts.MaxSignalBatch {
+			if err := flush(); err != nil {
+				return rep, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return rep, err
+	}
+	for _, l := range lines {
+		if l.signal != nil {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		d := l.draft
+		for i, id := range d.SignalIDs {
+			if to, ok := remap[id]; ok {
+				d.SignalIDs[i] = to
+			}
+		}
+		hash := requestHash(ActionCreate, "", 0, &d, l.op)
+		prevHash, _, err := e.st.Operation(ctx, l.op.ID)
+		if err != nil {
+			return rep, err
+		}
+		ev, err := e.Create(ctx, l.op, d)
+		il := ImportLine{Line: l.line, Type: "draft"}
+		switch {
+		case err != nil:
+			rep.DraftsFailed++
+			il.Outcome, il.Reason = "failed", err.Error()
+		case prevHash == hash:
+			rep.DraftsReplayed++
+			il.ID, il.Outcome = ev.ID, "replayed"
+		default:
+			rep.DraftsCreated++
+			il.ID, il.Outcome = ev.ID, "created"
+		}
+		if ev != nil {
+			if ev.Status == StatusPublished {
+				rep.PublishedNiches++
+			} else {
+				rep.UnpublishedNiches++
+			}
+		}
+		rep.Lines = append(rep.Lines, il)
+	}
+	sortImportLines(rep.Lines)
+	return rep, nil
+}
+
+func sortLineErrors(l []LineError) {
+	slices.SortStableFunc(l, func(a, b LineError) int { return cmp.Compare(a.Line, b.Line) })
+}
+
+func sortImportLines(l []ImportLine) {
+	slices.SortStableFunc(l, func(a, b ImportLine) int { return cmp.Compare(a.Line, b.Line) })
+}
+
+// ImportString is Import over a string (tests, small fixtures).
+func (e *Engine) ImportString(ctx context.Context, jsonl string, opts *ImportOptions) (*ImportReport, error) {
+	return e.Import(ctx, strings.NewReader(jsonl), opts)
+}

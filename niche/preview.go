@@ -1,0 +1,70 @@
+package niche
+
+// DefaultTeaserLength is the longest problem teaser of a preview, in
+// characters.
+const DefaultTeaserLength = 160
+
+// Preview is the free view of a published evaluation. It is built by
+// copying an allow-list of fields into this separate type, never by
+// blanking fields of the full evaluation: the solution hypothesis, the
+// evaluation notes, the criteria and the evidence have no field here, and
+// the problem appears only as a teaser cut at a word boundary.
+type Preview struct {
+	ID           string `json:"id"`
+	Title        string `json:"title"`
+	Buyer        string `json:"buyer"`
+	Category     string `json:"category"`
+	Score        int    `json:"score"`
+	ScoreVersion string `json:"scoreVersion"`
+	ScoreType    string `json:"scoreType"`
+	SignalCount  int    `json:"signalCount"`
+	// ProblemTeaser is the start of the problem statement.
+	ProblemTeaser string `json:"problemTeaser"`
+	// Unlock says how to read the full evaluation (set by the HTTP
+	// layer, which knows the routes and prices).
+	Unlock *Unlock `json:"unlock,omitempty"`
+}
+
+// Unlock names the two ways to read a full evaluation.
+type Unlock struct {
+	Subscription UnlockSubscription `json:"subscription"`
+	PayPerCall   UnlockPayPerCall   `json:"payPerCall"`
+}
+
+// UnlockSubscription points to the subscription checkout.
+type UnlockSubscription struct {
+	CheckoutMethod string `json:"checkoutMethod"`
+	CheckoutPath   string `json:"checkoutPath"`
+	// Header is how subscribers authenticate: "Authorization: Bearer nd_…".
+	Header string `json:"header"`
+}
+
+// UnlockPayPerCall points to the pay-per-call route of one evaluation.
+type UnlockPayPerCall struct {
+	Method         string   `json:"method"`
+	Path           string   `json:"path"`
+	AmountMicroUSD int64    `json:"amountMicroUsd"`
+	PriceUSD       string   `json:"priceUsd"`
+	Asset          string   `json:"asset"`
+	Network        string   `json:"network"`
+	Protocols      []string `json:"protocols"`
+}
+
+// PreviewOf projects r onto the preview allow-list. teaserLength ≤ 0 means
+// DefaultTeaserLength.
+func PreviewOf(r *Record, teaserLength int) Preview {
+	if teaserLength <= 0 {
+		teaserLength = DefaultTeaserLength
+	}
+	return Preview{
+		ID:            r.ID,
+		Title:         r.Title,
+		Buyer:         r.Buyer,
+		Category:      r.Category,
+		Score:         r.Score,
+		ScoreVersion:  r.ScoreVersion,
+		ScoreType:     ScoreType,
+		SignalCount:   len(r.SignalIDs),
+		ProblemTeaser: Teaser(r.Problem, teaserLength),
+	}
+}

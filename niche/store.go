@@ -1,0 +1,177 @@
+package niche
+
+import (
+	"context"
+	"time"
+)
+
+// Store persists the catalogue. *store.DB implements it for SQLite and
+// PostgreSQL; store/storetest.TestNicheStore is the conformance suite
+// every implementation must pass.
+//
+// The engine applies the rules (validation, score, publication floor);
+// the store guarantees atomicity: a revision is written only if the
+// expected revision is current, an operation id is recorded with its
+// request hash in the same transaction, and only published evaluations
+// are returned by the public read methods.
+type Store interface {
+	// PutSignals stores signals in one transaction. A signal whose
+	// (Origin, ExternalID) is already stored is a duplicate: the stored
+	// signal is returned with Created false. A signal whose ID is taken by
+	// a signal with another (Origin, ExternalID) is reported with
+	// Conflict true, and then nothing of the batch is stored.
+	PutSignals(ctx context.Context, signals []Signal) ([]PutResult, error)
+	// Signals returns the stored signals among ids, keyed by id (unknown
+	// ids are absent).
+	Signals(ctx context.Context, ids []string) (map[string]Signal, error)
+	// ListSignals returns signals matching f, newest first.
+	ListSignals(ctx context.Context, f SignalFilter) ([]Signal, error)
+	// ModerateSignal sets a signal's state, or returns an error matching
+	// ErrNotFound.
+	ModerateSignal(ctx context.Context, id string, m Moderation) (*Signal, error)
+	// SignalStats counts stored signals per origin.
+	SignalStats(ctx context.Context) ([]OriginStats, error)
+	// RecordCollection stores one collection run.
+	RecordCollection(ctx context.Context, c Collection) error
+	// LastCollections returns the latest collection run of each origin.
+	LastCollections(ctx context.Context) ([]Collection, error)
+
+	// ApplyWrite writes one revision atomically (see Write). When w's
+	// operation id was already recorded with the same request hash it
+	// writes nothing and returns the state that operation left, with
+	// replayed true; with another hash it returns ErrOperationConflict.
+	ApplyWrite(ctx context.Context, w Write) (rec *Record, replayed bool, err error)
+	// Operation returns the request hash of operation opID and the state
+	// it left, or "" and nil when no such operation was recorded.
+	Operation(ctx context.Context, opID string) (hash string, rec *Record, err error)
+	// Evaluation returns the evaluation whatever its status, or an error
+	// matching ErrNotFound.
+	Evaluation(ctx context.Context, id string) (*Record, error)
+	// Revisions returns an evaluation's revisions, oldest first.
+	Revisions(ctx context.Context, id string) ([]Revision, error)
+
+	// Published returns the published evaluations among ids, keyed by id.
+	Published(ctx context.Context, ids []string) (map[string]*Record, error)
+	// ListPublished returns published evaluations ordered by q.Sort
+	// (score: score desc, updatedAt desc, id; recent: updatedAt desc, id),
+	// filtered by category key and, when q.Query has tokens, by full text
+	// (every token in the indexed text).
+	ListPublished(ctx context.Context, q ListQuery) ([]Record, error)
+	// SearchCandidates returns published evaluations matching every
+	// token of q.Query (and q.CategoryKey when set) with their indexed
+	// text. When at most q.Limit match, all are returned and truncated is
+	// false. Otherwise the newest q.Window matches are ranked by the
+	// database's weighted relevance (bm25 with column weights on SQLite,
+	// ts_rank_cd with weights on PostgreSQL) and the q.Limit best are
+	// returned with truncated true.
+	SearchCandidates(ctx context.Context, q CandidateQuery) (cands []Candidate, truncated bool, err error)
+	// HasPublished reports whether any evaluation is published.
+	HasPublished(ctx context.Context) (bool, error)
+
+	// TakeQuota counts one use by caller on the UTC day starting at day
+	// (unix seconds) if fewer than limit were counted, returning the
+	// count after the call and whether the use was allowed. Rows of days
+	// before day are removed from time to time.
+	TakeQuota(ctx context.Context, caller string, day int64, limit int) (used int, ok bool, err error)
+}
+
+// PutResult is the outcome of storing one signal.
+type PutResult struct {
+	Signal   Signal
+	Created  bool
+	Conflict bool
+}
+
+// SignalFilter selects signals.
+type SignalFilter struct {
+	State  SignalState // "" means any
+	Origin string      // "" means any
+	Limit  int         // ≤ 0 means 100
+}
+
+// Moderation is a moderation decision.
+type Moderation struct {
+	State SignalState
+	Note  string
+	Actor string
+	At    time.Time
+}
+
+// OriginStats counts the signals of one origin.
+type OriginStats struct {
+	Origin           string     `json:"origin"`
+	Signals          int        `json:"signals"`
+	Accepted         int        `json:"accepted"`
+	Pending          int        `json:"pending"`
+	Rejected         int        `json:"rejected"`
+	NewestObservedAt *time.Time `json:"newestObservedAt"`
+	LastCollectedAt  *time.Time `json:"lastCollectedAt"`
+}
+
+// Collection is one run of a collector (an ingestion call) for one origin.
+type Collection struct {
+	Origin     string    `json:"origin"`
+	StartedAt  time.Time `json:"startedAt"`
+	FinishedAt time.Time `json:"finishedAt"`
+	Examined   int       `json:"examined"`
+	Added      int       `json:"added"`
+	Duplicates int       `json:"duplicates"`
+	Status     string    `json:"status"`
+}
+
+// Write is one revision to apply atomically.
+type Write struct {
+	// OperationID identifies the operation for idempotency (required).
+	OperationID string
+	// RequestHash is a digest of the operation's input.
+	RequestHash string
+	// ExpectedRevision is the revision the write replaces; 0 creates
+	// Record (whose ID must be new).
+	ExpectedRevision int
+	// Record is the new state; Record.Revision is ExpectedRevision+1.
+	Record Record
+	// Action, Actor, Reason and At describe the revision.
+	Action string
+	Actor  string
+	Reason string
+	At     time.Time
+	// Accept lists linked signals to move from pending to accepted in
+	// the same transaction.
+	Accept []string
+}
+
+// ListQuery selects published evaluations for ListPublished.
+type ListQuery struct {
+	Query       Query
+	CategoryKey string
+	// Sort is SortScore or SortRecent.
+	Sort  string
+	Limit int
+}
+
+// Sort orders.
+const (
+	SortScore  = "score"
+	SortRecent = "recent"
+)
+
+// CandidateQuery selects search candidates.
+type CandidateQuery struct {
+	Query       Query
+	CategoryKey string
+	// Limit is the most candidates returned.
+	Limit int
+	// Window is how many of the newest matches a broad query ranks; 0
+	// means 2000.
+	Window int
+}
+
+// Candidate is a published evaluation matching a search, with what the
+// engine ranks by.
+type Candidate struct {
+	ID        string
+	Score     int
+	UpdatedAt time.Time
+	// Title, Body and Extra are the indexed text (Record.SearchFields).
+	Title, Body, Extra string
+}

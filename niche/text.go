@@ -1,0 +1,130 @@
+package niche
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// MaxQueryTokens bounds the number of distinct words of a search query
+// that are matched; further words are ignored.
+const MaxQueryTokens = 16
+
+// SearchText is the normalised form in which text is indexed and queries
+// are matched, identical for every store: Unicode NFKC, lower case,
+// diacritics removed, and every run of characters that are neither
+// letters nor digits replaced by one space, trimmed. Both databases index
+// this text (SQLite's unicode61 tokenizer and PostgreSQL's simple
+// configuration then split it on spaces alone), so their matches agree.
+func SearchText(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = norm.NFKC.String(s)
+	s = strings.ToLower(s)
+	d := norm.NFD.String(s)
+	var b strings.Builder
+	b.Grow(len(d))
+	space := false
+	for _, r := range d {
+		switch {
+		case unicode.Is(unicode.Mn, r):
+			// A combining mark: drop it (é → e).
+		case unicode.IsLetter(r) || unicode.IsNumber(r):
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+		default:
+			space = true
+		}
+	}
+	return norm.NFC.String(b.String())
+}
+
+// Query is a normalised search query.
+type Query struct {
+	// Raw is the query as given.
+	Raw string `json:"raw"`
+	// Normalized is SearchText(Raw).
+	Normalized string `json:"normalized"`
+	// Tokens are the distinct words that must all match (AND), in order of
+	// first appearance, at most MaxQueryTokens.
+	Tokens []string `json:"tokens"`
+}
+
+// ParseQuery normalises a user query. It never fails: a query without any
+// letter or digit has no tokens and matches nothing.
+func ParseQuery(raw string) Query {
+	q := Query{Raw: raw, Normalized: SearchText(raw), Tokens: []string{}}
+	seen := map[string]bool{}
+	for _, t := range strings.Fields(q.Normalized) {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		q.Tokens = append(q.Tokens, t)
+		if len(q.Tokens) == MaxQueryTokens {
+			break
+		}
+	}
+	return q
+}
+
+// Empty reports whether the query has no token.
+func (q Query) Empty() bool { return len(q.Tokens) == 0 }
+
+// FTS5 returns the query as an SQLite FTS5 MATCH expression: every token
+// quoted (inner quotes doubled) and joined by spaces, which FTS5 reads as
+// AND. User input never reaches FTS5 unquoted.
+func (q Query) FTS5() string {
+	parts := make([]string, len(q.Tokens))
+	for i, t := range q.Tokens {
+		parts[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+	}
+	return strings.Join(parts, " ")
+}
+
+// Phrase returns the tokens joined by single spaces, in their order.
+func (q Query) Phrase() string { return strings.Join(q.Tokens, " ") }
+
+// CategoryKey is the case-insensitive form of a category used for
+// filtering: NFKC, trimmed, lower case.
+func CategoryKey(category string) string {
+	return strings.ToLower(strings.TrimSpace(norm.NFKC.String(category)))
+}
+
+// Teaser returns s cut to at most max characters at a word boundary, with
+// an ellipsis when it was cut. Text without any space inside the limit is
+// cut at the limit.
+func Teaser(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	if max < 2 {
+		return "…"
+	}
+	// Keep max-1 runes to leave room for the ellipsis.
+	cut, n := len(s), 0
+	for i := range s {
+		if n == max-1 {
+			cut = i
+			break
+		}
+		n++
+	}
+	head := s[:cut]
+	if s[cut] != ' ' {
+		if sp := strings.LastIndexByte(head, ' '); sp > 0 {
+			head = head[:sp]
+		}
+	}
+	head = strings.TrimRightFunc(head, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsPunct(r)
+	})
+	return head + "…"
+}

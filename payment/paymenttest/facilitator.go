@@ -1,0 +1,164 @@
+package paymenttest
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+//go:embed recorded/*.json
+var recorded embed.FS
+
+// Recorded returns a recorded facilitator payload by name (the file names
+// under recorded/: "supported", "verify_valid", "verify_insufficient_funds",
+// "settle_success", "settle_failure", "settle_pending"). Placeholders
+// {{payer}}, {{tx}} and {{network}} are filled from the request.
+func Recorded(name string) string {
+	b, err := recorded.ReadFile("recorded/" + name + ".json")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Reply is a scripted facilitator answer.
+type Reply struct {
+	// Status is the HTTP status (default 200).
+	Status int
+	// Body is sent as is after placeholder substitution; Recorded(name)
+	// gives the documented shapes.
+	Body string
+	// Delay waits before answering (or until the client gives up).
+	Delay time.Duration
+}
+
+// FacilitatorCall is one request the fake received.
+type FacilitatorCall struct {
+	Path   string
+	Header http.Header
+	Body   json.RawMessage
+}
+
+// Facilitator is a fake x402 facilitator on a loopback httptest server.
+// Without a script, /verify says valid, /settle succeeds with a
+// deterministic transaction hash, and /supported lists Base and Base
+// Sepolia for x402 v1 and v2.
+type Facilitator struct {
+	*httptest.Server
+
+	mu      sync.Mutex
+	scripts map[string][]Reply
+	calls   []FacilitatorCall
+	done    chan struct{}
+}
+
+// NewFacilitator starts a fake facilitator, closed at the end of the test.
+func NewFacilitator(t testing.TB) *Facilitator {
+	f := &Facilitator{scripts: map[string][]Reply{}, done: make(chan struct{})}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(func() {
+		close(f.done)
+		f.Server.Close()
+	})
+	return f
+}
+
+// Script queues replies for path ("/verify", "/settle", "/supported"); each
+// request takes the next one, then the default behaviour resumes.
+func (f *Facilitator) Script(path string, replies ...Reply) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.scripts[path] = append(f.scripts[path], replies...)
+}
+
+// Calls returns the requests received on path ("" for all).
+func (f *Facilitator) Calls(path string) []FacilitatorCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []FacilitatorCall
+	for _, c := range f.calls {
+		if path == "" || c.Path == path {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (f *Facilitator) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	f.mu.Lock()
+	f.calls = append(f.calls, FacilitatorCall{Path: r.URL.Path, Header: r.Header.Clone(), Body: append(json.RawMessage(nil), body...)})
+	var reply *Reply
+	if q := f.scripts[r.URL.Path]; len(q) > 0 {
+		reply = &q[0]
+		f.scripts[r.URL.Path] = q[1:]
+	}
+	f.mu.Unlock()
+
+	if reply == nil {
+		switch {
+		case r.URL.Path == "/supported" && r.Method == http.MethodGet:
+			reply = &Reply{Body: Recorded("supported")}
+		case r.URL.Path == "/verify" && r.Method == http.MethodPost:
+			reply = &Reply{Body: Recorded("verify_valid")}
+		case r.URL.Path == "/settle" && r.Method == http.MethodPost:
+			reply = &Reply{Body: Recorded("settle_success")}
+		default:
+			http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
+			return
+		}
+	}
+	if reply.Delay > 0 {
+		select {
+		case <-time.After(reply.Delay):
+		case <-r.Context().Done():
+			return
+		case <-f.done:
+			return
+		}
+	}
+	status := reply.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, fill(reply.Body, body))
+}
+
+// fill substitutes {{payer}}, {{tx}} and {{network}} from a /verify or
+// /settle request body.
+func fill(tmpl string, reqBody []byte) string {
+	var req struct {
+		PaymentPayload struct {
+			Network string `json:"network"`
+			Payload struct {
+				Authorization struct {
+					From string `json:"from"`
+				} `json:"authorization"`
+			} `json:"payload"`
+		} `json:"paymentPayload"`
+		PaymentRequirements struct {
+			Network string `json:"network"`
+		} `json:"paymentRequirements"`
+	}
+	_ = json.Unmarshal(reqBody, &req)
+	sum := sha256.Sum256(reqBody)
+	network := req.PaymentRequirements.Network
+	if network == "" {
+		network = req.PaymentPayload.Network
+	}
+	return strings.NewReplacer(
+		"{{payer}}", req.PaymentPayload.Payload.Authorization.From,
+		"{{tx}}", "0x"+hex.EncodeToString(sum[:]),
+		"{{network}}", network,
+	).Replace(tmpl)
+}

@@ -1,0 +1,1086 @@
+package payment
+
+import (
+	"context"
+	"crypto/hmac"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ProcessorOptions configures Protocols. PayTo is required; MPP is enabled
+// by MPPSecret; cards by Stripe.
+type ProcessorOptions struct {
+	// PayTo is the seller's address that receives USDC (x402 payTo, MPP
+	// evm recipient).
+	PayTo string
+	// Network is the USDC network: "eip155:8453"/"base" (default) or
+	// "eip155:84532"/"base-sepolia".
+	Network string
+	// Dev verifies every signature for real but settles nothing on-chain:
+	// settlements get a fake transaction reference starting "0xdev" and
+	// Authorization.Dev / Settlement.Dev are true. Cards still go through
+	// the configured Stripe account (use a test key).
+	Dev bool
+	// Facilitator settles x402 and MPP evm payments (and checks balances
+	// at verification). Required unless Dev.
+	Facilitator *Facilitator
+	// MPPSecret keys the stateless HMAC binding of MPP challenge ids. At
+	// least 32 bytes; nil disables MPP.
+	MPPSecret []byte
+	// MPPPreviousSecrets are still accepted for verification (rotation
+	// with overlap); new challenges use MPPSecret.
+	MPPPreviousSecrets [][]byte
+	// Realm is the MPP realm (usually the public host name). Required with
+	// MPPSecret.
+	Realm string
+	// ChallengeTTL is how long a payer has to answer an MPP challenge
+	// (default 5 minutes). The challenge's expires (and so the evm
+	// authorisation's validBefore) adds the work and settlement time on
+	// top, so that an authorisation presented in time is still valid when
+	// it is settled after the work.
+	ChallengeTTL time.Duration
+	// SettlementTime is the time allowed for settlement after the work
+	// (default 60 s); maxTimeoutSeconds = Offer.WorkTimeout + SettlementTime.
+	SettlementTime time.Duration
+	// Stripe enables MPP stripe (cards) for offers with a card price.
+	Stripe *StripeCharger
+	// RequirePaymentIdentifier makes the x402 payment-identifier extension
+	// mandatory (400 without an id).
+	RequirePaymentIdentifier bool
+	// Extensions returns extra x402 v2 extensions for a challenge, e.g.
+	// {"bazaar": BazaarExtension(…)} for discovery.
+	Extensions func(offer Offer, res Resource) map[string]json.RawMessage
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Logger receives dev-mode warnings and settlement logs; nil discards.
+	Logger *slog.Logger
+}
+
+// Protocols implements Processor for x402 v1 and v2 (exact scheme, USDC by
+// EIP-3009) and MPP (evm and stripe charge). It is stateless apart from
+// its configuration and safe for concurrent use.
+//
+// # Wire choices (where the protocols leave room)
+//
+//   - One 402 answer carries everything: PAYMENT-REQUIRED (x402 v2, with
+//     resource and the payment-identifier extension declared), a body that
+//     is an RFC 9457 problem and an x402 v1 document at once, one
+//     WWW-Authenticate: Payment per MPP method (evm; stripe when a card
+//     price and Stripe are configured), Cache-Control: no-store and
+//     Content-Type application/problem+json.
+//   - maxTimeoutSeconds = Offer.WorkTimeout (default 120 s) +
+//     SettlementTime (default 60 s): an x402 authorisation signed at the
+//     challenge stays valid until after the work and the settlement.
+//   - MPP challenges expire at issue + ChallengeTTL (5 min) +
+//     maxTimeoutSeconds; mppx signs validBefore = expires, and Verify
+//     requires validBefore ≥ now + maxTimeoutSeconds, so a credential is
+//     accepted for ChallengeTTL after issue and always settles in time.
+//   - MPP ids are the stateless 7-slot HMAC binding; every echoed field is
+//     then pinned to what the route issues now (realm, method, intent,
+//     request, digest, opaque, no foreign credential header). description
+//     is display-only and not compared. opaque = base64url(JCS
+//     {"quoteId": Resource.QuoteID}) when a quote is named.
+//   - Card prices: ceil(Offer.CardMicroUSD / 10 000) cents, at least 50
+//     (Stripe's minimum); the Authorization amount is that many cents.
+//   - Status codes: a malformed x402 header is 400; a malformed MPP
+//     credential is 402 (as the MPP draft's table says) with a fresh
+//     challenge; several credentials are 400; an unknown method or intent
+//     is 400 method-unsupported; every verification failure is 402 with a
+//     problem type (verification-failed, payment-insufficient when the
+//     value is below the price, payment-expired, invalid-challenge) and an
+//     x402 reason code (Problem.Reason). Challenge.WithProblem renders a
+//     fresh challenge carrying the problem.
+//   - Reservation keys: x402 "x402:<chainId>:<from>:<nonce>" (lowercase
+//     hex); MPP "mpp:<challengeId>" — the same challenge always yields the
+//     same key, so the ledger's atomic reservation makes it single-use.
+//   - x402 v2 payloads must echo the whole accepted object exactly as
+//     issued (field-by-field checks first, for precise reasons); an echoed
+//     resource URL must be this route's. v1 payloads are checked through
+//     scheme, network and the signature (whose domain pins the asset).
+//   - Payment ids (x402 payment-identifier) are validated (16–128 of
+//     [A-Za-z0-9_-]); an id starting "quo_" is also reported as QuoteID.
+//   - Settlement: dev mode records "0xdev…" references; production settles
+//     x402 and MPP evm through the facilitator (MPP evm as an x402 v2
+//     payload built from the EIP-3009 authorization), and cards by
+//     capturing the PaymentIntent authorised at Verify (Void cancels it,
+//     or refunds it when Stripe captured at once). Unknown outcomes are
+//     *PendingError (errors.Is ErrSettlementPending), never failures; a
+//     refused settlement is a 402 verification-failed *Problem whose
+//     Reason is the facilitator's errorReason (only the MPP draft's
+//     problem types are used).
+//   - Receipts: Payment-Receipt {method, challengeId, reference, status
+//     "success", timestamp, chainId (evm), externalId (stripe, if sent)};
+//     x402 replies in kind (PAYMENT-RESPONSE for v2, X-PAYMENT-RESPONSE
+//     with v1 network names for v1).
+type Protocols struct {
+	payTo       Address
+	net         Network
+	dev         bool
+	fac         *Facilitator
+	secret      []byte
+	oldSecrets  [][]byte
+	realm       string
+	ttl         time.Duration
+	settleTime  time.Duration
+	stripe      *StripeCharger
+	requireID   bool
+	extensions  func(Offer, Resource) map[string]json.RawMessage
+	now         func() time.Time
+	log         *slog.Logger
+	defaultWork time.Duration
+}
+
+var _ Processor = (*Protocols)(nil)
+
+// Validity margin required on validBefore at verification (the official
+// facilitator's).
+const validBeforeMargin = 6 * time.Second
+
+// minCardCents is Stripe's minimum USD charge.
+const minCardCents = 50
+
+// NewProcessor returns the payment protocol layer.
+func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
+	if opts == nil {
+		return nil, errors.New("payment: processor options are required (PayTo at least)")
+	}
+	payTo, err := ParseAddress(opts.PayTo)
+	if err != nil || payTo.IsZero() {
+		return nil, fmt.Errorf("payment: PayTo %q is not a usable address", opts.PayTo)
+	}
+	netName := opts.Network
+	if netName == "" {
+		netName = "eip155:8453"
+	}
+	n, ok := LookupNetwork(netName)
+	if !ok {
+		return nil, fmt.Errorf("payment: unknown network %q (want eip155:8453 or eip155:84532)", opts.Network)
+	}
+	p := &Protocols{
+		payTo: payTo, net: n, dev: opts.Dev, fac: opts.Facilitator, realm: opts.Realm,
+		ttl: opts.ChallengeTTL, settleTime: opts.SettlementTime, stripe: opts.Stripe,
+		requireID: opts.RequirePaymentIdentifier, extensions: opts.Extensions, now: opts.Now, log: opts.Logger,
+		defaultWork: 120 * time.Second,
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.ttl <= 0 {
+		p.ttl = 5 * time.Minute
+	}
+	if p.settleTime <= 0 {
+		p.settleTime = 60 * time.Second
+	}
+	if !p.dev && p.fac == nil {
+		return nil, errors.New("payment: a Facilitator is required outside dev mode")
+	}
+	if opts.MPPSecret != nil {
+		if len(opts.MPPSecret) < 32 {
+			return nil, errors.New("payment: MPPSecret must be at least 32 bytes")
+		}
+		if opts.Realm == "" {
+			return nil, errors.New("payment: Realm is required with MPPSecret")
+		}
+		p.secret = append([]byte(nil), opts.MPPSecret...)
+		for _, s := range opts.MPPPreviousSecrets {
+			if len(s) < 32 {
+				return nil, errors.New("payment: MPPPreviousSecrets must be at least 32 bytes each")
+			}
+			p.oldSecrets = append(p.oldSecrets, append([]byte(nil), s...))
+		}
+	}
+	if p.dev {
+		p.log.Warn("PAYMENT DEV MODE: signatures are verified but NOTHING IS SETTLED ON-CHAIN; settlements carry fake 0xdev… references. Never use dev mode in production.",
+			"network", n.CAIP2, "payTo", payTo.String())
+	}
+	return p, nil
+}
+
+// Network returns the configured USDC network.
+func (p *Protocols) Network() Network { return p.net }
+
+// PayTo returns the seller's address.
+func (p *Protocols) PayTo() Address { return p.payTo }
+
+// Dev reports whether the processor runs in dev mode.
+func (p *Protocols) Dev() bool { return p.dev }
+
+// maxTimeout is the x402 maxTimeoutSeconds of an offer: work plus settlement.
+func (p *Protocols) maxTimeout(offer Offer) time.Duration {
+	w := offer.WorkTimeout
+	if w <= 0 {
+		w = p.defaultWork
+	}
+	return w + p.settleTime
+}
+
+// requirementsV2 is what this route issues for offer (compared whole with
+// a credential's "accepted").
+func (p *Protocols) requirementsV2(offer Offer) PaymentRequirements {
+	return PaymentRequirements{
+		Scheme: SchemeExact, Network: p.net.CAIP2, Amount: strconv.FormatInt(offer.AmountMicroUSD, 10),
+		Asset: p.net.USDC.String(), PayTo: p.payTo.String(),
+		MaxTimeoutSeconds: int64(p.maxTimeout(offer) / time.Second),
+		Extra:             map[string]any{"name": p.net.TokenName, "version": p.net.TokenVersion},
+	}
+}
+
+func (p *Protocols) requirementsV1(offer Offer, res Resource) PaymentRequirementsV1 {
+	mime := res.MimeType
+	if mime == "" {
+		mime = offer.MimeType
+	}
+	desc := res.Description
+	if desc == "" {
+		desc = offer.Description
+	}
+	return PaymentRequirementsV1{
+		Scheme: SchemeExact, Network: p.net.V1Name, MaxAmountRequired: strconv.FormatInt(offer.AmountMicroUSD, 10),
+		Resource: res.URL, Description: desc, MimeType: mime, OutputSchema: json.RawMessage("null"),
+		PayTo: p.payTo.String(), MaxTimeoutSeconds: int64(p.maxTimeout(offer) / time.Second),
+		Asset: p.net.USDC.String(), Extra: map[string]any{"name": p.net.TokenName, "version": p.net.TokenVersion},
+	}
+}
+
+// cardCents is the card price in cents: CardMicroUSD rounded up, at least
+// Stripe's 50-cent minimum. 0 when the offer has no card price.
+func cardCents(offer Offer) int64 {
+	if offer.CardMicroUSD <= 0 {
+		return 0
+	}
+	c := (offer.CardMicroUSD + 9999) / 10000
+	return max(c, minCardCents)
+}
+
+func (p *Protocols) mppEnabled() bool { return p.secret != nil }
+
+func (p *Protocols) stripeOffered(offer Offer) bool {
+	return p.mppEnabled() && p.stripe != nil && cardCents(offer) > 0
+}
+
+// mppRequest returns the base64url JCS request parameter for method.
+func (p *Protocols) mppRequest(method string, offer Offer) (string, error) {
+	switch method {
+	case MethodEVM:
+		return encodeJCSB64(mppEVMRequest{
+			Amount: strconv.FormatInt(offer.AmountMicroUSD, 10), Currency: p.net.USDC.String(),
+			MethodDetails: mppEVMDetails{ChainID: p.net.ChainID, CredentialTypes: []string{"authorization"}, Decimals: p.net.Decimals},
+			Recipient:     p.payTo.String(),
+		})
+	case MethodStripe:
+		return encodeJCSB64(mppStripeRequest{
+			Amount: strconv.FormatInt(cardCents(offer), 10), Currency: "usd",
+			MethodDetails: mppStripeDetails{NetworkID: p.stripe.ProfileID(), PaymentMethodTypes: []string{"card"}},
+		})
+	}
+	return "", fmt.Errorf("payment: unknown MPP method %q", method)
+}
+
+// mppOpaque carries the quote id, if any.
+func mppOpaque(res Resource) (string, error) {
+	if res.QuoteID == "" {
+		return "", nil
+	}
+	return encodeJCSB64(map[string]string{"quoteId": res.QuoteID})
+}
+
+// mppChallenge builds the challenge this route issues for method, expiring
+// at expires.
+func (p *Protocols) mppChallenge(method string, offer Offer, res Resource, expires time.Time) (MPPChallenge, error) {
+	req, err := p.mppRequest(method, offer)
+	if err != nil {
+		return MPPChallenge{}, err
+	}
+	opaque, err := mppOpaque(res)
+	if err != nil {
+		return MPPChallenge{}, err
+	}
+	desc := res.Description
+	if desc == "" {
+		desc = offer.Description
+	}
+	c := MPPChallenge{Realm: p.realm, Method: method, Intent: IntentCharge, Request: req,
+		Expires: expires.UTC().Format(time.RFC3339), Digest: res.BodyDigest, Opaque: opaque, Description: desc}
+	c.ID = mppChallengeID(p.secret, c)
+	return c, nil
+}
+
+// ErrInvalidOffer reports an offer or resource that cannot be charged for.
+var ErrInvalidOffer = errors.New("payment: invalid offer")
+
+func checkOffer(offer Offer, res Resource) error {
+	switch {
+	case offer.AmountMicroUSD <= 0:
+		return fmt.Errorf("%w: %q has no USDC price", ErrInvalidOffer, offer.ID)
+	case res.URL == "":
+		return fmt.Errorf("%w: the resource URL is required", ErrInvalidOffer)
+	}
+	return nil
+}
+
+// challengeBody is the 402 body: an RFC 9457 problem and an x402 v1
+// document at once (each parser ignores the other's keys).
+type challengeBody struct {
+	Type        string                  `json:"type"`
+	Title       string                  `json:"title"`
+	Status      int                     `json:"status"`
+	Detail      string                  `json:"detail"`
+	Reason      string                  `json:"reason,omitempty"`
+	X402Version int                     `json:"x402Version"`
+	Error       string                  `json:"error"`
+	Accepts     []PaymentRequirementsV1 `json:"accepts"`
+}
+
+// Challenge implements Processor: one 402 answer with the x402 v2 header,
+// an x402 v1 + RFC 9457 body, and one WWW-Authenticate per MPP method.
+func (p *Protocols) Challenge(_ context.Context, offer Offer, res Resource) (*Challenge, error) {
+	if err := checkOffer(offer, res); err != nil {
+		return nil, err
+	}
+	desc := res.Description
+	if desc == "" {
+		desc = offer.Description
+	}
+	mime := res.MimeType
+	if mime == "" {
+		mime = offer.MimeType
+	}
+	ext := map[string]json.RawMessage{ExtensionPaymentIdentifier: PaymentIdentifierExtension(p.requireID)}
+	if p.extensions != nil {
+		for k, v := range p.extensions(offer, res) {
+			if json.Valid(v) {
+				ext[k] = v
+			}
+		}
+	}
+	pr := PaymentRequired{
+		X402Version: 2, Error: HeaderPaymentSignature + " header is required",
+		Resource: &ResourceInfo{URL: res.URL, Description: desc, MimeType: mime},
+		Accepts:  []PaymentRequirements{p.requirementsV2(offer)}, Extensions: ext,
+	}
+	prJSON, err := marshalJSON(pr)
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	h.Set(HeaderPaymentRequired, b64std(prJSON))
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Type", "application/problem+json")
+	if p.mppEnabled() {
+		expires := p.now().Add(p.ttl + p.maxTimeout(offer)).Truncate(time.Second)
+		methods := []string{MethodEVM}
+		if p.stripeOffered(offer) {
+			methods = append(methods, MethodStripe)
+		}
+		for _, m := range methods {
+			c, err := p.mppChallenge(m, offer, res, expires)
+			if err != nil {
+				return nil, err
+			}
+			h.Add(HeaderWWWAuthenticate, c.String())
+		}
+	}
+	body, err := marshalJSON(challengeBody{
+		Type: ProblemTypeBase + "payment-required", Title: "Payment Required", Status: http.StatusPaymentRequired,
+		Detail:      fmt.Sprintf("Payment required: %s USDC on %s (x402 or MPP).", formatUSD(offer.AmountMicroUSD), p.net.CAIP2),
+		X402Version: 1, Error: HeaderXPayment + " header is required",
+		Accepts: []PaymentRequirementsV1{p.requirementsV1(offer, res)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Challenge{Header: h, Body: body, PaymentRequired: prJSON}, nil
+}
+
+// formatUSD renders micro-USD as a decimal amount ("0.25").
+func formatUSD(micro int64) string {
+	s := strconv.FormatInt(micro/1_000_000, 10) + "." + fmt.Sprintf("%06d", micro%1_000_000)
+	s = strings.TrimRight(s, "0")
+	if strings.HasSuffix(s, ".") {
+		s += "00"
+	} else if i := strings.IndexByte(s, '.'); len(s)-i == 2 {
+		s += "0"
+	}
+	return s
+}
+
+// problemTitles are the RFC 9457 titles of the MPP problem types.
+func problemTitle(t string) string {
+	switch t {
+	case "payment-required":
+		return "Payment Required"
+	case "malformed-credential":
+		return "Malformed Credential"
+	case "invalid-challenge":
+		return "Invalid Challenge"
+	case "payment-expired":
+		return "Payment Expired"
+	case "verification-failed":
+		return "Verification Failed"
+	case "payment-insufficient":
+		return "Payment Insufficient"
+	case "method-unsupported":
+		return "Method Unsupported"
+	}
+	return "Payment Error"
+}
+
+// WithProblem returns a copy of c that reports p: the body's problem
+// members (type, title, status, detail, reason) describe p, and the x402
+// error fields (v1 body "error", v2 PAYMENT-REQUIRED "error") carry
+// p.Reason. The payment options stay, so the payer can pay again.
+func (c *Challenge) WithProblem(p *Problem) *Challenge {
+	out := &Challenge{Header: c.Header.Clone(), Body: c.Body, PaymentRequired: c.PaymentRequired}
+	reason := p.Reason
+	if reason == "" {
+		reason = p.Type
+	}
+	var body map[string]any
+	if json.Unmarshal(c.Body, &body) == nil {
+		body["type"] = ProblemTypeBase + p.Type
+		body["title"] = problemTitle(p.Type)
+		body["status"] = p.Status
+		body["detail"] = p.Detail
+		body["reason"] = p.Reason
+		body["error"] = reason
+		if b, err := marshalJSON(body); err == nil {
+			out.Body = b
+		}
+	}
+	if pr, err := setJSONField(c.PaymentRequired, "error", reason); err == nil && pr != nil {
+		out.PaymentRequired = pr
+		out.Header.Set(HeaderPaymentRequired, b64std(pr))
+	}
+	return out
+}
+
+// setJSONField sets one top-level member of a JSON object.
+func setJSONField(obj json.RawMessage, key string, value any) (json.RawMessage, error) {
+	if len(obj) == 0 {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &m); err != nil {
+		return nil, err
+	}
+	v, err := marshalJSON(value)
+	if err != nil {
+		return nil, err
+	}
+	m[key] = v
+	return marshalJSON(m)
+}
+
+// ReadCredential implements Processor. It reads PAYMENT-SIGNATURE (x402
+// v2), X-PAYMENT (v1), and Authorization / Payment-Authorization with the
+// Payment scheme (MPP). More than one credential is a 400 problem; an
+// undecodable x402 header is 400 and an undecodable MPP credential 402
+// (as the MPP draft specifies).
+func (p *Protocols) ReadCredential(h http.Header) (*Credential, error) {
+	var creds []*Credential
+	var firstErr error
+	for _, name := range []string{HeaderPaymentSignature, HeaderXPayment} {
+		for _, v := range h.Values(name) {
+			c, err := readX402Header(name, v)
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			creds = append(creds, c)
+		}
+	}
+	for _, name := range []string{HeaderAuthorization, HeaderPaymentAuthorization} {
+		for _, v := range h.Values(name) {
+			mc, err := ParseMPPCredential(v)
+			switch {
+			case errors.Is(err, ErrSeveralCredentials):
+				return nil, severalCredentials()
+			case err != nil:
+				if firstErr == nil {
+					firstErr = &Problem{Status: http.StatusPaymentRequired, Type: "malformed-credential", Reason: "invalid_payload",
+						Detail: "The Payment credential is not base64url-encoded JSON: " + err.Error()}
+				}
+				creds = append(creds, nil)
+			case mc != nil:
+				raw, err := marshalJSON(mc)
+				if err != nil {
+					return nil, err
+				}
+				creds = append(creds, &Credential{Protocol: ProtocolMPP, Header: name, Method: mc.Challenge.Method, Raw: raw})
+			}
+		}
+	}
+	switch {
+	case len(creds) > 1:
+		return nil, severalCredentials()
+	case firstErr != nil:
+		return nil, firstErr
+	case len(creds) == 0:
+		return nil, nil
+	}
+	return creds[0], nil
+}
+
+func severalCredentials() *Problem {
+	return &Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload",
+		Detail: "The request carries several payment credentials; send exactly one."}
+}
+
+func readX402Header(name, value string) (*Credential, error) {
+	b, err := decodeX402Base64(value)
+	if err != nil {
+		return nil, malformedX402(name, err)
+	}
+	c, err := x402Credential(b)
+	if err != nil {
+		return nil, malformedX402(name, err)
+	}
+	c.Header = name
+	return c, nil
+}
+
+func malformedX402(name string, err error) *Problem {
+	return &Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload",
+		Detail: fmt.Sprintf("The %s header is not base64-encoded JSON of a payment payload: %v", name, err)}
+}
+
+func x402Credential(b []byte) (*Credential, error) {
+	var head struct {
+		X402Version int             `json:"x402Version"`
+		Scheme      string          `json:"scheme"`
+		Accepted    json.RawMessage `json:"accepted"`
+	}
+	if err := decodeJSONObject(b, &head); err != nil {
+		return nil, err
+	}
+	scheme := head.Scheme
+	if len(head.Accepted) > 0 {
+		var acc struct {
+			Scheme string `json:"scheme"`
+		}
+		_ = json.Unmarshal(head.Accepted, &acc)
+		scheme = acc.Scheme
+	}
+	return &Credential{Protocol: ProtocolX402, Version: head.X402Version, Method: scheme, Raw: append(json.RawMessage(nil), b...)}, nil
+}
+
+// CredentialFromX402 reads an x402 PaymentPayload that arrived outside HTTP
+// headers, e.g. the MCP binding's params._meta["x402/payment"]. Header is
+// "" and either version is accepted.
+func CredentialFromX402(raw json.RawMessage) (*Credential, error) {
+	if len(raw) > maxHeaderBytes {
+		return nil, malformedX402("x402/payment", errors.New("too large"))
+	}
+	c, err := x402Credential(raw)
+	if err != nil {
+		return nil, malformedX402("x402/payment", err)
+	}
+	return c, nil
+}
+
+// Verify implements Processor.
+func (p *Protocols) Verify(ctx context.Context, offer Offer, res Resource, c *Credential) (*Authorization, error) {
+	if c == nil {
+		return nil, &Problem{Status: http.StatusPaymentRequired, Type: "payment-required", Detail: "No payment credential was presented."}
+	}
+	if err := checkOffer(offer, res); err != nil {
+		return nil, err
+	}
+	switch c.Protocol {
+	case ProtocolX402:
+		return p.verifyX402(ctx, offer, res, c)
+	case ProtocolMPP, ProtocolMPPStripe:
+		return p.verifyMPP(ctx, offer, res, c)
+	}
+	return nil, &Problem{Status: http.StatusBadRequest, Type: "method-unsupported", Reason: "unsupported_scheme",
+		Detail: fmt.Sprintf("Payment protocol %q is not accepted.", c.Protocol)}
+}
+
+func fail(status int, typ, reason, detail string, args ...any) *Problem {
+	return &Problem{Status: status, Type: typ, Reason: reason, Detail: fmt.Sprintf(detail, args...)}
+}
+
+// amountProblem reports a value that is not exactly the price.
+func amountProblem(reason string, got *big.Int, want int64) *Problem {
+	typ := "verification-failed"
+	if got.Cmp(big.NewInt(want)) < 0 {
+		typ = "payment-insufficient"
+	}
+	return fail(http.StatusPaymentRequired, typ, reason, "The payment is for %s atomic units; this route costs exactly %d.", truncate(got.String(), 40), want)
+}
+
+// x402State is carried from Verify to Settle for x402 payments.
+type x402State struct {
+	version      int
+	payload      json.RawMessage
+	requirements json.RawMessage
+}
+
+func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c *Credential) (*Authorization, error) {
+	var pl PaymentPayload
+	if err := decodeJSONObject(c.Raw, &pl); err != nil {
+		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "The payment payload is not valid JSON: %v", err)
+	}
+	want := map[string]int{HeaderPaymentSignature: 2, HeaderXPayment: 1}[c.Header]
+	if (pl.X402Version != 1 && pl.X402Version != 2) || (want != 0 && pl.X402Version != want) {
+		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_x402_version",
+			"x402Version %d does not match the %s header (want %d).", pl.X402Version, c.Header, want)
+	}
+	issued := p.requirementsV2(offer)
+	amount := offer.AmountMicroUSD
+	var reqRaw json.RawMessage
+	var paymentID string
+	if pl.X402Version == 2 {
+		if len(pl.Accepted) == 0 {
+			return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "The payment payload does not echo the accepted requirements.")
+		}
+		var acc PaymentRequirements
+		if err := decodeJSONObject(pl.Accepted, &acc); err != nil {
+			return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "accepted is not a requirements object: %v", err)
+		}
+		if pr := p.checkAccepted(&acc, &issued, pl.Accepted); pr != nil {
+			return nil, pr
+		}
+		if pl.Resource != nil && pl.Resource.URL != res.URL {
+			return nil, fail(http.StatusPaymentRequired, "verification-failed", "invalid_payment_requirements",
+				"The payment is for resource %q, not this one.", truncate(pl.Resource.URL, 200))
+		}
+		id, err := paymentIdentifierOf(pl.Extensions)
+		if err != nil {
+			return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "%v", err)
+		}
+		if p.requireID && id == "" {
+			return nil, fail(http.StatusBadRequest, "malformed-credential", "payment_identifier_required",
+				"This route requires the payment-identifier extension with an id.")
+		}
+		paymentID = id
+		reqRaw, _ = issued.Raw()
+	} else {
+		if pl.Scheme != SchemeExact {
+			return nil, fail(http.StatusPaymentRequired, "method-unsupported", "unsupported_scheme", "Scheme %q is not accepted; use exact.", truncate(pl.Scheme, 40))
+		}
+		if pl.Network != p.net.V1Name {
+			return nil, fail(http.StatusPaymentRequired, "verification-failed", "invalid_network", "Network %q is not accepted; use %s.", truncate(pl.Network, 40), p.net.V1Name)
+		}
+		reqRaw, _ = marshalJSON(p.requirementsV1(offer, res))
+	}
+	var ex ExactEVMPayload
+	if err := decodeJSONObject(pl.Payload, &ex); err != nil {
+		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "The exact payload is not valid: %v", err)
+	}
+	auth, err := ex.Authorization.Parse()
+	if err != nil {
+		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "%v", err)
+	}
+	sig, err := ParseSignature(ex.Signature)
+	if err != nil {
+		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "%v", err)
+	}
+	if auth.To != p.payTo {
+		return nil, fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_recipient_mismatch",
+			"The authorization pays %s, not %s.", auth.To.String(), p.payTo.String())
+	}
+	if auth.Value.Cmp(big.NewInt(amount)) != 0 {
+		return nil, amountProblem("invalid_exact_evm_payload_authorization_value_mismatch", auth.Value, amount)
+	}
+	now := p.now()
+	if pr := checkWindow(auth, now, validBeforeMargin); pr != nil {
+		return nil, pr
+	}
+	if pr := p.checkSignature(auth, sig); pr != nil {
+		return nil, pr
+	}
+	a := &Authorization{
+		Protocol: ProtocolX402, Method: SchemeExact, Payer: auth.From.Hex(),
+		ReservationKey: fmt.Sprintf("x402:%d:%s:0x%x", p.net.ChainID, auth.From.Hex(), auth.Nonce),
+		AmountMicroUSD: amount, Network: p.net.CAIP2, ValidUntil: unixTime(auth.ValidBefore),
+		PaymentID: paymentID, Dev: p.dev,
+		State: &x402State{version: pl.X402Version, payload: c.Raw, requirements: reqRaw},
+	}
+	if strings.HasPrefix(paymentID, "quo_") {
+		a.QuoteID = paymentID
+	}
+	if !p.dev {
+		if err := p.facilitatorVerify(ctx, pl.X402Version, c.Raw, reqRaw); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// checkAccepted compares the echoed requirements with the issued ones,
+// field by field for precise reasons, then as whole objects.
+func (p *Protocols) checkAccepted(acc, issued *PaymentRequirements, accRaw json.RawMessage) *Problem {
+	if acc.Scheme != SchemeExact {
+		return fail(http.StatusPaymentRequired, "method-unsupported", "unsupported_scheme", "Scheme %q is not accepted; use exact.", truncate(acc.Scheme, 40))
+	}
+	if acc.Network != issued.Network {
+		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_network", "Network %q is not accepted; use %s.", truncate(acc.Network, 40), issued.Network)
+	}
+	if a, err := ParseAddress(acc.Asset); err != nil || a != p.net.USDC {
+		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_payment_requirements", "Asset %q is not accepted; pay USDC (%s).", truncate(acc.Asset, 60), issued.Asset)
+	}
+	if a, err := ParseAddress(acc.PayTo); err != nil || a != p.payTo {
+		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_recipient_mismatch", "payTo %q is not this seller (%s).", truncate(acc.PayTo, 60), issued.PayTo)
+	}
+	if acc.Amount != issued.Amount {
+		v, err := parseUint256(acc.Amount)
+		if err != nil {
+			return fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "accepted.amount: %v", err)
+		}
+		return amountProblem("invalid_exact_evm_payload_authorization_value_mismatch", v, mustInt(issued.Amount))
+	}
+	var got, want any
+	issuedRaw, _ := issued.Raw()
+	if json.Unmarshal(accRaw, &got) != nil || json.Unmarshal(issuedRaw, &want) != nil || !reflect.DeepEqual(got, want) {
+		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_payment_requirements",
+			"accepted does not equal the requirements this route issues (maxTimeoutSeconds, extra or other fields differ).")
+	}
+	return nil
+}
+
+func mustInt(s string) int64 {
+	v, _ := strconv.ParseInt(s, 10, 64)
+	return v
+}
+
+// checkWindow checks validAfter <= now and validBefore >= now + margin.
+func checkWindow(a *TransferAuthorization, now time.Time, margin time.Duration) *Problem {
+	if a.ValidAfter.Cmp(big.NewInt(now.Unix())) > 0 {
+		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_authorization_valid_after",
+			"The authorization is not valid before %s.", truncate(a.ValidAfter.String(), 40))
+	}
+	if a.ValidBefore.Cmp(big.NewInt(now.Add(margin).Unix())) < 0 {
+		return fail(http.StatusPaymentRequired, "payment-expired", "invalid_exact_evm_payload_authorization_valid_before",
+			"The authorization expires at %s, too soon to settle (needs %s from now).", truncate(a.ValidBefore.String(), 40), margin)
+	}
+	return nil
+}
+
+func (p *Protocols) checkSignature(a *TransferAuthorization, sig []byte) *Problem {
+	d, err := a.Digest(p.net)
+	if err != nil {
+		return fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "%v", err)
+	}
+	from, err := RecoverAddress(d, sig)
+	if err != nil {
+		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_signature", "%v", err)
+	}
+	if from != a.From {
+		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_signature",
+			"The signature was not made by %s.", a.From.String())
+	}
+	return nil
+}
+
+func (p *Protocols) facilitatorVerify(ctx context.Context, version int, payload, req json.RawMessage) error {
+	vr, err := p.fac.Verify(ctx, version, payload, req)
+	if err != nil {
+		return err
+	}
+	if !vr.IsValid {
+		reason := vr.InvalidReason
+		if reason == "" {
+			reason = "unexpected_verify_error"
+		}
+		detail := vr.InvalidMessage
+		if detail == "" {
+			detail = "The facilitator refused the payment: " + reason + "."
+		}
+		return &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: reason, Detail: detail}
+	}
+	return nil
+}
+
+func unixTime(v *big.Int) time.Time {
+	if !v.IsInt64() || v.Int64() > 1<<40 {
+		return time.Unix(1<<40, 0).UTC()
+	}
+	return time.Unix(v.Int64(), 0).UTC()
+}
+
+// mppEVMState is carried from Verify to Settle for MPP evm payments.
+type mppEVMState struct {
+	challengeID  string
+	payload      json.RawMessage // x402 v2 PaymentPayload built from the authorization
+	requirements json.RawMessage
+	payer        string
+}
+
+func (p *Protocols) verifyMPP(ctx context.Context, offer Offer, res Resource, c *Credential) (*Authorization, error) {
+	var cred MPPCredential
+	if err := decodeJSONObject(c.Raw, &cred); err != nil {
+		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "The Payment credential is not valid JSON: %v", err)
+	}
+	ch := cred.Challenge
+	if !p.mppEnabled() {
+		return nil, fail(http.StatusBadRequest, "method-unsupported", "unsupported_scheme", "MPP payments are not accepted here.")
+	}
+	switch {
+	case ch.Method == MethodEVM:
+	case ch.Method == MethodStripe && p.stripeOffered(offer):
+	default:
+		return nil, fail(http.StatusBadRequest, "method-unsupported", "unsupported_scheme", "Payment method %q is not accepted for this route.", truncate(ch.Method, 40))
+	}
+	if ch.Intent != IntentCharge {
+		return nil, fail(http.StatusBadRequest, "method-unsupported", "unsupported_scheme", "Payment intent %q is not accepted; use charge.", truncate(ch.Intent, 40))
+	}
+	if !p.bound(ch) {
+		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "invalid_challenge", "The challenge id was not issued by this server.")
+	}
+	expires, err := time.Parse(time.RFC3339, ch.Expires)
+	if err != nil {
+		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "invalid_challenge", "The challenge has no valid expires.")
+	}
+	now := p.now()
+	if now.After(expires) {
+		return nil, fail(http.StatusPaymentRequired, "payment-expired", "challenge_expired", "The challenge expired at %s.", ch.Expires)
+	}
+	wantReq, err := p.mppRequest(ch.Method, offer)
+	if err != nil {
+		return nil, err
+	}
+	wantOpaque, err := mppOpaque(res)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case ch.Realm != p.realm:
+		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge is for realm %q, not %q.", truncate(ch.Realm, 80), p.realm)
+	case ch.Request != wantReq:
+		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge request is not what this route charges.")
+	case ch.Digest != res.BodyDigest:
+		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge was issued for another request body.")
+	case ch.Opaque != wantOpaque:
+		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge names another quote.")
+	case ch.Header != "" && !strings.EqualFold(ch.Header, HeaderAuthorization):
+		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge names a credential header this server did not issue.")
+	}
+	if ch.Method == MethodStripe {
+		return p.verifyStripe(ctx, offer, res, &cred)
+	}
+	return p.verifyMPPEVM(ctx, offer, res, &cred, now)
+}
+
+// bound reports whether the challenge id is the HMAC of its fields under
+// the current or a previous secret.
+func (p *Protocols) bound(ch MPPChallenge) bool {
+	if hmac.Equal([]byte(mppChallengeID(p.secret, ch)), []byte(ch.ID)) {
+		return true
+	}
+	for _, s := range p.oldSecrets {
+		if hmac.Equal([]byte(mppChallengeID(s, ch)), []byte(ch.ID)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource, cred *MPPCredential, now time.Time) (*Authorization, error) {
+	var pl mppEVMPayload
+	if err := decodeJSONObject(cred.Payload, &pl); err != nil {
+		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "The evm payload is not valid: %v", err)
+	}
+	if pl.Type != "authorization" {
+		return nil, fail(http.StatusBadRequest, "method-unsupported", "unsupported_scheme", "Credential type %q is not accepted; use authorization.", truncate(pl.Type, 40))
+	}
+	auth, err := pl.EIP3009Authorization.Parse()
+	if err != nil {
+		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "%v", err)
+	}
+	sig, err := ParseSignature(pl.Signature)
+	if err != nil {
+		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "%v", err)
+	}
+	ch := cred.Challenge
+	if auth.To != p.payTo {
+		return nil, fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_recipient_mismatch",
+			"The authorization pays %s, not %s.", auth.To.String(), p.payTo.String())
+	}
+	if auth.Value.Cmp(big.NewInt(offer.AmountMicroUSD)) != 0 {
+		return nil, amountProblem("invalid_exact_evm_payload_authorization_value_mismatch", auth.Value, offer.AmountMicroUSD)
+	}
+	if got := fmt.Sprintf("0x%x", auth.Nonce); got != mppNonce(ch.ID, ch.Realm) {
+		return nil, fail(http.StatusPaymentRequired, "verification-failed", "invalid_nonce",
+			"The authorization nonce is not keccak256(challenge id ‖ realm).")
+	}
+	// validBefore must outlast the work and the settlement.
+	if pr := checkWindow(auth, now, p.maxTimeout(offer)); pr != nil {
+		return nil, pr
+	}
+	if pr := p.checkSignature(auth, sig); pr != nil {
+		return nil, pr
+	}
+	if cred.Source != "" {
+		want := fmt.Sprintf("did:pkh:eip155:%d:%s", p.net.ChainID, auth.From.Hex())
+		if !strings.EqualFold(cred.Source, want) {
+			return nil, fail(http.StatusPaymentRequired, "verification-failed", "source_mismatch", "The credential source is not the signer.")
+		}
+	}
+	issued := p.requirementsV2(offer)
+	reqRaw, _ := issued.Raw()
+	payload, err := marshalJSON(PaymentPayload{
+		X402Version: 2, Accepted: reqRaw,
+		Payload: mustJSON(ExactEVMPayload{Signature: pl.Signature, Authorization: pl.EIP3009Authorization}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !p.dev {
+		if err := p.facilitatorVerify(ctx, 2, payload, reqRaw); err != nil {
+			return nil, err
+		}
+	}
+	return &Authorization{
+		Protocol: ProtocolMPP, Method: MethodEVM, Payer: auth.From.Hex(), ReservationKey: "mpp:" + ch.ID,
+		AmountMicroUSD: offer.AmountMicroUSD, Network: p.net.CAIP2, ValidUntil: unixTime(auth.ValidBefore),
+		QuoteID: res.QuoteID, Dev: p.dev,
+		State: &mppEVMState{challengeID: ch.ID, payload: payload, requirements: reqRaw, payer: auth.From.String()},
+	}, nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := marshalJSON(v)
+	return b
+}
+
+func (p *Protocols) verifyStripe(ctx context.Context, offer Offer, res Resource, cred *MPPCredential) (*Authorization, error) {
+	var pl mppStripePayload
+	if err := decodeJSONObject(cred.Payload, &pl); err != nil || pl.SPT == "" || len(pl.SPT) > 512 {
+		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "The stripe payload must carry an spt.")
+	}
+	cents := cardCents(offer)
+	meta := map[string]string{"challenge_id": cred.Challenge.ID, "offer": offer.ID}
+	if res.QuoteID != "" {
+		meta["quote_id"] = res.QuoteID
+	}
+	st, payer, err := p.stripe.authorize(ctx, cred.Challenge.ID, pl.SPT, cents, meta)
+	if err != nil {
+		return nil, err
+	}
+	st.receipt.ExternalID = pl.ExternalID
+	expires, _ := time.Parse(time.RFC3339, cred.Challenge.Expires)
+	return &Authorization{
+		Protocol: ProtocolMPPStripe, Method: MethodStripe, Payer: payer, ReservationKey: "mpp:" + cred.Challenge.ID,
+		AmountMicroUSD: cents * 10000, Network: "stripe", ValidUntil: expires,
+		QuoteID: res.QuoteID, State: st,
+	}, nil
+}
+
+// Settle implements Processor.
+func (p *Protocols) Settle(ctx context.Context, a *Authorization) (*Settlement, error) {
+	if a == nil {
+		return nil, errors.New("payment: nothing to settle")
+	}
+	switch st := a.State.(type) {
+	case *x402State:
+		if a.Dev {
+			return p.devSettleX402(a, st)
+		}
+		sr, err := p.fac.Settle(ctx, st.version, st.payload, st.requirements)
+		if err != nil {
+			p.logSettleError(a, err)
+			return nil, err
+		}
+		if !sr.Success {
+			return nil, settlementRefused(sr)
+		}
+		return x402Settlement(st.version, p.net, sr, false)
+	case *mppEVMState:
+		ref := devReference(a.ReservationKey)
+		if !a.Dev {
+			sr, err := p.fac.Settle(ctx, 2, st.payload, st.requirements)
+			if err != nil {
+				p.logSettleError(a, err)
+				return nil, err
+			}
+			if !sr.Success {
+				return nil, settlementRefused(sr)
+			}
+			ref = sr.Transaction
+		}
+		return p.mppSettlement(MethodEVM, st.challengeID, ref, p.net.CAIP2, p.net.ChainID, "", a.Dev)
+	case *stripeState:
+		ref, err := p.stripe.capture(ctx, st)
+		if err != nil {
+			p.logSettleError(a, err)
+			return nil, err
+		}
+		return p.mppSettlement(MethodStripe, st.challengeID, ref, "stripe", 0, st.receipt.ExternalID, false)
+	}
+	return nil, fmt.Errorf("payment: authorization of protocol %q was not made by this processor", a.Protocol)
+}
+
+func (p *Protocols) logSettleError(a *Authorization, err error) {
+	if errors.Is(err, ErrSettlementPending) {
+		p.log.Warn("payment settlement pending", "protocol", a.Protocol, "reservation", a.ReservationKey, "err", err)
+		return
+	}
+	p.log.Error("payment settlement failed", "protocol", a.Protocol, "reservation", a.ReservationKey, "err", err)
+}
+
+func settlementRefused(sr *SettleResponse) *Problem {
+	reason := sr.ErrorReason
+	if reason == "" {
+		reason = "unexpected_settle_error"
+	}
+	detail := sr.ErrorMessage
+	if detail == "" {
+		detail = "The payment could not be settled: " + reason + "."
+	}
+	return &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: reason, Detail: detail}
+}
+
+func x402Settlement(version int, n Network, sr *SettleResponse, dev bool) (*Settlement, error) {
+	// Reply in kind: v1 network names in X-PAYMENT-RESPONSE.
+	out := *sr
+	name := HeaderPaymentResponse
+	if version == 1 {
+		name = HeaderXPaymentResponse
+		out.Network = n.V1Name
+	} else if out.Network == "" {
+		out.Network = n.CAIP2
+	}
+	meta, err := marshalJSON(out)
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	h.Set(name, b64std(meta))
+	return &Settlement{Reference: sr.Transaction, Network: n.CAIP2, Header: h, Meta: meta, Dev: dev}, nil
+}
+
+func (p *Protocols) mppSettlement(method, challengeID, ref, network string, chainID uint64, externalID string, dev bool) (*Settlement, error) {
+	r := &MPPReceipt{Method: method, ChallengeID: challengeID, Reference: ref, Status: "success",
+		Timestamp: p.now().UTC().Format(time.RFC3339), ChainID: chainID, ExternalID: externalID}
+	v, err := r.Encode()
+	if err != nil {
+		return nil, err
+	}
+	meta, _ := marshalJSON(r)
+	h := http.Header{}
+	h.Set(HeaderPaymentReceipt, v)
+	return &Settlement{Reference: ref, Network: network, Header: h, Meta: meta, Dev: dev}, nil
+}
+
+// Void implements Processor: it cancels a card authorisation; EIP-3009
+// authorisations are left to expire (nothing was moved).
+func (p *Protocols) Void(ctx context.Context, a *Authorization) error {
+	if a == nil {
+		return nil
+	}
+	if st, ok := a.State.(*stripeState); ok {
+		return p.stripe.void(ctx, st)
+	}
+	return nil
+}

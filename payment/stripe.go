@@ -1,0 +1,233 @@
+package payment
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/stripe/stripe-go/v85"
+)
+
+// StripeOptions configures card payments through MPP's stripe method:
+// the payer's agent mints a Shared Payment Token (SPT) with its own Stripe
+// account and the seller charges it.
+type StripeOptions struct {
+	// SecretKey is the seller's Stripe secret key (sk_live_… or sk_test_…).
+	SecretKey string
+	// ProfileID is the seller's Stripe business-network profile id, sent
+	// as methodDetails.networkId in challenges.
+	ProfileID string
+	// TokenParam is the PaymentIntent create parameter that carries the
+	// SPT (default "shared_payment_granted_token"; Stripe's changelog also
+	// names "payment_method_data[shared_payment_granted_token]").
+	TokenParam string
+	// StripeVersion overrides the Stripe-Version header on SPT calls
+	// (default "2026-07-29.preview", what mppx 0.11.0 sends; SPTs are a
+	// preview feature). "-" keeps the SDK's pinned version.
+	StripeVersion string
+	// BackendURL points the client at another API base (a fake in tests).
+	BackendURL string
+	// HTTPClient is the HTTP client for Stripe calls (nil: stripe-go's).
+	HTTPClient *http.Client
+	// Client, when set, is used as is (SecretKey, BackendURL and
+	// HTTPClient are then ignored).
+	Client *stripe.Client
+}
+
+// StripeCharger authorises, captures and cancels card payments made with
+// Shared Payment Tokens. Verification authorises (manual capture),
+// settlement captures and voiding cancels, so a call that fails is never
+// charged.
+type StripeCharger struct {
+	sc         *stripe.Client
+	profileID  string
+	tokenParam string
+	version    string
+}
+
+// NewStripeCharger returns a charger.
+func NewStripeCharger(opts *StripeOptions) (*StripeCharger, error) {
+	if opts == nil {
+		return nil, errors.New("payment: Stripe options are required")
+	}
+	if opts.ProfileID == "" {
+		return nil, errors.New("payment: Stripe profile id (networkId) is required")
+	}
+	c := &StripeCharger{sc: opts.Client, profileID: opts.ProfileID, tokenParam: opts.TokenParam, version: opts.StripeVersion}
+	if c.tokenParam == "" {
+		c.tokenParam = "shared_payment_granted_token"
+	}
+	switch c.version {
+	case "":
+		c.version = "2026-07-29.preview"
+	case "-":
+		c.version = ""
+	}
+	if c.sc == nil {
+		if opts.SecretKey == "" {
+			return nil, errors.New("payment: Stripe secret key is required")
+		}
+		cfg := &stripe.BackendConfig{HTTPClient: opts.HTTPClient, LeveledLogger: &stripe.LeveledLogger{Level: stripe.LevelNull}}
+		if opts.BackendURL != "" {
+			cfg.URL = stripe.String(opts.BackendURL)
+		}
+		b := stripe.GetBackendWithConfig(stripe.APIBackend, cfg)
+		c.sc = stripe.NewClient(opts.SecretKey, stripe.WithBackends(&stripe.Backends{API: b, Connect: b, Uploads: b}))
+	}
+	return c, nil
+}
+
+// ProfileID returns the seller's business-network profile id.
+func (c *StripeCharger) ProfileID() string { return c.profileID }
+
+func (c *StripeCharger) params(p *stripe.Params, idem string) {
+	if idem != "" {
+		if len(idem) > 255 {
+			sum := sha256.Sum256([]byte(idem))
+			idem = idem[:180] + "_" + hex.EncodeToString(sum[:])
+		}
+		p.SetIdempotencyKey(idem)
+	}
+	if c.version != "" {
+		p.Headers = http.Header{"Stripe-Version": {c.version}}
+	}
+}
+
+// stripeState is carried from Verify to Settle and Void.
+type stripeState struct {
+	challengeID string
+	intentID    string
+	captured    bool // the intent succeeded at authorisation (no manual capture)
+	receipt     MPPReceipt
+}
+
+// stripeIdempotencyKey is mpp_<challengeId>_<spt>: a retried or
+// concurrent credential authorises once.
+func stripeIdempotencyKey(challengeID, spt string) string {
+	return "mpp_" + challengeID + "_" + spt
+}
+
+// authorize creates and confirms a manual-capture PaymentIntent with the
+// SPT. Card declines and unusable tokens are *Problem; other failures are
+// errors.
+func (c *StripeCharger) authorize(ctx context.Context, challengeID, spt string, cents int64, metadata map[string]string) (*stripeState, string, error) {
+	p := &stripe.PaymentIntentCreateParams{
+		Amount:        stripe.Int64(cents),
+		Currency:      stripe.String(string(stripe.CurrencyUSD)),
+		Confirm:       stripe.Bool(true),
+		CaptureMethod: stripe.String(string(stripe.PaymentIntentCaptureMethodManual)),
+		AutomaticPaymentMethods: &stripe.PaymentIntentCreateAutomaticPaymentMethodsParams{
+			Enabled: stripe.Bool(true), AllowRedirects: stripe.String("never"),
+		},
+		Metadata: metadata,
+	}
+	p.AddExtra(c.tokenParam, spt)
+	c.params(&p.Params, stripeIdempotencyKey(challengeID, spt))
+	pi, err := c.sc.V1PaymentIntents.Create(ctx, p)
+	if err != nil {
+		return nil, "", stripeProblem(err)
+	}
+	st := &stripeState{challengeID: challengeID, intentID: pi.ID}
+	switch pi.Status {
+	case stripe.PaymentIntentStatusRequiresCapture:
+	case stripe.PaymentIntentStatusSucceeded:
+		st.captured = true
+	default:
+		// requires_action, requires_payment_method, processing, canceled…
+		// Release whatever was created; the call will not run.
+		_ = c.cancel(context.WithoutCancel(ctx), pi.ID)
+		return nil, "", &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_" + string(pi.Status),
+			Detail: fmt.Sprintf("The card payment was not authorised (PaymentIntent status %s).", pi.Status)}
+	}
+	if pi.Amount != cents || !strings.EqualFold(string(pi.Currency), "usd") {
+		_ = c.cancel(context.WithoutCancel(ctx), pi.ID)
+		return nil, "", &Problem{Status: http.StatusPaymentRequired, Type: "payment-insufficient", Reason: "card_amount_mismatch",
+			Detail: fmt.Sprintf("The card authorisation is for %d %s, not %d usd.", pi.Amount, pi.Currency, cents)}
+	}
+	return st, stripePayer(pi, spt), nil
+}
+
+// stripePayer names the card payer: the Stripe customer, else the payment
+// method, else a hash of the token (stable for retries of one token).
+func stripePayer(pi *stripe.PaymentIntent, spt string) string {
+	switch {
+	case pi.Customer != nil && pi.Customer.ID != "":
+		return "stripe:" + pi.Customer.ID
+	case pi.PaymentMethod != nil && pi.PaymentMethod.ID != "":
+		return "stripe:" + pi.PaymentMethod.ID
+	}
+	sum := sha256.Sum256([]byte(spt))
+	return "stripe:spt_" + hex.EncodeToString(sum[:8])
+}
+
+// capture captures an authorised intent. Timeouts and server errors are
+// ErrSettlementPending (the capture is idempotent and can be retried).
+func (c *StripeCharger) capture(ctx context.Context, st *stripeState) (string, error) {
+	if st.captured {
+		return st.intentID, nil
+	}
+	p := &stripe.PaymentIntentCaptureParams{}
+	c.params(&p.Params, "capture_"+st.intentID)
+	pi, err := c.sc.V1PaymentIntents.Capture(ctx, st.intentID, p)
+	if err != nil {
+		var se *stripe.Error
+		if errors.As(err, &se) && se.HTTPStatusCode >= 400 && se.HTTPStatusCode < 500 && se.HTTPStatusCode != http.StatusTooManyRequests {
+			return "", &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_capture_failed",
+				Detail: "The card payment could not be captured: " + se.Msg}
+		}
+		return "", &PendingError{Transaction: st.intentID, Cause: err}
+	}
+	if pi.Status != stripe.PaymentIntentStatusSucceeded {
+		if pi.Status == stripe.PaymentIntentStatusProcessing {
+			return "", &PendingError{Transaction: st.intentID}
+		}
+		return "", &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_" + string(pi.Status),
+			Detail: fmt.Sprintf("The card payment was not captured (PaymentIntent status %s).", pi.Status)}
+	}
+	return pi.ID, nil
+}
+
+// cancel releases an uncaptured intent.
+func (c *StripeCharger) cancel(ctx context.Context, intentID string) error {
+	p := &stripe.PaymentIntentCancelParams{}
+	c.params(&p.Params, "cancel_"+intentID)
+	_, err := c.sc.V1PaymentIntents.Cancel(ctx, intentID, p)
+	return err
+}
+
+// void cancels an authorisation, or refunds an intent that was captured at
+// authorisation.
+func (c *StripeCharger) void(ctx context.Context, st *stripeState) error {
+	if !st.captured {
+		return c.cancel(ctx, st.intentID)
+	}
+	p := &stripe.RefundCreateParams{PaymentIntent: stripe.String(st.intentID)}
+	c.params(&p.Params, "refund_"+st.intentID)
+	_, err := c.sc.V1Refunds.Create(ctx, p)
+	return err
+}
+
+// stripeProblem turns a Stripe API error into a *Problem when the payer can
+// act on it (card declined, bad token), else returns it wrapped.
+func stripeProblem(err error) error {
+	var se *stripe.Error
+	if errors.As(err, &se) {
+		switch {
+		case se.Type == stripe.ErrorTypeCard || se.HTTPStatusCode == http.StatusPaymentRequired:
+			reason := "card_declined"
+			if se.Code != "" {
+				reason = "card_" + string(se.Code)
+			}
+			return &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: reason,
+				Detail: "The card payment was declined: " + se.Msg}
+		case se.Type == stripe.ErrorTypeInvalidRequest && se.HTTPStatusCode == http.StatusBadRequest:
+			return &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "invalid_payment_token",
+				Detail: "The shared payment token was refused: " + se.Msg}
+		}
+	}
+	return fmt.Errorf("payment: stripe: %w", err)
+}

@@ -1,0 +1,145 @@
+package payment_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/paymenttest"
+)
+
+func TestStripeAuthoriseCaptureVoid(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, fixtureOpts{})
+	ch := f.challenge(t)
+	sc := paymenttest.MPPChallenge(t, ch, "stripe")
+
+	a, err := f.verify(t, hdr("Authorization", paymenttest.MPPStripe(t, ch, "spt_test_ok")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Protocol != payment.ProtocolMPPStripe || a.Method != "stripe" || a.AmountMicroUSD != 500000 || a.ReservationKey != "mpp:"+sc.ID ||
+		!strings.HasPrefix(a.Payer, "stripe:") || a.Dev {
+		t.Errorf("authorization %+v", a)
+	}
+	reqs := f.stripe.Requests()
+	create := reqs[len(reqs)-1]
+	want := map[string]string{"amount": "50", "currency": "usd", "confirm": "true", "capture_method": "manual",
+		"automatic_payment_methods[enabled]": "true", "automatic_payment_methods[allow_redirects]": "never",
+		"shared_payment_granted_token": "spt_test_ok", "metadata[challenge_id]": sc.ID, "metadata[offer]": testOffer.ID}
+	for k, v := range want {
+		if create.Form[k] != v {
+			t.Errorf("form[%s] = %q, want %q", k, create.Form[k], v)
+		}
+	}
+	if create.IdempotencyKey != "mpp_"+sc.ID+"_spt_test_ok" || create.StripeVersion != "2026-07-29.preview" {
+		t.Errorf("idempotency key %q, version %q", create.IdempotencyKey, create.StripeVersion)
+	}
+	intents := f.stripe.Intents()
+	if len(intents) != 1 || intents[0].Status != "requires_capture" {
+		t.Fatalf("intents %+v", intents)
+	}
+	// The same credential again (a retry) reuses the same intent.
+	if _, err := f.verify(t, hdr("Authorization", paymenttest.MPPStripe(t, ch, "spt_test_ok"))); err != nil || len(f.stripe.Intents()) != 1 {
+		t.Errorf("retry created another intent: %v, %d", err, len(f.stripe.Intents()))
+	}
+	s, err := f.p.Settle(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := payment.DecodeMPPReceipt(s.Header.Get("Payment-Receipt"))
+	if err != nil || r.Method != "stripe" || r.Reference != intents[0].ID || r.Status != "success" || r.ChallengeID != sc.ID {
+		t.Errorf("receipt %+v %v", r, err)
+	}
+	if in, _ := f.stripe.Intent(intents[0].ID); in.Status != "succeeded" {
+		t.Errorf("after settle: %s", in.Status)
+	}
+
+	// Void cancels an authorisation: a failed call is never charged.
+	f.clock.t = testNow.Add(1e9)
+	ch2 := f.challenge(t)
+	a2, err := f.verify(t, hdr("Authorization", paymenttest.MPPStripe(t, ch2, "spt_test_other")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.p.Void(ctx, a2); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range f.stripe.Intents() {
+		if in.Token == "spt_test_other" && in.Status != "canceled" {
+			t.Errorf("voided intent is %s", in.Status)
+		}
+	}
+	// An intent captured at once is refunded on void.
+	a3, err := f.verify(t, hdr("Authorization", paymenttest.MPPStripe(t, ch2, paymenttest.SPTCaptured)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.p.Void(ctx, a3); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range f.stripe.Intents() {
+		if in.Token == paymenttest.SPTCaptured && !in.Refunded {
+			t.Error("captured intent not refunded")
+		}
+	}
+}
+
+func TestStripeProblems(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	ch := f.challenge(t)
+	tests := []struct {
+		name string
+		h    http.Header
+		want wantProblem
+	}{
+		{"declined", hdr("Authorization", paymenttest.MPPStripe(t, ch, paymenttest.SPTDeclined)), wantProblem{402, "verification-failed", "card_card_declined"}},
+		{"requires action", hdr("Authorization", paymenttest.MPPStripe(t, ch, paymenttest.SPTRequiresAction)), wantProblem{402, "verification-failed", "card_requires_action"}},
+		{"unknown token", hdr("Authorization", paymenttest.MPPStripe(t, ch, paymenttest.SPTInvalid)), wantProblem{402, "verification-failed", "invalid_payment_token"}},
+		{"no spt", hdr("Authorization", paymenttest.MPPStripe(t, ch, "")), wantProblem{402, "malformed-credential", "invalid_payload"}},
+		{"tampered amount", hdr("Authorization", paymenttest.MPPStripe(t, ch, "spt_x", paymenttest.WithChallenge(func(c *payment.MPPChallenge) {
+			c.Request = "eyJhbW91bnQiOiIxIn0"
+		}))), wantProblem{402, "invalid-challenge", "invalid_challenge"}},
+	}
+	for _, tc := range tests {
+		_, err := f.verify(t, tc.h)
+		checkProblem(t, tc.name, err, tc.want)
+	}
+	for _, in := range f.stripe.Intents() {
+		if in.Token == paymenttest.SPTRequiresAction && in.Status != "canceled" {
+			t.Errorf("unusable intent left %s", in.Status)
+		}
+	}
+	// No card price: a stripe credential is refused as unsupported.
+	o := testOffer
+	o.CardMicroUSD = 0
+	c, _ := f.p.ReadCredential(hdr("Authorization", paymenttest.MPPStripe(t, ch, "spt_ok")))
+	_, err := f.p.Verify(context.Background(), o, testRes, c)
+	checkProblem(t, "no card price", err, wantProblem{400, "method-unsupported", "unsupported_scheme"})
+}
+
+func TestStripeTokenParamAndVersion(t *testing.T) {
+	fake := paymenttest.NewStripe(t)
+	fake.TokenParam = "payment_method_data[shared_payment_granted_token]"
+	sc, err := payment.NewStripeCharger(&payment.StripeOptions{SecretKey: "sk_test_1", ProfileID: "profile_1", BackendURL: fake.URL,
+		TokenParam: "payment_method_data[shared_payment_granted_token]", StripeVersion: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, fixtureOpts{edit: func(o *payment.ProcessorOptions) { o.Stripe = sc }})
+	ch := f.challenge(t)
+	if _, err := f.verify(t, hdr("Authorization", paymenttest.MPPStripe(t, ch, "spt_test_ok"))); err != nil {
+		t.Fatal(err)
+	}
+	r := fake.Requests()[0]
+	if r.Form["payment_method_data[shared_payment_granted_token]"] != "spt_test_ok" || r.StripeVersion == "2026-07-29.preview" || r.StripeVersion == "" {
+		t.Errorf("request %+v", r)
+	}
+	for _, o := range []*payment.StripeOptions{nil, {SecretKey: "sk_test_1"}, {ProfileID: "p"}} {
+		if _, err := payment.NewStripeCharger(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}

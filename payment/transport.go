@@ -1,0 +1,352 @@
+package payment
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// TransportOptions configures the paying Transport. Nil means defaults.
+type TransportOptions struct {
+	// MaxPerCallMicroUSD is the most one call may cost (default
+	// 1 000 000 = USD 1, the @x402/core default). Dearer challenges are
+	// not paid: the 402 is returned as is.
+	MaxPerCallMicroUSD int64
+	// BudgetMicroUSD caps the total the Transport signs for over its
+	// lifetime; 0 means no total cap. An amount counts as spent when it is
+	// signed, whatever the server does with it.
+	BudgetMicroUSD int64
+	// PreferMPP answers MPP evm challenges before x402 ones. By default
+	// x402 v2 is preferred, then x402 v1, then MPP evm.
+	PreferMPP bool
+	// PaymentID, when set, returns an x402 payment-identifier for a request
+	// (idempotency across retries); "" sends none.
+	PaymentID func(*http.Request) string
+	// MaxBodyBytes bounds request bodies buffered for replay (default
+	// 10 MiB).
+	MaxBodyBytes int64
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Transport is an http.RoundTripper that pays HTTP 402 challenges (x402 v2
+// and v1, MPP evm) with a Signer and retries the request once with the
+// credential. Use it as an http.Client's Transport; read what was paid with
+// ResponseInfo.
+type Transport struct {
+	signer Signer
+	base   http.RoundTripper
+	opts   TransportOptions
+
+	mu    sync.Mutex
+	spent int64
+}
+
+// NewTransport returns a paying transport over base (nil:
+// http.DefaultTransport).
+func NewTransport(signer Signer, base http.RoundTripper, opts *TransportOptions) *Transport {
+	t := &Transport{signer: signer, base: base}
+	if opts != nil {
+		t.opts = *opts
+	}
+	if t.base == nil {
+		t.base = http.DefaultTransport
+	}
+	if t.opts.MaxPerCallMicroUSD <= 0 {
+		t.opts.MaxPerCallMicroUSD = 1_000_000
+	}
+	if t.opts.MaxBodyBytes <= 0 {
+		t.opts.MaxBodyBytes = 10 << 20
+	}
+	if t.opts.Now == nil {
+		t.opts.Now = time.Now
+	}
+	return t
+}
+
+// Spent returns the micro-USD signed for so far.
+func (t *Transport) Spent() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.spent
+}
+
+// reserve counts amount against the budget, or reports that it does not fit.
+func (t *Transport) reserve(amount int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if amount <= 0 || amount > t.opts.MaxPerCallMicroUSD {
+		return false
+	}
+	if t.opts.BudgetMicroUSD > 0 && t.spent+amount > t.opts.BudgetMicroUSD {
+		return false
+	}
+	t.spent += amount
+	return true
+}
+
+func (t *Transport) release(amount int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.spent -= amount
+}
+
+func (t *Transport) fits(amount int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return amount > 0 && amount <= t.opts.MaxPerCallMicroUSD && (t.opts.BudgetMicroUSD <= 0 || t.spent+amount <= t.opts.BudgetMicroUSD)
+}
+
+// PaymentInfo describes what the Transport paid for a response.
+type PaymentInfo struct {
+	// Protocol is ProtocolX402 or ProtocolMPP; Version the x402 version.
+	Protocol string
+	Version  int
+	// AmountMicroUSD was signed for; Network is the CAIP-2 id; PayTo the
+	// payee.
+	AmountMicroUSD int64
+	Network        string
+	PayTo          string
+	// Settlement is the decoded PAYMENT-RESPONSE / X-PAYMENT-RESPONSE, and
+	// Receipt the decoded Payment-Receipt, when the server sent them.
+	Settlement *SettleResponse
+	Receipt    *MPPReceipt
+	// Order headers of assay services (X-Agentic-Order-Id,
+	// X-Agentic-Order-Token, X-Agentic-Receipt-Id).
+	OrderID, OrderToken, ReceiptID string
+}
+
+type paidKey struct{}
+
+// ResponseInfo returns what the Transport paid for resp, with the
+// settlement, receipt and order headers read from resp. ok is false when
+// the response was not paid for by a Transport.
+func ResponseInfo(resp *http.Response) (info *PaymentInfo, ok bool) {
+	if resp == nil || resp.Request == nil {
+		return nil, false
+	}
+	p, ok := resp.Request.Context().Value(paidKey{}).(*PaymentInfo)
+	if !ok {
+		return nil, false
+	}
+	out := *p
+	h := resp.Header
+	for _, name := range []string{HeaderPaymentResponse, HeaderXPaymentResponse} {
+		if v := h.Get(name); v != "" {
+			var sr SettleResponse
+			if DecodeX402Header(v, &sr) == nil {
+				out.Settlement = &sr
+				break
+			}
+		}
+	}
+	if v := h.Get(HeaderPaymentReceipt); v != "" {
+		if r, err := DecodeMPPReceipt(v); err == nil {
+			out.Receipt = r
+		}
+	}
+	out.OrderID = h.Get("X-Agentic-Order-Id")
+	out.OrderToken = h.Get("X-Agentic-Order-Token")
+	out.ReceiptID = h.Get("X-Agentic-Receipt-Id")
+	return &out, true
+}
+
+// ErrBodyTooLarge reports a request body too large to replay.
+var ErrBodyTooLarge = errors.New("payment: request body too large to replay after a 402")
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	first, err := t.replayable(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := t.base.RoundTrip(first)
+	if err != nil || resp.StatusCode != http.StatusPaymentRequired {
+		return resp, err
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<10))
+	resp.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("payment: reading the 402 body: %w", err)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+
+	opt := t.choose(resp.Header, body)
+	if opt == nil || !t.reserve(opt.amount) {
+		return resp, nil
+	}
+	name, value, info, err := opt.pay(req.Context(), t, req)
+	if err != nil {
+		t.release(opt.amount) // nothing was signed
+		return nil, err
+	}
+	retry, err := t.replayable(first)
+	if err != nil {
+		return nil, err
+	}
+	retry = retry.WithContext(context.WithValue(retry.Context(), paidKey{}, info))
+	retry.Header = first.Header.Clone()
+	retry.Header.Set(name, value)
+	return t.base.RoundTrip(retry)
+}
+
+// replayable returns a clone of req whose body can be sent again.
+func (t *Transport) replayable(req *http.Request) (*http.Request, error) {
+	r := req.Clone(req.Context())
+	if req.Body == nil || req.Body == http.NoBody {
+		return r, nil
+	}
+	if req.GetBody != nil {
+		b, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = b
+		return r, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(req.Body, t.opts.MaxBodyBytes+1))
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > t.opts.MaxBodyBytes {
+		return nil, ErrBodyTooLarge
+	}
+	get := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	r.Body, _ = get()
+	r.GetBody = get
+	r.ContentLength = int64(len(data))
+	return r, nil
+}
+
+// option is one way to pay a 402.
+type option struct {
+	amount int64
+	pay    func(ctx context.Context, t *Transport, req *http.Request) (header, value string, info *PaymentInfo, err error)
+}
+
+// choose picks the preferred payable option of a 402 answer.
+func (t *Transport) choose(h http.Header, body []byte) *option {
+	var v2, v1, mpp []*option
+	if v := h.Get(HeaderPaymentRequired); v != "" {
+		var pr PaymentRequired
+		if DecodeX402Header(v, &pr) == nil && pr.X402Version == 2 {
+			for i := range pr.Accepts {
+				if o := t.optionV2(&pr, &pr.Accepts[i]); o != nil {
+					v2 = append(v2, o)
+				}
+			}
+		}
+	}
+	if len(v2) == 0 {
+		var doc PaymentRequiredV1
+		if json.Unmarshal(body, &doc) == nil && doc.X402Version == 1 {
+			for i := range doc.Accepts {
+				if o := t.optionV1(&doc.Accepts[i]); o != nil {
+					v1 = append(v1, o)
+				}
+			}
+		}
+	}
+	if cs, _ := ParseMPPChallenges(h.Values(HeaderWWWAuthenticate)); len(cs) > 0 {
+		for _, c := range cs {
+			if o := t.optionMPP(c); o != nil {
+				mpp = append(mpp, o)
+			}
+		}
+	}
+	order := [][]*option{v2, v1, mpp}
+	if t.opts.PreferMPP {
+		order = [][]*option{mpp, v2, v1}
+	}
+	for _, list := range order {
+		for _, o := range list {
+			if t.fits(o.amount) {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+func atomicAmount(s string) (int64, bool) {
+	v, err := parseUint256(s)
+	if err != nil || !v.IsInt64() {
+		return 0, false
+	}
+	return v.Int64(), true
+}
+
+func (t *Transport) optionV2(pr *PaymentRequired, req *PaymentRequirements) *option {
+	n, err := knownUSDC(req.Network, req.Asset, req.extraString("name"), req.extraString("version"))
+	amount, ok := atomicAmount(req.Amount)
+	if err != nil || !ok || req.Scheme != SchemeExact {
+		return nil
+	}
+	return &option{amount: amount, pay: func(ctx context.Context, t *Transport, r *http.Request) (string, string, *PaymentInfo, error) {
+		pl, err := PayX402V2(ctx, t.signer, pr, req, t.opts.Now())
+		if err != nil {
+			return "", "", nil, err
+		}
+		if t.opts.PaymentID != nil {
+			if id := t.opts.PaymentID(r); id != "" {
+				if pl.Extensions, err = WithPaymentIdentifier(pl.Extensions, id); err != nil {
+					return "", "", nil, err
+				}
+			}
+		}
+		v, err := EncodeX402Header(pl)
+		return HeaderPaymentSignature, v, &PaymentInfo{Protocol: ProtocolX402, Version: 2, AmountMicroUSD: amount, Network: n.CAIP2, PayTo: req.PayTo}, err
+	}}
+}
+
+func (t *Transport) optionV1(req *PaymentRequirementsV1) *option {
+	name, _ := req.Extra["name"].(string)
+	version, _ := req.Extra["version"].(string)
+	n, err := knownUSDC(req.Network, req.Asset, name, version)
+	amount, ok := atomicAmount(req.MaxAmountRequired)
+	if err != nil || !ok || req.Scheme != SchemeExact || n.V1Name != req.Network {
+		return nil
+	}
+	return &option{amount: amount, pay: func(ctx context.Context, t *Transport, _ *http.Request) (string, string, *PaymentInfo, error) {
+		pl, err := PayX402V1(ctx, t.signer, req, t.opts.Now())
+		if err != nil {
+			return "", "", nil, err
+		}
+		v, err := EncodeX402Header(pl)
+		return HeaderXPayment, v, &PaymentInfo{Protocol: ProtocolX402, Version: 1, AmountMicroUSD: amount, Network: n.CAIP2, PayTo: req.PayTo}, err
+	}}
+}
+
+func (t *Transport) optionMPP(c MPPChallenge) *option {
+	if c.Method != MethodEVM || c.Intent != IntentCharge {
+		return nil
+	}
+	var req MPPEVMRequest
+	if c.MPPRequest(&req) != nil || req.MethodDetails.Decimals != 6 {
+		return nil
+	}
+	n, ok := LookupNetwork(strconv.FormatUint(req.MethodDetails.ChainID, 10))
+	amount, ok2 := atomicAmount(req.Amount)
+	if !ok || !ok2 {
+		return nil
+	}
+	if _, err := knownUSDC(n.CAIP2, req.Currency, "", ""); err != nil {
+		return nil
+	}
+	return &option{amount: amount, pay: func(ctx context.Context, t *Transport, _ *http.Request) (string, string, *PaymentInfo, error) {
+		cred, err := PayMPPEVM(ctx, t.signer, c, t.opts.Now())
+		if err != nil {
+			return "", "", nil, err
+		}
+		v, err := cred.Encode()
+		return HeaderAuthorization, v, &PaymentInfo{Protocol: ProtocolMPP, AmountMicroUSD: amount, Network: n.CAIP2, PayTo: req.Recipient}, err
+	}}
+}

@@ -1,0 +1,85 @@
+package shapes
+
+// Request shapes of the niche curator routes (/v1/admin/niche/...). The
+// interface document defines no operation that accepts a NicheDraft; these
+// wrap it with what curation needs: an operation id for idempotency, the
+// actor and reason kept in the revision log, and the expected revision for
+// optimistic concurrency. Field names are camelCase except inside the
+// NicheDraft, which keeps the document's names.
+
+// NicheCreateRequest is the body of POST /v1/admin/niche/evaluations.
+type NicheCreateRequest struct {
+	// OperationID makes the call idempotent (optional: without it a
+	// repeated call creates another evaluation).
+	OperationID string `json:"operationId" validate:"omitempty,min=1,max=128"`
+	// Actor names the curator (default "curator").
+	Actor string `json:"actor" validate:"omitempty,max=120"`
+	// Reason is kept in the revision log.
+	Reason string     `json:"reason" validate:"omitempty,max=2000"`
+	Draft  NicheDraft `json:"draft" validate:"required"`
+}
+
+// NicheReviseRequest is the body of PUT /v1/admin/niche/evaluations/{niche_id}.
+type NicheReviseRequest struct {
+	OperationID string `json:"operationId" validate:"omitempty,min=1,max=128"`
+	Actor       string `json:"actor" validate:"omitempty,max=120"`
+	Reason      string `json:"reason" validate:"omitempty,max=2000"`
+	// ExpectedRevision must be the current revision (409 otherwise).
+	ExpectedRevision int        `json:"expectedRevision" validate:"required,gte=1"`
+	Draft            NicheDraft `json:"draft" validate:"required"`
+}
+
+// NicheTransitionRequest is the body of the publish and withdraw routes.
+type NicheTransitionRequest struct {
+	OperationID      string `json:"operationId" validate:"omitempty,min=1,max=128"`
+	Actor            string `json:"actor" validate:"omitempty,max=120"`
+	Reason           string `json:"reason" validate:"omitempty,max=2000"`
+	ExpectedRevision int    `json:"expectedRevision" validate:"required,gte=1"`
+}
+
+// NicheSignalInput is one signal submitted for ingestion.
+type NicheSignalInput struct {
+	// ID is optional: "sig_" + 32 lowercase hex chosen by the caller.
+	ID   string `json:"id" validate:"omitempty,len=36"`
+	Kind string `json:"kind" validate:"required,oneof=complaint question review job_post feature_request forum_post news_report regulatory_notice recall_notice market_report"`
+	// SourceURL is an absolute http(s) URL.
+	SourceURL string `json:"sourceUrl" validate:"required,min=8,max=2048"`
+	// Origin names the collector, e.g. "reddit" ([a-z0-9._-], 1..64).
+	Origin string `json:"origin" validate:"required,min=1,max=64"`
+	// ExternalID deduplicates within the origin (default: the URL).
+	ExternalID string `json:"externalId" validate:"omitempty,max=2048"`
+	Title      string `json:"title" validate:"required,min=3,max=300"`
+	Excerpt    string `json:"excerpt" validate:"omitempty,max=1000"`
+	// ObservedAt is when the source says the item happened (RFC 3339).
+	ObservedAt string `json:"observedAt" validate:"required,min=10,max=40"`
+	// CollectedAt is when the collector fetched it (RFC 3339; default now).
+	CollectedAt string           `json:"collectedAt" validate:"omitempty,min=10,max=40"`
+	License     string           `json:"license" validate:"required,min=1,max=200"`
+	Attribution string           `json:"attribution" validate:"omitempty,max=200"`
+	Engagement  map[string]int64 `json:"engagement" validate:"omitempty,max=8"`
+	// State is pending (default) or accepted.
+	State string `json:"state" validate:"omitempty,oneof=pending accepted"`
+}
+
+// NicheSignalBatch is the body of POST /v1/admin/niche/signals.
+type NicheSignalBatch struct {
+	Signals []NicheSignalInput `json:"signals" validate:"required,min=1,max=1000,dive"`
+}
+
+// NicheModerationRequest is the body of POST
+// /v1/admin/niche/signals/{signal_id}/moderation.
+type NicheModerationRequest struct {
+	State string `json:"state" validate:"required,oneof=pending accepted rejected"`
+	Note  string `json:"note" validate:"omitempty,max=1000"`
+	Actor string `json:"actor" validate:"omitempty,max=120"`
+}
+
+// NicheSignalListQuery holds the query of GET /v1/admin/niche/signals.
+type NicheSignalListQuery struct {
+	State  *string `query:"state" validate:"omitempty,oneof=pending accepted rejected"`
+	Origin *string `query:"origin" validate:"omitempty,max=64"`
+	Limit  int     `query:"limit" validate:"gte=1,lte=500"`
+}
+
+// SetDefaults sets the defaults (limit 100).
+func (q *NicheSignalListQuery) SetDefaults() { *q = NicheSignalListQuery{Limit: 100} }

@@ -1,0 +1,234 @@
+package snapshot
+
+import (
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Defaults used when the corresponding Options field is zero.
+const (
+	DefaultMaxBytes       = 5_000_000
+	DefaultCaptureTimeout = 15 * time.Second
+	DefaultBatchTimeout   = 60 * time.Second
+	DefaultConcurrency    = 20
+	DefaultMaxPerHost     = 4
+	DefaultMaxRedirects   = 5
+	DefaultRetries        = 2
+	DefaultRetryWaitMin   = 200 * time.Millisecond
+	DefaultRetryWaitMax   = 2 * time.Second
+	DefaultRetention      = 30 * 24 * time.Hour
+	DefaultUserAgent      = "assay-snapshot/1.0 (+https://github.com/assaykit/assay; evidence capture)"
+	DefaultAccept         = "text/html,application/xhtml+xml;q=0.9,application/json;q=0.9,text/plain;q=0.8,application/xml;q=0.8,application/pdf;q=0.7,*/*;q=0.1"
+	// acceptEncoding lists what the capturer decodes.
+	acceptEncoding = "gzip, deflate, br"
+)
+
+// DefaultContentTypes is the content-type allow-list used when
+// Options.ContentTypes is empty: HTML, XHTML, text, JSON, XML and PDF.
+func DefaultContentTypes() []string {
+	return []string{
+		"text/html", "application/xhtml+xml", "text/*",
+		"application/json", "application/*+json",
+		"application/xml", "application/*+xml",
+		"application/pdf",
+	}
+}
+
+// Options configure a Capturer and a Service. A nil *Options means
+// defaults everywhere.
+type Options struct {
+	// MaxBytes is the largest body captured, counted after content
+	// decoding; larger bodies end as too_large. 0 means 5,000,000.
+	MaxBytes int64
+	// CaptureTimeout bounds one capture: every attempt, redirect and the
+	// body. 0 means 15 s.
+	CaptureTimeout time.Duration
+	// BatchTimeout bounds a whole CaptureAll call. 0 means 60 s. The
+	// caller's context deadline applies too.
+	BatchTimeout time.Duration
+	// Concurrency is how many captures of a CaptureAll run at once.
+	// 0 means 20.
+	Concurrency int
+	// MaxPerHost bounds simultaneous connections to one host. 0 means 4.
+	MaxPerHost int
+	// MaxRedirects is how many redirects are followed. 0 means 5;
+	// negative means none.
+	MaxRedirects int
+	// Retries is how many times a transient failure (connection error,
+	// 429, 5xx other than 501) is retried. 0 means 2; negative means none.
+	Retries int
+	// RetryWaitMin and RetryWaitMax bound the exponential backoff between
+	// attempts. RetryWaitMax also caps a server's Retry-After. 0 means
+	// 200 ms and 2 s. No wait outlasts the capture's deadline.
+	RetryWaitMin, RetryWaitMax time.Duration
+	// UserAgent identifies the capturer. Empty means DefaultUserAgent.
+	UserAgent string
+	// Accept is the Accept header. Empty means DefaultAccept.
+	Accept string
+	// ContentTypes is the media-type allow-list ("type/subtype",
+	// "type/*", "type/*+suffix"). Empty means DefaultContentTypes().
+	ContentTypes []string
+	// AllowedPorts are the ports a URL and a dialled address may use.
+	// Empty means 80 and 443.
+	AllowedPorts []int
+	// AllowAddrs lists dialled addresses ("ip:port") that are exempt from
+	// the address and port checks: the only way past them. Meant for tests
+	// and the demo corpus (one loopback server).
+	AllowAddrs []string
+	// HostMap redirects dials: "host:port" (as in the URL, default port
+	// included) to the "ip:port" to dial instead, like /etc/hosts with
+	// ports. It is applied before the connect-time check, so a mapped
+	// address must also be in AllowAddrs if it is otherwise forbidden.
+	HostMap map[string]string
+	// Resolver resolves host names. Nil means net.DefaultResolver. Tests
+	// inject a resolver that answers from a table.
+	Resolver *net.Resolver
+	// DialControl runs after the built-in address check passed, right
+	// before connecting. It can refuse a connection (tests use it as a
+	// tripwire) but never allow one the check refused.
+	DialControl func(network, address string, c syscall.RawConn) error
+	// TLSConfig is the client TLS configuration (tests add their CA).
+	// Nil means the system roots and TLS 1.2 or later.
+	TLSConfig *tls.Config
+	// SpoolDir holds temporary files for bodies being captured. Empty
+	// means os.TempDir().
+	SpoolDir string
+	// Retention is how long records and content are kept (Service.Purge
+	// with PurgeExpired). 0 means 30 days, the documented retention.
+	Retention time.Duration
+	// Logger receives capture and purge messages. Nil discards them.
+	Logger *slog.Logger
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// settings is Options with defaults applied and lists parsed.
+type settings struct {
+	Options
+	guard   *guard
+	hostMap map[string]string
+}
+
+func (o *Options) settings() (*settings, error) {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	if v.MaxBytes <= 0 {
+		v.MaxBytes = DefaultMaxBytes
+	}
+	if v.CaptureTimeout <= 0 {
+		v.CaptureTimeout = DefaultCaptureTimeout
+	}
+	if v.BatchTimeout <= 0 {
+		v.BatchTimeout = DefaultBatchTimeout
+	}
+	if v.Concurrency <= 0 {
+		v.Concurrency = DefaultConcurrency
+	}
+	if v.MaxPerHost <= 0 {
+		v.MaxPerHost = DefaultMaxPerHost
+	}
+	switch {
+	case v.MaxRedirects == 0:
+		v.MaxRedirects = DefaultMaxRedirects
+	case v.MaxRedirects < 0:
+		v.MaxRedirects = 0
+	}
+	switch {
+	case v.Retries == 0:
+		v.Retries = DefaultRetries
+	case v.Retries < 0:
+		v.Retries = 0
+	}
+	if v.RetryWaitMin <= 0 {
+		v.RetryWaitMin = DefaultRetryWaitMin
+	}
+	if v.RetryWaitMax <= 0 {
+		v.RetryWaitMax = DefaultRetryWaitMax
+	}
+	if v.RetryWaitMax < v.RetryWaitMin {
+		v.RetryWaitMax = v.RetryWaitMin
+	}
+	if v.UserAgent == "" {
+		v.UserAgent = DefaultUserAgent
+	}
+	if v.Accept == "" {
+		v.Accept = DefaultAccept
+	}
+	if len(v.ContentTypes) == 0 {
+		v.ContentTypes = DefaultContentTypes()
+	}
+	if v.Retention <= 0 {
+		v.Retention = DefaultRetention
+	}
+	if v.Logger == nil {
+		v.Logger = slog.New(slog.DiscardHandler)
+	}
+	if v.Now == nil {
+		v.Now = time.Now
+	}
+	g := &guard{ports: map[int]bool{}, allow: map[netip.AddrPort]bool{}}
+	ports := v.AllowedPorts
+	if len(ports) == 0 {
+		ports = []int{80, 443}
+	}
+	for _, p := range ports {
+		if p < 1 || p > 65535 {
+			return nil, fmt.Errorf("snapshot: allowed port %d out of range", p)
+		}
+		g.ports[p] = true
+	}
+	for _, a := range v.AllowAddrs {
+		ap, err := netip.ParseAddrPort(a)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot: allow-list entry %q is not ip:port", a)
+		}
+		g.allow[ap] = true
+	}
+	hm := map[string]string{}
+	for from, to := range v.HostMap {
+		h, p, err := net.SplitHostPort(from)
+		if err != nil || h == "" || p == "" {
+			return nil, fmt.Errorf("snapshot: host map key %q is not host:port", from)
+		}
+		if _, _, err := net.SplitHostPort(to); err != nil {
+			return nil, fmt.Errorf("snapshot: host map target %q is not host:port", to)
+		}
+		hm[strings.ToLower(strings.TrimSuffix(h, "."))+":"+p] = to
+	}
+	for _, t := range v.ContentTypes {
+		if !strings.Contains(t, "/") {
+			return nil, fmt.Errorf("snapshot: content type pattern %q has no '/'", t)
+		}
+	}
+	return &settings{Options: v, guard: g, hostMap: hm}, nil
+}
+
+// typeAllowed matches a media type against the allow-list patterns.
+func (s *settings) typeAllowed(mt string) bool {
+	typ, sub, ok := strings.Cut(mt, "/")
+	if !ok {
+		return false
+	}
+	for _, p := range s.ContentTypes {
+		p = strings.ToLower(p)
+		pt, ps, _ := strings.Cut(p, "/")
+		if pt != typ {
+			continue
+		}
+		switch {
+		case ps == "*" || ps == sub:
+			return true
+		case strings.HasPrefix(ps, "*+") && strings.HasSuffix(sub, ps[1:]):
+			return true
+		}
+	}
+	return false
+}

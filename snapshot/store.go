@@ -1,0 +1,71 @@
+package snapshot
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Store keeps snapshot records. Records are immutable: there is no update.
+// Implementations: store.DB (SQLite, PostgreSQL) and snapshottest.MemStore;
+// all pass the conformance suite store/storetest.TestSnapshotStore.
+type Store interface {
+	// InsertSnapshot stores a new record (Text is not stored; Exchange,
+	// Charset and Normalization are). ErrConflict when the id exists,
+	// ErrInvalid when the record is malformed (bad id or status).
+	InsertSnapshot(ctx context.Context, s *Snapshot) error
+	// GetSnapshot returns the record with that id, without Text.
+	// ErrNotFound when there is none.
+	GetSnapshot(ctx context.Context, id string) (*Snapshot, error)
+	// DeleteSnapshotsBefore deletes the records retrieved before t and
+	// returns how many it deleted.
+	DeleteSnapshotsBefore(ctx context.Context, t time.Time) (int64, error)
+	// SnapshotBlobInUse reports whether any record has rawSha256 sum.
+	SnapshotBlobInUse(ctx context.Context, sum string) (bool, error)
+}
+
+// Blob is stored content opened for reading.
+type Blob interface {
+	io.ReadSeekCloser
+	// Size is the content's length in bytes.
+	Size() int64
+}
+
+// BlobStore keeps captured content, addressed by the lowercase hex SHA-256
+// of its bytes (a snapshot's rawSha256), so identical pages are stored
+// once. Implementations: FileBlobStore (the default), store.DB (for
+// several instances sharing a database) and snapshottest.MemBlobs; all
+// pass store/storetest.TestSnapshotBlobStore.
+type BlobStore interface {
+	// PutBlob stores size bytes read from r under sum, verifying that they
+	// hash to sum (ErrIntegrity otherwise; nothing is stored). When the
+	// blob exists its content is kept and its last-put time is refreshed,
+	// so that a purge running concurrently does not remove it.
+	PutBlob(ctx context.Context, sum string, size int64, r io.Reader) error
+	// OpenBlob opens a blob for reading. ErrNotFound when absent.
+	OpenBlob(ctx context.Context, sum string) (Blob, error)
+	// BlobsBefore lists the blobs last put before t.
+	BlobsBefore(ctx context.Context, t time.Time) ([]string, error)
+	// DeleteBlob removes the blob if it was last put before t (the caller
+	// has checked that no record uses it) and reports whether it did.
+	// Absent blobs are not an error.
+	DeleteBlob(ctx context.Context, sum string, t time.Time) (bool, error)
+}
+
+// validSum reports whether s is 64 lowercase hex digits.
+func validSum(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidSum reports whether s is a well-formed content address: 64
+// lowercase hexadecimal digits.
+func ValidSum(s string) bool { return validSum(s) }

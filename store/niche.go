@@ -1,0 +1,822 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/assaykit/assay/niche"
+)
+
+// This file implements niche.Store. Full-text search differs per dialect:
+//   - SQLite: an external-content FTS5 table (niche_fts) over the
+//     normalised columns st/sb/sc of published rows, kept in step by
+//     triggers, tokenizer unicode61 with remove_diacritics 2; ranking with
+//     bm25(niche_fts, 8, 3, 1).
+//   - PostgreSQL: a stored generated tsvector (simple configuration,
+//     weights A/B/C for st/sb/sc) with a partial GIN index; matching with
+//     plainto_tsquery('simple', …), ranking with ts_rank_cd.
+//
+// Both index the text niche.SearchText produced, so a query's matches are
+// the same on both; the engine does the final ordering.
+
+var _ niche.Store = (*DB)(nil)
+
+const signalCols = `id, origin, external_id, kind, source_url, source_domain, title, excerpt,
+	observed_at, collected_at, license, attribution, engagement, state, moderation_note,
+	moderated_by, moderated_at, created_at`
+
+const evalCols = `id, status, revision, title, problem, buyer, category, solution_hypothesis,
+	evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers, feasibility,
+	competition_gap, signal_ids, score, score_version, score_weights, created_at, updated_at,
+	published_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSignal(sc scanner) (niche.Signal, error) {
+	var s niche.Signal
+	var kind, state, engagement string
+	var observed, collected, moderated, created int64
+	err := sc.Scan(&s.ID, &s.Origin, &s.ExternalID, &kind, &s.SourceURL, &s.SourceDomain, &s.Title, &s.Excerpt,
+		&observed, &collected, &s.License, &s.Attribution, &engagement, &state, &s.ModerationNote,
+		&s.ModeratedBy, &moderated, &created)
+	if err != nil {
+		return s, err
+	}
+	s.Kind, s.State = niche.SignalKind(kind), niche.SignalState(state)
+	s.ObservedAt, s.CollectedAt, s.CreatedAt = fromMicros(observed), fromMicros(collected), fromMicros(created)
+	if moderated != 0 {
+		t := fromMicros(moderated)
+		s.ModeratedAt = &t
+	}
+	if engagement != "" && engagement != "{}" {
+		if err := json.Unmarshal([]byte(engagement), &s.Engagement); err != nil {
+			return s, fmt.Errorf("store: signal %s engagement: %w", s.ID, err)
+		}
+	}
+	return s, nil
+}
+
+func scanRecord(sc scanner) (*niche.Record, error) {
+	var r niche.Record
+	var status, signalIDs, weights string
+	var created, updated, published int64
+	d := &r.Dimensions
+	err := sc.Scan(&r.ID, &status, &r.Revision, &r.Title, &r.Problem, &r.Buyer, &r.Category, &r.SolutionHypothesis,
+		&r.EvaluationNotes, &d.Pain, &d.Frequency, &d.WillingnessToPay, &d.ReachableBuyers, &d.Feasibility,
+		&d.CompetitionGap, &signalIDs, &r.Score, &r.ScoreVersion, &weights, &created, &updated, &published)
+	if err != nil {
+		return nil, err
+	}
+	r.Status = niche.Status(status)
+	r.CreatedAt, r.UpdatedAt, r.PublishedAt = fromMicros(created), fromMicros(updated), fromMicros(published)
+	if err := json.Unmarshal([]byte(signalIDs), &r.SignalIDs); err != nil {
+		return nil, fmt.Errorf("store: niche %s signal ids: %w", r.ID, err)
+	}
+	if err := json.Unmarshal([]byte(weights), &r.ScoreWeights); err != nil {
+		return nil, fmt.Errorf("store: niche %s score weights: %w", r.ID, err)
+	}
+	return &r, nil
+}
+
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?, ", n-1) + "?"
+}
+
+func anyArgs(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// ---- Signals ----
+
+type signalConflict struct{}
+
+func (signalConflict) Error() string { return "store: signal id conflict" }
+
+// PutSignals implements niche.Store.
+func (db *DB) PutSignals(ctx context.Context, signals []niche.Signal) ([]niche.PutResult, error) {
+	out := make([]niche.PutResult, len(signals))
+	err := db.inTx(ctx, func(tx *Tx) error {
+		conflict := false
+		for i, s := range signals {
+			engagement := "{}"
+			if len(s.Engagement) > 0 {
+				b, err := json.Marshal(s.Engagement)
+				if err != nil {
+					return err
+				}
+				engagement = string(b)
+			}
+			var moderatedAt int64
+			if s.ModeratedAt != nil {
+				moderatedAt = toMicros(*s.ModeratedAt)
+			}
+			res, err := tx.exec(ctx, `INSERT INTO niche_signals (`+signalCols+`)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+				s.ID, s.Origin, s.ExternalID, string(s.Kind), s.SourceURL, s.SourceDomain, s.Title, s.Excerpt,
+				toMicros(s.ObservedAt), toMicros(s.CollectedAt), s.License, s.Attribution, engagement, string(s.State),
+				s.ModerationNote, s.ModeratedBy, moderatedAt, toMicros(s.CreatedAt))
+			if err != nil {
+				return fmt.Errorf("store: put signal: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				out[i] = niche.PutResult{Signal: s, Created: true}
+				continue
+			}
+			stored, err := scanSignal(tx.queryRow(ctx, `SELECT `+signalCols+` FROM niche_signals
+				WHERE origin = ? AND external_id = ?`, s.Origin, s.ExternalID))
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				out[i] = niche.PutResult{Signal: s, Conflict: true}
+				conflict = true
+			case err != nil:
+				return fmt.Errorf("store: put signal: %w", err)
+			default:
+				out[i] = niche.PutResult{Signal: stored}
+			}
+		}
+		if conflict {
+			return signalConflict{}
+		}
+		return nil
+	})
+	if errors.As(err, new(signalConflict)) {
+		for i := range out {
+			out[i].Created = false
+		}
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Signals implements niche.Store.
+func (db *DB) Signals(ctx context.Context, ids []string) (map[string]niche.Signal, error) {
+	out := make(map[string]niche.Signal, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		rows, err := db.query(ctx, `SELECT `+signalCols+` FROM niche_signals WHERE id IN (`+placeholders(len(chunk))+`)`, anyArgs(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("store: signals: %w", err)
+		}
+		for rows.Next() {
+			s, err := scanSignal(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[s.ID] = s
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("store: signals: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// ListSignals implements niche.Store.
+func (db *DB) ListSignals(ctx context.Context, f niche.SignalFilter) ([]niche.Signal, error) {
+	q := `SELECT ` + signalCols + ` FROM niche_signals WHERE 1 = 1`
+	var args []any
+	if f.State != "" {
+		q += ` AND state = ?`
+		args = append(args, string(f.State))
+	}
+	if f.Origin != "" {
+		q += ` AND origin = ?`
+		args = append(args, f.Origin)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	q += ` ORDER BY created_at DESC, id LIMIT ?`
+	args = append(args, limit)
+	rows, err := db.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list signals: %w", err)
+	}
+	defer rows.Close()
+	out := []niche.Signal{}
+	for rows.Next() {
+		s, err := scanSignal(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// ModerateSignal implements niche.Store.
+func (db *DB) ModerateSignal(ctx context.Context, id string, m niche.Moderation) (*niche.Signal, error) {
+	var out niche.Signal
+	err := db.inTx(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `UPDATE niche_signals SET state = ?, moderation_note = ?, moderated_by = ?, moderated_at = ?
+			WHERE id = ?`, string(m.State), m.Note, m.Actor, toMicros(m.At), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return &niche.NotFoundError{What: "Signal", ID: id}
+		}
+		out, err = scanSignal(tx.queryRow(ctx, `SELECT `+signalCols+` FROM niche_signals WHERE id = ?`, id))
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, niche.ErrNotFound) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("store: moderate signal: %w", err)
+	}
+	return &out, nil
+}
+
+// SignalStats implements niche.Store.
+func (db *DB) SignalStats(ctx context.Context) ([]niche.OriginStats, error) {
+	rows, err := db.query(ctx, `SELECT origin, COUNT(*),
+		SUM(CASE WHEN state = 'accepted' THEN 1 ELSE 0 END),
+		SUM(CASE WHEN state = 'pending' THEN 1 ELSE 0 END),
+		SUM(CASE WHEN state = 'rejected' THEN 1 ELSE 0 END),
+		MAX(observed_at), MAX(collected_at)
+		FROM niche_signals GROUP BY origin ORDER BY origin`)
+	if err != nil {
+		return nil, fmt.Errorf("store: signal stats: %w", err)
+	}
+	defer rows.Close()
+	out := []niche.OriginStats{}
+	for rows.Next() {
+		var s niche.OriginStats
+		var observed, collected int64
+		if err := rows.Scan(&s.Origin, &s.Signals, &s.Accepted, &s.Pending, &s.Rejected, &observed, &collected); err != nil {
+			return nil, err
+		}
+		if observed != 0 {
+			t := fromMicros(observed)
+			s.NewestObservedAt = &t
+		}
+		if collected != 0 {
+			t := fromMicros(collected)
+			s.LastCollectedAt = &t
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// RecordCollection implements niche.Store.
+func (db *DB) RecordCollection(ctx context.Context, c niche.Collection) error {
+	_, err := db.exec(ctx, `INSERT INTO niche_collections (origin, started_at, finished_at, examined, added, duplicates, status)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, c.Origin, toMicros(c.StartedAt), toMicros(c.FinishedAt), c.Examined, c.Added, c.Duplicates, c.Status)
+	if err != nil {
+		return fmt.Errorf("store: record collection: %w", err)
+	}
+	return nil
+}
+
+// LastCollections implements niche.Store.
+func (db *DB) LastCollections(ctx context.Context) ([]niche.Collection, error) {
+	rows, err := db.query(ctx, `SELECT c.origin, c.started_at, c.finished_at, c.examined, c.added, c.duplicates, c.status
+		FROM niche_collections c
+		WHERE c.finished_at = (SELECT MAX(finished_at) FROM niche_collections m WHERE m.origin = c.origin)
+		ORDER BY c.origin, c.started_at DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("store: last collections: %w", err)
+	}
+	defer rows.Close()
+	out := []niche.Collection{}
+	for rows.Next() {
+		var c niche.Collection
+		var started, finished int64
+		if err := rows.Scan(&c.Origin, &started, &finished, &c.Examined, &c.Added, &c.Duplicates, &c.Status); err != nil {
+			return nil, err
+		}
+		if len(out) > 0 && out[len(out)-1].Origin == c.Origin {
+			continue
+		}
+		c.StartedAt, c.FinishedAt = fromMicros(started), fromMicros(finished)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ---- Evaluations ----
+
+func searchColumns(r *niche.Record) (string, string, string) { return r.SearchFields() }
+
+// ApplyWrite implements niche.Store. The operation row is inserted first,
+// so a concurrent write of the same operation waits for this one and then
+// replays it; the evaluation row is updated only if its revision is the
+// expected one, so concurrent revisions never overwrite each other.
+func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, bool, error) {
+	if w.OperationID == "" {
+		return nil, false, errors.New("store: ApplyWrite needs an operation id")
+	}
+	if w.Record.Revision != w.ExpectedRevision+1 {
+		return nil, false, fmt.Errorf("store: ApplyWrite: record revision %d does not follow %d", w.Record.Revision, w.ExpectedRevision)
+	}
+	var out *niche.Record
+	replayed := false
+	err := db.inTx(ctx, func(tx *Tx) error {
+		out, replayed = nil, false
+		var hash, nid string
+		var rev int
+		err := tx.queryRow(ctx, `SELECT request_hash, niche_id, revision FROM niche_operations WHERE operation_id = ?`,
+			w.OperationID).Scan(&hash, &nid, &rev)
+		if err == nil {
+			if hash != w.RequestHash {
+				return niche.ErrOperationConflict
+			}
+			rec, err := revisionState(ctx, tx.queryRow, nid, rev)
+			if err != nil {
+				return err
+			}
+			out, replayed = rec, true
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		r := w.Record
+		if _, err := tx.exec(ctx, `INSERT INTO niche_operations (operation_id, request_hash, niche_id, revision, created_at)
+			VALUES (?, ?, ?, ?, ?)`, w.OperationID, w.RequestHash, r.ID, r.Revision, toMicros(w.At)); err != nil {
+			return err
+		}
+		signalIDs, err := json.Marshal(r.SignalIDs)
+		if err != nil {
+			return err
+		}
+		weights, err := json.Marshal(r.ScoreWeights)
+		if err != nil {
+			return err
+		}
+		if w.ExpectedRevision == 0 {
+			if err := insertEvaluation(ctx, tx, &r, string(signalIDs), string(weights)); err != nil {
+				return err
+			}
+		} else {
+			st, sb, sc := searchColumns(&r)
+			d := r.Dimensions
+			res, err := tx.exec(ctx, `UPDATE niche_evaluations SET status = ?, revision = ?, title = ?, problem = ?,
+				buyer = ?, category = ?, category_key = ?, solution_hypothesis = ?, evaluation_notes = ?, pain = ?,
+				frequency = ?, willingness_to_pay = ?, reachable_buyers = ?, feasibility = ?, competition_gap = ?,
+				signal_ids = ?, score = ?, score_version = ?, score_weights = ?, st = ?, sb = ?, sc = ?, updated_at = ?,
+				published_at = ?
+				WHERE id = ? AND revision = ?`,
+				string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
+				r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
+				d.Feasibility, d.CompetitionGap, string(signalIDs), r.Score, r.ScoreVersion, string(weights), st, sb, sc,
+				toMicros(r.UpdatedAt), toMicros(r.PublishedAt), r.ID, w.ExpectedRevision)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n != 1 {
+				var cur int
+				err := tx.queryRow(ctx, `SELECT revision FROM niche_evaluations WHERE id = ?`, r.ID).Scan(&cur)
+				if errors.Is(err, sql.ErrNoRows) {
+					return &niche.NotFoundError{What: "Niche", ID: r.ID}
+				}
+				if err != nil {
+					return err
+				}
+				return &niche.RevisionConflictError{ID: r.ID, Expected: w.ExpectedRevision, Current: cur}
+			}
+		}
+		state, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.exec(ctx, `INSERT INTO niche_revisions (niche_id, revision, action, actor, reason, operation_id, at, state)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Revision, w.Action, w.Actor, w.Reason, w.OperationID,
+			toMicros(w.At), string(state)); err != nil {
+			return err
+		}
+		if len(w.Accept) > 0 {
+			args := []any{"accepted when linked by " + r.ID + " revision " + fmt.Sprint(r.Revision), w.Actor, toMicros(w.At)}
+			args = append(args, anyArgs(w.Accept)...)
+			if _, err := tx.exec(ctx, `UPDATE niche_signals SET state = 'accepted', moderation_note = ?, moderated_by = ?,
+				moderated_at = ? WHERE state = 'pending' AND id IN (`+placeholders(len(w.Accept))+`)`, args...); err != nil {
+				return err
+			}
+		}
+		out = &r
+		return nil
+	})
+	if err == nil {
+		return out, replayed, nil
+	}
+	if isUniqueViolation(err) || errors.Is(err, niche.ErrConflict) {
+		// A concurrent writer may have completed the same operation.
+		h, rec, err2 := db.Operation(ctx, w.OperationID)
+		if err2 == nil && rec != nil {
+			if h == w.RequestHash {
+				return rec, true, nil
+			}
+			return nil, false, niche.ErrOperationConflict
+		}
+		if isUniqueViolation(err) {
+			return nil, false, &niche.RevisionConflictError{ID: w.Record.ID, Expected: w.ExpectedRevision, Current: w.ExpectedRevision + 1}
+		}
+	}
+	if errors.Is(err, niche.ErrConflict) || errors.Is(err, niche.ErrNotFound) || errors.Is(err, niche.ErrOperationConflict) {
+		return nil, false, err
+	}
+	return nil, false, fmt.Errorf("store: apply niche write: %w", err)
+}
+
+func insertEvaluation(ctx context.Context, tx *Tx, r *niche.Record, signalIDs, weights string) error {
+	st, sb, sc := searchColumns(r)
+	d := r.Dimensions
+	_, err := tx.exec(ctx, `INSERT INTO niche_evaluations (id, status, revision, title, problem, buyer, category,
+		category_key, solution_hypothesis, evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers,
+		feasibility, competition_gap, signal_ids, score, score_version, score_weights, st, sb, sc, created_at,
+		updated_at, published_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
+		r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
+		d.Feasibility, d.CompetitionGap, signalIDs, r.Score, r.ScoreVersion, weights, st, sb, sc,
+		toMicros(r.CreatedAt), toMicros(r.UpdatedAt), toMicros(r.PublishedAt))
+	return err
+}
+
+// BulkLoadNiche stores signals and evaluation records as they are, in
+// transactions of batch rows (0 means 2000), each evaluation with a
+// revision-1 entry in its log. It applies no rules — no publication floor,
+// no operation ids, no revision checks — and is meant for benchmarks and
+// migrations from another system; curation goes through niche.Engine.
+func (db *DB) BulkLoadNiche(ctx context.Context, signals []niche.Signal, recs []niche.Record, batch int) error {
+	if batch <= 0 {
+		batch = 2000
+	}
+	for start := 0; start < len(signals); start += batch {
+		if _, err := db.PutSignals(ctx, signals[start:min(start+batch, len(signals))]); err != nil {
+			return err
+		}
+	}
+	for start := 0; start < len(recs); start += batch {
+		chunk := recs[start:min(start+batch, len(recs))]
+		err := db.inTx(ctx, func(tx *Tx) error {
+			for i := range chunk {
+				r := &chunk[i]
+				ids, err := json.Marshal(r.SignalIDs)
+				if err != nil {
+					return err
+				}
+				weights, err := json.Marshal(r.ScoreWeights)
+				if err != nil {
+					return err
+				}
+				if err := insertEvaluation(ctx, tx, r, string(ids), string(weights)); err != nil {
+					return err
+				}
+				state, err := json.Marshal(r)
+				if err != nil {
+					return err
+				}
+				if _, err := tx.exec(ctx, `INSERT INTO niche_revisions (niche_id, revision, action, actor, reason, operation_id, at, state)
+					VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Revision, niche.ActionCreate, "bulk load", "", "", toMicros(r.CreatedAt), string(state)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("store: bulk load niche: %w", err)
+		}
+	}
+	if db.dialect == Postgres {
+		if _, err := db.exec(ctx, `ANALYZE niche_evaluations`); err != nil {
+			return fmt.Errorf("store: bulk load niche: analyze: %w", err)
+		}
+	}
+	return nil
+}
+
+func revisionState(ctx context.Context, queryRow func(context.Context, string, ...any) *sql.Row, id string, rev int) (*niche.Record, error) {
+	var state string
+	if err := queryRow(ctx, `SELECT state FROM niche_revisions WHERE niche_id = ? AND revision = ?`, id, rev).Scan(&state); err != nil {
+		return nil, fmt.Errorf("store: revision %s/%d: %w", id, rev, err)
+	}
+	var r niche.Record
+	if err := json.Unmarshal([]byte(state), &r); err != nil {
+		return nil, fmt.Errorf("store: revision %s/%d: %w", id, rev, err)
+	}
+	return &r, nil
+}
+
+// Operation implements niche.Store.
+func (db *DB) Operation(ctx context.Context, opID string) (string, *niche.Record, error) {
+	var hash, nid string
+	var rev int
+	err := db.queryRow(ctx, `SELECT request_hash, niche_id, revision FROM niche_operations WHERE operation_id = ?`, opID).Scan(&hash, &nid, &rev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("store: operation: %w", err)
+	}
+	rec, err := revisionState(ctx, db.queryRow, nid, rev)
+	if err != nil {
+		return "", nil, err
+	}
+	return hash, rec, nil
+}
+
+// Evaluation implements niche.Store.
+func (db *DB) Evaluation(ctx context.Context, id string) (*niche.Record, error) {
+	r, err := scanRecord(db.queryRow(ctx, `SELECT `+evalCols+` FROM niche_evaluations WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &niche.NotFoundError{What: "Niche", ID: id}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: evaluation: %w", err)
+	}
+	return r, nil
+}
+
+// Revisions implements niche.Store.
+func (db *DB) Revisions(ctx context.Context, id string) ([]niche.Revision, error) {
+	rows, err := db.query(ctx, `SELECT niche_id, revision, action, actor, reason, operation_id, at, state
+		FROM niche_revisions WHERE niche_id = ? ORDER BY revision`, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: revisions: %w", err)
+	}
+	defer rows.Close()
+	out := []niche.Revision{}
+	for rows.Next() {
+		var r niche.Revision
+		var at int64
+		var state string
+		if err := rows.Scan(&r.NicheID, &r.Revision, &r.Action, &r.Actor, &r.Reason, &r.OperationID, &at, &state); err != nil {
+			return nil, err
+		}
+		r.At = fromMicros(at)
+		if err := json.Unmarshal([]byte(state), &r.State); err != nil {
+			return nil, fmt.Errorf("store: revision %s/%d: %w", r.NicheID, r.Revision, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Published implements niche.Store.
+func (db *DB) Published(ctx context.Context, ids []string) (map[string]*niche.Record, error) {
+	out := make(map[string]*niche.Record, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		rows, err := db.query(ctx, `SELECT `+evalCols+` FROM niche_evaluations
+			WHERE status = 'published' AND id IN (`+placeholders(len(chunk))+`)`, anyArgs(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("store: published: %w", err)
+		}
+		for rows.Next() {
+			r, err := scanRecord(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[r.ID] = r
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("store: published: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func orderBy(sort, alias string) string {
+	if sort == niche.SortRecent {
+		return ` ORDER BY ` + alias + `updated_at DESC, ` + alias + `id`
+	}
+	return ` ORDER BY ` + alias + `score DESC, ` + alias + `updated_at DESC, ` + alias + `id`
+}
+
+func prefixed(cols, alias string) string {
+	parts := strings.Split(cols, ",")
+	for i, p := range parts {
+		parts[i] = alias + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ListPublished implements niche.Store.
+func (db *DB) ListPublished(ctx context.Context, q niche.ListQuery) ([]niche.Record, error) {
+	var b strings.Builder
+	var args []any
+	switch {
+	case q.Query.Empty():
+		b.WriteString(`SELECT ` + evalCols + ` FROM niche_evaluations WHERE status = 'published'`)
+		if q.CategoryKey != "" {
+			b.WriteString(` AND category_key = ?`)
+			args = append(args, q.CategoryKey)
+		}
+		b.WriteString(orderBy(q.Sort, ""))
+	case db.dialect == SQLite:
+		b.WriteString(`SELECT ` + prefixed(evalCols, "e.") + ` FROM niche_fts JOIN niche_evaluations e ON e.seq = niche_fts.rowid
+			WHERE niche_fts MATCH ? AND e.status = 'published'`)
+		args = append(args, q.Query.FTS5())
+		if q.CategoryKey != "" {
+			b.WriteString(` AND e.category_key = ?`)
+			args = append(args, q.CategoryKey)
+		}
+		b.WriteString(orderBy(q.Sort, "e."))
+	default:
+		b.WriteString(`SELECT ` + evalCols + ` FROM niche_evaluations
+			WHERE status = 'published' AND tsv @@ plainto_tsquery('simple', ?)`)
+		args = append(args, q.Query.Phrase())
+		if q.CategoryKey != "" {
+			b.WriteString(` AND category_key = ?`)
+			args = append(args, q.CategoryKey)
+		}
+		b.WriteString(orderBy(q.Sort, ""))
+	}
+	b.WriteString(` LIMIT ?`)
+	args = append(args, q.Limit)
+	rows, err := db.query(ctx, b.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list niches: %w", err)
+	}
+	defer rows.Close()
+	out := []niche.Record{}
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *r)
+	}
+	return out, rows.Err()
+}
+
+// SearchCandidates implements niche.Store. It first asks for Limit+1
+// matches, newest first (cheap: no ranking, index order). Only when more
+// match does it rank: the newest Window matches (found by a rowid/seq lower
+// bound, so the cost stays bounded however broad the query) are ordered by
+// the engine's weighted relevance — bm25(niche_fts, 8, 3, 1) on SQLite,
+// ts_rank_cd with weights A=1, B=0.375, C=0.125 on PostgreSQL — and the
+// best Limit are returned.
+func (db *DB) SearchCandidates(ctx context.Context, q niche.CandidateQuery) ([]niche.Candidate, bool, error) {
+	if q.Query.Empty() || q.Limit <= 0 {
+		return []niche.Candidate{}, false, nil
+	}
+	cands, err := db.candidates(ctx, q, false, 0, q.Limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(cands) <= q.Limit {
+		return cands, false, nil
+	}
+	window := q.Window
+	if window <= 0 {
+		window = 2000
+	}
+	bound, err := db.windowBound(ctx, q, max(window, q.Limit))
+	if err != nil {
+		return nil, false, err
+	}
+	cands, err = db.candidates(ctx, q, true, bound, q.Limit)
+	if err != nil {
+		return nil, false, err
+	}
+	return cands, true, nil
+}
+
+// matchClause returns the FROM/WHERE part matching q (published rows),
+// with its arguments; seq names the row-order column.
+func (db *DB) matchClause(q niche.CandidateQuery) (from string, args []any, seq string) {
+	if db.dialect == SQLite {
+		from = ` FROM niche_fts JOIN niche_evaluations e ON e.seq = niche_fts.rowid WHERE niche_fts MATCH ?`
+		args = append(args, q.Query.FTS5())
+		seq = "niche_fts.rowid"
+	} else {
+		from = ` FROM niche_evaluations e WHERE e.status = 'published' AND e.tsv @@ plainto_tsquery('simple', ?)`
+		args = append(args, q.Query.Phrase())
+		seq = "e.seq"
+	}
+	if q.CategoryKey != "" {
+		from += ` AND e.category_key = ?`
+		args = append(args, q.CategoryKey)
+	}
+	return from, args, seq
+}
+
+// windowBound returns the row order value of the window-th newest match
+// (0 when fewer match).
+func (db *DB) windowBound(ctx context.Context, q niche.CandidateQuery, window int) (int64, error) {
+	from, args, seq := db.matchClause(q)
+	query := `SELECT ` + seq + from + ` ORDER BY ` + seq + ` DESC LIMIT 1 OFFSET ?`
+	if db.dialect == SQLite && q.CategoryKey == "" {
+		// The full-text index alone knows the order: no row is read.
+		query, args = `SELECT rowid FROM niche_fts WHERE niche_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, []any{q.Query.FTS5()}
+	}
+	var bound int64
+	err := db.queryRow(ctx, query, append(args, window-1)...).Scan(&bound)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: search niches: %w", err)
+	}
+	return bound, nil
+}
+
+func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked bool, bound int64, limit int) ([]niche.Candidate, error) {
+	from, args, seq := db.matchClause(q)
+	query := `SELECT e.id, e.score, e.updated_at, e.st, e.sb, e.sc` + from
+	switch {
+	case !ranked:
+		query += ` ORDER BY ` + seq + ` DESC`
+	case db.dialect == SQLite && q.CategoryKey == "":
+		// Rank the window in the full-text index alone, then read only
+		// the rows of the best.
+		query = `SELECT e.id, e.score, e.updated_at, e.st, e.sb, e.sc FROM (
+			SELECT rowid AS r, bm25(niche_fts, 8.0, 3.0, 1.0) AS rk FROM niche_fts
+			WHERE niche_fts MATCH ? AND rowid >= ? ORDER BY rk, rowid DESC LIMIT ?) t
+			JOIN niche_evaluations e ON e.seq = t.r ORDER BY t.rk, t.r DESC`
+		args = []any{q.Query.FTS5(), bound, limit}
+	case db.dialect == SQLite:
+		query += ` AND niche_fts.rowid >= ? ORDER BY bm25(niche_fts, 8.0, 3.0, 1.0), niche_fts.rowid DESC`
+		args = append(args, bound)
+	default:
+		query += ` AND e.seq >= ? ORDER BY ts_rank_cd('{0.1, 0.125, 0.375, 1.0}', e.tsv, plainto_tsquery('simple', ?)) DESC, e.seq DESC`
+		args = append(args, bound, q.Query.Phrase())
+	}
+	if !ranked || db.dialect != SQLite || q.CategoryKey != "" {
+		query += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := db.query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: search niches: %w", err)
+	}
+	defer rows.Close()
+	out := []niche.Candidate{}
+	for rows.Next() {
+		var c niche.Candidate
+		var updated int64
+		if err := rows.Scan(&c.ID, &c.Score, &updated, &c.Title, &c.Body, &c.Extra); err != nil {
+			return nil, err
+		}
+		c.UpdatedAt = fromMicros(updated)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// HasPublished implements niche.Store.
+func (db *DB) HasPublished(ctx context.Context) (bool, error) {
+	var n int
+	err := db.queryRow(ctx, `SELECT 1 FROM niche_evaluations WHERE status = 'published' LIMIT 1`).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: has published: %w", err)
+	}
+	return true, nil
+}
+
+// TakeQuota implements niche.Store.
+func (db *DB) TakeQuota(ctx context.Context, caller string, day int64, limit int) (int, bool, error) {
+	if limit <= 0 {
+		return 0, false, nil
+	}
+	used, ok := 0, false
+	err := db.inTx(ctx, func(tx *Tx) error {
+		used, ok = 0, false
+		err := tx.queryRow(ctx, `INSERT INTO niche_quota (caller, day, used) VALUES (?, ?, 1)
+			ON CONFLICT (caller, day) DO UPDATE SET used = niche_quota.used + 1 WHERE niche_quota.used < ?
+			RETURNING used`, caller, day, limit).Scan(&used)
+		switch {
+		case err == nil:
+			ok = true
+			if used == 1 {
+				// A new caller-day row: drop the rows of earlier days.
+				_, err = tx.exec(ctx, `DELETE FROM niche_quota WHERE day < ?`, day)
+			}
+			return err
+		case errors.Is(err, sql.ErrNoRows):
+			return tx.queryRow(ctx, `SELECT used FROM niche_quota WHERE caller = ? AND day = ?`, caller, day).Scan(&used)
+		default:
+			return err
+		}
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("store: take quota: %w", err)
+	}
+	return used, ok, nil
+}

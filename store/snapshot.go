@@ -1,0 +1,206 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/snapshot"
+)
+
+// DB implements snapshot.Store (records) and snapshot.BlobStore (content,
+// for deployments of several instances sharing one database).
+var (
+	_ snapshot.Store     = (*DB)(nil)
+	_ snapshot.BlobStore = (*DB)(nil)
+)
+
+const snapshotColumns = `id, requested_url, final_url, retrieved_at, status, http_status, content_type,
+	content_length, raw_sha256, normalized_sha256, failure_reason, normalization, charset, exchange`
+
+// InsertSnapshot implements snapshot.Store.
+func (db *DB) InsertSnapshot(ctx context.Context, s *snapshot.Snapshot) error {
+	if s == nil || !ids.Valid(ids.Snapshot, s.ID) || !s.Status.Valid() || s.RetrievedAt.IsZero() || s.RequestedURL == "" {
+		return fmt.Errorf("%w: id, requested URL, retrieval time and a valid status are required", snapshot.ErrInvalid)
+	}
+	if s.RawSHA256 != nil && !snapshot.ValidSum(*s.RawSHA256) {
+		return fmt.Errorf("%w: rawSha256 %q", snapshot.ErrInvalid, *s.RawSHA256)
+	}
+	var exch *string
+	if s.Exchange != nil {
+		b, err := json.Marshal(s.Exchange)
+		if err != nil {
+			return fmt.Errorf("store: snapshot exchange: %w", err)
+		}
+		exch = ptrTo(string(b))
+	}
+	_, err := db.exec(ctx, `INSERT INTO snapshots (`+snapshotColumns+`, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.RequestedURL, s.FinalURL, toMicros(s.RetrievedAt), string(s.Status), s.HTTPStatus, s.ContentType,
+		s.ContentLength, s.RawSHA256, s.NormalizedSHA256, s.FailureReason, s.Normalization, s.Charset, exch,
+		db.nowMicros())
+	if isUniqueViolation(err) {
+		return snapshot.ErrConflict
+	}
+	if err != nil {
+		return fmt.Errorf("store: insert snapshot: %w", err)
+	}
+	return nil
+}
+
+// GetSnapshot implements snapshot.Store.
+func (db *DB) GetSnapshot(ctx context.Context, id string) (*snapshot.Snapshot, error) {
+	if !ids.Valid(ids.Snapshot, id) {
+		return nil, snapshot.ErrNotFound
+	}
+	var (
+		s         snapshot.Snapshot
+		status    string
+		retrieved int64
+		httpSt    sql.NullInt64
+		length    sql.NullInt64
+		finalURL  sql.NullString
+		ctype     sql.NullString
+		raw       sql.NullString
+		norm      sql.NullString
+		reason    sql.NullString
+		exch      sql.NullString
+	)
+	err := db.queryRow(ctx, `SELECT `+snapshotColumns+` FROM snapshots WHERE id = ?`, id).Scan(
+		&s.ID, &s.RequestedURL, &finalURL, &retrieved, &status, &httpSt, &ctype, &length, &raw, &norm, &reason,
+		&s.Normalization, &s.Charset, &exch)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, snapshot.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get snapshot: %w", err)
+	}
+	s.RetrievedAt = fromMicros(retrieved)
+	s.Status = snapshot.Status(status)
+	s.FinalURL = stringPtr(finalURL)
+	s.ContentType = stringPtr(ctype)
+	s.RawSHA256 = stringPtr(raw)
+	s.NormalizedSHA256 = stringPtr(norm)
+	s.FailureReason = stringPtr(reason)
+	if httpSt.Valid {
+		s.HTTPStatus = ptrTo(int(httpSt.Int64))
+	}
+	if length.Valid {
+		s.ContentLength = ptrTo(length.Int64)
+	}
+	if exch.Valid {
+		var e snapshot.Exchange
+		if err := json.Unmarshal([]byte(exch.String), &e); err != nil {
+			return nil, fmt.Errorf("store: snapshot %s exchange: %w", id, err)
+		}
+		s.Exchange = &e
+	}
+	return &s, nil
+}
+
+// DeleteSnapshotsBefore implements snapshot.Store.
+func (db *DB) DeleteSnapshotsBefore(ctx context.Context, t time.Time) (int64, error) {
+	res, err := db.exec(ctx, `DELETE FROM snapshots WHERE retrieved_at < ?`, toMicros(t))
+	if err != nil {
+		return 0, fmt.Errorf("store: purge snapshots: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// SnapshotBlobInUse implements snapshot.Store.
+func (db *DB) SnapshotBlobInUse(ctx context.Context, sum string) (bool, error) {
+	var one int
+	err := db.queryRow(ctx, `SELECT 1 FROM snapshots WHERE raw_sha256 = ? LIMIT 1`, sum).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: snapshot blob in use: %w", err)
+	}
+	return true, nil
+}
+
+// PutBlob implements snapshot.BlobStore. The content is held in memory
+// while it is written (it is bounded by the capture size limit).
+func (db *DB) PutBlob(ctx context.Context, sum string, size int64, r io.Reader) error {
+	if !snapshot.ValidSum(sum) || size < 0 {
+		return fmt.Errorf("%w: content address %q", snapshot.ErrInvalid, sum)
+	}
+	now := db.nowMicros()
+	res, err := db.exec(ctx, `UPDATE snapshot_blobs SET put_at = ? WHERE sha256 = ?`, now, sum)
+	if err != nil {
+		return fmt.Errorf("store: put blob: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(r, size+1))
+	if err != nil {
+		return fmt.Errorf("store: put blob: %w", err)
+	}
+	if int64(len(data)) != size || snapshot.RawSHA256(data) != sum {
+		return fmt.Errorf("%w: content does not hash to %s", snapshot.ErrIntegrity, sum)
+	}
+	_, err = db.exec(ctx, `INSERT INTO snapshot_blobs (sha256, size, data, put_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (sha256) DO UPDATE SET put_at = excluded.put_at`, sum, size, data, now)
+	if err != nil {
+		return fmt.Errorf("store: put blob: %w", err)
+	}
+	return nil
+}
+
+// OpenBlob implements snapshot.BlobStore.
+func (db *DB) OpenBlob(ctx context.Context, sum string) (snapshot.Blob, error) {
+	if !snapshot.ValidSum(sum) {
+		return nil, snapshot.ErrNotFound
+	}
+	var data []byte
+	err := db.queryRow(ctx, `SELECT data FROM snapshot_blobs WHERE sha256 = ?`, sum).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, snapshot.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open blob: %w", err)
+	}
+	return &memoryBlob{Reader: bytes.NewReader(data)}, nil
+}
+
+type memoryBlob struct{ *bytes.Reader }
+
+func (*memoryBlob) Close() error { return nil }
+
+// BlobsBefore implements snapshot.BlobStore.
+func (db *DB) BlobsBefore(ctx context.Context, t time.Time) ([]string, error) {
+	rows, err := db.query(ctx, `SELECT sha256 FROM snapshot_blobs WHERE put_at < ? ORDER BY sha256`, toMicros(t))
+	if err != nil {
+		return nil, fmt.Errorf("store: list blobs: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// DeleteBlob implements snapshot.BlobStore. It also refuses to delete a
+// blob that a record in this database still uses.
+func (db *DB) DeleteBlob(ctx context.Context, sum string, t time.Time) (bool, error) {
+	res, err := db.exec(ctx, `DELETE FROM snapshot_blobs WHERE sha256 = ? AND put_at < ?
+		AND NOT EXISTS (SELECT 1 FROM snapshots WHERE raw_sha256 = ?)`, sum, toMicros(t), sum)
+	if err != nil {
+		return false, fmt.Errorf("store: delete blob: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}

@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/snapshot/snapshottest"
+	"github.com/assaykit/assay/store/storetest"
+)
+
+func TestSnapshotStoreConformance(t *testing.T) {
+	for name, open := range openers() {
+		t.Run(name, func(t *testing.T) {
+			storetest.TestSnapshotStore(t, func(t *testing.T) snapshot.Store { return open(t) })
+		})
+	}
+}
+
+func TestSnapshotBlobStoreConformance(t *testing.T) {
+	dsns := map[string]func(t *testing.T) string{
+		"sqlite-file": func(t *testing.T) string { return storetest.SQLitePath(t) },
+		"sqlite-mem":  func(*testing.T) string { return ":memory:" },
+		"postgres":    func(t *testing.T) string { return storetest.PostgresURL(t) },
+	}
+	for name, dsn := range dsns {
+		t.Run(name, func(t *testing.T) {
+			storetest.TestSnapshotBlobStore(t, func(t *testing.T, now func() time.Time) snapshot.BlobStore {
+				db, err := Open(context.Background(), dsn(t), &Options{Now: now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { db.Close() })
+				return db
+			})
+		})
+	}
+}
+
+// TestSnapshotServiceOnSharedDatabase: two instances (two DB handles on
+// one database) share records and content; either can serve and purge
+// what the other captured.
+func TestSnapshotServiceOnSharedDatabase(t *testing.T) {
+	cases := map[string]func(t *testing.T) string{
+		"sqlite-file": func(t *testing.T) string { return storetest.SQLitePath(t) },
+		"postgres":    func(t *testing.T) string { return storetest.PostgresURL(t) },
+	}
+	page := "<p>Base mainnet chain id is 8453.</p>"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, page)
+	}))
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	for name, dsn := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			url := dsn(t)
+			a, b := mustOpen(t, url), mustOpen(t, url)
+			newSvc := func(db *DB) *snapshot.Service {
+				tw := &snapshottest.Tripwire{}
+				svc, err := snapshot.NewService(db, db, &snapshot.Options{
+					HostMap:    map[string]string{"docs.example.org:80": addr},
+					AllowAddrs: []string{addr}, Resolver: snapshottest.Resolver(nil), DialControl: tw.Control,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(svc.Close)
+				return svc
+			}
+			sa, sb := newSvc(a), newSvc(b)
+			snaps, err := sa.CaptureAll(ctx, []string{"http://docs.example.org/a", "http://docs.example.org/b", "http://127.0.0.1/"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if snaps[0].Status != snapshot.StatusCaptured || snaps[2].Status != snapshot.StatusBlocked {
+				t.Fatalf("statuses %s %s", snaps[0].Status, snaps[2].Status)
+			}
+			re, err := sb.Recheck(ctx, snaps[1].ID)
+			if err != nil || !re.Contains("chain id is 8453") {
+				t.Fatalf("other instance: %v %+v", err, re)
+			}
+			var n int
+			if err := a.queryRow(ctx, "SELECT COUNT(*) FROM snapshot_blobs").Scan(&n); err != nil || n != 1 {
+				t.Fatalf("%d blobs stored for identical content (%v)", n, err)
+			}
+			st, err := sb.Purge(ctx, time.Now().Add(time.Hour))
+			if err != nil || st.Records != 3 || st.Blobs != 1 {
+				t.Fatalf("purge %+v %v", st, err)
+			}
+			if _, _, err := sa.Open(ctx, snaps[0].ID); !errors.Is(err, snapshot.ErrNotFound) {
+				t.Fatalf("purged snapshot: %v", err)
+			}
+		})
+	}
+}
