@@ -11,7 +11,8 @@ import (
 // MCPConfig configures the MCP endpoint: the Model Context Protocol over
 // streamable HTTP (official Go SDK, stateless, answers as server-sent events
 // so that progress notifications reach the client), served at "/mcp" and
-// under the claim verification prefix ("/claim-verification/mcp").
+// under the service prefixes ("/claim-verification/mcp",
+// "/niche-discovery/mcp"); every mount point serves every tool.
 //
 // # Tools
 //
@@ -21,6 +22,16 @@ import (
 //     ClaimVerificationRequest; the input schema is the request's, with the
 //     tier cap as maxSources' (and minimumSources') maximum. The result is
 //     the ClaimVerificationResult.
+//   - search_niches {q, category, sort, limit, full} and get_niche
+//     {niche_id, full} (when niche discovery is configured): previews are
+//     free; with "full": true they sell full evaluations at the HTTP
+//     pay-per-call prices (offers niche.search and niche.evaluation), with
+//     the bodies of GET /v1/search/pay-per-call and GET
+//     /v1/niches/{niche_id}/pay-per-call (which include the unlock token).
+//     They run the niche routes' own handlers, so their validation (422
+//     with loc "query"; other arguments loc "arguments") and errors (404
+//     "Niche not found", 503 for an empty catalogue) are the HTTP ones,
+//     answered before any payment.
 //
 // # Payment (x402 MCP transport, tool-result binding)
 //
@@ -87,7 +98,7 @@ import (
 //     refused (403) unless their origin is in TrustedOrigins.
 type MCPConfig struct {
 	// Disabled turns the endpoint off. It is mounted whenever claim
-	// verification is configured.
+	// verification or niche discovery is configured.
 	Disabled bool
 	// PublicBaseURL is the scheme, host and mount path under which clients
 	// reach this server (e.g. "https://api.example.com"). The x402
@@ -117,7 +128,7 @@ type MCPConfig struct {
 // mcpRoutes returns the MCP endpoint: POST /mcp and POST {prefix}/mcp.
 func (s *Server) mcpRoutes() ([]*Route, error) {
 	cfg := s.cfg.MCP
-	if cfg.Disabled || s.cfg.Claims.Engine == nil {
+	if cfg.Disabled || (s.cfg.Claims.Engine == nil && s.cfg.Niche.Engine == nil) {
 		return nil, nil
 	}
 	ms, err := s.newMCPServer()
@@ -139,10 +150,16 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 		}
 		h = cop.Handler(h)
 	}
-	prefixes := []string{s.claimsPrefix()}
+	var prefixes []string
+	if s.cfg.Claims.Engine != nil {
+		prefixes = append(prefixes, s.claimsPrefix())
+	}
+	if n, _, _ := s.nicheForMCP(); n != nil && n.prefix != "" {
+		prefixes = append(prefixes, n.prefix)
+	}
 	return []*Route{{
 		ID:       "mcp",
-		Summary:  "MCP endpoint (streamable HTTP): claim verification tools, paid with x402 in the tool call's _meta.",
+		Summary:  "MCP endpoint (streamable HTTP): claim verification and niche discovery tools, paid with x402 in the tool call's _meta.",
 		Status:   "paid-preview",
 		Method:   http.MethodPost,
 		Path:     "/mcp",

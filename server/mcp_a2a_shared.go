@@ -49,8 +49,6 @@ func (s *Server) billingFor(own *payment.Cashier) billing {
 	return billing{}
 }
 
-func (b billing) configured() bool { return b.free || b.cashier != nil }
-
 // tierOffers returns the offer of every claim tier, taken from the HTTP
 // routes so that every transport sells exactly the same thing (same offer
 // ids, prices and work timeouts: orders and receipts compare across

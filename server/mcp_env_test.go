@@ -13,6 +13,8 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/store"
@@ -34,6 +36,7 @@ type paidEnv struct {
 	srv    *Server
 	hs     *httptest.Server
 	client *http.Client
+	niche  *niche.Engine
 }
 
 type envOptions struct {
@@ -45,6 +48,8 @@ type envOptions struct {
 	// paywall replaces the gate (nil keeps the gate; use noPaywall for none).
 	paywall payment.Paywall
 	noGate  bool
+	// niche loads the demo catalogue and serves niche discovery.
+	niche bool
 	// config edits the server configuration before New.
 	config func(*Config)
 }
@@ -100,6 +105,21 @@ func newPaidEnv(t *testing.T, o *envOptions) *paidEnv {
 		Commerce: CommerceConfig{Cashier: env.gate.Cashier()},
 		MCP:      MCPConfig{PublicBaseURL: testPublicBase, ReadCredential: gatetestCredential},
 		A2A:      A2AConfig{PublicBaseURL: testPublicBase},
+	}
+	if o.niche {
+		ne, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nichedemo.Load(ctx, ne, nil); err != nil {
+			t.Fatal(err)
+		}
+		signer, err := niche.NewUnlockSigner([]byte("unlock-key-for-transport-tests-0123456789"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Niche = NicheConfig{Engine: ne, Unlock: signer}
+		env.niche = ne
 	}
 	switch {
 	case o.paywall != nil:

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -30,44 +29,26 @@ const (
 	metaQuoteID         = "io.assaykit/quoteId"
 )
 
-// readX402Credential reads an x402 PaymentPayload (version 1 or 2) sent
-// outside HTTP headers, as a JSON object or as the base64 of one (the
-// PAYMENT-SIGNATURE header value). Verification is the processor's job.
+// readX402Credential reads params._meta["x402/payment"]: an x402
+// PaymentPayload (v1 or v2) as a JSON object (the binding's form) or as
+// the base64 of one (the PAYMENT-SIGNATURE header value, which some
+// clients pass on unchanged). Verification is the processor's job.
 func readX402Credential(raw json.RawMessage) (*payment.Credential, error) {
-	malformed := func(why string) error {
-		return &payment.Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload",
-			Detail: "Malformed x402 payment in _meta[\"x402/payment\"]: " + why}
-	}
 	b := bytes.TrimSpace(raw)
 	var s string
 	if json.Unmarshal(b, &s) == nil {
-		dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+		s = strings.TrimSpace(s)
+		dec, err := base64.StdEncoding.DecodeString(s)
 		if err != nil {
-			if dec, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(strings.TrimSpace(s), "=")); err != nil {
-				return nil, malformed("a string must be the base64 of a PaymentPayload")
-			}
+			dec, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
+		}
+		if err != nil {
+			return nil, &payment.Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload",
+				Detail: "Malformed x402 payment in _meta[\"x402/payment\"]: a string must be the base64 of a PaymentPayload"}
 		}
 		b = bytes.TrimSpace(dec)
 	}
-	var head struct {
-		X402Version int    `json:"x402Version"`
-		Scheme      string `json:"scheme"`
-		Accepted    *struct {
-			Scheme string `json:"scheme"`
-		} `json:"accepted"`
-	}
-	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &head) != nil {
-		return nil, malformed("not a JSON object")
-	}
-	if head.X402Version != 1 && head.X402Version != 2 {
-		return nil, &payment.Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_x402_version",
-			Detail: fmt.Sprintf("x402Version %d is not supported (1 or 2)", head.X402Version)}
-	}
-	scheme := head.Scheme
-	if head.Accepted != nil {
-		scheme = head.Accepted.Scheme
-	}
-	return &payment.Credential{Protocol: payment.ProtocolX402, Version: head.X402Version, Method: scheme, Raw: json.RawMessage(b)}, nil
+	return payment.CredentialFromX402(b)
 }
 
 // metaString returns a string member of _meta, else the HTTP header.
@@ -165,18 +146,34 @@ func detailResult(status int, detail string, c *commerce) *mcp.CallToolResult {
 	return errorResult(status, httpjson.DetailBody{Detail: detail}, c)
 }
 
+// toolFailure is a paid tool's work that failed: the HTTP-equivalent
+// status and error body (never charged).
+type toolFailure struct {
+	status int
+	body   any
+	detail string // for the order's failure reason
+}
+
+// paidWork does a paid tool's work with the payment in ctx and returns the
+// delivered JSON object, or a failure.
+type paidWork func(ctx context.Context) ([]byte, *toolFailure)
+
+// toolArgs returns the arguments of a call ("{}" when absent or null).
+func toolArgs(req *mcp.CallToolRequest) []byte {
+	if req.Params != nil {
+		if a := bytes.TrimSpace(req.Params.Arguments); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
+			return a
+		}
+	}
+	return []byte("{}")
+}
+
 // verifyTool is the handler of one paid verification tool.
 func (ms *mcpServer) verifyTool(t claims.Tier, offer payment.Offer) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args := []byte("{}")
-		if req.Params != nil {
-			if a := bytes.TrimSpace(req.Params.Arguments); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
-				args = a
-			}
-		}
-		// 1. Arguments and tier rules, exactly as the HTTP route checks
-		// the body: never charged.
-		creq, eff, ve, err := ms.s.decodeClaimRequest(t.Name, args)
+		// Arguments and tier rules, exactly as the HTTP route checks the
+		// body: never charged.
+		creq, eff, ve, err := ms.s.decodeClaimRequest(t.Name, toolArgs(req))
 		if err != nil {
 			st, d := ms.s.statusOf(ctx, err)
 			return detailResult(st, d, nil), nil
@@ -185,31 +182,48 @@ func (ms *mcpServer) verifyTool(t claims.Tier, offer payment.Offer) mcp.ToolHand
 			return errorResult(http.StatusUnprocessableEntity, ve, nil), nil
 		}
 		idem := metaString(req, metaIdempotencyKey, payment.HeaderIdempotencyKey)
-		if len(idem) > claims.MaxIdempotencyKeyLength {
-			return errorResult(http.StatusUnprocessableEntity, idempotencyKeyError(idem), nil), nil
-		}
-		if !ms.pay.configured() {
-			return detailResult(http.StatusServiceUnavailable, "Payments are not configured", nil), nil
-		}
 		prog := newMCPProgress(ctx, req)
 		defer prog.close()
-		if ms.pay.free {
-			prog.report(0, "verification started")
-			wctx := payment.WithCall(ctx, &payment.Call{Payer: "free", Protocol: payment.ProtocolFree, Offer: offer})
-			res, err := ms.s.verifyFor(claims.WithProgress(wctx, prog.stage), t.Name, creq, idem)
+		work := func(ctx context.Context) ([]byte, *toolFailure) {
+			res, err := ms.s.verifyFor(claims.WithProgress(ctx, prog.stage), t.Name, creq, idem)
+			var body []byte
+			if err == nil {
+				body, err = httpjson.Marshal(res)
+			}
 			if err != nil {
 				st, d := ms.s.statusOf(ctx, err)
-				return detailResult(st, d, nil), nil
+				var re *claims.RequestError
+				if errors.As(err, &re) {
+					return nil, &toolFailure{status: st, body: shapes.NewValueError(re.Msg, map[string]any{}).WithPrefix("body"), detail: d}
+				}
+				return nil, &toolFailure{status: st, body: httpjson.DetailBody{Detail: d}, detail: d}
 			}
-			body, err := httpjson.Marshal(res)
-			if err != nil {
-				return nil, err
-			}
-			prog.report(progressTotal, "done")
-			return jsonResult(body, false), nil
+			return body, nil
 		}
-		return ms.paidVerify(ctx, req, t, offer, creq, eff, idem, prog)
+		return ms.charge(ctx, req, t.Tool, offer, transportRequestHash("mcp", t.Tool, eff), idem, prog, work)
 	}
+}
+
+// charge runs a paid tool's work: free under payment.Free, refused when
+// payments are not configured, else through the Cashier.
+func (ms *mcpServer) charge(ctx context.Context, req *mcp.CallToolRequest, tool string, offer payment.Offer,
+	requestHash, idem string, prog *mcpProgress, work paidWork) (*mcp.CallToolResult, error) {
+	if len(idem) > claims.MaxIdempotencyKeyLength {
+		return errorResult(http.StatusUnprocessableEntity, idempotencyKeyError(idem), nil), nil
+	}
+	switch {
+	case ms.pay.free:
+		prog.report(0, "started")
+		body, fail := work(payment.WithCall(ctx, &payment.Call{Payer: "free", Protocol: payment.ProtocolFree, Offer: offer}))
+		if fail != nil {
+			return errorResult(fail.status, fail.body, nil), nil
+		}
+		prog.report(progressTotal, "done")
+		return jsonResult(body, false), nil
+	case ms.pay.cashier == nil:
+		return detailResult(http.StatusServiceUnavailable, "Payments are not configured", nil), nil
+	}
+	return ms.paidCall(ctx, req, tool, offer, requestHash, idem, prog, work)
 }
 
 // resource is the x402 resource of a tool.
@@ -301,12 +315,12 @@ func orderedPaymentRequired(m map[string]json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// paidVerify charges one verification through the Cashier: verify and
-// reserve the payment, open the order, run, settle only on success.
-func (ms *mcpServer) paidVerify(ctx context.Context, req *mcp.CallToolRequest, t claims.Tier, offer payment.Offer,
-	creq *claims.Request, eff *claims.Effective, idem string, prog *mcpProgress) (*mcp.CallToolResult, error) {
+// paidCall charges one call through the Cashier: verify and reserve the
+// payment, open the order, do the work, settle only on success.
+func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, tool string, offer payment.Offer,
+	requestHash, idem string, prog *mcpProgress, work paidWork) (*mcp.CallToolResult, error) {
 	c := ms.pay.cashier
-	res := ms.resource(t.Tool, offer, metaString(req, metaQuoteID, payment.HeaderQuoteID))
+	res := ms.resource(tool, offer, metaString(req, metaQuoteID, payment.HeaderQuoteID))
 	customerKey := metaString(req, metaCustomerKey, payment.HeaderCustomerKey)
 	if customerKey != "" {
 		if _, err := c.Customer(ctx, customerKey); err != nil {
@@ -341,8 +355,7 @@ func (ms *mcpServer) paidVerify(ctx context.Context, req *mcp.CallToolRequest, t
 		}
 		return ms.refuse(ctx, priced, res, err)
 	}
-	ch, err := c.Begin(ctx, offer, res, cred, &payment.BeginOptions{
-		CustomerKey: customerKey, IdempotencyKey: idem, RequestHash: transportRequestHash("mcp", t.Tool, eff)})
+	ch, err := c.Begin(ctx, offer, res, cred, &payment.BeginOptions{CustomerKey: customerKey, IdempotencyKey: idem, RequestHash: requestHash})
 	if err != nil {
 		return ms.refuse(ctx, priced, res, err)
 	}
@@ -352,7 +365,7 @@ func (ms *mcpServer) paidVerify(ctx context.Context, req *mcp.CallToolRequest, t
 		return ms.delivered(stored.Body, cm, nil)
 	}
 	cm := &commerce{OrderID: ord.ID, OrderToken: ch.OrderToken(), OrderURL: ms.orderURL(ord.ID)}
-	prog.report(0, "verification started")
+	prog.report(0, "started")
 
 	wctx := payment.WithCall(ctx, ch.Call())
 	if wt := ch.Call().Offer.WorkTimeout; wt > 0 {
@@ -360,20 +373,11 @@ func (ms *mcpServer) paidVerify(ctx context.Context, req *mcp.CallToolRequest, t
 		wctx, cancel = context.WithTimeout(wctx, wt)
 		defer cancel()
 	}
-	result, verr := ms.s.verifyFor(claims.WithProgress(wctx, prog.stage), t.Name, creq, idem)
-	var body []byte
-	if verr == nil {
-		body, verr = httpjson.Marshal(result)
-	}
-	if verr != nil {
-		st, d := ms.s.statusOf(ctx, verr)
-		_ = ch.Fail(ctx, failureReason(st, d))
+	body, fail := work(wctx)
+	if fail != nil {
+		_ = ch.Fail(ctx, failureReason(fail.status, fail.detail))
 		cm.Status = payment.OrderFailed
-		var re *claims.RequestError
-		if errors.As(verr, &re) {
-			return errorResult(st, shapes.NewValueError(re.Msg, map[string]any{}).WithPrefix("body"), cm), nil
-		}
-		return detailResult(st, d, cm), nil
+		return errorResult(fail.status, fail.body, cm), nil
 	}
 	prog.report(4, "settling the payment")
 	comp, err := ch.Complete(ctx, payment.Response{Body: body})

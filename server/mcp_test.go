@@ -269,7 +269,7 @@ func TestMCPPaid(t *testing.T) {
 		t.Fatalf("order lookup %d %s", st, body)
 	}
 	// Progress arrived in order.
-	want := []string{"verification started", "searching the web for evidence", "reconciling the evidence with its sources",
+	want := []string{"started", "searching the web for evidence", "reconciling the evidence with its sources",
 		"snapshotting cited sources", "settling the payment", "done"}
 	if diff := cmp.Diff(want, prog.wait(len(want))); diff != "" {
 		t.Fatalf("progress (-want +got):\n%s", diff)
@@ -433,7 +433,7 @@ func TestMCPPaywalls(t *testing.T) {
 	if r.IsError || structured(t, r)["status"] != "confirmed" || env.countOrders() != 0 {
 		t.Fatalf("free: %v", r.Content)
 	}
-	if got := prog.wait(4); len(got) != 4 || got[0] != "verification started" || got[3] != "done" {
+	if got := prog.wait(4); len(got) != 4 || got[0] != "started" || got[3] != "done" {
 		t.Fatalf("free progress %v", got)
 	}
 }

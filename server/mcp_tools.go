@@ -21,18 +21,20 @@ func (ms *mcpServer) addTools() (err error) {
 			err = errorf("mcp: registering tools: %v", p)
 		}
 	}()
-	tiersOut, err := tiersOutputSchema()
-	if err != nil {
-		return err
+	if ms.s.cfg.Claims.Engine != nil {
+		tiersOut, err := tiersOutputSchema()
+		if err != nil {
+			return err
+		}
+		ms.srv.AddTool(&mcp.Tool{
+			Name:         "list_verification_tiers",
+			Title:        "List verification tiers",
+			Description:  "List the claim verification tiers: MCP tool, HTTP path, USDC and card price, search budget, cited-source cap and snapshot policy. Free.",
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+			OutputSchema: tiersOut,
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+		}, ms.listTiers)
 	}
-	ms.srv.AddTool(&mcp.Tool{
-		Name:         "list_verification_tiers",
-		Title:        "List verification tiers",
-		Description:  "List the claim verification tiers: MCP tool, HTTP path, USDC and card price, search budget, cited-source cap and snapshot policy. Free.",
-		InputSchema:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
-		OutputSchema: tiersOut,
-		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-	}, ms.listTiers)
 
 	offers := ms.s.tierOffers()
 	for _, t := range claims.Tiers() {
@@ -69,16 +71,6 @@ type mcpTool struct {
 	tool    *mcp.Tool
 	handler mcp.ToolHandler
 }
-
-// nicheTools returns the niche discovery tools (search_niches, get_niche:
-// preview free, full evaluation paid).
-//
-// SEAM: the niche catalogue engine is not in this tree yet; once it is,
-// build the tools here from Config.Niche the way verifyTool does for
-// claims (validate the arguments with shapes before any payment, charge
-// the niche offer through ms.pay, return the full evaluation only when
-// paid). Until then no niche tool is listed.
-func (ms *mcpServer) nicheTools() []mcpTool { return nil }
 
 // tierInfo is one row of list_verification_tiers.
 type tierInfo struct {
