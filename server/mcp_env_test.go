@@ -134,8 +134,7 @@ func newPaidEnv(t *testing.T, o *envOptions) *paidEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.hs = httptest.NewServer(env.srv)
-	t.Cleanup(env.hs.Close)
+	env.hs = newLoopbackServer(t, env.srv)
 	env.client = env.hs.Client()
 	return env
 }
@@ -248,4 +247,12 @@ func (e *paidEnv) do(method, path, body string, headers map[string]string) (int,
 		e.t.Fatal(err)
 	}
 	return resp.StatusCode, resp.Header, b
+}
+
+// newLoopbackServer serves h on a loopback port until the test ends.
+func newLoopbackServer(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	return hs
 }
