@@ -200,9 +200,9 @@ func (b *bufSink) close() []a2aEvent {
 	return b.events
 }
 
-// startTask registers the task of a job and returns it with its submitted
-// event. A paid task's id is its order id.
-func (h *a2aHandler) startTask(job *a2aJob, pc *payment.Call) *a2aTaskEntry {
+// startTask registers the task of a job; cancel stops its work
+// (CancelTask). A paid task's id is its order id.
+func (h *a2aHandler) startTask(job *a2aJob, pc *payment.Call, cancel context.CancelFunc) *a2aTaskEntry {
 	id, tokenHash, paid := ids.New("task_"), "", false
 	if pc != nil && pc.OrderID != "" {
 		id, tokenHash, paid = pc.OrderID, pc.OrderTokenHash, true
@@ -217,7 +217,7 @@ func (h *a2aHandler) startTask(job *a2aJob, pc *payment.Call) *a2aTaskEntry {
 	if paid {
 		meta["orderId"] = id
 	}
-	e := &a2aTaskEntry{tokenHash: tokenHash, paid: paid, done: make(chan struct{}),
+	e := &a2aTaskEntry{tokenHash: tokenHash, paid: paid, done: make(chan struct{}), cancel: cancel,
 		task: a2aTask{ID: id, ContextID: ctxID, Status: a2aTaskStatus{State: a2aSubmitted, Timestamp: a2aNow()},
 			History: []a2aMessage{user}, Metadata: meta}}
 	h.tasks.put(e)
@@ -238,16 +238,15 @@ func stageText(s claims.Stage) string {
 }
 
 // execute runs the verification of a task, reporting its stages to emit.
-// ctx carries the payment. The task can be canceled through CancelTask.
+// ctx carries the payment and is canceled by CancelTask.
 func (h *a2aHandler) execute(ctx context.Context, job *a2aJob, e *a2aTaskEntry, emit func(a2aEvent)) (*claims.Result, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	e.mu.Lock()
-	e.cancel = cancel
-	e.mu.Unlock()
-	emit(e.setStatus(a2aWorking, "Verification started ("+job.tier+" tier)", nil))
+	if ev, ok := e.working("Verification started (" + job.tier + " tier)"); ok {
+		emit(ev)
+	}
 	ctx = claims.WithProgress(ctx, func(s claims.Stage) {
-		emit(e.setStatus(a2aWorking, stageText(s), nil))
+		if ev, ok := e.working(stageText(s)); ok {
+			emit(ev)
+		}
 	})
 	return h.s.verifyFor(ctx, job.tier, job.req, "")
 }
@@ -318,7 +317,10 @@ func (snd *a2aSend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h := snd.h
 	pc, _ := payment.CallFrom(r.Context())
-	e := h.startTask(job, pc)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	r = r.WithContext(ctx)
+	e := h.startTask(job, pc, cancel)
 	defer close(e.done)
 	orderID := ""
 	if e.paid {
@@ -446,13 +448,14 @@ func (h *a2aHandler) serveLive(w http.ResponseWriter, r *http.Request, job *a2aJ
 	sink := &sseSink{w: w, id: job.id}
 	defer sink.close()
 
-	e := h.startTask(job, ch.Call())
+	ctx, cancel := context.WithCancel(payment.WithCall(r.Context(), ch.Call()))
+	defer cancel()
+	e := h.startTask(job, ch.Call(), cancel)
 	defer close(e.done)
-	ctx := payment.WithCall(r.Context(), ch.Call())
 	if wt := ch.Call().Offer.WorkTimeout; wt > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, wt)
-		defer cancel()
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, wt)
+		defer stop()
 	}
 	defer func() {
 		if p := recover(); p != nil {

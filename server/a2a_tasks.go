@@ -50,6 +50,18 @@ func (e *a2aTaskEntry) setStatus(state, text string, meta map[string]any) a2aEve
 	return a2aEvent{StatusUpdate: &a2aStatusUpdate{TaskID: e.task.ID, ContextID: e.task.ContextID, Status: st, Metadata: meta}}
 }
 
+// working records a progress stage, unless the task has already ended (a
+// stage can come late from a verification that outlives its caller).
+func (e *a2aTaskEntry) working(text string) (a2aEvent, bool) {
+	e.mu.Lock()
+	ended := a2aTerminal(e.task.Status.State)
+	e.mu.Unlock()
+	if ended {
+		return a2aEvent{}, false
+	}
+	return e.setStatus(a2aWorking, text, nil), true
+}
+
 // addArtifact records the result artifact and returns its event.
 func (e *a2aTaskEntry) addArtifact(a a2aArtifact) a2aEvent {
 	e.mu.Lock()

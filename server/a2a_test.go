@@ -638,3 +638,16 @@ func TestA2AFree(t *testing.T) {
 		t.Fatalf("free stream %d %v", st, got)
 	}
 }
+
+// A stage that comes after the task ended (from a verification that
+// outlived its caller) does not bring the task back to working.
+func TestA2ALateStage(t *testing.T) {
+	e := &a2aTaskEntry{task: a2aTask{ID: "t", ContextID: "c", Status: a2aTaskStatus{State: a2aWorking}}}
+	if _, ok := e.working("Searching"); !ok || e.snapshot().Status.State != a2aWorking {
+		t.Fatal("a running task refused a stage")
+	}
+	e.setStatus(a2aCanceled, "Canceled by the payer; not charged", nil)
+	if _, ok := e.working("Reconciling"); ok || e.snapshot().Status.State != a2aCanceled {
+		t.Fatalf("a late stage changed the task: %+v", e.snapshot().Status)
+	}
+}
