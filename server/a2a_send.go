@@ -26,6 +26,7 @@ type a2aJob struct {
 	tier      string
 	msg       *a2aMessage
 	req       *claims.Request
+	idem      string // the Idempotency-Key header
 }
 
 func invalidParams(msg string, detail any) *rpcError {
@@ -142,6 +143,12 @@ func (snd *a2aSend) Precheck(w http.ResponseWriter, r *http.Request) (*http.Requ
 	if rerr == nil && job.tier != snd.tier {
 		rerr = invalidParams("the tier of this request does not match the endpoint", nil)
 	}
+	if rerr == nil {
+		job.idem = r.Header.Get(payment.HeaderIdempotencyKey)
+		if len(job.idem) > claims.MaxIdempotencyKeyLength {
+			rerr = invalidParams("the Idempotency-Key header is too long", idempotencyKeyError(job.idem).Detail)
+		}
+	}
 	if rerr != nil {
 		writeRPC(w, http.StatusOK, c.id, nil, rerr)
 		return r, false
@@ -248,7 +255,7 @@ func (h *a2aHandler) execute(ctx context.Context, job *a2aJob, e *a2aTaskEntry, 
 			emit(ev)
 		}
 	})
-	return h.s.verifyFor(ctx, job.tier, job.req, "")
+	return h.s.verifyFor(ctx, job.tier, job.req, job.idem)
 }
 
 // finish records how a task ended and returns the final events: the

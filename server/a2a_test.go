@@ -651,3 +651,20 @@ func TestA2ALateStage(t *testing.T) {
 		t.Fatalf("a late stage changed the task: %+v", e.snapshot().Status)
 	}
 }
+
+// An over-long Idempotency-Key is refused before payment, as on HTTP.
+func TestA2AIdempotencyKeyTooLong(t *testing.T) {
+	env := newPaidEnv(t, nil)
+	st, b := env.post(a2aPath, sendBody("SendMessage", testClaim, nil),
+		a2aHeaders("Idempotency-Key", strings.Repeat("k", 256), gatetest.Header, gatetest.Credential("0xaaa", "long")))
+	a := decodeRPC(t, b)
+	if st != 200 || a.Error == nil || a.Error.Code != -32602 || env.countOrders() != 0 {
+		t.Fatalf("%d %s", st, b)
+	}
+	_, hb := env.post("/v1/claims/verify", string(mustJSON(map[string]string{"claim": testClaim})), map[string]string{"Idempotency-Key": strings.Repeat("k", 256)})
+	var httpErr struct{ Detail any }
+	_ = json.Unmarshal(hb, &httpErr)
+	if diff := cmp.Diff(httpErr.Detail, a.errorDetail()); diff != "" {
+		t.Fatalf("A2A and HTTP differ (-http +a2a):\n%s", diff)
+	}
+}
