@@ -54,7 +54,7 @@ type rpcAnswer struct {
 	} `json:"error"`
 }
 
-func decodeRPC(t *testing.T, b []byte) rpcAnswer {
+func decodeRPC(t testing.TB, b []byte) rpcAnswer {
 	t.Helper()
 	var a rpcAnswer
 	if err := json.Unmarshal(b, &a); err != nil {
@@ -63,7 +63,7 @@ func decodeRPC(t *testing.T, b []byte) rpcAnswer {
 	return a
 }
 
-func (a rpcAnswer) task(t *testing.T) a2aTask {
+func (a rpcAnswer) task(t testing.TB) a2aTask {
 	t.Helper()
 	var r struct {
 		Task *a2aTask `json:"task"`

@@ -27,7 +27,7 @@ const testPublicBase = "https://api.example.test"
 // provider, the real Gate and Cashier on an in-memory ledger with the fake
 // processor of gatetest, the commerce routes, MCP and A2A.
 type paidEnv struct {
-	t      *testing.T
+	t      testing.TB
 	db     *store.DB
 	proc   *gatetest.Processor
 	gate   *payment.Gate
@@ -64,7 +64,7 @@ func gatetestCredential(raw json.RawMessage) (*payment.Credential, error) {
 	return gatetest.ParseCredential(s)
 }
 
-func newPaidEnv(t *testing.T, o *envOptions) *paidEnv {
+func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 	t.Helper()
 	if o == nil {
 		o = &envOptions{}
@@ -250,7 +250,7 @@ func (e *paidEnv) do(method, path, body string, headers map[string]string) (int,
 }
 
 // newLoopbackServer serves h on a loopback port until the test ends.
-func newLoopbackServer(t *testing.T, h http.Handler) *httptest.Server {
+func newLoopbackServer(t testing.TB, h http.Handler) *httptest.Server {
 	t.Helper()
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)

@@ -38,7 +38,7 @@ func (e *paidEnv) mcpSession(path string, prog *progressLog) *mcp.ClientSession 
 	return cs
 }
 
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any, meta mcp.Meta) *mcp.CallToolResult {
+func callTool(t testing.TB, cs *mcp.ClientSession, name string, args any, meta mcp.Meta) *mcp.CallToolResult {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
 	if err != nil {
@@ -49,7 +49,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any, meta m
 
 // structured returns structuredContent as a map (and checks that
 // content[0].text holds JSON).
-func structured(t *testing.T, r *mcp.CallToolResult) map[string]any {
+func structured(t testing.TB, r *mcp.CallToolResult) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(r.StructuredContent)
 	if err != nil {
