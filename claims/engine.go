@@ -49,6 +49,21 @@ type Options struct {
 	// Retention is how long results are kept (PurgeExpired). Zero means
 	// DefaultRetention (30 days).
 	Retention time.Duration
+	// Observer, when set, is told about every finished Verify (metrics).
+	Observer Observer
+}
+
+// Observer receives what Verify did, for metrics and monitoring. Its
+// methods are called synchronously at the end of Verify and must be fast
+// and must not block.
+type Observer interface {
+	// Verified reports a result returned to a caller (cache hits and
+	// idempotent replays included; Provenance.CacheHit tells them apart).
+	Verified(tier string, r *Result)
+	// ProviderUsed reports the usage of a provider call this Verify led.
+	ProviderUsed(u ProviderUsage)
+	// Failed reports a Verify that returned an error.
+	Failed(tier string, err error)
 }
 
 // Call is what the caller's side knows about one verification: who is
@@ -95,6 +110,7 @@ type Engine struct {
 	wait      time.Duration
 	retention time.Duration
 	cache     bool
+	observer  Observer
 	cls       *classifier
 	flights   singleflight.Group
 	recent    recentResults
@@ -153,7 +169,8 @@ func New(provider SearchProvider, store Store, snapshots Snapshotter, opts *Opti
 		o = *opts
 	}
 	e := &Engine{provider: provider, store: store, snaps: snapshots, log: o.Logger, now: o.Now,
-		timeout: o.Timeout, wait: o.IdempotencyWait, retention: o.Retention, cache: o.ResultCache, cls: newClassifier(&o)}
+		timeout: o.Timeout, wait: o.IdempotencyWait, retention: o.Retention, cache: o.ResultCache, cls: newClassifier(&o),
+		observer: o.Observer}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -221,12 +238,27 @@ func (e *Engine) providerName() string {
 // sentinels), or a store error. On any error nothing is stored except
 // snapshot records already captured.
 func (e *Engine) Verify(ctx context.Context, tier string, req *Request, call *Call) (*Result, error) {
+	if call == nil {
+		call = &Call{}
+	}
+	res, err := e.verify(ctx, tier, req, call)
+	if e.observer != nil {
+		if call.ProviderCalled {
+			e.observer.ProviderUsed(call.Usage)
+		}
+		if err != nil {
+			e.observer.Failed(tier, err)
+		} else {
+			e.observer.Verified(tier, res)
+		}
+	}
+	return res, err
+}
+
+func (e *Engine) verify(ctx context.Context, tier string, req *Request, call *Call) (*Result, error) {
 	eff, err := check(tier, req)
 	if err != nil {
 		return nil, err
-	}
-	if call == nil {
-		call = &Call{}
 	}
 	call.ProviderCalled, call.Usage = false, ProviderUsage{}
 	if len(call.IdempotencyKey) > MaxIdempotencyKeyLength {

@@ -1,11 +1,16 @@
 package metrics
 
 import (
+	"errors"
 	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/snapshot"
 )
 
 func scrape(t *testing.T, m *Metrics) string {
@@ -51,5 +56,35 @@ func TestMetricsExposition(t *testing.T) {
 	}
 	if !strings.Contains(scrape(t, New(nil)), "go_goroutines") {
 		t.Error("runtime collectors missing by default")
+	}
+}
+
+func TestAdapters(t *testing.T) {
+	m := New(&Options{NoRuntime: true})
+	o := m.ClaimsObserver("corpus")
+	o.Verified("quick", &claims.Result{Status: claims.StatusConfirmed})
+	r := &claims.Result{Status: claims.StatusAmbiguous}
+	r.Provenance.CacheHit = true
+	o.Verified("deep", r)
+	o.ProviderUsed(claims.ProviderUsage{InputTokens: 7, SearchCalls: 2})
+	o.Failed("standard", &claims.ProviderError{Kind: claims.ProviderQuotaExhausted})
+	o.Failed("standard", errors.New("store down"))
+	m.SnapshotCaptured(&snapshot.Snapshot{Status: snapshot.StatusTooLarge})
+	m.PaymentEvent(payment.PaymentEvent{Protocol: "mpp", Outcome: "voided"})
+	out := scrape(t, m)
+	for _, want := range []string{
+		`assay_verifications_total{status="confirmed",tier="quick"} 1`,
+		`assay_verifications_total{status="ambiguous_cached",tier="deep"} 1`,
+		`assay_provider_tokens_total{kind="input",provider="corpus"} 7`,
+		`assay_provider_search_calls_total{provider="corpus"} 2`,
+		`assay_provider_errors_total{kind="quota_exhausted",provider="corpus"} 1`,
+		`assay_verifications_total{status="provider_error",tier="standard"} 1`,
+		`assay_verifications_total{status="error",tier="standard"} 1`,
+		`assay_snapshots_total{status="too_large"} 1`,
+		`assay_payments_total{outcome="voided",protocol="mpp"} 1`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q", want)
+		}
 	}
 }

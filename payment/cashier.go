@@ -36,6 +36,9 @@ type CashierOptions struct {
 	ReserveFor time.Duration
 	// QuoteTTL is the validity of quotes. Zero means 15 minutes.
 	QuoteTTL time.Duration
+	// OnEvent, when set, is told the outcome of every payment step
+	// (metrics). It is called synchronously and must be fast.
+	OnEvent func(PaymentEvent)
 }
 
 // Cashier is the transport-neutral core of paid calls: it verifies a
@@ -53,6 +56,30 @@ type Cashier struct {
 	staleAfter time.Duration
 	reserveFor time.Duration
 	quoteTTL   time.Duration
+	onEvent    func(PaymentEvent)
+}
+
+// PaymentEvent is one outcome of a paid call, for metrics.
+type PaymentEvent struct {
+	// Protocol is the credential's protocol (ProtocolX402, ProtocolMPP,
+	// ProtocolMPPStripe), "" when there was no credential.
+	Protocol string
+	// Outcome is one of: challenged (no credential), rejected (invalid
+	// payment), replayed (payment already used), idempotent (a retry
+	// answered from a completed order, not charged), settled, pending
+	// (settlement outcome unknown), settlement_failed, voided (the paid
+	// work failed; nothing charged), error (processor or store failure).
+	Outcome string
+	// OfferID is the offer being paid.
+	OfferID string
+	// AmountMicroUSD is the amount settled (settled only).
+	AmountMicroUSD int64
+}
+
+func (c *Cashier) report(e PaymentEvent) {
+	if c.onEvent != nil {
+		c.onEvent(e)
+	}
 }
 
 // NewCashier returns a Cashier that charges through p and records in l.
@@ -64,7 +91,7 @@ func NewCashier(p Processor, l Ledger, o *CashierOptions) (*Cashier, error) {
 		return nil, errors.New("payment: NewCashier needs receipt keys (CashierOptions.Keys)")
 	}
 	c := &Cashier{p: p, l: l, keys: o.Keys, log: o.Logger, now: o.Now, costs: o.Costs,
-		settleTO: o.SettleTimeout, staleAfter: o.StaleAfter, reserveFor: o.ReserveFor, quoteTTL: o.QuoteTTL}
+		settleTO: o.SettleTimeout, staleAfter: o.StaleAfter, reserveFor: o.ReserveFor, quoteTTL: o.QuoteTTL, onEvent: o.OnEvent}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -239,6 +266,33 @@ type Charge struct {
 // returns the stored response, nothing is reserved or settled, and the new
 // credential (when it is a different payment) is voided and stays unused.
 func (c *Cashier) Begin(ctx context.Context, offer Offer, res Resource, cred *Credential, opts *BeginOptions) (*Charge, error) {
+	ch, err := c.begin(ctx, offer, res, cred, opts)
+	if c.onEvent != nil {
+		ev := PaymentEvent{OfferID: offer.ID}
+		if cred != nil {
+			ev.Protocol = cred.Protocol
+		}
+		var p *Problem
+		switch {
+		case err == nil && ch.replay != nil:
+			ev.Outcome = "idempotent"
+		case err == nil:
+			return ch, nil // reported when the charge completes or fails
+		case errors.As(err, &p) && p.Type == "payment-required":
+			ev.Outcome = "challenged"
+		case errors.As(err, &p) && p.Reason == ReasonPaymentUsed:
+			ev.Outcome = "replayed"
+		case errors.As(err, &p):
+			ev.Outcome = "rejected"
+		default:
+			ev.Outcome = "error"
+		}
+		c.report(ev)
+	}
+	return ch, err
+}
+
+func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Credential, opts *BeginOptions) (*Charge, error) {
 	var o BeginOptions
 	if opts != nil {
 		o = *opts
@@ -432,6 +486,25 @@ type Completion struct {
 // reservation released, nothing may be delivered. The Completion is
 // returned in every case where the order was touched.
 func (ch *Charge) Complete(ctx context.Context, resp Response) (*Completion, error) {
+	comp, err := ch.complete(ctx, resp)
+	if ch.c.onEvent != nil && ch.replay == nil {
+		ev := PaymentEvent{Protocol: ch.order.Protocol, OfferID: ch.order.OfferID}
+		switch {
+		case err == nil:
+			ev.Outcome, ev.AmountMicroUSD = "settled", ch.order.AmountMicroUSD
+		case errors.Is(err, ErrSettlementPending):
+			ev.Outcome = "pending"
+		case errors.Is(err, ErrSettlementFailed):
+			ev.Outcome = "settlement_failed"
+		default:
+			ev.Outcome = "error"
+		}
+		ch.c.report(ev)
+	}
+	return comp, err
+}
+
+func (ch *Charge) complete(ctx context.Context, resp Response) (*Completion, error) {
 	if err := ch.finish(); err != nil {
 		return nil, err
 	}
@@ -531,6 +604,9 @@ func problemDetail(err error) string {
 func (ch *Charge) Fail(ctx context.Context, reason string) error {
 	if err := ch.finish(); err != nil {
 		return err
+	}
+	if ch.replay == nil {
+		ch.c.report(PaymentEvent{Protocol: ch.order.Protocol, OfferID: ch.order.OfferID, Outcome: "voided"})
 	}
 	return ch.c.fail(context.WithoutCancel(ctx), ch.auth, ch.order.ID, reason)
 }

@@ -191,10 +191,12 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// mistake: 400, never 500.
 			err = &Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed payment credential: " + err.Error()}
 		}
+		c.report(PaymentEvent{Outcome: "rejected", OfferID: h.offer.ID})
 		g.refuse(w, r, priced, res, err)
 		return
 	}
 	if cred == nil {
+		c.report(PaymentEvent{Outcome: "challenged", OfferID: h.offer.ID})
 		g.challenge(w, r, priced, res, nil)
 		return
 	}

@@ -106,6 +106,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
+	// OnCapture, when set, is called by Service after each record (of any
+	// status) has been stored: metrics hook in here. It must be fast and
+	// must not block or modify the record.
+	OnCapture func(s *Snapshot)
 }
 
 // settings is Options with defaults applied and lists parsed.

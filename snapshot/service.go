@@ -66,6 +66,9 @@ func (v *Service) keep(ctx context.Context, s *Snapshot, content *spool) error {
 	if err := v.records.InsertSnapshot(ctx, s); err != nil {
 		return fmt.Errorf("snapshot: storing %s: %w", s.ID, err)
 	}
+	if v.s.OnCapture != nil {
+		v.s.OnCapture(s)
+	}
 	return nil
 }
 

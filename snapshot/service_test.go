@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -54,9 +55,14 @@ func corpus(t *testing.T) *countingServer {
 }
 
 func newService(t *testing.T, srv *countingServer, now func() time.Time, blobs snapshot.BlobStore, records snapshot.Store) *snapshot.Service {
+	return newServiceObserved(t, srv, now, blobs, records, nil)
+}
+
+func newServiceObserved(t *testing.T, srv *countingServer, now func() time.Time, blobs snapshot.BlobStore, records snapshot.Store, onCapture func(*snapshot.Snapshot)) *snapshot.Service {
 	t.Helper()
 	tw := &snapshottest.Tripwire{}
 	svc, err := snapshot.NewService(records, blobs, &snapshot.Options{
+		OnCapture: onCapture,
 		HostMap: map[string]string{
 			"docs.example.org:80": srv.addr(),
 			"news.example.org:80": srv.addr(),
@@ -442,5 +448,27 @@ func TestWARCReaderRejectsMalformed(t *testing.T) {
 	}
 	if _, err := warc.WriteRecord(io.Discard, warc.Header{{Name: "X", Value: "a\r\nb"}}, 0, strings.NewReader("")); err == nil {
 		t.Fatal("CRLF in a value written")
+	}
+}
+
+func TestServiceReportsEveryStoredCapture(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	blobs, err := snapshot.NewFileBlobStore(t.TempDir(), clk.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[snapshot.Status]int{}
+	svc := newServiceObserved(t, corpus(t), clk.Now, blobs, snapshottest.NewMemStore(), func(s *snapshot.Snapshot) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[s.Status]++
+	})
+	if _, err := svc.CaptureAll(context.Background(), []string{"http://docs.example.org/chains", "http://docs.example.org/gone", "http://127.0.0.1/"}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[snapshot.Status]int{snapshot.StatusCaptured: 1, snapshot.StatusFailed: 1, snapshot.StatusBlocked: 1}
+	if fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Fatalf("reported %v, want %v", seen, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/corpus"
 	"github.com/assaykit/assay/claims/openai"
+	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/store"
 )
@@ -34,7 +35,7 @@ func (v *verification) Close() error {
 // newVerification builds the search provider (OpenAI when configured, else
 // the offline corpus served on loopback), the snapshot service and the
 // claims engine.
-func newVerification(cfg *config, db *store.DB, log *slog.Logger) (*verification, error) {
+func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Logger) (*verification, error) {
 	v := &verification{}
 	snapOpts := &snapshot.Options{
 		Logger:         log.With("component", "snapshot"),
@@ -42,6 +43,7 @@ func newVerification(cfg *config, db *store.DB, log *slog.Logger) (*verification
 		CaptureTimeout: cfg.SnapshotTimeout,
 		AllowedPorts:   cfg.SnapshotPorts,
 		Retention:      cfg.SnapshotRetention,
+		OnCapture:      m.SnapshotCaptured,
 	}
 
 	var provider claims.SearchProvider
@@ -105,6 +107,7 @@ func newVerification(cfg *config, db *store.DB, log *slog.Logger) (*verification
 	v.closers = append(v.closers, func() error { snaps.Close(); return nil })
 
 	eng, err := claims.New(provider, db, snaps, &claims.Options{
+		Observer:    m.ClaimsObserver(provider.Name()),
 		Logger:      log.With("component", "claims"),
 		Timeout:     cfg.ClaimsTimeout,
 		ResultCache: cfg.ClaimsResultCache,

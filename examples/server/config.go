@@ -47,6 +47,14 @@ type config struct {
 	SnapshotRetention time.Duration
 	SnapshotPorts     []int
 
+	// Niche discovery.
+	NicheDemo         bool
+	NicheFreeSearches int
+	NicheSearchPrice  int64
+	NichePrefix       string
+	NicheUnlockTTL    time.Duration
+	TrustedProxies    string
+
 	// Maintenance.
 	PurgeInterval time.Duration
 }
@@ -168,6 +176,19 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.dur(&c.SnapshotRetention, "snapshot-retention", "ASSAY_SNAPSHOT_RETENTION", 30*24*time.Hour, "how long snapshots are kept")
 	f.ints(&c.SnapshotPorts, "snapshot-ports", "ASSAY_SNAPSHOT_PORTS", "80,443", "ports snapshots may connect to")
 
+	demo := f.env("ASSAY_NICHE_DEMO", "true")
+	if b, err := strconv.ParseBool(demo); err != nil {
+		f.errs = append(f.errs, fmt.Errorf("ASSAY_NICHE_DEMO: invalid boolean %q", demo))
+	} else {
+		f.BoolVar(&c.NicheDemo, "niche-demo", b, "load the demo niche catalogue at start (env ASSAY_NICHE_DEMO)")
+	}
+	var free int64
+	f.int64(&free, "niche-free-searches", "ASSAY_NICHE_FREE_SEARCHES", 3, "free GET /v1/search lookups per caller and UTC day")
+	f.int64(&c.NicheSearchPrice, "niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", 50_000, "price of GET /v1/search/pay-per-call in micro-USD")
+	f.str(&c.NichePrefix, "niche-prefix", "ASSAY_NICHE_PREFIX", "/niche-discovery", "service prefix of the niche routes")
+	f.dur(&c.NicheUnlockTTL, "niche-unlock-ttl", "ASSAY_NICHE_UNLOCK_TTL", 15*time.Minute, "validity of an x-niche-paid-call token")
+	f.str(&c.TrustedProxies, "trusted-proxies", "ASSAY_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (free-search quotas)")
+
 	f.dur(&c.PurgeInterval, "purge-interval", "ASSAY_PURGE_INTERVAL", time.Hour, "how often expired verifications and snapshots are purged")
 
 	if err := f.Parse(args); err != nil {
@@ -175,6 +196,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	}
 	if len(f.errs) > 0 {
 		return nil, f.errs[0]
+	}
+	c.NicheFreeSearches = int(free)
+	if c.NicheSearchPrice <= 0 {
+		return nil, fmt.Errorf("niche search price must be positive")
 	}
 	c.AdminKey = getenv("ASSAY_ADMIN_KEY")
 	c.OpenAIKey = getenv("OPENAI_API_KEY")

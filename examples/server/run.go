@@ -57,7 +57,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		publicBase = base
 	}
 
-	verify, err := newVerification(cfg, db, log)
+	m := metrics.New(nil)
+	verify, err := newVerification(cfg, db, m, log)
 	if err != nil {
 		return err
 	}
@@ -66,21 +67,49 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	catalogue, err := newCatalogue(ctx, cfg, db, subs, log.With("component", "niche"))
+	if err != nil {
+		return err
+	}
+	payCfg, err := readPaymentsConfig(getenv)
+	if err != nil {
+		return err
+	}
+	proc, err := newProcessor(payCfg, publicBase, log.With("component", "payment"))
+	if err != nil {
+		return err
+	}
+	gate, err := newGate(ctx, payCfg, proc, publicBase, db, m, log.With("component", "payment"))
+	if err != nil {
+		return err
+	}
 	go purgeLoop(ctx, cfg.PurgeInterval, log, verify)
 
-	m := metrics.New(nil)
 	h, err := server.New(server.Config{
 		Logger:        log,
 		MaxBodyBytes:  cfg.MaxBodyBytes,
 		AdminKey:      cfg.AdminKey,
 		Metrics:       m.Handler(),
 		Observers:     []func(*http.Request, string, int, time.Duration){m.ObserveRequest},
+		Paywall:       gate,
+		Commerce:      server.CommerceConfig{Cashier: gate.Cashier()},
+		Niche:         catalogue,
 		Claims:        server.ClaimsConfig{Engine: verify.engine},
 		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: []string{server.DefaultClaimsPrefix}},
 		Subscriptions: server.SubscriptionConfig{Service: subs, PublicURL: publicBase},
 		Ready: map[string]func(context.Context) error{
 			"store":  db.Ping,
 			"claims": verify.ready,
+			"payments": func(context.Context) error {
+				if proc.PayTo().String() == "" {
+					return errors.New("no payee configured")
+				}
+				return nil
+			},
+			"niche": func(ctx context.Context) error {
+				_, err := catalogue.Engine.HasPublished(ctx)
+				return err
+			},
 		},
 	})
 	if err != nil {
@@ -95,7 +124,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	fmt.Fprintf(stdout, "assay listening on %s (store: %s)\n", base, db.Dialect())
+	mode := "payments: LIVE via facilitator"
+	if proc.Dev() {
+		mode = "payments: DEV MODE (signatures verified, nothing settled on-chain)"
+	}
+	fmt.Fprintf(stdout, "assay listening on %s (store: %s; %s)\n", base, db.Dialect(), mode)
 	if ready != nil {
 		ready <- base
 	}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+
+	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/niche/nichedemo"
+	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/store"
+)
+
+// newCatalogue builds the niche catalogue and, unless disabled, loads the
+// demo catalogue through the bulk import (idempotent on every start).
+func newCatalogue(ctx context.Context, cfg *config, db *store.DB, subs niche.Subscribers, log *slog.Logger) (server.NicheConfig, error) {
+	unlockKey, err := niche.LoadOrCreateUnlockKey(ctx, db)
+	if err != nil {
+		return server.NicheConfig{}, err
+	}
+	signer, err := niche.NewUnlockSigner(unlockKey, &niche.UnlockOptions{TTL: cfg.NicheUnlockTTL})
+	if err != nil {
+		return server.NicheConfig{}, err
+	}
+	quotaKey, err := niche.LoadOrCreateKey(ctx, db, niche.QuotaKeyMetaName)
+	if err != nil {
+		return server.NicheConfig{}, err
+	}
+	var sources []niche.Source
+	if cfg.NicheDemo {
+		sources = nichedemo.Sources()
+	}
+	eng, err := niche.New(db, &niche.Options{Logger: log, Sources: sources})
+	if err != nil {
+		return server.NicheConfig{}, err
+	}
+	if cfg.NicheDemo {
+		if _, err := nichedemo.Load(ctx, eng, nil); err != nil {
+			return server.NicheConfig{}, fmt.Errorf("demo catalogue: %w", err)
+		}
+	}
+	var proxies []netip.Prefix
+	for _, p := range strings.Split(cfg.TrustedProxies, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		pr, err := netip.ParsePrefix(p)
+		if err != nil {
+			return server.NicheConfig{}, fmt.Errorf("ASSAY_TRUSTED_PROXIES: %w", err)
+		}
+		proxies = append(proxies, pr)
+	}
+	return server.NicheConfig{
+		Engine: eng, Subscribers: subs, Unlock: signer, QuotaKey: quotaKey,
+		Prefix: cfg.NichePrefix, FreeSearchesPerDay: cfg.NicheFreeSearches,
+		SearchPriceMicroUSD: cfg.NicheSearchPrice, TrustedProxies: proxies,
+	}, nil
+}
