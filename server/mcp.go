@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -103,7 +104,8 @@ type MCPConfig struct {
 	// PublicBaseURL is the scheme, host and mount path under which clients
 	// reach this server (e.g. "https://api.example.com"). The x402
 	// resource of a paid tool is mcp://<its host>/<tool>, and order URLs
-	// are built on it. Required when paid tools are charged.
+	// are built on it. Without it resources use the Host header of each
+	// request (a warning is logged) and results carry no order URL.
 	PublicBaseURL string
 	// Cashier charges paid tools. Nil means the Cashier of Config.Paywall
 	// when it is a *payment.Gate. Under payment.Free paid tools are free;
@@ -140,6 +142,13 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 		JSONResponse:               false, // SSE: progress notifications need it
 		DisableLocalhostProtection: cfg.DisableLocalhostProtection,
 		Logger:                     s.log,
+	})
+	// The request's Host reaches the tools through the context (the SDK
+	// keeps middleware values): resources fall back to it when no public
+	// base URL is configured.
+	sdk := h
+	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), mcpHostKey{}, r.Host)))
 	})
 	if !cfg.DisableCrossOriginProtection {
 		cop := http.NewCrossOriginProtection()
@@ -200,7 +209,7 @@ func (s *Server) newMCPServer() (*mcpServer, error) {
 		ms.base, ms.host = base, u.Host
 	}
 	if ms.pay.cashier != nil && ms.host == "" {
-		return nil, errorf("mcp: PublicBaseURL is required to charge for MCP tools (x402 resources are mcp://<public host>/<tool>)")
+		s.log.Warn("mcp: no PublicBaseURL: x402 resources of paid tools use the Host header of each request (mcp://<Host>/<tool>) and results carry no order URL; set MCPConfig.PublicBaseURL")
 	}
 	if ms.readCred == nil {
 		ms.readCred = readX402Credential
@@ -216,3 +225,6 @@ func (s *Server) newMCPServer() (*mcpServer, error) {
 	}
 	return ms, nil
 }
+
+// mcpHostKey carries the HTTP request's Host to the tool handlers.
+type mcpHostKey struct{}

@@ -226,9 +226,17 @@ func (ms *mcpServer) charge(ctx context.Context, req *mcp.CallToolRequest, tool 
 	return ms.paidCall(ctx, req, tool, offer, requestHash, idem, prog, work)
 }
 
-// resource is the x402 resource of a tool.
-func (ms *mcpServer) resource(tool string, offer payment.Offer, quoteID string) payment.Resource {
-	return payment.Resource{URL: "mcp://" + ms.host + "/" + tool, Description: offer.Description, MimeType: "application/json", QuoteID: quoteID}
+// resource is the x402 resource of a tool: mcp://<public host>/<tool>, or
+// the request's Host when no public base URL is configured.
+func (ms *mcpServer) resource(ctx context.Context, tool string, offer payment.Offer, quoteID string) payment.Resource {
+	host := ms.host
+	if host == "" {
+		host, _ = ctx.Value(mcpHostKey{}).(string)
+	}
+	if host == "" {
+		host = "localhost"
+	}
+	return payment.Resource{URL: "mcp://" + host + "/" + tool, Description: offer.Description, MimeType: "application/json", QuoteID: quoteID}
 }
 
 func (ms *mcpServer) orderURL(id string) string {
@@ -320,7 +328,7 @@ func orderedPaymentRequired(m map[string]json.RawMessage) json.RawMessage {
 func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, tool string, offer payment.Offer,
 	requestHash, idem string, prog *mcpProgress, work paidWork) (*mcp.CallToolResult, error) {
 	c := ms.pay.cashier
-	res := ms.resource(tool, offer, metaString(req, metaQuoteID, payment.HeaderQuoteID))
+	res := ms.resource(ctx, tool, offer, metaString(req, metaQuoteID, payment.HeaderQuoteID))
 	customerKey := metaString(req, metaCustomerKey, payment.HeaderCustomerKey)
 	if customerKey != "" {
 		if _, err := c.Customer(ctx, customerKey); err != nil {

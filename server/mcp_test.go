@@ -509,9 +509,6 @@ func TestMCPRequestProtection(t *testing.T) {
 func TestMCPConfigErrors(t *testing.T) {
 	env := newPaidEnv(t, nil)
 	cfg := Config{Paywall: env.gate, Claims: ClaimsConfig{Engine: env.eng}}
-	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "PublicBaseURL") {
-		t.Fatalf("missing public base URL: %v", err)
-	}
 	cfg.MCP.PublicBaseURL = "ftp://x"
 	if _, err := New(cfg); err == nil {
 		t.Fatal("bad public base URL accepted")
@@ -525,5 +522,20 @@ func TestMCPConfigErrors(t *testing.T) {
 		if r.ID == "mcp" {
 			t.Fatal("disabled MCP mounted")
 		}
+	}
+}
+
+// Without a public base URL, resources use the request's Host.
+func TestMCPResourceFromHost(t *testing.T) {
+	env := newPaidEnv(t, &envOptions{config: func(c *Config) { c.MCP.PublicBaseURL = "" }})
+	r := callTool(t, env.mcpSession("/mcp", nil), "verify_claim", map[string]any{"claim": testClaim}, nil)
+	m := structured(t, r)
+	want := "mcp://" + strings.TrimPrefix(env.hs.URL, "http://") + "/verify_claim"
+	if got := m["resource"].(map[string]any)["url"]; got != want {
+		t.Fatalf("resource %v, want %s", got, want)
+	}
+	r = callTool(t, env.mcpSession("/mcp", nil), "verify_claim", map[string]any{"claim": testClaim}, mcp.Meta{metaPayment: gatetest.Credential("0xaaa", "host-1")})
+	if cm := structured(t, r)["commerce"].(map[string]any); r.IsError || cm["orderUrl"] != nil {
+		t.Fatalf("paid without base: %v", cm)
 	}
 }
