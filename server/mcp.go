@@ -174,9 +174,6 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 		Path:     "/mcp",
 		Prefixes: prefixes,
 		Handler:  h,
-		// The SDK bounds bodies itself (4 MiB); keep the route's bound
-		// at least that large.
-		MaxBodyBytes: max(s.cfg.MaxBodyBytes, mcp.DefaultMaxRequestBodyBytes),
 	}}, nil
 }
 

@@ -205,14 +205,16 @@ func TestTransportsRefuseBadPaymentAlike(t *testing.T) {
 			reasons["http"] = pb.Error
 			r := callTool(t, cs, "verify_claim", map[string]any{"claim": testClaim}, mcp.Meta{metaPayment: tt.cred})
 			reasons["mcp"], _ = structured(t, r)["error"].(string)
-			st, b = env.post(a2aPath, sendBody("SendMessage", testClaim, nil), a2aHeaders(gatetest.Header, tt.cred))
-			pb.Error = ""
-			_ = json.Unmarshal(b, &pb)
-			if st != 402 {
-				t.Fatalf("A2A %d %s", st, b)
+			for _, method := range []string{"SendMessage", "SendStreamingMessage"} {
+				st, b = env.post(a2aPath, sendBody(method, testClaim, nil), a2aHeaders(gatetest.Header, tt.cred))
+				pb.Error = ""
+				_ = json.Unmarshal(b, &pb)
+				if st != 402 {
+					t.Fatalf("A2A %s %d %s", method, st, b)
+				}
+				reasons["a2a "+method] = pb.Error
 			}
-			reasons["a2a"] = pb.Error
-			want := map[string]string{"http": tt.reason, "mcp": tt.reason, "a2a": tt.reason}
+			want := map[string]string{"http": tt.reason, "mcp": tt.reason, "a2a SendMessage": tt.reason, "a2a SendStreamingMessage": tt.reason}
 			if diff := cmp.Diff(want, reasons); diff != "" {
 				t.Fatalf("refusal reasons (-want +got):\n%s", diff)
 			}
