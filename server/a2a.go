@@ -111,7 +111,8 @@ type A2AConfig struct {
 	Disabled bool
 	// PublicBaseURL is the scheme, host and mount path under which clients
 	// reach this server; it must be the gate's (GateOptions.PublicBaseURL).
-	// Without it streamed calls are buffered by the gate.
+	// Empty means Config.PublicBaseURL; without either, streamed calls are
+	// buffered by the gate.
 	PublicBaseURL string
 	// Cashier is the gate's Cashier (nil: taken from Config.Paywall when it
 	// is a *payment.Gate). It reads orders for GetTask and charges live
@@ -140,6 +141,12 @@ func (s *Server) a2aRoutes() ([]*Route, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The route's offer is the default tier's: what a message that names
+	// no tier costs (discovery documents advertise it).
+	var offer *payment.Offer
+	if o, ok := s.tierOffers()[h.deflt]; ok {
+		offer = &o
+	}
 	return []*Route{{
 		ID:      "a2a",
 		Summary: "A2A 1.0 JSON-RPC endpoint: SendMessage and SendStreamingMessage verify a claim (paid, x402 or MPP), GetTask and CancelTask (free, order token).",
@@ -147,6 +154,7 @@ func (s *Server) a2aRoutes() ([]*Route, error) {
 		Method:  http.MethodPost,
 		Path:    s.claimsPrefix() + "/a2a",
 		Handler: h,
+		Offer:   offer,
 	}}, nil
 }
 
@@ -165,7 +173,11 @@ type a2aHandler struct {
 
 func (s *Server) newA2AHandler() (*a2aHandler, error) {
 	cfg := s.cfg.A2A
-	base, _, err := publicBase("a2a", cfg.PublicBaseURL)
+	raw := cfg.PublicBaseURL
+	if raw == "" {
+		raw = s.cfg.PublicBaseURL
+	}
+	base, _, err := publicBase("a2a", raw)
 	if err != nil {
 		return nil, err
 	}

@@ -227,7 +227,7 @@ func TestA2AUnpaid(t *testing.T) {
 			Resource struct{ URL string }
 			Accepts  []struct{ Amount string }
 		}
-		if err := json.Unmarshal(raw, &pr); err != nil || pr.Resource.URL != testPublicBase+a2aPath || pr.Accepts[0].Amount != tc.amount {
+		if err := json.Unmarshal(raw, &pr); err != nil || pr.Resource.URL != agentsTestBase+a2aPath || pr.Accepts[0].Amount != tc.amount {
 			t.Fatalf("challenge %s", raw)
 		}
 	}

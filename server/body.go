@@ -4,51 +4,85 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/shapes"
 )
 
-// decodeBody reads the JSON body of r into dst (a shapes type) and validates
-// it. On failure it writes the FastAPI answer (413, 400 or 422 with loc
-// prefixed "body") and returns false.
+// decodeBody reads the body of r into dst (a shapes type) and validates it
+// exactly as FastAPI validates a required model body:
 //
-// PROVISIONAL: the shapes work replaces the body handling with FastAPI's
-// exact behaviour (content types, empty bodies, JSON decode error positions).
+//   - a body over the limit: 413 {"detail":"Request body too large"};
+//     another read failure, text that is not UTF-8, or nesting deeper than
+//     shapes.MaxDepth: 400 {"detail":"There was an error parsing the body"};
+//   - an empty body, or the JSON literal null: 422 missing at ["body"];
+//   - the body is parsed as JSON when Content-Type is absent or empty, or
+//     its media type is application/json or application/*+json (parameters
+//     and case ignored); any other type makes the raw body the input, which
+//     fails as model_attributes_type with the body text as input;
+//   - malformed JSON: 422 json_invalid at ["body", <character offset>] with
+//     Python's json message in ctx.error;
+//   - validation errors: 422 with every loc prefixed "body".
+//
+// On failure it writes the answer and returns false.
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) bool {
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
+	var data []byte
+	if r.Body != nil {
+		var err error
+		if data, err = io.ReadAll(r.Body); err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
+				return false
+			}
+			httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
 			return false
 		}
+	}
+	var err error
+	switch ct := r.Header.Get("Content-Type"); {
+	case len(data) == 0:
+		err = shapes.Decode(nil, dst)
+	case ct != "" && !isJSONMediaType(ct):
+		err = &shapes.ValidationError{Detail: []shapes.ErrorDetail{{Type: "model_attributes_type", Loc: []any{},
+			Msg: "Input should be a valid dictionary or object to extract fields from", Input: strings.ToValidUTF8(string(data), "\uFFFD")}}}
+	default:
+		err = shapes.Decode(data, dst)
+	}
+	if err == nil {
+		return true
+	}
+	var ve *shapes.ValidationError
+	switch {
+	case errors.Is(err, shapes.ErrUnreadable):
 		httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
-		return false
-	}
-	if len(data) == 0 {
-		httpjson.Write(w, http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: []shapes.ErrorDetail{
-			{Type: "missing", Loc: []any{"body"}, Msg: "Field required", Input: nil},
-		}})
-		return false
-	}
-	if err := shapes.Decode(data, dst); err != nil {
-		var ve *shapes.ValidationError
-		if errors.As(err, &ve) {
-			httpjson.Write(w, http.StatusUnprocessableEntity, ve.WithPrefix("body"))
-			return false
-		}
+	case errors.As(err, &ve):
+		httpjson.Write(w, http.StatusUnprocessableEntity, ve.WithPrefix("body"))
+	default:
 		s.writeError(w, r, err)
+	}
+	return false
+}
+
+// isJSONMediaType reports whether FastAPI parses a body of this
+// Content-Type as JSON: the media type (before any ';', trimmed, lower
+// case, exactly one '/') is application/json or application/<x>+json.
+// A malformed type counts as text/plain, as Python's email.message has it.
+func isJSONMediaType(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	if strings.Count(mt, "/") != 1 {
 		return false
 	}
-	return true
+	main, sub, _ := strings.Cut(mt, "/")
+	return main == "application" && (sub == "json" || strings.HasSuffix(sub, "+json"))
 }
 
 // decodeQuery reads the query parameters of r into dst (a shapes query
-// type). On failure it writes a 422 with loc prefixed "query" and returns
-// false.
-//
-// PROVISIONAL: replaced by shapes' FastAPI-exact query validation.
+// type) with FastAPI's rules (last occurrence wins, lax parsing of the
+// strings). On failure it writes a 422 with loc prefixed "query" and
+// returns false.
 func (s *Server) decodeQuery(w http.ResponseWriter, r *http.Request, dst any) bool {
 	if err := shapes.DecodeQuery(r.URL.Query(), dst); err != nil {
 		var ve *shapes.ValidationError

@@ -104,8 +104,9 @@ type MCPConfig struct {
 	// PublicBaseURL is the scheme, host and mount path under which clients
 	// reach this server (e.g. "https://api.example.com"). The x402
 	// resource of a paid tool is mcp://<its host>/<tool>, and order URLs
-	// are built on it. Without it resources use the Host header of each
-	// request (a warning is logged) and results carry no order URL.
+	// are built on it. Empty means Config.PublicBaseURL; without either,
+	// resources use the Host header of each request (a warning is logged)
+	// and results carry no order URL.
 	PublicBaseURL string
 	// Cashier charges paid tools. Nil means the Cashier of Config.Paywall
 	// when it is a *payment.Gate. Under payment.Free paid tools are free;
@@ -198,7 +199,11 @@ const mcpInstructions = "Claim verification: verify a factual claim against curr
 func (s *Server) newMCPServer() (*mcpServer, error) {
 	cfg := s.cfg.MCP
 	ms := &mcpServer{s: s, pay: s.billingFor(cfg.Cashier), readCred: cfg.ReadCredential}
-	base, u, err := publicBase("mcp", cfg.PublicBaseURL)
+	raw := cfg.PublicBaseURL
+	if raw == "" {
+		raw = s.cfg.PublicBaseURL
+	}
+	base, u, err := publicBase("mcp", raw)
 	if err != nil {
 		return nil, err
 	}

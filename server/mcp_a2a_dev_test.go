@@ -52,12 +52,12 @@ func newDevEnv(t *testing.T) *devEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: testPublicBase})
+	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: agentsTestBase})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv, err := New(Config{Paywall: gate, Claims: ClaimsConfig{Engine: eng}, Commerce: CommerceConfig{Cashier: gate.Cashier()},
-		MCP: MCPConfig{PublicBaseURL: testPublicBase}, A2A: A2AConfig{PublicBaseURL: testPublicBase}})
+		MCP: MCPConfig{PublicBaseURL: agentsTestBase}, A2A: A2AConfig{PublicBaseURL: agentsTestBase}})
 	if err != nil {
 		t.Fatal(err)
 	}

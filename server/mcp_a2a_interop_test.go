@@ -22,8 +22,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// interopDir holds the Node project with the official MCP and A2A clients.
-const interopDir = "../interop/agents"
+// agentsDir holds the Node project with the official MCP and A2A clients.
+const agentsDir = "../interop/agents"
 
 // nodeOrSkip returns the node binary, or skips (visibly) when node or the
 // installed clients are missing: run `npm ci --prefix interop/agents`.
@@ -33,7 +33,7 @@ func nodeOrSkip(t *testing.T) string {
 	if err != nil {
 		t.Skip("SKIP interop: node is not installed")
 	}
-	if _, err := os.Stat(filepath.Join(interopDir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+	if _, err := os.Stat(filepath.Join(agentsDir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
 		t.Skip("SKIP interop: interop/agents/node_modules is missing; run: npm ci --prefix interop/agents")
 	}
 	return node
@@ -76,8 +76,8 @@ func interopServer(t *testing.T) (base string, db *store.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Paywall: gate, Claims: ClaimsConfig{Engine: eng}, Commerce: CommerceConfig{Cashier: gate.Cashier()},
-		MCP: MCPConfig{PublicBaseURL: base}, A2A: A2AConfig{PublicBaseURL: base}})
+	srv, err := New(Config{Paywall: gate, PublicBaseURL: base, Claims: ClaimsConfig{Engine: eng},
+		Commerce: CommerceConfig{Cashier: gate.Cashier()}, Discovery: DiscoveryConfig{Enabled: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,12 +106,12 @@ func agentCard(base string) map[string]any {
 	}
 }
 
-func runNode(t *testing.T, node string, args ...string) map[string]any {
+func runAgent(t *testing.T, node string, args ...string) map[string]any {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, args...)
-	cmd.Dir = interopDir
+	cmd.Dir = agentsDir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -131,7 +131,7 @@ func runNode(t *testing.T, node string, args ...string) map[string]any {
 func TestInteropMCPClient(t *testing.T) {
 	node := nodeOrSkip(t)
 	base, db := interopServer(t)
-	out := runNode(t, node, "mcp.mjs", base+"/claim-verification/mcp")
+	out := runAgent(t, node, "mcp.mjs", base+"/claim-verification/mcp")
 	if out["protocolVersion"] != "2025-11-25" {
 		t.Errorf("protocol version %v", out["protocolVersion"])
 	}
@@ -189,7 +189,8 @@ func TestInteropA2AClient(t *testing.T) {
 	node := nodeOrSkip(t)
 	base, db := interopServer(t)
 	args := []string{"a2a.mjs", base + "/claim-verification"}
-	// Until the discovery routes serve the agent card, pass one.
+	// The client resolves the card the discovery routes serve; a server
+	// without them would need one passed in.
 	if resp, err := http.Get(base + "/claim-verification/.well-known/agent-card.json"); err != nil || resp.StatusCode != 200 {
 		card := filepath.Join(t.TempDir(), "card.json")
 		b, _ := json.Marshal(agentCard(base))
@@ -201,7 +202,7 @@ func TestInteropA2AClient(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	out := runNode(t, node, args...)
+	out := runAgent(t, node, args...)
 	if u := out["unpaid"].(map[string]any); u["resource"] != base+"/claim-verification/a2a" || u["amount"] != "50000" {
 		t.Errorf("unpaid %v", u)
 	}

@@ -20,8 +20,8 @@ import (
 	"github.com/assaykit/assay/store"
 )
 
-// testPublicBase is the public base URL of the test servers.
-const testPublicBase = "https://api.example.test"
+// agentsTestBase is the public base URL of the test servers.
+const agentsTestBase = "https://api.example.test"
 
 // paidEnv is a full server on loopback: the claims engine with a scripted
 // provider, the real Gate and Cashier on an in-memory ledger with the fake
@@ -96,15 +96,15 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.gate, err = payment.NewGate(env.proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: testPublicBase})
+	env.gate, err = payment.NewGate(env.proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: agentsTestBase})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := Config{
 		Claims:   ClaimsConfig{Engine: eng},
 		Commerce: CommerceConfig{Cashier: env.gate.Cashier()},
-		MCP:      MCPConfig{PublicBaseURL: testPublicBase, ReadCredential: gatetestCredential},
-		A2A:      A2AConfig{PublicBaseURL: testPublicBase},
+		MCP:      MCPConfig{PublicBaseURL: agentsTestBase, ReadCredential: gatetestCredential},
+		A2A:      A2AConfig{PublicBaseURL: agentsTestBase},
 	}
 	if o.niche {
 		ne, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})

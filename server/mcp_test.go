@@ -236,7 +236,7 @@ func TestMCPPaid(t *testing.T) {
 	cm, _ := m["commerce"].(map[string]any)
 	orderID, _ := cm["orderId"].(string)
 	if !strings.HasPrefix(orderID, "ord_") || !strings.HasPrefix(cm["orderToken"].(string), "ort_") ||
-		!strings.HasPrefix(cm["receiptId"].(string), "rcpt_") || cm["status"] != "completed" || cm["orderUrl"] != testPublicBase+"/v1/orders/"+orderID {
+		!strings.HasPrefix(cm["receiptId"].(string), "rcpt_") || cm["status"] != "completed" || cm["orderUrl"] != agentsTestBase+"/v1/orders/"+orderID {
 		t.Fatalf("commerce %v", cm)
 	}
 	if m["status"] != "confirmed" || !strings.HasPrefix(m["verificationId"].(string), "cv_") {
@@ -537,5 +537,11 @@ func TestMCPResourceFromHost(t *testing.T) {
 	r = callTool(t, env.mcpSession("/mcp", nil), "verify_claim", map[string]any{"claim": testClaim}, mcp.Meta{metaPayment: gatetest.Credential("0xaaa", "host-1")})
 	if cm := structured(t, r)["commerce"].(map[string]any); r.IsError || cm["orderUrl"] != nil {
 		t.Fatalf("paid without base: %v", cm)
+	}
+	// The server-level public base URL is the fallback.
+	env = newPaidEnv(t, &envOptions{config: func(c *Config) { c.MCP.PublicBaseURL, c.PublicBaseURL = "", "https://fallback.example" }})
+	r = callTool(t, env.mcpSession("/mcp", nil), "verify_claim", map[string]any{"claim": testClaim}, nil)
+	if got := structured(t, r)["resource"].(map[string]any)["url"]; got != "mcp://fallback.example/verify_claim" {
+		t.Fatalf("resource %v", got)
 	}
 }

@@ -72,8 +72,8 @@ type mcpTool struct {
 	handler mcp.ToolHandler
 }
 
-// tierInfo is one row of list_verification_tiers.
-type tierInfo struct {
+// mcpTierInfo is one row of list_verification_tiers.
+type mcpTierInfo struct {
 	Tier              string `json:"tier"`
 	Tool              string `json:"tool"`
 	Path              string `json:"path"`
@@ -90,7 +90,7 @@ type tierInfo struct {
 
 // tiersList is the result of list_verification_tiers.
 type tiersList struct {
-	Tiers    []tierInfo `json:"tiers"`
+	Tiers    []mcpTierInfo `json:"tiers"`
 	Currency string     `json:"currency"`
 	// Payment names how MCP tools are paid.
 	Payment string `json:"payment"`
@@ -100,7 +100,7 @@ func tiersOutputSchema() (json.RawMessage, error) {
 	row := map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{}, "required": []string{}}
 	props := row["properties"].(map[string]any)
 	var req []string
-	t := reflect.TypeFor[tierInfo]()
+	t := reflect.TypeFor[mcpTierInfo]()
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name := f.Tag.Get("json")
@@ -125,7 +125,7 @@ func tiersOutputSchema() (json.RawMessage, error) {
 func tierList() tiersList {
 	out := tiersList{Currency: "USD", Payment: "x402 in _meta[\"x402/payment\"] (USDC)"}
 	for _, t := range claims.Tiers() {
-		out.Tiers = append(out.Tiers, tierInfo{
+		out.Tiers = append(out.Tiers, mcpTierInfo{
 			Tier: t.Name, Tool: t.Tool, Path: t.Path, PriceMicrousd: t.PriceMicroUSD, PriceUSD: usd(t.PriceMicroUSD),
 			CardPriceMicrousd: t.CardMicroUSD, MaxToolActions: t.MaxToolActions, MaxOutputTokens: t.MaxOutputTokens,
 			MaxCitedSources: t.MaxCitedSources, SnapshotMode: string(t.SnapshotMode), MaxSnapshots: t.MaxSnapshots,

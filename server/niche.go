@@ -826,14 +826,14 @@ func (n *nicheService) adminIngest(w http.ResponseWriter, r *http.Request) {
 			n.s.writeError(w, r, err)
 			return
 		}
-		col, err := parseTime(fmt.Sprintf("signals[%d].collectedAt", i), s.CollectedAt)
+		col, err := parseTime(fmt.Sprintf("signals[%d].collectedAt", i), deref(s.CollectedAt))
 		if err != nil {
 			n.s.writeError(w, r, err)
 			return
 		}
-		in[i] = niche.SignalInput{ID: s.ID, Kind: niche.SignalKind(s.Kind), SourceURL: s.SourceURL, Origin: s.Origin,
+		in[i] = niche.SignalInput{ID: deref(s.ID), Kind: niche.SignalKind(s.Kind), SourceURL: s.SourceURL, Origin: s.Origin,
 			ExternalID: s.ExternalID, Title: s.Title, Excerpt: s.Excerpt, ObservedAt: obs, CollectedAt: col,
-			License: s.License, Attribution: s.Attribution, Engagement: s.Engagement, State: niche.SignalState(s.State)}
+			License: s.License, Attribution: s.Attribution, Engagement: s.Engagement, State: niche.SignalState(deref(s.State))}
 	}
 	res, err := n.cfg.Engine.IngestSignals(r.Context(), in)
 	if err != nil {
@@ -894,7 +894,7 @@ func (n *nicheService) adminCreate(w http.ResponseWriter, r *http.Request) {
 	if !n.s.decodeBody(w, r, &b) {
 		return
 	}
-	ev, err := n.cfg.Engine.Create(r.Context(), niche.Op{ID: b.OperationID, Actor: b.Actor, Reason: b.Reason}, draftFromShape(b.Draft))
+	ev, err := n.cfg.Engine.Create(r.Context(), niche.Op{ID: deref(b.OperationID), Actor: b.Actor, Reason: b.Reason}, draftFromShape(b.Draft))
 	if err != nil {
 		n.s.writeError(w, r, err)
 		return
@@ -917,7 +917,7 @@ func (n *nicheService) adminRevise(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev, err := n.cfg.Engine.Revise(r.Context(), r.PathValue("niche_id"), b.ExpectedRevision,
-		niche.Op{ID: b.OperationID, Actor: b.Actor, Reason: b.Reason}, draftFromShape(b.Draft))
+		niche.Op{ID: deref(b.OperationID), Actor: b.Actor, Reason: b.Reason}, draftFromShape(b.Draft))
 	if err != nil {
 		n.s.writeError(w, r, err)
 		return
@@ -940,7 +940,7 @@ func (n *nicheService) adminTransition(action string) http.HandlerFunc {
 		if !n.s.decodeBody(w, r, &b) {
 			return
 		}
-		op := niche.Op{ID: b.OperationID, Actor: b.Actor, Reason: b.Reason}
+		op := niche.Op{ID: deref(b.OperationID), Actor: b.Actor, Reason: b.Reason}
 		var ev *niche.Evaluation
 		var err error
 		if action == niche.ActionPublish {

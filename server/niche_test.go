@@ -583,7 +583,13 @@ func TestNicheAdmin(t *testing.T) {
 		t.Fatalf("ingest result %s", rec.Body)
 	}
 	sid := ing.Results[0].ID
+	// Too short for a date: the shape refuses it (Pydantic-style loc).
 	if rec := do(t, f.h, "POST", "/v1/admin/niche/signals", strings.Replace(body, "2026-01-02T03:04:05Z", "yesterday", 1), auth...); rec.Code != 422 ||
+		!strings.Contains(rec.Body.String(), `"loc":["body","signals",0,"observedAt"]`) {
+		t.Fatalf("short date: %d %s", rec.Code, rec.Body)
+	}
+	// Well-sized but not a date: the engine refuses it, naming the field.
+	if rec := do(t, f.h, "POST", "/v1/admin/niche/signals", strings.Replace(body, "2026-01-02T03:04:05Z", "not-a-real-date", 1), auth...); rec.Code != 422 ||
 		!strings.Contains(rec.Body.String(), "signals[0].observedAt") {
 		t.Fatalf("bad date: %d %s", rec.Code, rec.Body)
 	}

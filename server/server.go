@@ -54,6 +54,12 @@ type Config struct {
 	// answer 503 {"detail":"Payments are not configured"}; use
 	// payment.Free to serve them without charging.
 	Paywall payment.Paywall
+	// PublicBaseURL is the absolute URL clients reach this handler at
+	// (scheme, host and mount path, e.g. https://api.example.com). Services
+	// whose own setting is empty (discovery documents, subscription
+	// checkout pages) use it; the payment gate takes the same value in
+	// payment.GateOptions. Empty: URLs are built from each request's Host.
+	PublicBaseURL string
 	// AdminKey guards the /v1/admin/ routes (compared in constant time).
 	// Empty disables them (403).
 	AdminKey string

@@ -186,6 +186,9 @@ func (s *Server) subsError(w http.ResponseWriter, r *http.Request, err error) {
 func (s *Server) subsBase(r *http.Request) string {
 	base := s.cfg.Subscriptions.PublicURL
 	if base == "" {
+		base = s.cfg.PublicBaseURL
+	}
+	if base == "" {
 		scheme := "http"
 		if r.TLS != nil {
 			scheme = "https"

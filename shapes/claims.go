@@ -3,18 +3,20 @@ package shapes
 // ClaimVerificationRequest is the body of every verification tier (no extra
 // properties).
 type ClaimVerificationRequest struct {
-	Claim            string   `json:"claim"`            // required, length 3..4000
-	AsOf             *Date    `json:"asOf"`             // date or null, default null
-	Jurisdiction     *string  `json:"jurisdiction"`     // max 100 or null, default null
-	FreshnessHours   *int     `json:"freshnessHours"`   // 1..8760 or null, default 168
-	SourcePolicy     string   `json:"sourcePolicy"`     // official_only | authoritative | open_web, default authoritative
-	MinimumSources   int      `json:"minimumSources"`   // 1..10, default 2
-	MaxSources       int      `json:"maxSources"`       // 1..20, default 8
-	AllowedDomains   []string `json:"allowedDomains"`   // max 100 items, default []
-	BlockedDomains   []string `json:"blockedDomains"`   // max 100 items, default []
-	IncludeConflicts bool     `json:"includeConflicts"` // default true
-	Language         string   `json:"language"`         // length 2..35, default "auto"
+	Claim            string   `json:"claim" validate:"required,min=3,max=4000"`
+	AsOf             *Date    `json:"asOf"`                                    // date or null, default null
+	Jurisdiction     *string  `json:"jurisdiction" validate:"omitnil,max=100"` // default null
+	FreshnessHours   *int     `json:"freshnessHours" validate:"omitnil,gte=1,lte=8760"`
+	SourcePolicy     string   `json:"sourcePolicy" validate:"oneof=official_only authoritative open_web"`
+	MinimumSources   int      `json:"minimumSources" validate:"gte=1,lte=10"`
+	MaxSources       int      `json:"maxSources" validate:"gte=1,lte=20"`
+	AllowedDomains   []string `json:"allowedDomains" validate:"max=100"`
+	BlockedDomains   []string `json:"blockedDomains" validate:"max=100"`
+	IncludeConflicts bool     `json:"includeConflicts"`
+	Language         string   `json:"language" validate:"min=2,max=35"`
 }
+
+func (*ClaimVerificationRequest) extraForbidden() {}
 
 // SetDefaults sets the documented defaults; Decode calls it before reading
 // the input.

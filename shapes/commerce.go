@@ -1,6 +1,8 @@
 package shapes
 
-// QuoteRequest is the body of POST /v1/quotes.
+// QuoteRequest is the body of POST /v1/quotes. The tier is free text here
+// (the document gives no enumeration); the commerce service rejects unknown
+// tiers itself.
 type QuoteRequest struct {
 	Tier string `json:"tier"` // default "standard"
 }
@@ -10,23 +12,28 @@ func (r *QuoteRequest) SetDefaults() { *r = QuoteRequest{Tier: "standard"} }
 
 // CustomerCreateRequest registers a customer (admin operation).
 type CustomerCreateRequest struct {
-	Name  string  `json:"name"`  // 1..200
-	Email *string `json:"email"` // max 320 or null
+	Name  string  `json:"name" validate:"required,min=1,max=200"`
+	Email *string `json:"email" validate:"omitnil,max=320"` // default null
 }
 
 // CapabilitiesResponse lists the operations a server offers (no extra
 // properties, all required).
 type CapabilitiesResponse struct {
-	Service      string       `json:"service"`
-	Version      string       `json:"version"`
-	Capabilities []Capability `json:"capabilities"`
+	Service      string       `json:"service" validate:"required"`
+	Version      string       `json:"version" validate:"required"`
+	Capabilities []Capability `json:"capabilities" validate:"required"`
 }
 
-// Capability is one operation of a CapabilitiesResponse.
+func (*CapabilitiesResponse) extraForbidden() {}
+
+// Capability is one operation of a CapabilitiesResponse (no extra
+// properties, all required).
 type Capability struct {
-	ID      string `json:"id"`
-	Summary string `json:"summary"`
-	Status  string `json:"status"`
-	Method  string `json:"method"`
-	Path    string `json:"path"`
+	ID      string `json:"id" validate:"required"`
+	Summary string `json:"summary" validate:"required"`
+	Status  string `json:"status" validate:"required"`
+	Method  string `json:"method" validate:"required"`
+	Path    string `json:"path" validate:"required"`
 }
+
+func (*Capability) extraForbidden() {}

@@ -2,6 +2,8 @@ package shapes
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 )
 
@@ -24,15 +26,450 @@ func (d Date) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `
 // UnmarshalJSON reads "YYYY-MM-DD". Decode accepts more (Pydantic's lax
 // forms); this method serves plain encoding/json round trips.
 func (d *Date) UnmarshalJSON(b []byte) error {
-	var s string
-	if len(b) < 2 || b[0] != '"' {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
 		return fmt.Errorf("shapes: date must be a string")
 	}
-	s = string(b[1 : len(b)-1])
+	s := string(b[1 : len(b)-1])
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {
 		return fmt.Errorf("shapes: invalid date %q", s)
 	}
 	*d = Date{t.Year(), t.Month(), t.Day()}
 	return nil
+}
+
+// dateErr is a failed date coercion: a Pydantic error type and, for
+// date_from_datetime_parsing, the parser's message.
+type dateErr struct{ typ, msg string }
+
+// Messages of the date and time parser behind Pydantic (speedate).
+const (
+	dtTooShort        = "input is too short"
+	dtExtra           = "unexpected extra characters at the end of the input"
+	dtDateTimeSep     = "invalid datetime separator, expected `T`, `t`, `_` or space"
+	dtDateSep         = "invalid date separator, expected `-`"
+	dtCharYear        = "invalid character in year"
+	dtCharMonth       = "invalid character in month"
+	dtCharDay         = "invalid character in day"
+	dtTimeSep         = "invalid time separator, expected `:`"
+	dtCharHour        = "invalid character in hour"
+	dtCharMinute      = "invalid character in minute"
+	dtCharSecond      = "invalid character in second"
+	dtTzSign          = "invalid timezone sign"
+	dtTzHour          = "invalid timezone hour"
+	dtTzMinute        = "invalid timezone minute"
+	dtRangeTzMinute   = "timezone minute value is outside expected range of 0-59"
+	dtRangeTz         = "timezone offset must be less than 24 hours"
+	dtRangeMonth      = "month value is outside expected range of 1-12"
+	dtRangeDay        = "day value is outside expected range"
+	dtRangeHour       = "hour value is outside expected range of 0-23"
+	dtRangeMinute     = "minute value is outside expected range of 0-59"
+	dtRangeSecond     = "second value is outside expected range of 0-59"
+	dtFractionMissing = "second fraction digits missing after `.`"
+	dtTooSmall        = "dates before 0000 are not supported as unix timestamps"
+	dtTooLarge        = "dates after 9999 are not supported as unix timestamps"
+	dtNotExact        = "Timestamp is not an exact date"
+)
+
+const (
+	msWatershed = 20_000_000_000
+	unix0000    = -62_167_219_200
+	unix9999    = 253_402_300_799
+)
+
+// dateFromString is Pydantic's lax str → date: an RFC 3339 date or a unix
+// timestamp at midnight; failing that, a datetime (or timestamp) whose time
+// is exactly midnight.
+func dateFromString(s []byte) (Date, dateErr) {
+	if d, msg := parseDate(s); msg == "" {
+		return d, dateErr{}
+	}
+	exact, d, msg := parseDateTime(s)
+	switch {
+	case msg != "":
+		return Date{}, dateErr{"date_from_datetime_parsing", msg}
+	case !exact:
+		return Date{}, dateErr{typ: "date_from_datetime_inexact"}
+	}
+	return d, dateErr{}
+}
+
+// dateFromNumber is Pydantic's lax number → date: a unix timestamp in
+// seconds (milliseconds above 2e10 in magnitude) at exactly midnight.
+func dateFromNumber(lit []byte, isFloat bool) (Date, dateErr) {
+	var sec int64
+	var micro uint32
+	if !isFloat {
+		v, big, neg := parseJSONInt(lit)
+		switch {
+		case big && neg:
+			return Date{}, dateErr{"date_from_datetime_parsing", dtTooSmall}
+		case big:
+			return Date{}, dateErr{"date_from_datetime_parsing", dtTooLarge}
+		}
+		sec = v
+	} else {
+		f, _ := strconv.ParseFloat(string(lit), 64)
+		if math.IsInf(f, 0) || math.Abs(f) > 9e18 {
+			return Date{}, dateErr{"date_from_datetime_parsing", dtTooLarge}
+		}
+		_, frac := math.Modf(f)
+		sec, micro = int64(math.Floor(f)), uint32(math.Round(math.Abs(frac)*1e6))
+	}
+	exact, d, msg := dateTimeFromTimestamp(sec, micro)
+	switch {
+	case msg != "":
+		return Date{}, dateErr{"date_from_datetime_parsing", msg}
+	case !exact:
+		return Date{}, dateErr{typ: "date_from_datetime_inexact"}
+	}
+	return d, dateErr{}
+}
+
+// parseDate parses YYYY-MM-DD exactly, or an integer timestamp at
+// midnight; msg is the parser's error.
+func parseDate(s []byte) (Date, string) {
+	d, msg := parseDatePart(s)
+	if msg == "" && len(s) > 10 {
+		msg = dtExtra
+	}
+	if msg == "" {
+		return d, ""
+	}
+	if ts, ok := speedInt(s); ok {
+		sec, micro, m := watershed(ts)
+		if m != "" {
+			return Date{}, m
+		}
+		d, rem, m := dateFromSeconds(sec)
+		if m != "" {
+			return Date{}, m
+		}
+		if rem != 0 || micro != 0 {
+			return Date{}, dtNotExact
+		}
+		return d, ""
+	}
+	return Date{}, msg
+}
+
+func digitAt(s []byte, i int) (int, bool) {
+	if i < len(s) && isDigit(s[i]) {
+		return int(s[i] - '0'), true
+	}
+	return 0, false
+}
+
+// parseDatePart reads the YYYY-MM-DD at the start of s.
+func parseDatePart(s []byte) (Date, string) {
+	if len(s) < 10 {
+		return Date{}, dtTooShort
+	}
+	year := 0
+	for k := range 4 {
+		v, ok := digitAt(s, k)
+		if !ok {
+			return Date{}, dtCharYear
+		}
+		year = year*10 + v
+	}
+	if s[4] != '-' {
+		return Date{}, dtDateSep
+	}
+	m1, ok1 := digitAt(s, 5)
+	m2, ok2 := digitAt(s, 6)
+	if !ok1 || !ok2 {
+		return Date{}, dtCharMonth
+	}
+	if s[7] != '-' {
+		return Date{}, dtDateSep
+	}
+	d1, ok1 := digitAt(s, 8)
+	d2, ok2 := digitAt(s, 9)
+	if !ok1 || !ok2 {
+		return Date{}, dtCharDay
+	}
+	month, day := m1*10+m2, d1*10+d2
+	var maxDays int
+	switch month {
+	case 1, 3, 5, 7, 8, 10, 12:
+		maxDays = 31
+	case 4, 6, 9, 11:
+		maxDays = 30
+	case 2:
+		maxDays = 28
+		if isLeap(year) {
+			maxDays = 29
+		}
+	default:
+		return Date{}, dtRangeMonth
+	}
+	if day < 1 || day > maxDays {
+		return Date{}, dtRangeDay
+	}
+	return Date{year, time.Month(month), day}, ""
+}
+
+func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
+
+// speedInt parses [+-]digits into an int64 (false on overflow or other
+// characters); speedFloat reports a decimal with a fraction.
+func speedInt(s []byte) (int64, bool) {
+	if len(s) == 0 {
+		return 0, false
+	}
+	neg := false
+	if len(s) > 1 && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	var v int64
+	for _, c := range s {
+		if !isDigit(c) {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+		if v < 0 {
+			return 0, false
+		}
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// speedFloat parses a timestamp with a fraction ("86400.5"): digits up
+// to a dot, then [+-]?digits*.digits*([eE][+-]?digits+)?.
+func speedFloat(s []byte) (float64, bool) {
+	body := s
+	if len(body) > 1 && (body[0] == '-' || body[0] == '+') {
+		body = body[1:]
+	}
+	k := 0
+	for k < len(body) && isDigit(body[k]) {
+		k++
+	}
+	if k == len(body) || body[k] != '.' {
+		return 0, false
+	}
+	digits := k
+	k++
+	for k < len(body) && isDigit(body[k]) {
+		k, digits = k+1, digits+1
+	}
+	if digits == 0 {
+		return 0, false
+	}
+	if k < len(body) && (body[k] == 'e' || body[k] == 'E') {
+		k++
+		if k < len(body) && (body[k] == '+' || body[k] == '-') {
+			k++
+		}
+		e := k
+		for k < len(body) && isDigit(body[k]) {
+			k++
+		}
+		if k == e {
+			return 0, false
+		}
+	}
+	if k != len(body) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(s), 64)
+	return f, err == nil
+}
+
+// watershed splits a timestamp into seconds and microseconds; above 2e10
+// in magnitude it is in milliseconds.
+func watershed(ts int64) (int64, uint32, string) {
+	if ts == math.MinInt64 {
+		return 0, 0, dtTooSmall
+	}
+	abs := ts
+	if abs < 0 {
+		abs = -abs
+	}
+	if abs <= msWatershed {
+		return ts, 0, ""
+	}
+	sec, ms := ts/1000, ts%1000
+	if ms < 0 {
+		sec--
+		ms += 1000
+	}
+	return sec, uint32(ms * 1000), ""
+}
+
+// dateFromSeconds is the date of a unix time and the seconds left over.
+func dateFromSeconds(sec int64) (Date, int64, string) {
+	if sec < unix0000 {
+		return Date{}, 0, dtTooSmall
+	}
+	if sec > unix9999 {
+		return Date{}, 0, dtTooLarge
+	}
+	t := time.Unix(sec, 0).UTC()
+	rem := sec % 86400
+	if rem < 0 {
+		rem += 86400
+	}
+	return Date{t.Year(), t.Month(), t.Day()}, rem, ""
+}
+
+// dateTimeFromTimestamp reports whether a timestamp (seconds or, above
+// 2e10, milliseconds, plus microseconds) is exactly midnight, and its date.
+func dateTimeFromTimestamp(ts int64, micro uint32) (exact bool, d Date, msg string) {
+	sec, extra, msg := watershed(ts)
+	if msg != "" {
+		return false, Date{}, msg
+	}
+	micro += extra
+	if micro >= 1_000_000 {
+		sec += int64(micro / 1_000_000)
+		micro %= 1_000_000
+	}
+	d, rem, msg := dateFromSeconds(sec)
+	if msg != "" {
+		return false, Date{}, msg
+	}
+	return rem == 0 && micro == 0, d, ""
+}
+
+// parseDateTime parses an RFC 3339 datetime or a numeric timestamp and
+// reports whether its time is exactly midnight (the zone is ignored).
+func parseDateTime(s []byte) (exact bool, d Date, msg string) {
+	d, msg = parseDatePart(s)
+	if msg == "" {
+		if len(s) < 11 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ' && s[10] != '_') {
+			msg = dtDateTimeSep
+		} else {
+			var zero bool
+			if zero, msg = parseTime(s, 11); msg == "" {
+				return zero, d, ""
+			}
+		}
+	}
+	if ts, ok := speedInt(s); ok {
+		return dateTimeFromTimestamp(ts, 0)
+	}
+	if f, ok := speedFloat(s); ok {
+		if math.Abs(f) > msWatershed {
+			f /= 1000
+		}
+		sec := math.Floor(f)
+		if math.Abs(sec) > 9e18 {
+			return false, Date{}, dtTooLarge
+		}
+		return dateTimeFromTimestamp(int64(sec), uint32(math.Round((f-sec)*1e6)))
+	}
+	return false, Date{}, msg
+}
+
+// parseTime parses HH:MM[:SS[.ffffff]][Z|±HH[:]MM] at off and reports
+// whether the time is 00:00:00.000000.
+func parseTime(s []byte, off int) (bool, string) {
+	if len(s)-off < 5 {
+		return false, dtTooShort
+	}
+	h1, ok1 := digitAt(s, off)
+	h2, ok2 := digitAt(s, off+1)
+	if !ok1 || !ok2 {
+		return false, dtCharHour
+	}
+	if s[off+2] != ':' {
+		return false, dtTimeSep
+	}
+	n1, ok1 := digitAt(s, off+3)
+	n2, ok2 := digitAt(s, off+4)
+	if !ok1 || !ok2 {
+		return false, dtCharMinute
+	}
+	hour, minute := h1*10+h2, n1*10+n2
+	if hour > 23 {
+		return false, dtRangeHour
+	}
+	if minute > 59 {
+		return false, dtRangeMinute
+	}
+	pos := off + 5
+	second, micro := 0, 0
+	if pos < len(s) && s[pos] == ':' {
+		s1, ok1 := digitAt(s, off+6)
+		s2, ok2 := digitAt(s, off+7)
+		if !ok1 || !ok2 {
+			return false, dtCharSecond
+		}
+		second = s1*10 + s2
+		if second > 59 {
+			return false, dtRangeSecond
+		}
+		pos = off + 8
+		if pos < len(s) && (s[pos] == '.' || s[pos] == ',') {
+			pos++
+			k := 0
+			for pos+k < len(s) && isDigit(s[pos+k]) {
+				if k < 6 {
+					micro = micro*10 + int(s[pos+k]-'0')
+				}
+				k++
+			}
+			if k == 0 {
+				return false, dtFractionMissing
+			}
+			pos += k
+		}
+	}
+	if pos < len(s) {
+		c := s[pos]
+		pos++
+		if c != 'Z' && c != 'z' {
+			switch {
+			case c == '+' || c == '-':
+			case c == 0xe2: // U+2212 MINUS SIGN
+				if pos+1 >= len(s) || s[pos] != 0x88 || s[pos+1] != 0x92 {
+					return false, dtTzSign
+				}
+				pos += 2
+			default:
+				return false, dtTzSign
+			}
+			t1, ok1 := digitAt(s, pos)
+			t2, ok2 := digitAt(s, pos+1)
+			if !ok1 || !ok2 {
+				return false, dtTzHour
+			}
+			var m1 int
+			switch {
+			case pos+2 < len(s) && s[pos+2] == ':':
+				pos += 3
+				v, ok := digitAt(s, pos)
+				if !ok {
+					return false, dtTzMinute
+				}
+				m1 = v
+			case pos+2 < len(s) && isDigit(s[pos+2]):
+				pos += 2
+				m1 = int(s[pos] - '0')
+			default:
+				return false, dtTzMinute
+			}
+			m2, ok := digitAt(s, pos+1)
+			if !ok {
+				return false, dtTzMinute
+			}
+			if m1*600+m2*60 >= 3600 {
+				return false, dtRangeTzMinute
+			}
+			if t1*36000+t2*3600+m1*600+m2*60 >= 24*3600 {
+				return false, dtRangeTz
+			}
+			pos += 2
+		}
+	}
+	if len(s) > pos {
+		return false, dtExtra
+	}
+	return hour == 0 && minute == 0 && second == 0 && micro == 0, ""
 }

@@ -3,20 +3,1039 @@ package shapes
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
+	"math/bits"
+	"reflect"
+	"strconv"
+	"unicode/utf8"
 )
 
-// Decode decodes data into dst (a pointer to a shape) and validates it.
+// Decode decodes the JSON document data into dst, a non-nil pointer to a
+// shape struct, and validates it with Pydantic v2's lax-mode rules, as
+// FastAPI validates a request body. It first applies the shape's defaults
+// (SetDefaults), so after a nil error every field holds the input's value
+// or its documented default.
 //
-// PROVISIONAL: this first version only applies defaults and decodes with
-// encoding/json; the Pydantic-exact validator replaces it.
+// On invalid input it returns a *ValidationError listing every error in
+// Pydantic's order with loc relative to the document root; the content of
+// dst is then unspecified. A JSON syntax error gives the single error
+// FastAPI makes of Python's json.JSONDecodeError. Any other error means dst
+// is not a usable shape (a programming error).
 func Decode(data []byte, dst any) error {
-	if d, ok := dst.(interface{ SetDefaults() }); ok {
-		d.SetDefaults()
+	rv := reflect.ValueOf(dst)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("shapes: Decode needs a non-nil pointer to a struct, got %T", dst)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return &ValidationError{Detail: []ErrorDetail{{Type: "json_invalid", Loc: []any{}, Msg: "Invalid JSON: " + err.Error(), Input: string(data)}}}
+	sp, err := planFor(rv.Elem().Type())
+	if err != nil {
+		return err
+	}
+	d := cache.getDecoder()
+	d.data = data
+	err = d.root(sp, rv.Elem())
+	cache.putDecoder(d)
+	return err
+}
+
+// locElem is one step of the current loc: a field name, or an index when
+// idx >= 0.
+type locElem struct {
+	name string
+	idx  int
+}
+
+// decoder decodes one document.
+type decoder struct {
+	data  []byte
+	str   string // data as one string: unescaped string values are substrings of it
+	syn   *syntaxErr
+	depth int
+	errs  []ErrorDetail
+	loc   []locElem
+	buf   []byte // scratch for unescaped keys and strings
+	locs  [8]locElem
+}
+
+// setDefaults resets v to the shape's defaults: a copy of the cached
+// result of SetDefaults when that result shares no memory (no non-nil
+// pointer or map, no slice with capacity), else a fresh SetDefaults call.
+func setDefaults(sp *structPlan, v reflect.Value) {
+	switch {
+	case sp.template.IsValid():
+		v.Set(sp.template)
+	case sp.defaults:
+		v.SetZero()
+		v.Addr().Interface().(defaulter).SetDefaults()
+	default:
+		v.SetZero()
+	}
+}
+
+func (d *decoder) root(sp *structPlan, v reflect.Value) error {
+	setDefaults(sp, v)
+	if len(d.data) == 0 {
+		return missingBody()
+	}
+	d.data = bytes.TrimPrefix(d.data, []byte("\xef\xbb\xbf")) // json.loads(bytes) decodes with utf-8-sig
+	if !utf8.Valid(d.data) {
+		pos := 0
+		for pos < len(d.data) {
+			r, size := utf8.DecodeRune(d.data[pos:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			pos += size
+		}
+		d.syn = &syntaxErr{msg: "Invalid UTF-8", pos: pos, cause: ErrUnreadable}
+		return d.syntaxError()
+	}
+	d.str = string(d.data)
+	d.loc = d.locs[:0]
+	i := d.ws(0)
+	var end int
+	null := false
+	switch {
+	case i < len(d.data) && d.data[i] == '{':
+		end = d.object(i, sp, v)
+	case d.isLit(i, "null"):
+		end, null = i+4, true
+	default:
+		if end = d.skip(i); end >= 0 {
+			d.add("model_attributes_type", msgModelAttributes, d.echo(i, end), nil)
+		}
+	}
+	if end >= 0 {
+		if j := d.ws(end); j != len(d.data) {
+			d.fail(msgExtraData, j)
+		}
+	}
+	switch {
+	case d.syn != nil:
+		return d.syntaxError()
+	case null:
+		return missingBody()
+	case len(d.errs) > 0:
+		return &ValidationError{Detail: d.errs}
 	}
 	return nil
+}
+
+// missingBody is FastAPI's error for an absent, empty or null body.
+func missingBody() *ValidationError {
+	return &ValidationError{Detail: []ErrorDetail{{Type: "missing", Loc: []any{}, Msg: "Field required",
+		Input: json.RawMessage("null")}}}
+}
+
+// syntaxError is FastAPI's rendering of a json.JSONDecodeError: loc is the
+// character offset, input {}, ctx the Python message.
+func (d *decoder) syntaxError() *ValidationError {
+	pos := utf8.RuneCount(d.data[:min(d.syn.pos, len(d.data))])
+	ctx := append([]byte(`{"error":`), appendPyString(nil, []byte(d.syn.msg))...)
+	return &ValidationError{cause: d.syn.cause, Detail: []ErrorDetail{{Type: "json_invalid", Loc: []any{pos},
+		Msg: "JSON decode error", Input: json.RawMessage("{}"), Ctx: json.RawMessage(append(ctx, '}'))}}}
+}
+
+// Error messages of Pydantic v2.
+const (
+	msgModelAttributes = "Input should be a valid dictionary or object to extract fields from"
+	msgMissing         = "Field required"
+	msgExtra           = "Extra inputs are not permitted"
+	msgStringType      = "Input should be a valid string"
+	msgIntType         = "Input should be a valid integer"
+	msgIntParsing      = "Input should be a valid integer, unable to parse string as an integer"
+	msgIntFromFloat    = "Input should be a valid integer, got a number with a fractional part"
+	msgIntParsingSize  = "Unable to parse input string as an integer, exceeded maximum size"
+	msgFinite          = "Input should be a finite number"
+	msgFloatType       = "Input should be a valid number"
+	msgFloatParsing    = "Input should be a valid number, unable to parse string as a number"
+	msgBoolType        = "Input should be a valid boolean"
+	msgBoolParsing     = "Input should be a valid boolean, unable to interpret input"
+	msgListType        = "Input should be a valid list"
+	msgDictType        = "Input should be a valid dictionary"
+	msgDateType        = "Input should be a valid date"
+	msgDateInexact     = "Datetimes provided to dates should have zero time - e.g. be exact dates"
+)
+
+// locNow copies the current loc, plus extra steps.
+func (d *decoder) locNow(extra ...any) []any {
+	out := make([]any, len(d.loc), len(d.loc)+len(extra))
+	for k, e := range d.loc {
+		if e.idx >= 0 {
+			out[k] = e.idx
+		} else {
+			out[k] = e.name
+		}
+	}
+	return append(out, extra...)
+}
+
+// add records an error at the current loc.
+func (d *decoder) add(typ, msg string, input, ctx json.RawMessage) {
+	e := ErrorDetail{Type: typ, Loc: d.locNow(), Msg: msg, Input: input}
+	if ctx != nil {
+		e.Ctx = ctx
+	}
+	d.errs = append(d.errs, e)
+}
+
+// mismatch skips a value of the wrong JSON type and records n's type error.
+func (d *decoder) mismatch(i int, n *node) int {
+	end := d.skip(i)
+	if end >= 0 {
+		d.typeError(n, d.echo(i, end))
+	}
+	return end
+}
+
+// typeError records the error Pydantic gives a value of the wrong type.
+func (d *decoder) typeError(n *node, input json.RawMessage) {
+	switch n.kind {
+	case kString:
+		if n.enum != nil {
+			d.add("literal_error", "Input should be "+n.expected, input, ctxExpected(n))
+			return
+		}
+		d.add("string_type", msgStringType, input, nil)
+	case kInt:
+		d.add("int_type", msgIntType, input, nil)
+	case kFloat:
+		d.add("float_type", msgFloatType, input, nil)
+	case kBool:
+		d.add("bool_type", msgBoolType, input, nil)
+	case kDate:
+		d.add("date_type", msgDateType, input, nil)
+	case kStruct:
+		d.add("model_attributes_type", msgModelAttributes, input, nil)
+	case kSlice:
+		d.add("list_type", msgListType, input, nil)
+	case kObject, kMap:
+		d.add("dict_type", msgDictType, input, nil)
+	case kStrInt:
+		d.errs = append(d.errs,
+			ErrorDetail{Type: "string_type", Loc: d.locNow("str"), Msg: msgStringType, Input: input},
+			ErrorDetail{Type: "int_type", Loc: d.locNow("int"), Msg: msgIntType, Input: input})
+	}
+}
+
+func ctxExpected(n *node) json.RawMessage {
+	b := append([]byte(`{"expected":`), appendPyString(nil, []byte(n.expected))...)
+	return append(b, '}')
+}
+
+// value decodes the value at i (not whitespace) into v following n.
+func (d *decoder) value(i int, n *node, v reflect.Value) int {
+	data := d.data
+	if i >= len(data) {
+		return d.fail(msgExpectingValue, i)
+	}
+	if data[i] == 'n' {
+		if !d.isLit(i, "null") {
+			return d.fail(msgExpectingValue, i)
+		}
+		if n.nullable {
+			v.SetZero()
+		} else {
+			d.typeError(n, json.RawMessage("null"))
+		}
+		return i + 4
+	}
+	if n.ptr {
+		p := reflect.New(n.typ)
+		v.Set(p)
+		v = p.Elem()
+	}
+	switch n.kind {
+	case kString:
+		return d.stringValue(i, n, v)
+	case kInt:
+		return d.intValue(i, n, v)
+	case kFloat:
+		return d.floatValue(i, n, v)
+	case kBool:
+		return d.boolValue(i, n, v)
+	case kDate:
+		return d.dateValue(i, n, v)
+	case kStruct:
+		if data[i] != '{' {
+			return d.mismatch(i, n)
+		}
+		return d.object(i, n.st, v)
+	case kSlice:
+		if data[i] != '[' {
+			return d.mismatch(i, n)
+		}
+		return d.array(i, n, v)
+	case kObject:
+		if data[i] != '{' {
+			return d.mismatch(i, n)
+		}
+		return d.generic(i, v)
+	case kMap:
+		if data[i] != '{' {
+			return d.mismatch(i, n)
+		}
+		return d.dict(i, n, v)
+	case kAny:
+		return d.generic(i, v)
+	case kStrInt:
+		return d.strIntValue(i, n, v)
+	}
+	return d.mismatch(i, n)
+}
+
+// generic decodes any JSON value into v (map[string]any, any) with
+// encoding/json: numbers become json.Number, duplicate keys keep the last
+// value, as in Python.
+func (d *decoder) generic(i int, v reflect.Value) int {
+	end := d.skip(i)
+	if end < 0 {
+		return -1
+	}
+	dec := json.NewDecoder(bytes.NewReader(d.data[i:end]))
+	dec.UseNumber()
+	p := reflect.New(v.Type())
+	if err := dec.Decode(p.Interface()); err != nil {
+		return d.fail(msgExpectingValue, i) // unreachable: the value was checked
+	}
+	v.Set(p.Elem())
+	return end
+}
+
+// stringBytes checks the string at i and returns its decoded bytes (valid
+// until the next call) and the index after it.
+func (d *decoder) stringBytes(i int) ([]byte, int) {
+	end, esc := d.scanString(i)
+	if end < 0 {
+		return nil, -1
+	}
+	if !esc {
+		return d.data[i+1 : end-1], end
+	}
+	d.buf = unescape(d.buf[:0], d.data[i:end])
+	return d.buf, end
+}
+
+func (d *decoder) stringValue(i int, n *node, v reflect.Value) int {
+	str, end, ok := d.stringOf(i, n)
+	if ok {
+		v.SetString(str)
+	}
+	return end
+}
+
+// stringOf decodes and checks the string value at i; ok is false when an
+// error was recorded (or end < 0 on a syntax error).
+func (d *decoder) stringOf(i int, n *node) (str string, end int, ok bool) {
+	if d.data[i] != '"' {
+		if d.data[i] == 'n' && d.isLit(i, "null") {
+			d.typeError(n, json.RawMessage("null"))
+			return "", i + 4, false
+		}
+		return "", d.mismatch(i, n), false
+	}
+	end, esc := d.scanString(i)
+	if end < 0 {
+		return "", -1, false
+	}
+	raw := d.data[i+1 : end-1]
+	if esc {
+		d.buf = unescape(d.buf[:0], d.data[i:end])
+		raw = d.buf
+	}
+	if n.enum != nil {
+		for _, e := range n.enum {
+			if string(raw) == e {
+				return e, end, true
+			}
+		}
+		d.add("literal_error", "Input should be "+n.expected, d.echo(i, end), ctxExpected(n))
+		return "", end, false
+	}
+	if typ, msg, ctx := checkString(n, raw); typ != "" {
+		d.add(typ, msg, d.echo(i, end), ctx)
+		return "", end, false
+	}
+	if esc {
+		return string(raw), end, true
+	}
+	return d.str[i+1 : end-1], end, true
+}
+
+// checkString applies length and pattern constraints, in Pydantic's order.
+func checkString(n *node, s []byte) (typ, msg string, ctx json.RawMessage) {
+	// A string of b bytes has between b/4 and b characters: count them
+	// only when the bounds fall in that range.
+	if (n.minLen >= 0 && n.minLen > len(s)/4) || (n.maxLen >= 0 && n.maxLen < len(s)) {
+		c := utf8.RuneCount(s)
+		if n.minLen >= 0 && c < n.minLen {
+			return "string_too_short", "String should have at least " + plural(n.minLen, "character"),
+				intCtx("min_length", n.minLen)
+		}
+		if n.maxLen >= 0 && c > n.maxLen {
+			return "string_too_long", "String should have at most " + plural(n.maxLen, "character"),
+				intCtx("max_length", n.maxLen)
+		}
+	}
+	if n.pattern != nil && !n.pattern.Match(s) {
+		src := n.pattern.String()
+		b := append([]byte(`{"pattern":`), appendPyString(nil, []byte(src))...)
+		return "string_pattern_mismatch", "String should match pattern '" + src + "'", append(b, '}')
+	}
+	return "", "", nil
+}
+
+func plural(k int, word string) string {
+	s := strconv.Itoa(k) + " " + word
+	if k != 1 {
+		s += "s"
+	}
+	return s
+}
+
+func intCtx(key string, v int) json.RawMessage {
+	return json.RawMessage(`{"` + key + `":` + strconv.Itoa(v) + `}`)
+}
+
+// numCode is the outcome of a numeric coercion.
+type numCode uint8
+
+const (
+	numOK numCode = iota
+	numType
+	numParsing
+	numFromFloat
+	numParsingSize
+	numFinite
+	numBigPos // an integer above int64's range
+	numBigNeg // an integer below int64's range
+)
+
+// scalar is a string, boolean or number token.
+type scalar struct {
+	kind    byte   // '"' string, 't' true, 'f' false, '0' number; 0 another value
+	raw     []byte // a string's decoded bytes, a number's literal
+	isFloat bool
+	end     int // index after the token; -1 on a syntax error
+}
+
+// scalarAt reads the token at i when it is a string, boolean or number.
+func (d *decoder) scalarAt(i int) scalar {
+	switch c := d.data[i]; {
+	case c == '"':
+		raw, end := d.stringBytes(i)
+		return scalar{kind: '"', raw: raw, end: end}
+	case c == 't' && d.isLit(i, "true"):
+		return scalar{kind: 't', end: i + 4}
+	case c == 'f' && d.isLit(i, "false"):
+		return scalar{kind: 'f', end: i + 5}
+	case c == '-' || isDigit(c):
+		end, isFloat, ok := d.scanNumber(i)
+		if !ok {
+			return scalar{end: d.fail(msgExpectingValue, i)}
+		}
+		return scalar{kind: '0', raw: d.data[i:end], isFloat: isFloat, end: end}
+	}
+	return scalar{}
+}
+
+func (d *decoder) intValue(i int, n *node, v reflect.Value) int {
+	t := d.scalarAt(i)
+	var (
+		val  int64
+		code numCode
+	)
+	switch t.kind {
+	case '"':
+		val, code = intFromString(t.raw)
+	case 't':
+		val = 1
+	case 'f':
+	case '0':
+		val, code = intFromNumber(t.raw, t.isFloat)
+	default:
+		if t.end < 0 {
+			return -1
+		}
+		return d.mismatch(i, n)
+	}
+	switch {
+	case t.end < 0:
+	case code != numOK:
+		d.intError(n, code, d.echo(i, t.end))
+	case d.intBounds(n, val, i, t.end):
+		v.SetInt(val)
+	}
+	return t.end
+}
+
+// intBounds checks an int against le, lt, ge, gt (Pydantic's order) and
+// records the first broken bound.
+func (d *decoder) intBounds(n *node, val int64, i, end int) bool {
+	f := float64(val)
+	switch {
+	case n.le.set && !(f <= n.le.val):
+		d.boundError(n, "less_than_equal", "less than or equal to", "le", n.le, d.echo(i, end))
+	case n.lt.set && !(f < n.lt.val):
+		d.boundError(n, "less_than", "less than", "lt", n.lt, d.echo(i, end))
+	case n.ge.set && !(f >= n.ge.val):
+		d.boundError(n, "greater_than_equal", "greater than or equal to", "ge", n.ge, d.echo(i, end))
+	case n.gt.set && !(f > n.gt.val):
+		d.boundError(n, "greater_than", "greater than", "gt", n.gt, d.echo(i, end))
+	default:
+		return true
+	}
+	return false
+}
+
+// intError records the error of an int coercion or bound; numBigPos and
+// numBigNeg report the bound they break (or int_parsing_size without one).
+func (d *decoder) intError(n *node, code numCode, input json.RawMessage) {
+	switch code {
+	case numType:
+		d.add("int_type", msgIntType, input, nil)
+	case numParsing:
+		d.add("int_parsing", msgIntParsing, input, nil)
+	case numFromFloat:
+		d.add("int_from_float", msgIntFromFloat, input, nil)
+	case numFinite:
+		d.add("finite_number", msgFinite, input, nil)
+	case numBigPos:
+		switch {
+		case n.le.set:
+			d.boundError(n, "less_than_equal", "less than or equal to", "le", n.le, input)
+		case n.lt.set:
+			d.boundError(n, "less_than", "less than", "lt", n.lt, input)
+		default:
+			d.add("int_parsing_size", msgIntParsingSize, input, nil)
+		}
+	case numBigNeg:
+		switch {
+		case n.ge.set:
+			d.boundError(n, "greater_than_equal", "greater than or equal to", "ge", n.ge, input)
+		case n.gt.set:
+			d.boundError(n, "greater_than", "greater than", "gt", n.gt, input)
+		default:
+			d.add("int_parsing_size", msgIntParsingSize, input, nil)
+		}
+	default:
+		d.add("int_parsing_size", msgIntParsingSize, input, nil)
+	}
+}
+
+// boundError records a numeric bound error. Int fields show int bounds;
+// float fields show the bound as Rust prints it in msg and as a Python
+// float in ctx ("85" and 85.0), as Pydantic does.
+func (d *decoder) boundError(n *node, typ, words, key string, b bound, input json.RawMessage) {
+	var text string
+	ctx := []byte(`{"` + key + `":`)
+	if n.kind == kInt {
+		text = strconv.FormatInt(int64(b.val), 10)
+		ctx = append(ctx, text...)
+	} else {
+		text = strconv.FormatFloat(b.val, 'f', -1, 64)
+		ctx = appendPyFloat(ctx, b.val)
+	}
+	d.add(typ, "Input should be "+words+" "+text, input, append(ctx, '}'))
+}
+
+func (d *decoder) floatValue(i int, n *node, v reflect.Value) int {
+	t := d.scalarAt(i)
+	var (
+		f    float64
+		code numCode
+	)
+	switch t.kind {
+	case '"':
+		var ok bool
+		if f, ok = floatFromString(t.raw); !ok {
+			code = numParsing
+		}
+	case 't':
+		f = 1
+	case 'f':
+	case '0':
+		f, _ = strconv.ParseFloat(string(t.raw), 64)
+		if !t.isFloat && math.IsInf(f, 0) {
+			code = numType // Python: int too large to convert to float
+		}
+	default:
+		if t.end < 0 {
+			return -1
+		}
+		return d.mismatch(i, n)
+	}
+	if t.end < 0 {
+		return -1
+	}
+	input := func() json.RawMessage { return d.echo(i, t.end) }
+	switch {
+	case code == numParsing:
+		d.add("float_parsing", msgFloatParsing, input(), nil)
+	case code == numType:
+		d.add("float_type", msgFloatType, input(), nil)
+	case n.le.set && !(f <= n.le.val):
+		d.boundError(n, "less_than_equal", "less than or equal to", "le", n.le, input())
+	case n.lt.set && !(f < n.lt.val):
+		d.boundError(n, "less_than", "less than", "lt", n.lt, input())
+	case n.ge.set && !(f >= n.ge.val):
+		d.boundError(n, "greater_than_equal", "greater than or equal to", "ge", n.ge, input())
+	case n.gt.set && !(f > n.gt.val):
+		d.boundError(n, "greater_than", "greater than", "gt", n.gt, input())
+	default:
+		v.SetFloat(f)
+	}
+	return t.end
+}
+
+func (d *decoder) boolValue(i int, n *node, v reflect.Value) int {
+	t := d.scalarAt(i)
+	var (
+		b    bool
+		code numCode
+	)
+	switch t.kind {
+	case '"':
+		var ok bool
+		if b, ok = boolFromString(t.raw); !ok {
+			code = numParsing
+		}
+	case 't':
+		b = true
+	case 'f':
+	case '0':
+		b, code = boolFromNumber(t.raw, t.isFloat)
+	default:
+		if t.end < 0 {
+			return -1
+		}
+		return d.mismatch(i, n)
+	}
+	switch {
+	case t.end < 0:
+	case code == numOK:
+		v.SetBool(b)
+	case code == numParsing:
+		d.add("bool_parsing", msgBoolParsing, d.echo(i, t.end), nil)
+	default:
+		d.add("bool_type", msgBoolType, d.echo(i, t.end), nil)
+	}
+	return t.end
+}
+
+func (d *decoder) dateValue(i int, n *node, v reflect.Value) int {
+	t := d.scalarAt(i)
+	var (
+		dt Date
+		de dateErr
+	)
+	switch t.kind {
+	case '"':
+		dt, de = dateFromString(t.raw)
+	case '0':
+		dt, de = dateFromNumber(t.raw, t.isFloat)
+	default:
+		if t.end < 0 {
+			return -1
+		}
+		return d.mismatch(i, n)
+	}
+	switch {
+	case t.end < 0:
+	case de.typ != "":
+		d.dateError(de, d.echo(i, t.end))
+	default:
+		*(*Date)(v.Addr().UnsafePointer()) = dt
+	}
+	return t.end
+}
+
+// dateError records de, if any.
+func (d *decoder) dateError(de dateErr, input json.RawMessage) {
+	switch de.typ {
+	case "":
+	case "date_from_datetime_parsing":
+		ctx := append([]byte(`{"error":`), appendPyString(nil, []byte(de.msg))...)
+		d.add(de.typ, "Input should be a valid date or datetime, "+de.msg, input, append(ctx, '}'))
+	case "date_from_datetime_inexact":
+		d.add(de.typ, msgDateInexact, input, nil)
+	default:
+		d.add(de.typ, msgDateType, input, nil)
+	}
+}
+
+// strIntValue decodes Pydantic's str | int union (smart mode).
+func (d *decoder) strIntValue(i int, n *node, v reflect.Value) int {
+	t := d.scalarAt(i)
+	var (
+		val  int64
+		code numCode
+	)
+	switch t.kind {
+	case '"':
+		if t.end >= 0 {
+			v.Set(reflect.ValueOf(string(t.raw)))
+		}
+		return t.end
+	case 't':
+		val = 1
+	case 'f':
+	case '0':
+		val, code = intFromNumber(t.raw, t.isFloat)
+	default:
+		if t.end < 0 {
+			return -1
+		}
+		return d.mismatch(i, n)
+	}
+	if code != numOK {
+		input := d.echo(i, t.end)
+		d.errs = append(d.errs, ErrorDetail{Type: "string_type", Loc: d.locNow("str"), Msg: msgStringType, Input: input})
+		d.loc = append(d.loc, locElem{name: "int", idx: -1})
+		d.intError(n, code, input)
+		d.loc = d.loc[:len(d.loc)-1]
+		return t.end
+	}
+	v.Set(reflect.ValueOf(int(val)))
+	return t.end
+}
+
+// array decodes a JSON array (data[i] == '[') into the slice v.
+func (d *decoder) array(i int, n *node, v reflect.Value) int {
+	if d.depth++; d.depth > MaxDepth {
+		return d.tooDeep(i)
+	}
+	if n.elem.kind == kString && !n.elem.ptr && n.typ.Elem().Kind() == reflect.String && n.typ.Elem() == reflect.TypeFor[string]() {
+		return d.stringArray(i, n, v)
+	}
+	data := d.data
+	errStart := len(d.errs)
+	sl := reflect.MakeSlice(n.typ, 0, countElems(d.data, i))
+	count := 0
+	j := d.ws(i + 1)
+	if j < len(data) && data[j] == ']' {
+		j++
+	} else {
+		for {
+			if count == sl.Cap() {
+				sl = reflect.AppendSlice(sl, reflect.MakeSlice(n.typ, max(count, 1), max(count, 1)))
+			}
+			sl = sl.Slice(0, count+1)
+			d.loc = append(d.loc, locElem{idx: count})
+			j = d.value(j, n.elem, sl.Index(count))
+			d.loc = d.loc[:len(d.loc)-1]
+			if j < 0 {
+				return -1
+			}
+			count++
+			j = d.ws(j)
+			if j < len(data) && data[j] == ']' {
+				j++
+				break
+			}
+			if j >= len(data) || data[j] != ',' {
+				return d.fail(msgComma, j)
+			}
+			j = d.ws(j + 1)
+		}
+	}
+	d.depth--
+	d.lengthErrors(n, i, j, errStart, count)
+	v.Set(sl)
+	return j
+}
+
+// stringArray is array for []string without reflection per element; the
+// slice is sized from a first count of the elements.
+func (d *decoder) stringArray(i int, n *node, v reflect.Value) int {
+	data := d.data
+	errStart := len(d.errs)
+	out := make([]string, 0, countElems(data, i))
+	j := d.ws(i + 1)
+	if j < len(data) && data[j] == ']' {
+		j++
+	} else {
+		for {
+			if j >= len(data) {
+				return d.fail(msgExpectingValue, j)
+			}
+			d.loc = append(d.loc, locElem{idx: len(out)})
+			var s string
+			s, j, _ = d.stringOf(j, n.elem)
+			d.loc = d.loc[:len(d.loc)-1]
+			if j < 0 {
+				return -1
+			}
+			out = append(out, s)
+			j = d.ws(j)
+			if j < len(data) && data[j] == ']' {
+				j++
+				break
+			}
+			if j >= len(data) || data[j] != ',' {
+				return d.fail(msgComma, j)
+			}
+			j = d.ws(j + 1)
+		}
+	}
+	d.depth--
+	d.lengthErrors(n, i, j, errStart, len(out))
+	*(*[]string)(v.Addr().UnsafePointer()) = out
+	return j
+}
+
+// countElems estimates the number of elements of the array at i (a
+// capacity hint: it does not check syntax).
+func countElems(data []byte, i int) int {
+	depth, n, empty := 0, 0, true
+	for j := i + 1; j < len(data); j++ {
+		switch c := data[j]; c {
+		case '"':
+			for {
+				k := bytes.IndexByte(data[j+1:], '"')
+				if k < 0 {
+					return n + 1
+				}
+				j += 1 + k
+				b := 0
+				for p := j - 1; data[p] == '\\'; p-- {
+					b++
+				}
+				if b%2 == 0 {
+					break
+				}
+			}
+			empty = false
+		case '[', '{':
+			depth++
+			empty = false
+		case ']', '}':
+			if depth == 0 {
+				if empty {
+					return 0
+				}
+				return n + 1
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				n++
+			}
+		case ' ', '\t', '\n', '\r':
+		default:
+			empty = false
+		}
+	}
+	return n + 1
+}
+
+// lengthErrors applies a list's length bounds once its items are decoded:
+// too many items replace the items' errors with too_long (Pydantic checks
+// the length first); too few are too_short only when the items are valid.
+func (d *decoder) lengthErrors(n *node, i, end, errStart, count int) {
+	what := "List"
+	if n.kind == kMap {
+		what = "Dictionary"
+	}
+	switch {
+	case n.maxLen >= 0 && count > n.maxLen:
+		d.errs = d.errs[:errStart]
+		d.add("too_long", what+" should have at most "+plural(n.maxLen, "item")+" after validation, not "+strconv.Itoa(count),
+			d.echo(i, end), listCtx(what, "max_length", n.maxLen, count))
+	case len(d.errs) == errStart && n.minLen >= 0 && count < n.minLen:
+		d.add("too_short", what+" should have at least "+plural(n.minLen, "item")+" after validation, not "+strconv.Itoa(count),
+			d.echo(i, end), listCtx(what, "min_length", n.minLen, count))
+	}
+}
+
+func listCtx(fieldType, key string, limit, actual int) json.RawMessage {
+	return json.RawMessage(`{"field_type":"` + fieldType + `","` + key + `":` + strconv.Itoa(limit) + `,"actual_length":` + strconv.Itoa(actual) + `}`)
+}
+
+// dict decodes a JSON object (data[i] == '{') into the map v (dict[str,
+// T]): each value is validated by n.elem with loc [..., key]; a repeated key
+// keeps its last value, as Python's dict does; the item count is checked
+// against min/max like a list's, with Pydantic's "Dictionary" wording.
+func (d *decoder) dict(i int, n *node, v reflect.Value) int {
+	if d.depth++; d.depth > MaxDepth {
+		return d.tooDeep(i)
+	}
+	data := d.data
+	errStart := len(d.errs)
+	m := reflect.MakeMap(n.typ)
+	j := d.ws(i + 1)
+	if j < len(data) && data[j] == '}' {
+		j++
+	} else {
+		for {
+			if j >= len(data) || data[j] != '"' {
+				return d.fail(msgPropertyName, j)
+			}
+			key, kend := d.stringBytes(j)
+			if kend < 0 {
+				return -1
+			}
+			j = d.ws(kend)
+			if j >= len(data) || data[j] != ':' {
+				return d.fail(msgColon, j)
+			}
+			j = d.ws(j + 1)
+			elem := reflect.New(n.typ.Elem()).Elem()
+			d.loc = append(d.loc, locElem{name: string(key), idx: -1})
+			j = d.value(j, n.elem, elem)
+			d.loc = d.loc[:len(d.loc)-1]
+			if j < 0 {
+				return -1
+			}
+			m.SetMapIndex(reflect.ValueOf(string(key)).Convert(n.typ.Key()), elem)
+			j = d.ws(j)
+			if j < len(data) && data[j] == '}' {
+				j++
+				break
+			}
+			if j >= len(data) || data[j] != ',' {
+				return d.fail(msgComma, j)
+			}
+			j = d.ws(j + 1)
+		}
+	}
+	d.depth--
+	d.lengthErrors(n, i, j, errStart, m.Len())
+	v.Set(m)
+	return j
+}
+
+// seg is the range of errors one occurrence of a field produced.
+type seg struct{ field, from, to int }
+
+// extraKey is one occurrence of a key a forbidding shape does not know.
+type extraKey struct {
+	key        string
+	start, end int
+}
+
+// object decodes a JSON object (data[i] == '{') into the struct v.
+func (d *decoder) object(i int, sp *structPlan, v reflect.Value) int {
+	if d.depth++; d.depth > MaxDepth {
+		return d.tooDeep(i)
+	}
+	setDefaults(sp, v)
+	data := d.data
+	errStart := len(d.errs)
+	var (
+		seen   uint64
+		segs   []seg
+		extras []extraKey
+		next   int
+	)
+	j := d.ws(i + 1)
+	if j < len(data) && data[j] == '}' {
+		j++
+	} else {
+		for {
+			if j >= len(data) || data[j] != '"' {
+				return d.fail(msgPropertyName, j)
+			}
+			key, kend := d.stringBytes(j)
+			if kend < 0 {
+				return -1
+			}
+			// Keys mostly come in declaration order: try the next field first.
+			fi, known := next, next < len(sp.fields) && sp.fields[next].name == string(key)
+			if !known {
+				fi, known = sp.byName[string(key)]
+			}
+			next = fi + 1
+			var extra string
+			if !known && sp.forbid {
+				extra = string(key)
+			}
+			j = d.ws(kend)
+			if j >= len(data) || data[j] != ':' {
+				return d.fail(msgColon, j)
+			}
+			j = d.ws(j + 1)
+			if known {
+				f := &sp.fields[fi]
+				before := len(d.errs)
+				d.loc = append(d.loc, locElem{name: f.name, idx: -1})
+				j = d.value(j, f.node, v.Field(f.index))
+				d.loc = d.loc[:len(d.loc)-1]
+				if j < 0 {
+					return -1
+				}
+				if segs != nil || len(d.errs) > before || seen&(1<<fi) != 0 {
+					segs = append(segs, seg{fi, before, len(d.errs)})
+				}
+				seen |= 1 << fi
+			} else {
+				vs := j
+				if j = d.skip(j); j < 0 {
+					return -1
+				}
+				if sp.forbid {
+					extras = append(extras, extraKey{extra, vs, j})
+				}
+			}
+			j = d.ws(j)
+			if j < len(data) && data[j] == '}' {
+				j++
+				break
+			}
+			if j >= len(data) || data[j] != ',' {
+				return d.fail(msgComma, j)
+			}
+			j = d.ws(j + 1)
+		}
+	}
+	d.depth--
+	missing := sp.required &^ seen
+	if missing != 0 || extras != nil || len(d.errs) > errStart {
+		d.orderErrors(sp, i, j, errStart, missing, segs, extras)
+	}
+	return j
+}
+
+// orderErrors rewrites the errors of one object in Pydantic's order: per
+// field in declaration order (the last occurrence of a duplicated key
+// wins, as in Python's dict), missing fields in place, then extra keys in
+// order of first appearance with their last value.
+func (d *decoder) orderErrors(sp *structPlan, start, end, errStart int, missing uint64, segs []seg, extras []extraKey) {
+	ordered := make([]ErrorDetail, 0, len(d.errs)-errStart+bits.OnesCount64(missing)+len(extras))
+	var whole json.RawMessage
+	for fi := range sp.fields {
+		if missing&(1<<fi) != 0 {
+			if whole == nil {
+				whole = d.echo(start, end)
+			}
+			ordered = append(ordered, ErrorDetail{Type: "missing", Loc: d.locNow(sp.fields[fi].name),
+				Msg: msgMissing, Input: whole})
+			continue
+		}
+		last := -1
+		for k := range segs {
+			if segs[k].field == fi {
+				last = k
+			}
+		}
+		if last >= 0 {
+			ordered = append(ordered, d.errs[segs[last].from:segs[last].to]...)
+		}
+	}
+	for k, e := range extras {
+		first, last := true, k
+		for m := range extras {
+			if extras[m].key == e.key {
+				if m < k {
+					first = false
+				}
+				last = m
+			}
+		}
+		if first {
+			ordered = append(ordered, ErrorDetail{Type: "extra_forbidden", Loc: d.locNow(e.key), Msg: msgExtra,
+				Input: d.echo(extras[last].start, extras[last].end)})
+		}
+	}
+	d.errs = append(d.errs[:errStart], ordered...)
 }

@@ -1,25 +1,41 @@
 package shapes
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
 
+// ErrUnreadable is wrapped by the ValidationError of an input that is not
+// text JSON can be read from: invalid UTF-8, or nesting deeper than
+// MaxDepth. FastAPI answers these with 400 "There was an error parsing the
+// body" rather than 422; errors.Is(err, ErrUnreadable) tells them apart.
+var ErrUnreadable = errors.New("shapes: unreadable JSON text")
+
 // ErrorDetail is one entry of an HTTPValidationError, Pydantic v2's error
-// object: type, loc, msg, input and ctx, in that key order.
+// object (the interface document's ValidationError): type, loc, msg, input
+// and ctx, in that key order.
+//
+// Errors made by Decode carry Input and Ctx as json.RawMessage, rendered
+// exactly as FastAPI renders them (Python's json.dumps of the value
+// json.loads produced, ctx keys in Pydantic's order).
 type ErrorDetail struct {
-	Type  string `json:"type"`
-	Loc   []any  `json:"loc"`
-	Msg   string `json:"msg"`
+	Type  string `json:"type" validate:"required"`
+	Loc   []any  `json:"loc" validate:"required,dive,strint"`
+	Msg   string `json:"msg" validate:"required"`
 	Input any    `json:"input"`
-	Ctx   any    `json:"ctx,omitempty"`
+	Ctx   any    `json:"ctx,omitempty" validate:"omitnil,object"`
 }
 
 // ValidationError is FastAPI's HTTPValidationError: {"detail":[...]}. Decode
 // returns it with loc relative to the document root; the HTTP layer prefixes
 // "body", "query", "path" or "header".
 type ValidationError struct {
-	Detail []ErrorDetail `json:"detail"`
+	Detail []ErrorDetail `json:"detail" validate:"omitnil"`
+
+	cause error // ErrUnreadable, or nil
 }
 
 // Error summarises the first errors.
@@ -39,9 +55,70 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
+// MarshalJSON writes the error as FastAPI does: keys in Pydantic's order,
+// strings as Python's json.dumps(ensure_ascii=False) writes them (U+2028
+// unescaped, for one), raw inputs and contexts as they are.
+func (e ErrorDetail) MarshalJSON() ([]byte, error) {
+	b := append([]byte(`{"type":`), appendPyString(nil, []byte(e.Type))...)
+	b = append(b, `,"loc":[`...)
+	for i, l := range e.Loc {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if s, ok := l.(string); ok {
+			b = appendPyString(b, []byte(s))
+			continue
+		}
+		v, err := json.Marshal(l)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, v...)
+	}
+	b = append(b, `],"msg":`...)
+	b = appendPyString(b, []byte(e.Msg))
+	b = append(b, `,"input":`...)
+	in, err := marshalValue(e.Input)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, in...)
+	if e.Ctx != nil {
+		ctx, err := marshalValue(e.Ctx)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"ctx":`...), ctx...)
+	}
+	return append(b, '}'), nil
+}
+
+// marshalValue renders an input or ctx: raw JSON as is, strings as
+// Python writes them, anything else with encoding/json (no HTML escaping).
+func marshalValue(v any) ([]byte, error) {
+	switch x := v.(type) {
+	case json.RawMessage:
+		if x != nil {
+			return x, nil
+		}
+	case string:
+		return appendPyString(nil, []byte(strings.ToValidUTF8(x, "\uFFFD"))), nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Unwrap returns ErrUnreadable for inputs that are not readable JSON text.
+func (e *ValidationError) Unwrap() error { return e.cause }
+
 // WithPrefix returns a copy of e whose every loc starts with prefix.
 func (e *ValidationError) WithPrefix(prefix ...any) *ValidationError {
-	out := &ValidationError{Detail: make([]ErrorDetail, len(e.Detail))}
+	out := &ValidationError{Detail: make([]ErrorDetail, len(e.Detail)), cause: e.cause}
 	for i, d := range e.Detail {
 		loc := make([]any, 0, len(prefix)+len(d.Loc))
 		loc = append(append(loc, prefix...), d.Loc...)
@@ -60,6 +137,6 @@ func NewValueError(msg string, input any) *ValidationError {
 		Loc:   []any{},
 		Msg:   "Value error, " + msg,
 		Input: input,
-		Ctx:   map[string]any{"error": map[string]any{}},
+		Ctx:   json.RawMessage(`{"error":{}}`),
 	}}}
 }

@@ -11,7 +11,7 @@ package shapes
 type NicheCreateRequest struct {
 	// OperationID makes the call idempotent (optional: without it a
 	// repeated call creates another evaluation).
-	OperationID string `json:"operationId" validate:"omitempty,min=1,max=128"`
+	OperationID *string `json:"operationId" validate:"omitnil,min=1,max=128"`
 	// Actor names the curator (default "curator").
 	Actor string `json:"actor" validate:"omitempty,max=120"`
 	// Reason is kept in the revision log.
@@ -21,9 +21,9 @@ type NicheCreateRequest struct {
 
 // NicheReviseRequest is the body of PUT /v1/admin/niche/evaluations/{niche_id}.
 type NicheReviseRequest struct {
-	OperationID string `json:"operationId" validate:"omitempty,min=1,max=128"`
-	Actor       string `json:"actor" validate:"omitempty,max=120"`
-	Reason      string `json:"reason" validate:"omitempty,max=2000"`
+	OperationID *string `json:"operationId" validate:"omitnil,min=1,max=128"`
+	Actor       string  `json:"actor" validate:"omitempty,max=120"`
+	Reason      string  `json:"reason" validate:"omitempty,max=2000"`
 	// ExpectedRevision must be the current revision (409 otherwise).
 	ExpectedRevision int        `json:"expectedRevision" validate:"required,gte=1"`
 	Draft            NicheDraft `json:"draft" validate:"required"`
@@ -31,17 +31,17 @@ type NicheReviseRequest struct {
 
 // NicheTransitionRequest is the body of the publish and withdraw routes.
 type NicheTransitionRequest struct {
-	OperationID      string `json:"operationId" validate:"omitempty,min=1,max=128"`
-	Actor            string `json:"actor" validate:"omitempty,max=120"`
-	Reason           string `json:"reason" validate:"omitempty,max=2000"`
-	ExpectedRevision int    `json:"expectedRevision" validate:"required,gte=1"`
+	OperationID      *string `json:"operationId" validate:"omitnil,min=1,max=128"`
+	Actor            string  `json:"actor" validate:"omitempty,max=120"`
+	Reason           string  `json:"reason" validate:"omitempty,max=2000"`
+	ExpectedRevision int     `json:"expectedRevision" validate:"required,gte=1"`
 }
 
 // NicheSignalInput is one signal submitted for ingestion.
 type NicheSignalInput struct {
 	// ID is optional: "sig_" + 32 lowercase hex chosen by the caller.
-	ID   string `json:"id" validate:"omitempty,len=36"`
-	Kind string `json:"kind" validate:"required,oneof=complaint question review job_post feature_request forum_post news_report regulatory_notice recall_notice market_report"`
+	ID   *string `json:"id" validate:"omitnil,len=36"`
+	Kind string  `json:"kind" validate:"required,oneof=complaint question review job_post feature_request forum_post news_report regulatory_notice recall_notice market_report"`
 	// SourceURL is an absolute http(s) URL.
 	SourceURL string `json:"sourceUrl" validate:"required,min=8,max=2048"`
 	// Origin names the collector, e.g. "reddit" ([a-z0-9._-], 1..64).
@@ -53,12 +53,12 @@ type NicheSignalInput struct {
 	// ObservedAt is when the source says the item happened (RFC 3339).
 	ObservedAt string `json:"observedAt" validate:"required,min=10,max=40"`
 	// CollectedAt is when the collector fetched it (RFC 3339; default now).
-	CollectedAt string           `json:"collectedAt" validate:"omitempty,min=10,max=40"`
+	CollectedAt *string          `json:"collectedAt" validate:"omitnil,min=10,max=40"`
 	License     string           `json:"license" validate:"required,min=1,max=200"`
 	Attribution string           `json:"attribution" validate:"omitempty,max=200"`
 	Engagement  map[string]int64 `json:"engagement" validate:"omitempty,max=8"`
 	// State is pending (default) or accepted.
-	State string `json:"state" validate:"omitempty,oneof=pending accepted"`
+	State *string `json:"state" validate:"omitnil,oneof=pending accepted"`
 }
 
 // NicheSignalBatch is the body of POST /v1/admin/niche/signals.
@@ -76,9 +76,9 @@ type NicheModerationRequest struct {
 
 // NicheSignalListQuery holds the query of GET /v1/admin/niche/signals.
 type NicheSignalListQuery struct {
-	State  *string `query:"state" validate:"omitempty,oneof=pending accepted rejected"`
-	Origin *string `query:"origin" validate:"omitempty,max=64"`
-	Limit  int     `query:"limit" validate:"gte=1,lte=500"`
+	State  *string `json:"state" query:"state" validate:"omitempty,oneof=pending accepted rejected"`
+	Origin *string `json:"origin" query:"origin" validate:"omitempty,max=64"`
+	Limit  int     `json:"limit" query:"limit" validate:"gte=1,lte=500"`
 }
 
 // SetDefaults sets the defaults (limit 100).

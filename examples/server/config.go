@@ -55,6 +55,15 @@ type config struct {
 	NicheUnlockTTL    time.Duration
 	TrustedProxies    string
 
+	// Discovery documents.
+	Discovery     bool
+	ProviderName  string
+	ProviderEmail string
+	ProviderURL   string
+	HomepageURL   string
+	TermsURL      string
+	PrivacyURL    string
+
 	// Maintenance.
 	PurgeInterval time.Duration
 }
@@ -143,12 +152,39 @@ func (f *flagSet) ints(p *[]int, name, envName, def, usage string) {
 	})
 }
 
+// envOnlyHelp lists the settings read only from the environment: secrets and
+// deployment facts that must never appear in a process listing or -help.
+const envOnlyHelp = `
+Environment only (secrets and deployment facts):
+  ASSAY_ADMIN_KEY                key for the /v1/admin/... routes (empty: admin routes disabled)
+  OPENAI_API_KEY                 enables OpenAI web search (else the offline demo corpus)
+  ASSAY_PAYEE_ADDRESS            USDC payee (0x...); required outside dev mode
+  ASSAY_NETWORK                  eip155:8453 (Base, default) or eip155:84532 (Base Sepolia)
+  ASSAY_FACILITATOR_URL          x402 facilitator; empty: DEV MODE (signatures verified, nothing settled)
+  ASSAY_FACILITATOR_AUTH         header sent to the facilitator, "Name: value"
+  ASSAY_MPP_SECRET               MPP challenge-binding secret, at least 32 bytes (required outside dev mode)
+  ASSAY_MPP_REALM                MPP realm (default: host of the public base URL)
+  ASSAY_RECEIPT_KEY              receipt signing key "ed25519:<base64url seed>[,ed25519-pub:<old key>...]";
+                                 empty: generated once and kept in the database
+  ASSAY_STRIPE_SECRET_KEY        Stripe key: card payments (MPP stripe) and niche subscriptions
+  ASSAY_STRIPE_PROFILE_ID        Stripe business-network profile id (MPP stripe)
+  ASSAY_STRIPE_PRICE_ID          monthly USD price of the niche subscription
+  ASSAY_STRIPE_WEBHOOK_SECRET    Stripe webhook signing secret (subscriptions)
+  ASSAY_COST_INPUT_PER_MTOK, ASSAY_COST_CACHED_INPUT_PER_MTOK, ASSAY_COST_OUTPUT_PER_MTOK,
+  ASSAY_COST_PER_SEARCH_CALL     provider prices in micro-USD for per-order cost accounting
+`
+
 // parseConfig reads flags from args, falling back to environment variables
 // and then to defaults. It returns flag.ErrHelp for -help.
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
 	c := &config{}
 	f := &flagSet{FlagSet: flag.NewFlagSet("server", flag.ContinueOnError), getenv: getenv}
 	f.SetOutput(out)
+	f.Usage = func() {
+		fmt.Fprintln(out, "Usage of server (every flag also reads the environment variable named in its help):")
+		f.PrintDefaults()
+		fmt.Fprint(out, envOnlyHelp)
+	}
 
 	f.str(&c.Addr, "addr", "ASSAY_ADDR", "127.0.0.1:8080", "listen address")
 	f.str(&c.DataDir, "data", "ASSAY_DATA", "./assay-data", "directory for the SQLite database and snapshot files")
@@ -188,6 +224,19 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.str(&c.NichePrefix, "niche-prefix", "ASSAY_NICHE_PREFIX", "/niche-discovery", "service prefix of the niche routes")
 	f.dur(&c.NicheUnlockTTL, "niche-unlock-ttl", "ASSAY_NICHE_UNLOCK_TTL", 15*time.Minute, "validity of an x-niche-paid-call token")
 	f.str(&c.TrustedProxies, "trusted-proxies", "ASSAY_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (free-search quotas)")
+
+	disc := f.env("ASSAY_DISCOVERY", "true")
+	if b, err := strconv.ParseBool(disc); err != nil {
+		f.errs = append(f.errs, fmt.Errorf("ASSAY_DISCOVERY: invalid boolean %q", disc))
+	} else {
+		f.BoolVar(&c.Discovery, "discovery", b, "serve openapi.json and the .well-known discovery documents (env ASSAY_DISCOVERY)")
+	}
+	f.str(&c.ProviderName, "provider-name", "ASSAY_PROVIDER_NAME", "", "operator name in discovery documents (empty: assay)")
+	f.str(&c.ProviderEmail, "provider-email", "ASSAY_PROVIDER_EMAIL", "", "operator contact e-mail in discovery documents")
+	f.str(&c.ProviderURL, "provider-url", "ASSAY_PROVIDER_URL", "", "operator web site in discovery documents")
+	f.str(&c.HomepageURL, "homepage-url", "ASSAY_HOMEPAGE_URL", "", "service homepage in discovery documents")
+	f.str(&c.TermsURL, "terms-url", "ASSAY_TERMS_URL", "", "terms of service URL in discovery documents")
+	f.str(&c.PrivacyURL, "privacy-url", "ASSAY_PRIVACY_URL", "", "privacy policy URL in discovery documents")
 
 	f.dur(&c.PurgeInterval, "purge-interval", "ASSAY_PURGE_INTERVAL", time.Hour, "how often expired verifications and snapshots are purged")
 

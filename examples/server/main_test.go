@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/assaykit/assay/payment"
 )
 
 // startServer runs the example server on a free loopback port with its data
@@ -93,7 +95,7 @@ func TestHelpAndBadConfig(t *testing.T) {
 	if err := run(context.Background(), []string{"-help"}, func(string) string { return "" }, io.Discard, &errOut, nil); err != nil {
 		t.Fatalf("-help: %v", err)
 	}
-	if !strings.Contains(errOut.String(), "ASSAY_ADDR") {
+	if !strings.Contains(errOut.String(), "ASSAY_ADDR") || !strings.Contains(errOut.String(), "ASSAY_FACILITATOR_URL") {
 		t.Fatalf("help does not name the environment variables:\n%s", errOut.String())
 	}
 	err := run(context.Background(), nil, func(k string) string {
@@ -101,5 +103,37 @@ func TestHelpAndBadConfig(t *testing.T) {
 	}, io.Discard, io.Discard, nil)
 	if err == nil {
 		t.Fatal("bad log level accepted")
+	}
+}
+
+func TestDiscoveryDocumentsServed(t *testing.T) {
+	base := startServer(t, nil)
+	for _, p := range []string{
+		"/openapi.json", "/.well-known/agent-service.json", "/.well-known/x402",
+		"/claim-verification/openapi.json", "/claim-verification/.well-known/agent-service.json",
+		"/niche-discovery/openapi.json",
+	} {
+		res, err := http.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		err = json.NewDecoder(res.Body).Decode(&doc)
+		res.Body.Close()
+		if res.StatusCode != 200 || err != nil || res.Header.Get("ETag") == "" {
+			t.Errorf("%s: %d %v etag=%q", p, res.StatusCode, err, res.Header.Get("ETag"))
+		}
+	}
+	// The 402 of a paid route carries the bazaar extension (x402 crawlers).
+	res, err := http.Post(base+"/v1/claims/verify", "application/json", strings.NewReader(`{"claim":"The Base mainnet chain ID is 8453."}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var pr struct {
+		Extensions map[string]any `json:"extensions"`
+	}
+	if err := payment.DecodeX402Header(res.Header.Get("Payment-Required"), &pr); err != nil || pr.Extensions["bazaar"] == nil {
+		t.Fatalf("402 without bazaar extension: %v %v", err, pr.Extensions)
 	}
 }

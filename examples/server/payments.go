@@ -11,6 +11,7 @@ import (
 
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 )
 
@@ -59,9 +60,9 @@ func readPaymentsConfig(getenv func(string) string) (paymentsConfig, error) {
 // newProcessor builds the x402/MPP protocol layer. Without a facilitator it
 // runs in dev mode: signatures are verified for real, nothing is settled
 // on-chain, and receipts say so.
-func newProcessor(c paymentsConfig, publicBase string, log *slog.Logger) (*payment.Protocols, error) {
+func newProcessor(c paymentsConfig, publicBase string, bz *server.Bazaar, log *slog.Logger) (*payment.Protocols, error) {
 	dev := c.FacilitatorURL == ""
-	opts := &payment.ProcessorOptions{PayTo: c.PayTo, Network: c.Network, Dev: dev, Realm: c.Realm, Logger: log}
+	opts := &payment.ProcessorOptions{PayTo: c.PayTo, Network: c.Network, Dev: dev, Realm: c.Realm, Logger: log, Extensions: bz.Extensions}
 	if opts.Realm == "" {
 		if u, err := url.Parse(publicBase); err == nil && u.Hostname() != "" {
 			opts.Realm = u.Hostname()

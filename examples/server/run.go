@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
@@ -75,7 +76,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	proc, err := newProcessor(payCfg, publicBase, log.With("component", "payment"))
+	bz := &server.Bazaar{}
+	proc, err := newProcessor(payCfg, publicBase, bz, log.With("component", "payment"))
 	if err != nil {
 		return err
 	}
@@ -87,6 +89,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	h, err := server.New(server.Config{
 		Logger:        log,
+		PublicBaseURL: publicBase,
+		Discovery: server.DiscoveryConfig{
+			Enabled: cfg.Discovery,
+			Provider: discovery.Provider{ID: cfg.ProviderURL, Name: cfg.ProviderName,
+				Contact: cfg.ProviderEmail, URL: cfg.ProviderURL},
+			Homepage: cfg.HomepageURL, Terms: cfg.TermsURL, Privacy: cfg.PrivacyURL,
+			Repository: "https://github.com/assaykit/assay",
+		},
 		MaxBodyBytes:  cfg.MaxBodyBytes,
 		AdminKey:      cfg.AdminKey,
 		Metrics:       m.Handler(),
@@ -96,7 +106,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Niche:         catalogue,
 		Claims:        server.ClaimsConfig{Engine: verify.engine},
 		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: []string{server.DefaultClaimsPrefix}},
-		Subscriptions: server.SubscriptionConfig{Service: subs, PublicURL: publicBase},
+		Subscriptions: server.SubscriptionConfig{Service: subs},
 		Ready: map[string]func(context.Context) error{
 			"store":  db.Ping,
 			"claims": verify.ready,
@@ -115,6 +125,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+
+	bz.Bind(h)
 
 	srv := &http.Server{
 		Handler:           h,

@@ -1,0 +1,269 @@
+package discovery
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// Service describes one published service: what every document is
+// generated from. The server fills it from its routing table, the tier
+// table, the shapes' JSON Schemas and the live payment challenges; nothing
+// in it is a hand-kept copy of a price.
+type Service struct {
+	// Key names the service in documents that need a slug, e.g.
+	// "claim-verification".
+	Key string
+	// Name is the display name (1–100 characters).
+	Name string
+	// Description says what the service does (1–1000 characters).
+	Description string
+	// Summary is the one-line description of the MCP registry entry
+	// (1–100 characters). Empty means Description when it is short
+	// enough; New reports an error otherwise.
+	Summary string
+	// Version is the service version, e.g. "0.3.1".
+	Version string
+	// Lifecycle is the lifecycle label, e.g. "paid-preview".
+	Lifecycle string
+	// Homepage is an absolute URL for people.
+	Homepage string
+	// Tags are free keywords (≤32, unique).
+	Tags []string
+	// Categories are the MPP discovery categories (≤5, lowercase,
+	// hyphenated), e.g. "search", "data".
+	Categories []string
+	// Base is the absolute URL of the service: the public base URL plus
+	// the service prefix, without a trailing slash. Operation paths are
+	// relative to it.
+	Base string
+	// Prefix is the path prefix of the service ("" at the origin root).
+	Prefix string
+	// Provider operates the service.
+	Provider Provider
+	// Capabilities are what the service can do; operations name one.
+	Capabilities []Capability
+	// Operations are the public HTTP operations, in publishing order.
+	Operations []Operation
+	// Components are JSON Schema definitions referenced as
+	// "#/components/schemas/<name>" by Operation.Body, Query and Output.
+	Components map[string]json.RawMessage
+	// MCP is the MCP endpoint, nil when the service has none.
+	MCP *MCP
+	// A2A is the A2A endpoint, nil when the service has none.
+	A2A *A2A
+	// Provenance and Policies are published in the manifest.
+	Provenance Provenance
+	Policies   Policies
+	// Paid is true when calls are charged (a payment gate is configured);
+	// false documents publish no payment challenges.
+	Paid bool
+	// OwnershipProofs are the payee addresses (x402 discovery).
+	OwnershipProofs []string
+	// Extensions are further members of the manifest's extensions.
+	Extensions map[string]any
+	// MCPName is the MCP registry name (reverse DNS, one "/"), e.g.
+	// "io.github.assaykit/claim-verification".
+	MCPName string
+	// Repository is the source repository URL (MCP registry entry),
+	// optional.
+	Repository string
+}
+
+// Provider is who operates the service.
+type Provider struct {
+	// ID is a URI naming the provider, e.g. its website.
+	ID string
+	// Name is the provider's name (1–200).
+	Name string
+	// Contact is an email address.
+	Contact string
+	// URL is the provider's website (A2A card).
+	URL string
+	// SigningKey is the URL of the keys that sign receipts (a JWKS).
+	SigningKey string
+}
+
+// Capability is one thing the service can do.
+type Capability struct {
+	ID      string // ^[a-z0-9]+(?:[.-][a-z0-9]+)*$
+	Summary string
+	Domains []string
+}
+
+// Provenance says where results come from.
+type Provenance struct {
+	Summary   string
+	Freshness string
+	Sources   []string
+	Coverage  string
+}
+
+// Policies are the terms of use.
+type Policies struct {
+	Terms             string
+	Privacy           string
+	DataRetentionDays int
+	AllowedUse        []string
+	ProhibitedUse     []string
+}
+
+// Operation is one public HTTP operation.
+type Operation struct {
+	// ID is the operation id (the route id), ^[a-z][a-z0-9_.-]*$.
+	ID string
+	// Capability is the id of the capability it serves.
+	Capability string
+	// Summary is one sentence (1–500).
+	Summary string
+	// Method is the HTTP method; Path the pattern relative to the
+	// service Base, with {name} path parameters.
+	Method string
+	Path   string
+	// Body and Query name components: the JSON body and the query
+	// parameters (the properties of the named object schema).
+	Body  string
+	Query string
+	// Output names the component of the 200 response, "" for a generic
+	// JSON object.
+	Output string
+	// Price is set on paid operations.
+	Price *Price
+	// TimeoutSeconds is the longest a call takes (0: not published).
+	TimeoutSeconds int
+	// Idempotent tells whether a retry has no further effect.
+	Idempotent bool
+	// Tool is the MCP tool that offers the same operation, "" if none.
+	Tool string
+	// Extra is published per operation: as x-<key> members in OpenAPI and
+	// under extensions.operations.<id> in the manifest.
+	Extra map[string]any
+	// Example is an example request body (or nil).
+	Example json.RawMessage
+}
+
+// Price is what a paid operation costs, as the live 402 challenge states
+// it.
+type Price struct {
+	// AmountMicroUSD is the USDC price (x402, MPP evm), micro-USD.
+	AmountMicroUSD int64
+	// CardMicroUSD is the card price (MPP stripe), 0 when cards are not
+	// offered.
+	CardMicroUSD int64
+	// Methods are the accepted payment methods, read from the challenge.
+	Methods []Method
+	// Description is what the payer buys.
+	Description string
+}
+
+// Method is one accepted way to pay, as a 402 challenge offers it.
+type Method struct {
+	// Protocol is "x402" or "mpp".
+	Protocol string
+	// Scheme is the x402 scheme ("exact") or the MPP method ("evm",
+	// "stripe").
+	Scheme string
+	// Intent is the MPP intent ("charge"); "" for x402.
+	Intent string
+	// Network is the CAIP-2 network (eip155:8453), or "stripe" for cards.
+	Network string
+	// Asset is the token contract address, or the ISO 4217 currency
+	// ("usd") for cards.
+	Asset string
+	// AssetSymbol names the asset for people ("USDC", "USD").
+	AssetSymbol string
+	// PayTo is the payee (address or payment profile).
+	PayTo string
+	// Amount is in the asset's base units (USDC atomic units, cents).
+	Amount string
+}
+
+// MCP is a Model Context Protocol endpoint of the service.
+type MCP struct {
+	// Path is the endpoint path relative to Base, e.g. "/mcp".
+	Path string
+}
+
+// A2A is an A2A JSON-RPC endpoint of the service.
+type A2A struct {
+	// Path is the endpoint path relative to Base, e.g. "/a2a".
+	Path string
+	// Price is what one A2A call costs (nil: free).
+	Price *Price
+	// Skills are the skills the agent card lists.
+	Skills []Skill
+}
+
+// Skill is one A2A skill.
+type Skill struct {
+	ID          string
+	Name        string
+	Description string
+	Tags        []string
+	Examples    []string
+}
+
+// Document paths, relative to a service Base.
+const (
+	PathOpenAPI      = "/openapi.json"
+	PathManifest     = "/.well-known/agent-service.json"
+	PathX402         = "/.well-known/x402"
+	PathMCPServer    = "/.well-known/mcp/server.json"
+	PathAgentCard    = "/.well-known/agent-card.json"
+	ManifestVersion  = "0.1"
+	mcpServerSchema  = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
+	x402ExtensionURI = "https://www.x402.org/"
+	mppExtensionURI  = "https://paymentauth.org/"
+)
+
+// URL returns the absolute URL of a path relative to the service.
+func (s *Service) URL(path string) string { return s.Base + path }
+
+// USD formats micro-USD as a decimal string without trailing zeros
+// ("0.05", "0.5", "1", "0.000001").
+func USD(micro int64) string {
+	neg := micro < 0
+	if neg {
+		micro = -micro
+	}
+	whole, frac := micro/1_000_000, micro%1_000_000
+	s := strconv.FormatInt(whole, 10)
+	if frac != 0 {
+		f := strconv.FormatInt(frac, 10)
+		f = strings.Repeat("0", 6-len(f)) + f
+		s += "." + strings.TrimRight(f, "0")
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// methods returns the methods of p with the given protocol and scheme
+// ("" matches any).
+func (p *Price) methods(protocol, scheme string) []Method {
+	var out []Method
+	for _, m := range p.Methods {
+		if (protocol == "" || m.Protocol == protocol) && (scheme == "" || m.Scheme == scheme) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// slug turns an operation id into an offer id fragment: lowercase letters,
+// digits and hyphens.
+func slug(id string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(id) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimRight(b.String(), "-")
+}

@@ -1,0 +1,267 @@
+package discovery
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Names of the components this package adds to every OpenAPI document.
+const (
+	ComponentPaymentRequired = "PaymentRequiredProblem"
+	ComponentDetail          = "ErrorDetail"
+	componentValidation      = "HTTPValidationError"
+)
+
+const paymentRequiredSchema = `{"type":"object","description":"402 answer: an RFC 9457 problem that is also an x402 v1 document. The PAYMENT-REQUIRED header carries the x402 v2 PaymentRequired (base64 JSON) and each WWW-Authenticate header one MPP Payment challenge.","properties":{"type":{"type":"string"},"title":{"type":"string"},"status":{"type":"integer"},"detail":{"type":"string"},"x402Version":{"type":"integer"},"error":{"type":"string"},"accepts":{"type":"array","items":{"type":"object"}}}}`
+
+const detailSchema = `{"type":"object","required":["detail"],"properties":{"detail":{"type":"string"}}}`
+
+// OpenAPI generates the OpenAPI 3.1 document of s.
+//
+// Every operation has its parameters (path parameters, and the properties
+// of its query shape), its JSON request body (a reference to the body
+// shape), a 200 response with the result schema, a 422 response when it
+// takes input, and — when s.Paid and the operation is priced — a 402
+// response and x-payment-info in both dialects: the x402scan/agentcash one
+// (price + protocols) and the MPP discovery draft's (offers, amounts in
+// base units), side by side in one object. Top level: x-service-info (MPP
+// discovery) and, when paid, x-discovery with the ownership proofs.
+func OpenAPI(s *Service) ([]byte, error) {
+	comps := map[string]json.RawMessage{}
+	for k, v := range s.Components {
+		comps[k] = v
+	}
+	for name, def := range map[string]string{ComponentDetail: detailSchema, ComponentPaymentRequired: paymentRequiredSchema} {
+		if _, taken := comps[name]; taken {
+			return nil, fmt.Errorf("discovery: component name %q is reserved", name)
+		}
+		if name == ComponentDetail || s.Paid {
+			comps[name] = json.RawMessage(def)
+		}
+	}
+	paths := map[string]map[string]any{}
+	for _, op := range s.Operations {
+		o, err := s.openAPIOperation(op, comps)
+		if err != nil {
+			return nil, err
+		}
+		if paths[op.Path] == nil {
+			paths[op.Path] = map[string]any{}
+		}
+		m := strings.ToLower(op.Method)
+		if _, dup := paths[op.Path][m]; dup {
+			return nil, fmt.Errorf("discovery: two operations for %s %s", op.Method, op.Path)
+		}
+		paths[op.Path][m] = o
+	}
+	info := map[string]any{"title": s.Name, "version": s.Version, "description": s.Description}
+	if s.Provider.Contact != "" {
+		info["contact"] = map[string]any{"name": s.Provider.Name, "email": s.Provider.Contact}
+	}
+	if s.Lifecycle != "" {
+		info["x-lifecycle"] = s.Lifecycle
+	}
+	svcInfo := map[string]any{"docs": map[string]any{"homepage": s.Homepage, "apiReference": s.URL(PathOpenAPI)}}
+	if len(s.Categories) > 0 {
+		svcInfo["categories"] = s.Categories
+	}
+	doc := map[string]any{
+		"openapi":        "3.1.0",
+		"info":           info,
+		"servers":        []any{map[string]any{"url": s.Base}},
+		"paths":          paths,
+		"components":     map[string]any{"schemas": comps},
+		"x-service-info": svcInfo,
+	}
+	if len(s.Tags) > 0 {
+		doc["tags"] = []any{map[string]any{"name": s.Key, "description": s.Name}}
+	}
+	if s.Paid && len(s.OwnershipProofs) > 0 {
+		doc["x-discovery"] = map[string]any{"ownershipProofs": s.OwnershipProofs}
+	}
+	return marshal(doc)
+}
+
+func (s *Service) openAPIOperation(op Operation, comps map[string]json.RawMessage) (map[string]any, error) {
+	o := map[string]any{"operationId": op.ID, "summary": op.Summary, "tags": []string{s.Key}}
+	var params []any
+	for _, p := range pathParams(op.Path) {
+		params = append(params, map[string]any{"name": p, "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+	}
+	if op.Query != "" {
+		qp, err := queryParams(comps, op.Query)
+		if err != nil {
+			return nil, fmt.Errorf("discovery: %s: %w", op.ID, err)
+		}
+		params = append(params, qp...)
+	}
+	if len(params) > 0 {
+		o["parameters"] = params
+	}
+	if op.Body != "" {
+		if _, ok := comps[op.Body]; !ok {
+			return nil, fmt.Errorf("discovery: %s: no schema named %q", op.ID, op.Body)
+		}
+		media := map[string]any{"schema": ref(op.Body)}
+		if len(op.Example) > 0 {
+			media["example"] = op.Example
+		}
+		o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": media}}
+	}
+	var okSchema any = map[string]any{"type": "object"}
+	if op.Output != "" {
+		if _, ok := comps[op.Output]; !ok {
+			return nil, fmt.Errorf("discovery: %s: no schema named %q", op.ID, op.Output)
+		}
+		okSchema = ref(op.Output)
+	}
+	ok := map[string]any{"description": "Success", "content": map[string]any{"application/json": map[string]any{"schema": okSchema}}}
+	responses := map[string]any{"200": ok}
+	if op.Body != "" || op.Query != "" || len(pathParams(op.Path)) > 0 {
+		var verr any = ref(ComponentDetail)
+		if _, ok := comps[componentValidation]; ok {
+			verr = ref(componentValidation)
+		}
+		responses["422"] = map[string]any{"description": "Validation Error",
+			"content": map[string]any{"application/json": map[string]any{"schema": verr}}}
+	}
+	if op.Price != nil && s.Paid {
+		str := map[string]any{"type": "string"}
+		ok["headers"] = map[string]any{
+			"X-Agentic-Order-Id":    map[string]any{"description": "The order of this paid call.", "schema": str},
+			"X-Agentic-Order-Token": map[string]any{"description": "Secret that reads the order later (shown once).", "schema": str},
+			"X-Agentic-Receipt-Id":  map[string]any{"description": "The signed receipt of this call.", "schema": str},
+		}
+		responses["402"] = map[string]any{
+			"description": "Payment Required: pay one of the advertised challenges and repeat the request.",
+			"headers": map[string]any{
+				"PAYMENT-REQUIRED": map[string]any{"description": "x402 v2 PaymentRequired, base64 JSON.", "schema": str},
+				"WWW-Authenticate": map[string]any{"description": "MPP Payment challenge (one header per method).", "schema": str},
+			},
+			"content": map[string]any{"application/json": map[string]any{"schema": ref(ComponentPaymentRequired)}},
+		}
+		o["x-payment-info"] = paymentInfo(op.Price)
+	}
+	o["responses"] = responses
+	for _, k := range sortedKeys(op.Extra) {
+		o["x-"+k] = op.Extra[k]
+	}
+	return o, nil
+}
+
+// paymentInfo is x-payment-info in both dialects.
+func paymentInfo(p *Price) map[string]any {
+	var protocols, offers []any
+	seenX402 := false
+	for _, m := range p.Methods {
+		switch m.Protocol {
+		case "x402":
+			if !seenX402 {
+				protocols = append(protocols, map[string]any{"x402": map[string]any{}})
+				seenX402 = true
+			}
+		case "mpp":
+			intent := m.Intent
+			if intent == "" {
+				intent = "charge"
+			}
+			protocols = append(protocols, map[string]any{"mpp": map[string]any{"method": m.Scheme, "intent": intent, "currency": m.Asset}})
+			desc := m.AssetSymbol
+			if m.Scheme == "stripe" {
+				desc = "Card; USD " + USD(p.CardMicroUSD) + " minimum"
+			} else if m.Network != "" {
+				desc += " on " + networkName(m.Network)
+			}
+			if m.Amount != "" && m.Asset != "" {
+				offers = append(offers, map[string]any{"intent": intent, "method": m.Scheme, "amount": m.Amount,
+					"currency": m.Asset, "description": strings.TrimSpace(desc)})
+			}
+		}
+	}
+	out := map[string]any{"price": map[string]any{"mode": "fixed", "currency": "USD", "amount": USD(p.AmountMicroUSD)}}
+	if len(protocols) > 0 {
+		out["protocols"] = protocols
+	}
+	if len(offers) > 0 {
+		out["offers"] = offers
+	}
+	return out
+}
+
+// networkName names the networks assay knows for people.
+func networkName(caip2 string) string {
+	switch caip2 {
+	case "eip155:8453":
+		return "Base"
+	case "eip155:84532":
+		return "Base Sepolia"
+	}
+	return caip2
+}
+
+func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
+
+// pathParams lists the {name} segments of a path pattern.
+func pathParams(p string) []string {
+	var out []string
+	for _, seg := range strings.Split(p, "/") {
+		if len(seg) > 2 && strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			out = append(out, seg[1:len(seg)-1])
+		}
+	}
+	return out
+}
+
+// queryParams turns the properties of an object schema into query
+// parameters.
+func queryParams(comps map[string]json.RawMessage, name string) ([]any, error) {
+	raw, ok := comps[name]
+	if !ok {
+		return nil, fmt.Errorf("no schema named %q", name)
+	}
+	var def struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if err := json.Unmarshal(raw, &def); err != nil {
+		return nil, fmt.Errorf("schema %q: %w", name, err)
+	}
+	req := map[string]bool{}
+	for _, r := range def.Required {
+		req[r] = true
+	}
+	var out []any
+	for _, p := range sortedKeys(def.Properties) {
+		param := map[string]any{"name": p, "in": "query", "required": req[p], "schema": def.Properties[p]}
+		var d struct {
+			Description string `json:"description"`
+		}
+		if json.Unmarshal(def.Properties[p], &d) == nil && d.Description != "" {
+			param["description"] = d.Description
+		}
+		out = append(out, param)
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// marshal encodes v without HTML escaping (URLs keep their & and <>).
+func marshal(v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
+}

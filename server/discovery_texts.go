@@ -1,0 +1,155 @@
+package server
+
+import (
+	"encoding/json"
+	"reflect"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/discovery"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/shapes"
+	"github.com/assaykit/assay/snapshot"
+)
+
+// claimsText is what claim verification says about itself, from the
+// interface document.
+func claimsText() ServiceText {
+	return ServiceText{
+		Name: "Claim Verification",
+		Description: "Verifies a factual claim against current web sources and returns a structured, cited result: " +
+			"an overall status, a conclusion, atomic facts, evidence with excerpts, provider-reported sources, URL snapshots " +
+			"with hashes, conflicts, limitations and provenance. Four tiers (quick, standard, deep, research) differ in search " +
+			"budget, cited sources, snapshot policy and price.",
+		Summary:    "Paid claim verification with cited web evidence, provenance, snapshots and hashes.",
+		Version:    "0.3.1",
+		Lifecycle:  "paid-preview",
+		Tags:       []string{"web", "evidence", "fact-checking", "verification", "citations"},
+		Categories: []string{"search", "data"},
+		Capability: discovery.Capability{ID: "web.evidence.verify-claim", Summary: "Verify a factual claim against current web sources.",
+			Domains: []string{"web", "verification"}},
+		Provenance: discovery.Provenance{
+			Summary: "Every provider-reported source, the cited subset, and URL snapshots with raw and normalised SHA-256 hashes are returned; " +
+				"every result carries its observation and retrieval times.",
+			Freshness: "Caller-controlled freshness window (freshnessHours); retrieval time returned per source.",
+			Coverage:  "Publicly accessible web sources supported by the upstream search provider.",
+		},
+		Policies: discovery.Policies{DataRetentionDays: 30,
+			AllowedUse:    []string{"Research and decision support"},
+			ProhibitedUse: []string{"Representing a result as a guarantee of absolute truth"}},
+		Skills: []discovery.Skill{{ID: "verify-factual-claim", Name: "Verify a factual claim",
+			Description: "Researches a claim on the current web and returns a structured verdict with cited sources.",
+			Tags:        []string{"fact-checking", "web-research", "citations"},
+			Examples:    []string{"Verify that the Base mainnet chain ID is 8453."}}},
+	}
+}
+
+// nicheText is what niche discovery says about itself, from the interface
+// document.
+func nicheText() ServiceText {
+	return ServiceText{
+		Name: "Niche Discovery",
+		Description: "Search and read reviewed, evidence-linked niche market evaluations, ordered by score or recency: free " +
+			"previews, full evaluations for subscribers or for one pay-per-call payment in USDC on Base.",
+		Summary:    "Reviewed, evidence-linked niche market evaluations; full evaluations pay-per-call.",
+		Version:    "0.1.0",
+		Lifecycle:  "paid-preview",
+		Tags:       []string{"niches", "market-research", "evidence"},
+		Categories: []string{"data", "search"},
+		Capability: discovery.Capability{ID: "niche.catalogue", Summary: "List, search and read reviewed niche market evaluations.",
+			Domains: []string{"market-research"}},
+		Provenance: discovery.Provenance{
+			Summary:   "Every evaluation links the signals (sources, excerpts, observation times) it was reviewed from.",
+			Freshness: "Evaluations carry their last review time; signals their observation time.",
+			Coverage:  "Public sources collected and reviewed by the catalogue's curators.",
+		},
+		Policies: discovery.Policies{DataRetentionDays: 30,
+			AllowedUse:    []string{"Market research and decision support"},
+			ProhibitedUse: []string{"Representing an evaluation as a guarantee of commercial success"}},
+	}
+}
+
+// responseTypes maps route ids to the Go value their 200 response
+// encodes, and the name of its schema. Routes not listed answer a JSON
+// object the documents do not detail.
+func responseTypes() map[string]struct {
+	name string
+	v    any
+} {
+	type rt = struct {
+		name string
+		v    any
+	}
+	result := rt{"ClaimVerificationResult", claims.Result{}}
+	order := rt{"Order", orderView{}}
+	check := rt{"ReceiptCheck", receiptCheck{}}
+	m := map[string]rt{
+		"claims.verification.get":         result,
+		"capabilities":                    {"CapabilitiesResponse", shapes.CapabilitiesResponse{}},
+		"commerce.quotes.create":          {"Quote", quoteView{}},
+		"commerce.orders.get":             order,
+		"commerce.customer.orders.get":    order,
+		"commerce.customer.orders.list":   {"CustomerOrders", customerOrdersView{}},
+		"commerce.receipts.verify":        check,
+		"commerce.receipts.verify.stored": check,
+		"commerce.jwks":                   {"JWKS", payment.JWKS{}},
+	}
+	for _, t := range claims.Tiers() {
+		m["claims.verify."+t.Name] = result
+	}
+	return m
+}
+
+// responseSchemaName is the component name of a route's 200 response, ""
+// when undocumented.
+func responseSchemaName(routeID string) string {
+	return responseTypes()[routeID].name
+}
+
+// reflectOptions name the reflected types as the interface documents do
+// and list the values of their enumerations.
+func reflectOptions() *discovery.ReflectOptions {
+	return &discovery.ReflectOptions{
+		Names: map[reflect.Type]string{
+			reflect.TypeFor[claims.Result]():         "ClaimVerificationResult",
+			reflect.TypeFor[claims.Provenance]():     "VerificationProvenance",
+			reflect.TypeFor[snapshot.Snapshot]():     "EvidenceSnapshot",
+			reflect.TypeFor[shapes.Capability]():     "Capability",
+			reflect.TypeFor[orderView]():             "Order",
+			reflect.TypeFor[payment.PaymentOption](): "PaymentOption",
+		},
+		Enums: map[reflect.Type][]string{
+			reflect.TypeFor[claims.Status](): {string(claims.StatusConfirmed), string(claims.StatusPartiallyConfirmed),
+				string(claims.StatusContradicted), string(claims.StatusInsufficientEvidence), string(claims.StatusAmbiguous)},
+			reflect.TypeFor[claims.Relationship](): {string(claims.Supports), string(claims.Contradicts), string(claims.Context)},
+			reflect.TypeFor[snapshot.Status](): {string(snapshot.StatusCaptured), string(snapshot.StatusFailed),
+				string(snapshot.StatusBlocked), string(snapshot.StatusTooLarge), string(snapshot.StatusUnsupported)},
+		},
+	}
+}
+
+// addResponseSchemas adds the reflected response schemas to comps
+// (shapes that are already there, such as CapabilitiesResponse, are kept).
+func addResponseSchemas(comps map[string]json.RawMessage) error {
+	done := map[string]bool{}
+	for _, rt := range responseTypes() {
+		if done[rt.name] {
+			continue
+		}
+		done[rt.name] = true
+		if _, ok := comps[rt.name]; ok {
+			continue
+		}
+		defs := map[string]json.RawMessage{}
+		o := reflectOptions()
+		o.Names[reflect.TypeOf(rt.v)] = rt.name
+		if _, err := discovery.Reflect(defs, rt.v, o); err != nil {
+			return err
+		}
+		for k, v := range defs {
+			if _, ok := comps[k]; !ok {
+				comps[k] = v
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,494 @@
+package shapes
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// kind is what a plan node decodes.
+type kind uint8
+
+const (
+	kString kind = iota // string, optionally a Literal (enum) or with a pattern
+	kInt                // int, int64, int32
+	kFloat              // float64
+	kBool               // bool
+	kDate               // Date
+	kStruct             // a struct shape (a Pydantic model)
+	kSlice              // []T
+	kObject             // map[string]any: an open JSON object
+	kAny                // any: every JSON value
+	kStrInt             // any holding a string or an int (str | int)
+	kMap                // map[string]T: a dict with string keys (dict[str, T])
+)
+
+// bound is one numeric constraint as written in its tag.
+type bound struct {
+	set  bool
+	val  float64
+	text string // the tag's text, e.g. "5", "-85", "0.5"
+}
+
+// node is the compiled plan for one value.
+type node struct {
+	kind     kind
+	nullable bool         // JSON null is accepted (nil pointer, nil slice or map)
+	ptr      bool         // the Go value is a pointer to typ
+	typ      reflect.Type // Go type of the value, pointer removed
+	required bool         // only on field nodes: the key must be present
+
+	minLen, maxLen int // -1 when unset (string length or item count)
+	pattern        *matcher
+	patternName    string
+	enum           []string
+	expected       string // literal_error "expected" text
+	ge, le, gt, lt bound
+
+	elem *node       // kSlice, kMap
+	st   *structPlan // kStruct
+}
+
+// fieldPlan is one field of a struct shape.
+type fieldPlan struct {
+	name       string // wire name
+	index      int    // Go field index
+	node       *node
+	deprecated bool
+}
+
+// structPlan is the compiled plan of a struct shape.
+type structPlan struct {
+	typ      reflect.Type
+	fields   []fieldPlan
+	byName   map[string]int
+	forbid   bool          // extra keys are rejected (extra_forbidden)
+	defaults bool          // *T has SetDefaults()
+	required uint64        // bit i: fields[i] is required
+	template reflect.Value // the defaults, when copying them is safe (see setDefaults)
+}
+
+// defaulter is implemented by shapes that have documented defaults.
+type defaulter interface{ SetDefaults() }
+
+// extraForbidder marks shapes whose documents say "no extra properties".
+type extraForbidder interface{ extraForbidden() }
+
+// patterns is the registry of named pattern tags: one place for the
+// decoder, the JSON Schema and the documentation. Patterns stay in the RE2
+// subset so Go, Pydantic (Rust regex) and ECMA-262 agree.
+func patterns() map[string]string {
+	return map[string]string{
+		"tagkey":    `^[A-Za-z0-9_:.-]+$`,
+		"stepid":    `^[a-zA-Z][a-zA-Z0-9_]{0,39}$`,
+		"historyid": `^[A-Za-z0-9:_-]+$`,
+	}
+}
+
+// planCache maps a struct type to its *structPlan or compile error.
+type planCache struct {
+	mu    sync.Mutex
+	plans sync.Map // reflect.Type → *structPlan
+	res   map[string]*matcher
+	pool  sync.Pool // *decoder scratch state, reused between calls
+}
+
+func (c *planCache) getDecoder() *decoder {
+	if d, ok := c.pool.Get().(*decoder); ok {
+		return d
+	}
+	return &decoder{}
+}
+
+// putDecoder keeps d's buffers for the next call; the errors it returned
+// are handed over to the caller, so they are not reused.
+func (c *planCache) putDecoder(d *decoder) {
+	if cap(d.buf) > 1<<16 {
+		d.buf = nil
+	}
+	d.data, d.str, d.syn, d.depth, d.errs, d.loc = nil, "", nil, 0, nil, nil
+	d.buf = d.buf[:0]
+	c.pool.Put(d)
+}
+
+// cache is the process-wide plan cache. It holds derived data only (a
+// memo of pure functions of the Go types), never configuration.
+var cache = &planCache{}
+
+// planFor returns the plan of struct type t, compiling it on first use.
+func planFor(t reflect.Type) (*structPlan, error) {
+	if p, ok := cache.plans.Load(t); ok {
+		return p.(*structPlan), nil
+	}
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	if p, ok := cache.plans.Load(t); ok {
+		return p.(*structPlan), nil
+	}
+	building := map[reflect.Type]*structPlan{}
+	p, err := cache.compileStruct(t, building)
+	if err != nil {
+		return nil, err
+	}
+	for bt, bp := range building {
+		cache.plans.Store(bt, bp)
+	}
+	return p, nil
+}
+
+func (c *planCache) regexp(name string) (*matcher, bool) {
+	if c.res == nil {
+		c.res = map[string]*matcher{}
+	}
+	if re, ok := c.res[name]; ok {
+		return re, true
+	}
+	src, ok := patterns()[name]
+	if !ok {
+		return nil, false
+	}
+	re := newMatcher(src) // constant patterns, checked by tests
+	c.res[name] = re
+	return re, true
+}
+
+func (c *planCache) compileStruct(t reflect.Type, building map[reflect.Type]*structPlan) (*structPlan, error) {
+	if p, ok := building[t]; ok {
+		return p, nil
+	}
+	if p, ok := c.plans.Load(t); ok {
+		return p.(*structPlan), nil
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("shapes: %v is not a struct", t)
+	}
+	pt := reflect.PointerTo(t)
+	p := &structPlan{typ: t, byName: map[string]int{},
+		forbid:   pt.Implements(reflect.TypeFor[extraForbidder]()),
+		defaults: pt.Implements(reflect.TypeFor[defaulter]()),
+	}
+	building[t] = p
+	if p.defaults {
+		tv := reflect.New(t)
+		tv.Interface().(defaulter).SetDefaults()
+		if !sharesMemory(tv.Elem()) {
+			p.template = tv.Elem()
+		}
+	}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if q := sf.Tag.Get("query"); q != "" {
+			name = q
+		}
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		n, err := c.compileField(sf.Type, sf.Tag.Get("validate"), building)
+		if err != nil {
+			return nil, fmt.Errorf("shapes: %v.%s: %w", t, sf.Name, err)
+		}
+		if len(p.fields) == 64 {
+			return nil, fmt.Errorf("shapes: %v has more than 64 fields", t)
+		}
+		if n.required {
+			p.required |= 1 << len(p.fields)
+		}
+		p.byName[name] = len(p.fields)
+		p.fields = append(p.fields, fieldPlan{name: name, index: i, node: n,
+			deprecated: strings.Contains(sf.Tag.Get("shapes"), "deprecated")})
+	}
+	return p, nil
+}
+
+// sharesMemory reports whether copying v would share mutable memory: a
+// non-nil pointer, map, interface or channel, or a slice with capacity.
+func sharesMemory(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Interface, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return !v.IsNil()
+	case reflect.Slice:
+		return v.Cap() > 0
+	case reflect.Array:
+		for i := range v.Len() {
+			if sharesMemory(v.Index(i)) {
+				return true
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if sharesMemory(v.Field(i)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// compileField builds the node of a field from its Go type and validate tag.
+func (c *planCache) compileField(t reflect.Type, tag string, building map[reflect.Type]*structPlan) (*node, error) {
+	var outer, inner []string
+	if tag != "" {
+		parts := strings.Split(tag, ",")
+		for i, p := range parts {
+			if p == "dive" {
+				outer, inner = parts[:i], parts[i+1:]
+				break
+			}
+		}
+		if outer == nil && inner == nil {
+			outer = parts
+		}
+		if inner != nil && t.Kind() != reflect.Slice && t.Kind() != reflect.Map {
+			return nil, fmt.Errorf("dive on non-slice %v", t)
+		}
+	}
+	n, err := c.compileType(t, outer, building)
+	if err != nil {
+		return nil, err
+	}
+	if (n.kind == kSlice || n.kind == kMap) && inner != nil {
+		e, err := c.compileType(t.Elem(), inner, building)
+		if err != nil {
+			return nil, err
+		}
+		n.elem = e
+	}
+	return n, nil
+}
+
+// compileType builds the node of a value of type t with constraint tags.
+func (c *planCache) compileType(t reflect.Type, tags []string, building map[reflect.Type]*structPlan) (*node, error) {
+	n := &node{minLen: -1, maxLen: -1}
+	if t.Kind() == reflect.Pointer {
+		n.ptr, n.nullable = true, true
+		t = t.Elem()
+	}
+	n.typ = t
+	switch {
+	case t == reflect.TypeFor[Date]():
+		n.kind = kDate
+	case t == reflect.TypeFor[map[string]any]():
+		n.kind = kObject
+	case t == reflect.TypeFor[any]():
+		n.kind = kAny
+	default:
+		switch t.Kind() {
+		case reflect.String:
+			n.kind = kString
+		case reflect.Int, reflect.Int64, reflect.Int32:
+			n.kind = kInt
+		case reflect.Float64, reflect.Float32:
+			n.kind = kFloat
+		case reflect.Bool:
+			n.kind = kBool
+		case reflect.Struct:
+			n.kind = kStruct
+			st, err := c.compileStruct(t, building)
+			if err != nil {
+				return nil, err
+			}
+			n.st = st
+		case reflect.Slice:
+			n.kind = kSlice
+			if n.ptr {
+				return nil, fmt.Errorf("pointer to slice %v: use a nil slice with omitnil", t)
+			}
+			e, err := c.compileType(t.Elem(), nil, building)
+			if err != nil {
+				return nil, err
+			}
+			n.elem = e
+		case reflect.Map:
+			if t.Key().Kind() != reflect.String {
+				return nil, fmt.Errorf("unsupported map key type %v", t)
+			}
+			n.kind = kMap
+			if n.ptr {
+				return nil, fmt.Errorf("pointer to map %v: use a nil map with omitnil", t)
+			}
+			e, err := c.compileType(t.Elem(), nil, building)
+			if err != nil {
+				return nil, err
+			}
+			n.elem = e
+		default:
+			return nil, fmt.Errorf("unsupported type %v", t)
+		}
+	}
+	for _, tg := range tags {
+		key, val, _ := strings.Cut(tg, "=")
+		switch key {
+		case "":
+		case "required":
+			n.required = true
+		case "omitempty":
+		case "omitnil":
+			if n.kind == kSlice || n.kind == kMap || n.kind == kObject || n.kind == kAny {
+				n.nullable = true
+			}
+		case "min", "max", "len":
+			v, err := strconv.Atoi(val)
+			if err != nil && n.kind != kInt && n.kind != kFloat {
+				return nil, fmt.Errorf("bad %s=%q", key, val)
+			}
+			switch n.kind {
+			case kString, kSlice, kMap:
+				if key != "max" {
+					n.minLen = v
+				}
+				if key != "min" {
+					n.maxLen = v
+				}
+			case kInt, kFloat:
+				b, err := parseBound(val)
+				if err != nil {
+					return nil, err
+				}
+				if key != "max" {
+					n.ge = b
+				}
+				if key != "min" {
+					n.le = b
+				}
+			default:
+				return nil, fmt.Errorf("%s on %v", key, t)
+			}
+		case "gte", "lte", "gt", "lt":
+			if n.kind != kInt && n.kind != kFloat {
+				return nil, fmt.Errorf("%s on %v", key, t)
+			}
+			b, err := parseBound(val)
+			if err != nil {
+				return nil, err
+			}
+			switch key {
+			case "gte":
+				n.ge = b
+			case "lte":
+				n.le = b
+			case "gt":
+				n.gt = b
+			case "lt":
+				n.lt = b
+			}
+		case "oneof":
+			if n.kind != kString {
+				return nil, fmt.Errorf("oneof on %v", t)
+			}
+			n.enum = splitOneOf(val)
+			n.expected = expectedText(n.enum)
+		case "strint":
+			if n.kind != kAny {
+				return nil, fmt.Errorf("strint on %v", t)
+			}
+			n.kind = kStrInt
+		case "object":
+			if n.kind != kAny {
+				return nil, fmt.Errorf("object on %v", t)
+			}
+			n.kind = kObject
+		default:
+			re, ok := c.regexp(key)
+			if !ok || val != "" {
+				return nil, fmt.Errorf("unknown validation tag %q", tg)
+			}
+			if n.kind != kString {
+				return nil, fmt.Errorf("pattern %s on %v", key, t)
+			}
+			n.pattern, n.patternName = re, key
+		}
+	}
+	return n, nil
+}
+
+func parseBound(s string) (bound, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return bound{}, fmt.Errorf("bad bound %q", s)
+	}
+	return bound{set: true, val: f, text: s}, nil
+}
+
+// splitOneOf splits a validator oneof list: space separated, single quotes
+// around values that contain spaces.
+func splitOneOf(s string) []string {
+	var out []string
+	for s != "" {
+		s = strings.TrimLeft(s, " ")
+		if s == "" {
+			break
+		}
+		if s[0] == '\'' {
+			end := strings.IndexByte(s[1:], '\'')
+			if end < 0 {
+				out = append(out, s[1:])
+				break
+			}
+			out = append(out, s[1:end+1])
+			s = s[end+2:]
+			continue
+		}
+		v, rest, _ := strings.Cut(s, " ")
+		out = append(out, v)
+		s = rest
+	}
+	return out
+}
+
+// expectedText renders Pydantic's literal_error expectation:
+// 'a', 'b' or 'c'.
+func expectedText(vals []string) string {
+	var b strings.Builder
+	for i, v := range vals {
+		if i > 0 {
+			if i == len(vals)-1 {
+				b.WriteString(" or ")
+			} else {
+				b.WriteString(", ")
+			}
+		}
+		b.WriteString(pyRepr(v))
+	}
+	return b.String()
+}
+
+// pyRepr is Python's repr of a str.
+func pyRepr(s string) string {
+	q := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == rune(q):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
+}
