@@ -91,7 +91,7 @@ type mcpTierInfo struct {
 // tiersList is the result of list_verification_tiers.
 type tiersList struct {
 	Tiers    []mcpTierInfo `json:"tiers"`
-	Currency string     `json:"currency"`
+	Currency string        `json:"currency"`
 	// Payment names how MCP tools are paid.
 	Payment string `json:"payment"`
 }
