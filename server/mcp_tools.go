@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
@@ -144,89 +143,75 @@ func (ms *mcpServer) listTiers(ctx context.Context, req *mcp.CallToolRequest) (*
 }
 
 // claimToolInputSchema is the input schema of a verify tool: the JSON
-// Schema of ClaimVerificationRequest with the tier's cited-source cap as
-// the maximum (and the default, when lower) of maxSources, and as the
-// maximum of minimumSources. It is handed to the SDK as raw JSON (the SDK's
-// own schema inference must not see our types).
-//
-// PROVISIONAL: generated here from the shapes.ClaimVerificationRequest type
-// (names, types and defaults by reflection) and the interface document's
-// bounds, until shapes exposes its schemas (shapes.Schema); then this
-// function takes the schema from there and only applies the tier cap.
+// Schema of ClaimVerificationRequest from shapes (the constraints Decode
+// enforces), inlined at the root (the SDK wants "type":"object" there),
+// with descriptions for models, and the tier's cited-source cap as the
+// maximum (and, when lower, the default) of maxSources and as the maximum
+// of minimumSources. It is handed to the SDK as raw JSON: the SDK's own
+// schema inference never sees our types.
 func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
-	bounds := map[string]map[string]any{
-		"claim":            {"minLength": 3, "maxLength": 4000, "description": "The factual claim to verify."},
-		"asOf":             {"format": "date", "description": "Date at which the claim is to be judged (YYYY-MM-DD); null means now."},
-		"jurisdiction":     {"maxLength": 100, "description": "Jurisdiction the claim refers to, if any."},
-		"freshnessHours":   {"minimum": 1, "maximum": 8760, "description": "Preferred maximum age of sources, in hours; null means no freshness requirement."},
-		"sourcePolicy":     {"enum": []string{"official_only", "authoritative", "open_web"}, "description": "Which sources count (official_only requires allowedDomains)."},
-		"minimumSources":   {"minimum": 1, "maximum": min(10, t.MaxCitedSources), "description": "Cited sources needed to confirm."},
-		"maxSources":       {"minimum": 1, "maximum": min(20, t.MaxCitedSources), "description": fmt.Sprintf("Most cited sources to return (the %s tier allows %d).", t.Name, t.MaxCitedSources)},
-		"allowedDomains":   {"maxItems": 100, "description": "Only these domains (and their subdomains) count as sources."},
-		"blockedDomains":   {"maxItems": 100, "description": "These domains (and their subdomains) never count as sources."},
-		"includeConflicts": {"description": "Report conflicting evidence."},
-		"language":         {"minLength": 2, "maxLength": 35, "description": "Language of the answer (a BCP 47 tag, or auto)."},
+	const name = "ClaimVerificationRequest"
+	raw, ok := shapes.Schema(name)
+	if !ok {
+		return nil, errorf("mcp: shapes has no schema for %s", name)
 	}
-	var defaults shapes.ClaimVerificationRequest
-	defaults.SetDefaults()
-	dv := reflect.ValueOf(defaults)
-	rt := dv.Type()
-	props := map[string]any{}
-	var required []string
-	for i := range rt.NumField() {
-		f := rt.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" {
-			continue
-		}
-		p := map[string]any{}
-		ft := f.Type
-		nullable := ft.Kind() == reflect.Pointer
-		if nullable {
-			ft = ft.Elem()
-		}
-		switch {
-		case ft == reflect.TypeFor[shapes.Date]() || ft.Kind() == reflect.String:
-			p["type"] = "string"
-		case ft.Kind() == reflect.Int:
-			p["type"] = "integer"
-		case ft.Kind() == reflect.Bool:
-			p["type"] = "boolean"
-		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.String:
-			p["type"] = "array"
-			p["items"] = map[string]any{"type": "string"}
-		default:
-			return nil, errorf("mcp: no schema for field %s (%s)", f.Name, f.Type)
-		}
-		if nullable {
-			p["type"] = []any{p["type"], "null"}
-		}
-		for k, v := range bounds[name] {
-			p[k] = v
-		}
-		v := dv.Field(i)
-		switch {
-		case name == "claim":
-			required = append(required, name)
-		case v.Kind() == reflect.Pointer && v.IsNil():
-			p["default"] = nil
-		case v.Kind() == reflect.Pointer:
-			p["default"] = v.Elem().Interface()
-		default:
-			p["default"] = v.Interface()
-		}
-		props[name] = p
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, errorf("mcp: schema of %s: %v", name, err)
 	}
-	if ms, ok := props["maxSources"].(map[string]any); ok {
-		if d, ok := ms["default"].(int); ok && d > t.MaxCitedSources {
-			ms["default"] = t.MaxCitedSources
+	defs, _ := doc["$defs"].(map[string]any)
+	root, ok := defs[name].(map[string]any)
+	if !ok || root["type"] != "object" {
+		return nil, errorf("mcp: schema of %s has no object definition", name)
+	}
+	delete(defs, name)
+	out := map[string]any{}
+	for k, v := range root {
+		out[k] = v
+	}
+	if len(defs) > 0 {
+		out["$defs"] = defs
+	}
+	if v, ok := doc["$schema"]; ok {
+		out["$schema"] = v
+	}
+	out["title"] = name
+	props, _ := out["properties"].(map[string]any)
+	descriptions := map[string]string{
+		"claim":            "The factual claim to verify.",
+		"asOf":             "Date at which the claim is to be judged (YYYY-MM-DD); null means now.",
+		"jurisdiction":     "Jurisdiction the claim refers to, if any.",
+		"freshnessHours":   "Preferred maximum age of sources, in hours (default 168); null means no freshness requirement.",
+		"sourcePolicy":     "Which sources count (official_only requires allowedDomains).",
+		"minimumSources":   "Cited sources needed to confirm.",
+		"maxSources":       fmt.Sprintf("Most cited sources to return (the %s tier allows %d).", t.Name, t.MaxCitedSources),
+		"allowedDomains":   "Only these domains (and their subdomains) count as sources.",
+		"blockedDomains":   "These domains (and their subdomains) never count as sources.",
+		"includeConflicts": "Report conflicting evidence.",
+		"language":         "Language of the answer (a BCP 47 tag, or auto).",
+	}
+	for k, d := range descriptions {
+		if p, ok := props[k].(map[string]any); ok {
+			if _, has := p["description"]; !has {
+				p["description"] = d
+			}
 		}
 	}
-	return httpjson.Marshal(map[string]any{
-		"type":                 "object",
-		"title":                "ClaimVerificationRequest",
-		"properties":           props,
-		"required":             required,
-		"additionalProperties": false,
-	})
+	capAt := func(field, key string, limit int) {
+		p, ok := props[field].(map[string]any)
+		if !ok {
+			return
+		}
+		if v, ok := p[key].(float64); !ok || v > float64(limit) {
+			p[key] = limit
+		}
+	}
+	capAt("maxSources", "maximum", t.MaxCitedSources)
+	capAt("minimumSources", "maximum", t.MaxCitedSources)
+	if p, ok := props["maxSources"].(map[string]any); ok {
+		if _, has := p["default"]; has {
+			capAt("maxSources", "default", t.MaxCitedSources)
+		}
+	}
+	return httpjson.Marshal(out)
 }
