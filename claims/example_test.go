@@ -1,0 +1,153 @@
+package claims_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/store"
+)
+
+// scripted is what a search provider might report for a claim about
+// Exampleton's minimum wage: one search with three results, one page
+// opened, and its analysis citing an official page and a news report.
+func scripted() *claims.ProviderResponse {
+	published := "2026-11-02"
+	return &claims.ProviderResponse{
+		Provider:   "scripted",
+		Model:      "example-model",
+		ResponseID: "resp_1",
+		SearchCalls: []claims.SearchCall{
+			{ID: "ws_1", Action: claims.ActionSearch, Queries: []string{"exampleton minimum wage 2026"}, Sources: []claims.SourceRef{
+				{URL: "https://www.exampleton.gov/news/minimum-wage?utm_source=search"},
+				{URL: "https://www.reuters.com/world/exampleton-wage"},
+				{URL: "https://forum.example.org/t/wage-rumours"},
+			}},
+			{ID: "ws_2", Action: claims.ActionOpenPage, URL: "https://www.exampleton.gov/news/minimum-wage"},
+		},
+		Analysis: claims.Analysis{
+			Status:     claims.StatusConfirmed,
+			Conclusion: "The city and Reuters both report the new wage.",
+			AtomicFacts: []claims.AtomicFact{{
+				Statement: "Exampleton's minimum wage is $18.00 per hour.", Status: claims.StatusConfirmed,
+				Confidence: 0.9, Explanation: "Two sources state it.", EvidenceIDs: []string{"e1", "e2"},
+			}},
+			Evidence: []claims.ProviderEvidence{
+				{ID: "e1", URL: "https://www.exampleton.gov/news/minimum-wage", Title: "Minimum wage", Publisher: "City of Exampleton",
+					PublishedAt: &published, Excerpt: "The minimum wage in Exampleton rises to $18.00 per hour", Relationship: claims.Supports},
+				{ID: "e2", URL: "https://www.reuters.com/world/exampleton-wage", Title: "Exampleton raises wage", Publisher: "Reuters",
+					PublishedAt: &published, Excerpt: "Exampleton's minimum wage rose to $18.00 an hour", Relationship: claims.Supports},
+			},
+		},
+	}
+}
+
+// An engine over a scripted provider, an in-memory store and a fake
+// snapshotter that serves the cited pages from memory. The engine re-checks
+// everything the provider said: sources come from the search calls only,
+// each source is classified by its domain, and each excerpt is looked up
+// in the snapshot of its page.
+func ExampleEngine_Verify() {
+	ctx := context.Background()
+	db, err := store.Open(ctx, ":memory:", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	now := func() time.Time { return time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC) }
+	pages := &claimstest.Snapshotter{Now: now, Pages: map[string]claimstest.Page{
+		"https://www.exampleton.gov/news/minimum-wage":  {Text: "Press release. The minimum wage in Exampleton rises to $18.00 per hour on 1 November 2026."},
+		"https://www.reuters.com/world/exampleton-wage": {Text: "EXAMPLETON (Reuters) - Exampleton's minimum wage rose to $18.00 an hour on Sunday."},
+	}}
+	engine, err := claims.New(claimstest.Respond(scripted(), 0), db, pages, &claims.Options{Now: now})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	req := &claims.Request{}
+	req.SetDefaults() // what the HTTP layer's decoder does
+	req.Claim = "Exampleton's minimum wage is $18.00 per hour."
+	res, err := engine.Verify(ctx, claims.Standard, req, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Status, "-", res.AtomicFacts[0].Status)
+	for _, e := range res.Evidence {
+		fmt.Printf("%s %s %s matched=%v snapshotted=%v\n", e.ID, e.Relationship, e.SourceType, e.ProviderSourceMatched, e.Snapshotted)
+	}
+	for _, s := range res.ProviderSources {
+		fmt.Println(s.URL, s.Cited)
+	}
+	p := res.Provenance
+	fmt.Println(p.Provider, p.ProviderSourceCount, "sources,", p.SnapshottedSourceCount, "snapshotted")
+
+	// The result is stored: the payer can read it again by id.
+	rec, err := engine.Verification(ctx, res.VerificationID)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(rec.Result.VerificationID == res.VerificationID)
+	// Output:
+	// confirmed - confirmed
+	// e1 supports official matched=true snapshotted=true
+	// e2 supports news matched=true snapshotted=true
+	// https://www.exampleton.gov/news/minimum-wage true
+	// https://www.reuters.com/world/exampleton-wage true
+	// https://forum.example.org/t/wage-rumours false
+	// scripted 3 sources, 2 snapshotted
+	// true
+}
+
+// Check applies the tier rules before any work or payment: here the quick
+// tier cannot cite the four sources the request demands.
+func ExampleEngine_Check() {
+	ctx := context.Background()
+	db, err := store.Open(ctx, ":memory:", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	engine, err := claims.New(nil, db, nil, nil) // no provider: Check and stored results still work
+	if err != nil {
+		log.Fatal(err)
+	}
+	req := &claims.Request{}
+	req.SetDefaults()
+	req.Claim = "Base mainnet uses chain ID 8453."
+	req.MinimumSources = 4
+
+	_, err = engine.Check(claims.Quick, req)
+	var re *claims.RequestError
+	fmt.Println(errors.As(err, &re), re.Msg)
+
+	eff, err := engine.Check(claims.Deep, req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(eff.Tier.Name, eff.MaxSources, eff.MinimumSources)
+
+	_, err = engine.Verify(ctx, claims.Deep, req, nil)
+	fmt.Println(errors.Is(err, claims.ErrProviderNotConfigured))
+	// Output:
+	// true The quick tier supports at most 3 cited sources; minimumSources (4) cannot be met
+	// deep 8 4
+	// true
+}
+
+// The tier table drives prices, budgets, snapshot policy and routes.
+func ExampleTiers() {
+	for _, t := range claims.Tiers() {
+		fmt.Printf("%-8s %-27s %2d actions %2d sources %-11s %2d snapshots USD %d.%02d\n",
+			t.Name, t.Path, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, t.MaxSnapshots,
+			t.PriceMicroUSD/1_000_000, t.PriceMicroUSD%1_000_000/10_000)
+	}
+	// Output:
+	// quick    /v1/claims/verify/quick      1 actions  3 sources none         0 snapshots USD 0.02
+	// standard /v1/claims/verify            3 actions  8 sources cited        3 snapshots USD 0.05
+	// deep     /v1/claims/verify/deep       7 actions 15 sources cited        8 snapshots USD 0.12
+	// research /v1/claims/verify/research  15 actions 20 sources all_sources 20 snapshots USD 0.25
+}

@@ -1,0 +1,78 @@
+// Command verify runs one claim verification with the claims engine
+// directly — no HTTP server, no payment — and prints the result as JSON.
+//
+// It is the smallest complete use of the engine: the offline demo corpus as
+// search provider (served on loopback so that snapshots are real HTTP
+// captures), an in-memory SQLite store for results and snapshot records, and
+// the snapshot service pointed at the corpus's loopback server.
+//
+//	go run ./examples/verify
+//	go run ./examples/verify -tier deep -claim "USDC on Base has 6 decimals."
+//	go run ./examples/verify -tier quick -request '{"claim":"Base Sepolia uses chain ID 84532.","minimumSources":1}'
+//	go run ./examples/verify -corpus-dir ./my-docs -claim "..."
+//
+// The corpus is lexical and offline: it is for demos, tests and air-gapped
+// evaluation, and every result says so in its limitations. A program that
+// verifies against the live web builds claims/openai's provider instead and
+// leaves HostMap and AllowAddrs out of the snapshot options.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "verify:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+// run parses args, verifies one claim and writes the result as indented
+// JSON to stdout.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	claim := fs.String("claim", "Base mainnet uses chain ID 8453.", "the claim to verify")
+	request := fs.String("request", "", "a whole ClaimVerificationRequest as JSON (replaces -claim)")
+	tier := fs.String("tier", "standard", "tier: quick, standard, deep or research")
+	corpusDir := fs.String("corpus-dir", "", "directory of your own corpus documents (empty: the embedded demo corpus)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q (quote the claim and pass it with -claim)", fs.Args())
+	}
+	body := []byte(*request)
+	if *request == "" {
+		b, err := json.Marshal(map[string]string{"claim": *claim})
+		if err != nil {
+			return err
+		}
+		body = b
+	}
+
+	v, err := newVerifier(ctx, *corpusDir)
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	res, err := v.verify(ctx, *tier, body)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}

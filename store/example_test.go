@@ -1,0 +1,86 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/store"
+)
+
+// One *store.DB is every store of the SDK. Open creates the SQLite file if
+// needed and applies the embedded migrations; opening it again (another
+// process, or after a restart) finds the same data.
+func ExampleOpen() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "assay-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "assay.db")
+
+	db, err := store.Open(ctx, path, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var (
+		_ niche.Store        = db
+		_ claims.Store       = db
+		_ snapshot.Store     = db
+		_ snapshot.BlobStore = db
+		_ payment.Ledger     = db
+	)
+	fmt.Println(db.Dialect(), db.Ping(ctx), db.CheckIntegrity(ctx))
+	first, err := db.SetMetaOnce(ctx, "example.setting", "blue")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		log.Fatal(err)
+	}
+
+	db, err = store.Open(ctx, "sqlite:"+path, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	second, err := db.SetMetaOnce(ctx, "example.setting", "green") // the first writer won
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(first, second)
+	// Output:
+	// sqlite <nil> <nil>
+	// blue blue
+}
+
+// With a PostgreSQL URL the same code runs on PostgreSQL, and several
+// instances may share the database: migrations run under an advisory lock,
+// payment reservations and idempotency leases are atomic across instances.
+func ExampleOpen_postgres() {
+	ctx := context.Background()
+	db, err := store.Open(ctx, os.Getenv("ASSAY_POSTGRES_URL"), nil) // postgres://user:pass@host:5432/assay?sslmode=require
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	fmt.Println(db.Dialect())
+}
+
+// ":memory:" is a private in-memory database: for tests and one-shot tools.
+func ExampleOpen_memory() {
+	db, err := store.Open(context.Background(), ":memory:", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	fmt.Println(db.Dialect())
+	// Output: sqlite
+}
