@@ -465,6 +465,7 @@ func (e *Engine) providerQuery(eff *Effective, caps ProviderCapabilities) (*Prov
 func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error) {
 	caps := e.provider.Capabilities()
 	q, notes := e.providerQuery(eff, caps)
+	reportStage(ctx, StageSearching)
 	resp, err := e.provider.Search(ctx, q)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -481,6 +482,7 @@ func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error)
 	if resp == nil {
 		return nil, &ProviderError{Kind: ProviderBadOutput, Err: errors.New("empty response")}
 	}
+	reportStage(ctx, StageReconciling)
 	returnedAt := e.now().UTC()
 	name := e.provider.Name()
 	if resp.Provider != "" {
@@ -499,6 +501,7 @@ func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error)
 		if e.snaps == nil {
 			d.limit("Snapshots are not configured; no source was captured and no excerpt could be checked.")
 		} else {
+			reportStage(ctx, StageSnapshotting)
 			snaps, err := e.snaps.CaptureAll(ctx, urls)
 			switch {
 			case ctx.Err() != nil:

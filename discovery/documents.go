@@ -198,7 +198,7 @@ func NewAgentCard(s *Service) (*AgentCard, error) {
 	out := []string{"application/json", "text/plain"}
 	c := &AgentCard{Name: s.Name, Description: s.Description, Version: s.Version, DocumentationURL: s.Homepage,
 		SupportedInterfaces: []AgentInterface{{URL: s.URL(s.A2A.Path), ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"}},
-		DefaultInputModes:   in, DefaultOutputModes: out, Skills: []AgentSkill{}}
+		DefaultInputModes:   in, DefaultOutputModes: out, Skills: []AgentSkill{}, Capabilities: AgentCaps{Streaming: true}}
 	if s.Provider.Name != "" && s.Provider.URL != "" {
 		c.Provider = &AgentProvider{Organization: s.Provider.Name, URL: s.Provider.URL}
 	}

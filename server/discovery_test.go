@@ -215,18 +215,9 @@ func validateDocuments(t *testing.T, e *discoveryEnv, want []string) {
 	}
 }
 
-// fakeJSONRPC answers every POST with a JSON-RPC 2.0 result, standing in
-// for the MCP and A2A endpoints until they are in this tree.
-type fakeJSONRPC struct{}
-
-func (fakeJSONRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"ok":true}}`)
-}
-
-// newTransportEnv adds MCP and A2A endpoints (fakes that speak JSON-RPC;
-// A2A paid at the standard tier's price through the paywall) under the
-// claims prefix, then mounts the documents.
+// newTransportEnv serves the real MCP and A2A endpoints (A2A paid at the
+// standard tier's price through the paywall) under the claims prefix, then
+// mounts the documents.
 func newTransportEnv(t *testing.T, paid bool) *discoveryEnv {
 	t.Helper()
 	var proc payment.Processor
@@ -235,12 +226,6 @@ func newTransportEnv(t *testing.T, paid bool) *discoveryEnv {
 	}
 	e := newDiscoveryEnvWith(t, proc, testPublicBase, func(c *Config) { c.Discovery.Enabled = false })
 	s := e.srv
-	std, _ := claims.TierByName(claims.Standard)
-	offer := payment.Offer{ID: "a2a.send-message", Description: "A2A claim verification", AmountMicroUSD: std.PriceMicroUSD,
-		CardMicroUSD: std.CardMicroUSD, MimeType: "application/json", WorkTimeout: std.Timeout, Tier: std.Name}
-	s.routes = append(s.routes,
-		&Route{ID: "mcp", Summary: "MCP", Method: "POST", Path: "/claim-verification/mcp", Handler: fakeJSONRPC{}},
-		&Route{ID: "a2a", Summary: "A2A", Method: "POST", Path: "/claim-verification/a2a", Offer: &offer, Handler: s.paid(offer, fakeJSONRPC{})})
 	s.cfg.Discovery = DiscoveryConfig{Enabled: true, PublicBaseURL: testPublicBase}
 	rs, err := s.discoveryRoutes()
 	if err != nil {

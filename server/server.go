@@ -78,6 +78,8 @@ type Config struct {
 	Snapshots     SnapshotsConfig
 	Commerce      CommerceConfig
 	Discovery     DiscoveryConfig
+	MCP           MCPConfig
+	A2A           A2AConfig
 }
 
 // Server is the composed handler returned by New.

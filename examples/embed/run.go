@@ -259,6 +259,7 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 		Observers: []func(*http.Request, string, int, time.Duration){a.metrics.ObserveRequest},
 		Claims:    server.ClaimsConfig{Engine: engine, Prefix: cfg.Prefix},
 		Snapshots: server.SnapshotsConfig{Service: snaps, Prefixes: []string{cfg.Prefix}},
+		MCP:       server.MCPConfig{Disabled: true}, A2A: server.A2AConfig{Disabled: true}, // claims and snapshots only
 	}
 	switch cfg.Payments {
 	case "free":

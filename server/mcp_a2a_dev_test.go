@@ -1,0 +1,190 @@
+package server
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// devEnv is a full server with the real payment processor in dev mode:
+// real x402 and MPP challenges, real EIP-3009 signature checks, settlement
+// recorded without moving funds.
+type devEnv struct {
+	*paidEnv
+	proc *payment.Protocols
+}
+
+func newDevEnv(t *testing.T) *devEnv {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, ":memory:", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	f, err := claimstest.LoadFixture("confirmed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov := f.Provider()
+	eng, err := claims.New(prov, db, f.Snapshotter(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
+		MPPSecret: []byte("mpp-secret-for-transport-tests-0123456789"), Realm: "api.example.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := payment.LoadKeyring(ctx, db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: agentsTestBase})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Paywall: gate, Claims: ClaimsConfig{Engine: eng}, Commerce: CommerceConfig{Cashier: gate.Cashier()},
+		MCP: MCPConfig{PublicBaseURL: agentsTestBase}, A2A: A2AConfig{PublicBaseURL: agentsTestBase}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &paidEnv{t: t, db: db, prov: prov, eng: eng, gate: gate, srv: srv}
+	env.hs = newLoopbackServer(t, srv)
+	env.client = env.hs.Client()
+	return &devEnv{paidEnv: env, proc: proc}
+}
+
+// signFor signs an x402 v2 payment for a PaymentRequired object with the
+// dev wallet, as @x402/evm would; it returns the payload as JSON.
+func signFor(t *testing.T, pr []byte) json.RawMessage {
+	t.Helper()
+	ch := &payment.Challenge{Header: http.Header{}}
+	ch.Header.Set(payment.HeaderPaymentRequired, base64.StdEncoding.EncodeToString(pr))
+	hdr := paymenttest.X402V2(t, paymenttest.DevWallet(), ch, time.Now())
+	raw, err := base64.StdEncoding.DecodeString(hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func TestMCPDevProcessor(t *testing.T) {
+	env := newDevEnv(t)
+	cs := env.mcpSession("/claim-verification/mcp", nil)
+	unpaid := callTool(t, cs, "verify_claim", map[string]any{"claim": testClaim}, nil)
+	pr := []byte(unpaid.Content[0].(*mcp.TextContent).Text)
+	var req payment.PaymentRequired
+	if err := json.Unmarshal(pr, &req); err != nil || !unpaid.IsError || req.Resource.URL != "mcp://api.example.test/verify_claim" ||
+		req.Accepts[0].Amount != "50000" || req.Accepts[0].Network != "eip155:8453" {
+		t.Fatalf("PaymentRequired %s", pr)
+	}
+	pay := signFor(t, pr)
+	var payObj map[string]any
+	if err := json.Unmarshal(pay, &payObj); err != nil {
+		t.Fatal(err)
+	}
+	r := callTool(t, cs, "verify_claim", map[string]any{"claim": testClaim}, mcp.Meta{metaPayment: payObj})
+	if r.IsError {
+		t.Fatalf("paid: %s", r.Content[0].(*mcp.TextContent).Text)
+	}
+	sr, _ := r.Meta[metaPaymentResponse].(map[string]any)
+	tx, _ := sr["transaction"].(string)
+	if sr["success"] != true || !strings.HasPrefix(tx, payment.DevReferencePrefix) ||
+		!strings.EqualFold(sr["payer"].(string), paymenttest.DevAddress) {
+		t.Fatalf("settlement %v", r.Meta)
+	}
+	cm := structured(t, r)["commerce"].(map[string]any)
+	if rc := env.receipt(cm["orderId"].(string)); !rc.Dev || rc.SettlementReference != tx || rc.Tier != "standard" {
+		t.Fatalf("receipt %+v", rc)
+	}
+	// The payment is used: refused again over MCP, and over HTTP (where its
+	// resource is not even this one).
+	again := callTool(t, cs, "verify_claim", map[string]any{"claim": testClaim}, mcp.Meta{metaPayment: payObj})
+	if m := structured(t, again); !again.IsError || m["error"] != payment.ReasonPaymentUsed {
+		t.Fatalf("replay: %v", m)
+	}
+	st, b := env.post("/claim-verification/v1/claims/verify", string(mustJSON(map[string]string{"claim": testClaim})),
+		map[string]string{payment.HeaderPaymentSignature: base64.StdEncoding.EncodeToString(pay)})
+	if st != 402 {
+		t.Fatalf("HTTP with the MCP payment: %d %s", st, b)
+	}
+	// A signature for another tool's resource does not pay this one.
+	deep := callTool(t, cs, "verify_claim_deep", map[string]any{"claim": testClaim}, nil)
+	deepPay := signFor(t, []byte(deep.Content[0].(*mcp.TextContent).Text))
+	var deepObj map[string]any
+	_ = json.Unmarshal(deepPay, &deepObj)
+	r = callTool(t, cs, "verify_claim", map[string]any{"claim": testClaim}, mcp.Meta{metaPayment: deepObj})
+	if m := structured(t, r); !r.IsError || m["x402Version"] == nil {
+		t.Fatalf("wrong resource accepted: %v", m)
+	}
+	// The base64 header form is accepted too.
+	fresh := signFor(t, pr)
+	r = callTool(t, cs, "verify_claim", map[string]any{"claim": testClaim}, mcp.Meta{metaPayment: base64.StdEncoding.EncodeToString(fresh)})
+	if r.IsError {
+		t.Fatalf("base64 payment: %s", r.Content[0].(*mcp.TextContent).Text)
+	}
+}
+
+func TestA2ADevProcessor(t *testing.T) {
+	env := newDevEnv(t)
+	for _, method := range []string{"SendMessage", "SendStreamingMessage"} {
+		body := sendBody(method, testClaim, map[string]any{"tier": "deep"})
+		st, hd, b := env.do("POST", a2aPath, body, a2aHeaders())
+		if st != 402 || len(hd.Values("Www-Authenticate")) == 0 {
+			t.Fatalf("%s unpaid: %d %v %s", method, st, hd, b)
+		}
+		raw, err := base64.StdEncoding.DecodeString(hd.Get(payment.HeaderPaymentRequired))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pay := base64.StdEncoding.EncodeToString(signFor(t, raw))
+		req, _ := http.NewRequest("POST", env.hs.URL+a2aPath, strings.NewReader(body))
+		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set(payment.HeaderPaymentSignature, pay)
+		resp, err := env.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last string
+		if method == "SendMessage" {
+			b, _ := io.ReadAll(resp.Body)
+			if task := decodeRPC(t, b).task(t); task.Status.State != a2aCompleted {
+				t.Fatalf("task %+v", task)
+			}
+			last = resp.Header.Get(payment.HeaderPaymentResponse)
+		} else {
+			sseEvents(t, resp.Body, func(_ rpcAnswer, ev a2aEvent) bool { return true })
+			last = resp.Trailer.Get(payment.HeaderPaymentResponse)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || last == "" || !strings.HasPrefix(resp.Header.Get(payment.HeaderOrderID), "ord_") {
+			t.Fatalf("%s paid: %d %v %v", method, resp.StatusCode, resp.Header, resp.Trailer)
+		}
+		var sr payment.SettleResponse
+		if err := payment.DecodeX402Header(last, &sr); err != nil || !sr.Success || !strings.HasPrefix(sr.Transaction, payment.DevReferencePrefix) {
+			t.Fatalf("%s settlement %q: %v", method, last, err)
+		}
+		o := env.order(resp.Header.Get(payment.HeaderOrderID))
+		if o.Status != payment.OrderCompleted || o.Tier != "deep" || !o.Dev {
+			t.Fatalf("%s order %+v", method, o)
+		}
+		// The same payment again: refused by the gate.
+		st, _, b = env.do("POST", a2aPath, body, a2aHeaders(payment.HeaderPaymentSignature, pay))
+		if st != 402 || !strings.Contains(string(b), payment.ReasonPaymentUsed) {
+			t.Fatalf("%s replay: %d %s", method, st, b)
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package server
+
+// What the MCP and A2A transports share: how a call is paid for, how one
+// verification runs for a transport, and how errors become the statuses and
+// details the HTTP routes give.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/shapes"
+)
+
+// billing says how a transport that cannot sit behind an http.Handler
+// paywall (MCP; A2A streaming) charges for a call.
+type billing struct {
+	// cashier charges paid calls; nil when free or not configured.
+	cashier *payment.Cashier
+	// free is true under payment.Free: paid calls run without charge.
+	free bool
+}
+
+// billingFor returns the billing of a transport: its own Cashier when set,
+// else the Cashier of Config.Paywall when it is a *payment.Gate, else free
+// under payment.Free. Any other paywall (or none) leaves the transport's
+// paid calls unconfigured.
+func (s *Server) billingFor(own *payment.Cashier) billing {
+	if own != nil {
+		return billing{cashier: own}
+	}
+	switch pw := s.cfg.Paywall.(type) {
+	case *payment.Gate:
+		if pw != nil {
+			return billing{cashier: pw.Cashier()}
+		}
+	case payment.Free, *payment.Free:
+		return billing{free: true}
+	}
+	return billing{}
+}
+
+// tierOffers returns the offer of every claim tier, taken from the HTTP
+// routes so that every transport sells exactly the same thing (same offer
+// ids, prices and work timeouts: orders and receipts compare across
+// transports). Empty when claim verification is not mounted.
+func (s *Server) tierOffers() map[string]payment.Offer {
+	out := map[string]payment.Offer{}
+	for _, r := range s.routes {
+		if r.Offer != nil && r.Offer.Tier != "" && strings.HasPrefix(r.ID, "claims.verify.") {
+			out[r.Offer.Tier] = *r.Offer
+		}
+	}
+	return out
+}
+
+// claimsPrefix is the claim verification service prefix.
+func (s *Server) claimsPrefix() string {
+	p := strings.TrimRight(s.cfg.Claims.Prefix, "/")
+	if p == "" {
+		p = DefaultClaimsPrefix
+	}
+	return p
+}
+
+// publicBase parses a public base URL ("" allowed) and returns it without
+// a trailing slash.
+func publicBase(what, raw string) (string, *url.URL, error) {
+	if raw == "" {
+		return "", nil, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", nil, errorf("%s: PublicBaseURL %q is not an http(s) base URL", what, raw)
+	}
+	return strings.TrimRight(raw, "/"), u, nil
+}
+
+// verifyFor runs one verification for a transport: the engine call with the
+// payment's scope and order, provider usage and the result reported to the
+// payment. It is what the HTTP tier handler does, minus the HTTP.
+func (s *Server) verifyFor(ctx context.Context, tier string, req *claims.Request, idempotencyKey string) (*claims.Result, error) {
+	pc, _ := payment.CallFrom(ctx)
+	call := &claims.Call{IdempotencyKey: idempotencyKey, Scope: scope(pc)}
+	if pc != nil {
+		call.OrderID, call.OrderTokenHash = pc.OrderID, pc.OrderTokenHash
+	}
+	res, err := s.cfg.Claims.Engine.Verify(ctx, tier, req, call)
+	if pc != nil && call.ProviderCalled {
+		u := call.Usage
+		pc.AddUsage(payment.Usage{Provider: u.Provider, Model: u.Model, InputTokens: u.InputTokens,
+			CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens, SearchCalls: u.SearchCalls})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if pc != nil {
+		pc.SetResult("verification", res.VerificationID)
+	}
+	return res, nil
+}
+
+// decodeClaimRequest decodes a ClaimVerificationRequest and applies the
+// tier rules, exactly as the HTTP tier routes do before payment. On
+// failure it returns the 422 body the HTTP route would give (loc prefixed
+// "body"); raw is the request object as received.
+func (s *Server) decodeClaimRequest(tier string, raw []byte) (*claims.Request, *claims.Effective, *shapes.ValidationError, error) {
+	var req shapes.ClaimVerificationRequest
+	if err := shapes.Decode(raw, &req); err != nil {
+		var ve *shapes.ValidationError
+		if errors.As(err, &ve) {
+			return nil, nil, ve.WithPrefix("body"), nil
+		}
+		return nil, nil, nil, err
+	}
+	eff, err := s.cfg.Claims.Engine.Check(tier, &req)
+	if err != nil {
+		var re *claims.RequestError
+		if errors.As(err, &re) {
+			var input any = map[string]any{}
+			if json.Valid(raw) {
+				input = json.RawMessage(raw)
+			}
+			return nil, nil, shapes.NewValueError(re.Msg, input).WithPrefix("body"), nil
+		}
+		return nil, nil, nil, err
+	}
+	return &req, eff, nil, nil
+}
+
+// statusOf returns the HTTP status and detail the HTTP routes give for err
+// (see writeError), without writing anything.
+func (s *Server) statusOf(ctx context.Context, err error) (int, string) {
+	var re *claims.RequestError
+	if errors.As(err, &re) {
+		return http.StatusUnprocessableEntity, re.Msg
+	}
+	for _, m := range s.errorMappers() {
+		if status, msg, ok := m(err); ok {
+			if status >= 500 {
+				s.log.WarnContext(ctx, "transport call failed", "status", status, "err", err)
+			}
+			return status, msg
+		}
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout, "The request timed out"
+	case errors.Is(err, context.Canceled):
+		return 499, "The request was canceled"
+	}
+	s.log.ErrorContext(ctx, "transport: internal error", "err", err)
+	return http.StatusInternalServerError, "Internal Server Error"
+}
+
+// paymentRefusal is how the HTTP gate answers a failed payment step, as a
+// status, a detail and (for a payment problem) the problem to show with a
+// fresh challenge.
+func paymentRefusal(err error) (status int, detail string, problem *payment.Problem) {
+	var p *payment.Problem
+	switch {
+	case errors.As(err, &p):
+		st := p.Status
+		if st == 0 {
+			st = http.StatusPaymentRequired
+		}
+		return st, p.Detail, p
+	case errors.Is(err, payment.ErrInvalidCustomerKey):
+		return http.StatusUnauthorized, "A valid X-Agentic-Customer-Key is required", nil
+	case errors.Is(err, payment.ErrIdempotencyConflict):
+		return http.StatusConflict, "Idempotency-Key was already used for a different request", nil
+	case errors.Is(err, payment.ErrIdempotencyInFlight):
+		return http.StatusConflict, "A request with this Idempotency-Key is still being processed", nil
+	case errors.Is(err, payment.ErrProcessorUnavailable):
+		return http.StatusServiceUnavailable, "Payment verification is temporarily unavailable; the payment was not used", nil
+	}
+	return http.StatusInternalServerError, "Internal Server Error", nil
+}
+
+// failureReason is the reason recorded on an order whose call failed, in
+// the gate's words ("handler answered 502: Evidence provider failed").
+func failureReason(status int, detail string) string {
+	return fmt.Sprintf("handler answered %d: %s", status, detail)
+}
+
+// transportRequestHash identifies a transport call for idempotency: the
+// transport, the operation and the effective request.
+func transportRequestHash(transport, operation string, eff *claims.Effective) string {
+	sum := sha256.Sum256([]byte(transport + "\n" + operation + "\n" + eff.Hash()))
+	return hex.EncodeToString(sum[:])
+}
+
+// withMember returns the JSON object obj with one more member (key, value)
+// appended at the end; obj's own bytes are kept as they are.
+func withMember(obj []byte, key string, value any) (json.RawMessage, error) {
+	v, err := httpjson.Marshal(value)
+	if err != nil {
+		return nil, err
+	}
+	k, err := httpjson.Marshal(key)
+	if err != nil {
+		return nil, err
+	}
+	t := strings.TrimSpace(string(obj))
+	if len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
+		return nil, errors.New("server: not a JSON object")
+	}
+	sep := ","
+	if strings.TrimSpace(t[1:len(t)-1]) == "" {
+		sep = ""
+	}
+	return json.RawMessage(t[:len(t)-1] + sep + string(k) + ":" + string(v) + "}"), nil
+}
+
+// commerce is what a paid transport call tells its payer about the order
+// (MCP structuredContent.commerce; A2A task metadata).
+type commerce struct {
+	OrderID    string `json:"orderId,omitempty"`
+	OrderToken string `json:"orderToken,omitempty"`
+	ReceiptID  string `json:"receiptId,omitempty"`
+	OrderURL   string `json:"orderUrl,omitempty"`
+	// Status is the order status: completed, failed or settling.
+	Status string `json:"status,omitempty"`
+	// Replay is true when the answer is the stored response of an earlier
+	// order with the same idempotency key (nothing was charged).
+	Replay bool `json:"replay,omitempty"`
+}

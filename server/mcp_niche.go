@@ -1,0 +1,294 @@
+package server
+
+// Niche discovery over MCP: search_niches and get_niche. Both serve free
+// previews; with "full": true they sell the full evaluations for the same
+// price, through the same Cashier and with the same rules as the HTTP
+// pay-per-call routes. They run the niche routes' own handlers in-process,
+// so validation, errors and bodies are exactly the HTTP ones.
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/shapes"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// nicheForMCP rebuilds the niche service the HTTP routes use, from their
+// routes (prices, prefix), or returns nil when niche discovery is not
+// mounted.
+func (s *Server) nicheForMCP() (*nicheService, payment.Offer, payment.Offer) {
+	if s.cfg.Niche.Engine == nil {
+		return nil, payment.Offer{}, payment.Offer{}
+	}
+	var eval, search payment.Offer
+	prefix := ""
+	for _, r := range s.routes {
+		switch r.ID {
+		case "niche.pay-per-call":
+			eval = *r.Offer
+		case "niche.search.pay-per-call":
+			search = *r.Offer
+		case "niche.list":
+			if len(r.Prefixes) > 0 {
+				prefix = r.Prefixes[0]
+			}
+		}
+	}
+	if eval.ID == "" || search.ID == "" {
+		return nil, eval, search
+	}
+	cfg := s.cfg.Niche
+	cfg.EvaluationPriceMicroUSD, cfg.SearchPriceMicroUSD = eval.AmountMicroUSD, search.AmountMicroUSD
+	if cfg.CheckoutPath == "" {
+		cfg.CheckoutPath = prefix + "/v1/subscription/checkout"
+	}
+	return &nicheService{s: s, cfg: cfg, prefix: prefix}, eval, search
+}
+
+// toolRecorder keeps what an in-process handler wrote.
+type toolRecorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *toolRecorder) Header() http.Header { return r.header }
+func (r *toolRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+func (r *toolRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
+
+func (r *toolRecorder) code() int {
+	if r.status == 0 {
+		return http.StatusOK
+	}
+	return r.status
+}
+
+// inProcess is a GET request for a niche handler.
+func inProcess(ctx context.Context, path string, q url.Values, pathValues map[string]string) *http.Request {
+	r, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://mcp.invalid"+path+"?"+q.Encode(), nil)
+	for k, v := range pathValues {
+		r.SetPathValue(k, v)
+	}
+	r.RemoteAddr = "127.0.0.1:0"
+	return r
+}
+
+// nicheArgs reads tool arguments into query values: the named string and
+// integer members, and the boolean "full". Other members, or members of
+// the wrong type, are refused with a 422 body in Pydantic's words.
+func nicheArgs(raw []byte, strs, ints []string) (url.Values, bool, *shapes.ValidationError) {
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, false, &shapes.ValidationError{Detail: []shapes.ErrorDetail{{Type: "model_attributes_type", Loc: []any{"arguments"},
+			Msg: "Input should be a valid dictionary or object to extract fields from", Input: string(raw)}}}
+	}
+	q := url.Values{}
+	full := false
+	var errs []shapes.ErrorDetail
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := m[k]
+		var input any
+		_ = json.Unmarshal(v, &input)
+		switch {
+		case k == "full":
+			if err := json.Unmarshal(v, &full); err != nil {
+				errs = append(errs, shapes.ErrorDetail{Type: "bool_type", Loc: []any{"arguments", k}, Msg: "Input should be a valid boolean", Input: input})
+			}
+		case contains(strs, k):
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				errs = append(errs, shapes.ErrorDetail{Type: "string_type", Loc: []any{"arguments", k}, Msg: "Input should be a valid string", Input: input})
+				continue
+			}
+			q.Set(k, s)
+		case contains(ints, k):
+			var n json.Number
+			d := json.NewDecoder(bytes.NewReader(v))
+			d.UseNumber()
+			if err := d.Decode(&n); err != nil {
+				errs = append(errs, shapes.ErrorDetail{Type: "int_type", Loc: []any{"arguments", k}, Msg: "Input should be a valid integer", Input: input})
+				continue
+			}
+			q.Set(k, n.String())
+		default:
+			errs = append(errs, shapes.ErrorDetail{Type: "extra_forbidden", Loc: []any{"arguments", k}, Msg: "Extra inputs are not permitted", Input: input})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, false, &shapes.ValidationError{Detail: errs}
+	}
+	return q, full, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// recorded turns an in-process answer into a tool result: errors (status
+// >= 400) as error results with the HTTP body.
+func recorded(rec *toolRecorder) *mcp.CallToolResult {
+	body := bytes.TrimSpace(rec.body.Bytes())
+	if !json.Valid(body) {
+		body, _ = httpjson.Marshal(httpjson.DetailBody{Detail: strings.TrimSpace(rec.body.String())})
+	}
+	if rec.code() >= 400 {
+		r := jsonResult(body, true)
+		r.Meta = mcp.Meta{metaStatus: rec.code()}
+		return r
+	}
+	return jsonResult(body, false)
+}
+
+// argsHash identifies a niche call for idempotency.
+func argsHash(tool string, q url.Values, pathValues map[string]string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "mcp\n%s\n%s\n", tool, q.Encode())
+	keys := make([]string, 0, len(pathValues))
+	for k := range pathValues {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(h, "%s=%s\n", k, pathValues[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// paidNicheTool runs a paid niche handler: its Precheck first (never
+// charged), then the charge.
+func (ms *mcpServer) paidNicheTool(ctx context.Context, req *mcp.CallToolRequest, tool string, offer payment.Offer,
+	h interface {
+		payment.Prechecker
+		http.Handler
+	}, path string, q url.Values, pv map[string]string) (*mcp.CallToolResult, error) {
+	rec := &toolRecorder{header: http.Header{}}
+	r, ok := h.Precheck(rec, inProcess(ctx, path, q, pv))
+	if !ok {
+		return recorded(rec), nil
+	}
+	prog := newMCPProgress(ctx, req)
+	defer prog.close()
+	work := func(wctx context.Context) ([]byte, *toolFailure) {
+		rec := &toolRecorder{header: http.Header{}}
+		h.ServeHTTP(rec, r.WithContext(wctx))
+		body := bytes.TrimSpace(rec.body.Bytes())
+		if rec.code() >= 400 {
+			detail := strings.TrimSpace(rec.body.String())
+			var d httpjson.DetailBody
+			if json.Unmarshal(body, &d) == nil && d.Detail != "" {
+				detail = d.Detail
+			}
+			var out any = json.RawMessage(body)
+			if !json.Valid(body) {
+				out = httpjson.DetailBody{Detail: detail}
+			}
+			return nil, &toolFailure{status: rec.code(), body: out, detail: detail}
+		}
+		return body, nil
+	}
+	idem := metaString(req, metaIdempotencyKey, payment.HeaderIdempotencyKey)
+	return ms.charge(ctx, req, tool, offer, argsHash(tool, q, pv), idem, prog, work)
+}
+
+// nicheTools returns search_niches and get_niche when niche discovery is
+// mounted.
+func (ms *mcpServer) nicheTools() []mcpTool {
+	n, evalOffer, searchOffer := ms.s.nicheForMCP()
+	if n == nil {
+		return nil
+	}
+	search := &mcp.Tool{
+		Name:  "search_niches",
+		Title: "Search niche evaluations",
+		Description: fmt.Sprintf("Search the catalogue of reviewed niche-market evaluations (every word must match; ranked by relevance). "+
+			"Free: previews (title, buyer, category, score, problem teaser). With full: true, full evaluations with their evidence, "+
+			"paid per call: %s USDC via x402 in _meta[\"x402/payment\"].", priceUSD(searchOffer.AmountMicroUSD)),
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["q"],"properties":{` +
+			`"q":{"type":"string","minLength":3,"maxLength":150,"description":"Search text (at least three characters)."},` +
+			`"category":{"type":"string","maxLength":80,"description":"Only this category (case-insensitive)."},` +
+			`"sort":{"type":"string","enum":["score","recent"],"default":"score","description":"Tie-break after relevance."},` +
+			`"limit":{"type":"integer","minimum":1,"maximum":20,"default":20},` +
+			`"full":{"type":"boolean","default":false,"description":"Return full evaluations (paid) instead of previews (free)."}}}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+	}
+	get := &mcp.Tool{
+		Name:  "get_niche",
+		Title: "Read a niche evaluation",
+		Description: fmt.Sprintf("Read one niche evaluation by id. Free: the preview. With full: true, the full evaluation "+
+			"(score dimensions, evidence links, trend) and an unlock token for the HTTP route, paid per call: %s USDC via x402 in _meta[\"x402/payment\"].",
+			priceUSD(evalOffer.AmountMicroUSD)),
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["niche_id"],"properties":{` +
+			`"niche_id":{"type":"string","pattern":"^niche_[0-9a-f]{32}$","description":"The evaluation id (niche_…)."},` +
+			`"full":{"type":"boolean","default":false,"description":"Return the full evaluation (paid) instead of the preview (free)."}}}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+	}
+	searchPath := n.prefix + "/v1/search"
+	return []mcpTool{
+		{search, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			q, full, ve := nicheArgs(toolArgs(req), []string{"q", "category", "sort"}, []string{"limit"})
+			if ve != nil {
+				return errorResult(http.StatusUnprocessableEntity, ve, nil), nil
+			}
+			if full {
+				return ms.paidNicheTool(ctx, req, "search_niches", searchOffer, &nichePaidSearch{n}, searchPath+"/pay-per-call", q, nil)
+			}
+			rec := &toolRecorder{header: http.Header{}}
+			r := inProcess(ctx, searchPath, q, nil)
+			if sq, ok := n.searchQuery(rec, r); ok {
+				n.runSearch(rec, r, sq, false, nil, "preview")
+			}
+			return recorded(rec), nil
+		}},
+		{get, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			q, full, ve := nicheArgs(toolArgs(req), []string{"niche_id"}, nil)
+			if ve != nil {
+				return errorResult(http.StatusUnprocessableEntity, ve, nil), nil
+			}
+			id := q.Get("niche_id")
+			if id == "" {
+				return errorResult(http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: []shapes.ErrorDetail{
+					{Type: "missing", Loc: []any{"arguments", "niche_id"}, Msg: "Field required", Input: nil}}}, nil), nil
+			}
+			pv := map[string]string{"niche_id": id}
+			path := n.prefix + "/v1/niches/" + url.PathEscape(id)
+			if full {
+				return ms.paidNicheTool(ctx, req, "get_niche", evalOffer, &nichePaidEvaluation{n}, path+"/pay-per-call", url.Values{}, pv)
+			}
+			rec := &toolRecorder{header: http.Header{}}
+			n.preview(rec, inProcess(ctx, path+"/preview", url.Values{}, pv))
+			return recorded(rec), nil
+		}},
+	}
+}

@@ -1,0 +1,217 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/shapes"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// addTools registers every tool. The SDK panics on a malformed tool; the
+// schemas here are our own and tested, but a panic still becomes an error.
+func (ms *mcpServer) addTools() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = errorf("mcp: registering tools: %v", p)
+		}
+	}()
+	if ms.s.cfg.Claims.Engine != nil {
+		tiersOut, err := tiersOutputSchema()
+		if err != nil {
+			return err
+		}
+		ms.srv.AddTool(&mcp.Tool{
+			Name:         "list_verification_tiers",
+			Title:        "List verification tiers",
+			Description:  "List the claim verification tiers: MCP tool, HTTP path, USDC and card price, search budget, cited-source cap and snapshot policy. Free.",
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+			OutputSchema: tiersOut,
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+		}, ms.listTiers)
+	}
+
+	offers := ms.s.tierOffers()
+	for _, t := range claims.Tiers() {
+		offer, ok := offers[t.Name]
+		if !ok {
+			continue
+		}
+		in, err := claimToolInputSchema(t)
+		if err != nil {
+			return err
+		}
+		ms.srv.AddTool(&mcp.Tool{
+			Name:  t.Tool,
+			Title: "Verify a claim (" + t.Name + " tier)",
+			Description: fmt.Sprintf("Verify a factual claim against current web sources (%s tier: up to %d search actions, at most %d cited sources, snapshots: %s). "+
+				"Returns a structured, cited ClaimVerificationResult. Paid per call: %s USDC via x402 (an unpaid call returns the payment requirements; "+
+				"repeat it with the PaymentPayload in _meta[\"x402/payment\"]).",
+				t.Name, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, usd(t.PriceMicroUSD)),
+			InputSchema: in,
+			// No OutputSchema: the official TypeScript client validates
+			// structuredContent against it, and the PaymentRequired
+			// object of an unpaid call would not match.
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(true)},
+		}, ms.verifyTool(t, offer))
+	}
+	for _, tool := range ms.nicheTools() {
+		ms.srv.AddTool(tool.tool, tool.handler)
+	}
+	return nil
+}
+
+// mcpTool is one tool and its handler.
+type mcpTool struct {
+	tool    *mcp.Tool
+	handler mcp.ToolHandler
+}
+
+// mcpTierInfo is one row of list_verification_tiers.
+type mcpTierInfo struct {
+	Tier              string `json:"tier"`
+	Tool              string `json:"tool"`
+	Path              string `json:"path"`
+	PriceMicrousd     int64  `json:"priceMicrousd"`
+	PriceUSD          string `json:"priceUsd"`
+	CardPriceMicrousd int64  `json:"cardPriceMicrousd"`
+	MaxToolActions    int    `json:"maxToolActions"`
+	MaxOutputTokens   int    `json:"maxOutputTokens"`
+	MaxCitedSources   int    `json:"maxCitedSources"`
+	SnapshotMode      string `json:"snapshotMode"`
+	MaxSnapshots      int    `json:"maxSnapshots"`
+	TimeoutSeconds    int    `json:"timeoutSeconds"`
+}
+
+// tiersList is the result of list_verification_tiers.
+type tiersList struct {
+	Tiers    []mcpTierInfo `json:"tiers"`
+	Currency string        `json:"currency"`
+	// Payment names how MCP tools are paid.
+	Payment string `json:"payment"`
+}
+
+func tiersOutputSchema() (json.RawMessage, error) {
+	row := map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{}, "required": []string{}}
+	props := row["properties"].(map[string]any)
+	var req []string
+	t := reflect.TypeFor[mcpTierInfo]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name := f.Tag.Get("json")
+		typ := "integer"
+		if f.Type.Kind() == reflect.String {
+			typ = "string"
+		}
+		props[name] = map[string]any{"type": typ}
+		req = append(req, name)
+	}
+	row["required"] = req
+	return httpjson.Marshal(map[string]any{
+		"type": "object", "additionalProperties": false, "required": []string{"tiers", "currency", "payment"},
+		"properties": map[string]any{
+			"tiers":    map[string]any{"type": "array", "items": row},
+			"currency": map[string]any{"type": "string"},
+			"payment":  map[string]any{"type": "string"},
+		},
+	})
+}
+
+func tierList() tiersList {
+	out := tiersList{Currency: "USD", Payment: "x402 in _meta[\"x402/payment\"] (USDC)"}
+	for _, t := range claims.Tiers() {
+		out.Tiers = append(out.Tiers, mcpTierInfo{
+			Tier: t.Name, Tool: t.Tool, Path: t.Path, PriceMicrousd: t.PriceMicroUSD, PriceUSD: usd(t.PriceMicroUSD),
+			CardPriceMicrousd: t.CardMicroUSD, MaxToolActions: t.MaxToolActions, MaxOutputTokens: t.MaxOutputTokens,
+			MaxCitedSources: t.MaxCitedSources, SnapshotMode: string(t.SnapshotMode), MaxSnapshots: t.MaxSnapshots,
+			TimeoutSeconds: int(t.Timeout.Seconds()),
+		})
+	}
+	return out
+}
+
+func (ms *mcpServer) listTiers(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	b, err := httpjson.Marshal(tierList())
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
+}
+
+// claimToolInputSchema is the input schema of a verify tool: the JSON
+// Schema of ClaimVerificationRequest from shapes (the constraints Decode
+// enforces), inlined at the root (the SDK wants "type":"object" there),
+// with descriptions for models, and the tier's cited-source cap as the
+// maximum (and, when lower, the default) of maxSources and as the maximum
+// of minimumSources. It is handed to the SDK as raw JSON: the SDK's own
+// schema inference never sees our types.
+func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
+	const name = "ClaimVerificationRequest"
+	raw, ok := shapes.Schema(name)
+	if !ok {
+		return nil, errorf("mcp: shapes has no schema for %s", name)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, errorf("mcp: schema of %s: %v", name, err)
+	}
+	defs, _ := doc["$defs"].(map[string]any)
+	root, ok := defs[name].(map[string]any)
+	if !ok || root["type"] != "object" {
+		return nil, errorf("mcp: schema of %s has no object definition", name)
+	}
+	delete(defs, name)
+	out := map[string]any{}
+	for k, v := range root {
+		out[k] = v
+	}
+	if len(defs) > 0 {
+		out["$defs"] = defs
+	}
+	if v, ok := doc["$schema"]; ok {
+		out["$schema"] = v
+	}
+	out["title"] = name
+	props, _ := out["properties"].(map[string]any)
+	descriptions := map[string]string{
+		"claim":            "The factual claim to verify.",
+		"asOf":             "Date at which the claim is to be judged (YYYY-MM-DD); null means now.",
+		"jurisdiction":     "Jurisdiction the claim refers to, if any.",
+		"freshnessHours":   "Preferred maximum age of sources, in hours (default 168); null means no freshness requirement.",
+		"sourcePolicy":     "Which sources count (official_only requires allowedDomains).",
+		"minimumSources":   "Cited sources needed to confirm.",
+		"maxSources":       fmt.Sprintf("Most cited sources to return (the %s tier allows %d).", t.Name, t.MaxCitedSources),
+		"allowedDomains":   "Only these domains (and their subdomains) count as sources.",
+		"blockedDomains":   "These domains (and their subdomains) never count as sources.",
+		"includeConflicts": "Report conflicting evidence.",
+		"language":         "Language of the answer (a BCP 47 tag, or auto).",
+	}
+	for k, d := range descriptions {
+		if p, ok := props[k].(map[string]any); ok {
+			if _, has := p["description"]; !has {
+				p["description"] = d
+			}
+		}
+	}
+	capAt := func(field, key string, limit int) {
+		p, ok := props[field].(map[string]any)
+		if !ok {
+			return
+		}
+		if v, ok := p[key].(float64); !ok || v > float64(limit) {
+			p[key] = limit
+		}
+	}
+	capAt("maxSources", "maximum", t.MaxCitedSources)
+	capAt("minimumSources", "maximum", t.MaxCitedSources)
+	if p, ok := props["maxSources"].(map[string]any); ok {
+		if _, has := p["default"]; has {
+			capAt("maxSources", "default", t.MaxCitedSources)
+		}
+	}
+	return httpjson.Marshal(out)
+}
