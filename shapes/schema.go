@@ -114,7 +114,10 @@ func constrain(s *jsonschema.Schema, n *node) *jsonschema.Schema {
 			inner.Default, inner.Deprecated, inner.Title, inner.Description = nil, false, "", ""
 		}
 		constrainValue(inner, n)
-		return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{inner, {Type: "null"}}}
+		// The annotations describe the field, null included: they move to
+		// the wrapper (a default of 168 stays visible next to "or null").
+		return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{inner, {Type: "null"}},
+			Default: s.Default, Deprecated: s.Deprecated, Title: s.Title, Description: s.Description}
 	}
 	constrainValue(s, n)
 	return s

@@ -64,6 +64,10 @@ type config struct {
 	TermsURL      string
 	PrivacyURL    string
 
+	// Agent transports.
+	MCPNoLocalhostProtection bool
+	MCPTrustedOrigins        string
+
 	// Maintenance.
 	PurgeInterval time.Duration
 }
@@ -237,6 +241,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.str(&c.HomepageURL, "homepage-url", "ASSAY_HOMEPAGE_URL", "", "service homepage in discovery documents")
 	f.str(&c.TermsURL, "terms-url", "ASSAY_TERMS_URL", "", "terms of service URL in discovery documents")
 	f.str(&c.PrivacyURL, "privacy-url", "ASSAY_PRIVACY_URL", "", "privacy policy URL in discovery documents")
+
+	f.boolean(&c.MCPNoLocalhostProtection, "mcp-disable-localhost-protection", "ASSAY_MCP_DISABLE_LOCALHOST_PROTECTION", "accept MCP requests whose Host is not loopback on a loopback listener (behind a reverse proxy on the same host)")
+	f.str(&c.MCPTrustedOrigins, "mcp-trusted-origins", "ASSAY_MCP_TRUSTED_ORIGINS", "", "comma-separated browser origins allowed to call the MCP endpoint")
 
 	f.dur(&c.PurgeInterval, "purge-interval", "ASSAY_PURGE_INTERVAL", time.Hour, "how often expired verifications and snapshots are purged")
 

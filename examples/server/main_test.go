@@ -220,3 +220,45 @@ func TestSubscriptionsOnlyFreeInDevMode(t *testing.T) {
 		t.Fatalf("production checkout without Stripe subscriptions: %d, want 404", res.StatusCode)
 	}
 }
+
+func TestAgentTransportsServed(t *testing.T) {
+	base := startServer(t, nil)
+	// MCP: initialize over streamable HTTP (answered as server-sent events).
+	req, _ := http.NewRequest("POST", base+"/claim-verification/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(b), `"protocolVersion"`) {
+		t.Fatalf("mcp initialize: %d %s", res.StatusCode, b)
+	}
+	// A2A: the agent card and its discovery siblings exist.
+	for _, p := range []string{"/claim-verification/.well-known/agent-card.json", "/claim-verification/.well-known/mcp/server.json"} {
+		res, err := http.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: %d", p, res.StatusCode)
+		}
+	}
+	// A2A SendMessage without payment: 402 at the standard price.
+	req, _ = http.NewRequest("POST", base+"/claim-verification/a2a", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"The Base mainnet chain ID is 8453."}]}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 402 || res.Header.Get("Payment-Required") == "" {
+		t.Fatalf("a2a unpaid: %d", res.StatusCode)
+	}
+}

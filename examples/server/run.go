@@ -102,14 +102,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Homepage: cfg.HomepageURL, Terms: cfg.TermsURL, Privacy: cfg.PrivacyURL,
 			Repository: "https://github.com/assaykit/assay",
 		},
-		MaxBodyBytes:  cfg.MaxBodyBytes,
-		AdminKey:      cfg.AdminKey,
-		Metrics:       m.Handler(),
-		Observers:     []func(*http.Request, string, int, time.Duration){m.ObserveRequest},
-		Paywall:       gate,
-		Commerce:      server.CommerceConfig{Cashier: gate.Cashier()},
-		Niche:         catalogue,
-		Claims:        server.ClaimsConfig{Engine: verify.engine},
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		AdminKey:     cfg.AdminKey,
+		Metrics:      m.Handler(),
+		Observers:    []func(*http.Request, string, int, time.Duration){m.ObserveRequest},
+		Paywall:      gate,
+		Commerce:     server.CommerceConfig{Cashier: gate.Cashier()},
+		Niche:        catalogue,
+		Claims:       server.ClaimsConfig{Engine: verify.engine},
+		MCP: server.MCPConfig{DisableLocalhostProtection: cfg.MCPNoLocalhostProtection,
+			TrustedOrigins: splitList(cfg.MCPTrustedOrigins)},
 		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: []string{server.DefaultClaimsPrefix}},
 		Subscriptions: server.SubscriptionConfig{Service: subs},
 		Ready: map[string]func(context.Context) error{
@@ -188,4 +190,15 @@ func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *ve
 		case <-t.C:
 		}
 	}
+}
+
+// splitList splits a comma-separated setting, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
