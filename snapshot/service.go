@@ -46,14 +46,49 @@ func (v *Service) Capture(ctx context.Context, rawURL string) (*Snapshot, error)
 
 // CaptureAll captures and stores urls concurrently under one deadline and
 // returns one record per URL in input order. See Capturer.CaptureAll. A
-// storage failure fails the whole call.
+// storage failure fails the whole call. Each capture's content is stored as
+// it arrives; the records are stored together at the end (in one
+// transaction when the record store is a BatchStore), so a batch costs one
+// commit, and a stored record never lacks its content.
 func (v *Service) CaptureAll(ctx context.Context, urls []string) ([]*Snapshot, error) {
-	return v.c.captureAll(ctx, urls, v.keep)
+	batch, ok := v.records.(BatchStore)
+	if !ok {
+		return v.c.captureAll(ctx, urls, v.keep)
+	}
+	out, err := v.c.captureAll(ctx, urls, v.keepContent)
+	if err != nil {
+		return nil, err
+	}
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keepTimeout)
+	defer cancel()
+	if err := batch.InsertSnapshots(kctx, out); err != nil {
+		return nil, fmt.Errorf("snapshot: storing %d records: %w", len(out), err)
+	}
+	if v.s.OnCapture != nil {
+		for _, s := range out {
+			v.s.OnCapture(s)
+		}
+	}
+	return out, nil
 }
 
 // keep stores the content (content first, so a stored record never lacks
 // its content), then the record.
 func (v *Service) keep(ctx context.Context, s *Snapshot, content *spool) error {
+	if err := v.keepContent(ctx, s, content); err != nil {
+		return err
+	}
+	if err := v.records.InsertSnapshot(ctx, s); err != nil {
+		return fmt.Errorf("snapshot: storing %s: %w", s.ID, err)
+	}
+	if v.s.OnCapture != nil {
+		v.s.OnCapture(s)
+	}
+	return nil
+}
+
+// keepContent stores a capture's content, if any.
+func (v *Service) keepContent(ctx context.Context, s *Snapshot, content *spool) error {
 	if s.Captured() {
 		r, err := content.Reader()
 		if err != nil {
@@ -62,12 +97,6 @@ func (v *Service) keep(ctx context.Context, s *Snapshot, content *spool) error {
 		if err := v.blobs.PutBlob(ctx, *s.RawSHA256, content.Size(), r); err != nil {
 			return fmt.Errorf("snapshot: storing content of %s: %w", s.ID, err)
 		}
-	}
-	if err := v.records.InsertSnapshot(ctx, s); err != nil {
-		return fmt.Errorf("snapshot: storing %s: %w", s.ID, err)
-	}
-	if v.s.OnCapture != nil {
-		v.s.OnCapture(s)
 	}
 	return nil
 }

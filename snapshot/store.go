@@ -24,6 +24,15 @@ type Store interface {
 	SnapshotBlobInUse(ctx context.Context, sum string) (bool, error)
 }
 
+// BatchStore is implemented by record stores that can insert several
+// records in one transaction; Service.CaptureAll then stores a batch with
+// one commit instead of one per capture.
+type BatchStore interface {
+	// InsertSnapshots stores new records, all or none (errors as
+	// InsertSnapshot's).
+	InsertSnapshots(ctx context.Context, snaps []*Snapshot) error
+}
+
 // Blob is stored content opened for reading.
 type Blob interface {
 	io.ReadSeekCloser

@@ -26,32 +26,71 @@ const snapshotColumns = `id, requested_url, final_url, retrieved_at, status, htt
 
 // InsertSnapshot implements snapshot.Store.
 func (db *DB) InsertSnapshot(ctx context.Context, s *snapshot.Snapshot) error {
+	args, err := db.snapshotArgs(s)
+	if err != nil {
+		return err
+	}
+	return insertSnapshotErr(db.execInsertSnapshot(ctx, db.exec, args))
+}
+
+// InsertSnapshots implements snapshot.BatchStore: every record in one
+// transaction (one commit, one fsync), all or none.
+func (db *DB) InsertSnapshots(ctx context.Context, snaps []*snapshot.Snapshot) error {
+	all := make([][]any, len(snaps))
+	for i, s := range snaps {
+		args, err := db.snapshotArgs(s)
+		if err != nil {
+			return err
+		}
+		all[i] = args
+	}
+	return insertSnapshotErr(db.inTx(ctx, func(tx *Tx) error {
+		for _, args := range all {
+			if err := db.execInsertSnapshot(ctx, tx.exec, args); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// snapshotArgs validates a record and returns the values of one row.
+func (db *DB) snapshotArgs(s *snapshot.Snapshot) ([]any, error) {
 	if s == nil || !ids.Valid(ids.Snapshot, s.ID) || !s.Status.Valid() || s.RetrievedAt.IsZero() || s.RequestedURL == "" {
-		return fmt.Errorf("%w: id, requested URL, retrieval time and a valid status are required", snapshot.ErrInvalid)
+		return nil, fmt.Errorf("%w: id, requested URL, retrieval time and a valid status are required", snapshot.ErrInvalid)
 	}
 	if s.RawSHA256 != nil && !snapshot.ValidSum(*s.RawSHA256) {
-		return fmt.Errorf("%w: rawSha256 %q", snapshot.ErrInvalid, *s.RawSHA256)
+		return nil, fmt.Errorf("%w: rawSha256 %q", snapshot.ErrInvalid, *s.RawSHA256)
 	}
 	var exch *string
 	if s.Exchange != nil {
 		b, err := json.Marshal(s.Exchange)
 		if err != nil {
-			return fmt.Errorf("store: snapshot exchange: %w", err)
+			return nil, fmt.Errorf("store: snapshot exchange: %w", err)
 		}
 		exch = ptrTo(string(b))
 	}
-	_, err := db.exec(ctx, `INSERT INTO snapshots (`+snapshotColumns+`, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.ID, s.RequestedURL, s.FinalURL, toMicros(s.RetrievedAt), string(s.Status), s.HTTPStatus, s.ContentType,
+	return []any{s.ID, s.RequestedURL, s.FinalURL, toMicros(s.RetrievedAt), string(s.Status), s.HTTPStatus, s.ContentType,
 		s.ContentLength, s.RawSHA256, s.NormalizedSHA256, s.FailureReason, s.Normalization, s.Charset, exch,
-		db.nowMicros())
-	if isUniqueViolation(err) {
+		db.nowMicros()}, nil
+}
+
+func (db *DB) execInsertSnapshot(ctx context.Context, exec func(context.Context, string, ...any) (sql.Result, error), args []any) error {
+	_, err := exec(ctx, `INSERT INTO snapshots (`+snapshotColumns+`, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
+	return err
+}
+
+func insertSnapshotErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case isUniqueViolation(err):
 		return snapshot.ErrConflict
+	case errors.Is(err, snapshot.ErrInvalid):
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("store: insert snapshot: %w", err)
-	}
-	return nil
+	return fmt.Errorf("store: insert snapshot: %w", err)
 }
 
 // GetSnapshot implements snapshot.Store.

@@ -10,9 +10,12 @@
 // the same provider and pages (reconciliation, snapshots, verdicts, and the
 // result stored in SQLite). Target: ratio ≤ 1.15.
 //
-// The snapshotter is claimstest.HTTPSnapshotter, a MINIMAL concurrent
-// loopback fetcher (no SSRF checks, no storage); the snapshot service
-// replaces it after merging.
+// The engine captures through the real snapshot.Service (connect-time
+// address checks with the loopback site allow-listed, streaming hashes,
+// normalisation, content and records stored); the baseline fetches the same
+// pages with claimstest.HTTPSnapshotter, a minimal concurrent fetcher that
+// does nothing else. The 20 sources are on distinct hosts (the capturer keeps
+// at most 4 connections per host, a politeness limit).
 //
 // 2. Idempotent replay. Measured: Engine.Verify with an Idempotency-Key
 // already completed (lookup, stored result, access grant). Target: under
@@ -27,11 +30,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/store"
 )
 
@@ -57,9 +62,19 @@ func main() {
 
 	site := claimstest.NewSlowSite(*pageDelay)
 	defer site.Close()
-	resp := claimstest.LoopbackResponse(site.URL, 24)
+	// The sources live on 24 distinct hosts, as a research call's sources
+	// do; the capturer dials every one of them at the loopback site.
+	siteAddr := strings.TrimPrefix(site.URL, "http://")
+	hostMap := map[string]string{}
+	var sourceURLs []string
+	for i := range 24 {
+		host := fmt.Sprintf("source%d.bench.example", i)
+		hostMap[host+":80"] = siteAddr
+		sourceURLs = append(sourceURLs, fmt.Sprintf("http://%s/page/%d", host, i))
+	}
+	resp := claimstest.ResponseForURLs(sourceURLs)
 	prov := claimstest.Respond(resp, *providerDelay)
-	snaps := &claimstest.HTTPSnapshotter{}
+	fetch := &claimstest.HTTPSnapshotter{} // the baseline's minimal fetcher
 
 	dir, err := os.MkdirTemp("", "assay-bench-")
 	if err != nil {
@@ -71,6 +86,19 @@ func main() {
 		log.Fatal(err)
 	}
 	defer db.Close()
+	blobs, err := snapshot.NewFileBlobStore(filepath.Join(dir, "snapshots"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	snaps, err := snapshot.NewService(db, blobs, &snapshot.Options{
+		HostMap:    hostMap,
+		AllowAddrs: []string{siteAddr},
+		SpoolDir:   dir,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer snaps.Close()
 	eng, err := claims.New(prov, db, snaps, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -84,7 +112,7 @@ func main() {
 		if _, err := prov.Search(ctx, &claims.ProviderQuery{}); err != nil {
 			log.Fatal(err)
 		}
-		recs, err := snaps.CaptureAll(ctx, urls)
+		recs, err := fetch.CaptureAll(ctx, urls)
 		if err != nil || len(recs) != 20 {
 			log.Fatal(err)
 		}
@@ -113,7 +141,7 @@ func main() {
 	}
 	mb, me := median(base), median(eng1)
 	nominal := *providerDelay + *pageDelay
-	fmt.Printf("claims engine overhead (research tier, provider %v, 20 pages x %v on loopback, minimal fetcher), %d rounds\n", *providerDelay, *pageDelay, *rounds)
+	fmt.Printf("claims engine overhead (research tier, provider %v, 20 pages x %v on loopback, real snapshot service), %d rounds\n", *providerDelay, *pageDelay, *rounds)
 	fmt.Printf("  baseline ideal pipeline (provider + concurrent fetches, no engine): median %v\n", mb.Round(time.Microsecond))
 	fmt.Printf("  engine Verify:                                                     median %v\n", me.Round(time.Microsecond))
 	fmt.Printf("  ratio engine/baseline = %.3f   ratio engine/nominal %v = %.3f   (target <= 1.15)\n",

@@ -35,9 +35,20 @@ func NewSlowSite(delay time.Duration) *httptest.Server {
 // further sources all live on base (a NewSlowSite URL): sources pages in
 // all, so a research-tier call snapshots min(sources, 20) pages.
 func LoopbackResponse(base string, sources int) *claims.ProviderResponse {
-	var refs []claims.SourceRef
+	var urls []string
 	for i := range max(sources, 3) {
-		refs = append(refs, claims.SourceRef{URL: fmt.Sprintf("%s/page/%d", base, i)})
+		urls = append(urls, fmt.Sprintf("%s/page/%d", base, i))
+	}
+	return ResponseForURLs(urls)
+}
+
+// ResponseForURLs is LoopbackResponse with the consulted sources given: at
+// least three URLs whose pages show LoopbackPageText (the first three are
+// quoted as evidence).
+func ResponseForURLs(urls []string) *claims.ProviderResponse {
+	var refs []claims.SourceRef
+	for _, u := range urls {
+		refs = append(refs, claims.SourceRef{URL: u})
 	}
 	pub := time.Now().UTC().Format(time.DateOnly)
 	ev := func(id string, i int, excerpt string) claims.ProviderEvidence {

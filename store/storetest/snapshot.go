@@ -81,6 +81,41 @@ func TestSnapshotStore(t *testing.T, open func(t *testing.T) snapshot.Store) {
 		}
 	})
 
+	t.Run("Batch", func(t *testing.T) {
+		st := open(t)
+		batch, ok := st.(snapshot.BatchStore)
+		if !ok {
+			t.Skip("the store does not implement snapshot.BatchStore (optional)")
+		}
+		snaps := sampleSnapshots(at)
+		// A batch with one malformed record stores nothing.
+		bad := snaps[len(snaps)-1].Clone()
+		bad.Status = "bogus"
+		if err := batch.InsertSnapshots(ctx, append(append([]*snapshot.Snapshot{}, snaps[:2]...), bad)); !errors.Is(err, snapshot.ErrInvalid) {
+			t.Fatalf("batch with a malformed record: %v, want ErrInvalid", err)
+		}
+		if _, err := st.GetSnapshot(ctx, snaps[0].ID); !errors.Is(err, snapshot.ErrNotFound) {
+			t.Fatalf("part of a refused batch was stored: %v", err)
+		}
+		if err := batch.InsertSnapshots(ctx, snaps); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range snaps {
+			if _, err := st.GetSnapshot(ctx, s.ID); err != nil {
+				t.Fatalf("%s not stored: %v", s.ID, err)
+			}
+		}
+		// A batch repeating a stored id is refused as a whole.
+		dup := sampleSnapshots(at)
+		dup[0] = snaps[0]
+		if err := batch.InsertSnapshots(ctx, dup); !errors.Is(err, snapshot.ErrConflict) {
+			t.Fatalf("batch with a stored id: %v, want ErrConflict", err)
+		}
+		if _, err := st.GetSnapshot(ctx, dup[1].ID); !errors.Is(err, snapshot.ErrNotFound) {
+			t.Fatal("part of a conflicting batch was stored")
+		}
+	})
+
 	t.Run("Immutable", func(t *testing.T) {
 		st := open(t)
 		s := sampleSnapshots(at)[0]
