@@ -8,10 +8,14 @@
 //	go run ./bench/payment -dsn :memory:  # SQLite in memory (no fsync)
 //	go run ./bench/payment -dsn 'postgres://…?search_path=scratch'  # a scratch schema: the run leaves its tables there
 //
-// The processor is the deterministic fake of payment/gatetest: it does no
-// EIP-3009 signature recovery and no network call, so the figure is the
-// gate's own cost (ledger writes and receipt signing). Re-run with the real
-// processor to include verification.
+// By default the processor is the real one (payment.NewProcessor in dev
+// mode): every paid call carries a fresh x402 v2 payment signed by the dev
+// wallet (signing is outside the timed region), and the gate decodes it,
+// checks the requirements, recovers the EIP-3009 signer (secp256k1),
+// reserves the nonce, opens the order, runs the handler, records the dev
+// settlement, signs the receipt and completes the order. -processor fake
+// uses the deterministic fake of payment/gatetest instead (the gate's own
+// cost without signature recovery).
 package main
 
 import (
@@ -29,9 +33,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store"
 )
 
@@ -53,6 +59,7 @@ var work = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 
 func main() {
 	dsn := flag.String("dsn", "", "store DSN (default: an SQLite file in a temporary directory)")
+	procName := flag.String("processor", "real", "real (dev-mode x402/EIP-3009 verification) or fake (payment/gatetest)")
 	flag.Parse()
 	ctx := context.Background()
 	if *dsn == "" {
@@ -72,7 +79,18 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	gate, err := payment.NewGate(&gatetest.Processor{}, db, &payment.GateOptions{
+	var proc payment.Processor = &gatetest.Processor{}
+	if *procName == "real" {
+		p, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
+			MPPSecret: []byte("bench-secret-bench-secret-bench-secret"), Realm: "api.example.test"})
+		if err != nil {
+			log.Fatal(err)
+		}
+		proc = p
+	} else if *procName != "fake" {
+		log.Fatalf("-processor %q: want real or fake", *procName)
+	}
+	gate, err := payment.NewGate(proc, db, &payment.GateOptions{
 		CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: "https://api.example.test"})
 	if err != nil {
 		log.Fatal(err)
@@ -80,13 +98,39 @@ func main() {
 	offer := payment.Offer{ID: "claims.verify.quick", Tier: "quick", AmountMicroUSD: 20000, MimeType: "application/json"}
 	gated := gate.Gate(offer, work)
 
+	// The 402 this route issues; real credentials answer it.
+	rec402 := httptest.NewRecorder()
+	gated.ServeHTTP(rec402, httptest.NewRequest("POST", "/v1/claims/verify/quick", strings.NewReader(body)))
+	var required payment.PaymentRequired
+	if err := payment.DecodeX402Header(rec402.Header().Get("Payment-Required"), &required); err != nil && *procName == "real" {
+		log.Fatalf("challenge: %d %v", rec402.Code, err)
+	}
+	wallet := paymenttest.DevWallet()
+	credential := func(n int64) (string, string) {
+		if *procName == "fake" {
+			return gatetest.Header, gatetest.Credential("0xbench", strconv.FormatInt(n, 10))
+		}
+		pl, err := payment.PayX402V2(ctx, wallet, &required, &required.Accepts[0], time.Now())
+		if err != nil {
+			log.Fatal(err)
+		}
+		v, err := payment.EncodeX402Header(pl)
+		if err != nil {
+			log.Fatal(err)
+		}
+		return "Payment-Signature", v
+	}
+
 	var nonce atomic.Int64
 	serve := func(h http.Handler, paid bool) func(b *testing.B) {
 		return func(b *testing.B) {
 			for b.Loop() {
 				req := httptest.NewRequest("POST", "/v1/claims/verify/quick", strings.NewReader(body))
 				if paid {
-					req.Header.Set(gatetest.Header, gatetest.Credential("0xbench", strconv.FormatInt(nonce.Add(1), 10)))
+					b.StopTimer()
+					name, value := credential(nonce.Add(1))
+					b.StartTimer()
+					req.Header.Set(name, value)
 				}
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
@@ -100,7 +144,7 @@ func main() {
 	base := testing.Benchmark(serve(work, false))
 	paid := testing.Benchmark(serve(gated, true))
 	bn, pn := float64(base.NsPerOp()), float64(paid.NsPerOp())
-	fmt.Printf("store: %s\n", db.Dialect())
+	fmt.Printf("store: %s, processor: %s\n", db.Dialect(), *procName)
 	fmt.Printf("ungated handler (baseline): %10.1f µs/op  (%d ops)\n", bn/1e3, base.N)
 	fmt.Printf("gated paid call:            %10.1f µs/op  (%d ops)\n", pn/1e3, paid.N)
 	fmt.Printf("gate overhead:              %10.1f µs/op\n", (pn-bn)/1e3)
