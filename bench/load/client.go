@@ -133,6 +133,7 @@ type ledger struct {
 	doubles   int
 	replays   int
 	replayOK  int
+	recovered int // deliveries recovered by an idempotent replay after a kill
 	signed    int // credentials signed
 	st        *stats
 }
@@ -190,18 +191,26 @@ func (l *ledger) deliver(d *delivery) {
 }
 
 // replay records an idempotent replay: it must name an order delivered
-// before and carry the same bytes.
-func (l *ledger) replay(orderID, sha string) {
+// before and carry the same bytes. With recover, a replay of an order no
+// client received (its response was lost when the server was killed) is
+// the recovery of that delivery and is booked as one (d, without token).
+func (l *ledger) replay(d *delivery, recover bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.replays++
-	prev := l.byOrder[orderID]
-	if len(prev) == 0 {
-		l.st.fail("idempotent replay", "replay names order %s that no client received", orderID)
+	prev := l.byOrder[d.OrderID]
+	if len(prev) == 0 && recover {
+		l.recovered++
+		l.mu.Unlock()
+		l.deliver(d)
 		return
 	}
-	if prev[0].SHA256 != sha {
-		l.st.fail("idempotent replay", "replay of order %s has different bytes", orderID)
+	defer l.mu.Unlock()
+	l.replays++
+	if len(prev) == 0 {
+		l.st.fail("idempotent replay", "replay names order %s that no client received", d.OrderID)
+		return
+	}
+	if prev[0].SHA256 != d.SHA256 {
+		l.st.fail("idempotent replay", "replay of order %s has different bytes", d.OrderID)
 		return
 	}
 	l.replayOK++
@@ -247,6 +256,9 @@ type payer struct {
 	led    *ledger
 	wallet *payment.KeySigner
 	proto  int
+	// recover books idempotent replays of orders no client received as
+	// recovered deliveries (crash scenario).
+	recover bool
 }
 
 // headers for a paid request.
@@ -307,20 +319,21 @@ func (p *payer) send(ctx context.Context, base string, r paidReq, cred *credenti
 func (p *payer) record(base string, r paidReq, cred *credential, a answer) {
 	h := a.header
 	orderID, token, receiptID := h.Get(payment.HeaderOrderID), h.Get(payment.HeaderOrderToken), h.Get(payment.HeaderReceiptID)
+	d := &delivery{Class: r.class, Protocol: cred.Protocol, CredKey: cred.Key, Nonce: cred.Nonce, OrderID: orderID, Token: token,
+		ReceiptID: receiptID, SHA256: sha256Hex(a.body), Base: base}
 	if h.Get(payment.HeaderReplay) == "true" {
-		if orderID == "" {
-			p.st.fail("order headers", "%s %s: replay without order id", r.method, r.path)
+		if orderID == "" || receiptID == "" {
+			p.st.fail("order headers", "%s %s: replay without order id or receipt id", r.method, r.path)
 			return
 		}
-		p.led.replay(orderID, sha256Hex(a.body))
+		p.led.replay(d, p.recover)
 		return
 	}
 	if orderID == "" || token == "" || receiptID == "" {
 		p.st.fail("order headers", "%s %s -> 200 without order id/token/receipt id: %v", r.method, r.path, h)
 		return
 	}
-	p.led.deliver(&delivery{Class: r.class, Protocol: cred.Protocol, CredKey: cred.Key, Nonce: cred.Nonce, OrderID: orderID, Token: token,
-		ReceiptID: receiptID, SHA256: sha256Hex(a.body), Base: base})
+	p.led.deliver(d)
 }
 
 // sharedRefusal reports whether a 402 refusing cred is explained by the

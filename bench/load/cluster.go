@@ -45,8 +45,9 @@ func randomHex(n int) string {
 
 // newCluster prepares (but does not start) instances servers on backend.
 // The data directory is made under cfg.WorkDir; for PostgreSQL a fresh
-// schema is created on cfg.Postgres.
-func newCluster(ctx context.Context, cfg *Config, scenario, backend string, instances int) (*cluster, error) {
+// schema is created on cfg.Postgres. extra adds or overrides server
+// environment variables.
+func newCluster(ctx context.Context, cfg *Config, scenario, backend string, instances int, extra map[string]string) (*cluster, error) {
 	dir, err := os.MkdirTemp(cfg.WorkDir, scenario+"-"+backend+"-")
 	if err != nil {
 		return nil, err
@@ -63,6 +64,9 @@ func newCluster(ctx context.Context, cfg *Config, scenario, backend string, inst
 		"ASSAY_SHUTDOWN_WAIT":    "60s",
 		"ASSAY_NICHE_UNLOCK_TTL": "15m",
 		"GORACE":                 "halt_on_error=0 log_path=" + filepath.Join(dir, "race"),
+	}
+	for k, v := range extra {
+		env[k] = v
 	}
 	switch backend {
 	case backendSQLite:

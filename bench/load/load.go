@@ -339,7 +339,7 @@ func (c *loadClient) orderLookup(ctx context.Context) {
 func runLoad(ctx context.Context, cfg *Config, backend string, instances int) (*report, error) {
 	rep := &report{Scenario: "load", Backend: backend, Instances: instances, Clients: cfg.Clients, Strict: cfg.Strict}
 	st := newStats()
-	cl, err := newCluster(ctx, cfg, "load", backend, instances)
+	cl, err := newCluster(ctx, cfg, "load", backend, instances, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +392,7 @@ func runLoad(ctx context.Context, cfg *Config, backend string, instances int) (*
 	elapsed := time.Since(start)
 	rep.fill(st, elapsed) // the load phase only; the audit below is not in the throughput
 
-	verified := auditDeliveries(ctx, setupHC, st, bases, led.deliveries(), 8)
+	verified := auditDeliveries(ctx, setupHC, st, bases, cl.adminKey, led.deliveries(), 8)
 	stopMem()
 	mem.wait()
 	rep.Memory = mem.rows(cfg.Growth)
