@@ -290,7 +290,7 @@ func runBadInput(ctx context.Context, cfg *Config, backend string, instances int
 	var mu sync.Mutex
 	accepted := map[string]int{}
 	paidAnswers := map[int]int{}
-	sent := 0
+	sent, badText := 0, 0
 	start := time.Now()
 	deadline := start.Add(cfg.Duration)
 	var wg sync.WaitGroup
@@ -301,7 +301,8 @@ func runBadInput(ctx context.Context, cfg *Config, backend string, instances int
 			return nil, err
 		}
 		f := &fuzzer{hc: newHTTPClient(cfg.RequestTimeout), st: st, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(2000+i))),
-			bases: bases, fx: fx, forge: forge, mu: &mu, acc: accepted, paid: paidAnswers, sent: &sent}
+			bases: bases, fx: fx, forge: forge, mu: &mu, acc: accepted, paid: paidAnswers, sent: &sent,
+			pg: backend == backendPostgres, badText: &badText}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -347,6 +348,17 @@ func runBadInput(ctx context.Context, cfg *Config, backend string, instances int
 		st.fail("graceful stop", "%v", err)
 	}
 	logs := cl.checkLogs(st)
+	rep.KnownFiveXX = badText
+	if badText > 0 {
+		// Each such 500 must be the store refusing the bytes, nothing else.
+		n := 0
+		for _, p := range cl.procs {
+			n += countInLog(p.logPath, `invalid byte sequence for encoding`)
+		}
+		if n < badText {
+			st.fail("5xx answer", "%d answers with NUL or invalid UTF-8 were 500, but only %d server log lines blame the encoding", badText, n)
+		}
+	}
 	integrity := "ok"
 	if db, err := store.Open(ctx, cl.dsn, nil); err != nil {
 		st.fail("database", "%v", err)

@@ -251,3 +251,12 @@ func (c *cluster) checkLogs(st *stats) string {
 	}
 	return fmt.Sprintf("%d panic lines, %d data races, %d fatal errors, %d error-level lines", total.Panics, total.Races, total.Fatal, total.Errors)
 }
+
+// countInLog counts the lines of a log that contain s.
+func countInLog(path, s string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), s)
+}

@@ -482,6 +482,7 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 	}
 
 	ds := led.deliveries()
+	rep.Deliveries, rep.Kills = len(ds), kills
 	cs.mu.Lock()
 	counts := fmt.Sprintf("%s %d, %s %d, %s %d", outServed, cs.counts[outServed], outRecovered, cs.counts[outRecovered], outRefused, cs.counts[outRefused])
 	cs.mu.Unlock()

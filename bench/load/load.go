@@ -412,6 +412,7 @@ func runLoad(ctx context.Context, cfg *Config, backend string, instances int) (*
 	judgeDatabase(st, dbf, true)
 
 	ds := led.deliveries()
+	rep.Deliveries = len(ds)
 	rep.addFact("paid deliveries", "%d (%s); credentials signed %d", len(ds), cnt.protoSummary(), led.signed)
 	rep.addFact("double deliveries", "%d (by credential nonce and by order id)", led.doubles)
 	rep.addFact("replayed credentials", "%d sent, %d refused with 402", cnt.replays.Load(), cnt.replaysRefused.Load())

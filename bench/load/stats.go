@@ -216,10 +216,16 @@ type report struct {
 	Statuses   map[int]int   `json:"statuses"`
 	NetErrors  int           `json:"transportErrors"`
 	Facts      []fact        `json:"facts"`
-	Memory     []memRow      `json:"memory"`
-	Notes      []string      `json:"notes"`
-	Known      []string      `json:"knownDefects"`
-	Failures   []string      `json:"failures"`
+	// Deliveries is the number of paid responses received (load, crash);
+	// Kills the number of SIGKILLs (crash).
+	Deliveries int `json:"deliveries"`
+	Kills      int `json:"kills"`
+	// KnownFiveXX counts 5xx answers explained by a known defect.
+	KnownFiveXX int      `json:"knownDefect5xx"`
+	Memory      []memRow `json:"memory"`
+	Notes       []string `json:"notes"`
+	Known       []string `json:"knownDefects"`
+	Failures    []string `json:"failures"`
 	// Strict makes known defects fail the scenario.
 	Strict bool `json:"strict"`
 }
@@ -278,7 +284,11 @@ func (r *report) print(w io.Writer) {
 			fivexx += n
 		}
 	}
-	fmt.Fprintf(w, "5xx answers: %d\n", fivexx)
+	if r.KnownFiveXX > 0 {
+		fmt.Fprintf(w, "5xx answers: %d (%d of them the known defect listed below)\n", fivexx, r.KnownFiveXX)
+	} else {
+		fmt.Fprintf(w, "5xx answers: %d\n", fivexx)
+	}
 	for _, f := range r.Facts {
 		fmt.Fprintf(w, "%s: %s\n", f.Name, f.Value)
 	}
