@@ -314,6 +314,9 @@ func runBadInput(ctx context.Context, cfg *Config, backend string, instances int
 	wg.Wait()
 	elapsed := time.Since(start)
 	rep.fill(st, elapsed)
+	stopMem()
+	mem.wait()
+	rep.Memory = judgeMemory(st, mem, cfg.Growth)
 
 	healthy := 0
 	for _, p := range cl.procs {
@@ -341,9 +344,6 @@ func runBadInput(ctx context.Context, cfg *Config, backend string, instances int
 		}
 		changed = append(changed, desc+" (accepted: "+strings.Join(by, ", ")+")")
 	}
-	stopMem()
-	mem.wait()
-	rep.Memory = mem.rows(cfg.Growth)
 	if err := cl.stop(cfg.StopTimeout); err != nil {
 		st.fail("graceful stop", "%v", err)
 	}

@@ -236,11 +236,17 @@ func (c *crashClient) run(ctx context.Context, deadline time.Time) {
 		}
 		c.step(ctx)
 	}
-	// Settle what was in flight at the last kill.
-	for len(c.pending) > 0 && ctx.Err() == nil {
+	// Settle what was in flight at the last kill (the server is up again
+	// by then; a minute bounds a server that does not come back).
+	flushUntil := time.Now().Add(time.Minute)
+	for len(c.pending) > 0 && ctx.Err() == nil && time.Now().Before(flushUntil) {
 		if !c.cs.up.wait(ctx) || c.resend(ctx) {
 			return
 		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(c.pending) > 0 {
+		c.st.fail("in-flight credential never re-sent", "%d credentials in flight at the last kill could not be sent again", len(c.pending))
 	}
 }
 
@@ -356,6 +362,10 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 
 	start := time.Now()
 	deadline := start.Add(cfg.Duration)
+	// The clients stop at once if the controller fails (a server that does
+	// not restart must not leave them waiting).
+	cctx, stopClients := context.WithCancel(ctx)
+	defer stopClients()
 	var wg sync.WaitGroup
 	for i := range cfg.Clients {
 		wallet, err := payment.GenerateKeySigner()
@@ -370,7 +380,7 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.run(ctx, deadline)
+			c.run(cctx, deadline)
 		}()
 	}
 
@@ -432,12 +442,20 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 		}
 		cs.up.up()
 	}
+	if ctrlErr != nil {
+		stopClients()
+	}
 	wg.Wait()
 	elapsed := time.Since(start)
 	cs.up.up()
 	rep.fill(st, elapsed)
+	stopMem()
+	mem.wait()
+	// Each process life lasts one kill interval: too short to tell a leak
+	// from warm-up, so memory is reported here and judged in load and
+	// badinput.
+	rep.Memory = mem.rows(cfg.Growth)
 	if ctrlErr != nil {
-		stopMem()
 		return nil, ctrlErr
 	}
 
@@ -462,9 +480,6 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 	}
 
 	verified := auditDeliveries(ctx, setupHC, st, []string{base}, cl.adminKey, led.deliveries(), 8)
-	stopMem()
-	mem.wait()
-	rep.Memory = mem.rows(cfg.Growth)
 	if err := cl.stop(cfg.StopTimeout); err != nil {
 		st.fail("graceful stop", "%v", err)
 	}

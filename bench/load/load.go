@@ -391,16 +391,12 @@ func runLoad(ctx context.Context, cfg *Config, backend string, instances int) (*
 	wg.Wait()
 	elapsed := time.Since(start)
 	rep.fill(st, elapsed) // the load phase only; the audit below is not in the throughput
-
-	verified := auditDeliveries(ctx, setupHC, st, bases, cl.adminKey, led.deliveries(), 8)
+	// Memory is judged over the load phase, not the audit burst after it.
 	stopMem()
 	mem.wait()
-	rep.Memory = mem.rows(cfg.Growth)
-	for _, m := range rep.Memory {
-		if m.Sustained {
-			st.fail("memory grows", "%s: %s", m.Instance, m.Verdict)
-		}
-	}
+	rep.Memory = judgeMemory(st, mem, cfg.Growth)
+
+	verified := auditDeliveries(ctx, setupHC, st, bases, cl.adminKey, led.deliveries(), 8)
 	if err := cl.stop(cfg.StopTimeout); err != nil {
 		st.fail("graceful stop", "%v", err)
 	}
@@ -427,6 +423,18 @@ func runLoad(ctx context.Context, cfg *Config, backend string, instances int) (*
 	}
 	rep.finish(st)
 	return rep, nil
+}
+
+// judgeMemory summarises the memory samples and fails on sustained
+// growth.
+func judgeMemory(st *stats, mem *memWatch, l growthLimits) []memRow {
+	rows := mem.rows(l)
+	for _, m := range rows {
+		if m.Sustained {
+			st.fail("memory grows", "%s: %s", m.Instance, m.Verdict)
+		}
+	}
+	return rows
 }
 
 // judgeDatabase turns the database facts into failures. strict: every

@@ -125,9 +125,6 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	reps, err := run(ctx, cfg, splitList(*scenarios), splitList(*backends))
-	for _, r := range reps {
-		r.print(cfg.Log)
-	}
 	if *jsonOut != "" {
 		if werr := writeJSON(*jsonOut, reps); werr != nil {
 			fmt.Fprintln(os.Stderr, "load:", werr)
@@ -204,6 +201,7 @@ func run(ctx context.Context, cfg *Config, scenarios, backends []string) ([]*rep
 			if err != nil {
 				return reps, fmt.Errorf("%s on %s: %w", sc, b, err)
 			}
+			rep.print(cfg.Log)
 			reps = append(reps, rep)
 			if ctx.Err() != nil {
 				return reps, ctx.Err()
