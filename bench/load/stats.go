@@ -113,14 +113,13 @@ func (s *stats) failureCount() int {
 
 // classRow is one line of the summary table.
 type classRow struct {
-	Class    string          `json:"class"`
-	Count    int             `json:"count"`
-	P50ms    float64         `json:"p50Ms"`
-	P99ms    float64         `json:"p99Ms"`
-	MaxMs    float64         `json:"maxMs"`
-	Statuses map[int]int     `json:"statuses"`
-	NetErr   int             `json:"transportErrors"`
-	rawDurs  []time.Duration `json:"-"`
+	Class    string      `json:"class"`
+	Count    int         `json:"count"`
+	P50ms    float64     `json:"p50Ms"`
+	P99ms    float64     `json:"p99Ms"`
+	MaxMs    float64     `json:"maxMs"`
+	Statuses map[int]int `json:"statuses"`
+	NetErr   int         `json:"transportErrors"`
 }
 
 // snap is a copy of the collected statistics.
