@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,9 +32,10 @@ import (
 // PostgreSQL database a younger one may belong to a live instance. A
 // restart seconds after a kill would therefore leave them processing (and
 // their credentials reserved) for ten minutes. With -crash-age (the
-// default) the scenario simulates that those ten minutes have passed: it
-// moves the updated_at of the orders left processing back by StaleAfter
-// plus a minute, and nothing else, so that the server's own start-up
+// default) the scenario emulates a server whose stale window has passed
+// (or is shorter than its restart, the fix README.md suggests): it moves
+// the updated_at of the orders left processing back by StaleAfter plus a
+// minute, and nothing else, so that the server's own start-up
 // reconciliation handles them; with -crash-age=false it observes the server
 // as it is. See README.md.
 //
@@ -107,8 +110,9 @@ type crashState struct {
 	mu       sync.Mutex
 	outcomes map[string]outcome // reservation key -> outcome
 	counts   map[outcome]int
-	inFlight atomic.Int64 // credentials in flight at a kill
-	waits    atomic.Int64 // requests that found the server down
+	reasons  map[string]int // refusals after a restart by status and detail
+	inFlight atomic.Int64   // credentials in flight at a kill
+	waits    atomic.Int64   // requests that found the server down
 }
 
 func (s *crashState) record(key string, o outcome) {
@@ -215,6 +219,9 @@ func (c *crashClient) resend(ctx context.Context) bool {
 			c.cs.record(at.cred.Key, outServed)
 		case a1.status == a2.status && (a1.status == http.StatusPaymentRequired || a1.status == http.StatusConflict):
 			c.cs.record(at.cred.Key, outRefused)
+			c.cs.mu.Lock()
+			c.cs.reasons[fmt.Sprintf("%d %s", a1.status, detailOf(a1.body))]++
+			c.cs.mu.Unlock()
 		default:
 			c.st.fail("inconsistent after restart", "%s: %d then %d: %s | %s", at.cred.Key, a1.status, a2.status, snippet(a1.body), snippet(a2.body))
 		}
@@ -356,7 +363,7 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 		return nil, err
 	}
 	led := newLedger(st)
-	cs := &crashState{up: newUpSignal(), outcomes: map[string]outcome{}, counts: map[outcome]int{}}
+	cs := &crashState{up: newUpSignal(), outcomes: map[string]outcome{}, counts: map[outcome]int{}, reasons: map[string]int{}}
 	mctx, stopMem := context.WithCancel(ctx)
 	mem := watchMemory(mctx, cl.procs, cfg.RSSEvery)
 
@@ -476,6 +483,9 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 		if !ok {
 			oc = "no client re-sent it"
 		}
+		if oc == outRefused && byOutcome[oc] < 5 {
+			st.note("interrupted order %s (%s, %s): its credential was refused after the restart", o.ID, o.ReservationKey, o.Protocol)
+		}
 		byOutcome[oc]++
 	}
 
@@ -500,12 +510,17 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 	rep.Deliveries, rep.Kills = len(ds), kills
 	cs.mu.Lock()
 	counts := fmt.Sprintf("%s %d, %s %d, %s %d", outServed, cs.counts[outServed], outRecovered, cs.counts[outRecovered], outRefused, cs.counts[outRefused])
+	var reasons []string
+	for _, r := range slices.Sorted(maps.Keys(cs.reasons)) {
+		reasons = append(reasons, fmt.Sprintf("%q %d", r, cs.reasons[r]))
+	}
 	cs.mu.Unlock()
 	rep.addFact("kills", "%d SIGKILLs, each followed by an integrity check (ok) and a restart on the same data and port; requests that found the server down: %d", kills, cs.waits.Load())
 	rep.addFact("orders left processing at kills", "%d (aged past the stale window before restart: %d; -crash-age=%t), all failed as interrupted at start-up with no settlement or receipt unless reported below; their credentials: %s",
 		len(interrupted), aged, cfg.CrashAge, formatOutcomes(byOutcome))
 	rep.addFact("orders left settling at kills", "%d (they stay settling: see the known defects)", len(settlingAtKill))
 	rep.addFact("credentials in flight at kills", "%d, sent again twice after the restart: %s", cs.inFlight.Load(), counts)
+	rep.addFact("refusals after a restart", "%s", orNone(strings.Join(reasons, ", ")))
 	rep.addFact("paid deliveries", "%d (recovered after a kill by idempotent replay: %d); credentials signed %d", len(ds), led.recovered, led.signed)
 	rep.addFact("double deliveries", "%d (by payment nonce and by order id)", led.doubles)
 	rep.addFact("audit", "%d delivered orders looked up, %d receipts verified offline against the JWKS and the received bytes", len(ds), verified)
@@ -516,6 +531,19 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 	rep.addFact("server logs", "%s", logs)
 	rep.finish(st)
 	return rep, nil
+}
+
+// detailOf returns the detail (or x402 error) of an error body.
+func detailOf(b []byte) string {
+	var p struct {
+		Error  string `json:"error"`
+		Detail string `json:"detail"`
+	}
+	_ = json.Unmarshal(b, &p)
+	if p.Detail != "" {
+		return p.Detail
+	}
+	return p.Error
 }
 
 // hasJSON reports whether a raw member holds a value other than null.
