@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/assaykit/assay/payment"
+)
+
+// Payment protocols a client answers a 402 with.
+const (
+	protoX402V2 = "x402v2"
+	protoX402V1 = "x402v1"
+	protoMPP    = "mpp"
+)
+
+// protocols lists them in rotation order.
+var protocols = [...]string{protoX402V2, protoX402V1, protoMPP}
+
+// credential is one signed payment: the header that carries it and the
+// single-use key the server reserves for it (the same string the server
+// stores as the order's reservation key), so that a client can count its
+// own payments without trusting the server's order ids.
+type credential struct {
+	Protocol string
+	Header   string
+	Value    string
+	Key      string // x402:<chain>:<from>:<nonce> or mpp:<challenge id>
+	Nonce    string // <payer address>/<EIP-3009 nonce>: the client's own account of its payment
+	Amount   int64
+}
+
+// challenge is a parsed 402 answer.
+type challenge struct {
+	v2  *payment.PaymentRequired
+	v1  *payment.PaymentRequiredV1
+	mpp []payment.MPPChallenge
+}
+
+// parseChallenge reads the three offers of one 402 answer.
+func parseChallenge(h http.Header, body []byte) (*challenge, error) {
+	c := &challenge{}
+	if v := h.Get(payment.HeaderPaymentRequired); v != "" {
+		var pr payment.PaymentRequired
+		if err := payment.DecodeX402Header(v, &pr); err == nil && pr.X402Version == 2 && len(pr.Accepts) > 0 {
+			c.v2 = &pr
+		}
+	}
+	var doc payment.PaymentRequiredV1
+	if json.Unmarshal(body, &doc) == nil && doc.X402Version == 1 && len(doc.Accepts) > 0 {
+		c.v1 = &doc
+	}
+	if cs, err := payment.ParseMPPChallenges(h.Values(payment.HeaderWWWAuthenticate)); err == nil {
+		for _, ch := range cs {
+			if ch.Method == payment.MethodEVM && ch.Intent == payment.IntentCharge {
+				c.mpp = append(c.mpp, ch)
+			}
+		}
+	}
+	if c.v2 == nil && c.v1 == nil && len(c.mpp) == 0 {
+		return nil, errors.New("402 without a payable offer")
+	}
+	return c, nil
+}
+
+// pay signs a credential for the challenge with the given protocol.
+func (c *challenge) pay(ctx context.Context, signer payment.Signer, proto string, now time.Time) (*credential, error) {
+	switch proto {
+	case protoX402V2:
+		if c.v2 == nil {
+			return nil, errors.New("no x402 v2 offer")
+		}
+		req := &c.v2.Accepts[0]
+		pl, err := payment.PayX402V2(ctx, signer, c.v2, req, now)
+		if err != nil {
+			return nil, err
+		}
+		key, nonce, err := x402Key(req.Network, pl.Payload)
+		if err != nil {
+			return nil, err
+		}
+		v, err := payment.EncodeX402Header(pl)
+		if err != nil {
+			return nil, err
+		}
+		return &credential{Protocol: proto, Header: payment.HeaderPaymentSignature, Value: v, Key: key, Nonce: nonce, Amount: atoi64(req.Amount)}, nil
+	case protoX402V1:
+		if c.v1 == nil {
+			return nil, errors.New("no x402 v1 offer")
+		}
+		req := &c.v1.Accepts[0]
+		pl, err := payment.PayX402V1(ctx, signer, req, now)
+		if err != nil {
+			return nil, err
+		}
+		key, nonce, err := x402Key(req.Network, pl.Payload)
+		if err != nil {
+			return nil, err
+		}
+		v, err := payment.EncodeX402Header(pl)
+		if err != nil {
+			return nil, err
+		}
+		return &credential{Protocol: proto, Header: payment.HeaderXPayment, Value: v, Key: key, Nonce: nonce, Amount: atoi64(req.MaxAmountRequired)}, nil
+	case protoMPP:
+		if len(c.mpp) == 0 {
+			return nil, errors.New("no MPP evm offer")
+		}
+		ch := c.mpp[0]
+		cred, err := payment.PayMPPEVM(ctx, signer, ch, now)
+		if err != nil {
+			return nil, err
+		}
+		v, err := cred.Encode()
+		if err != nil {
+			return nil, err
+		}
+		var req payment.MPPEVMRequest
+		_ = ch.MPPRequest(&req)
+		nonce := signer.Address().Hex() + "/" + strings.ToLower(payment.MPPNonce(ch.ID, ch.Realm))
+		return &credential{Protocol: proto, Header: payment.HeaderAuthorization, Value: v, Key: "mpp:" + ch.ID, Nonce: nonce, Amount: atoi64(req.Amount)}, nil
+	}
+	return nil, fmt.Errorf("unknown protocol %q", proto)
+}
+
+// x402Key returns the reservation key of an exact EVM payload and the
+// payer's own nonce.
+func x402Key(network string, payload json.RawMessage) (key, nonce string, err error) {
+	n, ok := payment.LookupNetwork(network)
+	if !ok {
+		return "", "", fmt.Errorf("unknown network %q", network)
+	}
+	var ex payment.ExactEVMPayload
+	if err := json.Unmarshal(payload, &ex); err != nil {
+		return "", "", err
+	}
+	from, err := payment.ParseAddress(ex.Authorization.From)
+	if err != nil {
+		return "", "", err
+	}
+	nonce = strings.ToLower(ex.Authorization.Nonce)
+	return fmt.Sprintf("x402:%d:%s:%s", n.ChainID, from.Hex(), nonce), from.Hex() + "/" + nonce, nil
+}
+
+func atoi64(s string) int64 {
+	var n int64
+	_, _ = fmt.Sscan(s, &n)
+	return n
+}
