@@ -3,9 +3,12 @@ package payment
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/big"
 	"net/http"
@@ -60,6 +63,9 @@ type ProcessorOptions struct {
 	Extensions func(offer Offer, res Resource) map[string]json.RawMessage
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Random is the source of challenge nonces (default crypto/rand);
+	// tests pass a fixed stream to issue reproducible challenges.
+	Random io.Reader
 	// Logger receives dev-mode warnings and settlement logs; nil discards.
 	Logger *slog.Logger
 }
@@ -87,7 +93,12 @@ type ProcessorOptions struct {
 //     then pinned to what the route issues now (realm, method, intent,
 //     request, digest, opaque, no foreign credential header). description
 //     is display-only and not compared. opaque = base64url(JCS
-//     {"quoteId": Resource.QuoteID}) when a quote is named.
+//     {"n": <16 random bytes, base64url>, "quoteId": Resource.QuoteID}),
+//     quoteId only when a quote is named. The random n makes every id
+//     unique: without it, two 402s of one route in the same second carried
+//     the same id, and the second payer was refused as a replay. Verify
+//     requires a well-formed n (any value: the HMAC binds it) and the
+//     quote this request names.
 //   - Card prices: ceil(Offer.CardMicroUSD / 10 000) cents, at least 50
 //     (Stripe's minimum); the Authorization amount is that many cents.
 //   - Status codes: a malformed x402 header is 400; a malformed MPP
@@ -134,6 +145,7 @@ type Protocols struct {
 	requireID   bool
 	extensions  func(Offer, Resource) map[string]json.RawMessage
 	now         func() time.Time
+	random      io.Reader
 	log         *slog.Logger
 	defaultWork time.Duration
 }
@@ -168,10 +180,14 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 		payTo: payTo, net: n, dev: opts.Dev, fac: opts.Facilitator, realm: opts.Realm,
 		ttl: opts.ChallengeTTL, settleTime: opts.SettlementTime, stripe: opts.Stripe,
 		requireID: opts.RequirePaymentIdentifier, extensions: opts.Extensions, now: opts.Now, log: opts.Logger,
+		random:      opts.Random,
 		defaultWork: 120 * time.Second,
 	}
 	if p.now == nil {
 		p.now = time.Now
+	}
+	if p.random == nil {
+		p.random = rand.Reader
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -287,12 +303,44 @@ func (p *Protocols) mppRequest(method string, offer Offer) (string, error) {
 	return "", fmt.Errorf("payment: unknown MPP method %q", method)
 }
 
-// mppOpaque carries the quote id, if any.
-func mppOpaque(res Resource) (string, error) {
-	if res.QuoteID == "" {
-		return "", nil
+// mppOpaque carries the challenge's random nonce and the quote id, if any.
+func mppOpaque(nonce string, res Resource) (string, error) {
+	o := map[string]string{"n": nonce}
+	if res.QuoteID != "" {
+		o["quoteId"] = res.QuoteID
 	}
-	return encodeJCSB64(map[string]string{"quoteId": res.QuoteID})
+	return encodeJCSB64(o)
+}
+
+// newChallengeNonce returns 16 random bytes in unpadded base64url.
+func (p *Protocols) newChallengeNonce() (string, error) {
+	var b [16]byte
+	if _, err := io.ReadFull(p.random, b[:]); err != nil {
+		return "", fmt.Errorf("payment: challenge nonce: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// checkOpaque reports whether an echoed opaque parameter is one this route
+// issues for res: a nonce of the issued form, and exactly res's quote.
+func checkOpaque(opaque string, res Resource) bool {
+	raw, err := decodeB64URL(opaque)
+	if err != nil {
+		return false
+	}
+	var o map[string]string
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return false
+	}
+	n, err := base64.RawURLEncoding.DecodeString(o["n"])
+	if err != nil || len(n) != 16 || o["quoteId"] != res.QuoteID {
+		return false
+	}
+	want := 1
+	if res.QuoteID != "" {
+		want = 2
+	}
+	return len(o) == want
 }
 
 // mppChallenge builds the challenge this route issues for method, expiring
@@ -302,7 +350,11 @@ func (p *Protocols) mppChallenge(method string, offer Offer, res Resource, expir
 	if err != nil {
 		return MPPChallenge{}, err
 	}
-	opaque, err := mppOpaque(res)
+	nonce, err := p.newChallengeNonce()
+	if err != nil {
+		return MPPChallenge{}, err
+	}
+	opaque, err := mppOpaque(nonce, res)
 	if err != nil {
 		return MPPChallenge{}, err
 	}
@@ -850,10 +902,6 @@ func (p *Protocols) verifyMPP(ctx context.Context, offer Offer, res Resource, c 
 	if err != nil {
 		return nil, err
 	}
-	wantOpaque, err := mppOpaque(res)
-	if err != nil {
-		return nil, err
-	}
 	switch {
 	case ch.Realm != p.realm:
 		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge is for realm %q, not %q.", truncate(ch.Realm, 80), p.realm)
@@ -861,7 +909,7 @@ func (p *Protocols) verifyMPP(ctx context.Context, offer Offer, res Resource, c 
 		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge request is not what this route charges.")
 	case ch.Digest != res.BodyDigest:
 		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge was issued for another request body.")
-	case ch.Opaque != wantOpaque:
+	case !checkOpaque(ch.Opaque, res):
 		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge names another quote.")
 	case ch.Header != "" && !strings.EqualFold(ch.Header, HeaderAuthorization):
 		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge names a credential header this server did not issue.")

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	mrand "math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
@@ -53,7 +54,7 @@ func newFixture(t *testing.T, fo fixtureOpts) *fixture {
 	f := &fixture{clock: &fixedClock{testNow}, wallet: paymenttest.DevWallet()}
 	opts := &payment.ProcessorOptions{
 		PayTo: paymenttest.DevPayee, Dev: !fo.production, MPPSecret: testSecret, Realm: "api.example.com",
-		Now: f.clock.now,
+		Now: f.clock.now, Random: mrand.NewChaCha8([32]byte{'a', 's', 's', 'a', 'y'}), // reproducible challenges
 	}
 	if fo.noMPP {
 		opts.MPPSecret = nil
@@ -164,9 +165,22 @@ func TestChallengeShape(t *testing.T) {
 	evm := cs[0]
 	wantEVM := payment.MPPChallenge{ID: evm.ID, Realm: "api.example.com", Method: "evm", Intent: "charge",
 		Request: "eyJhbW91bnQiOiIyNTAwMDAiLCJjdXJyZW5jeSI6IjB4ODMzNTg5ZkNENmVEYjZFMDhmNGM3QzMyRDRmNzFiNTRiZEEwMjkxMyIsIm1ldGhvZERldGFpbHMiOnsiY2hhaW5JZCI6ODQ1MywiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweDIwOTY5M0JjNmFmYzBDNTMyOGJBMzZGYUYwM0M1MTRFRjMxMjI4N0MifQ",
-		Expires: "2026-11-22T09:08:00Z", Digest: testRes.BodyDigest, Description: testOffer.Description}
+		Expires: "2026-11-22T09:08:00Z", Digest: testRes.BodyDigest, Opaque: evm.Opaque, Description: testOffer.Description}
 	if diff := cmp.Diff(wantEVM, evm); diff != "" {
 		t.Errorf("evm challenge (-want +got):\n%s", diff)
+	}
+	// opaque carries a per-challenge random nonce: two challenges of the
+	// same route at the same instant still have different ids.
+	var op map[string]string
+	if b, err := base64.RawURLEncoding.DecodeString(evm.Opaque); err != nil || json.Unmarshal(b, &op) != nil || len(op["n"]) != 22 || len(op) != 1 {
+		t.Errorf("opaque = %q (%v)", evm.Opaque, op)
+	}
+	again, err := f.p.Challenge(context.Background(), testOffer, testRes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other := paymenttest.MPPChallenge(t, again, "evm"); other.ID == evm.ID || other.Opaque == evm.Opaque {
+		t.Errorf("two challenges at one instant share id %s", evm.ID)
 	}
 	var sreq map[string]any
 	if err := cs[1].MPPRequest(&sreq); err != nil {
@@ -194,7 +208,8 @@ func TestChallengeVariants(t *testing.T) {
 		}
 		c := paymenttest.MPPChallenge(t, ch, "evm")
 		b, _ := base64.RawURLEncoding.DecodeString(c.Opaque)
-		if string(b) != `{"quoteId":"quo_0123456789abcdef0123456789abcdef"}` {
+		var op map[string]string
+		if err := json.Unmarshal(b, &op); err != nil || op["quoteId"] != "quo_0123456789abcdef0123456789abcdef" || len(op["n"]) != 22 || len(op) != 2 {
 			t.Errorf("opaque = %s", b)
 		}
 	})
