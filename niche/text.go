@@ -94,6 +94,14 @@ func (q Query) Phrase() string { return strings.Join(q.Tokens, " ") }
 // CategoryKey is the case-insensitive form of a category used for
 // filtering: NFKC, trimmed, lower case.
 func CategoryKey(category string) string {
+	// Control characters (NUL included, which PostgreSQL text cannot hold)
+	// are not part of any category.
+	category = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, category)
 	return strings.ToLower(strings.TrimSpace(norm.NFKC.String(category)))
 }
 

@@ -644,9 +644,24 @@ type ReconcileReport struct {
 // consumed reservations are purged. Orders of live instances are safe:
 // only stale ones are touched and every change is a conditional update.
 func (c *Cashier) Reconcile(ctx context.Context) (ReconcileReport, error) {
+	return c.reconcile(ctx, c.now().Add(-c.staleAfter))
+}
+
+// ReconcileAfterRestart is Reconcile without the age threshold: every order
+// left processing is interrupted and every order left settling is checked
+// now. Call it only at start-up, and only when no other process uses the
+// ledger (a single-instance deployment, for example SQLite with the data
+// directory locked): a live request of another process would lose its
+// order.
+func (c *Cashier) ReconcileAfterRestart(ctx context.Context) (ReconcileReport, error) {
+	return c.reconcile(ctx, c.now())
+}
+
+// reconcile handles the open orders last updated before cutoff.
+func (c *Cashier) reconcile(ctx context.Context, cutoff time.Time) (ReconcileReport, error) {
 	var rep ReconcileReport
 	now := c.now()
-	stale, err := c.l.OrdersInState(ctx, OrderProcessing, now.Add(-c.staleAfter), 1000)
+	stale, err := c.l.OrdersInState(ctx, OrderProcessing, cutoff, 1000)
 	if err != nil {
 		return rep, err
 	}
@@ -659,7 +674,15 @@ func (c *Cashier) Reconcile(ctx context.Context) (ReconcileReport, error) {
 			return rep, err
 		}
 	}
-	settling, err := c.l.OrdersInState(ctx, OrderSettling, now, 1000)
+	// A live request spends at most the settle timeout in its settle call,
+	// then leaves the order settling (pending) and finishes: orders
+	// untouched for longer than that are no live request's.
+	// After a restart (cutoff = now) every settling order is checked.
+	settleCutoff := now.Add(-c.settleTO - 5*time.Second)
+	if cutoff.After(settleCutoff) {
+		settleCutoff = cutoff
+	}
+	settling, err := c.l.OrdersInState(ctx, OrderSettling, settleCutoff, 1000)
 	if err != nil {
 		return rep, err
 	}

@@ -23,7 +23,7 @@ func devReference(reservationKey string) string {
 // devSettleX402 records an x402 settlement without sending anything.
 func (p *Protocols) devSettleX402(a *Authorization, st *x402State) (*Settlement, error) {
 	ref := devReference(a.ReservationKey)
-	p.log.Warn("payment dev mode: settlement recorded, nothing sent on-chain", "reservation", a.ReservationKey, "reference", ref)
+	p.log.Debug("payment dev mode: settlement recorded, nothing sent on-chain", "reservation", a.ReservationKey, "reference", ref)
 	return x402Settlement(st.version, p.net, &SettleResponse{
 		Success: true, Transaction: ref, Network: p.net.CAIP2, Payer: a.Payer,
 		Amount: strconv.FormatInt(a.AmountMicroUSD, 10),

@@ -504,7 +504,14 @@ func TestGateSettlementPendingThenReconciled(t *testing.T) {
 	if r2 := e.do("POST", "/v1/claims/verify/quick", claimBody, pay("0xA", "n1")); r2.status != 402 {
 		t.Fatalf("reuse while settling: %d", r2.status)
 	}
+	// While the settle call could still be running, the order is not
+	// touched.
 	rep, err := e.cashier.Reconcile(context.Background())
+	if err != nil || rep.StillSettling != 0 || rep.Completed != 0 {
+		t.Fatalf("reconcile during the settle window: %+v %v", rep, err)
+	}
+	e.clock.advance(2 * time.Minute)
+	rep, err = e.cashier.Reconcile(context.Background())
 	if err != nil || rep.StillSettling != 1 {
 		t.Fatalf("reconcile without an outcome: %+v %v", rep, err)
 	}
@@ -799,5 +806,31 @@ func TestNewGateNeedsAPublicBase(t *testing.T) {
 	}
 	if _, err := payment.NewGate(&gatetest.Processor{}, db, &payment.GateOptions{PublicBaseURL: publicBase}); err == nil {
 		t.Error("NewGate accepted no receipt keys")
+	}
+}
+
+func TestReconcileAfterRestartTakesEveryOpenOrder(t *testing.T) {
+	e := newEnv(t, nil, nil, nil)
+	ctx := context.Background()
+	cred, _ := gatetest.ParseCredential(gatetest.Credential("0xA", "n1"))
+	ch, err := e.cashier.Begin(ctx, quickOffer, payment.Resource{URL: publicBase + "/x"}, cred, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A settlement left pending, then a crash.
+	e.proc.SetSettleError("n2", payment.ErrSettlementPending)
+	if r := e.do("POST", "/v1/claims/verify/quick", claimBody, pay("0xA", "n2")); r.status != 202 {
+		t.Fatalf("pending: %d %s", r.status, r.body)
+	}
+	e.proc.Check = func(o *payment.Order) (*payment.Settlement, error) {
+		return &payment.Settlement{Reference: "0xafter", Network: gatetest.Network}, nil
+	}
+	// Without the age threshold, both fresh orders are handled at once.
+	rep, err := e.cashier.ReconcileAfterRestart(ctx)
+	if err != nil || rep.Interrupted != 1 || rep.Completed != 1 {
+		t.Fatalf("after restart: %+v %v", rep, err)
+	}
+	if o := e.order(ch.Order().ID); o.Status != payment.OrderFailed || o.FailureReason != "interrupted" {
+		t.Fatalf("interrupted order = %+v", o)
 	}
 }

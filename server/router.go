@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
@@ -206,6 +207,12 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	for i, s := range e.segs {
 		if s.param != "" {
+			// No identifier contains NUL or invalid UTF-8 (and PostgreSQL
+			// text cannot hold them): such a path names nothing.
+			if !utf8.ValidString(parts[i]) || strings.IndexByte(parts[i], 0) >= 0 {
+				httpjson.Detail(w, http.StatusNotFound, "Not Found")
+				return
+			}
 			r.SetPathValue(s.param, parts[i])
 		}
 	}

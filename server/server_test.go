@@ -224,3 +224,17 @@ func TestMountedUnderStripPrefix(t *testing.T) {
 		t.Fatalf("externalPath without prefix = %q", got)
 	}
 }
+
+// TestParamsThatNameNothing: NUL or invalid UTF-8 in a path parameter names
+// no resource (and must never reach a database as text).
+func TestParamsThatNameNothing(t *testing.T) {
+	h := testHandler(t, &Route{ID: "item.get", Method: "GET", Path: "/v1/items/{id}", Handler: echoParams("id")})
+	for _, p := range []string{"/v1/items/%00", "/v1/items/a%00b", "/v1/items/%ff%fe"} {
+		if rec := do(t, h, "GET", p, ""); rec.Code != 404 || strings.TrimSpace(rec.Body.String()) != `{"detail":"Not Found"}` {
+			t.Errorf("%s: %d %s", p, rec.Code, rec.Body)
+		}
+	}
+	if rec := do(t, h, "GET", "/v1/items/%C3%A9t%C3%A9", ""); rec.Code != 200 || !strings.Contains(rec.Body.String(), "été") {
+		t.Errorf("valid UTF-8 id refused: %d %s", rec.Code, rec.Body)
+	}
+}

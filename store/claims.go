@@ -188,6 +188,9 @@ func scanVerification(row interface{ Scan(...any) error }) (*claims.Record, erro
 
 // Verification implements claims.Store.
 func (db *DB) Verification(ctx context.Context, id string) (*claims.Record, error) {
+	if !ids.Valid(ids.Verification, id) {
+		return nil, claims.ErrNotFound
+	}
 	rec, err := scanVerification(db.queryRow(ctx, "SELECT "+verificationCols+" FROM claim_verifications WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, claims.ErrNotFound

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/assaykit/assay/internal/ids"
 	"strings"
 
 	"github.com/assaykit/assay/niche"
@@ -537,6 +538,9 @@ func (db *DB) Operation(ctx context.Context, opID string) (string, *niche.Record
 
 // Evaluation implements niche.Store.
 func (db *DB) Evaluation(ctx context.Context, id string) (*niche.Record, error) {
+	if !ids.Valid(ids.Niche, id) {
+		return nil, &niche.NotFoundError{What: "Niche", ID: id}
+	}
 	r, err := scanRecord(db.queryRow(ctx, `SELECT `+evalCols+` FROM niche_evaluations WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &niche.NotFoundError{What: "Niche", ID: id}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/assaykit/assay/internal/ids"
 	"strconv"
 	"strings"
 	"time"
@@ -124,6 +125,9 @@ func (db *DB) OpenOrder(ctx context.Context, o *payment.Order) error {
 
 // Order implements payment.Ledger.
 func (db *DB) Order(ctx context.Context, id string) (*payment.Order, error) {
+	if !ids.Valid(ids.Order, id) {
+		return nil, payment.ErrOrderNotFound
+	}
 	o, err := scanOrder(db.queryRow(ctx, "SELECT "+orderColumns+" FROM payment_orders WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, payment.ErrOrderNotFound
@@ -277,6 +281,9 @@ func collectOrders(rows *sql.Rows) ([]payment.Order, error) {
 
 // Response implements payment.Ledger.
 func (db *DB) Response(ctx context.Context, orderID string) (*payment.StoredResponse, error) {
+	if !ids.Valid(ids.Order, orderID) {
+		return nil, payment.ErrOrderNotFound
+	}
 	var r payment.StoredResponse
 	err := db.queryRow(ctx, `SELECT response_status, response_type, response_body FROM payment_orders
 		WHERE id = ? AND response_body IS NOT NULL`, orderID).Scan(&r.Status, &r.ContentType, &r.Body)
@@ -291,6 +298,9 @@ func (db *DB) Response(ctx context.Context, orderID string) (*payment.StoredResp
 
 // Receipt implements payment.Ledger.
 func (db *DB) Receipt(ctx context.Context, orderID string) ([]byte, error) {
+	if !ids.Valid(ids.Order, orderID) {
+		return nil, payment.ErrReceiptNotFound
+	}
 	var s sql.NullString
 	err := db.queryRow(ctx, "SELECT receipt_json FROM payment_orders WHERE id = ?", orderID).Scan(&s)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !s.Valid) {
@@ -328,6 +338,9 @@ func (db *DB) CreateQuote(ctx context.Context, q *payment.Quote) error {
 
 // Quote implements payment.Ledger.
 func (db *DB) Quote(ctx context.Context, id string) (*payment.Quote, error) {
+	if !ids.Valid(ids.Quote, id) {
+		return nil, payment.ErrQuoteNotFound
+	}
 	var q payment.Quote
 	var order sql.NullString
 	var expires, created int64

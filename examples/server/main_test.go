@@ -262,3 +262,12 @@ func TestAgentTransportsServed(t *testing.T) {
 		t.Fatalf("a2a unpaid: %d", res.StatusCode)
 	}
 }
+
+func TestSecondProcessOnTheSameDataRefused(t *testing.T) {
+	dir := t.TempDir()
+	startServer(t, map[string]string{"ASSAY_DATA": dir})
+	err := runErr(t, map[string]string{"ASSAY_DATA": dir})
+	if err == nil || !strings.Contains(err.Error(), "in use by another assay process") {
+		t.Fatalf("second process on one SQLite data directory: %v", err)
+	}
+}

@@ -125,7 +125,10 @@ func newProcessor(c paymentsConfig, configuredBase, publicBase string, bz *serve
 
 // newGate builds the 402 gate over the processor and the ledger in db,
 // reconciles orders a crash left behind, and keeps reconciling pending ones.
-func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, publicBase string, db *store.DB, m *metrics.Metrics, log *slog.Logger) (*payment.Gate, error) {
+// newGate builds the gate. soleOwner says that no other process uses the
+// database (SQLite with the data directory locked): start-up then settles
+// the fate of every order left open, at once.
+func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, publicBase string, db *store.DB, soleOwner bool, m *metrics.Metrics, log *slog.Logger) (*payment.Gate, error) {
 	keys, err := payment.LoadKeyring(ctx, db, c.ReceiptKey)
 	if err != nil {
 		return nil, err
@@ -137,7 +140,11 @@ func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, publ
 	if err != nil {
 		return nil, err
 	}
-	rep, err := gate.Cashier().Reconcile(ctx)
+	reconcile := gate.Cashier().Reconcile
+	if soleOwner {
+		reconcile = gate.Cashier().ReconcileAfterRestart
+	}
+	rep, err := reconcile(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("payment reconciliation: %w", err)
 	}

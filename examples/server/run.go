@@ -39,8 +39,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer cancel()
 
 	dsn := cfg.PostgresURL
+	soleOwner := false
 	if dsn == "" {
 		dsn = filepath.Join(cfg.DataDir, "assay.db")
+		release, err := lockDataDir(cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		if release != nil {
+			defer release()
+			soleOwner = true
+		}
 	}
 	db, err := store.Open(ctx, dsn, &store.Options{Logger: log})
 	if err != nil {
@@ -86,7 +95,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	gate, err := newGate(ctx, payCfg, proc, publicBase, db, m, log.With("component", "payment"))
+	gate, err := newGate(ctx, payCfg, proc, publicBase, db, soleOwner, m, log.With("component", "payment"))
 	if err != nil {
 		return err
 	}
