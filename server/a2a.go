@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -291,14 +290,8 @@ func writeRPCDetail(w http.ResponseWriter, status int, id json.RawMessage, resul
 }
 
 func (h *a2aHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
-			return
-		}
-		httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
+	body, ok := readBody(w, r)
+	if !ok {
 		return
 	}
 	c, rerr := parseRPC(r, body)

@@ -27,18 +27,9 @@ import (
 //
 // On failure it writes the answer and returns false.
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) bool {
-	var data []byte
-	if r.Body != nil {
-		var err error
-		if data, err = io.ReadAll(r.Body); err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
-				return false
-			}
-			httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
-			return false
-		}
+	data, ok := readBody(w, r)
+	if !ok {
+		return false
 	}
 	var err error
 	switch ct := r.Header.Get("Content-Type"); {
@@ -63,6 +54,27 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) boo
 		s.writeError(w, r, err)
 	}
 	return false
+}
+
+// readBody reads the whole request body within the route's limit. On
+// failure it answers as FastAPI does — 413 {"detail":"Request body too
+// large"} over the limit, 400 {"detail":"There was an error parsing the
+// body"} for other read errors — and returns false.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.Body == nil {
+		return nil, true
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
+			return nil, false
+		}
+		httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
+		return nil, false
+	}
+	return data, true
 }
 
 // isJSONMediaType reports whether FastAPI parses a body of this

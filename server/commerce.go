@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -438,14 +437,8 @@ func (h *commerceHandlers) verifyStored(w http.ResponseWriter, r *http.Request) 
 }
 
 func (h *commerceHandlers) verifyPresented(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
-			return
-		}
-		httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
+	body, ok := readBody(w, r)
+	if !ok {
 		return
 	}
 	var members map[string]json.RawMessage

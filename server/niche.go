@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"mime"
 	"net"
@@ -976,14 +975,8 @@ func (n *nicheService) adminImport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
-			return
-		}
-		httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
+	body, ok := readBody(w, r)
+	if !ok {
 		return
 	}
 	actor := strings.TrimSpace(r.URL.Query().Get("actor"))

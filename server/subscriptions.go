@@ -435,14 +435,8 @@ func (s *Server) subsWebhook(w http.ResponseWriter, r *http.Request) {
 		s.subsError(w, r, niche.ErrBillingUnavailable)
 		return
 	}
-	payload, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
-			return
-		}
-		httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
+	payload, ok := readBody(w, r)
+	if !ok {
 		return
 	}
 	res, err := svc.HandleWebhook(r.Context(), payload, r.Header.Get(b.WebhookHeader()))
