@@ -3,13 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 )
 
@@ -56,18 +62,27 @@ func TestSmoke(t *testing.T) {
 	t.Log("\n" + out.String())
 }
 
-// benchEngine returns an engine over a 10,000-evaluation SQLite catalogue.
+// benchEngine returns an engine over a 10,000-evaluation SQLite catalogue,
+// or over the catalogue file named by ASSAY_BENCH_NICHE_DB (made with
+// go run ./bench/niche -load-only FILE, e.g. 100,000 evaluations).
 func benchEngine(b *testing.B) *niche.Engine {
 	b.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, b.TempDir()+"/b.db", nil)
+	path := os.Getenv("ASSAY_BENCH_NICHE_DB")
+	reuse := path != ""
+	if !reuse {
+		path = b.TempDir() + "/b.db"
+	}
+	db, err := store.Open(ctx, path, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	signals, recs := generate(1, 10000, time.Now())
-	if err := db.BulkLoadNiche(ctx, signals, recs, 5000); err != nil {
-		b.Fatal(err)
+	if !reuse {
+		signals, recs := generate(1, 10000, time.Now())
+		if err := db.BulkLoadNiche(ctx, signals, recs, 5000); err != nil {
+			b.Fatal(err)
+		}
 	}
 	e, err := niche.New(db, nil)
 	if err != nil {
@@ -104,4 +119,83 @@ func BenchmarkSearchText(b *testing.B) {
 	for b.Loop() {
 		niche.SearchText(s)
 	}
+}
+
+// benchHandler returns the niche HTTP handler over benchEngine.
+func benchHandler(b *testing.B) http.Handler {
+	b.Helper()
+	h, err := server.New(server.Config{Niche: server.NicheConfig{Engine: benchEngine(b), FreeSearchesPerDay: -1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h
+}
+
+// serveAll sends GET requests for urls in turn through h from parallel
+// goroutines and fails on any status but 200.
+func serveAll(b *testing.B, h http.Handler, urls []string) {
+	b.Helper()
+	var next atomic.Int64
+	b.ResetTimer()
+	defer reportCPU(b)()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			u := urls[int(next.Add(1))%len(urls)]
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest("GET", u, nil))
+			if w.Code != http.StatusOK {
+				b.Errorf("GET %s: %d %s", u, w.Code, w.Body)
+				return
+			}
+		}
+	})
+}
+
+func BenchmarkHTTPSearchTypical(b *testing.B) {
+	h := benchHandler(b)
+	qs, _ := queries(1, 500)
+	urls := make([]string, len(qs))
+	for i, q := range qs {
+		urls[i] = "/v1/search?limit=20&q=" + url.QueryEscape(q)
+	}
+	serveAll(b, h, urls)
+}
+
+func BenchmarkHTTPSearchBroad(b *testing.B) {
+	h := benchHandler(b)
+	_, qs := queries(1, 500)
+	urls := make([]string, len(qs))
+	for i, q := range qs {
+		urls[i] = "/v1/search?limit=20&q=" + url.QueryEscape(q)
+	}
+	serveAll(b, h, urls)
+}
+
+func BenchmarkHTTPListByScore(b *testing.B) {
+	h := benchHandler(b)
+	urls := []string{"/v1/niches?sort=score&limit=20"}
+	for _, c := range categories {
+		urls = append(urls, "/v1/niches?sort=score&limit=20", "/v1/niches?sort=score&limit=20&category="+url.QueryEscape(c))
+	}
+	serveAll(b, h, urls)
+}
+
+// reportCPU starts counting the process's CPU time; the function it
+// returns reports it per operation as cpu-ns/op, a figure that, unlike
+// ns/op, the other processes of a loaded machine barely change.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

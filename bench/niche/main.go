@@ -19,12 +19,20 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"time"
 
 	"github.com/assaykit/assay/store"
 )
 
 func main() {
+	if err := mainErr(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func mainErr() error {
 	cfg := config{Out: os.Stdout}
 	var pg string
 	flag.IntVar(&cfg.N, "n", 100000, "published evaluations to generate")
@@ -35,20 +43,25 @@ func main() {
 	flag.StringVar(&pg, "postgres", os.Getenv("ASSAY_TEST_POSTGRES"), "PostgreSQL URL (a fresh schema is created and dropped); empty skips PostgreSQL")
 	loadOnly := flag.String("load-only", "", "only generate the catalogue into this SQLite file and exit")
 	flag.StringVar(&cfg.ReuseSQLite, "reuse-sqlite", "", "measure this SQLite file (made with -load-only) instead of generating one")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
-	if *loadOnly != "" {
-		if err := loadOnlyInto(context.Background(), cfg, *loadOnly); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
 		}
-		return
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *loadOnly != "" {
+		return loadOnlyInto(context.Background(), cfg, *loadOnly)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, cfg, pg); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
+	return run(ctx, cfg, pg)
 }
 
 func loadOnlyInto(ctx context.Context, cfg config, path string) error {
