@@ -567,6 +567,21 @@ func (e *Engine) Revisions(ctx context.Context, id string) ([]Revision, error) {
 
 // ---- Public reads ----
 
+func (e *Engine) publishedListing(ctx context.Context, id string) (*Listing, error) {
+	if !ids.Valid(ids.Niche, id) {
+		return nil, &NotFoundError{What: "Niche", ID: id}
+	}
+	m, err := e.st.Listings(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	l, ok := m[id]
+	if !ok {
+		return nil, &NotFoundError{What: "Niche", ID: id}
+	}
+	return &l, nil
+}
+
 func (e *Engine) publishedRecord(ctx context.Context, id string) (*Record, error) {
 	if !ids.Valid(ids.Niche, id) {
 		return nil, &NotFoundError{What: "Niche", ID: id}
@@ -594,7 +609,7 @@ func (e *Engine) Published(ctx context.Context, id string) (*Evaluation, error) 
 
 // Exists reports whether id is a published evaluation.
 func (e *Engine) Exists(ctx context.Context, id string) (bool, error) {
-	_, err := e.publishedRecord(ctx, id)
+	_, err := e.publishedListing(ctx, id)
 	if err == nil {
 		return true, nil
 	}
@@ -608,11 +623,11 @@ func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 
 // Preview returns the preview of published evaluation id.
 func (e *Engine) Preview(ctx context.Context, id string) (*Preview, error) {
-	rec, err := e.publishedRecord(ctx, id)
+	l, err := e.publishedListing(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	p := PreviewOf(rec, e.opts.TeaserLength)
+	p := l.Preview(e.opts.TeaserLength)
 	return &p, nil
 }
 
@@ -666,12 +681,13 @@ func (e *Engine) List(ctx context.Context, o ListOptions) (*ListResult, error) {
 	if strings.TrimSpace(o.Query) != "" && q.Empty() {
 		return res, nil // no word to match: nothing matches
 	}
-	recs, err := e.st.ListPublished(ctx, ListQuery{Query: q, CategoryKey: CategoryKey(o.Category), Sort: sort, Limit: o.Limit})
+	ls, err := e.st.ListPublished(ctx, ListQuery{Query: q, CategoryKey: CategoryKey(o.Category), Sort: sort, Limit: o.Limit})
 	if err != nil {
 		return nil, err
 	}
-	for i := range recs {
-		res.Previews = append(res.Previews, PreviewOf(&recs[i], e.opts.TeaserLength))
+	res.Previews = make([]Preview, len(ls))
+	for i := range ls {
+		res.Previews[i] = ls[i].Preview(e.opts.TeaserLength)
 	}
 	return res, nil
 }
@@ -716,31 +732,32 @@ const RelevanceVersion = "relevance-v1"
 func Relevance(q Query, c *Candidate) int {
 	rel := 0
 	for _, t := range q.Tokens {
-		if containsWord(c.Title, t) {
+		if ContainsWord(c.Title, t) {
 			rel += 8
 		}
-		if containsWord(c.Body, t) {
+		if ContainsWord(c.Body, t) {
 			rel += 3
 		}
-		if containsWord(c.Extra, t) {
+		if ContainsWord(c.Extra, t) {
 			rel++
 		}
 	}
 	if len(q.Tokens) > 1 {
 		p := q.Phrase()
-		if containsWord(c.Title, p) {
+		if ContainsWord(c.Title, p) {
 			rel += 6
 		}
-		if containsWord(c.Body, p) {
+		if ContainsWord(c.Body, p) {
 			rel += 2
 		}
 	}
 	return rel
 }
 
-// containsWord reports whether w occurs in text (words separated by single
-// spaces) as whole words.
-func containsWord(text, w string) bool {
+// ContainsWord reports whether w occurs in text (words separated by single
+// spaces, as SearchText writes them) as whole words: ContainsWord("a b c",
+// "b c") is true, ContainsWord("ab c", "b") is false.
+func ContainsWord(text, w string) bool {
 	for from := 0; from <= len(text)-len(w); {
 		i := strings.Index(text[from:], w)
 		if i < 0 {
@@ -816,20 +833,26 @@ func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, er
 	for i, r := range rs {
 		want[i] = r.c.ID
 	}
+	if !o.Full {
+		// Previews come from the candidates' listings: no second read.
+		for _, r := range rs {
+			res.Relevance = append(res.Relevance, r.rel)
+			res.Previews = append(res.Previews, r.c.Listing.Preview(e.opts.TeaserLength))
+		}
+		return res, nil
+	}
 	recs, err := e.st.Published(ctx, want)
 	if err != nil {
 		return nil, err
 	}
-	var signals map[string]Signal
-	if o.Full {
-		var sigIDs []string
-		for _, r := range recs {
-			sigIDs = append(sigIDs, r.SignalIDs...)
-		}
-		slices.Sort(sigIDs)
-		if signals, err = e.st.Signals(ctx, slices.Compact(sigIDs)); err != nil {
-			return nil, err
-		}
+	var sigIDs []string
+	for _, r := range recs {
+		sigIDs = append(sigIDs, r.SignalIDs...)
+	}
+	slices.Sort(sigIDs)
+	signals, err := e.st.Signals(ctx, slices.Compact(sigIDs))
+	if err != nil {
+		return nil, err
 	}
 	now := e.now()
 	for _, r := range rs {
@@ -838,11 +861,7 @@ func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, er
 			continue // withdrawn meanwhile
 		}
 		res.Relevance = append(res.Relevance, r.rel)
-		if o.Full {
-			res.Evaluations = append(res.Evaluations, e.build(rec, signals, now))
-		} else {
-			res.Previews = append(res.Previews, PreviewOf(rec, e.opts.TeaserLength))
-		}
+		res.Evaluations = append(res.Evaluations, e.build(rec, signals, now))
 	}
 	return res, nil
 }
