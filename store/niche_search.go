@@ -1,0 +1,415 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/assaykit/assay/niche"
+)
+
+// Search candidates (niche.Store.SearchCandidates).
+//
+// SQLite answers from niche_fts joined with niche_search, a compact copy
+// of what a search reads of each published evaluation (ranking columns,
+// normalised text, listing); see migration 0007. Words found in more than
+// half of the published evaluations (document frequencies are kept in
+// niche_terms) are left out of the MATCH expression and checked on the
+// candidates' text instead: intersecting their long doclists was most of
+// the cost of a typical query, and the check is exact (see firstPass).
+//
+// PostgreSQL answers from niche_evaluations with its GIN index.
+
+// SearchCandidates implements niche.Store. It first collects up to
+// Limit+1 matches in the cheapest order (SQLite: ascending rowid, which
+// the full-text index walks fastest; PostgreSQL: newest first). Only when
+// more than Limit match does it rank: the newest Window matches (found by
+// a rowid/seq lower bound, so the cost stays bounded however broad the
+// query) are ordered by the database's weighted relevance —
+// bm25(niche_fts, 8, 3, 1) on SQLite, ts_rank_cd with weights A=1,
+// B=0.375, C=0.125 on PostgreSQL — and the best Limit are returned.
+func (db *DB) SearchCandidates(ctx context.Context, q niche.CandidateQuery) ([]niche.Candidate, bool, error) {
+	if q.Query.Empty() || q.Limit <= 0 {
+		return []niche.Candidate{}, false, nil
+	}
+	var cands []niche.Candidate
+	done := false
+	if db.dialect == SQLite {
+		var err error
+		if cands, done, err = db.prunedFirstPass(ctx, q); err != nil {
+			return nil, false, err
+		}
+	}
+	if !done {
+		var err error
+		if cands, err = db.candidates(ctx, q, false, 0, q.Limit+1); err != nil {
+			return nil, false, err
+		}
+	}
+	if len(cands) <= q.Limit {
+		return cands, false, nil
+	}
+	window := q.Window
+	if window <= 0 {
+		window = 2000
+	}
+	bound, err := db.windowBound(ctx, q, max(window, q.Limit))
+	if err != nil {
+		return nil, false, err
+	}
+	cands, err = db.candidates(ctx, q, true, bound, q.Limit)
+	if err != nil {
+		return nil, false, err
+	}
+	return cands, true, nil
+}
+
+// matchClause returns the FROM/WHERE part matching q (published rows),
+// with its arguments; seq names the row-order column. The candidate
+// columns are those of alias e.
+func (db *DB) matchClause(q niche.CandidateQuery) (from string, args []any, seq string) {
+	if db.dialect == SQLite {
+		from = ` FROM niche_fts JOIN niche_search e ON e.seq = niche_fts.rowid WHERE niche_fts MATCH ?`
+		args = append(args, q.Query.FTS5())
+		seq = "niche_fts.rowid"
+	} else {
+		from = ` FROM niche_evaluations e WHERE e.status = 'published' AND e.tsv @@ plainto_tsquery('simple', ?)`
+		args = append(args, q.Query.Phrase())
+		seq = "e.seq"
+	}
+	if q.CategoryKey != "" {
+		from += ` AND e.category_key = ?`
+		args = append(args, q.CategoryKey)
+	}
+	return from, args, seq
+}
+
+// windowBound returns the row order value of the window-th newest match
+// (0 when fewer match).
+func (db *DB) windowBound(ctx context.Context, q niche.CandidateQuery, window int) (int64, error) {
+	from, args, seq := db.matchClause(q)
+	query := `SELECT ` + seq + from + ` ORDER BY ` + seq + ` DESC LIMIT 1 OFFSET ?`
+	if db.dialect == SQLite && q.CategoryKey == "" {
+		// The full-text index alone knows the order: no row is read.
+		query, args = `SELECT rowid FROM niche_fts WHERE niche_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, []any{q.Query.FTS5()}
+	}
+	var bound int64
+	err := db.cachedQueryRow(ctx, query, append(args, window-1)...).Scan(&bound)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: search niches: %w", err)
+	}
+	return bound, nil
+}
+
+// candidateCols are the columns of a niche.Candidate (scanCandidate's
+// order) in the table aliased e: niche_search on SQLite,
+// niche_evaluations on PostgreSQL.
+func (db *DB) candidateCols() string {
+	count := `e.signal_count`
+	if db.dialect == Postgres {
+		count = `json_array_length(e.signal_ids::json)`
+	}
+	return `e.id, e.score, e.updated_at, e.st, e.sb, e.sc, e.title, e.problem, e.buyer, e.category, e.score_version, ` + count
+}
+
+func scanCandidate(sc scanner, extra ...any) (niche.Candidate, error) {
+	var c niche.Candidate
+	var updated int64
+	l := &c.Listing
+	dest := []any{&c.ID, &c.Score, &updated, &c.Title, &c.Body, &c.Extra, &l.Title, &l.Problem, &l.Buyer, &l.Category,
+		&l.ScoreVersion, &l.SignalCount}
+	err := sc.Scan(append(dest, extra...)...)
+	c.UpdatedAt = fromMicros(updated)
+	l.ID, l.Score = c.ID, c.Score
+	return c, err
+}
+
+// candidates returns up to limit matches of q: in the cheapest order when
+// not ranked, else the best of the rows from bound on by the database's
+// weighted relevance.
+func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked bool, bound int64, limit int) ([]niche.Candidate, error) {
+	from, args, seq := db.matchClause(q)
+	query := `SELECT ` + db.candidateCols() + from
+	switch {
+	case !ranked && db.dialect == SQLite:
+		// All matches or more than limit: the order does not matter, and
+		// FTS5 walks doclists forwards faster than backwards.
+		query += ` ORDER BY ` + seq
+	case !ranked:
+		query += ` ORDER BY ` + seq + ` DESC`
+	case db.dialect == SQLite && q.CategoryKey == "":
+		// Rank the window in the full-text index alone, then read only
+		// the rows of the best.
+		query = `SELECT ` + db.candidateCols() + ` FROM (
+			SELECT rowid AS r, bm25(niche_fts, 8.0, 3.0, 1.0) AS rk FROM niche_fts
+			WHERE niche_fts MATCH ? AND rowid >= ? ORDER BY rk, rowid DESC LIMIT ?) t
+			JOIN niche_search e ON e.seq = t.r ORDER BY t.rk, t.r DESC`
+		args = []any{q.Query.FTS5(), bound, limit}
+	case db.dialect == SQLite:
+		query += ` AND niche_fts.rowid >= ? ORDER BY bm25(niche_fts, 8.0, 3.0, 1.0), niche_fts.rowid DESC`
+		args = append(args, bound)
+	default:
+		query += ` AND e.seq >= ? ORDER BY ts_rank_cd('{0.1, 0.125, 0.375, 1.0}', e.tsv, plainto_tsquery('simple', ?)) DESC, e.seq DESC`
+		args = append(args, bound, q.Query.Phrase())
+	}
+	if !ranked || db.dialect != SQLite || q.CategoryKey != "" {
+		query += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := db.cachedQuery(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: search niches: %w", err)
+	}
+	defer rows.Close()
+	out := []niche.Candidate{}
+	for rows.Next() {
+		c, err := scanCandidate(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: search niches: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ---- frequent words (SQLite) ----
+
+// asciiWord reports whether w has only ASCII letters and digits. Only such
+// words are checked in Go instead of by FTS5: the unicode61 tokenizer
+// splits and folds them exactly as the normalised text has them, so a
+// whole-word match in the text is a token match.
+func asciiWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// frequentWords returns the tokens of q worth checking in Go rather than
+// intersecting in FTS5: ASCII words found in more than half of the
+// published evaluations (for those the bm25 weight is nil anyway). At
+// least one token is always left to FTS5: when every token is frequent,
+// the least frequent stays.
+func (db *DB) frequentWords(ctx context.Context, tokens []string) ([]string, error) {
+	var ask []string
+	for _, t := range tokens {
+		if asciiWord(t) {
+			ask = append(ask, t)
+		}
+	}
+	if len(tokens) < 2 || len(ask) == 0 {
+		return nil, nil
+	}
+	rows, err := db.cachedQuery(ctx, `SELECT term, docs FROM niche_terms WHERE term IN (`+placeholders(len(ask)+1)+`)`,
+		append([]any{""}, anyArgs(ask)...)...)
+	if err != nil {
+		return nil, fmt.Errorf("store: search niches: %w", err)
+	}
+	defer rows.Close()
+	docs := map[string]int64{}
+	for rows.Next() {
+		var t string
+		var n int64
+		if err := rows.Scan(&t, &n); err != nil {
+			return nil, fmt.Errorf("store: search niches: %w", err)
+		}
+		docs[t] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: search niches: %w", err)
+	}
+	total := docs[""]
+	var frequent []string
+	for _, t := range ask {
+		if 2*docs[t] > total {
+			frequent = append(frequent, t)
+		}
+	}
+	if len(frequent) == len(tokens) {
+		rarest := slices.MinFunc(frequent, func(a, b string) int { return int(docs[a] - docs[b]) })
+		frequent = slices.DeleteFunc(frequent, func(t string) bool { return t == rarest })
+	}
+	return frequent, nil
+}
+
+// hasWord reports whether c's indexed text has w as a whole word.
+func hasWord(c *niche.Candidate, w string) bool {
+	return niche.ContainsWord(c.Title, w) || niche.ContainsWord(c.Body, w) || niche.ContainsWord(c.Extra, w)
+}
+
+// mayHaveToken reports whether unicode61 could see w as a token of c's
+// text although w is not a whole word there: w occurs bounded on each side
+// by a word edge or a non-ASCII character (which unicode61 may treat as a
+// separator where SearchText kept a letter), at least one side being
+// non-ASCII.
+func mayHaveToken(c *niche.Candidate, w string) bool {
+	for _, text := range [...]string{c.Title, c.Body, c.Extra} {
+		for from := 0; from <= len(text)-len(w); {
+			i := strings.Index(text[from:], w)
+			if i < 0 {
+				break
+			}
+			i += from
+			end := i + len(w)
+			wideBefore, wideAfter := i > 0 && text[i-1] >= 0x80, end < len(text) && text[end] >= 0x80
+			before := i == 0 || text[i-1] == ' ' || wideBefore
+			after := end == len(text) || text[end] == ' ' || wideAfter
+			if before && after && (wideBefore || wideAfter) {
+				return true
+			}
+			from = i + 1
+		}
+	}
+	return false
+}
+
+// prunedFirstPass collects up to q.Limit+1 matches of q like the first
+// pass of SearchCandidates, but with q's frequent words left out of the
+// MATCH expression and checked on each row's text. done is false when
+// the query has no frequent word, or when the rows read without a match
+// exceed a bound (a frequent word that rarely occurs with the others):
+// the caller then runs the plain first pass.
+//
+// The check is exact: a row whose text has the word as a whole word
+// matches it for FTS5 too (ASCII words only), a row whose text does not
+// have it even between non-ASCII characters does not, and the rare rows in
+// between (see mayHaveToken) are asked to FTS5 itself.
+func (db *DB) prunedFirstPass(ctx context.Context, q niche.CandidateQuery) (cands []niche.Candidate, done bool, err error) {
+	frequent, err := db.frequentWords(ctx, q.Query.Tokens)
+	if err != nil || len(frequent) == 0 {
+		return nil, false, err
+	}
+	kept := niche.Query{Tokens: slices.DeleteFunc(slices.Clone(q.Query.Tokens), func(t string) bool { return slices.Contains(frequent, t) })}
+	kq := q
+	kq.Query = kept
+	from, args, seq := db.matchClause(kq)
+	rows, err := db.cachedQuery(ctx, `SELECT `+db.candidateCols()+`, `+seq+from+` ORDER BY `+seq, args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: search niches: %w", err)
+	}
+	defer rows.Close()
+	type unsure struct {
+		c   niche.Candidate
+		seq int64
+	}
+	var uncertain []unsure
+	misses, maxMisses := 0, 3*(q.Limit+1)
+	cands = []niche.Candidate{}
+	for rows.Next() {
+		var rowSeq int64
+		c, err := scanCandidate(rows, &rowSeq)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: search niches: %w", err)
+		}
+		match, sure := true, true
+		for _, w := range frequent {
+			switch {
+			case hasWord(&c, w):
+			case mayHaveToken(&c, w):
+				sure = false
+			default:
+				match = false
+			}
+			if !match {
+				break
+			}
+		}
+		switch {
+		case match && sure:
+			cands = append(cands, c)
+			if len(cands) > q.Limit {
+				return cands, true, nil // more than Limit match: enough to know
+			}
+		default:
+			if misses++; misses > maxMisses {
+				return nil, false, nil
+			}
+			if match {
+				uncertain = append(uncertain, unsure{c, rowSeq})
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("store: search niches: %w", err)
+	}
+	rows.Close()
+	if len(uncertain) > 0 {
+		expr := niche.Query{Tokens: frequent}.FTS5()
+		for _, u := range uncertain {
+			var one int
+			err := db.cachedQueryRow(ctx, `SELECT 1 FROM niche_fts WHERE niche_fts MATCH ? AND rowid = ?`, expr, u.seq).Scan(&one)
+			switch {
+			case err == nil:
+				cands = append(cands, u.c)
+			case !errors.Is(err, sql.ErrNoRows):
+				return nil, false, fmt.Errorf("store: search niches: %w", err)
+			}
+		}
+	}
+	return cands, true, nil
+}
+
+// ---- document frequencies (SQLite) ----
+
+// addTerms adds d to the count of each distinct word of an evaluation's
+// indexed text (st, sb, sc), and to the count of evaluations (key "").
+func addTerms(counts map[string]int, d int, fields ...string) {
+	seen := map[string]bool{}
+	for _, f := range fields {
+		for _, w := range strings.Fields(f) {
+			if !seen[w] {
+				seen[w] = true
+				counts[w] += d
+			}
+		}
+	}
+	counts[""] += d
+}
+
+// applyTerms adds counts to niche_terms in tx (SQLite only) and removes
+// the words no published evaluation has any more.
+func applyTerms(ctx context.Context, tx *Tx, counts map[string]int) error {
+	if tx.db.dialect != SQLite {
+		return nil
+	}
+	terms := make([]string, 0, len(counts))
+	var gone []any
+	for t, n := range counts {
+		if n != 0 {
+			terms = append(terms, t)
+		}
+		if n < 0 {
+			gone = append(gone, t)
+		}
+	}
+	slices.Sort(terms)
+	const chunk = 400
+	for start := 0; start < len(terms); start += chunk {
+		part := terms[start:min(start+chunk, len(terms))]
+		args := make([]any, 0, 2*len(part))
+		for _, t := range part {
+			args = append(args, t, counts[t])
+		}
+		if _, err := tx.exec(ctx, `INSERT INTO niche_terms (term, docs) VALUES `+
+			strings.TrimSuffix(strings.Repeat("(?, ?), ", len(part)), ", ")+
+			` ON CONFLICT (term) DO UPDATE SET docs = docs + excluded.docs`, args...); err != nil {
+			return fmt.Errorf("store: niche terms: %w", err)
+		}
+	}
+	for start := 0; start < len(gone); start += chunk {
+		part := gone[start:min(start+chunk, len(gone))]
+		if _, err := tx.exec(ctx, `DELETE FROM niche_terms WHERE docs <= 0 AND term IN (`+placeholders(len(part))+`)`, part...); err != nil {
+			return fmt.Errorf("store: niche terms: %w", err)
+		}
+	}
+	return nil
+}
