@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -42,6 +43,17 @@ type Options struct {
 	// (more matches than SearchCandidates) the store ranks by its own
 	// weighted relevance to choose the candidates. Zero means 2000.
 	SearchWindow int
+	// SearchCacheTTL keeps the results of List and Search (previews and
+	// full) for this long, keyed by their normalised options, and lets
+	// concurrent identical reads share one store call. Every write
+	// through this engine clears the cache at once; writes by other
+	// engines sharing the database (other instances) show after at most
+	// the TTL, and a full result's trend is as of the time it was read.
+	// Zero disables the cache.
+	SearchCacheTTL time.Duration
+	// SearchCacheSize bounds the number of cached results. Zero means
+	// 4096.
+	SearchCacheSize int
 	// TeaserLength is the longest preview teaser. Zero means 160.
 	TeaserLength int
 	// MaxSignalBatch bounds one ingestion call. Zero means 1000.
@@ -58,6 +70,7 @@ type Engine struct {
 	opts   Options
 	scorer Scorer
 	log    *slog.Logger
+	cache  *readCache // nil when SearchCacheTTL is 0
 }
 
 // New returns an engine over st.
@@ -96,6 +109,12 @@ func New(st Store, opts *Options) (*Engine, error) {
 	if o.TeaserLength <= 0 {
 		o.TeaserLength = DefaultTeaserLength
 	}
+	if o.SearchCacheSize <= 0 {
+		o.SearchCacheSize = 4096
+	}
+	if o.SearchCacheTTL < 0 {
+		return nil, fmt.Errorf("niche: SearchCacheTTL must not be negative")
+	}
 	if o.MaxSignalBatch <= 0 {
 		o.MaxSignalBatch = 1000
 	}
@@ -109,7 +128,11 @@ func New(st Store, opts *Options) (*Engine, error) {
 		}
 		seen[s.ID] = true
 	}
-	return &Engine{st: st, opts: o, scorer: o.Scorer, log: o.Logger}, nil
+	e := &Engine{st: st, opts: o, scorer: o.Scorer, log: o.Logger}
+	if o.SearchCacheTTL > 0 {
+		e.cache = newReadCache(o.SearchCacheTTL, o.SearchCacheSize, o.Now)
+	}
+	return e, nil
 }
 
 // Store returns the engine's store.
@@ -158,6 +181,7 @@ func (e *Engine) IngestSignals(ctx context.Context, in []SignalInput) ([]IngestR
 // origin.
 func (e *Engine) putSignals(ctx context.Context, batch []Signal) ([]IngestResult, error) {
 	started := e.now()
+	defer e.cache.invalidate()
 	res, err := e.st.PutSignals(ctx, batch)
 	if err != nil {
 		return nil, err
@@ -247,6 +271,7 @@ func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalStat
 	if !ids.Valid(ids.Signal, id) {
 		return nil, &NotFoundError{What: "Signal", ID: id}
 	}
+	defer e.cache.invalidate() // full evaluations show accepted evidence only
 	return e.st.ModerateSignal(ctx, id, Moderation{State: state, Note: strings.TrimSpace(note), Actor: actor, At: e.now()})
 }
 
@@ -521,6 +546,7 @@ func (e *Engine) replay(ctx context.Context, opID, hash string) (*Evaluation, er
 }
 
 func (e *Engine) write(ctx context.Context, w Write) (*Evaluation, error) {
+	defer e.cache.invalidate()
 	rec, replayed, err := e.st.ApplyWrite(ctx, w)
 	if err != nil {
 		return nil, err
@@ -681,14 +707,28 @@ func (e *Engine) List(ctx context.Context, o ListOptions) (*ListResult, error) {
 	if strings.TrimSpace(o.Query) != "" && q.Empty() {
 		return res, nil // no word to match: nothing matches
 	}
-	ls, err := e.st.ListPublished(ctx, ListQuery{Query: q, CategoryKey: CategoryKey(o.Category), Sort: sort, Limit: o.Limit})
+	lq := ListQuery{Query: q, CategoryKey: CategoryKey(o.Category), Sort: sort, Limit: o.Limit}
+	load := func(ctx context.Context) (any, error) {
+		ls, err := e.st.ListPublished(ctx, lq)
+		if err != nil {
+			return nil, err
+		}
+		ps := make([]Preview, len(ls))
+		for i := range ls {
+			ps[i] = ls[i].Preview(e.opts.TeaserLength)
+		}
+		return ps, nil
+	}
+	var v any
+	if e.cache != nil {
+		v, err = e.cache.get(ctx, cacheKey("list", q.Phrase(), lq.CategoryKey, sort, strconv.Itoa(o.Limit)), load)
+	} else {
+		v, err = load(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
-	res.Previews = make([]Preview, len(ls))
-	for i := range ls {
-		res.Previews[i] = ls[i].Preview(e.opts.TeaserLength)
-	}
+	res.Previews = slices.Clone(v.([]Preview)) // callers may set Unlock
 	return res, nil
 }
 
@@ -789,16 +829,42 @@ func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, er
 		return nil, invalid("limit", "must be from 1 to 100")
 	}
 	q := ParseQuery(o.Query)
+	if q.Empty() {
+		res := &SearchResult{Query: q, Relevance: []int{}}
+		if o.Full {
+			res.Evaluations = []*Evaluation{}
+		} else {
+			res.Previews = []Preview{}
+		}
+		return res, nil
+	}
+	if e.cache == nil {
+		return e.search(ctx, q, CategoryKey(o.Category), sort, o.Limit, o.Full)
+	}
+	key := cacheKey("search", q.Phrase(), CategoryKey(o.Category), sort, strconv.Itoa(o.Limit), strconv.FormatBool(o.Full))
+	v, err := e.cache.get(ctx, key, func(ctx context.Context) (any, error) {
+		return e.search(ctx, q, CategoryKey(o.Category), sort, o.Limit, o.Full)
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A copy: callers may modify the slices (the evaluations themselves
+	// are shared and must be treated as read-only).
+	res := *v.(*SearchResult)
+	res.Query = q
+	res.Previews, res.Evaluations, res.Relevance = slices.Clone(res.Previews), slices.Clone(res.Evaluations), slices.Clone(res.Relevance)
+	return &res, nil
+}
+
+// search runs a search of the store (Search without the cache).
+func (e *Engine) search(ctx context.Context, q Query, categoryKey, sort string, limit int, full bool) (*SearchResult, error) {
 	res := &SearchResult{Query: q, Relevance: []int{}}
-	if o.Full {
+	if full {
 		res.Evaluations = []*Evaluation{}
 	} else {
 		res.Previews = []Preview{}
 	}
-	if q.Empty() {
-		return res, nil
-	}
-	cands, truncated, err := e.st.SearchCandidates(ctx, CandidateQuery{Query: q, CategoryKey: CategoryKey(o.Category),
+	cands, truncated, err := e.st.SearchCandidates(ctx, CandidateQuery{Query: q, CategoryKey: categoryKey,
 		Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow})
 	if err != nil {
 		return nil, err
@@ -826,20 +892,20 @@ func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, er
 		}
 		return cmp.Compare(a.c.ID, b.c.ID)
 	})
-	if len(rs) > o.Limit {
-		rs = rs[:o.Limit]
+	if len(rs) > limit {
+		rs = rs[:limit]
 	}
-	want := make([]string, len(rs))
-	for i, r := range rs {
-		want[i] = r.c.ID
-	}
-	if !o.Full {
+	if !full {
 		// Previews come from the candidates' listings: no second read.
 		for _, r := range rs {
 			res.Relevance = append(res.Relevance, r.rel)
 			res.Previews = append(res.Previews, r.c.Listing.Preview(e.opts.TeaserLength))
 		}
 		return res, nil
+	}
+	want := make([]string, len(rs))
+	for i, r := range rs {
+		want[i] = r.c.ID
 	}
 	recs, err := e.st.Published(ctx, want)
 	if err != nil {

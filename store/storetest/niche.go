@@ -35,7 +35,8 @@ func TestNicheStore(t *testing.T, open NicheOpen) {
 	t.Run("Curation", func(t *testing.T) { testNicheCuration(t, open) })
 	t.Run("Idempotency", func(t *testing.T) { testNicheIdempotency(t, open) })
 	t.Run("PublicReads", func(t *testing.T) { testNichePublicReads(t, open) })
-	t.Run("SearchGolden", func(t *testing.T) { testNicheSearchGolden(t, open) })
+	t.Run("SearchGolden", func(t *testing.T) { testNicheSearchGolden(t, open, nil) })
+	t.Run("SearchGoldenCached", func(t *testing.T) { testNicheSearchGolden(t, open, &niche.Options{SearchCacheTTL: time.Hour}) })
 	t.Run("SearchTruncated", func(t *testing.T) { testNicheSearchTruncated(t, open) })
 	t.Run("SearchBruteForce", func(t *testing.T) { testNicheSearchBruteForce(t, open) })
 	t.Run("ConcurrentRevisions", func(t *testing.T) { testNicheConcurrentRevisions(t, open) })
@@ -507,14 +508,16 @@ type goldenFile struct {
 	Queries []goldenQuery `json:"queries"`
 }
 
-func testNicheSearchGolden(t *testing.T, open NicheOpen) {
+// testNicheSearchGolden runs the golden searches, twice when the engine
+// caches results (the second time from the cache).
+func testNicheSearchGolden(t *testing.T, open NicheOpen, opts *niche.Options) {
 	ctx := context.Background()
 	var g goldenFile
 	if err := json.Unmarshal(nicheSearchGolden, &g); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := open(t)
-	e := nicheEngine(t, st, nil)
+	e := nicheEngine(t, st, opts)
 	floor := ingestFloor(t, e)
 	for i, c := range g.Corpus {
 		d := niche.Draft{Title: c.Title, Problem: c.Problem, Buyer: c.Buyer, Category: c.Category,
@@ -532,6 +535,18 @@ func testNicheSearchGolden(t *testing.T, open NicheOpen) {
 			}
 		}
 	}
+	passes := 1
+	if opts != nil && opts.SearchCacheTTL > 0 {
+		passes = 2
+	}
+	for range passes {
+		testNicheSearchGoldenPass(t, e, g)
+	}
+}
+
+func testNicheSearchGoldenPass(t *testing.T, e *niche.Engine, g goldenFile) {
+	t.Helper()
+	ctx := context.Background()
 	var got []goldenQuery
 	for _, q := range g.Queries {
 		res, err := e.Search(ctx, niche.SearchOptions{Query: q.Query, Category: q.Category, Sort: q.Sort})
