@@ -56,7 +56,9 @@ func (s *countingStore) Published(ctx context.Context, ids []string) (map[string
 	return out, nil
 }
 
-func (s *countingStore) Operation(ctx context.Context, opID string) (string, *Record, error) { return "", nil, nil }
+func (s *countingStore) Operation(ctx context.Context, opID string) (string, *Record, error) {
+	return "", nil, nil
+}
 
 func (s *countingStore) Signals(ctx context.Context, ids []string) (map[string]Signal, error) {
 	out := map[string]Signal{}
