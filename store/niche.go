@@ -368,7 +368,7 @@ func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, boo
 		}
 		r := w.Record
 		terms := map[string]int{}
-		if w.ExpectedRevision > 0 && db.dialect == SQLite {
+		if w.ExpectedRevision > 0 {
 			var status, st, sb, sc string
 			err := tx.queryRow(ctx, `SELECT status, st, sb, sc FROM niche_evaluations WHERE id = ?`, r.ID).Scan(&status, &st, &sb, &sc)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -422,7 +422,7 @@ func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, boo
 				return &niche.RevisionConflictError{ID: r.ID, Expected: w.ExpectedRevision, Current: cur}
 			}
 		}
-		if r.Status == niche.StatusPublished && db.dialect == SQLite {
+		if r.Status == niche.StatusPublished {
 			st, sb, sc := searchColumns(&r)
 			addTerms(terms, 1, st, sb, sc)
 		}
@@ -506,7 +506,7 @@ func (db *DB) BulkLoadNiche(ctx context.Context, signals []niche.Signal, recs []
 			terms := map[string]int{}
 			for i := range chunk {
 				r := &chunk[i]
-				if r.Status == niche.StatusPublished && db.dialect == SQLite {
+				if r.Status == niche.StatusPublished {
 					st, sb, sc := searchColumns(r)
 					addTerms(terms, 1, st, sb, sc)
 				}

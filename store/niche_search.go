@@ -23,28 +23,26 @@ import (
 //
 // PostgreSQL answers from niche_evaluations with its GIN index.
 
-// SearchCandidates implements niche.Store. It first collects up to
-// Limit+1 matches in the cheapest order (SQLite: ascending rowid, which
-// the full-text index walks fastest; PostgreSQL: newest first). Only when
-// more than Limit match does it rank: the newest Window matches (found by
-// a rowid/seq lower bound, so the cost stays bounded however broad the
-// query) are ordered by the database's weighted relevance —
-// bm25(niche_fts, 8, 3, 1) on SQLite, ts_rank_cd with weights A=1,
-// B=0.375, C=0.125 on PostgreSQL — and the best Limit are returned.
+// SearchCandidates implements niche.Store. On SQLite it first collects up
+// to Limit+1 matches in the cheapest order (ascending rowid, which FTS5
+// walks fastest; frequent words checked in Go, see prunedFirstPass). Only
+// when more than Limit match does it rank: the newest Window matches
+// (found by a rowid lower bound, so the cost stays bounded however broad
+// the query) are ordered by bm25(niche_fts, 8, 3, 1) and the best Limit
+// returned. PostgreSQL does the same with ts_rank_cd (weights A=1,
+// B=0.375, C=0.125); see searchPostgres.
 func (db *DB) SearchCandidates(ctx context.Context, q niche.CandidateQuery) ([]niche.Candidate, bool, error) {
 	if q.Query.Empty() || q.Limit <= 0 {
 		return []niche.Candidate{}, false, nil
 	}
-	var cands []niche.Candidate
-	done := false
-	if db.dialect == SQLite {
-		var err error
-		if cands, done, err = db.prunedFirstPass(ctx, q); err != nil {
-			return nil, false, err
-		}
+	if db.dialect == Postgres {
+		return db.searchPostgres(ctx, q)
+	}
+	cands, done, err := db.prunedFirstPass(ctx, q)
+	if err != nil {
+		return nil, false, err
 	}
 	if !done {
-		var err error
 		if cands, err = db.candidates(ctx, q, false, 0, q.Limit+1); err != nil {
 			return nil, false, err
 		}
@@ -87,12 +85,12 @@ func (db *DB) matchClause(q niche.CandidateQuery) (from string, args []any, seq 
 	return from, args, seq
 }
 
-// windowBound returns the row order value of the window-th newest match
-// (0 when fewer match).
+// windowBound returns the rowid of the window-th newest match (0 when
+// fewer match). SQLite only.
 func (db *DB) windowBound(ctx context.Context, q niche.CandidateQuery, window int) (int64, error) {
 	from, args, seq := db.matchClause(q)
 	query := `SELECT ` + seq + from + ` ORDER BY ` + seq + ` DESC LIMIT 1 OFFSET ?`
-	if db.dialect == SQLite && q.CategoryKey == "" {
+	if q.CategoryKey == "" {
 		// The full-text index alone knows the order: no row is read.
 		query, args = `SELECT rowid FROM niche_fts WHERE niche_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, []any{q.Query.FTS5()}
 	}
@@ -131,8 +129,8 @@ func scanCandidate(sc scanner, extra ...any) (niche.Candidate, error) {
 }
 
 // candidates returns up to limit matches of q: in the cheapest order when
-// not ranked, else the best of the rows from bound on by the database's
-// weighted relevance.
+// not ranked, else (SQLite only) the best of the rows from rowid bound on
+// by bm25.
 func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked bool, bound int64, limit int) ([]niche.Candidate, error) {
 	from, args, seq := db.matchClause(q)
 	query := `SELECT ` + db.candidateCols() + from
@@ -140,10 +138,12 @@ func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked boo
 	case !ranked && db.dialect == SQLite:
 		// All matches or more than limit: the order does not matter, and
 		// FTS5 walks doclists forwards faster than backwards.
-		query += ` ORDER BY ` + seq
+		query += ` ORDER BY ` + seq + ` LIMIT ?`
+		args = append(args, limit)
 	case !ranked:
-		query += ` ORDER BY ` + seq + ` DESC`
-	case db.dialect == SQLite && q.CategoryKey == "":
+		query += ` ORDER BY ` + seq + ` DESC LIMIT ?`
+		args = append(args, limit)
+	case q.CategoryKey == "":
 		// Rank the window in the full-text index alone, then read only
 		// the rows of the best.
 		query = `SELECT ` + db.candidateCols() + ` FROM (
@@ -151,16 +151,9 @@ func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked boo
 			WHERE niche_fts MATCH ? AND rowid >= ? ORDER BY rk, rowid DESC LIMIT ?) t
 			JOIN niche_search e ON e.seq = t.r ORDER BY t.rk, t.r DESC`
 		args = []any{q.Query.FTS5(), bound, limit}
-	case db.dialect == SQLite:
-		query += ` AND niche_fts.rowid >= ? ORDER BY bm25(niche_fts, 8.0, 3.0, 1.0), niche_fts.rowid DESC`
-		args = append(args, bound)
 	default:
-		query += ` AND e.seq >= ? ORDER BY ts_rank_cd('{0.1, 0.125, 0.375, 1.0}', e.tsv, plainto_tsquery('simple', ?)) DESC, e.seq DESC`
-		args = append(args, bound, q.Query.Phrase())
-	}
-	if !ranked || db.dialect != SQLite || q.CategoryKey != "" {
-		query += ` LIMIT ?`
-		args = append(args, limit)
+		query += ` AND niche_fts.rowid >= ? ORDER BY bm25(niche_fts, 8.0, 3.0, 1.0), niche_fts.rowid DESC LIMIT ?`
+		args = append(args, bound, limit)
 	}
 	rows, err := db.cachedQuery(ctx, query, args...)
 	if err != nil {
@@ -176,6 +169,87 @@ func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked boo
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// ---- PostgreSQL ----
+
+// searchPostgres is SearchCandidates on PostgreSQL. A query none of whose
+// words is in more than Limit evaluations cannot be truncated: one query
+// returns its matches. Otherwise the seqs of the newest Window matches are
+// collected first — from the GIN index (then sorted), or by walking the
+// seq index newest first when the rarest word is so common that the
+// newest Window matches are among the newest few thousand rows
+// (rarest² > Window × total) — and then either read (at most Limit) or
+// ranked by ts_rank_cd.
+func (db *DB) searchPostgres(ctx context.Context, q niche.CandidateQuery) ([]niche.Candidate, bool, error) {
+	window := q.Window
+	if window <= 0 {
+		window = 2000
+	}
+	window = max(window, q.Limit)
+	docs, total, err := db.termDocs(ctx, q.Query.Tokens)
+	if err != nil {
+		return nil, false, err
+	}
+	rarest := int64(-1)
+	for _, t := range q.Query.Tokens {
+		if n := docs[t]; rarest < 0 || n < rarest {
+			rarest = n
+		}
+	}
+	if rarest <= int64(q.Limit) {
+		cands, err := db.candidates(ctx, q, false, 0, q.Limit+1)
+		if err != nil || len(cands) <= q.Limit {
+			return cands, false, err
+		}
+		// The counts were behind: more match after all.
+	}
+	from, args, _ := db.matchClause(q)
+	order := ` ORDER BY e.seq + 0 DESC` // not the seq index: collect from the GIN index
+	if float64(rarest)*float64(rarest) > float64(window)*float64(total) {
+		order = ` ORDER BY e.seq DESC`
+	}
+	rows, err := db.query(ctx, `SELECT e.seq`+from+order+` LIMIT ?`, append(args, window)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: search niches: %w", err)
+	}
+	var seqs []int64
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			rows.Close()
+			return nil, false, fmt.Errorf("store: search niches: %w", err)
+		}
+		seqs = append(seqs, seq)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("store: search niches: %w", err)
+	}
+	query := `SELECT ` + db.candidateCols() + ` FROM niche_evaluations e WHERE e.seq = ANY(?) AND e.status = 'published'`
+	args = []any{seqs}
+	truncated := len(seqs) > q.Limit
+	if truncated {
+		query += ` ORDER BY ts_rank_cd('{0.1, 0.125, 0.375, 1.0}', e.tsv, plainto_tsquery('simple', ?)) DESC, e.seq DESC LIMIT ?`
+		args = append(args, q.Query.Phrase(), q.Limit)
+	}
+	rows, err = db.query(ctx, query, args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: search niches: %w", err)
+	}
+	defer rows.Close()
+	cands := []niche.Candidate{}
+	for rows.Next() {
+		c, err := scanCandidate(rows)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: search niches: %w", err)
+		}
+		cands = append(cands, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("store: search niches: %w", err)
+	}
+	return cands, truncated, nil
 }
 
 // ---- frequent words (SQLite) ----
@@ -194,6 +268,31 @@ func asciiWord(w string) bool {
 	return w != ""
 }
 
+// termDocs returns the number of published evaluations having each of
+// words (absent: none, or not counted) and the number of published
+// evaluations.
+func (db *DB) termDocs(ctx context.Context, words []string) (docs map[string]int64, total int64, err error) {
+	rows, err := db.cachedQuery(ctx, `SELECT term, docs FROM niche_terms WHERE term IN (`+placeholders(len(words)+1)+`)`,
+		append([]any{""}, anyArgs(words)...)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: search niches: %w", err)
+	}
+	defer rows.Close()
+	docs = map[string]int64{}
+	for rows.Next() {
+		var t string
+		var n int64
+		if err := rows.Scan(&t, &n); err != nil {
+			return nil, 0, fmt.Errorf("store: search niches: %w", err)
+		}
+		docs[t] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("store: search niches: %w", err)
+	}
+	return docs, docs[""], nil
+}
+
 // frequentWords returns the tokens of q worth checking in Go rather than
 // intersecting in FTS5: ASCII words found in more than half of the
 // published evaluations (for those the bm25 weight is nil anyway). At
@@ -209,25 +308,10 @@ func (db *DB) frequentWords(ctx context.Context, tokens []string) ([]string, err
 	if len(tokens) < 2 || len(ask) == 0 {
 		return nil, nil
 	}
-	rows, err := db.cachedQuery(ctx, `SELECT term, docs FROM niche_terms WHERE term IN (`+placeholders(len(ask)+1)+`)`,
-		append([]any{""}, anyArgs(ask)...)...)
+	docs, total, err := db.termDocs(ctx, ask)
 	if err != nil {
-		return nil, fmt.Errorf("store: search niches: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	docs := map[string]int64{}
-	for rows.Next() {
-		var t string
-		var n int64
-		if err := rows.Scan(&t, &n); err != nil {
-			return nil, fmt.Errorf("store: search niches: %w", err)
-		}
-		docs[t] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: search niches: %w", err)
-	}
-	total := docs[""]
 	var frequent []string
 	for _, t := range ask {
 		if 2*docs[t] > total {
@@ -375,12 +459,10 @@ func addTerms(counts map[string]int, d int, fields ...string) {
 	counts[""] += d
 }
 
-// applyTerms adds counts to niche_terms in tx (SQLite only) and removes
-// the words no published evaluation has any more.
+// applyTerms adds counts to niche_terms in tx and removes the words no
+// published evaluation has any more. Rows are written in term order, so
+// concurrent writers lock them in the same order.
 func applyTerms(ctx context.Context, tx *Tx, counts map[string]int) error {
-	if tx.db.dialect != SQLite {
-		return nil
-	}
 	terms := make([]string, 0, len(counts))
 	var gone []any
 	for t, n := range counts {
@@ -401,7 +483,7 @@ func applyTerms(ctx context.Context, tx *Tx, counts map[string]int) error {
 		}
 		if _, err := tx.exec(ctx, `INSERT INTO niche_terms (term, docs) VALUES `+
 			strings.TrimSuffix(strings.Repeat("(?, ?), ", len(part)), ", ")+
-			` ON CONFLICT (term) DO UPDATE SET docs = docs + excluded.docs`, args...); err != nil {
+			` ON CONFLICT (term) DO UPDATE SET docs = niche_terms.docs + excluded.docs`, args...); err != nil {
 			return fmt.Errorf("store: niche terms: %w", err)
 		}
 	}

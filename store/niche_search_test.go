@@ -17,17 +17,22 @@ import (
 // SQLite-specific checks of the search tables of migration 0007. The
 // behaviour itself is covered by storetest.TestNicheStore on every store.
 
-// ftsTerms returns the document frequency of every word of niche_fts, as
-// the full-text index itself counts them, with "" counting the published
-// evaluations.
-func ftsTerms(t *testing.T, db *DB) map[string]int {
+// indexTerms returns the document frequency of every word as the
+// full-text index itself counts them (fts5vocab on SQLite, ts_stat on
+// PostgreSQL), with "" counting the published evaluations.
+func indexTerms(t *testing.T, db *DB) map[string]int {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := db.w.ExecContext(ctx, `CREATE VIRTUAL TABLE IF NOT EXISTS temp.v USING fts5vocab(main, niche_fts, row)`); err != nil {
-		t.Fatal(err)
+	q := `SELECT word, ndoc FROM ts_stat('SELECT tsv FROM niche_evaluations WHERE status = ''published''')
+		UNION ALL SELECT '', count(*) FROM niche_evaluations WHERE status = 'published'`
+	if db.dialect == SQLite {
+		if _, err := db.w.ExecContext(ctx, `CREATE VIRTUAL TABLE IF NOT EXISTS temp.v USING fts5vocab(main, niche_fts, row)`); err != nil {
+			t.Fatal(err)
+		}
+		q = `SELECT term, doc FROM temp.v UNION ALL SELECT '', count(*) FROM niche_search`
 	}
 	out := map[string]int{}
-	rows, err := db.w.QueryContext(ctx, `SELECT term, doc FROM temp.v UNION ALL SELECT '', count(*) FROM niche_search`)
+	rows, err := db.w.QueryContext(ctx, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,12 +85,16 @@ func benchRecord(i int, title, body, extra string) niche.Record {
 // drafts and published evaluations, revisions, withdrawals and
 // republications, and after the migration on an existing catalogue.
 func TestNicheTermsFollowWrites(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testNicheTermsFollowWrites(t, storetest.SQLitePath(t)) })
+	t.Run("postgres", func(t *testing.T) { testNicheTermsFollowWrites(t, storetest.PostgresURL(t)) })
+}
+
+func testNicheTermsFollowWrites(t *testing.T, dsn string) {
 	ctx := context.Background()
-	path := storetest.SQLitePath(t)
-	db := mustOpen(t, path)
+	db := mustOpen(t, dsn)
 	check := func(step string) {
 		t.Helper()
-		if diff := cmp.Diff(ftsTerms(t, db), storedTerms(t, db)); diff != "" {
+		if diff := cmp.Diff(indexTerms(t, db), storedTerms(t, db)); diff != "" {
 			t.Fatalf("%s: niche_terms differs from the index (-index +niche_terms):\n%s", step, diff)
 		}
 	}
@@ -150,12 +159,16 @@ func TestNicheTermsFollowWrites(t *testing.T) {
 	check("republish")
 
 	// The migration fills niche_terms from an existing index.
-	if _, err := db.w.ExecContext(ctx, `DROP TABLE niche_terms; DELETE FROM schema_migrations WHERE name = '0007_niche_search.sql';
-		DROP TABLE niche_search; DROP TRIGGER niche_search_insert; DROP TRIGGER niche_search_delete; DROP TRIGGER niche_search_update`); err != nil {
+	undo := `DROP TABLE niche_terms; DELETE FROM schema_migrations WHERE name = '0007_niche_search.sql'`
+	if db.dialect == SQLite {
+		undo += `; DROP TABLE niche_search; DROP TRIGGER niche_search_insert; DROP TRIGGER niche_search_delete;
+			DROP TRIGGER niche_search_update`
+	}
+	if _, err := db.w.ExecContext(ctx, undo); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
-	db = mustOpen(t, path)
+	db = mustOpen(t, dsn)
 	check("migration")
 }
 
