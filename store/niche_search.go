@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -38,16 +39,35 @@ func (db *DB) SearchCandidates(ctx context.Context, q niche.CandidateQuery) ([]n
 	if db.dialect == Postgres {
 		return db.searchPostgres(ctx, q)
 	}
-	cands, done, err := db.prunedFirstPass(ctx, q)
+	docs, total, err := db.termDocs(ctx, q.Query.Tokens)
 	if err != nil {
 		return nil, false, err
 	}
-	if !done {
+	var cands []niche.Candidate
+	done, broad := false, false
+	if frequent := frequentWords(q.Query.Tokens, docs, total); len(frequent) > 0 {
+		if cands, done, err = db.prunedFirstPass(ctx, q, frequent); err != nil {
+			return nil, false, err
+		}
+		broad = len(cands) > q.Limit
+	} else if rarest(q.Query.Tokens, docs) > 10*int64(q.Limit) && q.CategoryKey == "" {
+		// Probably more than Limit match: count them in the index alone
+		// before reading any row.
+		var n int
+		err := db.cachedQueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM niche_fts WHERE niche_fts MATCH ? LIMIT ?)`,
+			q.Query.FTS5(), q.Limit+1).Scan(&n)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: search niches: %w", err)
+		}
+		broad = n > q.Limit
+	}
+	if !done && !broad {
 		if cands, err = db.candidates(ctx, q, false, 0, q.Limit+1); err != nil {
 			return nil, false, err
 		}
+		broad = len(cands) > q.Limit
 	}
-	if len(cands) <= q.Limit {
+	if !broad {
 		return cands, false, nil
 	}
 	window := q.Window
@@ -191,13 +211,8 @@ func (db *DB) searchPostgres(ctx context.Context, q niche.CandidateQuery) ([]nic
 	if err != nil {
 		return nil, false, err
 	}
-	rarest := int64(-1)
-	for _, t := range q.Query.Tokens {
-		if n := docs[t]; rarest < 0 || n < rarest {
-			rarest = n
-		}
-	}
-	if rarest <= int64(q.Limit) {
+	least := rarest(q.Query.Tokens, docs)
+	if least <= int64(q.Limit) {
 		cands, err := db.candidates(ctx, q, false, 0, q.Limit+1)
 		if err != nil || len(cands) <= q.Limit {
 			return cands, false, err
@@ -206,7 +221,7 @@ func (db *DB) searchPostgres(ctx context.Context, q niche.CandidateQuery) ([]nic
 	}
 	from, args, _ := db.matchClause(q)
 	order := ` ORDER BY e.seq + 0 DESC` // not the seq index: collect from the GIN index
-	if float64(rarest)*float64(rarest) > float64(window)*float64(total) {
+	if float64(least)*float64(least) > float64(window)*float64(total) {
 		order = ` ORDER BY e.seq DESC`
 	}
 	rows, err := db.query(ctx, `SELECT e.seq`+from+order+` LIMIT ?`, append(args, window)...)
@@ -293,36 +308,38 @@ func (db *DB) termDocs(ctx context.Context, words []string) (docs map[string]int
 	return docs, docs[""], nil
 }
 
-// frequentWords returns the tokens of q worth checking in Go rather than
+// rarest returns the smallest count in docs of the tokens (0 for a token
+// not counted).
+func rarest(tokens []string, docs map[string]int64) int64 {
+	n := int64(-1)
+	for _, t := range tokens {
+		if d := docs[t]; n < 0 || d < n {
+			n = d
+		}
+	}
+	return max(n, 0)
+}
+
+// frequentWords returns the tokens worth checking in Go rather than
 // intersecting in FTS5: ASCII words found in more than half of the
 // published evaluations (for those the bm25 weight is nil anyway). At
 // least one token is always left to FTS5: when every token is frequent,
 // the least frequent stays.
-func (db *DB) frequentWords(ctx context.Context, tokens []string) ([]string, error) {
-	var ask []string
-	for _, t := range tokens {
-		if asciiWord(t) {
-			ask = append(ask, t)
-		}
-	}
-	if len(tokens) < 2 || len(ask) == 0 {
-		return nil, nil
-	}
-	docs, total, err := db.termDocs(ctx, ask)
-	if err != nil {
-		return nil, err
+func frequentWords(tokens []string, docs map[string]int64, total int64) []string {
+	if len(tokens) < 2 {
+		return nil
 	}
 	var frequent []string
-	for _, t := range ask {
-		if 2*docs[t] > total {
+	for _, t := range tokens {
+		if asciiWord(t) && 2*docs[t] > total {
 			frequent = append(frequent, t)
 		}
 	}
 	if len(frequent) == len(tokens) {
-		rarest := slices.MinFunc(frequent, func(a, b string) int { return int(docs[a] - docs[b]) })
-		frequent = slices.DeleteFunc(frequent, func(t string) bool { return t == rarest })
+		least := slices.MinFunc(frequent, func(a, b string) int { return cmp.Compare(docs[a], docs[b]) })
+		frequent = slices.DeleteFunc(frequent, func(t string) bool { return t == least })
 	}
-	return frequent, nil
+	return frequent
 }
 
 // hasWord reports whether c's indexed text has w as a whole word.
@@ -357,21 +374,16 @@ func mayHaveToken(c *niche.Candidate, w string) bool {
 }
 
 // prunedFirstPass collects up to q.Limit+1 matches of q like the first
-// pass of SearchCandidates, but with q's frequent words left out of the
-// MATCH expression and checked on each row's text. done is false when
-// the query has no frequent word, or when the rows read without a match
-// exceed a bound (a frequent word that rarely occurs with the others):
-// the caller then runs the plain first pass.
+// pass of SearchCandidates, but with the frequent words left out of the
+// MATCH expression and checked on each row's text. done is false when the
+// rows read without a match exceed a bound (a frequent word that rarely
+// occurs with the others): the caller then runs the plain first pass.
 //
 // The check is exact: a row whose text has the word as a whole word
 // matches it for FTS5 too (ASCII words only), a row whose text does not
 // have it even between non-ASCII characters does not, and the rare rows in
 // between (see mayHaveToken) are asked to FTS5 itself.
-func (db *DB) prunedFirstPass(ctx context.Context, q niche.CandidateQuery) (cands []niche.Candidate, done bool, err error) {
-	frequent, err := db.frequentWords(ctx, q.Query.Tokens)
-	if err != nil || len(frequent) == 0 {
-		return nil, false, err
-	}
+func (db *DB) prunedFirstPass(ctx context.Context, q niche.CandidateQuery, frequent []string) (cands []niche.Candidate, done bool, err error) {
 	kept := niche.Query{Tokens: slices.DeleteFunc(slices.Clone(q.Query.Tokens), func(t string) bool { return slices.Contains(frequent, t) })}
 	kq := q
 	kq.Query = kept

@@ -264,15 +264,16 @@ func TestNicheSearchFrequentWords(t *testing.T) {
 		{"zeta owners", []string{"owners"}, 300},
 	} {
 		q := niche.ParseQuery(tc.query)
-		frequent, err := db.frequentWords(ctx, q.Tokens)
+		docs, total, err := db.termDocs(ctx, q.Tokens)
 		if err != nil {
 			t.Fatal(err)
 		}
+		frequent := frequentWords(q.Tokens, docs, total)
 		if diff := cmp.Diff(tc.frequent, frequent, cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })); diff != "" && len(tc.frequent)+len(frequent) > 0 {
 			t.Errorf("%q: frequent words (-want +got):\n%s", tc.query, diff)
 		}
 		if tc.query == "beta gamma" {
-			_, done, err := db.prunedFirstPass(ctx, niche.CandidateQuery{Query: q, Limit: tc.limit})
+			_, done, err := db.prunedFirstPass(ctx, niche.CandidateQuery{Query: q, Limit: tc.limit}, frequent)
 			if err != nil || done != (tc.limit > 10) {
 				t.Errorf("%q limit %d: pruned first pass done=%v %v", tc.query, tc.limit, done, err)
 			}
