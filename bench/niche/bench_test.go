@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -31,6 +32,17 @@ func TestGeneratorIsDeterministic(t *testing.T) {
 	}
 	if r1[123].Title == r3[123].Title && r1[124].Title == r3[124].Title && r1[125].Title == r3[125].Title {
 		t.Fatal("different seeds, same catalogue")
+	}
+	d1, d2 := distinctQueries(7), distinctQueries(7)
+	if !slices.Equal(d1, d2) || len(d1) < 30000 {
+		t.Fatalf("distinct queries: %d, deterministic %v", len(d1), slices.Equal(d1, d2))
+	}
+	seen := map[string]bool{}
+	for _, q := range d1 {
+		if seen[q] {
+			t.Fatalf("query %q repeats", q)
+		}
+		seen[q] = true
 	}
 	q1, b1 := queries(7, 50)
 	q2, b2 := queries(7, 50)
@@ -73,7 +85,11 @@ func benchEngine(b *testing.B) *niche.Engine {
 	if !reuse {
 		path = b.TempDir() + "/b.db"
 	}
-	db, err := store.Open(ctx, path, nil)
+	var opts *store.Options
+	if n, err := strconv.Atoi(os.Getenv("ASSAY_BENCH_CONNS")); err == nil && n > 0 {
+		opts = &store.Options{MaxOpenConns: n}
+	}
+	db, err := store.Open(ctx, path, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -136,6 +152,9 @@ func benchHandler(b *testing.B) http.Handler {
 func serveAll(b *testing.B, h http.Handler, urls []string) {
 	b.Helper()
 	var next atomic.Int64
+	if p, err := strconv.Atoi(os.Getenv("ASSAY_BENCH_PARALLELISM")); err == nil && p > 0 {
+		b.SetParallelism(p)
+	}
 	b.ResetTimer()
 	defer reportCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {

@@ -137,3 +137,22 @@ func queries(seed uint64, n int) (typical, broad []string) {
 	}
 	return typical, broad
 }
+
+// distinctQueries returns every typical query the generator's word lists
+// allow (segment profession tool, tool profession, profession tool
+// owners: about 40,000), in a seeded random order, for a query mix in
+// which no query repeats within a run.
+func distinctQueries(seed uint64) []string {
+	var out []string
+	for _, p := range professions {
+		for _, t := range tools {
+			out = append(out, t+" "+p, p+" "+t+" owners")
+			for _, s := range segments {
+				out = append(out, s+" "+p+" "+t)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(seed, seed+2))
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
