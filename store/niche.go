@@ -11,17 +11,27 @@ import (
 	"github.com/assaykit/assay/niche"
 )
 
-// This file implements niche.Store. Full-text search differs per dialect:
+// This file implements niche.Store; the search itself is in
+// niche_search.go. Full-text search differs per dialect:
 //   - SQLite: an external-content FTS5 table (niche_fts) over the
 //     normalised columns st/sb/sc of published rows, kept in step by
 //     triggers, tokenizer unicode61 with remove_diacritics 2; ranking with
-//     bm25(niche_fts, 8, 3, 1).
+//     bm25(niche_fts, 8, 3, 1). niche_search (migration 0007) is a compact
+//     copy of what a search reads of each published row (ranking columns,
+//     normalised text, listing), kept by triggers with niche_fts's rowid.
 //   - PostgreSQL: a stored generated tsvector (simple configuration,
 //     weights A/B/C for st/sb/sc) with a partial GIN index; matching with
 //     plainto_tsquery('simple', …), ranking with ts_rank_cd.
 //
 // Both index the text niche.SearchText produced, so a query's matches are
-// the same on both; the engine does the final ordering.
+// the same on both; the engine does the final ordering. Both keep
+// niche_terms, the number of published evaluations having each word,
+// updated in the transactions that write evaluations; searches use it to
+// plan (see niche_search.go).
+//
+// Public reads (lists, previews, free searches) read the listing columns
+// only (niche.Listing), and the hot read statements are prepared once per
+// SQLite connection (niche_stmt.go).
 
 var _ niche.Store = (*DB)(nil)
 
