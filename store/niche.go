@@ -680,14 +680,6 @@ func orderBy(sort, alias string) string {
 	return ` ORDER BY ` + alias + `score DESC, ` + alias + `updated_at DESC, ` + alias + `id`
 }
 
-func prefixed(cols, alias string) string {
-	parts := strings.Split(cols, ",")
-	for i, p := range parts {
-		parts[i] = alias + strings.TrimSpace(p)
-	}
-	return strings.Join(parts, ", ")
-}
-
 // ListPublished implements niche.Store. With a text filter on SQLite,
 // the matches are ordered in niche_search (small rows) and only the page's
 // listings are read from niche_evaluations.
