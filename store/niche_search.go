@@ -50,7 +50,7 @@ func (db *DB) SearchCandidates(ctx context.Context, q niche.CandidateQuery) ([]n
 			return nil, false, err
 		}
 		broad = len(cands) > q.Limit
-	} else if rarest(q.Query.Tokens, docs) > 10*int64(q.Limit) && q.CategoryKey == "" {
+	} else if estimate(q.Query.Tokens, docs, total) > float64(2*q.Limit) && q.CategoryKey == "" {
 		// Probably more than Limit match: count them in the index alone
 		// before reading any row.
 		var n int
@@ -193,12 +193,12 @@ func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked boo
 
 // ---- PostgreSQL ----
 
-// searchPostgres is SearchCandidates on PostgreSQL. A query none of whose
-// words is in more than Limit evaluations cannot be truncated: one query
-// returns its matches. Otherwise the seqs of the newest Window matches are
-// collected first — from the GIN index (then sorted), or by walking the
-// seq index newest first when the rarest word is so common that the
-// newest Window matches are among the newest few thousand rows
+// searchPostgres is SearchCandidates on PostgreSQL. A query expected to
+// match at most Limit evaluations (see estimate) is answered by one query,
+// unless more match after all. Otherwise the seqs of the newest Window
+// matches are collected first — from the GIN index (then sorted), or by
+// walking the seq index newest first when the rarest word is so common
+// that the newest Window matches are among the newest few thousand rows
 // (rarest² > Window × total) — and then either read (at most Limit) or
 // ranked by ts_rank_cd.
 func (db *DB) searchPostgres(ctx context.Context, q niche.CandidateQuery) ([]niche.Candidate, bool, error) {
@@ -212,7 +212,7 @@ func (db *DB) searchPostgres(ctx context.Context, q niche.CandidateQuery) ([]nic
 		return nil, false, err
 	}
 	least := rarest(q.Query.Tokens, docs)
-	if least <= int64(q.Limit) {
+	if estimate(q.Query.Tokens, docs, total) <= float64(q.Limit) {
 		cands, err := db.candidates(ctx, q, false, 0, q.Limit+1)
 		if err != nil || len(cands) <= q.Limit {
 			return cands, false, err
@@ -318,6 +318,20 @@ func rarest(tokens []string, docs map[string]int64) int64 {
 		}
 	}
 	return max(n, 0)
+}
+
+// estimate is the expected number of evaluations having every token if
+// words occurred independently: total × Π docs/total. It only chooses
+// between plans; every plan returns the same matches.
+func estimate(tokens []string, docs map[string]int64, total int64) float64 {
+	if total <= 0 {
+		return 0
+	}
+	e := float64(total)
+	for _, t := range tokens {
+		e *= float64(docs[t]) / float64(total)
+	}
+	return e
 }
 
 // frequentWords returns the tokens worth checking in Go rather than

@@ -628,13 +628,18 @@ func testNicheSearchBruteForce(t *testing.T, open NicheOpen) {
 		return d
 	}
 	var live []*niche.Evaluation
+	created := map[string]int{} // creation order: newer is larger
 	for i := range 90 {
 		ev, err := e.Create(ctx, niche.Op{ID: fmt.Sprintf("brute-%d", i)}, draft(i))
 		if err != nil {
 			t.Fatal(err)
 		}
 		live = append(live, ev)
+		created[ev.ID] = i
 	}
+	// A second engine over the same store ranks at most 5 candidates
+	// among the newest 20 matches: broad queries are truncated.
+	narrow := nicheEngine(t, st, &niche.Options{SearchCandidates: 5, SearchWindow: 20})
 	queries := []string{
 		"owners", "small owners", "plumbers owners", "owners for plumbers", "scheduling plumbers",
 		"small plumbers scheduling", "rural bakers owners shop", "shop", "owners shop most",
@@ -701,6 +706,39 @@ func testNicheSearchBruteForce(t *testing.T, open NicheOpen) {
 				}
 				if diff := cmp.Diff(want, got); diff != "" || res.Truncated {
 					t.Errorf("%s: search %q sort %s (truncated %v, %d matches) (-want +got):\n%s", step, raw, sort, res.Truncated, len(hits), diff)
+				}
+				if sort != niche.SortScore {
+					continue
+				}
+				// The narrow engine: the same answer when at most 5 match,
+				// else 5 of the newest 20 matches, ranked by relevance.
+				res, err = narrow.Search(ctx, niche.SearchOptions{Query: raw, Sort: sort})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = []string{}
+				for _, p := range res.Previews {
+					got = append(got, p.ID)
+				}
+				if len(hits) <= 5 {
+					if diff := cmp.Diff(want, got); diff != "" || res.Truncated {
+						t.Errorf("%s: narrow search %q (truncated %v) (-want +got):\n%s", step, raw, res.Truncated, diff)
+					}
+					continue
+				}
+				newest := slices.Clone(hits)
+				slices.SortFunc(newest, func(a, b hit) int { return created[b.r.ID] - created[a.r.ID] })
+				window := map[string]int{}
+				for i := 0; i < len(newest) && i < 20; i++ {
+					window[newest[i].r.ID] = newest[i].rel
+				}
+				if !res.Truncated || len(got) != 5 {
+					t.Errorf("%s: narrow search %q: truncated=%v with %d results, want true with 5 (%d matches)", step, raw, res.Truncated, len(got), len(hits))
+				}
+				for i, id := range got {
+					if rel, ok := window[id]; !ok || rel != res.Relevance[i] {
+						t.Errorf("%s: narrow search %q: result %s is not among the newest 20 matches (or its relevance %d is wrong)", step, raw, id, res.Relevance[i])
+					}
 				}
 			}
 		}
