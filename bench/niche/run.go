@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -145,6 +146,11 @@ type config struct {
 	// ReuseSQLite names an SQLite file made with -load-only to measure
 	// instead of generating a catalogue.
 	ReuseSQLite string
+	// Only, when set, restricts the measurements (besides baselines) to
+	// those whose name it matches.
+	Only *regexp.Regexp
+	// SQLiteConns is the SQLite reader pool size (0: the default).
+	SQLiteConns int
 	// CacheTTL is the result cache of the cached engine.
 	CacheTTL time.Duration
 	// ReusePostgres names a PostgreSQL URL (schema in search_path) loaded
@@ -160,10 +166,18 @@ type backend struct {
 	Cleanup func()
 }
 
+// sqliteOptions are the options of the SQLite store.
+func (cfg config) sqliteOptions() *store.Options {
+	if cfg.SQLiteConns <= 0 {
+		return nil
+	}
+	return &store.Options{MaxOpenConns: cfg.SQLiteConns}
+}
+
 // sqliteBackend is a fresh SQLite file under dir.
-func sqliteBackend(dir string) backend {
+func sqliteBackend(dir string, cfg config) backend {
 	return backend{Name: "sqlite", Open: func(ctx context.Context) (*store.DB, error) {
-		return store.Open(ctx, dir+"/bench.db", nil)
+		return store.Open(ctx, dir+"/bench.db", cfg.sqliteOptions())
 	}, Cleanup: func() {}}
 }
 
@@ -294,6 +308,9 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 		b.Name, loadAverage(), cfg.CacheTTL, len(distinct))
 	var out []result
 	measure := func(kind, name string, next func(w, i int) string) {
+		if cfg.Only != nil && !strings.HasPrefix(kind, "base") && !cfg.Only.MatchString(name) {
+			return
+		}
 		r := load(ctx, c, b.Name+" "+name, next, cfg.Clients, cfg.Warm, cfg.Duration)
 		r.Kind = kind
 		out = append(out, r)
@@ -305,6 +322,10 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 	measure("search", "GET /v1/search broad one-word, no cache", searchURL(plain, broad))
 	measure("search", "GET /v1/search typical, cache, 500 hot queries", searchURL(cached, typical))
 	measure("search", "GET /v1/search typical, cache, all distinct (misses)", distinctURL(cached))
+	if n := int(nextDistinct.Load()); n > len(distinct) {
+		fmt.Fprintf(cfg.Out, "  (the miss mix sent %d requests for %d distinct queries: %d were repeats, possibly cache hits)\n",
+			n, len(distinct), n-len(distinct))
+	}
 	measure("search", "GET /v1/search broad one-word, cache", searchURL(cached, broad))
 	measure("base-list", "baseline (list-sized body)", func(w, i int) string { return baseList.URL })
 	measure("list", "GET /v1/niches?sort=score, no cache", listURL(plain))
