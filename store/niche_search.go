@@ -20,7 +20,8 @@ import (
 // half of the published evaluations (document frequencies are kept in
 // niche_terms) are left out of the MATCH expression and checked on the
 // candidates' text instead: intersecting their long doclists was most of
-// the cost of a typical query, and the check is exact (see firstPass).
+// the cost of a typical query, and the check is exact (see
+// prunedFirstPass).
 //
 // PostgreSQL answers from niche_evaluations with its GIN index.
 
