@@ -187,6 +187,22 @@ func benchSearchTypical(b *testing.B, ttl time.Duration) {
 	serveAll(b, h, urls)
 }
 
+// BenchmarkHTTPSearchDistinct and BenchmarkHTTPSearchDistinctCached send
+// queries that do not repeat (while b.N ≤ 7,200): the cost of a miss with
+// and without the cache.
+func BenchmarkHTTPSearchDistinct(b *testing.B) { benchSearchDistinct(b, 0) }
+
+func BenchmarkHTTPSearchDistinctCached(b *testing.B) { benchSearchDistinct(b, time.Hour) }
+
+func benchSearchDistinct(b *testing.B, ttl time.Duration) {
+	h := benchHandler(b, ttl)
+	var urls []string
+	for _, q := range distinctQueries(1) {
+		urls = append(urls, "/v1/search?limit=20&q="+url.QueryEscape(q))
+	}
+	serveAll(b, h, urls)
+}
+
 func BenchmarkHTTPSearchBroad(b *testing.B) {
 	h := benchHandler(b, 0)
 	_, qs := queries(1, 500)
