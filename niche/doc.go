@@ -61,8 +61,10 @@
 // Access. The public reads (List, Search without Full, Preview) return
 // Preview values: a separate type filled from an allow-list (id, title,
 // buyer, category, score, scoreVersion, scoreType, signal count and a
-// problem teaser cut at a word boundary). Drafts and withdrawn
-// evaluations are not found by any public read.
+// problem teaser cut at a word boundary). Stores serve them from a
+// Listing, which holds only the allow-listed columns: the hypothesis,
+// notes, criteria and evidence are not even read for a public read.
+// Drafts and withdrawn evaluations are not found by any public read.
 //
 // Search. The query is normalised in Go (SearchText: NFKC, lower case,
 // diacritics removed, punctuation stripped) into at most 16 distinct words
@@ -77,7 +79,19 @@
 // with weights A/B/C on PostgreSQL), passes on the best 300, and the
 // result says truncated: the cost stays bounded however broad the query,
 // but such broad queries may rank differently on SQLite and PostgreSQL
-// and do not consider older matches. Adding a word narrows them.
+// and do not consider older matches. Adding a word narrows them. How a
+// store finds the matches is its own business as long as they are exactly
+// the evaluations whose indexed text has every word (the SQLite store
+// checks words found in most evaluations, such as "for" or "owners", on
+// the candidates' text instead of intersecting their long index lists).
+//
+// Result cache. With Options.SearchCacheTTL set, List and Search results
+// are kept for that long, keyed by the normalised query, category, sort,
+// limit and access level, and concurrent identical reads share one store
+// call. Every write through the engine (curation, ingestion, moderation)
+// clears the cache at once; writes made by other instances sharing the
+// database show after at most the TTL. It is off by default; a few
+// seconds absorb bursts of the same popular queries.
 //
 // Unlock tokens. See UnlockSigner.
 package niche

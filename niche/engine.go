@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -42,6 +43,17 @@ type Options struct {
 	// (more matches than SearchCandidates) the store ranks by its own
 	// weighted relevance to choose the candidates. Zero means 2000.
 	SearchWindow int
+	// SearchCacheTTL keeps the results of List and Search (previews and
+	// full) for this long, keyed by their normalised options, and lets
+	// concurrent identical reads share one store call. Every write
+	// through this engine clears the cache at once; writes by other
+	// engines sharing the database (other instances) show after at most
+	// the TTL, and a full result's trend is as of the time it was read.
+	// Zero disables the cache.
+	SearchCacheTTL time.Duration
+	// SearchCacheSize bounds the number of cached results. Zero means
+	// 4096.
+	SearchCacheSize int
 	// TeaserLength is the longest preview teaser. Zero means 160.
 	TeaserLength int
 	// MaxSignalBatch bounds one ingestion call. Zero means 1000.
@@ -58,6 +70,7 @@ type Engine struct {
 	opts   Options
 	scorer Scorer
 	log    *slog.Logger
+	cache  *readCache // nil when SearchCacheTTL is 0
 }
 
 // New returns an engine over st.
@@ -96,6 +109,12 @@ func New(st Store, opts *Options) (*Engine, error) {
 	if o.TeaserLength <= 0 {
 		o.TeaserLength = DefaultTeaserLength
 	}
+	if o.SearchCacheSize <= 0 {
+		o.SearchCacheSize = 4096
+	}
+	if o.SearchCacheTTL < 0 {
+		return nil, fmt.Errorf("niche: SearchCacheTTL must not be negative")
+	}
 	if o.MaxSignalBatch <= 0 {
 		o.MaxSignalBatch = 1000
 	}
@@ -109,7 +128,11 @@ func New(st Store, opts *Options) (*Engine, error) {
 		}
 		seen[s.ID] = true
 	}
-	return &Engine{st: st, opts: o, scorer: o.Scorer, log: o.Logger}, nil
+	e := &Engine{st: st, opts: o, scorer: o.Scorer, log: o.Logger}
+	if o.SearchCacheTTL > 0 {
+		e.cache = newReadCache(o.SearchCacheTTL, o.SearchCacheSize, o.Now)
+	}
+	return e, nil
 }
 
 // Store returns the engine's store.
@@ -158,6 +181,7 @@ func (e *Engine) IngestSignals(ctx context.Context, in []SignalInput) ([]IngestR
 // origin.
 func (e *Engine) putSignals(ctx context.Context, batch []Signal) ([]IngestResult, error) {
 	started := e.now()
+	defer e.cache.invalidate()
 	res, err := e.st.PutSignals(ctx, batch)
 	if err != nil {
 		return nil, err
@@ -247,6 +271,7 @@ func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalStat
 	if !ids.Valid(ids.Signal, id) {
 		return nil, &NotFoundError{What: "Signal", ID: id}
 	}
+	defer e.cache.invalidate() // full evaluations show accepted evidence only
 	return e.st.ModerateSignal(ctx, id, Moderation{State: state, Note: strings.TrimSpace(note), Actor: actor, At: e.now()})
 }
 
@@ -521,6 +546,7 @@ func (e *Engine) replay(ctx context.Context, opID, hash string) (*Evaluation, er
 }
 
 func (e *Engine) write(ctx context.Context, w Write) (*Evaluation, error) {
+	defer e.cache.invalidate()
 	rec, replayed, err := e.st.ApplyWrite(ctx, w)
 	if err != nil {
 		return nil, err
@@ -567,6 +593,21 @@ func (e *Engine) Revisions(ctx context.Context, id string) ([]Revision, error) {
 
 // ---- Public reads ----
 
+func (e *Engine) publishedListing(ctx context.Context, id string) (*Listing, error) {
+	if !ids.Valid(ids.Niche, id) {
+		return nil, &NotFoundError{What: "Niche", ID: id}
+	}
+	m, err := e.st.Listings(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	l, ok := m[id]
+	if !ok {
+		return nil, &NotFoundError{What: "Niche", ID: id}
+	}
+	return &l, nil
+}
+
 func (e *Engine) publishedRecord(ctx context.Context, id string) (*Record, error) {
 	if !ids.Valid(ids.Niche, id) {
 		return nil, &NotFoundError{What: "Niche", ID: id}
@@ -594,7 +635,7 @@ func (e *Engine) Published(ctx context.Context, id string) (*Evaluation, error) 
 
 // Exists reports whether id is a published evaluation.
 func (e *Engine) Exists(ctx context.Context, id string) (bool, error) {
-	_, err := e.publishedRecord(ctx, id)
+	_, err := e.publishedListing(ctx, id)
 	if err == nil {
 		return true, nil
 	}
@@ -608,11 +649,11 @@ func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 
 // Preview returns the preview of published evaluation id.
 func (e *Engine) Preview(ctx context.Context, id string) (*Preview, error) {
-	rec, err := e.publishedRecord(ctx, id)
+	l, err := e.publishedListing(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	p := PreviewOf(rec, e.opts.TeaserLength)
+	p := l.Preview(e.opts.TeaserLength)
 	return &p, nil
 }
 
@@ -666,13 +707,28 @@ func (e *Engine) List(ctx context.Context, o ListOptions) (*ListResult, error) {
 	if strings.TrimSpace(o.Query) != "" && q.Empty() {
 		return res, nil // no word to match: nothing matches
 	}
-	recs, err := e.st.ListPublished(ctx, ListQuery{Query: q, CategoryKey: CategoryKey(o.Category), Sort: sort, Limit: o.Limit})
+	lq := ListQuery{Query: q, CategoryKey: CategoryKey(o.Category), Sort: sort, Limit: o.Limit}
+	load := func(ctx context.Context) (any, error) {
+		ls, err := e.st.ListPublished(ctx, lq)
+		if err != nil {
+			return nil, err
+		}
+		ps := make([]Preview, len(ls))
+		for i := range ls {
+			ps[i] = ls[i].Preview(e.opts.TeaserLength)
+		}
+		return ps, nil
+	}
+	var v any
+	if e.cache != nil {
+		v, err = e.cache.get(ctx, cacheKey("list", q.Phrase(), lq.CategoryKey, sort, strconv.Itoa(o.Limit)), load)
+	} else {
+		v, err = load(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
-	for i := range recs {
-		res.Previews = append(res.Previews, PreviewOf(&recs[i], e.opts.TeaserLength))
-	}
+	res.Previews = slices.Clone(v.([]Preview)) // callers may set Unlock
 	return res, nil
 }
 
@@ -716,31 +772,32 @@ const RelevanceVersion = "relevance-v1"
 func Relevance(q Query, c *Candidate) int {
 	rel := 0
 	for _, t := range q.Tokens {
-		if containsWord(c.Title, t) {
+		if ContainsWord(c.Title, t) {
 			rel += 8
 		}
-		if containsWord(c.Body, t) {
+		if ContainsWord(c.Body, t) {
 			rel += 3
 		}
-		if containsWord(c.Extra, t) {
+		if ContainsWord(c.Extra, t) {
 			rel++
 		}
 	}
 	if len(q.Tokens) > 1 {
 		p := q.Phrase()
-		if containsWord(c.Title, p) {
+		if ContainsWord(c.Title, p) {
 			rel += 6
 		}
-		if containsWord(c.Body, p) {
+		if ContainsWord(c.Body, p) {
 			rel += 2
 		}
 	}
 	return rel
 }
 
-// containsWord reports whether w occurs in text (words separated by single
-// spaces) as whole words.
-func containsWord(text, w string) bool {
+// ContainsWord reports whether w occurs in text (words separated by single
+// spaces, as SearchText writes them) as whole words: ContainsWord("a b c",
+// "b c") is true, ContainsWord("ab c", "b") is false.
+func ContainsWord(text, w string) bool {
 	for from := 0; from <= len(text)-len(w); {
 		i := strings.Index(text[from:], w)
 		if i < 0 {
@@ -772,16 +829,42 @@ func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, er
 		return nil, invalid("limit", "must be from 1 to 100")
 	}
 	q := ParseQuery(o.Query)
+	if q.Empty() {
+		res := &SearchResult{Query: q, Relevance: []int{}}
+		if o.Full {
+			res.Evaluations = []*Evaluation{}
+		} else {
+			res.Previews = []Preview{}
+		}
+		return res, nil
+	}
+	if e.cache == nil {
+		return e.search(ctx, q, CategoryKey(o.Category), sort, o.Limit, o.Full)
+	}
+	key := cacheKey("search", q.Phrase(), CategoryKey(o.Category), sort, strconv.Itoa(o.Limit), strconv.FormatBool(o.Full))
+	v, err := e.cache.get(ctx, key, func(ctx context.Context) (any, error) {
+		return e.search(ctx, q, CategoryKey(o.Category), sort, o.Limit, o.Full)
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A copy: callers may modify the slices (the evaluations themselves
+	// are shared and must be treated as read-only).
+	res := *v.(*SearchResult)
+	res.Query = q
+	res.Previews, res.Evaluations, res.Relevance = slices.Clone(res.Previews), slices.Clone(res.Evaluations), slices.Clone(res.Relevance)
+	return &res, nil
+}
+
+// search runs a search of the store (Search without the cache).
+func (e *Engine) search(ctx context.Context, q Query, categoryKey, sort string, limit int, full bool) (*SearchResult, error) {
 	res := &SearchResult{Query: q, Relevance: []int{}}
-	if o.Full {
+	if full {
 		res.Evaluations = []*Evaluation{}
 	} else {
 		res.Previews = []Preview{}
 	}
-	if q.Empty() {
-		return res, nil
-	}
-	cands, truncated, err := e.st.SearchCandidates(ctx, CandidateQuery{Query: q, CategoryKey: CategoryKey(o.Category),
+	cands, truncated, err := e.st.SearchCandidates(ctx, CandidateQuery{Query: q, CategoryKey: categoryKey,
 		Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow})
 	if err != nil {
 		return nil, err
@@ -809,8 +892,16 @@ func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, er
 		}
 		return cmp.Compare(a.c.ID, b.c.ID)
 	})
-	if len(rs) > o.Limit {
-		rs = rs[:o.Limit]
+	if len(rs) > limit {
+		rs = rs[:limit]
+	}
+	if !full {
+		// Previews come from the candidates' listings: no second read.
+		for _, r := range rs {
+			res.Relevance = append(res.Relevance, r.rel)
+			res.Previews = append(res.Previews, r.c.Listing.Preview(e.opts.TeaserLength))
+		}
+		return res, nil
 	}
 	want := make([]string, len(rs))
 	for i, r := range rs {
@@ -820,16 +911,14 @@ func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, er
 	if err != nil {
 		return nil, err
 	}
-	var signals map[string]Signal
-	if o.Full {
-		var sigIDs []string
-		for _, r := range recs {
-			sigIDs = append(sigIDs, r.SignalIDs...)
-		}
-		slices.Sort(sigIDs)
-		if signals, err = e.st.Signals(ctx, slices.Compact(sigIDs)); err != nil {
-			return nil, err
-		}
+	var sigIDs []string
+	for _, r := range recs {
+		sigIDs = append(sigIDs, r.SignalIDs...)
+	}
+	slices.Sort(sigIDs)
+	signals, err := e.st.Signals(ctx, slices.Compact(sigIDs))
+	if err != nil {
+		return nil, err
 	}
 	now := e.now()
 	for _, r := range rs {
@@ -838,11 +927,7 @@ func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, er
 			continue // withdrawn meanwhile
 		}
 		res.Relevance = append(res.Relevance, r.rel)
-		if o.Full {
-			res.Evaluations = append(res.Evaluations, e.build(rec, signals, now))
-		} else {
-			res.Previews = append(res.Previews, PreviewOf(rec, e.opts.TeaserLength))
-		}
+		res.Evaluations = append(res.Evaluations, e.build(rec, signals, now))
 	}
 	return res, nil
 }

@@ -50,21 +50,51 @@ type UnlockPayPerCall struct {
 	Protocols      []string `json:"protocols"`
 }
 
-// PreviewOf projects r onto the preview allow-list. teaserLength ≤ 0 means
+// Listing is what the public reads need of a published evaluation: the
+// columns the preview allow-list is built from. Stores read these columns
+// alone for lists, free searches and previews, so the solution
+// hypothesis, the notes, the criteria and the evidence are not even read
+// from the database for them.
+type Listing struct {
+	ID           string
+	Title        string
+	Problem      string
+	Buyer        string
+	Category     string
+	Score        int
+	ScoreVersion string
+	// SignalCount is the number of linked signal ids.
+	SignalCount int
+}
+
+// Listing returns the listing of r.
+func (r *Record) Listing() Listing {
+	return Listing{ID: r.ID, Title: r.Title, Problem: r.Problem, Buyer: r.Buyer, Category: r.Category,
+		Score: r.Score, ScoreVersion: r.ScoreVersion, SignalCount: len(r.SignalIDs)}
+}
+
+// Preview projects l onto the preview allow-list. teaserLength ≤ 0 means
 // DefaultTeaserLength.
-func PreviewOf(r *Record, teaserLength int) Preview {
+func (l *Listing) Preview(teaserLength int) Preview {
 	if teaserLength <= 0 {
 		teaserLength = DefaultTeaserLength
 	}
 	return Preview{
-		ID:            r.ID,
-		Title:         r.Title,
-		Buyer:         r.Buyer,
-		Category:      r.Category,
-		Score:         r.Score,
-		ScoreVersion:  r.ScoreVersion,
+		ID:            l.ID,
+		Title:         l.Title,
+		Buyer:         l.Buyer,
+		Category:      l.Category,
+		Score:         l.Score,
+		ScoreVersion:  l.ScoreVersion,
 		ScoreType:     ScoreType,
-		SignalCount:   len(r.SignalIDs),
-		ProblemTeaser: Teaser(r.Problem, teaserLength),
+		SignalCount:   l.SignalCount,
+		ProblemTeaser: Teaser(l.Problem, teaserLength),
 	}
+}
+
+// PreviewOf projects r onto the preview allow-list. teaserLength ≤ 0 means
+// DefaultTeaserLength.
+func PreviewOf(r *Record, teaserLength int) Preview {
+	l := r.Listing()
+	return l.Preview(teaserLength)
 }

@@ -52,14 +52,17 @@ type Store interface {
 
 	// Published returns the published evaluations among ids, keyed by id.
 	Published(ctx context.Context, ids []string) (map[string]*Record, error)
-	// ListPublished returns published evaluations ordered by q.Sort
-	// (score: score desc, updatedAt desc, id; recent: updatedAt desc, id),
-	// filtered by category key and, when q.Query has tokens, by full text
-	// (every token in the indexed text).
-	ListPublished(ctx context.Context, q ListQuery) ([]Record, error)
+	// Listings returns the listings of the published evaluations among
+	// ids, keyed by id, reading only the listing's columns.
+	Listings(ctx context.Context, ids []string) (map[string]Listing, error)
+	// ListPublished returns the listings of published evaluations ordered
+	// by q.Sort (score: score desc, updatedAt desc, id; recent: updatedAt
+	// desc, id), filtered by category key and, when q.Query has tokens, by
+	// full text (every token in the indexed text).
+	ListPublished(ctx context.Context, q ListQuery) ([]Listing, error)
 	// SearchCandidates returns published evaluations matching every
 	// token of q.Query (and q.CategoryKey when set) with their indexed
-	// text. When at most q.Limit match, all are returned and truncated is
+	// text and their listing. When at most q.Limit match, all are returned and truncated is
 	// false. Otherwise the newest q.Window matches are ranked by the
 	// database's weighted relevance (bm25 with column weights on SQLite,
 	// ts_rank_cd with weights on PostgreSQL) and the q.Limit best are
@@ -167,11 +170,14 @@ type CandidateQuery struct {
 }
 
 // Candidate is a published evaluation matching a search, with what the
-// engine ranks by.
+// engine ranks by and what a preview shows.
 type Candidate struct {
 	ID        string
 	Score     int
 	UpdatedAt time.Time
 	// Title, Body and Extra are the indexed text (Record.SearchFields).
 	Title, Body, Extra string
+	// Listing is the evaluation's listing, read with the candidate so
+	// that a search answered with previews needs no second read.
+	Listing Listing
 }

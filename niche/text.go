@@ -1,6 +1,7 @@
 package niche
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -106,33 +107,73 @@ func CategoryKey(category string) string {
 }
 
 // Teaser returns s cut to at most max characters at a word boundary, with
-// an ellipsis when it was cut. Text without any space inside the limit is
-// cut at the limit.
+// an ellipsis when it was cut. Runs of white space count as one space and
+// surrounding white space is dropped. Text without any space inside the
+// limit is cut at the limit.
+//
+// Only the start of s that can appear in the teaser is examined, so the
+// cost does not grow with the length of s.
 func Teaser(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= max {
-		return s
+	// Collapse white space into b until it holds max+1 runes (enough to
+	// know whether the text is longer than max and where to cut). Bytes
+	// are copied as they are, invalid UTF-8 included. cut is where rune
+	// max-1 starts: a cut text keeps max-1 runes and adds the ellipsis.
+	b := make([]byte, 0, min(len(s), 4*(max+1))+len("…"))
+	n, cut, space := 0, -1, false
+	for i := 0; i < len(s); {
+		c, size := s[i], 1
+		var isSpace bool
+		if c < utf8.RuneSelf {
+			isSpace = c == ' ' || '\t' <= c && c <= '\r'
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			isSpace = unicode.IsSpace(r)
+		}
+		if isSpace {
+			space = true
+			i += size
+			continue
+		}
+		if space && n > 0 {
+			if n == max+1 {
+				break
+			}
+			if n == max-1 {
+				cut = len(b)
+			}
+			b = append(b, ' ')
+			n++
+		}
+		space = false
+		if n == max+1 {
+			break
+		}
+		if n == max-1 {
+			cut = len(b)
+		}
+		b = append(b, s[i:i+size]...)
+		n++
+		i += size
+	}
+	if n <= max {
+		return string(b)
 	}
 	if max < 2 {
 		return "…"
 	}
-	// Keep max-1 runes to leave room for the ellipsis.
-	cut, n := len(s), 0
-	for i := range s {
-		if n == max-1 {
-			cut = i
-			break
-		}
-		n++
-	}
-	head := s[:cut]
-	if s[cut] != ' ' {
-		if sp := strings.LastIndexByte(head, ' '); sp > 0 {
+	head := b[:cut]
+	if b[cut] != ' ' {
+		if sp := bytes.LastIndexByte(head, ' '); sp > 0 {
 			head = head[:sp]
 		}
 	}
-	head = strings.TrimRightFunc(head, func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsPunct(r)
-	})
-	return head + "…"
+	for len(head) > 0 {
+		r, size := utf8.DecodeLastRune(head)
+		if !unicode.IsSpace(r) && !unicode.IsPunct(r) {
+			break
+		}
+		head = head[:len(head)-size]
+	}
+	return string(append(head, "…"...))
 }

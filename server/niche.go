@@ -110,6 +110,9 @@ type nicheService struct {
 	cfg      NicheConfig
 	prefix   string
 	quotaKey []byte
+	// evalPrice and searchPrice are the prices in USD as written in
+	// unlock blocks (computed once: every preview carries one).
+	evalPrice, searchPrice string
 }
 
 // nicheRoutes returns the routes of niche discovery.
@@ -135,6 +138,7 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 	if n.cfg.EvaluationPriceMicroUSD < 0 || n.cfg.SearchPriceMicroUSD < 0 {
 		return nil, errorf("niche: prices must be positive")
 	}
+	n.evalPrice, n.searchPrice = priceUSD(n.cfg.EvaluationPriceMicroUSD), priceUSD(n.cfg.SearchPriceMicroUSD)
 	if n.cfg.FreeSearchesPerDay == 0 {
 		n.cfg.FreeSearchesPerDay = 3
 	}
@@ -409,7 +413,7 @@ func (n *nicheService) unlock(id string) *niche.Unlock {
 		Subscription: niche.UnlockSubscription{CheckoutMethod: "POST", CheckoutPath: n.cfg.CheckoutPath,
 			Header: "Authorization: Bearer <subscriber token>"},
 		PayPerCall: niche.UnlockPayPerCall{Method: "GET", Path: n.prefix + "/v1/niches/" + url.PathEscape(id) + "/pay-per-call",
-			AmountMicroUSD: n.cfg.EvaluationPriceMicroUSD, PriceUSD: priceUSD(n.cfg.EvaluationPriceMicroUSD),
+			AmountMicroUSD: n.cfg.EvaluationPriceMicroUSD, PriceUSD: n.evalPrice,
 			Asset: "USDC", Network: nicheNetwork, Protocols: []string{"x402", "mpp"}},
 	}
 }
@@ -687,7 +691,7 @@ func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *shap
 	} else {
 		out.Niches, out.Count = n.withUnlock(res.Previews), len(res.Previews)
 		out.PayPerCall = &nicheSearchOffer{Method: "GET", Path: n.prefix + "/v1/search/pay-per-call",
-			AmountMicroUSD: n.cfg.SearchPriceMicroUSD, PriceUSD: priceUSD(n.cfg.SearchPriceMicroUSD)}
+			AmountMicroUSD: n.cfg.SearchPriceMicroUSD, PriceUSD: n.searchPrice}
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, out)

@@ -12,17 +12,27 @@ import (
 	"github.com/assaykit/assay/niche"
 )
 
-// This file implements niche.Store. Full-text search differs per dialect:
+// This file implements niche.Store; the search itself is in
+// niche_search.go. Full-text search differs per dialect:
 //   - SQLite: an external-content FTS5 table (niche_fts) over the
 //     normalised columns st/sb/sc of published rows, kept in step by
 //     triggers, tokenizer unicode61 with remove_diacritics 2; ranking with
-//     bm25(niche_fts, 8, 3, 1).
+//     bm25(niche_fts, 8, 3, 1). niche_search (migration 0007) is a compact
+//     copy of what a search reads of each published row (ranking columns,
+//     normalised text, listing), kept by triggers with niche_fts's rowid.
 //   - PostgreSQL: a stored generated tsvector (simple configuration,
 //     weights A/B/C for st/sb/sc) with a partial GIN index; matching with
 //     plainto_tsquery('simple', …), ranking with ts_rank_cd.
 //
 // Both index the text niche.SearchText produced, so a query's matches are
-// the same on both; the engine does the final ordering.
+// the same on both; the engine does the final ordering. Both keep
+// niche_terms, the number of published evaluations having each word,
+// updated in the transactions that write evaluations; searches use it to
+// plan (see niche_search.go).
+//
+// Public reads (lists, previews, free searches) read the listing columns
+// only (niche.Listing), and the hot read statements are prepared once per
+// SQLite connection (niche_stmt.go).
 
 var _ niche.Store = (*DB)(nil)
 
@@ -34,6 +44,22 @@ const evalCols = `id, status, revision, title, problem, buyer, category, solutio
 	evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers, feasibility,
 	competition_gap, signal_ids, score, score_version, score_weights, created_at, updated_at,
 	published_at`
+
+// listingCols are the columns of a niche.Listing (scanListing's order).
+func (db *DB) listingCols(alias string) string {
+	count := `json_array_length(` + alias + `signal_ids)`
+	if db.dialect == Postgres {
+		count = `json_array_length(` + alias + `signal_ids::json)`
+	}
+	return alias + `id, ` + alias + `title, ` + alias + `problem, ` + alias + `buyer, ` + alias + `category, ` +
+		alias + `score, ` + alias + `score_version, ` + count
+}
+
+func scanListing(sc scanner) (niche.Listing, error) {
+	var l niche.Listing
+	err := sc.Scan(&l.ID, &l.Title, &l.Problem, &l.Buyer, &l.Category, &l.Score, &l.ScoreVersion, &l.SignalCount)
+	return l, err
+}
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -168,7 +194,7 @@ func (db *DB) Signals(ctx context.Context, ids []string) (map[string]niche.Signa
 	out := make(map[string]niche.Signal, len(ids))
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
-		rows, err := db.query(ctx, `SELECT `+signalCols+` FROM niche_signals WHERE id IN (`+placeholders(len(chunk))+`)`, anyArgs(chunk)...)
+		rows, err := db.cachedQuery(ctx, `SELECT `+signalCols+` FROM niche_signals WHERE id IN (`+placeholders(len(chunk))+`)`, anyArgs(chunk)...)
 		if err != nil {
 			return nil, fmt.Errorf("store: signals: %w", err)
 		}
@@ -352,6 +378,17 @@ func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, boo
 			return err
 		}
 		r := w.Record
+		terms := map[string]int{}
+		if w.ExpectedRevision > 0 {
+			var status, st, sb, sc string
+			err := tx.queryRow(ctx, `SELECT status, st, sb, sc FROM niche_evaluations WHERE id = ?`, r.ID).Scan(&status, &st, &sb, &sc)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			if err == nil && status == string(niche.StatusPublished) {
+				addTerms(terms, -1, st, sb, sc)
+			}
+		}
 		if _, err := tx.exec(ctx, `INSERT INTO niche_operations (operation_id, request_hash, niche_id, revision, created_at)
 			VALUES (?, ?, ?, ?, ?)`, w.OperationID, w.RequestHash, r.ID, r.Revision, toMicros(w.At)); err != nil {
 			return err
@@ -395,6 +432,13 @@ func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, boo
 				}
 				return &niche.RevisionConflictError{ID: r.ID, Expected: w.ExpectedRevision, Current: cur}
 			}
+		}
+		if r.Status == niche.StatusPublished {
+			st, sb, sc := searchColumns(&r)
+			addTerms(terms, 1, st, sb, sc)
+		}
+		if err := applyTerms(ctx, tx, terms); err != nil {
+			return err
 		}
 		state, err := json.Marshal(r)
 		if err != nil {
@@ -470,8 +514,13 @@ func (db *DB) BulkLoadNiche(ctx context.Context, signals []niche.Signal, recs []
 	for start := 0; start < len(recs); start += batch {
 		chunk := recs[start:min(start+batch, len(recs))]
 		err := db.inTx(ctx, func(tx *Tx) error {
+			terms := map[string]int{}
 			for i := range chunk {
 				r := &chunk[i]
+				if r.Status == niche.StatusPublished {
+					st, sb, sc := searchColumns(r)
+					addTerms(terms, 1, st, sb, sc)
+				}
 				ids, err := json.Marshal(r.SignalIDs)
 				if err != nil {
 					return err
@@ -492,7 +541,7 @@ func (db *DB) BulkLoadNiche(ctx context.Context, signals []niche.Signal, recs []
 					return err
 				}
 			}
-			return nil
+			return applyTerms(ctx, tx, terms)
 		})
 		if err != nil {
 			return fmt.Errorf("store: bulk load niche: %w", err)
@@ -581,7 +630,7 @@ func (db *DB) Published(ctx context.Context, ids []string) (map[string]*niche.Re
 	out := make(map[string]*niche.Record, len(ids))
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
-		rows, err := db.query(ctx, `SELECT `+evalCols+` FROM niche_evaluations
+		rows, err := db.cachedQuery(ctx, `SELECT `+evalCols+` FROM niche_evaluations
 			WHERE status = 'published' AND id IN (`+placeholders(len(chunk))+`)`, anyArgs(chunk)...)
 		if err != nil {
 			return nil, fmt.Errorf("store: published: %w", err)
@@ -602,6 +651,32 @@ func (db *DB) Published(ctx context.Context, ids []string) (map[string]*niche.Re
 	return out, nil
 }
 
+// Listings implements niche.Store.
+func (db *DB) Listings(ctx context.Context, ids []string) (map[string]niche.Listing, error) {
+	out := make(map[string]niche.Listing, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		rows, err := db.cachedQuery(ctx, `SELECT `+db.listingCols("")+` FROM niche_evaluations
+			WHERE status = 'published' AND id IN (`+placeholders(len(chunk))+`)`, anyArgs(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("store: listings: %w", err)
+		}
+		for rows.Next() {
+			l, err := scanListing(rows)
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: listings: %w", err)
+			}
+			out[l.ID] = l
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("store: listings: %w", err)
+		}
+	}
+	return out, nil
+}
+
 func orderBy(sort, alias string) string {
 	if sort == niche.SortRecent {
 		return ` ORDER BY ` + alias + `updated_at DESC, ` + alias + `id`
@@ -609,37 +684,32 @@ func orderBy(sort, alias string) string {
 	return ` ORDER BY ` + alias + `score DESC, ` + alias + `updated_at DESC, ` + alias + `id`
 }
 
-func prefixed(cols, alias string) string {
-	parts := strings.Split(cols, ",")
-	for i, p := range parts {
-		parts[i] = alias + strings.TrimSpace(p)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// ListPublished implements niche.Store.
-func (db *DB) ListPublished(ctx context.Context, q niche.ListQuery) ([]niche.Record, error) {
+// ListPublished implements niche.Store. With a text filter on SQLite,
+// the matches are ordered in niche_search (small rows) and only the page's
+// listings are read from niche_evaluations.
+func (db *DB) ListPublished(ctx context.Context, q niche.ListQuery) ([]niche.Listing, error) {
 	var b strings.Builder
 	var args []any
 	switch {
 	case q.Query.Empty():
-		b.WriteString(`SELECT ` + evalCols + ` FROM niche_evaluations WHERE status = 'published'`)
+		b.WriteString(`SELECT ` + db.listingCols("") + ` FROM niche_evaluations WHERE status = 'published'`)
 		if q.CategoryKey != "" {
 			b.WriteString(` AND category_key = ?`)
 			args = append(args, q.CategoryKey)
 		}
 		b.WriteString(orderBy(q.Sort, ""))
+		b.WriteString(` LIMIT ?`)
 	case db.dialect == SQLite:
-		b.WriteString(`SELECT ` + prefixed(evalCols, "e.") + ` FROM niche_fts JOIN niche_evaluations e ON e.seq = niche_fts.rowid
-			WHERE niche_fts MATCH ? AND e.status = 'published'`)
+		b.WriteString(`SELECT ` + db.listingCols("e.") + ` FROM (SELECT s.seq, s.id, s.score, s.updated_at
+			FROM niche_fts JOIN niche_search s ON s.seq = niche_fts.rowid WHERE niche_fts MATCH ?`)
 		args = append(args, q.Query.FTS5())
 		if q.CategoryKey != "" {
-			b.WriteString(` AND e.category_key = ?`)
+			b.WriteString(` AND s.category_key = ?`)
 			args = append(args, q.CategoryKey)
 		}
-		b.WriteString(orderBy(q.Sort, "e."))
+		b.WriteString(orderBy(q.Sort, "s.") + ` LIMIT ?) t JOIN niche_evaluations e ON e.seq = t.seq` + orderBy(q.Sort, "t."))
 	default:
-		b.WriteString(`SELECT ` + evalCols + ` FROM niche_evaluations
+		b.WriteString(`SELECT ` + db.listingCols("") + ` FROM niche_evaluations
 			WHERE status = 'published' AND tsv @@ plainto_tsquery('simple', ?)`)
 		args = append(args, q.Query.Phrase())
 		if q.CategoryKey != "" {
@@ -647,136 +717,21 @@ func (db *DB) ListPublished(ctx context.Context, q niche.ListQuery) ([]niche.Rec
 			args = append(args, q.CategoryKey)
 		}
 		b.WriteString(orderBy(q.Sort, ""))
+		b.WriteString(` LIMIT ?`)
 	}
-	b.WriteString(` LIMIT ?`)
 	args = append(args, q.Limit)
-	rows, err := db.query(ctx, b.String(), args...)
+	rows, err := db.cachedQuery(ctx, b.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list niches: %w", err)
 	}
 	defer rows.Close()
-	out := []niche.Record{}
+	out := []niche.Listing{}
 	for rows.Next() {
-		r, err := scanRecord(rows)
+		l, err := scanListing(rows)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("store: list niches: %w", err)
 		}
-		out = append(out, *r)
-	}
-	return out, rows.Err()
-}
-
-// SearchCandidates implements niche.Store. It first asks for Limit+1
-// matches, newest first (cheap: no ranking, index order). Only when more
-// match does it rank: the newest Window matches (found by a rowid/seq lower
-// bound, so the cost stays bounded however broad the query) are ordered by
-// the engine's weighted relevance — bm25(niche_fts, 8, 3, 1) on SQLite,
-// ts_rank_cd with weights A=1, B=0.375, C=0.125 on PostgreSQL — and the
-// best Limit are returned.
-func (db *DB) SearchCandidates(ctx context.Context, q niche.CandidateQuery) ([]niche.Candidate, bool, error) {
-	if q.Query.Empty() || q.Limit <= 0 {
-		return []niche.Candidate{}, false, nil
-	}
-	cands, err := db.candidates(ctx, q, false, 0, q.Limit+1)
-	if err != nil {
-		return nil, false, err
-	}
-	if len(cands) <= q.Limit {
-		return cands, false, nil
-	}
-	window := q.Window
-	if window <= 0 {
-		window = 2000
-	}
-	bound, err := db.windowBound(ctx, q, max(window, q.Limit))
-	if err != nil {
-		return nil, false, err
-	}
-	cands, err = db.candidates(ctx, q, true, bound, q.Limit)
-	if err != nil {
-		return nil, false, err
-	}
-	return cands, true, nil
-}
-
-// matchClause returns the FROM/WHERE part matching q (published rows),
-// with its arguments; seq names the row-order column.
-func (db *DB) matchClause(q niche.CandidateQuery) (from string, args []any, seq string) {
-	if db.dialect == SQLite {
-		from = ` FROM niche_fts JOIN niche_evaluations e ON e.seq = niche_fts.rowid WHERE niche_fts MATCH ?`
-		args = append(args, q.Query.FTS5())
-		seq = "niche_fts.rowid"
-	} else {
-		from = ` FROM niche_evaluations e WHERE e.status = 'published' AND e.tsv @@ plainto_tsquery('simple', ?)`
-		args = append(args, q.Query.Phrase())
-		seq = "e.seq"
-	}
-	if q.CategoryKey != "" {
-		from += ` AND e.category_key = ?`
-		args = append(args, q.CategoryKey)
-	}
-	return from, args, seq
-}
-
-// windowBound returns the row order value of the window-th newest match
-// (0 when fewer match).
-func (db *DB) windowBound(ctx context.Context, q niche.CandidateQuery, window int) (int64, error) {
-	from, args, seq := db.matchClause(q)
-	query := `SELECT ` + seq + from + ` ORDER BY ` + seq + ` DESC LIMIT 1 OFFSET ?`
-	if db.dialect == SQLite && q.CategoryKey == "" {
-		// The full-text index alone knows the order: no row is read.
-		query, args = `SELECT rowid FROM niche_fts WHERE niche_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, []any{q.Query.FTS5()}
-	}
-	var bound int64
-	err := db.queryRow(ctx, query, append(args, window-1)...).Scan(&bound)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("store: search niches: %w", err)
-	}
-	return bound, nil
-}
-
-func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked bool, bound int64, limit int) ([]niche.Candidate, error) {
-	from, args, seq := db.matchClause(q)
-	query := `SELECT e.id, e.score, e.updated_at, e.st, e.sb, e.sc` + from
-	switch {
-	case !ranked:
-		query += ` ORDER BY ` + seq + ` DESC`
-	case db.dialect == SQLite && q.CategoryKey == "":
-		// Rank the window in the full-text index alone, then read only
-		// the rows of the best.
-		query = `SELECT e.id, e.score, e.updated_at, e.st, e.sb, e.sc FROM (
-			SELECT rowid AS r, bm25(niche_fts, 8.0, 3.0, 1.0) AS rk FROM niche_fts
-			WHERE niche_fts MATCH ? AND rowid >= ? ORDER BY rk, rowid DESC LIMIT ?) t
-			JOIN niche_evaluations e ON e.seq = t.r ORDER BY t.rk, t.r DESC`
-		args = []any{q.Query.FTS5(), bound, limit}
-	case db.dialect == SQLite:
-		query += ` AND niche_fts.rowid >= ? ORDER BY bm25(niche_fts, 8.0, 3.0, 1.0), niche_fts.rowid DESC`
-		args = append(args, bound)
-	default:
-		query += ` AND e.seq >= ? ORDER BY ts_rank_cd('{0.1, 0.125, 0.375, 1.0}', e.tsv, plainto_tsquery('simple', ?)) DESC, e.seq DESC`
-		args = append(args, bound, q.Query.Phrase())
-	}
-	if !ranked || db.dialect != SQLite || q.CategoryKey != "" {
-		query += ` LIMIT ?`
-		args = append(args, limit)
-	}
-	rows, err := db.query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: search niches: %w", err)
-	}
-	defer rows.Close()
-	out := []niche.Candidate{}
-	for rows.Next() {
-		var c niche.Candidate
-		var updated int64
-		if err := rows.Scan(&c.ID, &c.Score, &updated, &c.Title, &c.Body, &c.Extra); err != nil {
-			return nil, err
-		}
-		c.UpdatedAt = fromMicros(updated)
-		out = append(out, c)
+		out = append(out, l)
 	}
 	return out, rows.Err()
 }
@@ -784,7 +739,7 @@ func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked boo
 // HasPublished implements niche.Store.
 func (db *DB) HasPublished(ctx context.Context) (bool, error) {
 	var n int
-	err := db.queryRow(ctx, `SELECT 1 FROM niche_evaluations WHERE status = 'published' LIMIT 1`).Scan(&n)
+	err := db.cachedQueryRow(ctx, `SELECT 1 FROM niche_evaluations WHERE status = 'published' LIMIT 1`).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

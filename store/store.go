@@ -64,6 +64,7 @@ type DB struct {
 	r       *sql.DB // reads outside transactions (same as w on PostgreSQL)
 	log     *slog.Logger
 	now     func() time.Time
+	stmts   stmtCache // prepared SQLite reader statements (niche_stmt.go)
 }
 
 // Open opens the database named by dsn and applies pending migrations.

@@ -137,3 +137,26 @@ func queries(seed uint64, n int) (typical, broad []string) {
 	}
 	return typical, broad
 }
+
+// distinctQueries returns distinct typical queries in the proportions of
+// queries (a third each of "tool profession", "segment profession tool"
+// and "profession tool owners": 2,400 of each, 7,200 in all), in a seeded
+// random order, for a query mix in which no query repeats within a short
+// run.
+func distinctQueries(seed uint64) []string {
+	r := rand.New(rand.NewPCG(seed, seed+2))
+	var two, three, owners []string
+	for _, p := range professions {
+		for _, t := range tools {
+			two = append(two, t+" "+p)
+			owners = append(owners, p+" "+t+" owners")
+			three = append(three, segments[r.IntN(len(segments))]+" "+p+" "+t)
+		}
+	}
+	out := make([]string, 0, 3*len(two))
+	for i := range two {
+		out = append(out, two[i], three[i], owners[i])
+	}
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}

@@ -1,30 +1,59 @@
 // Command niche measures the niche catalogue's HTTP routes on a synthetic
 // catalogue (100,000 published evaluations by default, generated from a
 // seed, bulk-loaded in transactions) in SQLite and, when a PostgreSQL URL
-// is given, in PostgreSQL: GET /v1/search (limit 20) with typical
-// multi-word queries and with broad one-word ones, and GET
-// /v1/niches?sort=score, each under 32 concurrent clients on loopback,
-// each compared in the same run with a baseline handler that serves a
-// pre-rendered response of the same size (the HTTP ceiling of the
-// machine). It prints p50, p99, throughput and the ratios.
+// is given, in PostgreSQL, each route under 32 concurrent clients on
+// loopback and each compared in the same run with a baseline handler that
+// serves a pre-rendered response of the same size (the HTTP ceiling of the
+// machine). It prints p50, p99, throughput, the ratios and the load
+// average, which the figures depend on.
+//
+// Routes: GET /v1/search (limit 20) with typical multi-word queries and
+// with broad one-word ones, and GET /v1/niches?sort=score, each on an
+// engine without a result cache (every request reaches the database) and
+// on one with niche.Options.SearchCacheTTL (-cache-ttl): for the cached
+// engine, typical search is measured both on the 500 hot queries and on a
+// mix of 7,200 distinct queries of the same kinds that do not repeat
+// within a measurement (all misses; the output says when they ran out).
 //
 //	go run ./bench/niche                       # SQLite only
 //	go run ./bench/niche -postgres "$ASSAY_TEST_POSTGRES"
 //	go run ./bench/niche -n 10000 -duration 2s # quicker
+//
+// Loading 100,000 evaluations takes minutes; load once and reuse:
+//
+//	go run ./bench/niche -load-only /tmp/niche100k.db
+//	go run ./bench/niche -load-only "$ASSAY_TEST_POSTGRES&search_path=niche100k"
+//	go run ./bench/niche -reuse-sqlite /tmp/niche100k.db -reuse-postgres "$ASSAY_TEST_POSTGRES&search_path=niche100k"
+//
+// The Go benchmarks of this package (go test -bench . ./bench/niche, with
+// ASSAY_BENCH_NICHE_DB naming a -load-only file) report the CPU time per
+// request (cpu-ns/op), which a loaded machine changes less than latency.
 package main
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"os/signal"
+	"regexp"
+	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/assaykit/assay/store"
 )
 
 func main() {
+	if err := mainErr(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func mainErr() error {
 	cfg := config{Out: os.Stdout}
 	var pg string
 	flag.IntVar(&cfg.N, "n", 100000, "published evaluations to generate")
@@ -32,27 +61,46 @@ func main() {
 	flag.IntVar(&cfg.Clients, "clients", 32, "concurrent clients")
 	flag.DurationVar(&cfg.Warm, "warm", time.Second, "warm-up before each measurement")
 	flag.DurationVar(&cfg.Duration, "duration", 5*time.Second, "length of each measurement")
+	flag.DurationVar(&cfg.CacheTTL, "cache-ttl", 10*time.Second, "SearchCacheTTL of the cached engine")
+	flag.IntVar(&cfg.SQLiteConns, "sqlite-conns", 0, "SQLite reader connections (store.Options.MaxOpenConns; 0: the store's default)")
 	flag.StringVar(&pg, "postgres", os.Getenv("ASSAY_TEST_POSTGRES"), "PostgreSQL URL (a fresh schema is created and dropped); empty skips PostgreSQL")
-	loadOnly := flag.String("load-only", "", "only generate the catalogue into this SQLite file and exit")
+	loadOnly := flag.String("load-only", "", "only generate the catalogue into this SQLite file or PostgreSQL URL (its search_path schema is created) and exit")
 	flag.StringVar(&cfg.ReuseSQLite, "reuse-sqlite", "", "measure this SQLite file (made with -load-only) instead of generating one")
+	flag.StringVar(&cfg.ReusePostgres, "reuse-postgres", "", "measure this PostgreSQL URL (made with -load-only; name the schema with search_path) instead of generating one")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	only := flag.String("only", "", "run only the measurements whose name matches this regular expression (and the baselines)")
 	flag.Parse()
-	if *loadOnly != "" {
-		if err := loadOnlyInto(context.Background(), cfg, *loadOnly); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			return err
 		}
-		return
+		cfg.Only = re
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *loadOnly != "" {
+		return loadOnlyInto(context.Background(), cfg, *loadOnly)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, cfg, pg); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
+	return run(ctx, cfg, pg)
 }
 
-func loadOnlyInto(ctx context.Context, cfg config, path string) error {
-	db, err := store.Open(ctx, path, nil)
+func loadOnlyInto(ctx context.Context, cfg config, dsn string) error {
+	if err := createSearchPath(ctx, dsn); err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, dsn, nil)
 	if err != nil {
 		return err
 	}
@@ -67,14 +115,19 @@ func run(ctx context.Context, cfg config, pg string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	fmt.Fprintf(cfg.Out, "niche bench: %d evaluations, seed %d, %d clients, %v per measurement\n", cfg.N, cfg.Seed, cfg.Clients, cfg.Duration)
-	backends := []backend{sqliteBackend(dir)}
+	fmt.Fprintf(cfg.Out, "niche bench: %d evaluations, seed %d, %d clients, %v per measurement after %v warm-up; %s\n",
+		cfg.N, cfg.Seed, cfg.Clients, cfg.Duration, cfg.Warm, loadAverage())
+	backends := []backend{sqliteBackend(dir, cfg)}
 	if cfg.ReuseSQLite != "" {
 		backends[0] = backend{Name: "sqlite", Reuse: true, Open: func(ctx context.Context) (*store.DB, error) {
-			return store.Open(ctx, cfg.ReuseSQLite, nil)
+			return store.Open(ctx, cfg.ReuseSQLite, cfg.sqliteOptions())
 		}, Cleanup: func() {}}
 	}
-	if pg != "" {
+	if cfg.ReusePostgres != "" {
+		backends = append(backends, backend{Name: "postgres", Reuse: true, Open: func(ctx context.Context) (*store.DB, error) {
+			return store.Open(ctx, cfg.ReusePostgres, &store.Options{MaxOpenConns: 32})
+		}, Cleanup: func() {}})
+	} else if pg != "" {
 		b, err := postgresBackend(pg)
 		if err != nil {
 			return err
@@ -93,9 +146,35 @@ func run(ctx context.Context, cfg config, pg string) error {
 		all[b.Name] = rs
 		order = append(order, b.Name)
 	}
-	fmt.Fprintln(cfg.Out, "\nratios against the same-size pre-rendered baseline (1.00 = the HTTP ceiling):")
+	fmt.Fprintf(cfg.Out, "\nratios against the same-size pre-rendered baseline (1.00 = the HTTP ceiling); %s:\n", loadAverage())
 	for _, name := range order {
 		report(cfg.Out, all[name])
 	}
 	return nil
+}
+
+// createSearchPath creates the schema named by the search_path parameter
+// of a PostgreSQL URL if it does not exist (nothing for other DSNs).
+func createSearchPath(ctx context.Context, dsn string) error {
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		return nil
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return err
+	}
+	schema := u.Query().Get("search_path")
+	if schema == "" {
+		return nil
+	}
+	q := u.Query()
+	q.Del("search_path")
+	u.RawQuery = q.Encode()
+	admin, err := sql.Open("pgx", u.String())
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	_, err = admin.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS "`+strings.ReplaceAll(schema, `"`, `""`)+`"`)
+	return err
 }

@@ -8,8 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"regexp"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/assaykit/assay/internal/ids"
@@ -24,6 +29,7 @@ import (
 // result is one load measurement.
 type result struct {
 	Name     string
+	Kind     string // base-search, search, base-list or list
 	Requests int
 	Errors   int
 	P50, P99 time.Duration
@@ -140,6 +146,16 @@ type config struct {
 	// ReuseSQLite names an SQLite file made with -load-only to measure
 	// instead of generating a catalogue.
 	ReuseSQLite string
+	// Only, when set, restricts the measurements (besides baselines) to
+	// those whose name it matches.
+	Only *regexp.Regexp
+	// SQLiteConns is the SQLite reader pool size (0: the default).
+	SQLiteConns int
+	// CacheTTL is the result cache of the cached engine.
+	CacheTTL time.Duration
+	// ReusePostgres names a PostgreSQL URL (schema in search_path) loaded
+	// with -load-only to measure instead of generating a catalogue.
+	ReusePostgres string
 }
 
 // backend opens a store and says how to clean it up.
@@ -150,10 +166,18 @@ type backend struct {
 	Cleanup func()
 }
 
+// sqliteOptions are the options of the SQLite store.
+func (cfg config) sqliteOptions() *store.Options {
+	if cfg.SQLiteConns <= 0 {
+		return nil
+	}
+	return &store.Options{MaxOpenConns: cfg.SQLiteConns}
+}
+
 // sqliteBackend is a fresh SQLite file under dir.
-func sqliteBackend(dir string) backend {
+func sqliteBackend(dir string, cfg config) backend {
 	return backend{Name: "sqlite", Open: func(ctx context.Context) (*store.DB, error) {
-		return store.Open(ctx, dir+"/bench.db", nil)
+		return store.Open(ctx, dir+"/bench.db", cfg.sqliteOptions())
 	}, Cleanup: func() {}}
 }
 
@@ -197,7 +221,7 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 	}
 	defer db.Close()
 	if b.Reuse {
-		fmt.Fprintf(cfg.Out, "%s: reusing %s\n", b.Name, cfg.ReuseSQLite)
+		fmt.Fprintf(cfg.Out, "%s: reusing the catalogue loaded with -load-only\n", b.Name)
 	} else {
 		now := time.Now().UTC()
 		t0 := time.Now()
@@ -211,37 +235,59 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 			b.Name, len(recs), len(signals), genTime.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
 	}
 
-	eng, err := niche.New(db, nil)
-	if err != nil {
-		return nil, err
-	}
+	// Two servers over the same store: one engine without a result cache
+	// (every request reaches the database) and one with it.
 	subs := &nichetest.Subscribers{}
 	subs.Add("nd_bench", niche.Subscriber{ID: "cus_bench"})
-	h, err := server.New(server.Config{Niche: server.NicheConfig{Engine: eng, Subscribers: subs, FreeSearchesPerDay: -1}})
+	newServer := func(ttl time.Duration) (*httptest.Server, error) {
+		eng, err := niche.New(db, &niche.Options{SearchCacheTTL: ttl})
+		if err != nil {
+			return nil, err
+		}
+		h, err := server.New(server.Config{Niche: server.NicheConfig{Engine: eng, Subscribers: subs, FreeSearchesPerDay: -1}})
+		if err != nil {
+			return nil, err
+		}
+		return httptest.NewServer(h), nil
+	}
+	plain, err := newServer(0)
 	if err != nil {
 		return nil, err
 	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	defer plain.Close()
+	cached, err := newServer(cfg.CacheTTL)
+	if err != nil {
+		return nil, err
+	}
+	defer cached.Close()
 	c := &http.Client{Transport: &http.Transport{MaxIdleConns: cfg.Clients * 2, MaxIdleConnsPerHost: cfg.Clients * 2}, Timeout: 15 * time.Second}
 	defer c.CloseIdleConnections()
 
 	typical, broad := queries(cfg.Seed, 500)
-	searchURL := func(qs []string) func(w, i int) string {
+	distinct := distinctQueries(cfg.Seed)
+	var nextDistinct atomic.Int64
+	searchURL := func(srv *httptest.Server, qs []string) func(w, i int) string {
 		return func(w, i int) string {
 			return srv.URL + "/v1/search?limit=20&q=" + url.QueryEscape(qs[(w*131+i)%len(qs)])
 		}
 	}
-	listURL := func(w, i int) string {
-		if i%2 == 0 {
-			return srv.URL + "/v1/niches?sort=score&limit=20"
+	distinctURL := func(srv *httptest.Server) func(w, i int) string {
+		return func(w, i int) string {
+			return srv.URL + "/v1/search?limit=20&q=" + url.QueryEscape(distinct[int(nextDistinct.Add(1))%len(distinct)])
 		}
-		return srv.URL + "/v1/niches?sort=score&limit=20&category=" + url.QueryEscape(categories[(w+i)%len(categories)])
+	}
+	listURL := func(srv *httptest.Server) func(w, i int) string {
+		return func(w, i int) string {
+			if i%2 == 0 {
+				return srv.URL + "/v1/niches?sort=score&limit=20"
+			}
+			return srv.URL + "/v1/niches?sort=score&limit=20&category=" + url.QueryEscape(categories[(w+i)%len(categories)])
+		}
 	}
 	// Baselines serve real responses of the measured routes, pre-rendered.
 	var searchBody []byte
 	for i := range 20 {
-		body, err := fetch(c, searchURL(typical)(0, i))
+		body, err := fetch(c, searchURL(plain, typical)(0, i))
 		if err != nil {
 			return nil, err
 		}
@@ -249,7 +295,7 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 			searchBody = body
 		}
 	}
-	listBody, err := fetch(c, listURL(0, 0))
+	listBody, err := fetch(c, listURL(plain)(0, 0))
 	if err != nil {
 		return nil, err
 	}
@@ -258,19 +304,48 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 	baseList := httptest.NewServer(baseline(listBody))
 	defer baseList.Close()
 
+	fmt.Fprintf(cfg.Out, "%s: %s; cached engine: SearchCacheTTL %v; %d distinct typical queries for the miss mix\n",
+		b.Name, loadAverage(), cfg.CacheTTL, len(distinct))
 	var out []result
-	measure := func(name string, next func(w, i int) string) {
+	measure := func(kind, name string, next func(w, i int) string) {
+		if cfg.Only != nil && !strings.HasPrefix(kind, "base") && !cfg.Only.MatchString(name) {
+			return
+		}
 		r := load(ctx, c, b.Name+" "+name, next, cfg.Clients, cfg.Warm, cfg.Duration)
+		r.Kind = kind
 		out = append(out, r)
-		fmt.Fprintf(cfg.Out, "  %-44s n=%-7d err=%-3d p50=%-10v p99=%-10v %8.0f req/s  %6d B\n",
+		fmt.Fprintf(cfg.Out, "  %-58s n=%-7d err=%-3d p50=%-10v p99=%-10v %8.0f req/s  %6d B\n",
 			r.Name, r.Requests, r.Errors, r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.RPS, r.Bytes)
 	}
-	measure("baseline (search-sized body)", func(w, i int) string { return baseSearch.URL })
-	measure("GET /v1/search typical (previews)", searchURL(typical))
-	measure("GET /v1/search broad one-word (previews)", searchURL(broad))
-	measure("baseline (list-sized body)", func(w, i int) string { return baseList.URL })
-	measure("GET /v1/niches?sort=score", listURL)
+	measure("base-search", "baseline (search-sized body)", func(w, i int) string { return baseSearch.URL })
+	measure("search", "GET /v1/search typical, no cache", searchURL(plain, typical))
+	measure("search", "GET /v1/search broad one-word, no cache", searchURL(plain, broad))
+	measure("search", "GET /v1/search typical, cache, 500 hot queries", searchURL(cached, typical))
+	measure("search", "GET /v1/search typical, cache, all distinct (misses)", distinctURL(cached))
+	if n := int(nextDistinct.Load()); n > len(distinct) {
+		fmt.Fprintf(cfg.Out, "  (the miss mix sent %d requests for %d distinct queries: %d were repeats, possibly cache hits)\n",
+			n, len(distinct), n-len(distinct))
+	}
+	measure("search", "GET /v1/search broad one-word, cache", searchURL(cached, broad))
+	measure("base-list", "baseline (list-sized body)", func(w, i int) string { return baseList.URL })
+	measure("list", "GET /v1/niches?sort=score, no cache", listURL(plain))
+	measure("list", "GET /v1/niches?sort=score, cache", listURL(cached))
+	fmt.Fprintf(cfg.Out, "%s: done, %s\n", b.Name, loadAverage())
 	return out, nil
+}
+
+// loadAverage describes the machine's load (/proc/loadavg), which the
+// figures depend on.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "load average unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "load average unknown"
+	}
+	return fmt.Sprintf("load average %s %s %s (%d CPUs)", f[0], f[1], f[2], runtime.NumCPU())
 }
 
 func ratio(a, b time.Duration) float64 {
@@ -280,16 +355,18 @@ func ratio(a, b time.Duration) float64 {
 	return float64(a) / float64(b)
 }
 
-// report prints the route/baseline ratios of a backend's results.
+// report prints the route/baseline ratios of a backend's results: search
+// routes against the search-sized baseline, lists against the list-sized
+// one.
 func report(w io.Writer, rs []result) {
-	if len(rs) != 5 {
-		return
+	var base result
+	for _, r := range rs {
+		switch r.Kind {
+		case "base-search", "base-list":
+			base = r
+		default:
+			fmt.Fprintf(w, "  %-58s p50 x%-7.2f p99 x%-7.2f throughput %.2f of baseline\n", r.Name,
+				ratio(r.P50, base.P50), ratio(r.P99, base.P99), r.RPS/max(base.RPS, 1))
+		}
 	}
-	base, typical, broad, baseL, list := rs[0], rs[1], rs[2], rs[3], rs[4]
-	row := func(r, b result) {
-		fmt.Fprintf(w, "  %-44s p50 x%-6.2f p99 x%-6.2f throughput %.2f of baseline\n", r.Name, ratio(r.P50, b.P50), ratio(r.P99, b.P99), r.RPS/max(b.RPS, 1))
-	}
-	row(typical, base)
-	row(broad, base)
-	row(list, baseL)
 }

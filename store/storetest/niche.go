@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,8 +35,10 @@ func TestNicheStore(t *testing.T, open NicheOpen) {
 	t.Run("Curation", func(t *testing.T) { testNicheCuration(t, open) })
 	t.Run("Idempotency", func(t *testing.T) { testNicheIdempotency(t, open) })
 	t.Run("PublicReads", func(t *testing.T) { testNichePublicReads(t, open) })
-	t.Run("SearchGolden", func(t *testing.T) { testNicheSearchGolden(t, open) })
+	t.Run("SearchGolden", func(t *testing.T) { testNicheSearchGolden(t, open, nil) })
+	t.Run("SearchGoldenCached", func(t *testing.T) { testNicheSearchGolden(t, open, &niche.Options{SearchCacheTTL: time.Hour}) })
 	t.Run("SearchTruncated", func(t *testing.T) { testNicheSearchTruncated(t, open) })
+	t.Run("SearchBruteForce", func(t *testing.T) { testNicheSearchBruteForce(t, open) })
 	t.Run("ConcurrentRevisions", func(t *testing.T) { testNicheConcurrentRevisions(t, open) })
 	t.Run("ConcurrentOperation", func(t *testing.T) { testNicheConcurrentOperation(t, open) })
 	t.Run("Quota", func(t *testing.T) { testNicheQuota(t, open) })
@@ -505,14 +508,16 @@ type goldenFile struct {
 	Queries []goldenQuery `json:"queries"`
 }
 
-func testNicheSearchGolden(t *testing.T, open NicheOpen) {
+// testNicheSearchGolden runs the golden searches, twice when the engine
+// caches results (the second time from the cache).
+func testNicheSearchGolden(t *testing.T, open NicheOpen, opts *niche.Options) {
 	ctx := context.Background()
 	var g goldenFile
 	if err := json.Unmarshal(nicheSearchGolden, &g); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := open(t)
-	e := nicheEngine(t, st, nil)
+	e := nicheEngine(t, st, opts)
 	floor := ingestFloor(t, e)
 	for i, c := range g.Corpus {
 		d := niche.Draft{Title: c.Title, Problem: c.Problem, Buyer: c.Buyer, Category: c.Category,
@@ -530,6 +535,18 @@ func testNicheSearchGolden(t *testing.T, open NicheOpen) {
 			}
 		}
 	}
+	passes := 1
+	if opts != nil && opts.SearchCacheTTL > 0 {
+		passes = 2
+	}
+	for range passes {
+		testNicheSearchGoldenPass(t, e, g)
+	}
+}
+
+func testNicheSearchGoldenPass(t *testing.T, e *niche.Engine, g goldenFile) {
+	t.Helper()
+	ctx := context.Background()
 	var got []goldenQuery
 	for _, q := range g.Queries {
 		res, err := e.Search(ctx, niche.SearchOptions{Query: q.Query, Category: q.Category, Sort: q.Sort})
@@ -579,6 +596,182 @@ func testNicheSearchTruncated(t *testing.T, open NicheOpen) {
 	if err != nil || res.Truncated || len(res.Previews) != 1 {
 		t.Fatalf("narrow query: truncated=%v n=%d %v", res.Truncated, len(res.Previews), err)
 	}
+}
+
+// testNicheSearchBruteForce checks searches against a brute-force answer
+// computed from every published record: the matches are the records whose
+// indexed text has every query word, ranked by niche.Relevance, then the
+// sort, then the id. The corpus has words found in every evaluation, in
+// most of them and in few, so that stores which treat frequent words
+// specially are exercised, and it changes between searches (revisions,
+// withdrawals, republications), so that what such stores keep about word
+// frequencies is exercised too.
+func testNicheSearchBruteForce(t *testing.T, open NicheOpen) {
+	ctx := context.Background()
+	st, _ := open(t)
+	e := nicheEngine(t, st, nil)
+	floor := ingestFloor(t, e)
+	tools := []string{"scheduling", "invoicing", "inventory", "booking", "payroll", "routing"}
+	trades := []string{"plumbers", "dentists", "bakers", "florists", "tutors", "farmers", "roofers"}
+	sizes := []string{"small", "rural", "family"}
+	draft := func(i int) niche.Draft {
+		tool, trade, size := tools[i%len(tools)], trades[(i/2)%len(trades)], sizes[(i/3)%len(sizes)]
+		d := nicheDraft(fmt.Sprintf("%s for %s %s", strings.ToUpper(tool[:1])+tool[1:], size, trade), floor)
+		d.Problem = fmt.Sprintf("%s %s struggle with %s every week; owners mention %s.", size, trade, tool, tools[(i*7+3)%len(tools)])
+		if i%4 != 0 {
+			d.Problem += " Most of them run a small shop."
+		}
+		d.Buyer = "Owners of " + size + " " + trade + " businesses"
+		d.SolutionHypothesis = fmt.Sprintf("A focused %s tool for %s that owners set up in a day.", tool, trade)
+		d.Pain, d.Frequency = i%6, (i/6)%6
+		d.Publish = true
+		return d
+	}
+	var live []*niche.Evaluation
+	created := map[string]int{} // creation order: newer is larger
+	for i := range 90 {
+		ev, err := e.Create(ctx, niche.Op{ID: fmt.Sprintf("brute-%d", i)}, draft(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, ev)
+		created[ev.ID] = i
+	}
+	// A second engine over the same store ranks at most 5 candidates
+	// among the newest 20 matches: broad queries are truncated.
+	narrow := nicheEngine(t, st, &niche.Options{SearchCandidates: 5, SearchWindow: 20})
+	queries := []string{
+		"owners", "small owners", "plumbers owners", "owners for plumbers", "scheduling plumbers",
+		"small plumbers scheduling", "rural bakers owners shop", "shop", "owners shop most",
+		"invoicing dentists owners", "family tutors", "nomatch owners", "owners small a", "plumbers day",
+		"day dentists small",
+	}
+	check := func(step string) {
+		t.Helper()
+		var recs []*niche.Record
+		for _, ev := range live {
+			if ev.Status != niche.StatusPublished {
+				continue
+			}
+			m, err := st.Published(ctx, []string{ev.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, ok := m[ev.ID]; ok {
+				recs = append(recs, r)
+			}
+		}
+		for _, raw := range queries {
+			for _, sort := range []string{niche.SortScore, niche.SortRecent} {
+				q := niche.ParseQuery(raw)
+				type hit struct {
+					r   *niche.Record
+					rel int
+				}
+				var hits []hit
+				for _, r := range recs {
+					title, body, extra := r.SearchFields()
+					c := niche.Candidate{Title: title, Body: body, Extra: extra}
+					all := true
+					for _, tok := range q.Tokens {
+						all = all && (niche.ContainsWord(title, tok) || niche.ContainsWord(body, tok) || niche.ContainsWord(extra, tok))
+					}
+					if all {
+						hits = append(hits, hit{r, niche.Relevance(q, &c)})
+					}
+				}
+				slices.SortFunc(hits, func(a, b hit) int {
+					if a.rel != b.rel {
+						return b.rel - a.rel
+					}
+					if sort == niche.SortScore && a.r.Score != b.r.Score {
+						return b.r.Score - a.r.Score
+					}
+					if c := b.r.UpdatedAt.Compare(a.r.UpdatedAt); c != 0 {
+						return c
+					}
+					return strings.Compare(a.r.ID, b.r.ID)
+				})
+				want := []string{}
+				for i := 0; i < len(hits) && i < 20; i++ {
+					want = append(want, hits[i].r.ID)
+				}
+				res, err := e.Search(ctx, niche.SearchOptions{Query: raw, Sort: sort})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := []string{}
+				for _, p := range res.Previews {
+					got = append(got, p.ID)
+				}
+				if diff := cmp.Diff(want, got); diff != "" || res.Truncated {
+					t.Errorf("%s: search %q sort %s (truncated %v, %d matches) (-want +got):\n%s", step, raw, sort, res.Truncated, len(hits), diff)
+				}
+				if sort != niche.SortScore {
+					continue
+				}
+				// The narrow engine: the same answer when at most 5 match,
+				// else 5 of the newest 20 matches, ranked by relevance.
+				res, err = narrow.Search(ctx, niche.SearchOptions{Query: raw, Sort: sort})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = []string{}
+				for _, p := range res.Previews {
+					got = append(got, p.ID)
+				}
+				if len(hits) <= 5 {
+					if diff := cmp.Diff(want, got); diff != "" || res.Truncated {
+						t.Errorf("%s: narrow search %q (truncated %v) (-want +got):\n%s", step, raw, res.Truncated, diff)
+					}
+					continue
+				}
+				newest := slices.Clone(hits)
+				slices.SortFunc(newest, func(a, b hit) int { return created[b.r.ID] - created[a.r.ID] })
+				window := map[string]int{}
+				for i := 0; i < len(newest) && i < 20; i++ {
+					window[newest[i].r.ID] = newest[i].rel
+				}
+				if !res.Truncated || len(got) != 5 {
+					t.Errorf("%s: narrow search %q: truncated=%v with %d results, want true with 5 (%d matches)", step, raw, res.Truncated, len(got), len(hits))
+				}
+				for i, id := range got {
+					if rel, ok := window[id]; !ok || rel != res.Relevance[i] {
+						t.Errorf("%s: narrow search %q: result %s is not among the newest 20 matches (or its relevance %d is wrong)", step, raw, id, res.Relevance[i])
+					}
+				}
+			}
+		}
+	}
+	check("created")
+	// Withdraw a third, revise some of the text away, republish a few.
+	for i, ev := range live {
+		var err error
+		switch i % 6 {
+		case 0, 3:
+			live[i], err = e.Withdraw(ctx, ev.ID, ev.Revision, niche.Op{})
+		case 1:
+			d := draft(i)
+			d.Title = "Bookkeeping for rural farmers"
+			d.Problem = "Rural farmers keep books on paper and lose receipts at the end of each season."
+			d.Buyer = "Farm managers"
+			d.SolutionHypothesis = "A receipt scanner with seasonal summaries for the accountant."
+			live[i], err = e.Revise(ctx, ev.ID, ev.Revision, niche.Op{}, d)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("revised")
+	for i, ev := range live {
+		if i%12 == 0 {
+			var err error
+			if live[i], err = e.Publish(ctx, ev.ID, ev.Revision, niche.Op{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	check("republished")
 }
 
 // testNicheConcurrentRevisions runs many writers, half on a second handle,

@@ -1,0 +1,304 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/store/storetest"
+)
+
+// SQLite-specific checks of the search tables of migration 0007. The
+// behaviour itself is covered by storetest.TestNicheStore on every store.
+
+// indexTerms returns the document frequency of every word as the
+// full-text index itself counts them (fts5vocab on SQLite, ts_stat on
+// PostgreSQL), with "" counting the published evaluations.
+func indexTerms(t *testing.T, db *DB) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	q := `SELECT word, ndoc FROM ts_stat('SELECT tsv FROM niche_evaluations WHERE status = ''published''')
+		UNION ALL SELECT '', count(*) FROM niche_evaluations WHERE status = 'published'`
+	if db.dialect == SQLite {
+		if _, err := db.w.ExecContext(ctx, `CREATE VIRTUAL TABLE IF NOT EXISTS temp.v USING fts5vocab(main, niche_fts, row)`); err != nil {
+			t.Fatal(err)
+		}
+		q = `SELECT term, doc FROM temp.v UNION ALL SELECT '', count(*) FROM niche_search`
+	}
+	out := map[string]int{}
+	rows, err := db.w.QueryContext(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var term string
+		var n int
+		if err := rows.Scan(&term, &n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			out[term] = n
+		}
+	}
+	return out
+}
+
+func storedTerms(t *testing.T, db *DB) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	rows, err := db.w.QueryContext(context.Background(), `SELECT term, docs FROM niche_terms`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var term string
+		var n int
+		if err := rows.Scan(&term, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[term] = n
+	}
+	return out
+}
+
+// benchRecord is a published record whose text is made of words.
+func benchRecord(i int, title, body, extra string) niche.Record {
+	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
+	return niche.Record{
+		ID: fmt.Sprintf("niche_%032x", i), Title: title, Problem: body, Buyer: "Buyers", Category: "Tests",
+		SolutionHypothesis: extra, EvaluationNotes: "notes", SignalIDs: []string{fmt.Sprintf("sig_%032x", 1)},
+		Score: i % 100, ScoreVersion: "editorial-v1", Status: niche.StatusPublished, Revision: 1,
+		CreatedAt: now, UpdatedAt: now, PublishedAt: now,
+	}
+}
+
+// TestNicheTermsFollowWrites checks that niche_terms counts what the
+// full-text index holds after every kind of write: bulk load, creation of
+// drafts and published evaluations, revisions, withdrawals and
+// republications, and after the migration on an existing catalogue.
+func TestNicheTermsFollowWrites(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testNicheTermsFollowWrites(t, storetest.SQLitePath(t)) })
+	t.Run("postgres", func(t *testing.T) { testNicheTermsFollowWrites(t, storetest.PostgresURL(t)) })
+}
+
+func testNicheTermsFollowWrites(t *testing.T, dsn string) {
+	ctx := context.Background()
+	db := mustOpen(t, dsn)
+	check := func(step string) {
+		t.Helper()
+		if diff := cmp.Diff(indexTerms(t, db), storedTerms(t, db)); diff != "" {
+			t.Fatalf("%s: niche_terms differs from the index (-index +niche_terms):\n%s", step, diff)
+		}
+	}
+	check("empty")
+	recs := []niche.Record{
+		benchRecord(1, "Café scheduling for plumbers", "Owners of small plumbing firms lose hours.", "A calendar for owners"),
+		benchRecord(2, "Straße permits for roofers", "Roofers wait weeks for permits, owners say.", "A permit tracker"),
+		benchRecord(3, "日本語 invoices for tutors", "Tutors chase invoices every month; owners hate it.", "Automatic reminders"),
+	}
+	recs[2].Status = niche.StatusDraft
+	if err := db.BulkLoadNiche(ctx, nil, recs, 2); err != nil {
+		t.Fatal(err)
+	}
+	check("bulk load")
+
+	e, err := niche.New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sigs []niche.SignalInput
+	for i, u := range []string{"https://a.example/1", "https://b.example/2", "https://c.example/3"} {
+		sigs = append(sigs, niche.SignalInput{ID: fmt.Sprintf("sig_%032x", 100+i), Kind: niche.KindComplaint, SourceURL: u,
+			Origin: "test", Title: "A complaint", Excerpt: "An excerpt", ObservedAt: time.Now().Add(-time.Hour),
+			License: "CC BY 4.0", Attribution: "someone", State: niche.StateAccepted})
+	}
+	if _, err := e.IngestSignals(ctx, sigs); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{sigs[0].ID, sigs[1].ID, sigs[2].ID}
+	draft := func(title string, publish bool) niche.Draft {
+		return niche.Draft{Title: title, Problem: "Owners of small bakeries throw away bread every evening.",
+			Buyer: "Bakery owners", Category: "Food", SolutionHypothesis: "A waste log that suggests smaller batches.",
+			EvaluationNotes: "Notes that are never indexed for search at all.", SignalIDs: ids,
+			Pain: 3, Frequency: 3, WillingnessToPay: 2, ReachableBuyers: 2, Feasibility: 3, CompetitionGap: 2, Publish: publish}
+	}
+	a, err := e.Create(ctx, niche.Op{}, draft("Waste tracking for bakeries", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Create(ctx, niche.Op{}, draft("Draft about sourdough bakeries", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("create")
+	if a, err = e.Revise(ctx, a.ID, a.Revision, niche.Op{}, draft("Waste logs for bakeries and cafés", false)); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = e.Revise(ctx, b.ID, b.Revision, niche.Op{}, draft("Sourdough planning for bakeries", false)); err != nil {
+		t.Fatal(err)
+	}
+	check("revise")
+	if _, err = e.Publish(ctx, b.ID, b.Revision, niche.Op{}); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = e.Withdraw(ctx, a.ID, a.Revision, niche.Op{}); err != nil {
+		t.Fatal(err)
+	}
+	check("publish and withdraw")
+	if _, err = e.Publish(ctx, a.ID, a.Revision, niche.Op{}); err != nil {
+		t.Fatal(err)
+	}
+	check("republish")
+
+	// The migration fills niche_terms from an existing index.
+	undo := `DROP TABLE niche_terms; DELETE FROM schema_migrations WHERE name = '0007_niche_search.sql'`
+	if db.dialect == SQLite {
+		undo += `; DROP TABLE niche_search; DROP TRIGGER niche_search_insert; DROP TRIGGER niche_search_delete;
+			DROP TRIGGER niche_search_update`
+	}
+	if _, err := db.w.ExecContext(ctx, undo); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = mustOpen(t, dsn)
+	check("migration")
+}
+
+func TestMayHaveToken(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"owners of shops", false}, // a whole word: certain, not uncertain
+		{"shop owner", false},
+		{"ownersꟊ shop", true},
+		{"ownersᦰ shop", true},
+		{"shop ꟊowners", true},
+		{"shop ꟊownersꟊ", true},
+		{"xowners shop", false},
+		{"ownersx", false},
+		{"ownersꟊx", true},
+		{"", false},
+	} {
+		c := niche.Candidate{Body: tc.text}
+		if got := mayHaveToken(&c, "owners"); got != tc.want {
+			t.Errorf("mayHaveToken(%q, owners) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestNicheSearchFrequentWords checks the SQLite search paths that check
+// frequent words in Go against the full-text index's own answer: rows
+// whose frequent word is glued to a non-ASCII character (asked to FTS5,
+// whose tokenizer may or may not split there), and
+// a frequent word that almost never occurs with the others (the first
+// pass gives up and runs the plain one).
+func TestNicheSearchFrequentWords(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpen(t, storetest.SQLitePath(t))
+	var recs []niche.Record
+	for i := range 120 {
+		title := fmt.Sprintf("Gamma tool number %d for owners", i)
+		body := "Owners struggle every week with paperwork."
+		extra := "A simple tool."
+		switch {
+		case i%10 == 0:
+			// U+19B0 is a letter for Go but a separator for unicode61:
+			// FTS5 sees the token "owners" here, SearchText one word.
+			title = fmt.Sprintf("Gamma tool number %d", i)
+			body = "Ownersᦰ struggle with alpha paperwork."
+			if i%20 == 0 {
+				body = "Ownersꟊ struggle with alpha paperwork." // a letter for both
+			}
+		case i%10 == 1:
+			body = "Owners struggle with alpha paperwork."
+		case i < 50:
+			extra = "A zeta tool."
+		}
+		recs = append(recs, benchRecord(i, title, body, extra))
+	}
+	for i := range 30 {
+		recs = append(recs, benchRecord(1000+i, "Beta helper for owners", "Owners like beta helpers a lot.", "A simple tool."))
+	}
+	// gamma, in most rows, occurs with beta once, in the newest row.
+	recs = append(recs, benchRecord(999, "Beta zeta gamma tool for owners", "Owners use beta daily every week.", "A zeta tool."))
+	if err := db.BulkLoadNiche(ctx, nil, recs, 50); err != nil {
+		t.Fatal(err)
+	}
+	direct := func(expr string) []string {
+		rows, err := db.r.QueryContext(ctx, `SELECT e.id FROM niche_fts JOIN niche_search e ON e.seq = niche_fts.rowid
+			WHERE niche_fts MATCH ? ORDER BY e.id`, expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := []string{}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, id)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		query    string
+		frequent []string
+		limit    int
+	}{
+		{"alpha owners", []string{"owners"}, 300}, // rows with "ownersꟊ" are asked to FTS5
+		{"alpha tool owners", []string{"tool", "owners"}, 300},
+		{"beta zeta", []string{}, 300}, // zeta is in less than half
+		{"beta owners", []string{"owners"}, 300},
+		{"beta owners", []string{"owners"}, 5}, // more than the limit: truncated
+		{"beta tool", []string{"tool"}, 2},     // few misses allowed
+		{"zeta owners", []string{"owners"}, 300},
+	} {
+		q := niche.ParseQuery(tc.query)
+		docs, total, err := db.termDocs(ctx, q.Tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frequent := frequentWords(q.Tokens, docs, total)
+		if diff := cmp.Diff(tc.frequent, frequent, cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })); diff != "" && len(tc.frequent)+len(frequent) > 0 {
+			t.Errorf("%q: frequent words (-want +got):\n%s", tc.query, diff)
+		}
+		if tc.query == "beta gamma" {
+			_, done, err := db.prunedFirstPass(ctx, niche.CandidateQuery{Query: q, Limit: tc.limit}, frequent)
+			if err != nil || done != (tc.limit > 10) {
+				t.Errorf("%q limit %d: pruned first pass done=%v %v", tc.query, tc.limit, done, err)
+			}
+		}
+		cands, truncated, err := db.SearchCandidates(ctx, niche.CandidateQuery{Query: q, Limit: tc.limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := direct(q.FTS5())
+		if len(want) > tc.limit {
+			if !truncated || len(cands) != tc.limit {
+				t.Errorf("%q limit %d: %d matches, got truncated=%v with %d", tc.query, tc.limit, len(want), truncated, len(cands))
+			}
+			continue
+		}
+		got := []string{}
+		for _, c := range cands {
+			got = append(got, c.ID)
+			if c.Listing.ID != c.ID || c.Listing.Title == "" || c.Listing.SignalCount != 1 || !strings.HasPrefix(c.Listing.Title, "Gamma") && !strings.HasPrefix(c.Listing.Title, "Beta") {
+				t.Errorf("%q: candidate listing %+v", tc.query, c.Listing)
+			}
+		}
+		slices.Sort(got)
+		if truncated || !slices.Equal(want, got) {
+			t.Errorf("%q limit %d: truncated=%v, ids differ from the index's (-index +got):\n%s", tc.query, tc.limit, truncated, cmp.Diff(want, got))
+		}
+	}
+}
