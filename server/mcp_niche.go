@@ -24,36 +24,26 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// nicheForMCP rebuilds the niche service the HTTP routes use, from their
-// routes (prices, prefix), or returns nil when niche discovery is not
+// nicheForMCP returns the niche service the HTTP routes use and the offers
+// of its two pay-per-call routes, or nil when niche discovery is not
 // mounted.
 func (s *Server) nicheForMCP() (*nicheService, payment.Offer, payment.Offer) {
-	if s.cfg.Niche.Engine == nil {
+	if s.niche == nil {
 		return nil, payment.Offer{}, payment.Offer{}
 	}
 	var eval, search payment.Offer
-	prefix := ""
 	for _, r := range s.routes {
 		switch r.ID {
 		case "niche.pay-per-call":
 			eval = *r.Offer
 		case "niche.search.pay-per-call":
 			search = *r.Offer
-		case "niche.list":
-			if len(r.Prefixes) > 0 {
-				prefix = r.Prefixes[0]
-			}
 		}
 	}
 	if eval.ID == "" || search.ID == "" {
 		return nil, eval, search
 	}
-	cfg := s.cfg.Niche
-	cfg.EvaluationPriceMicroUSD, cfg.SearchPriceMicroUSD = eval.AmountMicroUSD, search.AmountMicroUSD
-	if cfg.CheckoutPath == "" {
-		cfg.CheckoutPath = prefix + "/v1/subscription/checkout"
-	}
-	return &nicheService{s: s, cfg: cfg, prefix: prefix}, eval, search
+	return s.niche, eval, search
 }
 
 // toolRecorder keeps what an in-process handler wrote.

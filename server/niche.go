@@ -139,6 +139,7 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 		return nil, errorf("niche: prices must be positive")
 	}
 	n.evalPrice, n.searchPrice = priceUSD(n.cfg.EvaluationPriceMicroUSD), priceUSD(n.cfg.SearchPriceMicroUSD)
+	s.niche = n
 	if n.cfg.FreeSearchesPerDay == 0 {
 		n.cfg.FreeSearchesPerDay = 3
 	}

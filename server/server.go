@@ -88,6 +88,9 @@ type Server struct {
 	log     *slog.Logger
 	routes  []*Route
 	handler http.Handler
+	// niche is the resolved niche service (nil when not mounted); the MCP
+	// niche tools serve through it.
+	niche *nicheService
 }
 
 // New builds the handler for every configured service.

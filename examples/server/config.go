@@ -53,6 +53,7 @@ type config struct {
 	NicheSearchPrice  int64
 	NichePrefix       string
 	NicheUnlockTTL    time.Duration
+	NicheSearchCache  time.Duration
 	TrustedProxies    string
 
 	// Discovery documents.
@@ -227,6 +228,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.int64(&c.NicheSearchPrice, "niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", 50_000, "price of GET /v1/search/pay-per-call in micro-USD")
 	f.str(&c.NichePrefix, "niche-prefix", "ASSAY_NICHE_PREFIX", "/niche-discovery", "service prefix of the niche routes")
 	f.dur(&c.NicheUnlockTTL, "niche-unlock-ttl", "ASSAY_NICHE_UNLOCK_TTL", 15*time.Minute, "validity of an x-niche-paid-call token")
+	f.dur(&c.NicheSearchCache, "niche-search-cache", "ASSAY_NICHE_SEARCH_CACHE", 5*time.Second, "how long niche list/search results are reused (0: off); this instance's writes clear them at once, other instances' show within this time")
 	f.str(&c.TrustedProxies, "trusted-proxies", "ASSAY_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (free-search quotas)")
 
 	disc := f.env("ASSAY_DISCOVERY", "true")

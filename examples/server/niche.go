@@ -32,7 +32,7 @@ func newCatalogue(ctx context.Context, cfg *config, db *store.DB, subs niche.Sub
 	if cfg.NicheDemo {
 		sources = nichedemo.Sources()
 	}
-	eng, err := niche.New(db, &niche.Options{Logger: log, Sources: sources})
+	eng, err := niche.New(db, &niche.Options{Logger: log, Sources: sources, SearchCacheTTL: cfg.NicheSearchCache})
 	if err != nil {
 		return server.NicheConfig{}, err
 	}
