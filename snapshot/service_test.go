@@ -216,12 +216,19 @@ func TestPurge(t *testing.T) {
 	}
 }
 
-// failingStore fails every insert.
+// failingStore fails every insert, one at a time or in a batch.
 type failingStore struct{ *snapshottest.MemStore }
 
 func (failingStore) InsertSnapshot(context.Context, *snapshot.Snapshot) error {
 	return errors.New("disk full")
 }
+
+func (failingStore) InsertSnapshots(context.Context, []*snapshot.Snapshot) error {
+	return errors.New("disk full")
+}
+
+// singleStore hides MemStore's batch insert, so CaptureAll stores record by record.
+type singleStore struct{ snapshot.Store }
 
 func TestStorageFailureFailsTheCall(t *testing.T) {
 	svc := newService(t, corpus(t), nil, snapshottest.NewMemBlobs(nil), failingStore{snapshottest.NewMemStore()})
@@ -230,6 +237,11 @@ func TestStorageFailureFailsTheCall(t *testing.T) {
 	}
 	if got, err := svc.CaptureAll(context.Background(), []string{"http://docs.example.org/chains", "ftp://x/"}); err == nil || got != nil {
 		t.Fatalf("CaptureAll: %v %v", got, err)
+	}
+	// The same without a batch insert: the first failing record fails the call.
+	single := newService(t, corpus(t), nil, snapshottest.NewMemBlobs(nil), singleStore{failingStore{snapshottest.NewMemStore()}})
+	if got, err := single.CaptureAll(context.Background(), []string{"http://docs.example.org/chains", "ftp://x/"}); err == nil || got != nil {
+		t.Fatalf("CaptureAll record by record: %v %v", got, err)
 	}
 }
 

@@ -38,19 +38,32 @@ func NewMemStore() *MemStore { return &MemStore{recs: map[string]*snapshot.Snaps
 
 // InsertSnapshot implements snapshot.Store.
 func (m *MemStore) InsertSnapshot(ctx context.Context, s *snapshot.Snapshot) error {
-	if s == nil || !ids.Valid(ids.Snapshot, s.ID) || !s.Status.Valid() || s.RetrievedAt.IsZero() || s.RequestedURL == "" ||
-		(s.RawSHA256 != nil && !snapshot.ValidSum(*s.RawSHA256)) {
-		return snapshot.ErrInvalid
+	return m.InsertSnapshots(ctx, []*snapshot.Snapshot{s})
+}
+
+// InsertSnapshots implements snapshot.BatchStore: all records or none.
+func (m *MemStore) InsertSnapshots(ctx context.Context, snaps []*snapshot.Snapshot) error {
+	for _, s := range snaps {
+		if s == nil || !ids.Valid(ids.Snapshot, s.ID) || !s.Status.Valid() || s.RetrievedAt.IsZero() || s.RequestedURL == "" ||
+			(s.RawSHA256 != nil && !snapshot.ValidSum(*s.RawSHA256)) {
+			return snapshot.ErrInvalid
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.recs[s.ID]; ok {
-		return snapshot.ErrConflict
+	seen := make(map[string]bool, len(snaps))
+	for _, s := range snaps {
+		if _, ok := m.recs[s.ID]; ok || seen[s.ID] {
+			return snapshot.ErrConflict
+		}
+		seen[s.ID] = true
 	}
-	c := s.Clone()
-	c.Text = ""
-	c.RetrievedAt = c.RetrievedAt.UTC().Truncate(time.Microsecond)
-	m.recs[s.ID] = c
+	for _, s := range snaps {
+		c := s.Clone()
+		c.Text = ""
+		c.RetrievedAt = c.RetrievedAt.UTC().Truncate(time.Microsecond)
+		m.recs[s.ID] = c
+	}
 	return nil
 }
 
