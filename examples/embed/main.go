@@ -5,7 +5,7 @@
 //	ASSAY_EMBED_TOKEN=s3cret go run ./examples/embed                  # free: the host bills by other means
 //	ASSAY_EMBED_TOKEN=s3cret go run ./examples/embed -payments gate   # every verification is paid (x402, dev mode)
 //
-//	curl -H 'Authorization: Bearer s3cret' -d '{"claim":"Base mainnet uses chain ID 8453.","minimumSources":1}' \
+//	curl -H 'Authorization: Bearer s3cret' -H 'Content-Type: application/json' -d '{"claim":"Base mainnet uses chain ID 8453.","minimumSources":1}' \
 //	     http://127.0.0.1:8081/api/v1/claims/verify
 //	curl -H 'Authorization: Bearer s3cret' http://127.0.0.1:8081/api/v1/url-snapshots/<snapshotId>
 //
