@@ -216,7 +216,10 @@
 // request in flight holds a lease in the Store (so instances sharing
 // PostgreSQL agree): a duplicate waits up to Options.IdempotencyWait for it,
 // then gets an *InFlightError with a retry hint. A failed call releases its
-// lease; a lease whose holder died expires after the timeout plus 30 s.
+// lease; a lease whose holder died expires after the timeout plus 30 s. A
+// process that holds the database alone may free every pending lease at
+// start-up (store.DB.ReleaseIdempotencyLeases; the example server does so on
+// SQLite), so a retry after a crash does not wait for that expiry.
 //
 // Concurrent identical requests (same tier, effective-request hash and
 // provider) share one provider call (singleflight); the shared work runs

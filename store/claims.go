@@ -103,6 +103,22 @@ func (db *DB) ReleaseIdempotency(ctx context.Context, key claims.IdempotencyKey,
 	return nil
 }
 
+// ReleaseIdempotencyLeases deletes every pending idempotency row and
+// returns how many it deleted. It is for the start-up of a process that
+// holds the database alone (SQLite with its data directory locked): every
+// pending row then belongs to a process that died mid-call, and a retry
+// with the same Idempotency-Key may start again at once instead of being
+// refused 409 until the dead holder's lease expires. Never call it while
+// another process may be serving calls from the same database.
+func (db *DB) ReleaseIdempotencyLeases(ctx context.Context) (int64, error) {
+	res, err := db.exec(ctx, `DELETE FROM claim_idempotency WHERE state = ?`, idemPending)
+	if err != nil {
+		return 0, fmt.Errorf("store: idempotency leases: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
+
 // SaveVerification implements claims.Store.
 func (db *DB) SaveVerification(ctx context.Context, rec *claims.Record, lease *claims.Lease) error {
 	if rec == nil || rec.Result == nil || rec.Result.VerificationID == "" {

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/store"
 )
 
 // startServer runs the example server on a free loopback port with its data
@@ -269,5 +272,33 @@ func TestSecondProcessOnTheSameDataRefused(t *testing.T) {
 	err := runErr(t, map[string]string{"ASSAY_DATA": dir})
 	if err == nil || !strings.Contains(err.Error(), "in use by another assay process") {
 		t.Fatalf("second process on one SQLite data directory: %v", err)
+	}
+}
+
+// TestStartReleasesLeasesOfACrash: a claims idempotency lease left pending
+// by a killed process is released when the server starts on its own data
+// directory, so a retry with the same Idempotency-Key runs at once.
+func TestStartReleasesLeasesOfACrash(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := store.Open(ctx, filepath.Join(dir, "assay.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := claims.IdempotencyKey{Scope: "payer:0xabc", Tier: claims.Standard, Key: "killed-mid-call"}
+	if st, err := db.AcquireIdempotency(ctx, key, "h1", time.Now(), time.Hour); err != nil || st.Lease == nil {
+		t.Fatal(st, err)
+	}
+	db.Close()
+
+	startServer(t, map[string]string{"ASSAY_DATA": dir})
+	db, err = store.Open(ctx, filepath.Join(dir, "assay.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := db.AcquireIdempotency(ctx, key, "h1", time.Now(), time.Minute)
+	if err != nil || st.Lease == nil {
+		t.Fatalf("after a start on the same data: %+v %v, want the key free", st, err)
 	}
 }

@@ -125,9 +125,9 @@ func newProcessor(c paymentsConfig, configuredBase, publicBase string, bz *serve
 
 // newGate builds the 402 gate over the processor and the ledger in db,
 // reconciles orders a crash left behind, and keeps reconciling pending ones.
-// newGate builds the gate. soleOwner says that no other process uses the
-// database (SQLite with the data directory locked): start-up then settles
-// the fate of every order left open, at once.
+// soleOwner says that no other process uses the database (SQLite with the
+// data directory locked): start-up then settles the fate of every order
+// left open, at once.
 func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, publicBase string, db *store.DB, soleOwner bool, m *metrics.Metrics, log *slog.Logger) (*payment.Gate, error) {
 	keys, err := payment.LoadKeyring(ctx, db, c.ReceiptKey)
 	if err != nil {

@@ -56,6 +56,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer db.Close()
+	if soleOwner {
+		// No other process can hold a claims idempotency lease: the ones
+		// left are a crash's, and a retry should not wait for them to expire.
+		n, err := db.ReleaseIdempotencyLeases(ctx)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			log.Info("claims: released idempotency leases of interrupted calls", "count", n)
+		}
+	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
