@@ -190,12 +190,12 @@ func run(ctx context.Context, cfg *Config, scenarios, backends []string) ([]*rep
 	var reps []*report
 	for _, sc := range scenarios {
 		for _, b := range backends {
+			if sc == "crash" && b != backendSQLite {
+				continue // the crash scenario checks SQLite's integrity after SIGKILL
+			}
 			if b == backendPostgres && cfg.Postgres == "" {
 				fmt.Fprintf(cfg.Log, "%s on postgres: SKIPPED (set ASSAY_TEST_POSTGRES or -postgres)\n", sc)
 				continue
-			}
-			if sc == "crash" && b != backendSQLite {
-				continue // the crash scenario checks SQLite's integrity after SIGKILL
 			}
 			fmt.Fprintf(cfg.Log, "running %s on %s (%s, %d clients) …\n", sc, b, cfg.Duration, cfg.Clients)
 			rep, err := runScenario(ctx, cfg, sc, b)
