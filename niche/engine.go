@@ -229,16 +229,9 @@ func (e *Engine) putSignals(ctx context.Context, batch []Signal) ([]IngestResult
 
 // Signal returns one signal.
 func (e *Engine) Signal(ctx context.Context, id string) (*Signal, error) {
-	if !ids.Valid(ids.Signal, id) {
-		return nil, &NotFoundError{What: "Signal", ID: id}
-	}
-	m, err := e.st.Signals(ctx, []string{id})
+	s, err := lookupOne(ctx, ids.Signal, "Signal", id, e.st.Signals)
 	if err != nil {
 		return nil, err
-	}
-	s, ok := m[id]
-	if !ok {
-		return nil, &NotFoundError{What: "Signal", ID: id}
 	}
 	return &s, nil
 }
@@ -593,34 +586,34 @@ func (e *Engine) Revisions(ctx context.Context, id string) ([]Revision, error) {
 
 // ---- Public reads ----
 
-func (e *Engine) publishedListing(ctx context.Context, id string) (*Listing, error) {
-	if !ids.Valid(ids.Niche, id) {
-		return nil, &NotFoundError{What: "Niche", ID: id}
+// lookupOne reads one id through a batch read of the store; a malformed
+// id (never sent to the store) and an absent one are both *NotFoundError.
+func lookupOne[V any](ctx context.Context, prefix, what, id string, read func(context.Context, []string) (map[string]V, error)) (V, error) {
+	var zero V
+	if !ids.Valid(prefix, id) {
+		return zero, &NotFoundError{What: what, ID: id}
 	}
-	m, err := e.st.Listings(ctx, []string{id})
+	m, err := read(ctx, []string{id})
+	if err != nil {
+		return zero, err
+	}
+	v, ok := m[id]
+	if !ok {
+		return zero, &NotFoundError{What: what, ID: id}
+	}
+	return v, nil
+}
+
+func (e *Engine) publishedListing(ctx context.Context, id string) (*Listing, error) {
+	l, err := lookupOne(ctx, ids.Niche, "Niche", id, e.st.Listings)
 	if err != nil {
 		return nil, err
-	}
-	l, ok := m[id]
-	if !ok {
-		return nil, &NotFoundError{What: "Niche", ID: id}
 	}
 	return &l, nil
 }
 
 func (e *Engine) publishedRecord(ctx context.Context, id string) (*Record, error) {
-	if !ids.Valid(ids.Niche, id) {
-		return nil, &NotFoundError{What: "Niche", ID: id}
-	}
-	m, err := e.st.Published(ctx, []string{id})
-	if err != nil {
-		return nil, err
-	}
-	r, ok := m[id]
-	if !ok {
-		return nil, &NotFoundError{What: "Niche", ID: id}
-	}
-	return r, nil
+	return lookupOne(ctx, ids.Niche, "Niche", id, e.st.Published)
 }
 
 // Published returns the full evaluation id if it is published; drafts,
