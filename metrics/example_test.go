@@ -71,12 +71,13 @@ func ExampleNew() {
 	// What a Gate's cashier reports through OnEvent:
 	m.PaymentEvent(payment.PaymentEvent{Protocol: payment.ProtocolX402, Outcome: "settled", OfferID: "claims.verify.deep", AmountMicroUSD: 120_000})
 
-	res, err = http.Get(srv.URL + "/metrics")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
+	// Observers run once a handler has returned, which may be just after
+	// the client has read the whole answer: Close waits for every handler,
+	// so the scrape below sees all three requests.
+	srv.Close()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	sc := bufio.NewScanner(rec.Body)
 	for sc.Scan() {
 		line := sc.Text()
 		for _, name := range []string{"assay_http_requests_total", "assay_verifications_total", "assay_provider_search_calls_total", "assay_payment"} {
