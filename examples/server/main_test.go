@@ -75,14 +75,26 @@ func TestServerAnswersHealthAndCapabilities(t *testing.T) {
 	if res.StatusCode != 200 || caps.Service == "" || len(caps.Capabilities) == 0 {
 		t.Fatalf("capabilities: %d %+v", res.StatusCode, caps)
 	}
-	res, err = http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mb, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != 200 || !strings.Contains(string(mb), `assay_http_requests_total{method="GET",route="health.live",status="200"} 1`) {
-		t.Fatalf("metrics: %d\n%s", res.StatusCode, mb)
+	// A request is observed once its handler has returned, which may be
+	// just after the client read the answer: scrape until it shows.
+	const healthLine = `assay_http_requests_total{method="GET",route="health.live",status="200"} 1`
+	var mb []byte
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		res, err = http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mb, _ = io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("metrics: %d\n%s", res.StatusCode, mb)
+		}
+		if strings.Contains(string(mb), healthLine) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics lack %q:\n%s", healthLine, mb)
+		}
 	}
 	res, err = http.Get(base + "/readyz")
 	if err != nil {
