@@ -37,6 +37,27 @@ func slowServers(b *testing.B, n int, delay time.Duration) (*snapshot.Capturer, 
 	return c, urls
 }
 
+// slowSameHost starts one loopback server that answers every request
+// after delay and returns a capturer allowed to reach it and n URLs on it.
+func slowSameHost(b *testing.B, n int, delay time.Duration) (*snapshot.Capturer, []string) {
+	b.Helper()
+	srv := newBenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(delay)
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintf(w, "page %s", r.URL.Path)
+	}))
+	var urls []string
+	for i := range n {
+		urls = append(urls, fmt.Sprintf("%s/page/%d", srv.URL, i))
+	}
+	c, err := snapshot.NewCapturer(&snapshot.Options{AllowAddrs: []string{srv.Listener.Addr().String()}, Resolver: snapshottest.Resolver(nil), SpoolDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Close)
+	return c, urls
+}
+
 func BenchmarkCaptureAll20Slow(b *testing.B) {
 	c, urls := slowServers(b, 20, 100*time.Millisecond)
 	for b.Loop() {
@@ -49,6 +70,30 @@ func BenchmarkCaptureAll20Slow(b *testing.B) {
 
 func BenchmarkCaptureSequential20Slow(b *testing.B) {
 	c, urls := slowServers(b, 20, 100*time.Millisecond)
+	for b.Loop() {
+		for _, u := range urls {
+			if s, err := c.Capture(context.Background(), u); err != nil || s.Status != snapshot.StatusCaptured {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkCaptureAll20SlowSameHost: the 20 URLs share one host, which
+// by default is no slower than 20 hosts (about one delay, not five rounds
+// of four); compare with BenchmarkCaptureSequential20SlowSameHost.
+func BenchmarkCaptureAll20SlowSameHost(b *testing.B) {
+	c, urls := slowSameHost(b, 20, 100*time.Millisecond)
+	for b.Loop() {
+		got, err := c.CaptureAll(context.Background(), urls)
+		if err != nil || got[19].Status != snapshot.StatusCaptured {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCaptureSequential20SlowSameHost(b *testing.B) {
+	c, urls := slowSameHost(b, 20, 100*time.Millisecond)
 	for b.Loop() {
 		for _, u := range urls {
 			if s, err := c.Capture(context.Background(), u); err != nil || s.Status != snapshot.StatusCaptured {

@@ -626,3 +626,85 @@ func TestHTTPS(t *testing.T) {
 		t.Fatalf("%s %q", s.Status, str(s.FailureReason))
 	}
 }
+
+// TestCaptureAllSameHostAtOnce: by default a batch whose URLs share one
+// host has them all in flight together (not in rounds of a per-host
+// limit); Options.MaxPerHost, when set, still bounds them. The server
+// holds each request until all n have arrived, so the default case ends
+// only if they were concurrent; there is no timing assertion.
+func TestCaptureAllSameHostAtOnce(t *testing.T) {
+	const n = 20
+	var inFlight, peak atomic.Int64
+	all := make(chan struct{})
+	var allOnce sync.Once
+	var wait atomic.Bool
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cur := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			p := peak.Load()
+			if cur <= p || peak.CompareAndSwap(p, cur) {
+				break
+			}
+		}
+		if cur == n {
+			allOnce.Do(func() { close(all) })
+		}
+		if wait.Load() {
+			select {
+			case <-all:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, r.URL.Path)
+	})
+	var urls []string
+	for i := range n {
+		urls = append(urls, fmt.Sprintf("/page/%d", i))
+	}
+	run := func(t *testing.T, o snapshot.Options) []*snapshot.Snapshot {
+		t.Helper()
+		peak.Store(0)
+		srv := newCountingServer(t, h)
+		o.AllowAddrs = []string{srv.addr()}
+		o.BatchTimeout = 20 * time.Second // a guard against a hang, not a measurement
+		c, _ := capturer(t, o)
+		var full []string
+		for _, u := range urls {
+			full = append(full, srv.URL+u)
+		}
+		got, err := c.CaptureAll(context.Background(), full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	t.Run("default", func(t *testing.T) {
+		wait.Store(true)
+		got := run(t, snapshot.Options{})
+		for i, s := range got {
+			if s.Status != snapshot.StatusCaptured || s.Text != urls[i] {
+				t.Fatalf("%s: %s %q: the %d same-host captures were not all in flight together (peak %d)",
+					urls[i], s.Status, str(s.FailureReason), n, peak.Load())
+			}
+		}
+		if p := peak.Load(); p != n {
+			t.Fatalf("peak %d requests in flight, want %d", p, n)
+		}
+	})
+	t.Run("MaxPerHost", func(t *testing.T) {
+		wait.Store(false)
+		got := run(t, snapshot.Options{MaxPerHost: 4})
+		for i, s := range got {
+			if s.Status != snapshot.StatusCaptured || s.Text != urls[i] {
+				t.Fatalf("%s: %s %q", urls[i], s.Status, str(s.FailureReason))
+			}
+		}
+		if p := peak.Load(); p > 4 {
+			t.Fatalf("peak %d requests in flight with MaxPerHost 4", p)
+		}
+	})
+}

@@ -62,7 +62,10 @@
 // redirect and the body; CaptureAll adds Options.BatchTimeout (60 s) and
 // the caller's deadline, runs Options.Concurrency (20) captures at once,
 // and returns one record per URL in input order (captures still running at
-// the deadline are "failed" with "capture deadline exceeded"). Bodies are
+// the deadline are "failed" with "capture deadline exceeded"). Connections
+// to one host are limited by Options.MaxPerHost, which defaults to the
+// concurrency: URLs that share a host are fetched all at once, not in
+// rounds (set it lower to be gentler with sites). Bodies are
 // read as a stream, hashed on the way, and staged in memory up to 256 KiB,
 // then in a temporary file; at Options.MaxBytes (5,000,000 bytes, counted
 // after content decoding) reading stops and the capture ends as

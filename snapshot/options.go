@@ -17,7 +17,6 @@ const (
 	DefaultCaptureTimeout = 15 * time.Second
 	DefaultBatchTimeout   = 60 * time.Second
 	DefaultConcurrency    = 20
-	DefaultMaxPerHost     = 4
 	DefaultMaxRedirects   = 5
 	DefaultRetries        = 2
 	DefaultRetryWaitMin   = 200 * time.Millisecond
@@ -55,7 +54,12 @@ type Options struct {
 	// Concurrency is how many captures of a CaptureAll run at once.
 	// 0 means 20.
 	Concurrency int
-	// MaxPerHost bounds simultaneous connections to one host. 0 means 4.
+	// MaxPerHost bounds simultaneous connections to one host (per
+	// scheme, host and port) across all captures of the Capturer. 0 means
+	// Concurrency, so that a batch whose URLs share a host runs all at
+	// once rather than in rounds. Operators who want to be gentler with
+	// sites can set it lower: a batch of 20 URLs on one host with
+	// MaxPerHost 4 then takes five rounds.
 	MaxPerHost int
 	// MaxRedirects is how many redirects are followed. 0 means 5;
 	// negative means none.
@@ -137,7 +141,7 @@ func (o *Options) settings() (*settings, error) {
 		v.Concurrency = DefaultConcurrency
 	}
 	if v.MaxPerHost <= 0 {
-		v.MaxPerHost = DefaultMaxPerHost
+		v.MaxPerHost = v.Concurrency
 	}
 	switch {
 	case v.MaxRedirects == 0:
