@@ -77,7 +77,11 @@ func NewCapturer(opts *Options) (*Capturer, error) {
 	}
 	c.client = &retryablehttp.Client{
 		HTTPClient: &http.Client{
-			Transport: c.tr,
+			// go-retryablehttp calls CloseIdleConnections after every request
+			// that fails for good; behind keepIdle that is a no-op, so one
+			// blocked or exhausted capture does not drop the keep-alive
+			// connections of the others. Close still closes them.
+			Transport: keepIdle{c.tr},
 			// Redirects are followed by hand so that every hop is checked.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
@@ -91,6 +95,12 @@ func NewCapturer(opts *Options) (*Capturer, error) {
 	}
 	return c, nil
 }
+
+// keepIdle is a RoundTripper without a CloseIdleConnections method, so
+// http.Client.CloseIdleConnections does nothing through it.
+type keepIdle struct{ rt http.RoundTripper }
+
+func (k keepIdle) RoundTrip(r *http.Request) (*http.Response, error) { return k.rt.RoundTrip(r) }
 
 // Close releases idle connections.
 func (c *Capturer) Close() { c.tr.CloseIdleConnections() }

@@ -708,3 +708,41 @@ func TestCaptureAllSameHostAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestFailedCaptureKeepsIdleConnections: go-retryablehttp closes the
+// client's idle connections whenever a request fails for good; the
+// capturer's transport does not let that drop the keep-alive connections
+// of other captures. Server a sees one connection for two captures with a
+// blocked capture and an exhausted retry in between.
+func TestFailedCaptureKeepsIdleConnections(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "ok")
+	})
+	a := newCountingServer(t, ok)
+	b := newCountingServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
+	c, _ := capturer(t, snapshot.Options{
+		AllowAddrs: []string{a.addr(), b.addr()},
+		Resolver:   snapshottest.Resolver(map[string][]string{"rebind.test": {"127.0.0.1"}}),
+		Retries:    -1,
+	})
+	ctx := context.Background()
+	steps := []struct {
+		url    string
+		status snapshot.Status
+	}{
+		{a.URL + "/1", snapshot.StatusCaptured},
+		{"http://rebind.test/", snapshot.StatusBlocked}, // refused at connect time
+		{b.URL + "/", snapshot.StatusFailed},            // a 503 with no retry left
+		{a.URL + "/2", snapshot.StatusCaptured},
+	}
+	for _, st := range steps {
+		s, err := c.Capture(ctx, st.url)
+		if err != nil || s.Status != st.status {
+			t.Fatalf("%s: %v %s %q, want %s", st.url, err, s.Status, str(s.FailureReason), st.status)
+		}
+	}
+	if n := a.conns.Load(); n != 1 {
+		t.Fatalf("server a accepted %d connections, want 1 (the idle one was closed by a failed capture)", n)
+	}
+}
