@@ -160,11 +160,17 @@ func (c *Capturer) capture(ctx, parent context.Context, rawURL string, keep keep
 	if err := ctx.Err(); err != nil {
 		c.fail(s, StatusFailed, c.deadlineReason(ctx, parent, cctx))
 	} else if err := c.fetch(cctx, s, sp); err != nil {
+		var re *redirectError
+		redirect := errors.As(err, &re)
 		switch be, ok := asBlocked(err); {
+		case ok && redirect:
+			c.fail(s, StatusBlocked, "redirect to "+re.URL+" refused: "+be.Reason)
 		case ok:
 			c.fail(s, StatusBlocked, be.Reason)
 		case cctx.Err() != nil:
 			c.fail(s, StatusFailed, c.deadlineReason(ctx, parent, cctx))
+		case redirect:
+			c.fail(s, StatusFailed, truncate("redirect to "+re.URL+" failed: "+describe(re.Err)))
 		default:
 			c.fail(s, StatusFailed, describe(err))
 		}
@@ -199,25 +205,41 @@ func (c *Capturer) deadlineReason(batch, parent, capture context.Context) string
 	return "capture deadline exceeded"
 }
 
+// redirectError is a failure (blocked or not) of a redirect's target,
+// after an earlier hop answered.
+type redirectError struct {
+	URL string // the target as given in Location, resolved
+	Err error
+}
+
+func (e *redirectError) Error() string { return "redirect to " + e.URL + ": " + e.Err.Error() }
+func (e *redirectError) Unwrap() error { return e.Err }
+
 // fetch follows redirects by hand, checking every hop, and reads the final
 // body into sp. It fills s; a returned error is a blocked or failed
-// outcome (the caller classifies it).
+// outcome (the caller classifies it). FinalURL, like HTTPStatus, is set
+// only by a response: it is the URL whose response the record describes,
+// so a refused or failed redirect target leaves it at the redirecting
+// hop, and a capture that got no response has none (package docs).
 func (c *Capturer) fetch(ctx context.Context, s *Snapshot, sp *spool) error {
 	cur := s.RequestedURL
 	for hop := 0; ; hop++ {
-		u, err := c.s.guard.checkURL(cur)
-		if err != nil {
-			if be, ok := asBlocked(err); ok && hop > 0 {
-				be.Reason = "redirect to " + cur + " refused: " + be.Reason
+		onHop := func(err error) error {
+			if hop > 0 {
+				return &redirectError{URL: cur, Err: err}
 			}
 			return err
 		}
+		u, err := c.s.guard.checkURL(cur)
+		if err != nil {
+			return onHop(err)
+		}
 		u.Fragment, u.RawFragment = "", "" // never sent; not part of what was fetched
-		s.FinalURL = ptr(u.String())
 		resp, exch, err := c.do(ctx, u)
 		if err != nil {
-			return err
+			return onHop(err)
 		}
+		s.FinalURL = ptr(u.String())
 		s.RetrievedAt = c.s.Now().UTC().Truncate(time.Microsecond)
 		s.HTTPStatus = ptr(resp.StatusCode)
 		s.Exchange = exch

@@ -203,8 +203,15 @@ func TestBlockedNeverConnects(t *testing.T) {
 					t.Fatalf("dialled %s", d)
 				}
 			}
-			if strings.HasPrefix(tc.url, redirector.URL) && (s.HTTPStatus == nil || *s.HTTPStatus != 302 || s.FinalURL == nil) {
-				t.Fatalf("refused redirect: httpStatus %v finalUrl %v", s.HTTPStatus, str(s.FinalURL))
+			// finalUrl is the URL whose response the record describes: the
+			// redirecting hop for a refused redirect, none when nothing
+			// answered.
+			if strings.HasPrefix(tc.url, redirector.URL) {
+				if s.HTTPStatus == nil || *s.HTTPStatus != 302 || str(s.FinalURL) != tc.url {
+					t.Fatalf("refused redirect: httpStatus %v finalUrl %s, want 302 %s", s.HTTPStatus, str(s.FinalURL), tc.url)
+				}
+			} else if s.FinalURL != nil || s.HTTPStatus != nil {
+				t.Fatalf("refused request: finalUrl %s httpStatus %v, want null", str(s.FinalURL), s.HTTPStatus)
 			}
 		})
 	}
@@ -744,5 +751,79 @@ func TestFailedCaptureKeepsIdleConnections(t *testing.T) {
 	}
 	if n := a.conns.Load(); n != 1 {
 		t.Fatalf("server a accepted %d connections, want 1 (the idle one was closed by a failed capture)", n)
+	}
+}
+
+// TestFinalURL pins finalUrl (package docs, "Record fields"): the URL whose
+// response the record describes, null exactly when no response arrived.
+func TestFinalURL(t *testing.T) {
+	target := newCountingServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "secret")
+	}))
+	p := target.port()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/r", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+	})
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "landed")
+	})
+	redirector := newCountingServer(t, mux)
+	// docs.test is the redirector under a name (dialled through HostMap).
+	_, rport, _ := net.SplitHostPort(redirector.addr())
+	named := "http://docs.test:" + rport
+	c, _ := capturer(t, snapshot.Options{
+		Resolver:     snapshottest.Resolver(map[string][]string{"loop.test": {"127.0.0.1"}}),
+		AllowedPorts: []int{80, 443, p, redirector.port()},
+		AllowAddrs:   []string{redirector.addr()},
+		HostMap:      map[string]string{"docs.test:" + rport: redirector.addr()},
+	})
+	via := func(to string) string { return redirector.URL + "/r?to=" + url.QueryEscape(to) }
+	tests := []struct {
+		name, url string
+		status    snapshot.Status
+		final     string // "<nil>" for null
+		http      int    // 0 for null
+		reason    string
+	}{
+		{"requested URL refused by the URL check", fmt.Sprintf("http://127.0.0.1:%d/x", p),
+			snapshot.StatusBlocked, "<nil>", 0, "address 127.0.0.1 is loopback"},
+		{"requested URL refused at connect time", fmt.Sprintf("http://loop.test:%d/x", p),
+			snapshot.StatusBlocked, "<nil>", 0, "address 127.0.0.1 is loopback"},
+		{"requested URL not found in DNS", "http://nowhere.test/",
+			snapshot.StatusFailed, "<nil>", 0, "DNS lookup failed for nowhere.test"},
+		{"redirect target refused by the URL check", via(fmt.Sprintf("http://127.0.0.1:%d/x", p)),
+			snapshot.StatusBlocked, via(fmt.Sprintf("http://127.0.0.1:%d/x", p)), 302,
+			fmt.Sprintf("redirect to http://127.0.0.1:%d/x refused: address 127.0.0.1 is loopback", p)},
+		{"redirect target refused at connect time", via(fmt.Sprintf("http://loop.test:%d/x", p)),
+			snapshot.StatusBlocked, via(fmt.Sprintf("http://loop.test:%d/x", p)), 302,
+			fmt.Sprintf("redirect to http://loop.test:%d/x refused: address 127.0.0.1 is loopback", p)},
+		{"redirect target not found in DNS", via("http://nowhere.test/"),
+			snapshot.StatusFailed, via("http://nowhere.test/"), 302,
+			"redirect to http://nowhere.test/ failed: DNS lookup failed for nowhere.test"},
+		{"allowed redirect", via(named + "/page#top"),
+			snapshot.StatusCaptured, named + "/page", 200, "<nil>"},
+		{"no redirect, fragment dropped", named + "/page#top",
+			snapshot.StatusCaptured, named + "/page", 200, "<nil>"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := c.Capture(context.Background(), tc.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			httpStatus := 0
+			if s.HTTPStatus != nil {
+				httpStatus = *s.HTTPStatus
+			}
+			if s.Status != tc.status || str(s.FinalURL) != tc.final || httpStatus != tc.http || !strings.HasPrefix(str(s.FailureReason), tc.reason) {
+				t.Fatalf("got %s finalUrl %s httpStatus %d reason %q\nwant %s finalUrl %s httpStatus %d reason %q",
+					s.Status, str(s.FinalURL), httpStatus, str(s.FailureReason), tc.status, tc.final, tc.http, tc.reason)
+			}
+		})
+	}
+	if n := target.conns.Load(); n != 0 {
+		t.Fatalf("the forbidden server accepted %d connections", n)
 	}
 }

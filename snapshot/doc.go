@@ -85,9 +85,18 @@
 // # Record fields (choices the interface documents leave open)
 //
 //   - snapshotId: "snap_" and 32 hex digits, random: unguessable.
-//   - requestedUrl: exactly as given. finalUrl: the last URL requested,
-//     without fragment, after redirects (for a refused redirect, the
-//     refused target); null when the requested URL itself was refused.
+//   - requestedUrl: exactly as given. finalUrl: the URL, without
+//     fragment, whose response the record describes — the requested URL
+//     or the last redirect target that answered; httpStatus, contentType,
+//     retrievedAt and the WARC export are of that same response. It is
+//     null exactly when httpStatus is null: no response arrived (the
+//     requested URL was refused, by the URL check or at connect time, or
+//     its lookup or connection failed). A redirect target that is refused
+//     or fails never answered, so finalUrl stays at the hop that
+//     redirected (its 3xx in httpStatus) and failureReason names the
+//     target: "redirect to <url> refused: <reason>" or "redirect to <url>
+//     failed: <reason>". An auditor can thus rely on finalUrl and
+//     httpStatus describing one real exchange.
 //   - retrievedAt: when the final response's headers arrived (the fetch
 //     time), UTC, microsecond precision; for captures that got no response,
 //     when the capture started.
