@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -12,11 +11,21 @@ import (
 	"golang.org/x/text/encoding/unicode"
 )
 
+// declRule says which in-document declarations of an encoding are read
+// (normalisation step 3c).
+type declRule int
+
+const (
+	declNone declRule = iota // text and JSON: none
+	declHTML                 // text/html: the HTML Standard's prescan, XML declaration as fallback
+	declXML                  // XHTML and XML: the XML declaration
+)
+
 // decodeText turns body into UTF-8 following the rules written down in the
 // package documentation (normalisation step 3). It returns the text and
 // the WHATWG name of the encoding used.
-func decodeText(body []byte, k kind, params map[string]string) (string, string) {
-	// 1. Byte order mark.
+func decodeText(body []byte, rule declRule, params map[string]string) (string, string) {
+	// a. Byte order mark.
 	switch {
 	case bytes.HasPrefix(body, []byte{0xEF, 0xBB, 0xBF}):
 		return decodeUTF8(body[3:]), "utf-8"
@@ -25,29 +34,53 @@ func decodeText(body []byte, k kind, params map[string]string) (string, string) 
 	case bytes.HasPrefix(body, []byte{0xFF, 0xFE}):
 		return decodeWith(unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM), body[2:]), "utf-16le"
 	}
-	// 2. The charset parameter of the Content-Type header.
+	// b. The charset parameter of the Content-Type header.
 	if label, ok := params["charset"]; ok {
 		if enc, name := lookupEncoding(label); enc != nil {
 			return decodeNamed(enc, name, body), name
 		}
 	}
-	// 3. What the document declares about itself.
-	switch k {
-	case kindHTML:
-		if enc, name := prescanHTML(body); enc != nil {
-			return decodeNamed(enc, name, body), name
+	// c. What the document declares about itself, in its first 1024 bytes.
+	if rule != declNone {
+		head := body
+		if len(head) > prescanBytes {
+			head = head[:prescanBytes]
 		}
-	case kindXML:
-		if enc, name := xmlDeclaredEncoding(body); enc != nil {
+		enc, name := utf16Declaration(head)
+		if enc == nil && rule == declHTML {
+			enc, name = prescanHTML(head)
+		}
+		if enc == nil {
+			enc, name = xmlDeclaredEncoding(head)
+		}
+		if enc != nil {
 			return decodeNamed(enc, name, body), name
 		}
 	}
-	// 4. UTF-8 when the whole body is valid UTF-8, else windows-1252.
+	// d, e. UTF-8 when the whole body is valid UTF-8, else windows-1252.
 	if utf8.Valid(body) {
 		return string(body), "utf-8"
 	}
 	enc, name := lookupEncoding("windows-1252")
 	return decodeNamed(enc, name, body), name
+}
+
+// prescanBytes is how much of a body is searched for a declaration (the
+// HTML Standard's advice for its prescan).
+const prescanBytes = 1024
+
+// utf16Declaration recognises an XML declaration written in UTF-16
+// without a byte order mark by its first three characters "<?x", as the
+// HTML Standard's prescan (step "prescan for UTF-16 XML declarations")
+// and the XML Recommendation's appendix F do.
+func utf16Declaration(head []byte) (encoding.Encoding, string) {
+	switch {
+	case bytes.HasPrefix(head, []byte{0x3C, 0, 0x3F, 0, 0x78, 0}):
+		return lookupEncoding("utf-16le")
+	case bytes.HasPrefix(head, []byte{0, 0x3C, 0, 0x3F, 0, 0x78}):
+		return lookupEncoding("utf-16be")
+	}
+	return nil, ""
 }
 
 // lookupEncoding resolves a label with the WHATWG Encoding Standard's label
@@ -140,14 +173,11 @@ func decodeUTF8(b []byte) string {
 }
 
 // prescanHTML looks for a <meta charset> or <meta http-equiv=content-type
-// content="...charset=..."> declaration in the first 1024 bytes, like the
-// HTML standard's "prescan a byte stream to determine its encoding". A
-// declared UTF-16 means UTF-8 and x-user-defined means windows-1252, as
-// the standard says.
+// content="...charset=..."> declaration in head (the first 1024 bytes),
+// like the HTML standard's "prescan a byte stream to determine its
+// encoding". A declared UTF-16 means UTF-8 and x-user-defined means
+// windows-1252, as the standard says.
 func prescanHTML(body []byte) (encoding.Encoding, string) {
-	if len(body) > 1024 {
-		body = body[:1024]
-	}
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for {
 		tt := z.Next()
@@ -236,23 +266,56 @@ func charsetFromMetaContent(s string) string {
 	}
 }
 
-var xmlDeclRe = regexp.MustCompile(`^<\?xml[ \t\r\n][^>]*?encoding[ \t\r\n]*=[ \t\r\n]*["']([A-Za-z][A-Za-z0-9._-]*)["']`)
-
-// xmlDeclaredEncoding reads the encoding pseudo-attribute of an XML
-// declaration at the very start of the body.
-func xmlDeclaredEncoding(body []byte) (encoding.Encoding, string) {
-	if len(body) > 1024 {
-		body = body[:1024]
-	}
-	m := xmlDeclRe.FindSubmatch(body)
-	if m == nil {
+// xmlDeclaredEncoding reads the encoding of an XML declaration at the very
+// start of head, as the HTML Standard's "get an XML encoding" does: head
+// starts with "<?xml"; "encoding" occurs before the first ">"; then
+// optional bytes up to 0x20, "=", optional bytes up to 0x20, and a label
+// in single or double quotes that contains no byte up to 0x20 and ends
+// before that ">". A UTF-16 label means UTF-8 (the declaration was
+// readable as ASCII, so the document is not UTF-16).
+func xmlDeclaredEncoding(head []byte) (encoding.Encoding, string) {
+	if !bytes.HasPrefix(head, []byte("<?xml")) {
 		return nil, ""
 	}
-	enc, name := lookupEncoding(string(m[1]))
+	end := bytes.IndexByte(head, '>')
+	if end < 0 {
+		return nil, ""
+	}
+	decl := head[:end]
+	i := bytes.Index(decl, []byte("encoding"))
+	if i < 0 {
+		return nil, ""
+	}
+	i += len("encoding")
+	skip := func() {
+		for i < len(decl) && decl[i] <= 0x20 {
+			i++
+		}
+	}
+	skip()
+	if i >= len(decl) || decl[i] != '=' {
+		return nil, ""
+	}
+	i++
+	skip()
+	if i >= len(decl) || (decl[i] != '"' && decl[i] != '\'') {
+		return nil, ""
+	}
+	quote := decl[i]
+	i++
+	n := bytes.IndexByte(decl[i:], quote)
+	if n < 0 {
+		return nil, ""
+	}
+	label := decl[i : i+n]
+	for _, b := range label {
+		if b <= 0x20 {
+			return nil, ""
+		}
+	}
+	enc, name := lookupEncoding(string(label))
 	if strings.HasPrefix(name, "utf-16") {
-		// A UTF-16 document without a byte order mark cannot have an
-		// ASCII-readable declaration; the label is wrong.
-		return nil, ""
+		return lookupEncoding("utf-8")
 	}
 	return enc, name
 }

@@ -159,16 +159,27 @@
 // U+001F — and nothing else is applied. A body that fails these checks is
 // treated as text (steps 3 and 5).
 //
-// 3. Character encoding (HTML, XML, text). The first rule that applies
-// decides: (a) a byte order mark: EF BB BF UTF-8, FE FF UTF-16BE, FF FE
-// UTF-16LE (removed); (b) the Content-Type charset parameter, if it is a
-// label of the WHATWG Encoding Standard (so "iso-8859-1", "latin1" and
-// "ascii" mean windows-1252); (c) HTML only: a <meta charset> or <meta
-// http-equiv="content-type" content="...charset=..."> in the first 1024
-// bytes, found as the HTML standard's prescan does (a declared UTF-16
-// means UTF-8, x-user-defined means windows-1252); XML only: the encoding
-// of an XML declaration at the very start; (d) UTF-8 if the whole body is
-// valid UTF-8; (e) windows-1252. Decoding follows the Encoding Standard;
+// 3. Character encoding (HTML, XHTML, XML, text). The first rule that
+// applies decides: (a) a byte order mark: EF BB BF UTF-8, FE FF UTF-16BE,
+// FF FE UTF-16LE (removed); (b) the Content-Type charset parameter, if it
+// is a label of the WHATWG Encoding Standard (so "iso-8859-1", "latin1"
+// and "ascii" mean windows-1252); (c) what the document declares in its
+// first 1024 bytes — text and JSON: nothing is read; HTML, XHTML and XML:
+// first a UTF-16 XML declaration without byte order mark (bytes 3C 00 3F
+// 00 78 00 mean UTF-16LE, 00 3C 00 3F 00 78 UTF-16BE), then, for
+// text/html only, a <meta charset> or <meta http-equiv="content-type"
+// content="...charset=..."> found as the HTML Standard's prescan does (a
+// declared UTF-16 means UTF-8, x-user-defined means windows-1252), then
+// the encoding of an XML declaration at the very start, read as the HTML
+// Standard's "get an XML encoding" reads it: the body starts with
+// "<?xml"; "encoding" occurs before the first ">"; then optional bytes up
+// to 0x20, "=", optional bytes up to 0x20 and a label in single or double
+// quotes without bytes up to 0x20, ending before that ">" (a UTF-16 label
+// means UTF-8). So text/html follows the HTML Standard (a <meta> wins over
+// an XML declaration, which is the fallback), while application/xhtml+xml
+// follows the XML rules that browsers apply to it (its XML declaration
+// counts and <meta> is ignored); (d) UTF-8 if the whole body is valid
+// UTF-8; (e) windows-1252. Decoding follows the Encoding Standard;
 // malformed UTF-8 becomes U+FFFD per maximal subpart.
 //
 // 4. HTML text. The decoded document is parsed with the HTML standard's
@@ -194,13 +205,22 @@
 // removed. XML and text get no markup processing: their normalised text is
 // the decoded document with steps 5 applied.
 //
+// Revisions of assay-norm/1 before the first release (the name was kept
+// because no hash had been published): XHTML is decoded by its XML
+// declaration rather than by <meta>, text/html falls back to an XML
+// declaration when no <meta> declares an encoding, and a UTF-16 XML
+// declaration without byte order mark is recognised; an XML declaration
+// naming UTF-16 now means UTF-8.
+//
 // # Test vectors
 //
 // Each line: Content-Type; body (Go string syntax); normalised text;
 // normalizedSha256. More, with bodies in base64, are in
 // testdata/normalization.json (HTML in UTF-8, windows-1252 by header,
-// Shift_JIS and ISO-8859-2 by <meta>, UTF-16LE by byte order mark, the
-// fallbacks; JSON; text in KOI8-R; XML by declaration; PDF).
+// Shift_JIS and ISO-8859-2 by <meta>, UTF-16LE by byte order mark,
+// windows-1251 by XML declaration, the fallbacks; XHTML in Shift_JIS by
+// XML declaration despite a <meta>; JSON; text in KOI8-R; XML by
+// declaration; PDF).
 //
 //	text/html; charset=utf-8
 //	"<p>Hello,&nbsp;<b>wor</b>ld!</p><script>x()</script><p>Caf&eacute;</p>"
@@ -216,6 +236,11 @@
 //	"caf\xe9  \r\n au lait"
 //	"café au lait"
 //	7c413039fbb2248e2b18b98e7a8d4d85bdcac7cd79b9477a0923f97e3a1f2b50
+//
+//	application/xhtml+xml
+//	"<?xml version='1.0' encoding='Shift_JIS'?><p>\x93\xfa\x96{\x8c\xea</p>"
+//	"日本語"
+//	77710aedc74ecfa33685e33a6c7df5cc83004da1bdcef7fb280f5c2b2e97e0a5
 //
 // # Excerpts
 //

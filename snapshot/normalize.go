@@ -85,14 +85,23 @@ func Normalize(body []byte, contentType string) *Normalized {
 			break
 		}
 		// Not JSON after all: the text rule.
-		text, cs = decodeText(body, kindText, params)
+		text, cs = decodeText(body, declNone, params)
 		text = collapseSpace(norm.NFC.String(text))
 	case kindHTML:
+		// XHTML is decoded by the XML rules (browsers parse it with their
+		// XML parser, which reads the XML declaration, not <meta>).
+		rule := declHTML
+		if mt == "application/xhtml+xml" {
+			rule = declXML
+		}
 		var decoded string
-		decoded, cs = decodeText(body, kindHTML, params)
+		decoded, cs = decodeText(body, rule, params)
 		text = collapseSpace(norm.NFC.String(htmlText(decoded)))
+	case kindXML:
+		text, cs = decodeText(body, declXML, params)
+		text = collapseSpace(norm.NFC.String(text))
 	default:
-		text, cs = decodeText(body, k, params)
+		text, cs = decodeText(body, declNone, params)
 		text = collapseSpace(norm.NFC.String(text))
 	}
 	sum := sha256.Sum256([]byte(text))

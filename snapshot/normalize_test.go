@@ -166,5 +166,53 @@ func docVectors() []docVector {
 			`{"a":[1.5,"x"],"b":2}`, "9d2d5023722806603b789c1acf2a8e3be1cd88e46fab93731a1cc82a7d083554"},
 		{"text/plain; charset=windows-1252", "caf\xe9  \r\n au lait",
 			"café au lait", "7c413039fbb2248e2b18b98e7a8d4d85bdcac7cd79b9477a0923f97e3a1f2b50"},
+		{"application/xhtml+xml", "<?xml version='1.0' encoding='Shift_JIS'?><p>\x93\xfa\x96{\x8c\xea</p>",
+			"日本語", "77710aedc74ecfa33685e33a6c7df5cc83004da1bdcef7fb280f5c2b2e97e0a5"},
+	}
+}
+
+// TestDeclaredEncoding pins step 3 of the normalisation: which declaration
+// decides for which media type.
+func TestDeclaredEncoding(t *testing.T) {
+	utf16le := func(s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			b.WriteByte(byte(r))
+			b.WriteByte(0)
+		}
+		return b.String()
+	}
+	metaSJIS := `<meta charset="shift_jis">`
+	declCyr := `<?xml version="1.0" encoding="windows-1251"?>`
+	cases := []struct {
+		name, contentType, body, charset string
+	}{
+		{"html: meta beats the XML declaration", "text/html", declCyr + metaSJIS + "<p>x</p>", "shift_jis"},
+		{"html: XML declaration when there is no meta", "text/html", declCyr + "<p>x</p>", "windows-1251"},
+		{"xhtml: XML declaration, meta ignored", "application/xhtml+xml", declCyr + metaSJIS + "<p>x</p>", "windows-1251"},
+		{"xhtml: meta alone is ignored", "application/xhtml+xml", metaSJIS + "<p>x\xe9</p>", "windows-1252"},
+		{"xhtml: the header's charset beats the declaration", "application/xhtml+xml; charset=koi8-r", declCyr, "koi8-r"},
+		{"xhtml: a byte order mark beats everything", "application/xhtml+xml; charset=koi8-r", "\xef\xbb\xbf" + declCyr, "utf-8"},
+		{"xml: whitespace and single quotes", "application/xml", "<?xml version='1.0' encoding \t= 'euc-jp' ?><r/>", "euc-jp"},
+		{"xml: a UTF-16 label readable as ASCII means UTF-8", "application/xml", `<?xml version="1.0" encoding="UTF-16"?><r>\xe9</r>`, "utf-8"},
+		{"xml: unquoted label", "application/xml", "<?xml version=\"1.0\" encoding=shift_jis?><r>\xe9</r>", "windows-1252"},
+		{"xml: space inside the quotes", "application/xml", "<?xml version=\"1.0\" encoding=\" shift_jis\"?><r>\xe9</r>", "windows-1252"},
+		{"xml: encoding after the declaration's end", "application/xml", `<?xml version="1.0"?><r encoding="shift_jis">` + "\xe9</r>", "windows-1252"},
+		{"xml: not at the very start", "application/xml", " " + declCyr + "<r>\xe9</r>", "windows-1252"},
+		{"xml: unknown label", "application/xml", `<?xml version="1.0" encoding="x-nonsense"?><r>é</r>`, "utf-8"},
+		{"xhtml: UTF-16LE declaration without byte order mark", "application/xhtml+xml", utf16le(`<?xml version="1.0"?><p>x</p>`), "utf-16le"},
+		{"html: UTF-16LE declaration without byte order mark", "text/html", utf16le(`<?xml version="1.0"?><p>x</p>`), "utf-16le"},
+		{"html: UTF-16BE declaration without byte order mark", "text/html", "\x00" + utf16le(`<?xml version="1.0"?><p>x</p>`)[:40], "utf-16be"},
+		{"text: declarations are not read", "text/plain", declCyr + metaSJIS + "\xe9", "windows-1252"},
+		{"html: a meta after the first 1024 bytes is not read", "text/html", "<p>" + strings.Repeat("a", 1024) + "</p>" + metaSJIS + "\xe9", "windows-1252"},
+		{"xhtml: a declaration cut at 1024 bytes is not read", "application/xhtml+xml", `<?xml version="1.0"` + strings.Repeat(" ", 1024) + `encoding="windows-1251"?>` + "\xe9", "windows-1252"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Normalize([]byte(tc.body), tc.contentType)
+			if got == nil || got.Charset != tc.charset {
+				t.Fatalf("charset %+v, want %s", got, tc.charset)
+			}
+		})
 	}
 }
