@@ -203,7 +203,16 @@
 // characters with the Unicode White_Space property (including U+00A0 and
 // line breaks) becomes one U+0020, and leading and trailing spaces are
 // removed. XML and text get no markup processing: their normalised text is
-// the decoded document with steps 5 applied.
+// the decoded document with step 5 applied.
+//
+// The Unicode version is pinned by a test, not by the code:
+// golang.org/x/text/unicode/norm picks its tables by Go release (15.0.0
+// up to Go 1.26, 17.0.0 from Go 1.27), and the White_Space property and
+// case folding come from the standard library's unicode package. A test
+// fails when either reports a version other than the one stated above, so
+// a toolchain upgrade that changes the tables is a deliberate change of
+// this document (and of NormalizationVersion, if hashes of previously
+// unassigned characters could change), not a silent one.
 //
 // Revisions of assay-norm/1 before the first release (the name was kept
 // because no hash had been published): XHTML is decoded by its XML

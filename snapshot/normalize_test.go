@@ -4,10 +4,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/text/unicode/norm"
 )
 
 type vector struct {
@@ -214,5 +217,28 @@ func TestDeclaredEncoding(t *testing.T) {
 				t.Fatalf("charset %+v, want %s", got, tc.charset)
 			}
 		})
+	}
+}
+
+// TestUnicodeVersionPinned: the Unicode version doc.go states for step 5
+// is the one the NFC tables (golang.org/x/text, chosen by Go release) and
+// the unicode package (White_Space, case folding) were built from. A Go
+// upgrade that switches tables fails here until doc.go is updated on
+// purpose.
+func TestUnicodeVersionPinned(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(doc), "\n// ", " ")
+	m := regexp.MustCompile(`Normalization Form C \(Unicode ([0-9]+\.[0-9]+\.[0-9]+) tables\)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("doc.go no longer states the Unicode version of step 5")
+	}
+	if norm.Version != m[1] {
+		t.Errorf("golang.org/x/text/unicode/norm has Unicode %s tables; doc.go promises %s", norm.Version, m[1])
+	}
+	if unicode.Version != m[1] {
+		t.Errorf("package unicode is Unicode %s; doc.go promises %s", unicode.Version, m[1])
 	}
 }
