@@ -15,6 +15,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/store"
 )
 
@@ -51,7 +52,13 @@ func verificationPieces(ctx context.Context) (engine *claims.Engine, snaps *snap
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	snaps, err = snapshot.NewService(db, db, &snapshot.Options{HostMap: site.HostMap(), AllowAddrs: site.AllowList()})
+	// The table resolver (no DNS) and the dial tripwire (loopback only)
+	// keep the examples' captures on this machine whatever a result cites;
+	// a real deployment leaves both unset.
+	snaps, err = snapshot.NewService(db, db, &snapshot.Options{
+		HostMap: site.HostMap(), AllowAddrs: site.AllowList(),
+		Resolver: snapshottest.Resolver(nil), DialControl: (&snapshottest.Tripwire{}).Control,
+	})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -112,7 +112,7 @@ func BenchmarkCapturePDF5MB(b *testing.B) {
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.Write(body)
 	}))
-	c, err := snapshot.NewCapturer(&snapshot.Options{AllowAddrs: []string{srv.Listener.Addr().String()}, SpoolDir: b.TempDir()})
+	c, err := snapshot.NewCapturer(&snapshot.Options{AllowAddrs: []string{srv.Listener.Addr().String()}, Resolver: snapshottest.Resolver(nil), SpoolDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/store"
 )
 
@@ -74,6 +75,10 @@ func ExampleNewService() {
 	svc, err := snapshot.NewService(db, db, &snapshot.Options{
 		HostMap:    map[string]string{"docs.example.org:80": addr},
 		AllowAddrs: []string{addr},
+		// Tests only: no DNS, and no dial off loopback. Leave unset in
+		// production.
+		Resolver:    snapshottest.Resolver(nil),
+		DialControl: (&snapshottest.Tripwire{}).Control,
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -14,8 +14,11 @@
 // address checks with the loopback site allow-listed, streaming hashes,
 // normalisation, content and records stored); the baseline fetches the same
 // pages with claimstest.HTTPSnapshotter, a minimal concurrent fetcher that
-// does nothing else. The 20 sources are on distinct hosts (the capturer keeps
-// at most 4 connections per host, a politeness limit).
+// does nothing else. The 20 sources are on distinct hosts, as a research
+// call's sources are (the capturer's per-host limit defaults to its batch
+// concurrency, so one host would do as well). The capturer uses the test
+// resolver and dial tripwire (package snapshottest): nothing here looks up a
+// name or dials off the machine.
 //
 // 2. Idempotent replay. Measured: Engine.Verify with an Idempotency-Key
 // already completed (lookup, stored result, access grant). Target: under
@@ -37,6 +40,7 @@ import (
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/store"
 )
 
@@ -91,9 +95,11 @@ func main() {
 		log.Fatal(err)
 	}
 	snaps, err := snapshot.NewService(db, blobs, &snapshot.Options{
-		HostMap:    hostMap,
-		AllowAddrs: []string{siteAddr},
-		SpoolDir:   dir,
+		HostMap:     hostMap,
+		AllowAddrs:  []string{siteAddr},
+		SpoolDir:    dir,
+		Resolver:    snapshottest.Resolver(nil),
+		DialControl: (&snapshottest.Tripwire{}).Control,
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/snapshot/snapshottest"
 )
 
 const hostToken = "host-secret-token"
@@ -26,7 +28,10 @@ func startHost(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, io.Discard, io.Discard, ready) }()
+	snap := testSnapshotOptions(t)
+	go func() {
+		done <- run(ctx, args, func(k string) string { return env[k] }, io.Discard, io.Discard, ready, snap)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -42,6 +47,20 @@ func startHost(t *testing.T, args ...string) string {
 		t.Fatal("host did not start")
 	}
 	return ""
+}
+
+// testSnapshotOptions keeps every capture on this machine: names are
+// answered from an empty table (no DNS) and the tripwire refuses, and
+// reports, any dial off loopback.
+func testSnapshotOptions(t *testing.T) *snapshot.Options {
+	t.Helper()
+	tw := &snapshottest.Tripwire{}
+	t.Cleanup(func() {
+		if d := tw.Denied(); len(d) > 0 {
+			t.Errorf("a capture tried to dial off loopback: %v", d)
+		}
+	})
+	return &snapshot.Options{Resolver: snapshottest.Resolver(nil), DialControl: tw.Control}
 }
 
 type response struct {
@@ -294,7 +313,7 @@ func TestBadConfiguration(t *testing.T) {
 	} {
 		err := run(context.Background(), args, func(k string) string {
 			return map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": t.TempDir()}[k]
-		}, io.Discard, io.Discard, nil)
+		}, io.Discard, io.Discard, nil, testSnapshotOptions(t))
 		if err == nil {
 			t.Errorf("%q accepted", args)
 		}

@@ -72,8 +72,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 }
 
 // run starts the host and blocks until ctx is cancelled. When ready is
-// non-nil it receives the base URL once the listener is open.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
+// non-nil it receives the base URL once the listener is open. snap, when
+// non-nil, is the base of the snapshot options (main passes nil; tests pass
+// a table resolver and a dial tripwire so that no capture leaves the
+// machine).
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string, snap *snapshot.Options) error {
 	cfg, err := parseConfig(args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -105,7 +108,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		publicBase = "http://" + ln.Addr().String()
 	}
 
-	a, err := newAssay(ctx, cfg, publicBase, log)
+	a, err := newAssay(ctx, cfg, publicBase, log, snap)
 	if err != nil {
 		return err
 	}
@@ -199,8 +202,9 @@ func (a *assay) Close() error {
 // newAssay builds the claims engine (demo corpus served on loopback, real
 // snapshot captures), the paywall chosen by cfg.Payments, and the assay
 // handler with only the claims, snapshot and (when paid) commerce routes,
-// all under cfg.Prefix.
-func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Logger) (_ *assay, err error) {
+// all under cfg.Prefix. snap, when non-nil, is the base of the snapshot
+// options (see run).
+func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Logger, snap *snapshot.Options) (_ *assay, err error) {
 	a := &assay{metrics: metrics.New(nil)}
 	defer func() {
 		if err != nil {
@@ -230,12 +234,15 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	snaps, err := snapshot.NewService(db, blobs, &snapshot.Options{
-		Logger:     log.With("component", "snapshot"),
-		HostMap:    site.HostMap(), // corpus hosts are dialled at the loopback server
-		AllowAddrs: site.AllowList(),
-		OnCapture:  a.metrics.SnapshotCaptured,
-	})
+	var sopts snapshot.Options
+	if snap != nil {
+		sopts = *snap
+	}
+	sopts.Logger = log.With("component", "snapshot")
+	sopts.HostMap = site.HostMap() // corpus hosts are dialled at the loopback server
+	sopts.AllowAddrs = site.AllowList()
+	sopts.OnCapture = a.metrics.SnapshotCaptured
+	snaps, err := snapshot.NewService(db, blobs, &sopts)
 	if err != nil {
 		return nil, err
 	}

@@ -26,12 +26,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+
+	"github.com/assaykit/assay/snapshot"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "verify:", err)
 		}
@@ -40,8 +42,9 @@ func main() {
 }
 
 // run parses args, verifies one claim and writes the result as indented
-// JSON to stdout.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// JSON to stdout. snap, when non-nil, is the base of the snapshot options
+// (main passes nil; tests pass a table resolver and a dial tripwire).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, snap *snapshot.Options) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	claim := fs.String("claim", "Base mainnet uses chain ID 8453.", "the claim to verify")
@@ -63,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		body = b
 	}
 
-	v, err := newVerifier(ctx, *corpusDir)
+	v, err := newVerifier(ctx, *corpusDir, snap)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,8 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/corpus"
 	"github.com/assaykit/assay/shapes"
+	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/snapshot/snapshottest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -51,10 +53,24 @@ func stable(out []byte) []byte {
 	return timestamp.ReplaceAll(out, []byte("<time>"))
 }
 
+// testSnapshotOptions keeps every capture on this machine: names are
+// answered from an empty table (no DNS) and the tripwire refuses, and
+// reports, any dial off loopback.
+func testSnapshotOptions(t *testing.T) *snapshot.Options {
+	t.Helper()
+	tw := &snapshottest.Tripwire{}
+	t.Cleanup(func() {
+		if d := tw.Denied(); len(d) > 0 {
+			t.Errorf("a capture tried to dial off loopback: %v", d)
+		}
+	})
+	return &snapshot.Options{Resolver: snapshottest.Resolver(nil), DialControl: tw.Control}
+}
+
 func runVerify(t *testing.T, args ...string) ([]byte, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := run(context.Background(), args, &out, &errOut)
+	err := run(context.Background(), args, &out, &errOut, testSnapshotOptions(t))
 	if err == nil && errOut.Len() > 0 {
 		t.Errorf("stderr on success: %s", errOut.String())
 	}
@@ -221,7 +237,7 @@ The minimum wage in Exampleton is 18 dollars per hour.
 
 func TestHelp(t *testing.T) {
 	var errOut bytes.Buffer
-	err := run(context.Background(), []string{"-help"}, io.Discard, &errOut)
+	err := run(context.Background(), []string{"-help"}, io.Discard, &errOut, testSnapshotOptions(t))
 	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(errOut.String(), "-tier") {
 		t.Fatalf("-help: %v\n%s", err, errOut.String())
 	}

@@ -23,8 +23,9 @@ type verifier struct {
 
 // newVerifier builds the pieces in dependency order: the collection and its
 // loopback server, the provider, the store, the snapshot service that dials
-// the loopback server for every corpus host, and the engine.
-func newVerifier(ctx context.Context, corpusDir string) (_ *verifier, err error) {
+// the loopback server for every corpus host, and the engine. snap, when
+// non-nil, is the base of the snapshot options (see run).
+func newVerifier(ctx context.Context, corpusDir string, snap *snapshot.Options) (_ *verifier, err error) {
 	coll, err := corpus.Demo()
 	if corpusDir != "" {
 		coll, err = corpus.Load(os.DirFS(corpusDir))
@@ -52,13 +53,16 @@ func newVerifier(ctx context.Context, corpusDir string) (_ *verifier, err error)
 	if v.db, err = store.Open(ctx, ":memory:", nil); err != nil {
 		return nil, err
 	}
-	v.snapshots, err = snapshot.NewService(v.db, v.db, &snapshot.Options{
-		// The corpus's hosts (docs.base.example, ...) are dialled at the
-		// loopback server, and that one address is let past the
-		// capturer's refusal of loopback addresses. Nothing else is.
-		HostMap:    v.site.HostMap(),
-		AllowAddrs: v.site.AllowList(),
-	})
+	var opts snapshot.Options
+	if snap != nil {
+		opts = *snap
+	}
+	// The corpus's hosts (docs.base.example, ...) are dialled at the
+	// loopback server, and that one address is let past the capturer's
+	// refusal of loopback addresses. Nothing else is.
+	opts.HostMap = v.site.HostMap()
+	opts.AllowAddrs = v.site.AllowList()
+	v.snapshots, err = snapshot.NewService(v.db, v.db, &opts)
 	if err != nil {
 		return nil, err
 	}

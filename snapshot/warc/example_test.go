@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/snapshot/warc"
 	"github.com/assaykit/assay/store"
 )
@@ -35,6 +36,8 @@ func ExampleNewReader() {
 	defer db.Close()
 	svc, err := snapshot.NewService(db, db, &snapshot.Options{
 		HostMap: map[string]string{"docs.example.org:80": addr}, AllowAddrs: []string{addr},
+		// Tests only: no DNS, and no dial off loopback.
+		Resolver: snapshottest.Resolver(nil), DialControl: (&snapshottest.Tripwire{}).Control,
 	})
 	if err != nil {
 		log.Fatal(err)
