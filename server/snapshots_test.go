@@ -16,17 +16,34 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/snapshot/warc"
+	"github.com/assaykit/assay/store"
 )
 
 const xssPage = `<html><body><script>alert(document.cookie)</script><svg onload="alert(1)"></svg><p>Chain id 8453</p></body></html>`
 
 // snapshotServer captures a few pages from a loopback corpus and returns a
-// server handler plus the records.
+// server handler (no paywall) plus the records.
 func snapshotServer(t *testing.T) (http.Handler, map[string]*snapshot.Snapshot) {
+	t.Helper()
+	svc, out := snapshotService(t)
+	s, err := New(Config{Snapshots: SnapshotsConfig{Service: svc, Prefixes: []string{"/claim-verification"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, out
+}
+
+// snapshotService captures a few pages from a loopback corpus and returns
+// the service holding them plus the records, by page name.
+func snapshotService(t *testing.T) (*snapshot.Service, map[string]*snapshot.Snapshot) {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/xss", func(w http.ResponseWriter, r *http.Request) {
@@ -67,11 +84,76 @@ func snapshotServer(t *testing.T) (http.Handler, map[string]*snapshot.Snapshot) 
 	for i, n := range names {
 		out[n] = snaps[i]
 	}
-	s, err := New(Config{Snapshots: SnapshotsConfig{Service: svc, Prefixes: []string{"/claim-verification"}}})
+	return svc, out
+}
+
+// TestSnapshotRetrievalPublicWhenPaid: with payments on (the 402 gate in
+// front of the paid routes), a snapshot's metadata, content and WARC
+// export still answer without any credential, under the root and the
+// service prefix, and nothing is charged for them.
+func TestSnapshotRetrievalPublicWhenPaid(t *testing.T) {
+	ctx := context.Background()
+	svc, snaps := snapshotService(t)
+	db, err := store.Open(ctx, ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, out
+	t.Cleanup(func() { db.Close() })
+	keys, err := payment.LoadKeyring(ctx, db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc := &gatetest.Processor{}
+	gate, err := payment.NewGate(proc, db, &payment.GateOptions{PublicBaseURL: "https://api.example.test",
+		CashierOptions: payment.CashierOptions{Keys: keys}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := claimstest.LoadFixture("confirmed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := claims.New(f.Provider(), db, f.Snapshotter(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Config{
+		Paywall:   gate,
+		Claims:    ClaimsConfig{Engine: engine},
+		Snapshots: SnapshotsConfig{Service: svc, Prefixes: []string{"/claim-verification"}},
+		Commerce:  CommerceConfig{Cashier: gate.Cashier()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Payments are on: a paid route without a credential is challenged.
+	if rec := do(t, h, "POST", "/claim-verification/v1/claims/verify/quick", goodBody); rec.Code != http.StatusPaymentRequired {
+		t.Fatalf("paid route without a credential: %d %s", rec.Code, rec.Body)
+	}
+	challenges := len(proc.Challenges())
+
+	x := snaps["xss"]
+	for _, prefix := range []string{"", "/claim-verification"} {
+		base := prefix + "/v1/url-snapshots/" + x.ID
+		rec := do(t, h, "GET", base, "")
+		var md map[string]any
+		_ = json.Unmarshal(rec.Body.Bytes(), &md)
+		if rec.Code != 200 || md["snapshotId"] != x.ID || md["rawSha256"] != *x.RawSHA256 {
+			t.Fatalf("%s: %d %s", base, rec.Code, rec.Body)
+		}
+		rec = do(t, h, "GET", base+"/content", "")
+		if sum := sha256.Sum256(rec.Body.Bytes()); rec.Code != 200 || hex.EncodeToString(sum[:]) != *x.RawSHA256 {
+			t.Fatalf("%s/content: %d", base, rec.Code)
+		}
+		rec = do(t, h, "GET", base+"/warc", "")
+		if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/warc" {
+			t.Fatalf("%s/warc: %d %s", base, rec.Code, rec.Body)
+		}
+	}
+	if n := len(proc.Challenges()); n != challenges || proc.TotalSettled() != 0 {
+		t.Fatalf("snapshot retrieval was charged: %d more challenges, %d settlements", n-challenges, proc.TotalSettled())
+	}
 }
 
 func TestSnapshotMetadata(t *testing.T) {
