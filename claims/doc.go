@@ -136,10 +136,22 @@
 // source. The Snapshotter captures them concurrently under the call's
 // deadline. Evidence and provider sources get the snapshotId of the record
 // for their page (failed records included); snapshotted is true only for
-// captured pages. Each excerpt is checked with snapshot.Snapshot.Contains:
-// found raises nothing (weight 1.0), not found lowers the item's weight to
-// 0.25 so that it no longer counts (qualityReason and a limitation say so),
-// and an item without a captured page stays unchecked (weight 0.75).
+// captured pages. Each excerpt is checked against its page's normalised
+// text with snapshot.Snapshot.Contains; the item's weight follows (an item
+// counts toward a verdict at weight 0.5 or more):
+//
+//	| page                                                  | excerpt       | weight | counts |
+//	| captured, excerpt found                               | verified      | 1.00   | yes    |
+//	| captured, excerpt not found, or the item has none     | not found     | 0.25   | no     |
+//	| captured, no text to search: no normalised form (PDF, | not checked   | 0.75   | yes    |
+//	| images: normalizedSha256 null), empty text, or a      |               |        |        |
+//	| record without its text                               |               |        |        |
+//	| not captured (failed, not requested, no snapshots)    | not checked   | 0.75   | yes    |
+//
+// Found and not found are said in the item's qualityReason, not found also
+// in a limitation. A captured page without text is not evidence that the
+// quote is absent: the item's qualityReason and a limitation say "page
+// captured; text not extractable (PDF); excerpt not checked".
 //
 // retrievedAt of an evidence item is when its page was captured, or, when it
 // was not captured, when the provider call returned (observedAt).

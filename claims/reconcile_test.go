@@ -300,3 +300,50 @@ func TestFailedSnapshots(t *testing.T) {
 		t.Fatalf("%v %q", err, res2.Limitations)
 	}
 }
+
+// A captured page without extractable text (a PDF) leaves its excerpt
+// unchecked: the item counts as unchecked (weight 0.75), is not reported as
+// a quote absent from its page, and the limitation says why.
+func TestPDFPageExcerptNotChecked(t *testing.T) {
+	r := runFixture(t, "pdf_page", nil)
+	res := r.res
+	if res.Status != claims.StatusConfirmed {
+		t.Fatalf("status %s, want confirmed (the PDF counts as unchecked); limitations %q", res.Status, res.Limitations)
+	}
+	for i := range res.Snapshots {
+		s := res.Snapshots[i]
+		if strings.HasSuffix(s.RequestedURL, ".pdf") {
+			if s.Status != "captured" || s.NormalizedSHA256 != nil || s.RawSHA256 == nil || s.ContentType == nil || *s.ContentType != "application/pdf" {
+				t.Fatalf("PDF snapshot record: %+v", s)
+			}
+		}
+	}
+	pdf := evidenceByID(res)["e2"]
+	if !pdf.Snapshotted || pdf.SnapshotID == nil || !pdf.ProviderSourceMatched {
+		t.Fatalf("PDF evidence flags: %+v", pdf)
+	}
+	if !strings.Contains(pdf.QualityReason, "text not extractable (PDF); excerpt not checked") || strings.Contains(pdf.QualityReason, "not found") {
+		t.Fatalf("PDF evidence quality reason %q", pdf.QualityReason)
+	}
+	if !hasLimitation(res, "Evidence e2: page captured; text not extractable (PDF); excerpt not checked") {
+		t.Fatalf("limitations %q", res.Limitations)
+	}
+	if hasLimitation(res, "was not found in the captured page") {
+		t.Fatalf("the PDF excerpt is reported as absent: %q", res.Limitations)
+	}
+	if e1 := evidenceByID(res)["e1"]; !strings.Contains(e1.QualityReason, "excerpt verified") {
+		t.Fatalf("e1: %+v", e1)
+	}
+	// 0.55 + 0.1 × (1.0 verified + 0.75 unchecked), below the model's 0.9.
+	if c := res.AtomicFacts[0].Confidence; c != 0.73 {
+		t.Fatalf("confidence %v, want 0.73", c)
+	}
+	// Control: the same page served as HTML without the quote is a quote
+	// absent from its page, and the claim is no longer confirmed.
+	r2 := runFixtureWith(t, "pdf_page", nil, func(f *claimstest.Fixture) { delete(f.ContentTypes, pdfURL) })
+	if r2.res.Status != claims.StatusInsufficientEvidence || !hasLimitation(r2.res, "excerpt of evidence e2 was not found") {
+		t.Fatalf("HTML control: %s %q", r2.res.Status, r2.res.Limitations)
+	}
+}
+
+const pdfURL = "https://www.dol.gov/agencies/whd/state/exampleton/minimum-wage-order-2026.pdf"
