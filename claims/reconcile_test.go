@@ -2,6 +2,7 @@ package claims_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -347,3 +348,100 @@ func TestPDFPageExcerptNotChecked(t *testing.T) {
 }
 
 const pdfURL = "https://www.dol.gov/agencies/whd/state/exampleton/minimum-wage-order-2026.pdf"
+
+// Two pages of one registrable domain are one independent source.
+func TestSameRegistrableDomainIsOneSource(t *testing.T) {
+	r := runFixture(t, "same_domain", nil)
+	res := r.res
+	if res.Status != claims.StatusInsufficientEvidence || res.AtomicFacts[0].Status != claims.StatusInsufficientEvidence {
+		t.Fatalf("status %s / %s, want insufficient_evidence; limitations %q", res.Status, res.AtomicFacts[0].Status, res.Limitations)
+	}
+	for _, e := range res.Evidence {
+		if !e.ProviderSourceMatched || !strings.Contains(e.QualityReason, "excerpt verified") || e.SourceType != "official" {
+			t.Fatalf("evidence %s should count on its own: %+v", e.ID, e)
+		}
+	}
+	if !strings.Contains(res.Conclusion, "comes from 1 independent matched source; 2 required") ||
+		!strings.Contains(res.AtomicFacts[0].Explanation, "1 source independent supporting") {
+		t.Fatalf("conclusion %q, explanation %q", res.Conclusion, res.AtomicFacts[0].Explanation)
+	}
+	r1 := runFixture(t, "same_domain", func(req *claims.Request) { req.MinimumSources = 1 })
+	if r1.res.Status != claims.StatusConfirmed {
+		t.Fatalf("minimumSources 1: %s", r1.res.Status)
+	}
+}
+
+// manyPagesFixture is a fixture-like answer with n supporting items on n
+// pages of n registrable domains, all returned by the search and
+// referenced by one fact, and the pages that contain their excerpts.
+func manyPagesFixture(n int) (*claims.ProviderResponse, *claimstest.Snapshotter) {
+	resp := &claims.ProviderResponse{Provider: "scripted", Model: "m", ResponseID: "resp_many"}
+	call := claims.SearchCall{ID: "ws_1", Action: claims.ActionSearch, Queries: []string{"exampleton minimum wage"}}
+	snaps := &claimstest.Snapshotter{Now: clock, Pages: map[string]claimstest.Page{}}
+	fact := claims.AtomicFact{Statement: "Exampleton's minimum wage is $18.00 per hour.", Status: claims.StatusConfirmed, Confidence: 0.9}
+	for i := range n {
+		u := fmt.Sprintf("https://www.city%02d.gov/wage", i+1)
+		id := fmt.Sprintf("e%d", i+1)
+		call.Sources = append(call.Sources, claims.SourceRef{URL: u})
+		resp.Analysis.Evidence = append(resp.Analysis.Evidence, claims.ProviderEvidence{ID: id, URL: u, Title: "Wage",
+			Excerpt: "The minimum wage is $18.00 per hour.", Relationship: claims.Supports})
+		fact.EvidenceIDs = append(fact.EvidenceIDs, id)
+		snaps.Pages[u] = claimstest.Page{Text: "Notice. The minimum wage is $18.00 per hour."}
+	}
+	resp.SearchCalls = []claims.SearchCall{call}
+	resp.Analysis.Status = claims.StatusConfirmed
+	resp.Analysis.AtomicFacts = []claims.AtomicFact{fact}
+	return resp, snaps
+}
+
+// The cited snapshot mode is capped per tier: 3 pages on standard, 8 on
+// deep; evidence beyond the cap stays unchecked and still counts.
+func TestSnapshotCapsPerTier(t *testing.T) {
+	for _, tc := range []struct {
+		tier       string
+		maxSources int
+		wantEv     int
+		wantSnaps  int
+	}{
+		{claims.Standard, 8, 8, 3},
+		{claims.Deep, 10, 10, 8},
+	} {
+		t.Run(tc.tier, func(t *testing.T) {
+			resp, snaps := manyPagesFixture(12)
+			e, _ := newEngine(t, claimstest.Respond(resp, 0), snaps, nil)
+			req := defaultRequest("Exampleton's minimum wage is $18.00 per hour.")
+			req.MaxSources = tc.maxSources
+			res, err := e.Verify(t.Context(), tc.tier, req, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			validate(t, res)
+			reqs := snaps.Requests()
+			if len(reqs) != 1 || len(reqs[0]) != tc.wantSnaps {
+				t.Fatalf("snapshot requests %v, want one batch of %d", reqs, tc.wantSnaps)
+			}
+			for i, u := range reqs[0] {
+				if want := fmt.Sprintf("https://www.city%02d.gov/wage", i+1); u != want {
+					t.Fatalf("snapshot %d is %s, want %s (evidence order)", i, u, want)
+				}
+			}
+			var snapshotted, verified int
+			for _, ev := range res.Evidence {
+				if ev.Snapshotted {
+					snapshotted++
+				}
+				if strings.Contains(ev.QualityReason, "excerpt verified") {
+					verified++
+				}
+			}
+			p := res.Provenance
+			if len(res.Evidence) != tc.wantEv || len(res.Snapshots) != tc.wantSnaps || p.SnapshottedSourceCount != tc.wantSnaps ||
+				snapshotted != tc.wantSnaps || verified != tc.wantSnaps {
+				t.Fatalf("%d evidence, %d snapshots, %d snapshotted, %d verified, provenance %+v", len(res.Evidence), len(res.Snapshots), snapshotted, verified, p)
+			}
+			if res.Status != claims.StatusConfirmed {
+				t.Fatalf("status %s", res.Status)
+			}
+		})
+	}
+}
