@@ -212,6 +212,13 @@
 //	| 6 | at least one ambiguous                                          | ambiguous             |
 //	| 7 | otherwise                                                       | insufficient_evidence |
 //
+// A response without atomic facts is judged as one fact (see
+// Reconciliation), so through the engine row 1 applies by too few
+// independent sources, never by zero facts. Row 7 is reached when the facts
+// together use enough independent sources but none is settled by them. Every
+// row of the three tables is reached through the engine from a recorded
+// claimstest fixture (TestVerdictTableRowsThroughEngine).
+//
 // So a result is never confirmed without evidence. When the top-level
 // status differs from the model's, the model's conclusion is not used: the
 // conclusion is a sentence derived from the facts, and a limitation quotes
