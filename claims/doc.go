@@ -254,7 +254,11 @@
 // Concurrent identical requests (same tier, effective-request hash and
 // provider) share one provider call (singleflight); the shared work runs
 // under its own deadline, detached from the first caller's cancellation,
-// and every caller gets and stores its own verification.
+// and every caller gets and stores its own verification. The provider call
+// reports its usage to Options.Observer itself, once, when it ends (also
+// when it failed, with the tokens a partial response says it cost, and
+// when its first caller has gone); one caller carries the usage in its
+// Call for the order's cost accounting (Call.ProviderCalled).
 //
 // Options.ResultCache (off by default) answers from a stored result of the
 // same tier, request hash and provider observed within freshnessHours, as a

@@ -22,6 +22,9 @@ type SearchProvider interface {
 	Capabilities() ProviderCapabilities
 	// Search runs the call. It returns a *ProviderError for classified
 	// failures (rate limit, quota, timeout, bad output, not configured).
+	// With an error it may also return the partial response of a call that
+	// failed after it cost something (a truncated answer): the engine uses
+	// only its provider, model, usage and search calls, for accounting.
 	Search(ctx context.Context, q *ProviderQuery) (*ProviderResponse, error)
 }
 
