@@ -232,7 +232,11 @@
 // (distinct pages of evidence referenced by a fact or a conflict),
 // matchedEvidenceCount, snapshottedSourceCount (captured records only),
 // webSearchCallCount (all search-call items), searchedWeb (true only when a
-// search action happened) and the provider's token counts. cacheHit is true
+// search action happened) and the provider's token counts. A provider that
+// searches a local collection instead of the web
+// (ProviderCapabilities.Offline: claims/corpus) made no web search:
+// searchedWeb is false and webSearchCallCount 0 although its search and
+// open_page actions appear in providerSources, and a limitation says so. cacheHit is true
 // for idempotent replays and result-cache answers.
 //
 // # Idempotency, collapsing, caching, storage

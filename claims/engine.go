@@ -569,6 +569,7 @@ func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error)
 		sourceName = name + "_web_search"
 	}
 	d := reconcile(eff, resp, returnedAt, e.cls, sourceName)
+	d.offline = caps.Offline
 	for _, n := range notes {
 		d.limit("%s", n)
 	}
@@ -612,6 +613,8 @@ func (e *Engine) usage(resp *ProviderResponse, caps ProviderCapabilities) *Provi
 	u.InputTokens = max(0, resp.Usage.InputTokens)
 	u.CachedInputTokens = max(0, resp.Usage.CachedInputTokens)
 	u.OutputTokens = max(0, resp.Usage.OutputTokens)
-	u.SearchCalls = searchActions(resp)
+	if !caps.Offline {
+		u.SearchCalls = searchActions(resp)
+	}
 	return u
 }

@@ -39,6 +39,13 @@ type ProviderCapabilities struct {
 	BlockedDomainFilter bool
 	// SourceName is the ProviderSource.provider value, e.g. "openai_web_search".
 	SourceName string
+	// Offline is true when the provider searches a local document
+	// collection, not the web (claims/corpus). Its search actions are still
+	// listed in the providerSources, but they are not web searches:
+	// provenance says searchedWeb false and webSearchCallCount 0, no
+	// per-call search fee is accounted (ProviderUsage.SearchCalls 0), and a
+	// limitation says so.
+	Offline bool
 }
 
 // ProviderQuery is what the engine asks of a provider: the effective

@@ -87,6 +87,7 @@ type draft struct {
 	conflicts   []Conflict
 	limitations []string
 	snapshots   []*snapshot.Snapshot
+	offline     bool // the provider searched a local collection, not the web
 }
 
 func (d *draft) limit(format string, args ...any) {

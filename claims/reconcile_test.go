@@ -3,11 +3,13 @@ package claims_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/claims/corpus"
 	"github.com/assaykit/assay/internal/urlnorm"
 	"github.com/google/go-cmp/cmp"
 )
@@ -443,5 +445,55 @@ func TestSnapshotCapsPerTier(t *testing.T) {
 				t.Fatalf("status %s", res.Status)
 			}
 		})
+	}
+}
+
+// A provider that searches a local collection (the corpus) made no web
+// search: searchedWeb false, webSearchCallCount 0, no search fee, and a
+// limitation says so; its actions stay in providerSources.
+func TestOfflineProviderDidNotSearchTheWeb(t *testing.T) {
+	c, err := corpus.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := corpus.New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := &recordingObserver{}
+	e, _ := newEngine(t, p, nil, &claims.Options{Observer: obs})
+	call := &claims.Call{}
+	res, err := e.Verify(t.Context(), claims.Standard, defaultRequest("Base mainnet uses chain ID 8453."), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, res)
+	pv := res.Provenance
+	if pv.Provider != "corpus" || pv.SearchedWeb || pv.WebSearchCallCount != 0 || pv.ProviderSourceCount == 0 {
+		t.Fatalf("provenance %+v", pv)
+	}
+	if !hasLimitation(res, "The provider (corpus) searched a local document collection, not the web (") ||
+		!hasLimitation(res, "not the live web") {
+		t.Fatalf("limitations %q", res.Limitations)
+	}
+	if !slices.Contains(res.ProviderSources[0].Actions, claims.ActionSearch) {
+		t.Fatalf("the corpus search is not listed: %+v", res.ProviderSources[0])
+	}
+	if !call.ProviderCalled || call.Usage.SearchCalls != 0 || len(obs.usages()) != 1 || obs.usages()[0].SearchCalls != 0 {
+		t.Fatalf("usage %+v / %+v", call.Usage, obs.usages())
+	}
+	// The same answer from a web provider is a web search.
+	f := fixture(t, "confirmed")
+	web := runFixture(t, "confirmed", nil).res.Provenance
+	offline := f.Provider()
+	offline.Caps.Offline = true
+	e2, _ := newEngine(t, offline, f.Snapshotter(), nil)
+	req, _ := f.Request()
+	res2, err := e2.Verify(t.Context(), f.Tier, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !web.SearchedWeb || web.WebSearchCallCount != 2 || res2.Provenance.SearchedWeb || res2.Provenance.WebSearchCallCount != 0 {
+		t.Fatalf("web %+v, offline %+v", web, res2.Provenance)
 	}
 }
