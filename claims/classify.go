@@ -90,6 +90,11 @@ var forumHostPrefixes = []string{"forum.", "forums.", "community.", "discuss.", 
 // the two-letter country codes; see vendorByName).
 var vendorGenericTLDs = []string{"com", "net", "org"}
 
+// reservedTLDs are reserved for documentation and testing (RFC 2606, RFC
+// 6761): nobody can register a name under them, so no look-alike can
+// either (the demo corpus lives under .example).
+var reservedTLDs = []string{"example", "test"}
+
 // classifier holds the domain lists of one engine.
 type classifier struct {
 	official, academic, news, reference, forum, vendor []string
@@ -152,8 +157,9 @@ func suffixLabels(host string) []string {
 //     letters) appears as a word of the claim and the domain is registered
 //     under com, net, org or a country code (an ICANN suffix such as .de or
 //     co.uk; not a shared-hosting suffix such as github.io, and not a newer
-//     generic TLD such as .fan or .xyz) → vendor (a first-party source
-//     about itself; see vendorByName);
+//     generic TLD such as .fan or .xyz), or under a reserved test TLD
+//     (.example, .test) → vendor (a first-party source about itself; see
+//     vendorByName);
 //  8. otherwise → other (a name match that rule 7 refuses says so).
 func (c *classifier) classify(rawURL string, eff *Effective) classification {
 	host := urlnorm.Host(rawURL)
@@ -232,9 +238,14 @@ func (c *classifier) classify(rawURL string, eff *Effective) classification {
 // an ICANN public suffix (not a private suffix where anyone can take a
 // name, such as github.io, vercel.app or blogspot.com) whose top-level
 // domain is com, net, org or a two-letter country code (including their
-// second levels, e.g. co.uk, com.au). Otherwise it returns why not.
+// second levels, e.g. co.uk, com.au), or it is one of the reserved test
+// TLDs (.example, .test), under which nobody can register a name.
+// Otherwise it returns why not.
 func vendorByName(host string) (bool, string) {
 	ps, icann := publicsuffix.PublicSuffix(host)
+	if !icann && slices.Contains(reservedTLDs, ps) {
+		return true, ""
+	}
 	if !icann {
 		return false, "its suffix " + ps + " is not an ICANN public suffix (a shared-hosting domain where anyone can take a name, or a reserved or unknown TLD)"
 	}

@@ -61,13 +61,15 @@ func TestSourceClassification(t *testing.T) {
 		{"https://docs.stripe.com/payments/minimum", "Stripe charges a minimum of $0.50 per payment.", "vendor", "vendor: first-party site of 'stripe', which the claim names", true},
 		{"https://www.siemens.de/presse/umsatz", "Siemens reported revenue of 78 billion euros.", "vendor", "vendor: first-party site of 'siemens'", true},
 		{"https://shop.tesla.co.uk/model-y", "Tesla sells the Model Y in the UK.", "vendor", "vendor: first-party site of 'tesla'", true},
-		{"https://www.motors-of-exampleton.net/wages", wage, "vendor", "vendor: motors-of-exampleton.net is a configured vendor domain", true}, // Options.VendorDomains
+		{"https://docs.base.example/network-information", "Base mainnet uses chain ID 8453.", "vendor", "vendor: first-party site of 'base'", true}, // reserved TLD
+		{"https://www.motors-of-exampleton.net/wages", wage, "vendor", "vendor: motors-of-exampleton.net is a configured vendor domain", true},      // Options.VendorDomains
 		// a name match where a first-party site is not presumed
 		{"https://tesla.fan/news/model-y", "Tesla sells the Model Y in the UK.", "other",
 			"other: tesla.fan is named like 'tesla', which the claim names, but .fan is not a top-level domain on which a first-party site is presumed", false},
 		{"https://tesla.github.io/model-y", "Tesla sells the Model Y in the UK.", "other",
 			"other: tesla.github.io is named like 'tesla', which the claim names, but its suffix github.io is not an ICANN public suffix", false},
 		{"https://stripe.xyz/fees", "Stripe charges a minimum of $0.50 per payment.", "other", "list it in Options.VendorDomains to count it as vendor", false},
+		{"https://base.notatld/chain", "Base mainnet uses chain ID 8453.", "other", "its suffix notatld is not an ICANN public suffix", false},
 		// other
 		{"https://wagewatcher.example-blog.net/2026/11/x", wage, "other", "other: no classification rule matched example-blog.net; not counted under the authoritative policy", false},
 	}

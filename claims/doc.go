@@ -100,7 +100,8 @@
 //	| 7 | Options.VendorDomains, or the site's name (the first label of the            | vendor     |
 //	|   | registrable domain, ≥ 3 letters) is a word of the claim and the domain is   |            |
 //	|   | under com, net, org or a country code (co.uk, .de…) of the ICANN section    |            |
-//	|   | of the public suffix list: a first-party source about itself                |            |
+//	|   | of the public suffix list, or under the reserved .example or .test: a        |            |
+//	|   | first-party source about itself                                              |            |
 //	| 8 | anything else                                                                | other      |
 //
 // Rule 7's name match is a presumption that the site belongs to the name the
@@ -108,10 +109,12 @@
 // to register, so the presumption is refused where look-alike and fan sites
 // live: newer generic TLDs (tesla.fan, stripe.xyz), shared-hosting suffixes
 // where anyone can take a name (tesla.github.io, tesla.vercel.app,
-// tesla.blogspot.com) and reserved or unknown TLDs. Such a source is
-// classified other, with a qualityReason that says why and that listing it
-// in Options.VendorDomains makes it vendor; under the authoritative policy
-// it does not count.
+// tesla.blogspot.com) and unknown TLDs. Such a source is classified other,
+// with a qualityReason that says why and that listing it in
+// Options.VendorDomains makes it vendor; under the authoritative policy it
+// does not count. The reserved documentation and test TLDs .example and
+// .test (RFC 2606), under which nobody can register a name, keep the
+// presumption (the demo corpus lives there).
 //
 // # Source policy
 //
