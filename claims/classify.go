@@ -85,6 +85,16 @@ var academicLabels = []string{"ac", "edu"}
 // forumHostPrefixes mark discussion subdomains on any site.
 var forumHostPrefixes = []string{"forum.", "forums.", "community.", "discuss.", "discussions.", "answers.", "boards."}
 
+// vendorGenericTLDs are the generic top-level domains on which a site named
+// like a word of the claim is presumed to be that name's own site (with
+// the two-letter country codes; see vendorByName).
+var vendorGenericTLDs = []string{"com", "net", "org"}
+
+// reservedTLDs are reserved for documentation and testing (RFC 2606, RFC
+// 6761): nobody can register a name under them, so no look-alike can
+// either (the demo corpus lives under .example).
+var reservedTLDs = []string{"example", "test"}
+
 // classifier holds the domain lists of one engine.
 type classifier struct {
 	official, academic, news, reference, forum, vendor []string
@@ -142,10 +152,15 @@ func suffixLabels(host string) []string {
 //  6. host within a known forum or social site, a discussion subdomain
 //     (forum., community., discuss., answers.) or a path under /forum(s)
 //     → forum;
-//  7. host within a configured vendor domain, or the registrable domain's
-//     name (e.g. "stripe" for docs.stripe.com, at least 3 letters) appears
-//     as a word of the claim → vendor (a first-party source about itself);
-//  8. otherwise → other.
+//  7. host within a configured vendor domain → vendor; or the registrable
+//     domain's name (e.g. "stripe" for docs.stripe.com, at least 3
+//     letters) appears as a word of the claim and the domain is registered
+//     under com, net, org or a country code (an ICANN suffix such as .de or
+//     co.uk; not a shared-hosting suffix such as github.io, and not a newer
+//     generic TLD such as .fan or .xyz), or under a reserved test TLD
+//     (.example, .test) → vendor (a first-party source about itself; see
+//     vendorByName);
+//  8. otherwise → other (a name match that rule 7 refuses says so).
 func (c *classifier) classify(rawURL string, eff *Effective) classification {
 	host := urlnorm.Host(rawURL)
 	if host == "" {
@@ -204,9 +219,42 @@ func (c *classifier) classify(rawURL string, eff *Effective) classification {
 		return classification{SourceVendor, "vendor: " + d + " is a configured vendor domain"}
 	}
 	if name := siteName(host); len(name) >= 3 && containsWord(eff.Claim, name) {
-		return classification{SourceVendor, "vendor: first-party site of '" + name + "', which the claim names"}
+		ok, why := vendorByName(host)
+		if ok {
+			return classification{SourceVendor, "vendor: first-party site of '" + name + "', which the claim names"}
+		}
+		return classification{SourceOther, "other: " + urlnorm.Registrable(host) + " is named like '" + name +
+			"', which the claim names, but " + why + "; list it in Options.VendorDomains to count it as vendor"}
 	}
 	return classification{SourceOther, "other: no classification rule matched " + urlnorm.Registrable(host)}
+}
+
+// vendorByName reports whether a host whose site name is a word of the
+// claim is presumed to be that name's own (first-party) site. A name is
+// cheap to register on most top-level domains, so that a fan or look-alike
+// site (tesla.fan, stripe.xyz, tesla.github.io) would otherwise count as
+// the vendor under the authoritative policy. The presumption holds only
+// where a name's owner usually holds it: the registrable domain is under
+// an ICANN public suffix (not a private suffix where anyone can take a
+// name, such as github.io, vercel.app or blogspot.com) whose top-level
+// domain is com, net, org or a two-letter country code (including their
+// second levels, e.g. co.uk, com.au), or it is one of the reserved test
+// TLDs (.example, .test), under which nobody can register a name.
+// Otherwise it returns why not.
+func vendorByName(host string) (bool, string) {
+	ps, icann := publicsuffix.PublicSuffix(host)
+	if !icann && slices.Contains(reservedTLDs, ps) {
+		return true, ""
+	}
+	if !icann {
+		return false, "its suffix " + ps + " is not an ICANN public suffix (a shared-hosting domain where anyone can take a name, or a reserved or unknown TLD)"
+	}
+	labels := strings.Split(ps, ".")
+	tld := labels[len(labels)-1]
+	if len(tld) == 2 || slices.Contains(vendorGenericTLDs, tld) {
+		return true, ""
+	}
+	return false, "." + tld + " is not a top-level domain on which a first-party site is presumed (com, net, org or a country code)"
 }
 
 // siteName is the first label of the registrable domain ("stripe" for

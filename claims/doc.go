@@ -98,9 +98,23 @@
 //	| 6 | forums and social sites (reddit.com, quora.com, stackexchange.com, x.com,    | forum      |
 //	|   | medium.com…), forum./community./discuss./answers. subdomains, /forum paths  |            |
 //	| 7 | Options.VendorDomains, or the site's name (the first label of the            | vendor     |
-//	|   | registrable domain, ≥ 3 letters) is a word of the claim: a first-party       |            |
-//	|   | source about itself                                                          |            |
+//	|   | registrable domain, ≥ 3 letters) is a word of the claim and the domain is   |            |
+//	|   | under com, net, org or a country code (co.uk, .de…) of the ICANN section    |            |
+//	|   | of the public suffix list, or under the reserved .example or .test: a        |            |
+//	|   | first-party source about itself                                              |            |
 //	| 8 | anything else                                                                | other      |
+//
+// Rule 7's name match is a presumption that the site belongs to the name the
+// claim mentions (docs.stripe.com for a claim about Stripe). A name is cheap
+// to register, so the presumption is refused where look-alike and fan sites
+// live: newer generic TLDs (tesla.fan, stripe.xyz), shared-hosting suffixes
+// where anyone can take a name (tesla.github.io, tesla.vercel.app,
+// tesla.blogspot.com) and unknown TLDs. Such a source is classified other,
+// with a qualityReason that says why and that listing it in
+// Options.VendorDomains makes it vendor; under the authoritative policy it
+// does not count. The reserved documentation and test TLDs .example and
+// .test (RFC 2606), under which nobody can register a name, keep the
+// presumption (the demo corpus lives there).
 //
 // # Source policy
 //
@@ -136,10 +150,22 @@
 // source. The Snapshotter captures them concurrently under the call's
 // deadline. Evidence and provider sources get the snapshotId of the record
 // for their page (failed records included); snapshotted is true only for
-// captured pages. Each excerpt is checked with snapshot.Snapshot.Contains:
-// found raises nothing (weight 1.0), not found lowers the item's weight to
-// 0.25 so that it no longer counts (qualityReason and a limitation say so),
-// and an item without a captured page stays unchecked (weight 0.75).
+// captured pages. Each excerpt is checked against its page's normalised
+// text with snapshot.Snapshot.Contains; the item's weight follows (an item
+// counts toward a verdict at weight 0.5 or more):
+//
+//	| page                                                  | excerpt       | weight | counts |
+//	| captured, excerpt found                               | verified      | 1.00   | yes    |
+//	| captured, excerpt not found, or the item has none     | not found     | 0.25   | no     |
+//	| captured, no text to search: no normalised form (PDF, | not checked   | 0.75   | yes    |
+//	| images: normalizedSha256 null), empty text, or a      |               |        |        |
+//	| record without its text                               |               |        |        |
+//	| not captured (failed, not requested, no snapshots)    | not checked   | 0.75   | yes    |
+//
+// Found and not found are said in the item's qualityReason, not found also
+// in a limitation. A captured page without text is not evidence that the
+// quote is absent: the item's qualityReason and a limitation say "page
+// captured; text not extractable (PDF); excerpt not checked".
 //
 // retrievedAt of an evidence item is when its page was captured, or, when it
 // was not captured, when the provider call returned (observedAt).
@@ -189,6 +215,13 @@
 //	| 6 | at least one ambiguous                                          | ambiguous             |
 //	| 7 | otherwise                                                       | insufficient_evidence |
 //
+// A response without atomic facts is judged as one fact (see
+// Reconciliation), so through the engine row 1 applies by too few
+// independent sources, never by zero facts. Row 7 is reached when the facts
+// together use enough independent sources but none is settled by them. Every
+// row of the three tables is reached through the engine from a recorded
+// claimstest fixture (TestVerdictTableRowsThroughEngine).
+//
 // So a result is never confirmed without evidence. When the top-level
 // status differs from the model's, the model's conclusion is not used: the
 // conclusion is a sentence derived from the facts, and a limitation quotes
@@ -202,7 +235,11 @@
 // (distinct pages of evidence referenced by a fact or a conflict),
 // matchedEvidenceCount, snapshottedSourceCount (captured records only),
 // webSearchCallCount (all search-call items), searchedWeb (true only when a
-// search action happened) and the provider's token counts. cacheHit is true
+// search action happened) and the provider's token counts. A provider that
+// searches a local collection instead of the web
+// (ProviderCapabilities.Offline: claims/corpus) made no web search:
+// searchedWeb is false and webSearchCallCount 0 although its search and
+// open_page actions appear in providerSources, and a limitation says so. cacheHit is true
 // for idempotent replays and result-cache answers.
 //
 // # Idempotency, collapsing, caching, storage
@@ -224,7 +261,11 @@
 // Concurrent identical requests (same tier, effective-request hash and
 // provider) share one provider call (singleflight); the shared work runs
 // under its own deadline, detached from the first caller's cancellation,
-// and every caller gets and stores its own verification.
+// and every caller gets and stores its own verification. The provider call
+// reports its usage to Options.Observer itself, once, when it ends (also
+// when it failed, with the tokens a partial response says it cost, and
+// when its first caller has gone); one caller carries the usage in its
+// Call for the order's cost accounting (Call.ProviderCalled).
 //
 // Options.ResultCache (off by default) answers from a stored result of the
 // same tier, request hash and provider observed within freshnessHours, as a

@@ -54,15 +54,21 @@ type Options struct {
 }
 
 // Observer receives what Verify did, for metrics and monitoring. Its
-// methods are called synchronously at the end of Verify and must be fast
-// and must not block.
+// methods must be fast, must not block and must be safe for concurrent use.
 type Observer interface {
 	// Verified reports a result returned to a caller (cache hits and
-	// idempotent replays included; Provenance.CacheHit tells them apart).
+	// idempotent replays included; Provenance.CacheHit tells them apart),
+	// at the end of that caller's Verify.
 	Verified(tier string, r *Result)
-	// ProviderUsed reports the usage of a provider call this Verify led.
+	// ProviderUsed reports every provider call exactly once, with the
+	// usage the provider reported: also for a call that failed (a
+	// truncated answer still cost its tokens; zero when the provider
+	// reported nothing), and also when the caller that started a collapsed
+	// call stopped waiting for it. It is called from the goroutine that
+	// made the call, when the call's work ends and before the callers
+	// waiting for it get the outcome.
 	ProviderUsed(u ProviderUsage)
-	// Failed reports a Verify that returned an error.
+	// Failed reports a Verify that returned an error, at its end.
 	Failed(tier string, err error)
 }
 
@@ -80,11 +86,17 @@ type Call struct {
 	OrderID        string
 	OrderTokenHash string
 
-	// ProviderCalled is set by Verify when this call made (led) the
-	// provider call; false for replays, cache hits and callers that joined
-	// an identical call already in flight.
+	// ProviderCalled is set by Verify when this call carries the usage of
+	// a provider call, for the order's cost accounting: the call that
+	// started it or, when that caller stopped waiting before the provider
+	// call ended, the first caller that got its outcome. It is set when
+	// Verify fails too, if the failed provider call was made (a truncated
+	// answer still cost its tokens). False for replays, cache hits and
+	// callers that joined a call another caller carries. A provider call is
+	// carried by at most one Call (by none when every caller waiting for
+	// it had gone); the Observer sees every one.
 	ProviderCalled bool
-	// Usage is the provider usage this call caused (zero unless
+	// Usage is the provider usage this call carries (zero unless
 	// ProviderCalled).
 	Usage ProviderUsage
 }
@@ -243,9 +255,8 @@ func (e *Engine) Verify(ctx context.Context, tier string, req *Request, call *Ca
 	}
 	res, err := e.verify(ctx, tier, req, call)
 	if e.observer != nil {
-		if call.ProviderCalled {
-			e.observer.ProviderUsed(call.Usage)
-		}
+		// Provider usage was reported by the provider call itself
+		// (collapse), whoever waited for it.
 		if err != nil {
 			e.observer.Failed(tier, err)
 		} else {
@@ -315,15 +326,15 @@ func (e *Engine) produce(ctx context.Context, eff *Effective, hash string, call 
 		}
 	}
 	if res == nil {
-		shared, leader, err := e.collapse(ctx, eff, hash)
+		shared, usage, carried, err := e.collapse(ctx, eff, hash)
+		if carried {
+			call.ProviderCalled = true
+			call.Usage = usage
+		}
 		if err != nil {
 			return nil, timeoutErr(ctx, err)
 		}
 		res = cloneResult(shared.result)
-		if leader {
-			call.ProviderCalled = true
-			call.Usage = shared.usage
-		}
 	}
 	res.VerificationID = ids.New(ids.Verification)
 	rec := &Record{Result: res, Tier: eff.Tier.Name, Scope: call.Scope, RequestHash: hash,
@@ -407,32 +418,94 @@ func (e *Engine) replay(ctx context.Context, id string, call *Call) (*Result, er
 
 // computed is the shared outcome of one provider call.
 type computed struct {
-	result *Result // VerificationID empty; shared: clone before use
-	usage  ProviderUsage
+	result *Result        // VerificationID empty; shared: clone before use; nil on failure
+	usage  *ProviderUsage // nil when the provider was not called
+	flight *flight        // who carries the usage
+}
+
+// flight decides which caller of a collapsed call carries its usage in
+// its Call: the caller that started it while it waits, else the first
+// caller to get the outcome after it stopped waiting.
+type flight struct {
+	mu      sync.Mutex
+	done    bool           // the work ended; usage is final
+	usage   *ProviderUsage // nil when the provider was not called
+	gone    bool           // the caller that started the work stopped waiting
+	carried bool           // a caller's Call carries the usage
+}
+
+// finish records the usage when the work ends.
+func (f *flight) finish(u *ProviderUsage) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.done, f.usage = true, u
+}
+
+// take gives the usage to a caller that got the outcome, if it is the one
+// to carry it.
+func (f *flight) take(started bool) (ProviderUsage, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.carried || f.usage == nil || !(started || f.gone) {
+		return ProviderUsage{}, false
+	}
+	f.carried = true
+	return *f.usage, true
+}
+
+// leave records that the caller that started the work stopped waiting. If
+// the work already ended and nobody carries its usage (the others saw the
+// outcome while this caller still waited), this caller carries it.
+func (f *flight) leave() (ProviderUsage, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gone = true
+	if !f.done || f.carried || f.usage == nil {
+		return ProviderUsage{}, false
+	}
+	f.carried = true
+	return *f.usage, true
 }
 
 // collapse runs compute once for all concurrent callers with the same
 // tier, effective request and provider. The work runs under its own
 // deadline (the engine timeout from its start), detached from the first
 // caller's cancellation; each caller stops waiting when its own context
-// ends. leader is true for the caller whose call ran the work.
-func (e *Engine) collapse(ctx context.Context, eff *Effective, hash string) (*computed, bool, error) {
+// ends. The provider usage is reported to the Observer by the work itself,
+// and returned (carried true) to the one caller that carries it (see
+// Call.ProviderCalled), also together with an error.
+func (e *Engine) collapse(ctx context.Context, eff *Effective, hash string) (c *computed, usage ProviderUsage, carried bool, err error) {
 	key := eff.Tier.Name + "|" + hash + "|" + e.provider.Name()
-	leader := false
+	// Only the closure of the caller that starts the work runs, so its
+	// flight is the one the outcome points to.
+	mine := &flight{}
 	ch := e.flights.DoChan(key, func() (any, error) {
-		leader = true
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.timeout)
 		defer cancel()
-		return e.compute(wctx, eff)
+		c, err := e.compute(wctx, eff)
+		if c == nil {
+			c = &computed{}
+		}
+		c.flight = mine
+		mine.finish(c.usage)
+		if c.usage != nil && e.observer != nil {
+			e.observer.ProviderUsed(*c.usage)
+		}
+		return c, err
 	})
 	select {
 	case r := <-ch:
+		c := r.Val.(*computed)
+		usage, carried := c.flight.take(c.flight == mine)
 		if r.Err != nil {
-			return nil, false, r.Err
+			return nil, usage, carried, r.Err
 		}
-		return r.Val.(*computed), leader, nil
+		return c, usage, carried, nil
 	case <-ctx.Done():
-		return nil, false, ctx.Err()
+		// Harmless when this caller did not start the work: nothing
+		// points to its flight.
+		usage, carried := mine.leave()
+		return nil, usage, carried, ctx.Err()
 	}
 }
 
@@ -467,20 +540,23 @@ func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error)
 	q, notes := e.providerQuery(eff, caps)
 	reportStage(ctx, StageSearching)
 	resp, err := e.provider.Search(ctx, q)
+	// The provider was called: its usage counts whatever happens next (a
+	// failed call may return a partial response with what it cost).
+	failed := &computed{usage: e.usage(resp, caps)}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: the provider did not answer in time", ErrTimeout)
+			return failed, fmt.Errorf("%w: the provider did not answer in time", ErrTimeout)
 		}
 		var pe *ProviderError
 		if errors.As(err, &pe) {
 			e.log.Warn("claims: provider failed", "provider", e.provider.Name(), "err", err)
-			return nil, err
+			return failed, err
 		}
 		e.log.Warn("claims: provider failed", "provider", e.provider.Name(), "err", err)
-		return nil, &ProviderError{Kind: ProviderFailed, Err: err}
+		return failed, &ProviderError{Kind: ProviderFailed, Err: err}
 	}
 	if resp == nil {
-		return nil, &ProviderError{Kind: ProviderBadOutput, Err: errors.New("empty response")}
+		return failed, &ProviderError{Kind: ProviderBadOutput, Err: errors.New("empty response")}
 	}
 	reportStage(ctx, StageReconciling)
 	returnedAt := e.now().UTC()
@@ -493,6 +569,7 @@ func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error)
 		sourceName = name + "_web_search"
 	}
 	d := reconcile(eff, resp, returnedAt, e.cls, sourceName)
+	d.offline = caps.Offline
 	for _, n := range notes {
 		d.limit("%s", n)
 	}
@@ -505,7 +582,7 @@ func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error)
 			snaps, err := e.snaps.CaptureAll(ctx, urls)
 			switch {
 			case ctx.Err() != nil:
-				return nil, fmt.Errorf("%w: snapshots did not finish in time", ErrTimeout)
+				return failed, fmt.Errorf("%w: snapshots did not finish in time", ErrTimeout)
 			case err != nil:
 				e.log.Warn("claims: snapshots failed", "err", err)
 				d.limit("Snapshots could not be taken (%s); no excerpt could be checked.", describe(err))
@@ -519,9 +596,25 @@ func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error)
 	}
 	j := d.judge()
 	res := d.finish(j, name)
-	return &computed{result: res, usage: ProviderUsage{
-		Provider: name, Model: res.Provenance.Model, InputTokens: res.Provenance.InputTokens,
-		CachedInputTokens: res.Provenance.CachedInputTokens, OutputTokens: res.Provenance.OutputTokens,
-		SearchCalls: searchActions(resp),
-	}}, nil
+	return &computed{result: res, usage: failed.usage}, nil
+}
+
+// usage is the cost-relevant work of one provider call, from its response
+// (nil or partial when the call failed).
+func (e *Engine) usage(resp *ProviderResponse, caps ProviderCapabilities) *ProviderUsage {
+	u := &ProviderUsage{Provider: e.provider.Name()}
+	if resp == nil {
+		return u
+	}
+	if p := clean(resp.Provider); p != "" {
+		u.Provider = p
+	}
+	u.Model = clean(resp.Model)
+	u.InputTokens = max(0, resp.Usage.InputTokens)
+	u.CachedInputTokens = max(0, resp.Usage.CachedInputTokens)
+	u.OutputTokens = max(0, resp.Usage.OutputTokens)
+	if !caps.Offline {
+		u.SearchCalls = searchActions(resp)
+	}
+	return u
 }

@@ -74,7 +74,17 @@ type run struct {
 // runFixture verifies a fixture's request (after mutate) on its tier.
 func runFixture(t *testing.T, name string, mutate func(*claims.Request)) run {
 	t.Helper()
+	return runFixtureWith(t, name, mutate, nil)
+}
+
+// runFixtureWith is runFixture with the loaded fixture (its recorded
+// response and pages) changed by change first.
+func runFixtureWith(t *testing.T, name string, mutate func(*claims.Request), change func(*claimstest.Fixture)) run {
+	t.Helper()
 	f := fixture(t, name)
+	if change != nil {
+		change(f)
+	}
 	req, err := f.Request()
 	if err != nil {
 		t.Fatal(err)

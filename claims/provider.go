@@ -22,6 +22,9 @@ type SearchProvider interface {
 	Capabilities() ProviderCapabilities
 	// Search runs the call. It returns a *ProviderError for classified
 	// failures (rate limit, quota, timeout, bad output, not configured).
+	// With an error it may also return the partial response of a call that
+	// failed after it cost something (a truncated answer): the engine uses
+	// only its provider, model, usage and search calls, for accounting.
 	Search(ctx context.Context, q *ProviderQuery) (*ProviderResponse, error)
 }
 
@@ -36,6 +39,13 @@ type ProviderCapabilities struct {
 	BlockedDomainFilter bool
 	// SourceName is the ProviderSource.provider value, e.g. "openai_web_search".
 	SourceName string
+	// Offline is true when the provider searches a local document
+	// collection, not the web (claims/corpus). Its search actions are still
+	// listed in the providerSources, but they are not web searches:
+	// provenance says searchedWeb false and webSearchCallCount 0, no
+	// per-call search fee is accounted (ProviderUsage.SearchCalls 0), and a
+	// limitation says so.
+	Offline bool
 }
 
 // ProviderQuery is what the engine asks of a provider: the effective

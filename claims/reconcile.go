@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"mime"
 	"slices"
 	"sort"
 	"strings"
@@ -21,6 +22,7 @@ const (
 	excerptUnchecked excerptState = iota // no captured page to check against
 	excerptVerified                      // found in the captured page
 	excerptNotFound                      // the page was captured, the excerpt is not in it
+	excerptNoText                        // the page was captured but has no text to check against (PDF)
 )
 
 // Evidence weights (see the package documentation).
@@ -85,6 +87,7 @@ type draft struct {
 	conflicts   []Conflict
 	limitations []string
 	snapshots   []*snapshot.Snapshot
+	offline     bool // the provider searched a local collection, not the web
 }
 
 func (d *draft) limit(format string, args ...any) {
@@ -540,6 +543,7 @@ func (d *draft) attachSnapshots(snaps []*snapshot.Snapshot) {
 		}
 	}
 	var notFound []string
+	var noText []string // limitations, one per item
 	for _, ev := range d.evidence {
 		snap := byKey[ev.key]
 		if snap == nil {
@@ -556,6 +560,14 @@ func (d *draft) attachSnapshots(snaps []*snapshot.Snapshot) {
 			ev.excerpt = excerptNotFound
 			ev.notes = append(ev.notes, "no excerpt to verify (weight lowered, not counted)")
 			notFound = append(notFound, ev.ID)
+		} else if snap.Text == "" {
+			// Captured, but there is no text to search (a PDF, or a page
+			// whose text is empty or was not kept): the excerpt is not
+			// checked, which is not the same as not found.
+			why := textless(snap)
+			ev.excerpt = excerptNoText
+			ev.notes = append(ev.notes, "captured in snapshot "+snap.ID+"; "+why+"; excerpt not checked")
+			noText = append(noText, fmt.Sprintf("Evidence %s: page captured; %s; excerpt not checked (counted as unchecked).", ev.ID, why))
 		} else if snap.Contains(ev.Excerpt) {
 			ev.excerpt = excerptVerified
 			ev.notes = append(ev.notes, "excerpt verified in snapshot "+snap.ID)
@@ -568,6 +580,36 @@ func (d *draft) attachSnapshots(snaps []*snapshot.Snapshot) {
 	if len(notFound) > 0 {
 		d.limit("The excerpt of evidence %s was not found in the captured page; it was not counted.", strings.Join(notFound, ", "))
 	}
+	for _, l := range noText {
+		d.limit("%s", l)
+	}
+}
+
+// emptySHA256 is the SHA-256 of the empty string: the normalizedSha256 of a
+// page whose normalised text is empty.
+const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// textless says why a captured snapshot has no text to check excerpts
+// against.
+func textless(s *snapshot.Snapshot) string {
+	if s.NormalizedSHA256 == nil {
+		mt := "unknown content type"
+		if s.ContentType != nil {
+			if m, _, err := mime.ParseMediaType(*s.ContentType); err == nil {
+				mt = m
+			} else if m, _, _ := strings.Cut(*s.ContentType, ";"); strings.TrimSpace(m) != "" {
+				mt = strings.ToLower(strings.TrimSpace(m))
+			}
+		}
+		if mt == "application/pdf" {
+			mt = "PDF"
+		}
+		return "text not extractable (" + mt + ")"
+	}
+	if *s.NormalizedSHA256 == emptySHA256 {
+		return "no text in the captured page"
+	}
+	return "the captured page's text is not available to check"
 }
 
 func deref(p *string) string {

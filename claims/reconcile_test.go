@@ -2,11 +2,14 @@ package claims_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/claims/corpus"
 	"github.com/assaykit/assay/internal/urlnorm"
 	"github.com/google/go-cmp/cmp"
 )
@@ -298,5 +301,199 @@ func TestFailedSnapshots(t *testing.T) {
 	res2, err := e2.Verify(t.Context(), claims.Standard, req, nil)
 	if err != nil || !hasLimitation(res2, "Snapshots are not configured") {
 		t.Fatalf("%v %q", err, res2.Limitations)
+	}
+}
+
+// A captured page without extractable text (a PDF) leaves its excerpt
+// unchecked: the item counts as unchecked (weight 0.75), is not reported as
+// a quote absent from its page, and the limitation says why.
+func TestPDFPageExcerptNotChecked(t *testing.T) {
+	r := runFixture(t, "pdf_page", nil)
+	res := r.res
+	if res.Status != claims.StatusConfirmed {
+		t.Fatalf("status %s, want confirmed (the PDF counts as unchecked); limitations %q", res.Status, res.Limitations)
+	}
+	for i := range res.Snapshots {
+		s := res.Snapshots[i]
+		if strings.HasSuffix(s.RequestedURL, ".pdf") {
+			if s.Status != "captured" || s.NormalizedSHA256 != nil || s.RawSHA256 == nil || s.ContentType == nil || *s.ContentType != "application/pdf" {
+				t.Fatalf("PDF snapshot record: %+v", s)
+			}
+		}
+	}
+	pdf := evidenceByID(res)["e2"]
+	if !pdf.Snapshotted || pdf.SnapshotID == nil || !pdf.ProviderSourceMatched {
+		t.Fatalf("PDF evidence flags: %+v", pdf)
+	}
+	if !strings.Contains(pdf.QualityReason, "text not extractable (PDF); excerpt not checked") || strings.Contains(pdf.QualityReason, "not found") {
+		t.Fatalf("PDF evidence quality reason %q", pdf.QualityReason)
+	}
+	if !hasLimitation(res, "Evidence e2: page captured; text not extractable (PDF); excerpt not checked") {
+		t.Fatalf("limitations %q", res.Limitations)
+	}
+	if hasLimitation(res, "was not found in the captured page") {
+		t.Fatalf("the PDF excerpt is reported as absent: %q", res.Limitations)
+	}
+	if e1 := evidenceByID(res)["e1"]; !strings.Contains(e1.QualityReason, "excerpt verified") {
+		t.Fatalf("e1: %+v", e1)
+	}
+	// 0.55 + 0.1 × (1.0 verified + 0.75 unchecked), below the model's 0.9.
+	if c := res.AtomicFacts[0].Confidence; c != 0.73 {
+		t.Fatalf("confidence %v, want 0.73", c)
+	}
+	// Control: the same page served as HTML without the quote is a quote
+	// absent from its page, and the claim is no longer confirmed.
+	r2 := runFixtureWith(t, "pdf_page", nil, func(f *claimstest.Fixture) { delete(f.ContentTypes, pdfURL) })
+	if r2.res.Status != claims.StatusInsufficientEvidence || !hasLimitation(r2.res, "excerpt of evidence e2 was not found") {
+		t.Fatalf("HTML control: %s %q", r2.res.Status, r2.res.Limitations)
+	}
+}
+
+const pdfURL = "https://www.dol.gov/agencies/whd/state/exampleton/minimum-wage-order-2026.pdf"
+
+// Two pages of one registrable domain are one independent source.
+func TestSameRegistrableDomainIsOneSource(t *testing.T) {
+	r := runFixture(t, "same_domain", nil)
+	res := r.res
+	if res.Status != claims.StatusInsufficientEvidence || res.AtomicFacts[0].Status != claims.StatusInsufficientEvidence {
+		t.Fatalf("status %s / %s, want insufficient_evidence; limitations %q", res.Status, res.AtomicFacts[0].Status, res.Limitations)
+	}
+	for _, e := range res.Evidence {
+		if !e.ProviderSourceMatched || !strings.Contains(e.QualityReason, "excerpt verified") || e.SourceType != "official" {
+			t.Fatalf("evidence %s should count on its own: %+v", e.ID, e)
+		}
+	}
+	if !strings.Contains(res.Conclusion, "comes from 1 independent matched source; 2 required") ||
+		!strings.Contains(res.AtomicFacts[0].Explanation, "1 source independent supporting") {
+		t.Fatalf("conclusion %q, explanation %q", res.Conclusion, res.AtomicFacts[0].Explanation)
+	}
+	r1 := runFixture(t, "same_domain", func(req *claims.Request) { req.MinimumSources = 1 })
+	if r1.res.Status != claims.StatusConfirmed {
+		t.Fatalf("minimumSources 1: %s", r1.res.Status)
+	}
+}
+
+// manyPagesFixture is a fixture-like answer with n supporting items on n
+// pages of n registrable domains, all returned by the search and
+// referenced by one fact, and the pages that contain their excerpts.
+func manyPagesFixture(n int) (*claims.ProviderResponse, *claimstest.Snapshotter) {
+	resp := &claims.ProviderResponse{Provider: "scripted", Model: "m", ResponseID: "resp_many"}
+	call := claims.SearchCall{ID: "ws_1", Action: claims.ActionSearch, Queries: []string{"exampleton minimum wage"}}
+	snaps := &claimstest.Snapshotter{Now: clock, Pages: map[string]claimstest.Page{}}
+	fact := claims.AtomicFact{Statement: "Exampleton's minimum wage is $18.00 per hour.", Status: claims.StatusConfirmed, Confidence: 0.9}
+	for i := range n {
+		u := fmt.Sprintf("https://www.city%02d.gov/wage", i+1)
+		id := fmt.Sprintf("e%d", i+1)
+		call.Sources = append(call.Sources, claims.SourceRef{URL: u})
+		resp.Analysis.Evidence = append(resp.Analysis.Evidence, claims.ProviderEvidence{ID: id, URL: u, Title: "Wage",
+			Excerpt: "The minimum wage is $18.00 per hour.", Relationship: claims.Supports})
+		fact.EvidenceIDs = append(fact.EvidenceIDs, id)
+		snaps.Pages[u] = claimstest.Page{Text: "Notice. The minimum wage is $18.00 per hour."}
+	}
+	resp.SearchCalls = []claims.SearchCall{call}
+	resp.Analysis.Status = claims.StatusConfirmed
+	resp.Analysis.AtomicFacts = []claims.AtomicFact{fact}
+	return resp, snaps
+}
+
+// The cited snapshot mode is capped per tier: 3 pages on standard, 8 on
+// deep; evidence beyond the cap stays unchecked and still counts.
+func TestSnapshotCapsPerTier(t *testing.T) {
+	for _, tc := range []struct {
+		tier       string
+		maxSources int
+		wantEv     int
+		wantSnaps  int
+	}{
+		{claims.Standard, 8, 8, 3},
+		{claims.Deep, 10, 10, 8},
+	} {
+		t.Run(tc.tier, func(t *testing.T) {
+			resp, snaps := manyPagesFixture(12)
+			e, _ := newEngine(t, claimstest.Respond(resp, 0), snaps, nil)
+			req := defaultRequest("Exampleton's minimum wage is $18.00 per hour.")
+			req.MaxSources = tc.maxSources
+			res, err := e.Verify(t.Context(), tc.tier, req, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			validate(t, res)
+			reqs := snaps.Requests()
+			if len(reqs) != 1 || len(reqs[0]) != tc.wantSnaps {
+				t.Fatalf("snapshot requests %v, want one batch of %d", reqs, tc.wantSnaps)
+			}
+			for i, u := range reqs[0] {
+				if want := fmt.Sprintf("https://www.city%02d.gov/wage", i+1); u != want {
+					t.Fatalf("snapshot %d is %s, want %s (evidence order)", i, u, want)
+				}
+			}
+			var snapshotted, verified int
+			for _, ev := range res.Evidence {
+				if ev.Snapshotted {
+					snapshotted++
+				}
+				if strings.Contains(ev.QualityReason, "excerpt verified") {
+					verified++
+				}
+			}
+			p := res.Provenance
+			if len(res.Evidence) != tc.wantEv || len(res.Snapshots) != tc.wantSnaps || p.SnapshottedSourceCount != tc.wantSnaps ||
+				snapshotted != tc.wantSnaps || verified != tc.wantSnaps {
+				t.Fatalf("%d evidence, %d snapshots, %d snapshotted, %d verified, provenance %+v", len(res.Evidence), len(res.Snapshots), snapshotted, verified, p)
+			}
+			if res.Status != claims.StatusConfirmed {
+				t.Fatalf("status %s", res.Status)
+			}
+		})
+	}
+}
+
+// A provider that searches a local collection (the corpus) made no web
+// search: searchedWeb false, webSearchCallCount 0, no search fee, and a
+// limitation says so; its actions stay in providerSources.
+func TestOfflineProviderDidNotSearchTheWeb(t *testing.T) {
+	c, err := corpus.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := corpus.New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := &recordingObserver{}
+	e, _ := newEngine(t, p, nil, &claims.Options{Observer: obs})
+	call := &claims.Call{}
+	res, err := e.Verify(t.Context(), claims.Standard, defaultRequest("Base mainnet uses chain ID 8453."), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, res)
+	pv := res.Provenance
+	if pv.Provider != "corpus" || pv.SearchedWeb || pv.WebSearchCallCount != 0 || pv.ProviderSourceCount == 0 {
+		t.Fatalf("provenance %+v", pv)
+	}
+	if !hasLimitation(res, "The provider (corpus) searched a local document collection, not the web (") ||
+		!hasLimitation(res, "not the live web") {
+		t.Fatalf("limitations %q", res.Limitations)
+	}
+	if !slices.Contains(res.ProviderSources[0].Actions, claims.ActionSearch) {
+		t.Fatalf("the corpus search is not listed: %+v", res.ProviderSources[0])
+	}
+	if !call.ProviderCalled || call.Usage.SearchCalls != 0 || len(obs.usages()) != 1 || obs.usages()[0].SearchCalls != 0 {
+		t.Fatalf("usage %+v / %+v", call.Usage, obs.usages())
+	}
+	// The same answer from a web provider is a web search.
+	f := fixture(t, "confirmed")
+	web := runFixture(t, "confirmed", nil).res.Provenance
+	offline := f.Provider()
+	offline.Caps.Offline = true
+	e2, _ := newEngine(t, offline, f.Snapshotter(), nil)
+	req, _ := f.Request()
+	res2, err := e2.Verify(t.Context(), f.Tier, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !web.SearchedWeb || web.WebSearchCallCount != 2 || res2.Provenance.SearchedWeb || res2.Provenance.WebSearchCallCount != 0 {
+		t.Fatalf("web %+v, offline %+v", web, res2.Provenance)
 	}
 }

@@ -88,11 +88,16 @@ func (d *draft) finish(j judgement, providerName string) *Result {
 			captured[s.ID] = true
 		}
 	}
-	searched := false
-	for _, c := range resp.SearchCalls {
-		if c.Action == "" || c.Action == ActionSearch {
-			searched = true
+	// searchedWeb: a web search action happened. An offline provider's
+	// searches are of a local collection: not web searches, and not
+	// counted as web search calls.
+	searches, webCalls := searchActions(resp), len(resp.SearchCalls)
+	if d.offline {
+		if webCalls > 0 {
+			d.limit("The provider (%s) searched a local document collection, not the web (%s); searchedWeb is false and webSearchCallCount is 0.",
+				providerName, plural(webCalls, "tool action", "tool actions"))
 		}
+		searches, webCalls = 0, 0
 	}
 	res.Limitations = appendUnique(cleanAll(resp.Analysis.Limitations), d.limitations...)
 	model := clean(resp.Model)
@@ -100,13 +105,13 @@ func (d *draft) finish(j judgement, providerName string) *Result {
 		Provider:               providerName,
 		Model:                  model,
 		ProviderResponseID:     clean(resp.ResponseID),
-		SearchedWeb:            searched,
+		SearchedWeb:            searches > 0,
 		ConsultedSourceCount:   consulted,
 		CitedSourceCount:       len(citedPages),
 		ProviderSourceCount:    len(d.sources),
 		MatchedEvidenceCount:   matched,
 		SnapshottedSourceCount: len(captured),
-		WebSearchCallCount:     len(resp.SearchCalls),
+		WebSearchCallCount:     webCalls,
 		InputTokens:            max(0, resp.Usage.InputTokens),
 		CachedInputTokens:      max(0, resp.Usage.CachedInputTokens),
 		OutputTokens:           max(0, resp.Usage.OutputTokens),

@@ -265,6 +265,11 @@ func conclusionFor(status Status, facts []AtomicFact, independent, minimum int) 
 	case StatusAmbiguous:
 		return fmt.Sprintf("Ambiguous: the evidence conflicts on %d of %d atomic facts and none is confirmed or contradicted.", count[StatusAmbiguous], n)
 	}
+	if n > 0 && independent >= minimum {
+		// Row 7: enough sources in all, but no fact is settled by them.
+		return fmt.Sprintf("Insufficient evidence: the facts together rest on %s, but %s sufficient evidence on its own. The claim is neither confirmed nor refuted.",
+			plural(independent, "independent matched source", "independent matched sources"), plural(n, "atomic fact lacks", "atomic facts each lack"))
+	}
 	return fmt.Sprintf("Insufficient evidence: the usable evidence comes from %s; %d required. The claim is neither confirmed nor refuted.",
 		plural(independent, "independent matched source", "independent matched sources"), minimum)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -116,5 +117,75 @@ func TestPolicyClassification(t *testing.T) {
 		if e.SourceType != "official" || !strings.Contains(e.QualityReason, "allowedDomains under official_only") {
 			t.Fatalf("official_only evidence %+v", e)
 		}
+	}
+}
+
+// modelSays sets the model's own status of fact i in a fixture's recorded
+// response.
+func modelSays(i int, s claims.Status) func(*claimstest.Fixture) {
+	return func(f *claimstest.Fixture) { f.Response.Analysis.AtomicFacts[i].Status = s }
+}
+
+// Every row of the three verdict tables of the package documentation,
+// reached through the engine from a recorded fixture (changed where a row
+// needs a different model status).
+func TestVerdictTableRowsThroughEngine(t *testing.T) {
+	C, P, X, I, A := claims.StatusConfirmed, claims.StatusPartiallyConfirmed, claims.StatusContradicted, claims.StatusInsufficientEvidence, claims.StatusAmbiguous
+	S := func(s ...claims.Status) []claims.Status { return s }
+	tests := []struct {
+		row          string
+		fixture      string
+		mutate       func(*claims.Request)
+		change       func(*claimstest.Fixture)
+		want         claims.Status
+		facts        []claims.Status
+		conclusionIn string
+	}{
+		// Fact table (S supporting, C contradicting independent sources, m = minimumSources).
+		{"fact: S≥1, C≥1 → ambiguous", "conflict", nil, nil, A, S(A), "Ambiguous"},
+		{"fact: S≥m, C=0 → confirmed", "confirmed", nil, nil, C, S(C, C), "confirmed by the city"},
+		{"fact: S=0, C≥m → contradicted", "contradicted", nil, nil, X, S(X), "contradicted"},
+		{"fact: S<m, C=0 → insufficient_evidence", "all_insufficient", nil, nil, I, S(I, I), "Insufficient evidence"},
+		{"fact: S=0, C<m → insufficient_evidence", "contradicted_and_insufficient", nil, nil, X, S(X, I), "contradicted"},
+
+		// Model combination table (rule status, model's fact status).
+		{"model: confirmed + partially_confirmed → partially_confirmed", "confirmed", nil, modelSays(0, P), P, S(P, C), "Partially confirmed: 2 of 2"},
+		{"model: confirmed + insufficient_evidence → insufficient_evidence", "confirmed", nil, modelSays(0, I), P, S(I, C), "Partially confirmed: 1 of 2"},
+		{"model: confirmed + contradicted → ambiguous", "confirmed", nil, modelSays(0, X), P, S(A, C), "1 ambiguous"},
+		{"model: contradicted + insufficient_evidence → insufficient_evidence", "contradicted", nil, modelSays(0, I), I, S(I), "1 atomic fact lacks sufficient evidence"},
+		{"model: contradicted + confirmed → ambiguous", "contradicted", nil, modelSays(0, C), A, S(A), "Ambiguous: the evidence conflicts on 1 of 1"},
+		{"model: contradicted + partially_confirmed → ambiguous", "contradicted", nil, modelSays(0, P), A, S(A), "Ambiguous"},
+		{"model: insufficient rule + confirmed → rule status", "overclaim", nil, nil, I, S(I), "Insufficient evidence"},
+		{"model: confirmed + ambiguous → rule status", "confirmed", nil, modelSays(0, A), C, S(C, C), "confirmed by the city"},
+
+		// Top-level table.
+		{"top 1: fewer than m independent sources", "confirmed", func(r *claims.Request) { r.MinimumSources = 4 }, nil, I, S(I, I), "3 independent matched sources; 4 required"},
+		{"top 1: zero evidence", "overclaim", nil, nil, I, S(I), "comes from 0 independent matched sources"},
+		{"top 2: all confirmed", "confirmed", nil, nil, C, S(C, C), "confirmed by the city"},
+		{"top 3: all contradicted", "contradicted", nil, nil, X, S(X), "The claim is contradicted"},
+		{"top 4: confirmed and contradicted", "mixed", nil, nil, P, S(C, X), "Partially confirmed: 1 of 2"},
+		{"top 5: contradicted and insufficient", "contradicted_and_insufficient", nil, nil, X, S(X, I), "The claim is contradicted"},
+		{"top 6: ambiguous and insufficient", "ambiguous_and_insufficient", nil, nil, A, S(A, I), "Ambiguous: the evidence conflicts on 1 of 2"},
+		{"top 7: all insufficient with enough sources in all", "all_insufficient", nil, nil, I, S(I, I),
+			"the facts together rest on 2 independent matched sources, but 2 atomic facts each lack sufficient evidence"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.row, func(t *testing.T) {
+			res := runFixtureWith(t, tc.fixture, tc.mutate, tc.change).res
+			if res.Status != tc.want {
+				t.Fatalf("status %s, want %s (facts %v, limitations %q)", res.Status, tc.want, factStatuses(res), res.Limitations)
+			}
+			if diff := cmp.Diff(tc.facts, factStatuses(res)); diff != "" {
+				t.Fatalf("fact statuses (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(res.Conclusion, tc.conclusionIn) {
+				t.Fatalf("conclusion %q does not contain %q", res.Conclusion, tc.conclusionIn)
+			}
+		})
+	}
+	// Row 6 also adds the conflict (includeConflicts is on by default).
+	res := runFixture(t, "ambiguous_and_insufficient", nil).res
+	if len(res.Conflicts) != 1 || !cmp.Equal(res.Conflicts[0].EvidenceIDs, []string{"e1", "e2"}) {
+		t.Fatalf("conflicts %+v", res.Conflicts)
 	}
 }

@@ -86,12 +86,15 @@ func ExampleNew() {
 			}
 		}
 	}
+	// The corpus searches a local collection, not the web: no web search
+	// calls (and no per-call fee) are counted for it.
+	//
 	// Output:
 	// assay_http_requests_total{method="GET",route="health.live",status="200"} 1
 	// assay_http_requests_total{method="GET",route="unmatched",status="404"} 1
 	// assay_http_requests_total{method="POST",route="claims.verify.quick",status="200"} 1
 	// assay_payment_amount_microusd_total{protocol="x402"} 120000
 	// assay_payments_total{outcome="settled",protocol="x402"} 1
-	// assay_provider_search_calls_total{provider="corpus"} 1
+	// assay_provider_search_calls_total{provider="corpus"} 0
 	// assay_verifications_total{status="contradicted",tier="quick"} 1
 }

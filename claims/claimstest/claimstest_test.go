@@ -75,6 +75,23 @@ func TestSnapshotters(t *testing.T) {
 		recs[2].Status != snapshot.StatusFailed || *recs[2].FailureReason != "HTTP 404" {
 		t.Fatalf("%+v %+v %+v", recs[0], recs[1], recs[2])
 	}
+	// A content type other than the default is normalised as the capturer
+	// does: a PDF keeps its raw hash and has no text; HTML is reduced to
+	// its text.
+	typed := &Snapshotter{Pages: map[string]Page{
+		"https://d.com/f.pdf": {Text: "%PDF-1.7 Hello World", ContentType: "application/pdf"},
+		"https://d.com/p":     {Text: "<p>Hello <b>World</b></p>", ContentType: "text/html; charset=utf-8"},
+	}}
+	recs, err = typed.CaptureAll(context.Background(), []string{"https://d.com/f.pdf", "https://d.com/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pdf := recs[0]; pdf.Status != snapshot.StatusCaptured || pdf.RawSHA256 == nil || pdf.NormalizedSHA256 != nil || pdf.Text != "" || pdf.Contains("Hello World") {
+		t.Fatalf("PDF record %+v", pdf)
+	}
+	if html := recs[1]; html.NormalizedSHA256 == nil || !html.Contains("hello world") || strings.Contains(html.Text, "<b>") {
+		t.Fatalf("HTML record %+v", html)
+	}
 	site := NewSlowSite(50 * time.Millisecond)
 	defer site.Close()
 	var urls []string

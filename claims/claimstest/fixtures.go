@@ -29,6 +29,10 @@ type Fixture struct {
 	RawRequest json.RawMessage `json:"request"`
 	// Pages maps URLs to page text for the fake Snapshotter.
 	Pages map[string]string `json:"pages"`
+	// ContentTypes maps URLs of Pages to their Content-Type when it is not
+	// text/html (see Page.ContentType), e.g. "application/pdf" for a page
+	// whose text the capturer cannot extract.
+	ContentTypes map[string]string `json:"contentTypes,omitempty"`
 	// Response is the provider's answer.
 	Response *claims.ProviderResponse `json:"response"`
 }
@@ -46,7 +50,7 @@ func (f *Fixture) Request() (*claims.Request, error) {
 func (f *Fixture) Snapshotter() *Snapshotter {
 	s := &Snapshotter{Pages: map[string]Page{}}
 	for u, text := range f.Pages {
-		s.Pages[u] = Page{Text: text}
+		s.Pages[u] = Page{Text: text, ContentType: f.ContentTypes[u]}
 	}
 	return s
 }
@@ -68,6 +72,11 @@ func LoadFixture(name string) (*Fixture, error) {
 	}
 	if f.Response == nil || f.Tier == "" || len(f.RawRequest) == 0 {
 		return nil, fmt.Errorf("claimstest: fixture %s: tier, request and response are required", name)
+	}
+	for u := range f.ContentTypes {
+		if _, ok := f.Pages[u]; !ok {
+			return nil, fmt.Errorf("claimstest: fixture %s: content type for %s, which is not among its pages", name, u)
+		}
 	}
 	return f, nil
 }

@@ -12,9 +12,11 @@ import (
 
 // Step is one scripted provider answer.
 type Step struct {
-	// Response is returned (a deep copy) when Err is nil.
+	// Response is returned (a deep copy).
 	Response *claims.ProviderResponse
-	// Err is returned instead of a response.
+	// Err is returned; with Response set too, the response is returned
+	// along with it, as a provider returns the partial response of a call
+	// that failed but still cost tokens (e.g. a truncated answer).
 	Err error
 	// Delay is waited before answering; a context that ends first makes
 	// Search return a ProviderTimeout error.
@@ -77,6 +79,9 @@ func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims
 		}
 	}
 	if st.Err != nil {
+		if st.Response != nil {
+			return cloneResponse(st.Response), st.Err
+		}
 		return nil, st.Err
 	}
 	if st.Response == nil {

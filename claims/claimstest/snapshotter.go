@@ -25,6 +25,14 @@ type Page struct {
 	Status snapshot.Status
 	// FinalURL is where the fetch ended up (default the requested URL).
 	FinalURL string
+	// ContentType is the page's Content-Type. Empty means text/html with
+	// Text taken as the page's normalised text. Otherwise Text is the body
+	// and the record is made as the snapshot capturer makes it: the body
+	// is normalised with snapshot.Normalize, and a type without a
+	// normalised form (application/pdf) gives a captured record with a
+	// rawSha256 but no normalizedSha256 and no text to check excerpts
+	// against.
+	ContentType string
 }
 
 // Snapshotter is a fake claims.Snapshotter serving pages from memory.
@@ -105,8 +113,17 @@ func (s *Snapshotter) CaptureAll(ctx context.Context, urls []string) ([]*snapsho
 				final = p.FinalURL
 			}
 			code, ct, n := 200, "text/html; charset=utf-8", int64(len(p.Text))
+			if p.ContentType != "" {
+				ct = p.ContentType
+			}
 			rec.Status, rec.FinalURL, rec.HTTPStatus, rec.ContentType, rec.ContentLength = snapshot.StatusCaptured, &final, &code, &ct, &n
-			rec.RawSHA256, rec.NormalizedSHA256, rec.Text = sha(p.Text), sha(strings.Join(strings.Fields(p.Text), " ")), p.Text
+			rec.RawSHA256 = sha(p.Text)
+			if p.ContentType == "" {
+				rec.NormalizedSHA256, rec.Text = sha(strings.Join(strings.Fields(p.Text), " ")), p.Text
+			} else if nz := snapshot.Normalize([]byte(p.Text), ct); nz != nil {
+				h := nz.SHA256
+				rec.NormalizedSHA256, rec.Normalization, rec.Charset, rec.Text = &h, nz.Version, nz.Charset, nz.Text
+			}
 		}
 		out[i] = rec
 	}

@@ -11,6 +11,18 @@
 // every excerpt is an exact sentence of that document's visible text, and
 // when its rule cannot tell it answers insufficient_evidence or ambiguous.
 //
+// A search of the collection is a search call, but not a web search: the
+// provider reports Capabilities().Offline, so the claims engine's
+// provenance says searchedWeb false and webSearchCallCount 0 (its "search"
+// and "open_page" actions still appear, with their ids and queries, in the
+// providerSources), accounts no per-call search fee, and adds the
+// limitation "The provider (corpus) searched a local document collection,
+// not the web (N tool actions); searchedWeb is false and
+// webSearchCallCount is 0." The interface document says searchedWeb is
+// true only if a search call happened; it names no local search, so the
+// stricter reading was chosen: a caller who sees searchedWeb true may
+// assume the live web was consulted.
+//
 // # Collections
 //
 // Demo returns the embedded demo collection: 51 short documents written for

@@ -94,9 +94,10 @@ func (p *Provider) Name() string { return ProviderName }
 func (p *Provider) Collection() *Collection { return p.c }
 
 // Capabilities: the provider applies allowed and blocked domain lists of
-// any length itself (MaxDomains reports the request's own cap, 100).
+// any length itself (MaxDomains reports the request's own cap, 100), and
+// it is Offline: it searches its collection, not the web.
 func (p *Provider) Capabilities() claims.ProviderCapabilities {
-	return claims.ProviderCapabilities{DomainFilter: true, MaxDomains: 100, BlockedDomainFilter: true, SourceName: SourceName}
+	return claims.ProviderCapabilities{DomainFilter: true, MaxDomains: 100, BlockedDomainFilter: true, SourceName: SourceName, Offline: true}
 }
 
 // kindWeight is the weight of a source kind in the verdict rule.

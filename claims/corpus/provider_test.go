@@ -461,7 +461,7 @@ func TestSearchErrors(t *testing.T) {
 func TestIdentity(t *testing.T) {
 	p := demoProvider(t)
 	var _ claims.SearchProvider = p
-	want := claims.ProviderCapabilities{DomainFilter: true, MaxDomains: 100, BlockedDomainFilter: true, SourceName: "corpus_web_search"}
+	want := claims.ProviderCapabilities{DomainFilter: true, MaxDomains: 100, BlockedDomainFilter: true, SourceName: "corpus_web_search", Offline: true}
 	if d := cmp.Diff(want, p.Capabilities()); d != "" || p.Name() != "corpus" {
 		t.Errorf("capabilities %s, name %q", d, p.Name())
 	}

@@ -75,14 +75,18 @@
 //	429 insufficient_quota                  ProviderQuotaExhausted, never retried, logged at error level
 //	429 rate limit, Retry-After ≤ 20 s      retried while retries and time remain
 //	429 otherwise                           ProviderRateLimited with RetryAfter
-//	5xx, 408, connection error              retried up to MaxRetries (2), then ProviderFailed
+//	5xx, 408, connection error              retried up to MaxRetries (1), then ProviderFailed
 //	context deadline, attempt timeout       ProviderTimeout
 //	status "incomplete" (max_output_tokens) ProviderBadOutput (truncated JSON)
 //	status "failed"                         ProviderFailed (rate_limit_exceeded: ProviderRateLimited)
 //	body or analysis not JSON, schema       ProviderBadOutput
 //	violation, refusal, no output text
 //
-// A retry is made only if the context deadline leaves MinAttemptTime after
+// By default a failed attempt is retried at most once (DefaultMaxRetries 1,
+// not the SDK's 2): the verification has one deadline, and the reference
+// notes advise retrying once and only when enough time remains; a second
+// retry would mostly spend the caller's deadline on an overloaded API. A
+// retry is made only if the context deadline leaves MinAttemptTime after
 // the wait; each attempt has its own timeout (AttemptTimeout); when the
 // context has no deadline, Options.Timeout (120 s) applies. The x-request-id,
 // openai-processing-ms and x-ratelimit-* headers of every attempt are logged

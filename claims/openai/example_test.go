@@ -28,5 +28,5 @@ func ExampleNew() {
 	fmt.Printf("%+v\n", p.Capabilities())
 	// Output:
 	// false true
-	// {DomainFilter:true MaxDomains:100 BlockedDomainFilter:false SourceName:openai_web_search}
+	// {DomainFilter:true MaxDomains:100 BlockedDomainFilter:false SourceName:openai_web_search Offline:false}
 }

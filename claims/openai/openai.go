@@ -27,7 +27,7 @@ const (
 	DefaultModel           = "gpt-5-mini"
 	DefaultReasoningEffort = "low"
 	DefaultAttemptTimeout  = 100 * time.Second
-	DefaultMaxRetries      = 2
+	DefaultMaxRetries      = 1
 	DefaultRetryWaitMin    = 500 * time.Millisecond
 	DefaultRetryWaitMax    = 8 * time.Second
 	DefaultMaxRetryAfter   = 20 * time.Second
@@ -96,8 +96,10 @@ type Options struct {
 	// DefaultAttemptTimeout).
 	AttemptTimeout time.Duration
 	// MaxRetries is how many times a transient failure (connection error,
-	// 5xx, 408, 429 rate_limit_exceeded) is retried: default 2, negative
-	// for none. insufficient_quota is never retried.
+	// 5xx, 408, 429 rate_limit_exceeded) is retried: default 1
+	// (DefaultMaxRetries, as the reference notes advise: retry at most once,
+	// and only if enough time remains), negative for none.
+	// insufficient_quota is never retried.
 	MaxRetries int
 	// RetryWaitMin and RetryWaitMax bound the exponential backoff
 	// (RetryWaitMin·2^n, capped, minus up to 25 % jitter); defaults 0.5 s

@@ -601,7 +601,7 @@ func TestFailures(t *testing.T) {
 			name:      "rate limit forever",
 			replies:   []reply{{status: 429, file: "error_rate_limit.json", header: map[string]string{"retry-after-ms": "20"}}},
 			wantKind:  claims.ErrProviderRateLimited,
-			wantCalls: 3,
+			wantCalls: 2,
 			check: func(t *testing.T, _ *claims.ProviderResponse, err error) {
 				var pe *claims.ProviderError
 				if !errors.As(err, &pe) || pe.RetryAfter != 20*time.Millisecond {
@@ -613,13 +613,20 @@ func TestFailures(t *testing.T) {
 			name:      "5xx forever",
 			replies:   []reply{{status: 500, file: "error_server.json"}},
 			wantKind:  claims.ErrProviderFailed,
-			wantCalls: 3,
+			wantCalls: 2,
 			check: func(t *testing.T, _ *claims.ProviderResponse, err error) {
 				var ae *APIError
 				if !errors.As(err, &ae) || ae.StatusCode != 500 || ae.Type != "server_error" {
 					t.Errorf("APIError = %+v", ae)
 				}
 			},
+		},
+		{
+			name:      "5xx forever with MaxRetries 2",
+			replies:   []reply{{status: 500, file: "error_server.json"}},
+			mod:       func(o *Options) { o.MaxRetries = 2 },
+			wantKind:  claims.ErrProviderFailed,
+			wantCalls: 3,
 		},
 		{
 			name:      "5xx with retries disabled",
@@ -638,14 +645,14 @@ func TestFailures(t *testing.T) {
 			name:      "connection errors",
 			replies:   []reply{{hangup: true}},
 			wantKind:  claims.ErrProviderFailed,
-			wantCalls: 3,
+			wantCalls: 2,
 		},
 		{
 			name:      "attempt timeout",
 			replies:   []reply{{delay: 300 * time.Millisecond, file: "success.json"}},
 			mod:       func(o *Options) { o.AttemptTimeout = 40 * time.Millisecond },
 			wantKind:  claims.ErrProviderTimeout,
-			wantCalls: 3,
+			wantCalls: 2,
 		},
 		{
 			name:       "context deadline",
