@@ -189,7 +189,9 @@ func TestCapabilitiesListTheRoutingTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(snaps.Close)
-	e := newDiscoveryEnv(t, true, func(c *Config) { c.Snapshots = SnapshotsConfig{Service: snaps, Prefixes: []string{DefaultClaimsPrefix}} })
+	e := newDiscoveryEnv(t, true, func(c *Config) {
+		c.Snapshots = SnapshotsConfig{Service: snaps, Prefixes: []string{DefaultClaimsPrefix}}
+	})
 	rec := do(t, e.srv, "GET", "/v1/capabilities", "")
 	if rec.Code != 200 {
 		t.Fatalf("capabilities: %d", rec.Code)
