@@ -5,30 +5,65 @@
 // sold per call over HTTP 402 (x402 and MPP); the verifier is also served
 // over MCP and A2A with discovery documents.
 //
-// # Packages
+// This root package holds no code: it documents the module. The packages:
 //
 //   - shapes: every request shape of the interface documents, decoded and
 //     validated exactly as the existing services (Pydantic v2 lax mode)
 //     do, with FastAPI's 422 bodies and JSON Schemas from the same tags.
 //   - niche: the niche catalogue engine (evaluations, signals, scores,
-//     access levels, subscriptions).
+//     access levels, unlock tokens, subscriptions); niche/nichedemo is the
+//     demo catalogue, niche/stripebilling sells subscriptions through
+//     Stripe, niche/nichetest and niche/stripebilling/stripebillingtest
+//     are test helpers.
 //   - claims: the verification engine (tiers, providers, reconciliation,
-//     verdict rules); claims/openai, claims/corpus and claims/claimstest
-//     are its providers.
-//   - snapshot: SSRF-safe URL capture with reproducible hashes.
-//   - payment: prices, x402 and MPP, verification, the 402 Gate, orders,
-//     quotes and signed receipts; payment/paymenttest has a dev wallet and
-//     fakes.
+//     verdict rules); claims/openai and claims/corpus are its providers
+//     (OpenAI web search; an offline corpus), claims/claimstest has
+//     scripted providers and fixtures.
+//   - snapshot: SSRF-safe URL capture with reproducible hashes;
+//     snapshot/warc exports WARC records, snapshot/snapshottest has
+//     in-memory stores.
+//   - payment: prices, x402 and MPP, verification, the facilitator client,
+//     the 402 Gate and transport-neutral Cashier, orders, quotes, signed
+//     receipts, and the paying client Transport; payment/paymenttest has a
+//     dev wallet and fakes, payment/gatetest a scripted processor.
 //   - store: SQLite (embedded default) and PostgreSQL implementations of
-//     every Store; store/storetest is the conformance suite.
-//   - server: the HTTP handlers, composed by server.New into one
-//     http.Handler to mount in any mux.
+//     every store interface; store/storetest is the conformance suite.
+//   - server: the HTTP handlers (REST, MCP, A2A, discovery documents,
+//     health, readiness, capabilities), composed by server.New into one
+//     *server.Server, an http.Handler to mount in any mux.
+//   - discovery: the generators of the discovery documents (OpenAPI,
+//     agent-service manifest, x402 list, MCP server.json, A2A agent card)
+//     and the JSON Schemas they are checked against.
+//   - metrics: Prometheus collectors and the adapters that plug them into
+//     the server's observers and the engines' hooks.
+//
+// The examples are programs: examples/server (the whole service),
+// examples/embed (mount some handlers in your own mux), examples/client (a
+// paying agent) and examples/verify (the engine without HTTP).
 //
 // # Quick start
 //
-//	db, err := store.Open(ctx, "assay-data/assay.db", nil)
+// One store holds everything; the engines are built on it and server.New
+// composes them (Example runs this with the offline corpus):
+//
+//	db, err := store.Open(ctx, "assay-data/assay.db", nil) // or postgres://…
 //	if err != nil { ... }
-//	h, err := server.New(server.Config{Logger: slog.Default()})
+//	catalogue, err := niche.New(db, nil)
+//	if err != nil { ... }
+//	snaps, err := snapshot.NewService(db, db, nil)
+//	if err != nil { ... }
+//	provider, err := openai.New(&openai.Options{APIKey: os.Getenv("OPENAI_API_KEY")})
+//	if err != nil { ... }
+//	engine, err := claims.New(provider, db, snaps, nil)
+//	if err != nil { ... }
+//	h, err := server.New(server.Config{
+//		Logger:    slog.Default(),
+//		Paywall:   payment.Free{}, // or a *payment.Gate over db: 402 with x402 and MPP
+//		Niche:     server.NicheConfig{Engine: catalogue},
+//		Claims:    server.ClaimsConfig{Engine: engine},
+//		Snapshots: server.SnapshotsConfig{Service: snaps, Prefixes: []string{server.DefaultClaimsPrefix}},
+//		Ready:     map[string]func(context.Context) error{"store": db.Ping},
+//	})
 //	if err != nil { ... }
 //	mux.Handle("/", h)
 //

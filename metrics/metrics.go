@@ -15,6 +15,18 @@
 //	payments_total{protocol,outcome}                counter
 //	payment_amount_microusd_total{protocol}         counter (settled only)
 //
+// Payment labels are those of payment.PaymentEvent, as the cashier and the
+// 402 gate emit them. protocol: x402 (v1 and v2 together: the event does
+// not carry the x402 version), mpp, mpp-stripe (orders charged to a card;
+// a refused card credential counts under mpp, since the credential's
+// protocol is mpp until an order exists), none (no readable credential).
+// outcome: challenged (no credential: 402), rejected (invalid or
+// unreadable credential), replayed (a payment already used), idempotent (a
+// retry answered from a completed order, not charged again), settled,
+// pending (settlement outcome unknown; reconciled later),
+// settlement_failed, voided (the paid work failed, nothing charged), error
+// (processor or store failure).
+//
 // Label values come from fixed sets (route ids, tier names, statuses), never
 // from request data, so cardinality stays bounded: an unknown path is
 // counted under route "unmatched".
@@ -142,8 +154,10 @@ func (m *Metrics) Snapshot(status string) {
 	m.snapshots.WithLabelValues(status).Inc()
 }
 
-// Payment records a paid-call outcome: outcome is one of challenged,
-// rejected, replayed, settled, failed, pending, voided.
+// Payment records a paid-call outcome: protocol is x402, mpp, mpp-stripe
+// or "" (counted as none); outcome is one of challenged, rejected,
+// replayed, idempotent, settled, pending, settlement_failed, voided, error
+// (see the package documentation).
 func (m *Metrics) Payment(protocol, outcome string, settledMicroUSD int64) {
 	if protocol == "" {
 		protocol = "none"

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"io"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +88,53 @@ func TestAdapters(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q", want)
+		}
+	}
+}
+
+// TestPaymentLabelsDocumented: every outcome and protocol the payment
+// package emits in a PaymentEvent is named in this package's
+// documentation (the values are read from payment's source, so a new
+// outcome there fails here until it is documented).
+func TestPaymentLabelsDocumented(t *testing.T) {
+	src, err := os.ReadFile("metrics.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, para, ok := strings.Cut(string(src), "// Payment labels are")
+	para, _, _ = strings.Cut(para, "\n//\n")
+	if !ok {
+		t.Fatal("metrics.go has no paragraph on payment labels")
+	}
+	doc := strings.ReplaceAll(para, "\n//", "")
+	files, err := filepath.Glob("../payment/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("payment sources: %v", err)
+	}
+	outcome := regexp.MustCompile(`Outcome(?:, [A-Za-z.]+)? = "([a-z_]+)"|Outcome: +"([a-z_]+)"`)
+	emitted := map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range outcome.FindAllSubmatch(b, -1) {
+			emitted[string(m[1])+string(m[2])] = true
+		}
+	}
+	if len(emitted) < 5 {
+		t.Fatalf("found only %v in payment's sources: the pattern is stale", emitted)
+	}
+	want := []string{payment.ProtocolX402, payment.ProtocolMPP, payment.ProtocolMPPStripe, "none"}
+	for o := range emitted {
+		want = append(want, o)
+	}
+	for _, v := range want {
+		if !regexp.MustCompile(`(^|[^a-z_-])` + regexp.QuoteMeta(v) + `([^a-z_-]|$)`).MatchString(doc) {
+			t.Errorf("metrics.go does not document the payment label value %q", v)
 		}
 	}
 }

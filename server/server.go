@@ -3,6 +3,11 @@
 // discovery documents), composed by New into one http.Handler that a host
 // can mount anywhere in its own mux.
 //
+// New returns a *Server, which is an http.Handler (ServeHTTP) and also
+// exposes its routing table (Routes), from which /v1/capabilities and the
+// discovery documents are generated. Hosts that only mount it can treat it
+// as a plain http.Handler.
+//
 // server is the only package where errors become status codes. Bodies
 // follow FastAPI: {"detail":"..."} for errors, the Pydantic list for 422,
 // {"detail":"Not Found"} for unknown paths and {"detail":"Method Not
@@ -15,6 +20,15 @@
 //   - Bodies over the configured limit get 413 {"detail":"Request body too
 //     large"} before any handler work.
 //   - A service whose engine is not configured has no routes (404).
+//   - 422 bodies carry loc "body", "query" or "header" (Idempotency-Key).
+//     There is no 422 with loc "path": every path parameter of the
+//     interface documents is a string, so any non-empty segment is valid
+//     input, and one that names nothing (unknown id, NUL or invalid UTF-8)
+//     is a 404.
+//   - Every request is logged once at info level ("request": method, path,
+//     route id, status, bytes, duration); a panic is logged at error level
+//     with its value and stack and answered 500 {"detail":"Internal Server
+//     Error"} when nothing was written yet.
 package server
 
 import (

@@ -1,13 +1,19 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
 
+	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/store"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -165,6 +171,132 @@ func TestHealthAndCapabilities(t *testing.T) {
 	}
 	if diff := cmp.Diff(len(want), len(ids)); diff != "" {
 		t.Fatalf("capabilities count (-want +got):\n%s", diff)
+	}
+}
+
+// TestCapabilitiesListTheRoutingTable: on a server with claims, niche,
+// snapshots, commerce, MCP, A2A and discovery mounted, /v1/capabilities is
+// exactly the routing table: the same (id, method, path) triples, sorted
+// by path then method.
+func TestCapabilitiesListTheRoutingTable(t *testing.T) {
+	sdb, err := store.Open(context.Background(), ":memory:", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sdb.Close() })
+	snaps, err := snapshot.NewService(sdb, sdb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(snaps.Close)
+	e := newDiscoveryEnv(t, true, func(c *Config) {
+		c.Snapshots = SnapshotsConfig{Service: snaps, Prefixes: []string{DefaultClaimsPrefix}}
+	})
+	rec := do(t, e.srv, "GET", "/v1/capabilities", "")
+	if rec.Code != 200 {
+		t.Fatalf("capabilities: %d", rec.Code)
+	}
+	type op struct{ ID, Method, Path string }
+	var got struct{ Capabilities []op }
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	var want []op
+	for _, r := range e.srv.Routes() {
+		want = append(want, op{r.ID, r.Method, r.Path})
+	}
+	sort.SliceStable(want, func(i, j int) bool {
+		if want[i].Path != want[j].Path {
+			return want[i].Path < want[j].Path
+		}
+		return want[i].Method < want[j].Method
+	})
+	if diff := cmp.Diff(want, got.Capabilities); diff != "" {
+		t.Fatalf("capabilities differ from the routing table (-want +got):\n%s", diff)
+	}
+	// Every service is really mounted (the comparison is not vacuous).
+	for _, id := range []string{"health.live", "claims.verify.deep", "claims.verification.get", "niche.list", "discovery.openapi",
+		"snapshots.get", "commerce.orders.get", "commerce.quotes.create"} {
+		found := false
+		for _, o := range got.Capabilities {
+			found = found || o.ID == id
+		}
+		if !found {
+			t.Errorf("capabilities lack %s", id)
+		}
+	}
+}
+
+// TestRequestLogging: every request is logged once with method, path,
+// route id, status, size and duration; a panic is logged with its value
+// and stack before the 500 line.
+func TestRequestLogging(t *testing.T) {
+	var buf bytes.Buffer
+	s, err := New(Config{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &router{maxBody: s.cfg.MaxBodyBytes}
+	s.routes = append(s.routes, &Route{ID: "boom", Method: "GET", Path: "/v1/boom",
+		Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("kaboom") })})
+	for _, r := range s.routes {
+		for _, p := range r.Patterns() {
+			if err := rt.add(r.Method, p, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h := s.observe(s.cors(rt))
+	do(t, h, "GET", "/healthz", "")
+	do(t, h, "POST", "/v1/nope?x=1", "{}")
+	do(t, h, "GET", "/v1/boom", "")
+
+	var lines []map[string]any
+	dec := json.NewDecoder(&buf)
+	for dec.More() {
+		var l map[string]any
+		if err := dec.Decode(&l); err != nil {
+			t.Fatalf("log is not JSON lines: %v\n%s", err, buf.String())
+		}
+		lines = append(lines, l)
+	}
+	if len(lines) != 4 {
+		t.Fatalf("%d log lines, want 4 (three requests and a panic):\n%v", len(lines), lines)
+	}
+	// The fields compared exactly; duration and stack are only checked to
+	// be there.
+	pick := func(l map[string]any, keys ...string) map[string]any {
+		out := map[string]any{}
+		for _, k := range keys {
+			if v, ok := l[k]; ok {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	req := []string{"level", "msg", "method", "path", "route", "status", "bytes"}
+	wantReq := []map[string]any{
+		{"level": "INFO", "msg": "request", "method": "GET", "path": "/healthz", "route": "health.live", "status": 200.0, "bytes": 15.0},
+		{"level": "INFO", "msg": "request", "method": "POST", "path": "/v1/nope", "route": "", "status": 404.0, "bytes": 22.0},
+	}
+	for i, w := range wantReq {
+		if diff := cmp.Diff(w, pick(lines[i], req...)); diff != "" {
+			t.Errorf("request line %d (-want +got):\n%s", i, diff)
+		}
+		if _, ok := lines[i]["duration"].(float64); !ok {
+			t.Errorf("request line %d has no duration: %v", i, lines[i])
+		}
+	}
+	wantPanic := map[string]any{"level": "ERROR", "msg": "panic serving request", "method": "GET", "path": "/v1/boom", "panic": "kaboom"}
+	if diff := cmp.Diff(wantPanic, pick(lines[2], "level", "msg", "method", "path", "panic")); diff != "" {
+		t.Errorf("panic line (-want +got):\n%s", diff)
+	}
+	if st, _ := lines[2]["stack"].(string); !strings.Contains(st, "TestRequestLogging") {
+		t.Errorf("panic line without the stack: %v", lines[2]["stack"])
+	}
+	wantAfter := map[string]any{"level": "INFO", "msg": "request", "method": "GET", "path": "/v1/boom", "route": "boom", "status": 500.0}
+	if diff := cmp.Diff(wantAfter, pick(lines[3], "level", "msg", "method", "path", "route", "status")); diff != "" {
+		t.Errorf("request line after the panic (-want +got):\n%s", diff)
 	}
 }
 

@@ -110,7 +110,10 @@ func dateFromNumber(lit []byte, isFloat bool) (Date, dateErr) {
 		sec = v
 	} else {
 		f, _ := strconv.ParseFloat(string(lit), 64)
-		if math.IsInf(f, 0) || math.Abs(f) > 9e18 {
+		switch {
+		case f < -9e18: // -Inf included
+			return Date{}, dateErr{"date_from_datetime_parsing", dtTooSmall}
+		case f > 9e18: // +Inf included
 			return Date{}, dateErr{"date_from_datetime_parsing", dtTooLarge}
 		}
 		_, frac := math.Modf(f)

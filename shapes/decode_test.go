@@ -105,8 +105,24 @@ func TestAvatarImageBound(t *testing.T) {
 	}
 	err := Decode([]byte(`{"name":"me","image":"`+img+`a"}`), &a)
 	var ve *ValidationError
-	if !errors.As(err, &ve) || ve.Detail[0].Type != "string_too_long" {
+	if !errors.As(err, &ve) || len(ve.Detail) != 1 {
 		t.Fatalf("past the bound: %v", err)
+	}
+	// Pydantic 2.13 (shapes/testdata/gen/models.py AvatarUpload) answers
+	// exactly this, with the 28,000,001-character string as input.
+	d := ve.Detail[0]
+	in, _ := d.Input.(json.RawMessage)
+	if string(in) != `"`+img+`a"` {
+		t.Fatalf("input is not the rejected string (%T, %d bytes)", d.Input, len(in))
+	}
+	d.Input = nil
+	got, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"type":"string_too_long","loc":["image"],"msg":"String should have at most 28000000 characters","input":null,"ctx":{"max_length":28000000}}`
+	if string(got) != want {
+		t.Fatalf("past the bound:\n got %s\nwant %s", got, want)
 	}
 }
 

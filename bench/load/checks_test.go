@@ -223,3 +223,28 @@ func TestPayerAgainstChallenge(t *testing.T) {
 		}
 	}
 }
+
+// TestSoakIsTheLoadScenarioLonger: soak runs the load scenario (and its
+// memory judgement) for SoakDuration, 30 minutes by default, leaving the
+// other scenarios' duration alone.
+func TestSoakIsTheLoadScenarioLonger(t *testing.T) {
+	cfg := defaultConfig()
+	if cfg.SoakDuration != 30*time.Minute {
+		t.Fatalf("default soak duration %s", cfg.SoakDuration)
+	}
+	cfg.Duration, cfg.SoakDuration = 5*time.Second, 7*time.Second
+	if got := scenarioConfig(cfg, "soak"); got.Duration != 7*time.Second || got.Growth != cfg.Growth || got == cfg {
+		t.Fatalf("soak config: %+v", got)
+	}
+	for _, sc := range []string{"load", "crash", "badinput"} {
+		if got := scenarioConfig(cfg, sc); got.Duration != 5*time.Second {
+			t.Fatalf("%s duration %s", sc, got.Duration)
+		}
+	}
+	if cfg.Duration != 5*time.Second {
+		t.Fatal("scenarioConfig changed the configuration it was given")
+	}
+	if _, err := runScenario(context.Background(), cfg, "sleep", backendSQLite); err == nil || !strings.Contains(err.Error(), "soak") {
+		t.Fatalf("unknown scenario: %v", err)
+	}
+}

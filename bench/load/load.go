@@ -335,11 +335,12 @@ func (c *loadClient) orderLookup(ctx context.Context) {
 
 // runLoad is the load scenario on one backend: clients mixing free and
 // paid calls for cfg.Duration against instances servers sharing one
-// database.
-func runLoad(ctx context.Context, cfg *Config, backend string, instances int) (*report, error) {
-	rep := &report{Scenario: "load", Backend: backend, Instances: instances, Clients: cfg.Clients, Strict: cfg.Strict}
+// database. name is the scenario reported: "load", or "soak" (the same
+// run, longer).
+func runLoad(ctx context.Context, cfg *Config, name, backend string, instances int) (*report, error) {
+	rep := &report{Scenario: name, Backend: backend, Instances: instances, Clients: cfg.Clients, Strict: cfg.Strict}
 	st := newStats()
-	cl, err := newCluster(ctx, cfg, "load", backend, instances, nil)
+	cl, err := newCluster(ctx, cfg, name, backend, instances, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func checkReportShape(t *testing.T, rep *report) {
 		facts[f.Name] = f.Value
 	}
 	switch rep.Scenario {
-	case "load", "crash":
+	case "load", "soak", "crash":
 		for _, name := range []string{"paid deliveries", "double deliveries", "audit", "database"} {
 			if facts[name] == "" {
 				t.Errorf("%s: fact %q missing", rep.Scenario, name)

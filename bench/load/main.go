@@ -21,6 +21,10 @@
 //     with a receipt that verifies offline against the JWKS and the
 //     received bytes, no payment settled twice in the database, and flat
 //     memory (RSS sampled from /proc).
+//   - soak: the load scenario run for -soak-duration (default 30
+//     minutes) instead of -duration, with the same assertions; its memory
+//     judgement is the point: over half an hour a leak shows as sustained
+//     growth, where a few minutes cannot tell it from warm-up.
 //   - crash: paid load on SQLite while the server is killed with SIGKILL
 //     several times and restarted on the same data and port. Asserts the
 //     database integrity after each kill, that orders left processing are
@@ -63,6 +67,8 @@ type Config struct {
 	Postgres string
 	// Duration of the load phase of each scenario.
 	Duration time.Duration
+	// SoakDuration is the load phase of the soak scenario.
+	SoakDuration time.Duration
 	// Clients is the number of concurrent clients.
 	Clients int
 	// Kills is the number of SIGKILLs in the crash scenario.
@@ -90,6 +96,7 @@ func defaultConfig() *Config {
 	return &Config{
 		Log:            os.Stdout,
 		Duration:       3 * time.Minute,
+		SoakDuration:   30 * time.Minute,
 		Clients:        16,
 		Kills:          4,
 		CrashAge:       false,
@@ -105,11 +112,12 @@ func defaultConfig() *Config {
 
 func main() {
 	cfg := defaultConfig()
-	scenarios := flag.String("scenarios", "load,crash,badinput", "comma-separated scenarios: load, crash, badinput")
+	scenarios := flag.String("scenarios", "load,crash,badinput", "comma-separated scenarios: load, soak, crash, badinput")
 	backends := flag.String("backends", "sqlite,postgres", "comma-separated backends for load and badinput: sqlite, postgres (postgres runs two instances; skipped without a URL)")
 	jsonOut := flag.String("json", "", "also write the reports as JSON to this file")
 	flag.StringVar(&cfg.Postgres, "postgres", os.Getenv("ASSAY_TEST_POSTGRES"), "PostgreSQL base URL (a fresh schema is created per scenario and dropped)")
-	flag.DurationVar(&cfg.Duration, "duration", cfg.Duration, "length of each scenario's load phase")
+	flag.DurationVar(&cfg.Duration, "duration", cfg.Duration, "length of each scenario's load phase (soak: -soak-duration)")
+	flag.DurationVar(&cfg.SoakDuration, "soak-duration", cfg.SoakDuration, "length of the soak scenario's load phase")
 	flag.IntVar(&cfg.Clients, "clients", cfg.Clients, "concurrent clients")
 	flag.IntVar(&cfg.Kills, "kills", cfg.Kills, "SIGKILLs in the crash scenario")
 	flag.BoolVar(&cfg.CrashAge, "crash-age", cfg.CrashAge, "before each restart, age the orders left processing past the 10-minute stale window (not needed: the example server locks its SQLite data directory and reconciles every open order at start-up; kept to exercise the stale-window path)")
@@ -197,7 +205,7 @@ func run(ctx context.Context, cfg *Config, scenarios, backends []string) ([]*rep
 				fmt.Fprintf(cfg.Log, "%s on postgres: SKIPPED (set ASSAY_TEST_POSTGRES or -postgres)\n", sc)
 				continue
 			}
-			fmt.Fprintf(cfg.Log, "running %s on %s (%s, %d clients) …\n", sc, b, cfg.Duration, cfg.Clients)
+			fmt.Fprintf(cfg.Log, "running %s on %s (%s, %d clients) …\n", sc, b, scenarioConfig(cfg, sc).Duration, cfg.Clients)
 			rep, err := runScenario(ctx, cfg, sc, b)
 			if err != nil {
 				return reps, fmt.Errorf("%s on %s: %w", sc, b, err)
@@ -219,12 +227,23 @@ func runScenario(ctx context.Context, cfg *Config, scenario, backend string) (*r
 		instances = 2
 	}
 	switch scenario {
-	case "load":
-		return runLoad(ctx, cfg, backend, instances)
+	case "load", "soak":
+		return runLoad(ctx, scenarioConfig(cfg, scenario), scenario, backend, instances)
 	case "crash":
 		return runCrash(ctx, cfg)
 	case "badinput":
 		return runBadInput(ctx, cfg, backend, instances)
 	}
-	return nil, fmt.Errorf("unknown scenario %q (load, crash, badinput)", scenario)
+	return nil, fmt.Errorf("unknown scenario %q (load, soak, crash, badinput)", scenario)
+}
+
+// scenarioConfig is cfg as scenario runs it: soak is the load scenario with
+// SoakDuration as its load phase.
+func scenarioConfig(cfg *Config, scenario string) *Config {
+	if scenario != "soak" {
+		return cfg
+	}
+	c := *cfg
+	c.Duration = cfg.SoakDuration
+	return &c
 }

@@ -21,6 +21,7 @@ import (
 type verification struct {
 	engine    *claims.Engine
 	snapshots *snapshot.Service
+	health    *providerHealth // the provider's recent failures (readiness)
 	closers   []func() error
 }
 
@@ -117,7 +118,8 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 	v.snapshots = snaps
 	v.closers = append(v.closers, func() error { snaps.Close(); return nil })
 
-	engOpts.Observer = m.ClaimsObserver(provider.Name())
+	v.health = newProviderHealth(m.ClaimsObserver(provider.Name()))
+	engOpts.Observer = v.health
 	eng, err := claims.New(provider, db, snaps, engOpts)
 	if err != nil {
 		_ = v.Close()
@@ -127,10 +129,11 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 	return v, nil
 }
 
-// ready reports whether verifications can run.
+// ready reports whether verifications can run: a provider is configured
+// and its recent calls did not all fail on credentials or quota.
 func (v *verification) ready(context.Context) error {
 	if !v.engine.Configured() {
 		return errors.New("no search provider configured")
 	}
-	return nil
+	return v.health.ready()
 }

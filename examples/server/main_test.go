@@ -20,6 +20,15 @@ import (
 // in a temporary directory and returns its base URL.
 func startServer(t *testing.T, extraEnv map[string]string) string {
 	t.Helper()
+	base, _ := startServerOut(t, extraEnv, nil)
+	return base
+}
+
+// startServerOut is startServer with command-line args that also returns
+// what the server printed on stdout by the time it was ready (it prints
+// nothing after that).
+func startServerOut(t *testing.T, extraEnv map[string]string, args []string) (base, stdout string) {
+	t.Helper()
 	env := map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": t.TempDir(), "ASSAY_LOG_LEVEL": "warn"}
 	for k, v := range extraEnv {
 		env[k] = v
@@ -28,7 +37,7 @@ func startServer(t *testing.T, extraEnv map[string]string) string {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	var out bytes.Buffer
-	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &out, io.Discard, ready) }()
+	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, &out, io.Discard, ready) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -37,18 +46,22 @@ func startServer(t *testing.T, extraEnv map[string]string) string {
 	})
 	select {
 	case base := <-ready:
-		return base
+		return base, out.String() // run wrote out before sending on ready
 	case err := <-done:
 		done <- err // for the cleanup, which waits for run to return
 		t.Fatalf("server stopped: %v", err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("server did not start")
 	}
-	return ""
+	return "", ""
 }
 
 func TestServerAnswersHealthAndCapabilities(t *testing.T) {
-	base := startServer(t, nil)
+	base, out := startServerOut(t, nil, nil)
+	// The base URL is printed, with the store and a loud dev-mode notice.
+	if want := "assay listening on " + base + " (store: sqlite; payments: DEV MODE"; !strings.HasPrefix(out, want) {
+		t.Fatalf("stdout %q does not start with %q", out, want)
+	}
 	res, err := http.Get(base + "/healthz")
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +126,18 @@ func TestHelpAndBadConfig(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "ASSAY_ADDR") || !strings.Contains(errOut.String(), "ASSAY_FACILITATOR_URL") {
 		t.Fatalf("help does not name the environment variables:\n%s", errOut.String())
+	}
+	// Payment settings that are not secrets have flags; secrets do not.
+	for _, want := range []string{"-payee", "(env ASSAY_PAYEE_ADDRESS)", "-network", "-facilitator-url", "-mpp-realm", "-dev-mode",
+		"-metrics-addr", "-claims-prefix", "-claims-service-slug", "ASSAY_MPP_SECRET", "ASSAY_FACILITATOR_AUTH"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+	for _, secret := range []string{"-mpp-secret", "-facilitator-auth", "-receipt-key", "-admin-key", "-stripe"} {
+		if strings.Contains(errOut.String(), secret) {
+			t.Errorf("help offers a flag for a secret: %q", secret)
+		}
 	}
 	err := run(context.Background(), nil, func(k string) string {
 		return map[string]string{"ASSAY_LOG_LEVEL": "loud", "ASSAY_DATA": t.TempDir()}[k]

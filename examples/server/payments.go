@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -15,27 +16,29 @@ import (
 	"github.com/assaykit/assay/store"
 )
 
-// paymentsConfig is read from the environment only (payee, facilitator
-// credentials, MPP secret, Stripe keys, receipt key): they are secrets or
-// deployment facts, never command-line flags.
+// paymentsConfig holds the payment settings: the payee, network,
+// facilitator URL and MPP realm come from flags or variables (config); the
+// secrets (facilitator credentials, MPP secret, Stripe keys, receipt key)
+// from the environment only.
 type paymentsConfig struct {
-	PayTo           string // ASSAY_PAYEE_ADDRESS
-	Network         string // ASSAY_NETWORK (eip155:8453 or eip155:84532)
-	FacilitatorURL  string // ASSAY_FACILITATOR_URL; empty: dev mode
+	Dev             bool   // resolved by config.validate
+	PayTo           string // -payee, ASSAY_PAYEE_ADDRESS
+	Network         string // -network, ASSAY_NETWORK (eip155:8453 or eip155:84532)
+	FacilitatorURL  string // -facilitator-url, ASSAY_FACILITATOR_URL
 	FacilitatorAuth string // ASSAY_FACILITATOR_AUTH, "Name: value"
 	MPPSecret       string // ASSAY_MPP_SECRET, at least 32 bytes
-	Realm           string // ASSAY_MPP_REALM; empty: host of the public base URL
+	Realm           string // -mpp-realm, ASSAY_MPP_REALM; empty: host of the public base URL
 	StripeKey       string // ASSAY_STRIPE_SECRET_KEY (MPP stripe cards)
 	StripeProfile   string // ASSAY_STRIPE_PROFILE_ID
 	ReceiptKey      string // ASSAY_RECEIPT_KEY
 	Costs           payment.CostPrices
 }
 
-func readPaymentsConfig(getenv func(string) string) (paymentsConfig, error) {
+func readPaymentsConfig(cfg *config, getenv func(string) string) (paymentsConfig, error) {
 	c := paymentsConfig{
-		PayTo: getenv("ASSAY_PAYEE_ADDRESS"), Network: getenv("ASSAY_NETWORK"),
-		FacilitatorURL: getenv("ASSAY_FACILITATOR_URL"), FacilitatorAuth: getenv("ASSAY_FACILITATOR_AUTH"),
-		MPPSecret: getenv("ASSAY_MPP_SECRET"), Realm: getenv("ASSAY_MPP_REALM"),
+		Dev: cfg.Dev, PayTo: cfg.PayTo, Network: cfg.Network,
+		FacilitatorURL: cfg.FacilitatorURL, FacilitatorAuth: getenv("ASSAY_FACILITATOR_AUTH"),
+		MPPSecret: getenv("ASSAY_MPP_SECRET"), Realm: cfg.MPPRealm,
 		StripeKey: getenv("ASSAY_STRIPE_SECRET_KEY"), StripeProfile: getenv("ASSAY_STRIPE_PROFILE_ID"),
 		ReceiptKey: getenv("ASSAY_RECEIPT_KEY"),
 	}
@@ -57,27 +60,26 @@ func readPaymentsConfig(getenv func(string) string) (paymentsConfig, error) {
 	return c, nil
 }
 
-// newProcessor builds the x402/MPP protocol layer. Without a facilitator it
-// runs in dev mode: signatures are verified for real, nothing is settled
-// on-chain, and receipts say so.
-// dev reports whether payments run in dev mode (no facilitator).
-func (c paymentsConfig) dev() bool { return c.FacilitatorURL == "" }
-
-// newProcessor builds the protocol layer. configuredBase is
+// newProcessor builds the x402/MPP protocol layer. In dev mode signatures
+// are verified for real, nothing is settled on-chain, and receipts say so;
+// otherwise the facilitator settles. configuredBase is
 // ASSAY_PUBLIC_BASE_URL as given (production needs it, or an explicit
 // realm); publicBase is the base actually used (the listen address when
 // none is configured).
-func newProcessor(c paymentsConfig, configuredBase, publicBase string, bz *server.Bazaar, log *slog.Logger) (*payment.Protocols, error) {
-	dev := c.dev()
+//
+// In production it also returns the facilitator probe of /readyz.
+func newProcessor(c paymentsConfig, configuredBase, publicBase string, bz *server.Bazaar, log *slog.Logger) (*payment.Protocols, *facilitatorProbe, error) {
+	dev := c.Dev
 	opts := &payment.ProcessorOptions{PayTo: c.PayTo, Network: c.Network, Dev: dev, Realm: c.Realm, Logger: log, Extensions: bz.Extensions}
 	if opts.Realm == "" {
 		if u, err := url.Parse(publicBase); err == nil && u.Hostname() != "" {
 			opts.Realm = u.Hostname()
 		}
 	}
+	var facHeaders func(context.Context, string, string) (http.Header, error)
 	if c.MPPSecret != "" {
 		if len(c.MPPSecret) < 32 {
-			return nil, errors.New("ASSAY_MPP_SECRET must be at least 32 bytes")
+			return nil, nil, errors.New("ASSAY_MPP_SECRET must be at least 32 bytes")
 		}
 		opts.MPPSecret = []byte(c.MPPSecret)
 	}
@@ -94,33 +96,42 @@ func newProcessor(c paymentsConfig, configuredBase, publicBase string, bz *serve
 		}
 	} else {
 		if c.PayTo == "" || opts.MPPSecret == nil || (configuredBase == "" && c.Realm == "") {
-			return nil, errors.New("production payments need ASSAY_PAYEE_ADDRESS, ASSAY_MPP_SECRET and ASSAY_PUBLIC_BASE_URL (or ASSAY_MPP_REALM)")
+			return nil, nil, errors.New("production payments need -payee (ASSAY_PAYEE_ADDRESS), ASSAY_MPP_SECRET and -public-base-url (ASSAY_PUBLIC_BASE_URL) or -mpp-realm (ASSAY_MPP_REALM)")
 		}
 		fo := &payment.FacilitatorOptions{URL: c.FacilitatorURL, Logger: log}
 		if c.FacilitatorAuth != "" {
 			h, err := payment.ParseHeaderLine(c.FacilitatorAuth)
 			if err != nil {
-				return nil, fmt.Errorf("ASSAY_FACILITATOR_AUTH: %w", err)
+				return nil, nil, fmt.Errorf("ASSAY_FACILITATOR_AUTH: %w", err)
 			}
 			fo.Headers = payment.StaticHeaders(h)
+			facHeaders = fo.Headers
 		}
 		fac, err := payment.NewFacilitator(fo)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts.Facilitator = fac
 	}
 	if c.StripeProfile != "" && c.StripeKey == "" {
-		return nil, errors.New("ASSAY_STRIPE_PROFILE_ID is set without ASSAY_STRIPE_SECRET_KEY")
+		return nil, nil, errors.New("ASSAY_STRIPE_PROFILE_ID is set without ASSAY_STRIPE_SECRET_KEY")
 	}
 	if c.StripeKey != "" && c.StripeProfile != "" { // cards (MPP stripe); the key alone serves subscriptions
 		sc, err := payment.NewStripeCharger(&payment.StripeOptions{SecretKey: c.StripeKey, ProfileID: c.StripeProfile})
 		if err != nil {
-			return nil, fmt.Errorf("stripe: %w", err)
+			return nil, nil, fmt.Errorf("stripe: %w", err)
 		}
 		opts.Stripe = sc
 	}
-	return payment.NewProcessor(opts)
+	proc, err := payment.NewProcessor(opts)
+	if err != nil || dev {
+		return proc, nil, err
+	}
+	probe, err := newFacilitatorProbe(c.FacilitatorURL, facHeaders, proc.Network(), log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return proc, probe, nil
 }
 
 // newGate builds the 402 gate over the processor and the ledger in db,
@@ -128,11 +139,7 @@ func newProcessor(c paymentsConfig, configuredBase, publicBase string, bz *serve
 // soleOwner says that no other process uses the database (SQLite with the
 // data directory locked): start-up then settles the fate of every order
 // left open, at once.
-func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, publicBase string, db *store.DB, soleOwner bool, m *metrics.Metrics, log *slog.Logger) (*payment.Gate, error) {
-	keys, err := payment.LoadKeyring(ctx, db, c.ReceiptKey)
-	if err != nil {
-		return nil, err
-	}
+func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, keys *payment.Keyring, publicBase string, db *store.DB, soleOwner bool, m *metrics.Metrics, log *slog.Logger) (*payment.Gate, error) {
 	gate, err := payment.NewGate(proc, db, &payment.GateOptions{
 		CashierOptions: payment.CashierOptions{Keys: keys, Logger: log, Costs: c.Costs, OnEvent: m.PaymentEvent},
 		PublicBaseURL:  publicBase,

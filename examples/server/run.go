@@ -11,11 +11,13 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 )
@@ -68,6 +70,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
+	for _, w := range cfg.warnings {
+		log.Warn("configuration: " + w)
+	}
+
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -78,6 +84,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if publicBase == "" {
 		publicBase = base
 	}
+	// /metrics shows settled revenue and traffic: with -metrics-addr it is
+	// served only on that listener (keep it private), not on the API port.
+	var metricsLn net.Listener
+	if cfg.MetricsAddr != "" {
+		metricsLn, err = net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		defer metricsLn.Close()
+	}
 
 	m := metrics.New(nil)
 	verify, err := newVerification(cfg, db, m, log)
@@ -85,11 +101,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer verify.Close()
-	payCfg, err := readPaymentsConfig(getenv)
+	payCfg, err := readPaymentsConfig(cfg, getenv)
 	if err != nil {
 		return err
 	}
-	subs, err := newSubscriptions(getenv, payCfg.dev(), db, log.With("component", "subscriptions"))
+	subs, err := newSubscriptions(getenv, payCfg.Dev, db, log.With("component", "subscriptions"))
 	if err != nil {
 		return err
 	}
@@ -102,16 +118,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	bz := &server.Bazaar{}
-	proc, err := newProcessor(payCfg, cfg.PublicBaseURL, publicBase, bz, log.With("component", "payment"))
+	proc, probe, err := newProcessor(payCfg, cfg.PublicBaseURL, publicBase, bz, log.With("component", "payment"))
 	if err != nil {
 		return err
 	}
-	gate, err := newGate(ctx, payCfg, proc, publicBase, db, soleOwner, m, log.With("component", "payment"))
+	keys, err := payment.LoadKeyring(ctx, db, payCfg.ReceiptKey)
+	if err != nil {
+		return err
+	}
+	gate, err := newGate(ctx, payCfg, proc, keys, publicBase, db, soleOwner, m, log.With("component", "payment"))
 	if err != nil {
 		return err
 	}
 	go purgeLoop(ctx, cfg.PurgeInterval, log, verify)
 
+	var metricsRoute http.Handler
+	if metricsLn == nil {
+		metricsRoute = m.Handler()
+	}
 	h, err := server.New(server.Config{
 		Logger:        log,
 		PublicBaseURL: publicBase,
@@ -124,25 +148,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		},
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		AdminKey:     cfg.AdminKey,
-		Metrics:      m.Handler(),
+		Metrics:      metricsRoute,
 		Observers:    []func(*http.Request, string, int, time.Duration){m.ObserveRequest},
 		Paywall:      gate,
 		Commerce:     server.CommerceConfig{Cashier: gate.Cashier()},
 		Niche:        catalogue,
-		Claims:       server.ClaimsConfig{Engine: verify.engine},
+		Claims:       server.ClaimsConfig{Engine: verify.engine, Prefix: cfg.ClaimsPrefix, ServiceSlug: cfg.ClaimsServiceSlug},
 		MCP: server.MCPConfig{DisableLocalhostProtection: cfg.MCPNoLocalhostProtection,
 			TrustedOrigins: splitList(cfg.MCPTrustedOrigins)},
-		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: []string{server.DefaultClaimsPrefix}},
+		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: []string{cfg.ClaimsPrefix}},
 		Subscriptions: server.SubscriptionConfig{Service: subs},
+		// Each check is documented in ready.go.
 		Ready: map[string]func(context.Context) error{
-			"store":  db.Ping,
-			"claims": verify.ready,
-			"payments": func(context.Context) error {
-				if proc.PayTo().String() == "" {
-					return errors.New("no payee configured")
-				}
-				return nil
-			},
+			"store":    db.Ping,
+			"claims":   verify.ready,
+			"payments": paymentsReady(payCfg.Dev, proc, probe, keys),
 			"niche": func(ctx context.Context) error {
 				_, err := catalogue.Engine.HasPublished(ctx)
 				return err
@@ -155,25 +175,40 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	bz.Bind(h)
 
+	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          errLog,
 	}
+	servers := []*http.Server{srv}
+	listeners := []net.Listener{ln}
 	mode := "payments: LIVE via facilitator"
 	if proc.Dev() {
 		mode = "payments: DEV MODE (signatures verified, nothing settled on-chain)"
 	}
 	fmt.Fprintf(stdout, "assay listening on %s (store: %s; %s)\n", base, db.Dialect(), mode)
+	if metricsLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler())
+		servers = append(servers, &http.Server{
+			Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+			WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, ErrorLog: errLog,
+		})
+		listeners = append(listeners, metricsLn)
+		fmt.Fprintf(stdout, "metrics on http://%s/metrics (not on the API address)\n", metricsLn.Addr())
+	}
 	if ready != nil {
 		ready <- base
 	}
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, len(servers))
+	for i, s := range servers {
+		go func() { errc <- s.Serve(listeners[i]) }()
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -182,7 +217,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	log.Info("shutting down: finishing in-flight requests", "wait", cfg.ShutdownWait)
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownWait)
 	defer scancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	var wg sync.WaitGroup
+	shutdownErrs := make([]error, len(servers))
+	for i, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			shutdownErrs[i] = s.Shutdown(sctx)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(shutdownErrs...); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/store"
+)
+
+const testPayee = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
+
+// production returns a complete production configuration with the given
+// facilitator URL (a loopback address: no traffic leaves the machine).
+func production(facilitator string) map[string]string {
+	return map[string]string{
+		"ASSAY_FACILITATOR_URL": facilitator, "ASSAY_PAYEE_ADDRESS": testPayee,
+		"ASSAY_MPP_SECRET": strings.Repeat("s", 32), "ASSAY_PUBLIC_BASE_URL": "https://api.example.com",
+	}
+}
+
+// status sends method url with body and returns the status and body.
+func status(t *testing.T, method, url, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// TestClaimsPrefixAndSlugMoveTheRoutes: -claims-prefix moves the claim
+// routes, the snapshots and the agent endpoints; -claims-service-slug moves
+// the legacy aliases. The old places are 404.
+func TestClaimsPrefixAndSlugMoveTheRoutes(t *testing.T) {
+	base := startServer(t, map[string]string{"ASSAY_CLAIMS_PREFIX": "/evidence", "ASSAY_CLAIMS_SERVICE_SLUG": "web-evidence"})
+	claim := `{"claim":"The Base mainnet chain ID is 8453."}`
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+		detail             string
+	}{
+		{"POST", "/evidence/v1/claims/verify", claim, 402, ""},
+		{"POST", "/v1/claims/verify", claim, 402, ""},
+		{"POST", "/v1/services/web-evidence/claims/verify/deep", claim, 402, ""},
+		{"POST", "/evidence/v1/services/web-evidence/claims/verify", claim, 402, ""},
+		{"POST", "/claim-verification/v1/claims/verify", claim, 404, `{"detail":"Not Found"}`},
+		{"POST", "/v1/services/claim-verification/claims/verify", claim, 404, ""},
+		// Snapshots follow the claims prefix (a known route: the record is
+		// what is missing).
+		{"GET", "/evidence/v1/url-snapshots/snap_unknown", "", 404, `{"detail":"Snapshot not found"}`},
+		{"GET", "/claim-verification/v1/url-snapshots/snap_unknown", "", 404, `{"detail":"Not Found"}`},
+		{"GET", "/evidence/openapi.json", "", 200, ""},
+		{"GET", "/evidence/.well-known/agent-card.json", "", 200, ""},
+		{"GET", "/claim-verification/openapi.json", "", 404, ""},
+	} {
+		got, body := status(t, tc.method, base+tc.path, tc.body)
+		if got != tc.status || (tc.detail != "" && strings.TrimSpace(body) != tc.detail) {
+			t.Errorf("%s %s: %d %.200s, want %d %s", tc.method, tc.path, got, body, tc.status, tc.detail)
+		}
+	}
+}
+
+// readyz returns /readyz's status and checks.
+func readyz(t *testing.T, base string) (int, map[string]string) {
+	t.Helper()
+	code, body := status(t, "GET", base+"/readyz", "")
+	var r struct {
+		Checks map[string]string `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatalf("readyz body %q: %v", body, err)
+	}
+	return code, r.Checks
+}
+
+// TestReadinessOfProductionPayments: /readyz is 503 while the facilitator
+// does not answer, and 200 once one that settles on the network does.
+func TestReadinessOfProductionPayments(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	base := startServer(t, production(closed))
+	code, checks := readyz(t, base)
+	if code != 503 || !strings.Contains(checks["payments"], "facilitator did not answer /supported") {
+		t.Fatalf("facilitator on a closed port: %d %v", code, checks)
+	}
+	for _, ok := range []string{"store", "claims", "niche"} {
+		if checks[ok] != "ok" {
+			t.Errorf("check %s: %q", ok, checks[ok])
+		}
+	}
+
+	var calls atomic.Int32
+	fac := fakeFacilitator(t, `[{"x402Version":2,"scheme":"exact","network":"eip155:8453"}]`, &calls)
+	base = startServer(t, production(fac.URL))
+	for range 2 {
+		if code, checks := readyz(t, base); code != 200 {
+			t.Fatalf("facilitator answering: %d %v", code, checks)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("facilitator probed %d times for two /readyz, want 1 (cached)", n)
+	}
+}
+
+// TestProductionWithoutFacilitatorRefused: a payee or a public base URL
+// without a facilitator no longer falls back to dev mode silently.
+func TestProductionWithoutFacilitatorRefused(t *testing.T) {
+	for _, env := range []map[string]string{
+		{"ASSAY_PAYEE_ADDRESS": testPayee},
+		{"ASSAY_PUBLIC_BASE_URL": "https://api.example.com"},
+	} {
+		if err := runErr(t, env); err == nil || !strings.Contains(err.Error(), "production payments need a facilitator") {
+			t.Errorf("%v: %v", env, err)
+		}
+	}
+	env := map[string]string{"ASSAY_PAYEE_ADDRESS": testPayee, "ASSAY_DEV_MODE": "true"}
+	if _, out := startServerOut(t, env, nil); !strings.Contains(out, "payments: DEV MODE") {
+		t.Fatalf("explicit dev mode: %q", out)
+	}
+}
+
+// TestMetricsOnSeparateListener: with -metrics-addr, /metrics is served
+// there only; the API port answers 404.
+func TestMetricsOnSeparateListener(t *testing.T) {
+	base, out := startServerOut(t, nil, []string{"-metrics-addr", "127.0.0.1:0"})
+	m := regexp.MustCompile(`metrics on (http://127\.0\.0\.1:\d+/metrics)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("metrics address not printed: %q", out)
+	}
+	if code, body := status(t, "GET", base+"/metrics", ""); code != 404 || strings.TrimSpace(body) != `{"detail":"Not Found"}` {
+		t.Fatalf("/metrics on the API port: %d %s", code, body)
+	}
+	if code, _ := status(t, "GET", base+"/healthz", ""); code != 200 {
+		t.Fatalf("healthz: %d", code)
+	}
+	code, body := status(t, "GET", m[1], "")
+	if code != 200 || !strings.Contains(body, "assay_http_requests_total") {
+		t.Fatalf("metrics listener: %d %.300s", code, body)
+	}
+	u, _ := url.Parse(m[1])
+	if code, _ := status(t, "GET", "http://"+u.Host+"/healthz", ""); code != 404 {
+		t.Fatalf("the metrics listener serves the API: %d", code)
+	}
+	// The cleanup stops the server: run must return nil (both listeners
+	// shut down gracefully).
+}
+
+// TestShutdownFinishesInFlightPaidCalls: twelve paid research-tier calls
+// are inside the server (each handler reading its body) when shutdown
+// starts; the listener closes, then the bodies arrive, and every call is
+// still verified, settled and answered 200 with a receipt; run returns nil
+// and every order is completed in the database.
+func TestShutdownFinishesInFlightPaidCalls(t *testing.T) {
+	const calls = 12
+	dir := t.TempDir()
+	env := map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": dir, "ASSAY_LOG_LEVEL": "warn"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, io.Discard, io.Discard, ready) }()
+	var base string
+	select {
+	case base = <-ready:
+	case err := <-done:
+		t.Fatalf("server stopped: %v", err)
+	}
+	const path = "/v1/claims/verify/research"
+	body := []byte(`{"claim":"The Base mainnet chain ID is 8453.","minimumSources":1}`)
+
+	// One credential per call, each from its own wallet, signed up front.
+	creds := make([]string, calls)
+	for i := range creds {
+		code, res := postRaw(t, base+path, body)
+		if code.StatusCode != 402 {
+			t.Fatalf("unpaid: %d %s", code.StatusCode, res)
+		}
+		var pr payment.PaymentRequired
+		if err := payment.DecodeX402Header(code.Header.Get("Payment-Required"), &pr); err != nil {
+			t.Fatal(err)
+		}
+		w, err := payment.GenerateKeySigner()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := payment.PayX402V2(ctx, w, &pr, &pr.Accepts[0], time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if creds[i], err = payment.EncodeX402Header(pl); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Each request announces its body (Expect: 100-continue); the server
+	// asks for it when the handler starts reading, and the test holds it
+	// back until shutdown has begun.
+	tr := &http.Transport{ExpectContinueTimeout: time.Hour, DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	type answer struct {
+		res  *http.Response
+		body []byte
+		err  error
+	}
+	inside := make(chan int, calls)
+	answers := make(chan answer, calls)
+	writers := make([]*io.PipeWriter, calls)
+	for i := range calls {
+		pr, pw := io.Pipe()
+		writers[i] = pw
+		req, _ := http.NewRequest("POST", base+path, pr)
+		req.ContentLength = int64(len(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Expect", "100-continue")
+		req.Header.Set("Payment-Signature", creds[i])
+		req = req.WithContext(httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+			Got100Continue: func() { inside <- i },
+		}))
+		go func() {
+			res, err := client.Do(req)
+			a := answer{res: res, err: err}
+			if err == nil {
+				a.body, a.err = io.ReadAll(res.Body)
+				res.Body.Close()
+			}
+			answers <- a
+		}()
+	}
+	for range calls {
+		select {
+		case <-inside:
+		case a := <-answers:
+			t.Fatalf("a call ended before its body was sent: %+v", a)
+		case <-time.After(time.Minute):
+			t.Fatal("the calls did not reach their handlers")
+		}
+	}
+
+	cancel() // SIGTERM
+	// Shutdown closes the listener first: wait until a new connection is
+	// refused, so that the work below happens during the shutdown.
+	addr := strings.TrimPrefix(base, "http://")
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the listener stayed open after cancellation")
+		}
+	}
+	for _, w := range writers {
+		go func() {
+			_, _ = w.Write(body)
+			w.Close()
+		}()
+	}
+
+	var orders []string
+	for range calls {
+		a := <-answers
+		if a.err != nil {
+			t.Errorf("call failed during shutdown: %v", a.err)
+			continue
+		}
+		if a.res.StatusCode != 200 || a.res.Header.Get("X-Agentic-Receipt-Id") == "" || a.res.Header.Get("X-Agentic-Order-Id") == "" {
+			t.Errorf("answer during shutdown: %d %v %.200s", a.res.StatusCode, a.res.Header, a.body)
+			continue
+		}
+		var settled payment.SettleResponse
+		if err := payment.DecodeX402Header(a.res.Header.Get("Payment-Response"), &settled); err != nil || !settled.Success || settled.Amount != "250000" {
+			t.Errorf("payment response: %+v %v", settled, err)
+		}
+		orders = append(orders, a.res.Header.Get("X-Agentic-Order-Id"))
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("run after shutdown: %v", err)
+	}
+
+	db, err := store.Open(context.Background(), filepath.Join(dir, "assay.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, id := range orders {
+		o, err := db.Order(context.Background(), id)
+		if err != nil || o.Status != "completed" || o.ReceiptID == "" || o.SettlementRef == "" {
+			t.Errorf("order %s after shutdown: %+v %v", id, o, err)
+		}
+	}
+	if len(orders) != calls {
+		t.Fatalf("%d of %d paid calls answered with a receipt", len(orders), calls)
+	}
+}
+
+// postRaw posts body as JSON and returns the response (body read).
+func postRaw(t *testing.T, url string, body []byte) (*http.Response, string) {
+	t.Helper()
+	res, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
