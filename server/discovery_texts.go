@@ -21,7 +21,7 @@ func claimsText() ServiceText {
 			"with hashes, conflicts, limitations and provenance. Four tiers (quick, standard, deep, research) differ in search " +
 			"budget, cited sources, snapshot policy and price.",
 		Summary:    "Paid claim verification with cited web evidence, provenance, snapshots and hashes.",
-		Version:    "0.3.1",
+		Version:    Version,
 		Lifecycle:  "paid-preview",
 		Tags:       []string{"web", "evidence", "fact-checking", "verification", "citations"},
 		Categories: []string{"search", "data"},
@@ -51,7 +51,7 @@ func nicheText() ServiceText {
 		Description: "Search and read reviewed, evidence-linked niche market evaluations, ordered by score or recency: free " +
 			"previews, full evaluations for subscribers or for one pay-per-call payment in USDC on Base.",
 		Summary:    "Reviewed, evidence-linked niche market evaluations; full evaluations pay-per-call.",
-		Version:    "0.1.0",
+		Version:    Version,
 		Lifecycle:  "paid-preview",
 		Tags:       []string{"niches", "market-research", "evidence"},
 		Categories: []string{"data", "search"},

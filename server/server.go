@@ -30,9 +30,11 @@ import (
 	"github.com/assaykit/assay/shapes"
 )
 
-// Version is the version of the assay HTTP interface reported by
-// /v1/capabilities.
-const Version = "0.1.0"
+// Version is the service version: reported by /v1/capabilities, as the
+// MCP serverInfo.version, and as the version of every discovery document
+// (manifest service.version, OpenAPI info.version, server.json version,
+// agent card version). It is the interface documents' service version.
+const Version = "0.3.1"
 
 // DefaultMaxBodyBytes bounds request bodies when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
