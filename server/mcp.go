@@ -20,9 +20,12 @@ import (
 //   - list_verification_tiers (free): the tier table, prices and limits.
 //   - verify_claim_quick, verify_claim, verify_claim_deep,
 //     verify_claim_research (paid, one per tier): arguments are a
-//     ClaimVerificationRequest; the input schema is the request's, with the
-//     tier cap as maxSources' (and minimumSources') maximum. The result is
-//     the ClaimVerificationResult.
+//     ClaimVerificationRequest; the input schema is the request's (from
+//     shapes), with the tier's cited-source cap as minimumSources' maximum
+//     (above it the call is refused, 422) while maxSources keeps the
+//     shape's bound (1–20): a larger value than the cap is accepted and
+//     clamped to it, exactly as the HTTP tier route does, and the
+//     description says so. The result is the ClaimVerificationResult.
 //   - search_niches {q, category, sort, limit, full} and get_niche
 //     {niche_id, full} (when niche discovery is configured): previews are
 //     free; with "full": true they sell full evaluations at the HTTP

@@ -145,10 +145,19 @@ func (ms *mcpServer) listTiers(ctx context.Context, req *mcp.CallToolRequest) (*
 // claimToolInputSchema is the input schema of a verify tool: the JSON
 // Schema of ClaimVerificationRequest from shapes (the constraints Decode
 // enforces), inlined at the root (the SDK wants "type":"object" there),
-// with descriptions for models, and the tier's cited-source cap as the
-// maximum (and, when lower, the default) of maxSources and as the maximum
-// of minimumSources. It is handed to the SDK as raw JSON: the SDK's own
-// schema inference never sees our types.
+// with descriptions for models. It states what the tool accepts, exactly
+// as the HTTP route of the tier does:
+//
+//   - maxSources keeps the shape's bound (1–20): a value above the tier's
+//     cited-source cap is accepted and clamped to the cap (the engine's
+//     rule), which the description says; its default is lowered to the
+//     cap when the cap is lower, since that is the value applied;
+//   - minimumSources gets the tier's cap as its maximum: above it the
+//     call is refused (422, the tier rule), as on HTTP.
+//
+// It is handed to the SDK as raw JSON: the SDK's own schema inference
+// never sees our types. The manifest publishes the same schema for the
+// tool (see mcpServer.toolDefs).
 func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
 	const name = "ClaimVerificationRequest"
 	raw, ok := shapes.Schema(name)
@@ -178,13 +187,15 @@ func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
 	out["title"] = name
 	props, _ := out["properties"].(map[string]any)
 	descriptions := map[string]string{
-		"claim":            "The factual claim to verify.",
-		"asOf":             "Date at which the claim is to be judged (YYYY-MM-DD); null means now.",
-		"jurisdiction":     "Jurisdiction the claim refers to, if any.",
-		"freshnessHours":   "Preferred maximum age of sources, in hours (default 168); null means no freshness requirement.",
-		"sourcePolicy":     "Which sources count (official_only requires allowedDomains).",
-		"minimumSources":   "Cited sources needed to confirm.",
-		"maxSources":       fmt.Sprintf("Most cited sources to return (the %s tier allows %d).", t.Name, t.MaxCitedSources),
+		"claim":          "The factual claim to verify.",
+		"asOf":           "Date at which the claim is to be judged (YYYY-MM-DD); null means now.",
+		"jurisdiction":   "Jurisdiction the claim refers to, if any.",
+		"freshnessHours": "Preferred maximum age of sources, in hours (default 168); null means no freshness requirement.",
+		"sourcePolicy":   "Which sources count (official_only requires allowedDomains).",
+		"minimumSources": fmt.Sprintf("Cited sources needed to confirm; at most %d, the %s tier's cited-source cap (a higher value is refused).",
+			t.MaxCitedSources, t.Name),
+		"maxSources": fmt.Sprintf("Most cited sources to return. The %s tier cites at most %d: a higher value is accepted and clamped to %d.",
+			t.Name, t.MaxCitedSources, t.MaxCitedSources),
 		"allowedDomains":   "Only these domains (and their subdomains) count as sources.",
 		"blockedDomains":   "These domains (and their subdomains) never count as sources.",
 		"includeConflicts": "Report conflicting evidence.",
@@ -206,7 +217,6 @@ func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
 			p[key] = limit
 		}
 	}
-	capAt("maxSources", "maximum", t.MaxCitedSources)
 	capAt("minimumSources", "maximum", t.MaxCitedSources)
 	if p, ok := props["maxSources"].(map[string]any); ok {
 		if _, has := p["default"]; has {
