@@ -18,6 +18,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/discovery"
+	"github.com/assaykit/assay/discovery/discoverytest"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
@@ -176,7 +177,9 @@ func TestDiscoveryDocumentsValidate(t *testing.T) {
 
 // validateDocuments checks that the routes want exist and that every
 // document validates: the manifest, server.json, agent card and x402
-// document against our schemas, openapi.json with the structural check.
+// document against our schemas, server.json also against the MCP
+// registry's published schema and the card against the A2A 1.0 proto
+// (vendored in discoverytest), openapi.json with the structural check.
 func validateDocuments(t *testing.T, e *discoveryEnv, want []string) {
 	t.Helper()
 	schemas := map[string]*jsonschema.Schema{
@@ -211,6 +214,17 @@ func validateDocuments(t *testing.T, e *discoveryEnv, want []string) {
 		}
 		if err := schemas[kind].Validate(inst); err != nil {
 			t.Errorf("%s does not validate: %v", r.Path, err)
+		}
+		// And against the definitions their publishers ship.
+		switch kind {
+		case docMCP:
+			if err := discoverytest.ValidateServerJSON(rec.Body.Bytes()); err != nil {
+				t.Errorf("%s does not validate against the MCP registry's schema: %v", r.Path, err)
+			}
+		case docAgentCard:
+			if err := discoverytest.CheckAgentCard(rec.Body.Bytes()); err != nil {
+				t.Errorf("%s does not match the A2A 1.0 AgentCard: %v", r.Path, err)
+			}
 		}
 	}
 }

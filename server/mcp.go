@@ -141,6 +141,7 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.mcp = ms
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms.srv }, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               false, // SSE: progress notifications need it
@@ -189,6 +190,9 @@ type mcpServer struct {
 	base     string // public base URL, no trailing slash ("" when unset)
 	host     string // its host, for mcp:// resources
 	readCred func(json.RawMessage) (*payment.Credential, error)
+	// tools are the registered tools, in order (the discovery documents
+	// list them).
+	tools []mcpTool
 }
 
 // mcpInstructions tell a model what the server offers.

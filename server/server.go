@@ -93,6 +93,9 @@ type Server struct {
 	// niche is the resolved niche service (nil when not mounted); the MCP
 	// niche tools serve through it.
 	niche *nicheService
+	// mcp is the MCP server (nil when not mounted); the discovery
+	// documents list its tools.
+	mcp *mcpServer
 }
 
 // New builds the handler for every configured service.
