@@ -27,7 +27,9 @@ import (
 //     clamped to it, exactly as the HTTP tier route does, and the
 //     description says so. The result is the ClaimVerificationResult.
 //   - search_niches {q, category, sort, limit, full} and get_niche
-//     {niche_id, full} (when niche discovery is configured): previews are
+//     {niche_id, full} (when niche discovery is configured; their input
+//     schemas are the NicheSearchQuery shape and the OpenAPI schema of the
+//     {niche_id} path parameter, plus "full"): previews are
 //     free; with "full": true they sell full evaluations at the HTTP
 //     pay-per-call prices (offers niche.search and niche.evaluation), with
 //     the bodies of GET /v1/search/pay-per-call and GET
