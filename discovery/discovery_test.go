@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/assaykit/assay/discovery"
+	"github.com/assaykit/assay/discovery/discoverytest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // compile loads one of the shipped schemas with format assertions on.
@@ -82,14 +86,21 @@ func testService(paid bool) *discovery.Service {
 		Operations: []discovery.Operation{
 			{ID: "claims.verify.standard", Capability: "web.evidence.verify-claim", Summary: "Standard verification.", Method: "POST",
 				Path: "/v1/claims/verify", Body: "Req", Output: "Result", Price: price(50_000, "50000"), TimeoutSeconds: 120, Idempotent: true,
-				Tool: "verify_claim", Extra: map[string]any{"verification-tier": map[string]any{"name": "standard"}}},
+				Extra: map[string]any{"verification-tier": map[string]any{"name": "standard"}}},
 			{ID: "claims.verify.quick", Capability: "web.evidence.verify-claim", Summary: "Quick verification.", Method: "POST",
 				Path: "/v1/claims/verify/quick", Body: "Req", Output: "Result", Price: price(20_000, "20000"), TimeoutSeconds: 120, Idempotent: true},
 			{ID: "orders.get", Capability: "web.evidence.verify-claim", Summary: "Read an order.", Method: "GET", Path: "/v1/orders/{order_id}", Idempotent: true},
 			{ID: "search", Capability: "web.evidence.verify-claim", Summary: "Search.", Method: "GET", Path: "/v1/search", Query: "Query", Idempotent: true},
 		},
-		MCP: &discovery.MCP{Path: "/mcp"},
-		A2A: &discovery.A2A{Path: "/a2a", Price: price(50_000, "50000"),
+		MCP: &discovery.MCP{Path: "/mcp", Tools: []discovery.Tool{
+			{Name: "verify_claim", Summary: "Standard verification (MCP tool verify_claim).", Price: price(50_000, "50000"), TimeoutSeconds: 120, Idempotent: true,
+				InputSchema: json.RawMessage(`{"type":"object","required":["claim"],"properties":{"claim":{"type":"string","minLength":3},"maxSources":{"type":"integer","maximum":20}}}`)},
+			{Name: "list_tiers", Summary: "List the tiers (MCP tool list_tiers).", Idempotent: true,
+				InputSchema:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+				OutputSchema: json.RawMessage(`{"type":"object","properties":{"tiers":{"type":"array"}}}`)},
+		}},
+		A2A: &discovery.A2A{Path: "/a2a", Price: price(50_000, "50000"), TierKey: "tier",
+			Tiers:  []discovery.A2ATier{{Name: "quick", Price: price(20_000, "20000")}, {Name: "standard", Price: price(50_000, "50000"), Default: true}},
 			Skills: []discovery.Skill{{ID: "verify", Name: "Verify", Description: "Verify a claim.", Tags: []string{"facts"}}}},
 		Provenance:      discovery.Provenance{Summary: "Sources returned.", Freshness: "Caller-controlled."},
 		Policies:        discovery.Policies{Terms: "https://example.com/terms", Privacy: "https://example.com/privacy", DataRetentionDays: 30},
@@ -156,9 +167,9 @@ func TestManifestOffersAndTransports(t *testing.T) {
 	want := []offer{
 		{"claims-verify-standard-call", "claims.verify.standard", "0.05", usdc},
 		{"claims-verify-standard-card", "claims.verify.standard", "0.5", "mpp/stripe/USD"},
-		{"claims-verify-standard-mcp-call", "claims.verify.standard.mcp", "0.05", "x402/eip155:8453/USDC"},
 		{"claims-verify-quick-call", "claims.verify.quick", "0.02", usdc},
 		{"claims-verify-quick-card", "claims.verify.quick", "0.5", "mpp/stripe/USD"},
+		{"mcp-verify-claim-call", "mcp.verify_claim", "0.05", "x402/eip155:8453/USDC"},
 		{"a2a-send-message-call", "a2a.send-message", "0.05", usdc},
 		{"a2a-send-message-card", "a2a.send-message", "0.5", "mpp/stripe/USD"},
 	}
@@ -207,7 +218,7 @@ func TestManifestOffersAndTransports(t *testing.T) {
 	}
 }
 
-func TestX402LegacyListsCallableResources(t *testing.T) {
+func TestX402LegacyListsPaidResources(t *testing.T) {
 	s := testService(true)
 	s.Operations[2].Price = s.Operations[0].Price // GET /v1/orders/{order_id}: needs an id
 	s.Operations[3].Price = s.Operations[0].Price // GET /v1/search: needs q
@@ -216,27 +227,46 @@ func TestX402LegacyListsCallableResources(t *testing.T) {
 	if diff := cmp.Diff(want, d.Resources); diff != "" {
 		t.Errorf("resources (-want +got):\n%s", diff)
 	}
-	if d.Version != 1 || d.OwnershipProofs[0] != payTo || !strings.Contains(d.Instructions, "(POST, JSON") {
+	// Without an example query, the search is a template too.
+	wantT := []string{"https://api.example.com/web-evidence/v1/orders/{order_id}", "https://api.example.com/web-evidence/v1/search{?q}"}
+	if diff := cmp.Diff(wantT, d.ResourceTemplates); diff != "" {
+		t.Errorf("templates (-want +got):\n%s", diff)
+	}
+	if d.Version != 1 || d.OwnershipProofs[0] != payTo || !strings.Contains(d.Instructions, "(GET or POST, JSON") || !strings.Contains(d.Instructions, "RFC 6570") {
 		t.Errorf("document %+v", d)
 	}
-	if got := discovery.NewX402Legacy(testService(false)).Resources; len(got) != 0 {
-		t.Errorf("unpaid service lists %v", got)
+	// With an example query, the search is callable as listed.
+	s.Operations[3].ExampleQuery = "q=dental+clinics"
+	d = discovery.NewX402Legacy(s)
+	if got := d.Resources[len(d.Resources)-1]; got != "https://api.example.com/web-evidence/v1/search?q=dental+clinics" {
+		t.Errorf("resource with example query: %s", got)
+	}
+	if len(d.ResourceTemplates) != 1 {
+		t.Errorf("templates %v", d.ResourceTemplates)
+	}
+	if got := discovery.NewX402Legacy(testService(false)); !got.Empty() {
+		t.Errorf("unpaid service lists %+v", got)
 	}
 	if u := s.PaymentDiscoveryURL(); u != "https://api.example.com/web-evidence/.well-known/x402" {
 		t.Errorf("payment discovery %s", u)
 	}
-	// Only operations that need input are priced: no list, OpenAPI instead.
-	s.Operations = s.Operations[2:]
-	s.A2A = nil
-	if u := s.PaymentDiscoveryURL(); u != "https://api.example.com/web-evidence/openapi.json" {
-		t.Errorf("payment discovery without callable resources %s", u)
+	// Only operations that need an identifier are priced: the list still
+	// names them (as templates) and is where payers look.
+	s.Operations = s.Operations[2:3]
+	if d := discovery.NewX402Legacy(s); len(d.Resources) != 0 || len(d.ResourceTemplates) != 1 || s.PaymentDiscoveryURL() != s.URL(discovery.PathX402) {
+		t.Errorf("templates only: %+v %s", d, s.PaymentDiscoveryURL())
 	}
 	m, err := discovery.NewManifest(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Extensions["paymentDiscovery"] != "https://api.example.com/web-evidence/openapi.json" {
+	if m.Extensions["paymentDiscovery"] != "https://api.example.com/web-evidence/.well-known/x402" {
 		t.Errorf("manifest paymentDiscovery %v", m.Extensions["paymentDiscovery"])
+	}
+	// Nothing priced: OpenAPI instead.
+	s.Operations[0].Price = nil
+	if u := s.PaymentDiscoveryURL(); u != "https://api.example.com/web-evidence/openapi.json" {
+		t.Errorf("payment discovery without priced operations %s", u)
 	}
 }
 
@@ -499,5 +529,199 @@ func TestReflect(t *testing.T) {
 	}
 	if _, err := discovery.Reflect(map[string]json.RawMessage{}, struct{ C chan int }{}, nil); err == nil {
 		t.Error("channel accepted")
+	}
+}
+
+// The documents validate against the definitions their publishers ship
+// (vendored verbatim in discoverytest/testdata): server.json against the
+// MCP registry's schema, the agent card against the A2A 1.0 proto.
+func TestDocumentsValidateAgainstPublishedDefinitions(t *testing.T) {
+	for _, paid := range []bool{true, false} {
+		s := testService(paid)
+		ms, err := discovery.NewMCPServer(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(ms)
+		if ms.Schema != discoverytest.MCPServerSchemaID {
+			t.Errorf("server.json declares $schema %s, vendored is %s", ms.Schema, discoverytest.MCPServerSchemaID)
+		}
+		if err := discoverytest.ValidateServerJSON(b); err != nil {
+			t.Errorf("paid=%v server.json against the registry schema: %v", paid, err)
+		}
+		c, err := discovery.NewAgentCard(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = json.Marshal(c)
+		if err := discoverytest.CheckAgentCard(b); err != nil {
+			t.Errorf("paid=%v agent card against a2a.proto v1.0.0: %v", paid, err)
+		}
+	}
+}
+
+// leaves flattens a validation error into its innermost causes.
+func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return []*jsonschema.ValidationError{e}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range e.Causes {
+		out = append(out, leaves(c)...)
+	}
+	return out
+}
+
+// The manifest schema requires https URLs for service.id, homepage and
+// the transport URLs: a manifest built on an https base validates, one on
+// an http base (the example server's default) fails exactly there.
+func TestManifestBaseURLScheme(t *testing.T) {
+	sch := compile(t, discovery.SchemaManifest)
+	build := func(base string) *discovery.Manifest {
+		s := testService(true)
+		s.Base = base + s.Prefix
+		s.Homepage = s.URL(discovery.PathOpenAPI)
+		s.Provider.SigningKey = s.URL("/.well-known/jwks.json")
+		m, err := discovery.NewManifest(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if err := validate(t, sch, build("https://api.example.com")); err != nil {
+		t.Fatalf("https base: %v", err)
+	}
+	err := validate(t, sch, build("http://127.0.0.1:8080"))
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("http base validated (%v)", err)
+	}
+	var where []string
+	for _, l := range leaves(ve) {
+		p, ok := l.ErrorKind.(*kind.Pattern)
+		if !ok || p.Want != "^https://" {
+			t.Errorf("http base fails on something else than the https pattern: %v at /%s", l.ErrorKind, strings.Join(l.InstanceLocation, "/"))
+			continue
+		}
+		where = append(where, "/"+strings.Join(l.InstanceLocation, "/"))
+	}
+	want := []string{"/service/homepage", "/service/id", "/transports/0/url", "/transports/1/url", "/transports/2/url"}
+	slices.Sort(where)
+	if diff := cmp.Diff(want, where); diff != "" {
+		t.Errorf("https pattern failures (-want +got):\n%s", diff)
+	}
+}
+
+// Every MCP tool is a manifest operation on the MCP transport with the
+// tool's own schemas; a charging tool has an x402-only offer, a free one
+// none.
+func TestManifestListsMCPTools(t *testing.T) {
+	s := testService(true)
+	m, err := discovery.NewManifest(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]discovery.ManifestOperation{}
+	for _, op := range m.Operations {
+		ops[op.ID] = op
+	}
+	for _, tl := range s.MCP.Tools {
+		op, ok := ops["mcp."+tl.Name]
+		if !ok {
+			t.Errorf("tool %s not in the manifest", tl.Name)
+			continue
+		}
+		if op.Transport != discovery.TransportMCP || op.Tool != tl.Name || op.Summary != tl.Summary || op.Capability != "web.evidence.verify-claim" {
+			t.Errorf("operation %+v", op)
+		}
+		if !jsonEqual(t, op.InputSchema, tl.InputSchema) {
+			t.Errorf("%s input schema %s, the tool's is %s", tl.Name, op.InputSchema, tl.InputSchema)
+		}
+		if tl.OutputSchema != nil && !jsonEqual(t, op.OutputSchema, tl.OutputSchema) {
+			t.Errorf("%s output schema %s", tl.Name, op.OutputSchema)
+		}
+	}
+	var offers []string
+	for _, o := range m.Offers {
+		if strings.HasPrefix(o.Operation, "mcp.") {
+			offers = append(offers, o.Operation+"="+o.Amount)
+		}
+	}
+	if diff := cmp.Diff([]string{"mcp.verify_claim=0.05"}, offers); diff != "" {
+		t.Errorf("MCP offers (-want +got):\n%s", diff)
+	}
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatal(err)
+	}
+	return cmp.Equal(x, y)
+}
+
+// The card states the price of every tier and the metadata member that
+// chooses it, in the payment extensions and the skills.
+func TestAgentCardTiers(t *testing.T) {
+	c, err := discovery.NewAgentCard(testService(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range c.Capabilities.Extensions {
+		if diff := cmp.Diff(map[string]string{"quick": "0.02", "standard": "0.05"}, ext.Params["tiers"]); diff != "" {
+			t.Errorf("%s tiers (-want +got):\n%s", ext.URI, diff)
+		}
+		if ext.Params["tierMetadataKey"] != "tier" || ext.Params["defaultTier"] != "standard" || !strings.Contains(ext.Description, "params.metadata.tier") {
+			t.Errorf("%s: %+v", ext.URI, ext)
+		}
+	}
+	if got := c.Capabilities.Extensions[0].Description; !strings.Contains(got, "quick (USD 0.02), standard (USD 0.05, default)") {
+		t.Errorf("x402 extension description %q", got)
+	}
+	if got := c.Skills[0].Description; got != "Verify a claim. Choose the tier with params.metadata.tier: quick (USD 0.02), standard (USD 0.05, default)." {
+		t.Errorf("skill description %q", got)
+	}
+	unpaid, err := discovery.NewAgentCard(testService(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := unpaid.Skills[0].Description; got != "Verify a claim. Choose the tier with params.metadata.tier: quick, standard (default)." {
+		t.Errorf("unpaid skill description %q", got)
+	}
+}
+
+type shadowed struct {
+	Items any    `json:"items"`
+	Count int    `json:"count"`
+	Note  string `json:"note,omitempty"`
+}
+
+type item interface{}
+
+// refined documents shadowed's items as encoding/json would encode them:
+// the shallower member hides the embedded one.
+type refined struct {
+	shadowed
+	Items []item `json:"items"`
+}
+
+func TestReflectShadowingAndUnions(t *testing.T) {
+	defs := map[string]json.RawMessage{}
+	o := &discovery.ReflectOptions{Unions: map[reflect.Type][]any{reflect.TypeFor[item](): {inner{}, ""}}}
+	if _, err := discovery.Reflect(defs, refined{}, o); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"additionalProperties":false,"properties":{"count":{"type":"integer"},"items":{"items":{"anyOf":[{"$ref":"#/components/schemas/inner"},{"type":"string"}]},"type":"array"},"note":{"type":"string"}},"required":["items","count"],"type":"object"}`
+	if string(defs["refined"]) != want {
+		t.Errorf("refined\n got %s\nwant %s", defs["refined"], want)
+	}
+	// encoding/json agrees on which member wins.
+	b, _ := json.Marshal(refined{shadowed: shadowed{Items: "hidden", Count: 1}, Items: []item{"shown"}})
+	if string(b) != `{"count":1,"items":["shown"]}` {
+		t.Errorf("encoding/json: %s", b)
 	}
 }

@@ -25,6 +25,16 @@
 //   - NewMCPServer: the MCP registry server.json entry.
 //   - NewAgentCard: the A2A 1.0 AgentCard.
 //
+// # Base URL
+//
+// Every URL in every document is absolute, built on Service.Base. The
+// manifest schema (the published 0.1 schema) requires https for
+// service.id, service.homepage and transports[].url: documents built on an
+// http base (a local server, the example server's default
+// http://127.0.0.1:8080) are served as they are but do not validate
+// against it, and fail exactly on those three patterns. Publish behind
+// https (server.New logs a warning for a configured http base).
+//
 // # Schemas
 //
 // Schema returns the JSON Schemas (draft 2020-12) this package ships, all
@@ -50,6 +60,12 @@
 //     extensions.
 //   - x402-discovery-legacy.schema.json: the legacy x402 list.
 //
+// The tests also check the documents against the definitions their
+// publishers ship, vendored verbatim by package discoverytest: server.json
+// against the MCP registry's published schema of 2025-12-11 (the $schema
+// it declares), and the agent card against the A2A 1.0 proto (no 1.0 JSON
+// Schema is published in a repository; see discoverytest).
+//
 // # Choices
 //
 // Where the published descriptions leave a choice, this package chooses:
@@ -59,9 +75,12 @@
 //     separate offer at the card price with only the stripe method, so that
 //     no card method is listed at a price it cannot honour. Offer ids are
 //     "<operation slug>-call" and "-card".
-//   - Operations also served as MCP tools are listed again on the MCP
-//     transport ("<id>.mcp", with the tool name) with an x402-only offer;
-//     the A2A endpoint is one operation, "a2a.send-message".
+//   - Every MCP tool of the service (MCP.Tools, what tools/list publishes)
+//     is an operation on the MCP transport, "mcp.<tool>", with the tool's
+//     own input and output schemas (so the tier-capped schema of a verify
+//     tool, not the HTTP body's) and, when it charges, an x402-only offer;
+//     the A2A endpoint is one operation, "a2a.send-message", priced at its
+//     default tier.
 //   - Per-operation extras go under the manifest's extensions.operations,
 //     because the schema forbids unknown members on operations.
 //   - An unpaid service (Service.Paid false: nothing is charged) still
@@ -69,13 +88,21 @@
 //     protocols but no network or payee, transport authorization "none",
 //     extensions.payments "disabled", no 402 responses or x-payment-info,
 //     no resources in the x402 list and no payment extensions on the card.
-//   - The x402 list names only operations callable as they are; those
-//     with path parameters need an identifier first and are described in
-//     OpenAPI only.
+//   - The x402 list names every paid operation: in resources, absolute
+//     URLs that answer 402 as they are (an operation with required query
+//     parameters with its Operation.ExampleQuery); operations that need an
+//     identifier in their path first (and required query parameters
+//     without an example) as RFC 6570 URL templates in an extra member,
+//     resourceTemplates, which readers of the legacy shape ignore. So a
+//     service whose paid operations all need an id (niche discovery) still
+//     has a list.
 //   - The agent card declares two informal payment extensions
 //     (https://www.x402.org/ and https://paymentauth.org/, both required,
 //     with the price, the network and the x402 discovery URL), since no
-//     registry defines them.
+//     registry defines them. With A2A.Tiers, their params also carry
+//     "tiers" (tier name → USD price), "defaultTier" and
+//     "tierMetadataKey" (the params.metadata member that chooses the
+//     tier), and every skill's description ends with the same choice.
 //   - Response schemas are reflected from the Go types that write the
 //     responses (Reflect): closed objects, members without omitempty
 //     required, pointers nullable.

@@ -12,25 +12,48 @@ import (
 // X402Legacy is the legacy x402scan discovery document served at
 // /.well-known/x402.
 type X402Legacy struct {
-	Version         int      `json:"version"`
-	Resources       []string `json:"resources"`
-	OwnershipProofs []string `json:"ownershipProofs,omitempty"`
-	Instructions    string   `json:"instructions,omitempty"`
+	Version   int      `json:"version"`
+	Resources []string `json:"resources"`
+	// ResourceTemplates are the paid operations that need an identifier
+	// in their path first: absolute URL templates (RFC 6570, level 1,
+	// e.g. ".../v1/niches/{niche_id}/pay-per-call"). Readers of the
+	// legacy shape ignore members they do not know.
+	ResourceTemplates []string `json:"resourceTemplates,omitempty"`
+	OwnershipProofs   []string `json:"ownershipProofs,omitempty"`
+	Instructions      string   `json:"instructions,omitempty"`
 }
 
-// NewX402Legacy lists the absolute URLs of the paid operations of s that a
-// crawler can call as they are (operations with path parameters or
-// required query parameters need input first and are left out; OpenAPI
-// lists them).
+// NewX402Legacy lists the paid operations of s (none when s is not paid):
+//
+//   - in resources, absolute URLs a crawler can call as they are and that
+//     answer 402: the operation's URL, with its ExampleQuery when it has
+//     required query parameters (such an operation without an example is
+//     listed as a template "{?name,...}" instead);
+//   - in resourceTemplates, URL templates of the operations with path
+//     parameters (the identifier comes from a list or a search first).
 func NewX402Legacy(s *Service) *X402Legacy {
 	d := &X402Legacy{Version: 1, Resources: []string{}, OwnershipProofs: s.OwnershipProofs}
 	methods := map[string]bool{}
 	for _, op := range s.Operations {
-		if op.Price == nil || !s.Paid || len(pathParams(op.Path)) > 0 || s.requiresQuery(op) {
+		if op.Price == nil || !s.Paid {
 			continue
 		}
-		d.Resources = append(d.Resources, s.URL(op.Path))
 		methods[op.Method] = true
+		required := s.requiredQuery(op)
+		switch {
+		case len(pathParams(op.Path)) > 0:
+			u := s.URL(op.Path)
+			if len(required) > 0 {
+				u += "{?" + strings.Join(required, ",") + "}"
+			}
+			d.ResourceTemplates = append(d.ResourceTemplates, u)
+		case len(required) > 0 && op.ExampleQuery == "":
+			d.ResourceTemplates = append(d.ResourceTemplates, s.URL(op.Path)+"{?"+strings.Join(required, ",")+"}")
+		case len(required) > 0:
+			d.Resources = append(d.Resources, s.URL(op.Path)+"?"+op.ExampleQuery)
+		default:
+			d.Resources = append(d.Resources, s.URL(op.Path))
+		}
 	}
 	var verbs []string
 	for _, m := range []string{"GET", "POST"} {
@@ -41,29 +64,35 @@ func NewX402Legacy(s *Service) *X402Legacy {
 	d.Instructions = "Call a resource (" + strings.Join(verbs, " or ") + ", JSON; request shapes in " + s.URL(PathOpenAPI) +
 		"). Without payment it answers 402 with x402 (PAYMENT-REQUIRED, v1 body) and MPP (WWW-Authenticate) challenges before any work; " +
 		"invalid requests are answered 422 unpaid."
+	if len(d.ResourceTemplates) > 0 {
+		d.Instructions += " resourceTemplates are URL templates (RFC 6570): fill in an identifier from a list or search operation first."
+	}
 	return d
 }
 
+// Empty reports whether the list names nothing.
+func (d *X402Legacy) Empty() bool { return len(d.Resources) == 0 && len(d.ResourceTemplates) == 0 }
+
 // PaymentDiscoveryURL is where a payer finds the prices of s: the x402
-// list when it names at least one resource, else the OpenAPI document
-// (whose operations carry x-payment-info).
+// list when it names at least one paid operation, else the OpenAPI
+// document (whose operations carry x-payment-info).
 func (s *Service) PaymentDiscoveryURL() string {
-	if len(NewX402Legacy(s).Resources) > 0 {
+	if !NewX402Legacy(s).Empty() {
 		return s.URL(PathX402)
 	}
 	return s.URL(PathOpenAPI)
 }
 
-// requiresQuery reports whether op has a required query parameter.
-func (s *Service) requiresQuery(op Operation) bool {
+// requiredQuery lists the required query parameters of op.
+func (s *Service) requiredQuery(op Operation) []string {
 	if op.Query == "" {
-		return false
+		return nil
 	}
 	var def struct {
 		Required []string `json:"required"`
 	}
 	_ = json.Unmarshal(s.Components[op.Query], &def)
-	return len(def.Required) > 0
+	return def.Required
 }
 
 // MCPServer is an MCP registry server.json entry.
@@ -202,8 +231,13 @@ func NewAgentCard(s *Service) (*AgentCard, error) {
 	if s.Provider.Name != "" && s.Provider.URL != "" {
 		c.Provider = &AgentProvider{Organization: s.Provider.Name, URL: s.Provider.URL}
 	}
+	tierText, tierPrices, defaultTier := s.A2A.tierSummary(s.Paid)
 	for _, sk := range s.A2A.Skills {
-		c.Skills = append(c.Skills, AgentSkill{ID: sk.ID, Name: sk.Name, Description: sk.Description, Tags: sk.Tags,
+		desc := sk.Description
+		if tierText != "" {
+			desc = strings.TrimSuffix(desc, ".") + ". " + tierText
+		}
+		c.Skills = append(c.Skills, AgentSkill{ID: sk.ID, Name: sk.Name, Description: desc, Tags: sk.Tags,
 			Examples: sk.Examples, InputModes: in, OutputModes: out})
 	}
 	if p := s.A2A.Price; p != nil && s.Paid {
@@ -213,10 +247,18 @@ func NewAgentCard(s *Service) (*AgentCard, error) {
 			if x[0].PayTo != "" {
 				params["payTo"] = x[0].PayTo
 			}
+			desc := "Pay USD " + USD(p.AmountMicroUSD) + " in " + x[0].AssetSymbol + " on " + networkName(x[0].Network) +
+				" per call (HTTP 402, x402 v2 PAYMENT-SIGNATURE or v1 X-PAYMENT header)."
+			if len(tierPrices) > 0 {
+				params["tiers"] = tierPrices
+				params["defaultTier"] = defaultTier
+				params["tierMetadataKey"] = s.A2A.TierKey
+				desc = "Pay per call in " + x[0].AssetSymbol + " on " + networkName(x[0].Network) +
+					" (HTTP 402, x402 v2 PAYMENT-SIGNATURE or v1 X-PAYMENT header), at the price of the tier chosen with params.metadata." +
+					s.A2A.TierKey + ": " + tierList(s.A2A.Tiers) + "."
+			}
 			c.Capabilities.Extensions = append(c.Capabilities.Extensions, AgentExtension{URI: x402ExtensionURI, Required: true,
-				Description: "Pay USD " + USD(p.AmountMicroUSD) + " in " + x[0].AssetSymbol + " on " + networkName(x[0].Network) +
-					" per call (HTTP 402, x402 v2 PAYMENT-SIGNATURE or v1 X-PAYMENT header).",
-				Params: params})
+				Description: desc, Params: params})
 		}
 		if mp := p.methods("mpp", ""); len(mp) > 0 {
 			var names, parts []string
@@ -228,12 +270,69 @@ func NewAgentCard(s *Service) (*AgentCard, error) {
 					parts = append(parts, m.Scheme+" "+m.AssetSymbol+" on "+networkName(m.Network)+" at USD "+USD(p.AmountMicroUSD))
 				}
 			}
+			params := map[string]any{"methods": names, "endpoint": s.URL(s.A2A.Path)}
+			desc := "Or pay with an MPP charge (" + strings.Join(parts, "; ") + "), Authorization: Payment header."
+			if len(tierPrices) > 0 {
+				params["tiers"] = tierPrices
+				params["defaultTier"] = defaultTier
+				params["tierMetadataKey"] = s.A2A.TierKey
+				desc = "Or pay with an MPP charge (" + strings.Join(parts, "; ") + " for the " + defaultTier +
+					" tier; the USDC price follows the tier chosen with params.metadata." + s.A2A.TierKey + "), Authorization: Payment header."
+			}
 			c.Capabilities.Extensions = append(c.Capabilities.Extensions, AgentExtension{URI: mppExtensionURI, Required: true,
-				Description: "Or pay with an MPP charge (" + strings.Join(parts, "; ") + "), Authorization: Payment header.",
-				Params:      map[string]any{"methods": names, "endpoint": s.URL(s.A2A.Path)}})
+				Description: desc, Params: params})
 		}
 	}
 	return c, nil
+}
+
+// tierSummary describes the tiers of an A2A endpoint: a sentence for the
+// skills (with the prices when paid), the USDC price of each tier (tier
+// name → USD decimal) and the default tier; all empty when there is one
+// price.
+func (a *A2A) tierSummary(paid bool) (string, map[string]string, string) {
+	if len(a.Tiers) == 0 || a.TierKey == "" {
+		return "", nil, ""
+	}
+	prices := map[string]string{}
+	deflt := ""
+	for _, t := range a.Tiers {
+		if t.Price != nil {
+			prices[t.Name] = USD(t.Price.AmountMicroUSD)
+		}
+		if t.Default {
+			deflt = t.Name
+		}
+	}
+	list := tierList(a.Tiers)
+	if !paid {
+		var names []string
+		for _, t := range a.Tiers {
+			n := t.Name
+			if t.Default {
+				n += " (default)"
+			}
+			names = append(names, n)
+		}
+		list = strings.Join(names, ", ")
+	}
+	return "Choose the tier with params.metadata." + a.TierKey + ": " + list + ".", prices, deflt
+}
+
+// tierList is "quick (USD 0.02), standard (USD 0.05, default), …".
+func tierList(tiers []A2ATier) string {
+	var parts []string
+	for _, t := range tiers {
+		if t.Price == nil {
+			continue
+		}
+		p := t.Name + " (USD " + USD(t.Price.AmountMicroUSD)
+		if t.Default {
+			p += ", default"
+		}
+		parts = append(parts, p+")")
+	}
+	return strings.Join(parts, ", ")
 }
 
 //go:embed schemas/*.json

@@ -127,10 +127,12 @@ const (
 // Paid operations get one per-call offer priced in USD with the USDC
 // methods of their live challenge (x402 and MPP evm), and, when the
 // challenge offers cards, a separate card offer at the card price with the
-// MPP stripe method only. Operations also served as MCP tools appear again
-// on the MCP transport with an x402-only offer; the A2A endpoint appears as
-// one operation with its own offer. Per-operation extras go under
-// extensions.operations (the schema forbids unknown members elsewhere).
+// MPP stripe method only. Every MCP tool of the service is an operation on
+// the MCP transport ("mcp.<tool>", with the tool's own input schema, as
+// tools/list publishes it) and, when it charges, has an x402-only offer;
+// the A2A endpoint appears as one operation with its own offer.
+// Per-operation extras go under extensions.operations (the schema forbids
+// unknown members elsewhere).
 func NewManifest(s *Service) (*Manifest, error) {
 	m := &Manifest{
 		ManifestVersion: ManifestVersion,
@@ -194,15 +196,33 @@ func NewManifest(s *Service) (*Manifest, error) {
 		if op.Price != nil {
 			m.Offers = append(m.Offers, s.offers(op.ID, op.Price, true)...)
 		}
-		if op.Tool != "" && s.MCP != nil {
-			id := op.ID + ".mcp"
-			m.Operations = append(m.Operations, ManifestOperation{ID: id, Capability: op.Capability, Transport: TransportMCP,
-				Summary: strings.TrimSuffix(op.Summary, ".") + " (MCP tool " + op.Tool + ").", Tool: op.Tool,
-				InputSchema: in, OutputSchema: json.RawMessage(`{"type":"object"}`), TimeoutSeconds: op.TimeoutSeconds, Idempotent: &idem})
-			if op.Price != nil {
+	}
+	capID := ""
+	if len(s.Capabilities) > 0 {
+		capID = s.Capabilities[0].ID
+	}
+	if s.MCP != nil {
+		for _, tl := range s.MCP.Tools {
+			id := "mcp." + tl.Name
+			in, out := tl.InputSchema, tl.OutputSchema
+			if len(in) == 0 {
+				in = json.RawMessage(`{"type":"object"}`)
+			}
+			if len(out) == 0 {
+				out = json.RawMessage(`{"type":"object"}`)
+			}
+			c := tl.Capability
+			if c == "" {
+				c = capID
+			}
+			idem := tl.Idempotent
+			m.Operations = append(m.Operations, ManifestOperation{ID: id, Capability: c, Transport: TransportMCP,
+				Summary: tl.Summary, Tool: tl.Name, InputSchema: in, OutputSchema: out,
+				TimeoutSeconds: tl.TimeoutSeconds, Idempotent: &idem})
+			if tl.Price != nil {
 				// MCP calls pay with x402 only (tool-result binding).
-				xp := *op.Price
-				xp.Methods = op.Price.methods("x402", "")
+				xp := *tl.Price
+				xp.Methods = tl.Price.methods("x402", "")
 				if len(xp.Methods) > 0 || !s.Paid {
 					m.Offers = append(m.Offers, s.offers(id, &xp, false)...)
 				}
@@ -211,10 +231,6 @@ func NewManifest(s *Service) (*Manifest, error) {
 	}
 	if s.A2A != nil {
 		id := "a2a.send-message"
-		capID := ""
-		if len(s.Capabilities) > 0 {
-			capID = s.Capabilities[0].ID
-		}
 		f := false
 		m.Operations = append(m.Operations, ManifestOperation{ID: id, Capability: capID, Transport: TransportA2A,
 			Summary:     "Send a message to the agent (A2A 1.0 SendMessage over JSON-RPC).",

@@ -124,6 +124,13 @@ type Operation struct {
 	// parameters (the properties of the named object schema).
 	Body  string
 	Query string
+	// Params are the JSON Schemas of path parameters, by name; a
+	// parameter without one is a plain string.
+	Params map[string]json.RawMessage
+	// ExampleQuery is a valid query string (URL-encoded, without "?")
+	// for an operation with required query parameters: the x402 list
+	// names the operation with it, so that a crawler can call it.
+	ExampleQuery string
 	// Output names the component of the 200 response, "" for a generic
 	// JSON object.
 	Output string
@@ -133,8 +140,6 @@ type Operation struct {
 	TimeoutSeconds int
 	// Idempotent tells whether a retry has no further effect.
 	Idempotent bool
-	// Tool is the MCP tool that offers the same operation, "" if none.
-	Tool string
 	// Extra is published per operation: as x-<key> members in OpenAPI and
 	// under extensions.operations.<id> in the manifest.
 	Extra map[string]any
@@ -182,16 +187,55 @@ type Method struct {
 type MCP struct {
 	// Path is the endpoint path relative to Base, e.g. "/mcp".
 	Path string
+	// Tools are the service's tools as the endpoint's tools/list
+	// publishes them; the manifest lists each as an operation on the MCP
+	// transport.
+	Tools []Tool
+}
+
+// Tool is one MCP tool of a service.
+type Tool struct {
+	// Name is the tool name (the manifest operation id is "mcp.<Name>").
+	Name string
+	// Summary is one sentence for the manifest (1–500 characters).
+	Summary string
+	// Capability is the id of the capability it serves ("" means the
+	// service's first).
+	Capability string
+	// InputSchema and OutputSchema are the tool's schemas exactly as
+	// tools/list publishes them (OutputSchema nil: a generic object).
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	// Price is set on tools that charge (per call, x402 only); a tool
+	// with a free mode and a paid one (previews and full evaluations)
+	// carries the paid mode's price.
+	Price *Price
+	// TimeoutSeconds is the longest a call takes (0: not published).
+	TimeoutSeconds int
+	// Idempotent tells whether a retry has no further effect.
+	Idempotent bool
 }
 
 // A2A is an A2A JSON-RPC endpoint of the service.
 type A2A struct {
 	// Path is the endpoint path relative to Base, e.g. "/a2a".
 	Path string
-	// Price is what one A2A call costs (nil: free).
+	// Price is what one A2A call costs at the default tier (nil: free).
 	Price *Price
+	// Tiers are the prices of every tier a message can choose, in order
+	// (empty: one price). TierKey is the member of the SendMessage
+	// params.metadata that chooses one ("tier").
+	Tiers   []A2ATier
+	TierKey string
 	// Skills are the skills the agent card lists.
 	Skills []Skill
+}
+
+// A2ATier is one tier an A2A message can choose and its price.
+type A2ATier struct {
+	Name    string
+	Price   *Price
+	Default bool
 }
 
 // Skill is one A2A skill.

@@ -88,7 +88,11 @@ func (s *Service) openAPIOperation(op Operation, comps map[string]json.RawMessag
 	o := map[string]any{"operationId": op.ID, "summary": op.Summary, "tags": []string{s.Key}}
 	var params []any
 	for _, p := range pathParams(op.Path) {
-		params = append(params, map[string]any{"name": p, "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+		var schema any = map[string]any{"type": "string"}
+		if raw, ok := op.Params[p]; ok {
+			schema = raw
+		}
+		params = append(params, map[string]any{"name": p, "in": "path", "required": true, "schema": schema})
 	}
 	if op.Query != "" {
 		qp, err := queryParams(comps, op.Query)

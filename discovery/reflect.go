@@ -15,6 +15,10 @@ type ReflectOptions struct {
 	Names map[reflect.Type]string
 	// Enums lists the values of string types.
 	Enums map[reflect.Type][]string
+	// Unions describes interface types whose values are one of the
+	// listed Go values' types (anyOf their schemas); other interfaces
+	// admit anything.
+	Unions map[reflect.Type][]any
 }
 
 // Reflect generates the JSON Schema definitions of the response type of v
@@ -24,9 +28,12 @@ type ReflectOptions struct {
 // never a hand-kept copy.
 //
 // Structs are closed objects (additionalProperties false) whose members
-// without omitempty are required; pointers are nullable; time.Time is a
-// date-time string; json.RawMessage and interfaces admit anything. A name
-// used by two different types is an error.
+// without omitempty are required; embedded structs contribute their
+// members, and a member of a shallower depth hides one of the same name
+// deeper down, as in encoding/json; pointers are nullable; time.Time is a
+// date-time string; json.RawMessage and interfaces admit anything, except
+// the interface types of Unions. A name used by two different types is an
+// error.
 func Reflect(defs map[string]json.RawMessage, v any, o *ReflectOptions) (string, error) {
 	if o == nil {
 		o = &ReflectOptions{}
@@ -79,7 +86,19 @@ func (r *reflector) schema(t reflect.Type) (map[string]any, error) {
 		}
 		return map[string]any{"anyOf": []any{inner, map[string]any{"type": "null"}}}, nil
 	case reflect.Interface:
-		return map[string]any{}, nil
+		vals, ok := r.o.Unions[t]
+		if !ok {
+			return map[string]any{}, nil
+		}
+		var alts []any
+		for _, v := range vals {
+			s, err := r.schema(reflect.TypeOf(v))
+			if err != nil {
+				return nil, err
+			}
+			alts = append(alts, s)
+		}
+		return map[string]any{"anyOf": alts}, nil
 	case reflect.String:
 		s := map[string]any{"type": "string"}
 		if e, ok := r.o.Enums[t]; ok {
@@ -143,10 +162,15 @@ func (r *reflector) structRef(t reflect.Type) (map[string]any, error) {
 }
 
 func (r *reflector) structSchema(t reflect.Type) (map[string]any, error) {
-	props := map[string]any{}
-	required := []string{}
-	var add func(t reflect.Type) error
-	add = func(t reflect.Type) error {
+	type member struct {
+		schema   map[string]any
+		depth    int
+		required bool
+	}
+	members := map[string]*member{}
+	var order []string
+	var add func(t reflect.Type, depth int) error
+	add = func(t reflect.Type, depth int) error {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			tag := f.Tag.Get("json")
@@ -160,7 +184,7 @@ func (r *reflector) structSchema(t reflect.Type) (map[string]any, error) {
 					ft = ft.Elem()
 				}
 				if ft.Kind() == reflect.Struct {
-					if err := add(ft); err != nil {
+					if err := add(ft, depth+1); err != nil {
 						return err
 					}
 					continue
@@ -172,19 +196,32 @@ func (r *reflector) structSchema(t reflect.Type) (map[string]any, error) {
 			if name == "" {
 				name = f.Name
 			}
+			if m, ok := members[name]; ok && m.depth <= depth {
+				continue // hidden by a shallower (or earlier) member
+			}
 			s, err := r.schema(f.Type)
 			if err != nil {
 				return fmt.Errorf("%s.%s: %w", t, f.Name, err)
 			}
-			props[name] = s
-			if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
-				required = append(required, name)
+			if _, ok := members[name]; !ok {
+				order = append(order, name)
 			}
+			members[name] = &member{schema: s, depth: depth,
+				required: !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero")}
 		}
 		return nil
 	}
-	if err := add(t); err != nil {
+	if err := add(t, 0); err != nil {
 		return nil, err
+	}
+	props := map[string]any{}
+	required := []string{}
+	for _, name := range order {
+		m := members[name]
+		props[name] = m.schema
+		if m.required {
+			required = append(required, name)
+		}
 	}
 	return map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false}, nil
 }

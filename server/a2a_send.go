@@ -19,6 +19,10 @@ import (
 	"github.com/assaykit/assay/payment"
 )
 
+// a2aTierKey is the member of SendMessage params.metadata that chooses the
+// tier (the agent card says so).
+const a2aTierKey = "tier"
+
 // a2aJob is a checked SendMessage or SendStreamingMessage request.
 type a2aJob struct {
 	id        json.RawMessage
@@ -80,7 +84,7 @@ func (h *a2aHandler) parseSend(c *rpcCall) (*a2aJob, *rpcError) {
 		}
 	}
 	job.tier = h.deflt
-	if v, ok := p.Metadata["tier"]; ok {
+	if v, ok := p.Metadata[a2aTierKey]; ok {
 		s, _ := v.(string)
 		if _, known := h.send[s]; !known {
 			return nil, invalidParams(`"metadata.tier" must be one of quick, standard, deep, research`, nil)

@@ -32,7 +32,19 @@ func (s *Server) coreRoutes() ([]*Route, error) {
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	httpjson.Write(w, http.StatusOK, map[string]string{"status": "ok"})
+	httpjson.Write(w, http.StatusOK, healthBody{Status: "ok"})
+}
+
+// healthBody is the answer of GET /healthz.
+type healthBody struct {
+	Status string `json:"status"`
+}
+
+// readyBody is the answer of GET /readyz: "ok" or "unavailable", and each
+// check's outcome ("ok" or its error).
+type readyBody struct {
+	Status string            `json:"status"`
+	Checks map[string]string `json:"checks"`
 }
 
 // readyz runs every readiness check with a short deadline and answers 200
@@ -55,7 +67,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		overall = "unavailable"
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpjson.Write(w, status, map[string]any{"status": overall, "checks": checks})
+	httpjson.Write(w, status, readyBody{Status: overall, Checks: checks})
 }
 
 // capabilities lists the operations of the routing table, sorted by path

@@ -31,7 +31,10 @@ import (
 //
 //   - {prefix}/openapi.json — OpenAPI 3.1 of the service's operations;
 //   - {prefix}/.well-known/agent-service.json — manifest 0.1;
-//   - {prefix}/.well-known/x402 — legacy x402scan list (paid servers only);
+//   - {prefix}/.well-known/x402 — legacy x402scan list (paid servers only):
+//     every paid operation, as a callable URL (with an example query when
+//     it needs one) or, when it needs an identifier, as a URL template in
+//     resourceTemplates; so it exists under every service prefix;
 //   - {prefix}/.well-known/mcp/server.json — MCP registry entry (when the
 //     service has an MCP endpoint at {prefix}/mcp);
 //   - {prefix}/.well-known/agent-card.json — A2A 1.0 card (when it has an
@@ -49,6 +52,20 @@ import (
 // comes from the request (no PublicBaseURL), responses vary by the headers
 // it was built from.
 //
+// Every URL is absolute, built on PublicBaseURL (or the request). The
+// manifest schema requires https for service.id, service.homepage and
+// transports[].url: on an http base (the example server's default,
+// http://127.0.0.1:8080) the documents are served but the manifest does
+// not validate, and New logs a warning when the configured base is http.
+//
+// The manifest lists every MCP tool of the service as an operation on the
+// MCP transport with the input schema tools/list publishes (so the
+// tier-capped schema of a verify tool), niche discovery's search_niches
+// and get_niche included; the agent card states every tier's price and
+// that params.metadata.tier chooses it. Response schemas are reflected
+// from the Go types the handlers encode (niche, subscription, commerce,
+// health and readiness routes included).
+//
 // Choices where the interface documents are silent: the homepage defaults
 // to the service's openapi.json, the terms and privacy links to the
 // manifest's own policies member (#policies); an unpaid server (no
@@ -61,7 +78,9 @@ type DiscoveryConfig struct {
 	// PublicBaseURL is the scheme, host and mount path under which clients
 	// reach the server, e.g. "https://api.example.com" (the value given to
 	// payment.GateOptions.PublicBaseURL). Every URL in every document is
-	// built from it.
+	// built from it. Empty means Config.PublicBaseURL. It should be https:
+	// with http, New logs a warning, since the manifest then fails its
+	// schema (see above).
 	PublicBaseURL string
 	// TrustForwardedHeaders builds the base URL from X-Forwarded-Proto and
 	// X-Forwarded-Host when PublicBaseURL is empty. Only set it behind a
@@ -129,6 +148,11 @@ func (s *Server) discoveryRoutes() ([]*Route, error) {
 		u, err := url.Parse(cfg.PublicBaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 			return nil, errorf("discovery: PublicBaseURL %q is not an http(s) base URL", cfg.PublicBaseURL)
+		}
+		if u.Scheme != "https" {
+			s.log.Warn("discovery: the public base URL is not https: every discovery document carries http URLs, and the agent-service manifest "+
+				"will not validate against its schema (service.id, service.homepage and transports[].url must be https); serve the documents behind https",
+				"publicBaseURL", cfg.PublicBaseURL)
 		}
 	}
 	d := &discoverer{s: s, cfg: cfg, cache: map[string]*docSet{}, prices: map[string]*discovery.Price{}}
@@ -238,8 +262,8 @@ func serviceFamilies() []struct {
 		key    string
 		text   func() ServiceText
 	}{
-		{"claims.verify.", "claim-verification", claimsText},
-		{"niche.", "niche-discovery", nicheText},
+		{"claims.verify.", claimsServiceKey, claimsText},
+		{"niche.", nicheServiceKey, nicheText},
 	}
 }
 
@@ -523,7 +547,7 @@ func (d *discoverer) generate(ctx context.Context, base string) (*docSet, error)
 		if err := put(sv.key, docManifest, m); err != nil {
 			return nil, err
 		}
-		if x := discovery.NewX402Legacy(svc); svc.Paid && len(x.Resources) > 0 {
+		if x := discovery.NewX402Legacy(svc); svc.Paid && !x.Empty() {
 			if err := put(sv.key, docX402, x); err != nil {
 				return nil, err
 			}
@@ -558,7 +582,7 @@ func (d *discoverer) generate(ctx context.Context, base string) (*docSet, error)
 	if err := put(rootKey, docOpenAPI, oa); err != nil {
 		return nil, err
 	}
-	if x := discovery.NewX402Legacy(root); root.Paid && len(x.Resources) > 0 {
+	if x := discovery.NewX402Legacy(root); root.Paid && !x.Empty() {
 		if err := put(rootKey, docX402, x); err != nil {
 			return nil, err
 		}
@@ -667,7 +691,7 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 	commerceUsed := false
 	links := map[string]any{}
 	for _, r := range sv.routes {
-		op, err := d.operation(ctx, sbase, r, t.Capability.ID, sv.mcp != nil)
+		op, err := d.operation(ctx, sbase, r, t.Capability.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -694,14 +718,16 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 	if len(links) > 0 {
 		svc.Extensions["commerce"] = links
 	}
-	if sv.key == "claim-verification" {
+	if sv.key == claimsServiceKey {
 		svc.Extensions["verificationTiers"] = tierExtension(sv.prefix)
 	}
 	if sv.mcp != nil {
-		svc.MCP = &discovery.MCP{Path: strings.TrimPrefix(sv.mcp.Path, sv.prefix)}
-		if !strings.HasPrefix(sv.mcp.Path, sv.prefix) {
-			svc.MCP.Path = "/mcp"
+		svc.MCP = &discovery.MCP{Path: "/mcp"}
+		tools, err := d.mcpTools(ctx, sbase+svc.MCP.Path, sv.key, t.Capability.ID)
+		if err != nil {
+			return nil, err
 		}
+		svc.MCP.Tools = tools
 	}
 	if sv.a2a != nil {
 		svc.A2A = &discovery.A2A{Path: "/a2a", Skills: t.Skills}
@@ -711,9 +737,58 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 				return nil, err
 			}
 			svc.A2A.Price = p
+			// Every tier a message can choose with params.metadata.tier
+			// (the A2A handler's offers are the tier routes').
+			offers := d.s.tierOffers()
+			for _, tr := range claims.Tiers() {
+				o, ok := offers[tr.Name]
+				if !ok {
+					continue
+				}
+				tp, err := d.price(ctx, o, sbase+"/a2a", http.MethodPost)
+				if err != nil {
+					return nil, err
+				}
+				svc.A2A.Tiers = append(svc.A2A.Tiers, discovery.A2ATier{Name: tr.Name, Price: tp, Default: o.ID == sv.a2a.Offer.ID})
+			}
+			svc.A2A.TierKey = a2aTierKey
 		}
 	}
 	return svc, nil
+}
+
+// mcpTools describes the MCP tools of service key, with the schemas
+// tools/list publishes and the prices of their paid calls.
+func (d *discoverer) mcpTools(ctx context.Context, endpoint, key, capability string) ([]discovery.Tool, error) {
+	if d.s.mcp == nil {
+		return nil, nil
+	}
+	var out []discovery.Tool
+	for _, mt := range d.s.mcp.tools {
+		if mt.service != key {
+			continue
+		}
+		in, err := json.Marshal(mt.tool.InputSchema)
+		if err != nil {
+			return nil, errorf("discovery: input schema of MCP tool %s: %v", mt.tool.Name, err)
+		}
+		tl := discovery.Tool{Name: mt.tool.Name, Summary: mt.summary, Capability: capability, InputSchema: in,
+			TimeoutSeconds: int(mt.timeout / time.Second), Idempotent: mt.tool.Annotations != nil && mt.tool.Annotations.IdempotentHint}
+		if mt.tool.OutputSchema != nil {
+			if tl.OutputSchema, err = json.Marshal(mt.tool.OutputSchema); err != nil {
+				return nil, errorf("discovery: output schema of MCP tool %s: %v", mt.tool.Name, err)
+			}
+		}
+		if mt.offer != nil {
+			p, err := d.price(ctx, *mt.offer, endpoint, http.MethodPost)
+			if err != nil {
+				return nil, err
+			}
+			tl.Price = p
+		}
+		out = append(out, tl)
+	}
+	return out, nil
 }
 
 // rootService describes every public operation at the origin root.
@@ -743,7 +818,7 @@ func (d *discoverer) rootService(ctx context.Context, base string, comps map[str
 		if skip {
 			continue
 		}
-		op, err := d.operation(ctx, base, r, "", false)
+		op, err := d.operation(ctx, base, r, "")
 		if err != nil {
 			return nil, err
 		}
@@ -787,16 +862,25 @@ func commerceLinks() map[string]string {
 }
 
 // operation describes route r, whose paths are relative to sbase.
-func (d *discoverer) operation(ctx context.Context, sbase string, r *Route, capability string, mcp bool) (discovery.Operation, error) {
+func (d *discoverer) operation(ctx context.Context, sbase string, r *Route, capability string) (discovery.Operation, error) {
 	op := discovery.Operation{ID: r.ID, Capability: capability, Summary: r.Summary, Method: r.Method, Path: r.Path,
-		Body: r.Body, Query: r.Query, Output: responseSchemaName(r.ID),
+		Body: r.Body, Query: r.Query, Output: responseSchemaName(r.ID), ExampleQuery: queryExample(r.Query),
 		Idempotent: r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodPut || r.Method == http.MethodDelete}
+	params := pathParamSchemas()
+	for _, seg := range strings.Split(r.Path, "/") {
+		if name, ok := strings.CutPrefix(seg, "{"); ok {
+			name = strings.TrimSuffix(name, "}")
+			if sch, ok := params[name]; ok {
+				if op.Params == nil {
+					op.Params = map[string]json.RawMessage{}
+				}
+				op.Params[name] = sch
+			}
+		}
+	}
 	if t, ok := tierOfRoute(r); ok {
 		op.Idempotent = true // declared idempotent by the interface document
 		op.TimeoutSeconds = int(t.Timeout / time.Second)
-		if mcp {
-			op.Tool = t.Tool
-		}
 		op.Extra = map[string]any{"verification-tier": tierInfo(t)}
 		op.Example = json.RawMessage(claimExample)
 	}
@@ -811,6 +895,18 @@ func (d *discoverer) operation(ctx context.Context, sbase string, r *Route, capa
 		op.Price = p
 	}
 	return op, nil
+}
+
+// queryExample is the example of a query shape (the one the 402's bazaar
+// extension carries) as a query string, "" when it has none: the x402
+// list names a paid operation that needs a query with it, so that a
+// crawler calling it as listed gets the 402 challenge (not a 422).
+func queryExample(shape string) string {
+	q := url.Values{}
+	for k, v := range queryExamples()[shape] {
+		q.Set(k, v)
+	}
+	return q.Encode()
 }
 
 // tierOfRoute finds the tier a claims route sells.

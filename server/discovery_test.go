@@ -18,12 +18,15 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/discovery"
+	"github.com/assaykit/assay/discovery/discoverytest"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -176,7 +179,9 @@ func TestDiscoveryDocumentsValidate(t *testing.T) {
 
 // validateDocuments checks that the routes want exist and that every
 // document validates: the manifest, server.json, agent card and x402
-// document against our schemas, openapi.json with the structural check.
+// document against our schemas, server.json also against the MCP
+// registry's published schema and the card against the A2A 1.0 proto
+// (vendored in discoverytest), openapi.json with the structural check.
 func validateDocuments(t *testing.T, e *discoveryEnv, want []string) {
 	t.Helper()
 	schemas := map[string]*jsonschema.Schema{
@@ -211,6 +216,17 @@ func validateDocuments(t *testing.T, e *discoveryEnv, want []string) {
 		}
 		if err := schemas[kind].Validate(inst); err != nil {
 			t.Errorf("%s does not validate: %v", r.Path, err)
+		}
+		// And against the definitions their publishers ship.
+		switch kind {
+		case docMCP:
+			if err := discoverytest.ValidateServerJSON(rec.Body.Bytes()); err != nil {
+				t.Errorf("%s does not validate against the MCP registry's schema: %v", r.Path, err)
+			}
+		case docAgentCard:
+			if err := discoverytest.CheckAgentCard(rec.Body.Bytes()); err != nil {
+				t.Errorf("%s does not match the A2A 1.0 AgentCard: %v", r.Path, err)
+			}
 		}
 	}
 }
@@ -612,6 +628,11 @@ type advertised struct {
 	proto string
 	// mustPay is set for URLs listed as paid resources (x402 list).
 	mustPay bool
+	// tool is the MCP tool a manifest operation names (proto "mcp"),
+	// with the input schema the manifest gives it: tools/list must list
+	// the tool with the same schema.
+	tool   string
+	schema json.RawMessage
 }
 
 // protocol probes: an MCP initialize and an A2A 1.0 SendMessage.
@@ -634,6 +655,12 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 	for _, tr := range claims.Tiers() {
 		tierByPath[tr.Path] = tr
 	}
+	tiersChecked := 0
+	defer func() {
+		if tiersChecked == 0 {
+			t.Error("no x-verification-tier was checked")
+		}
+	}()
 	for _, r := range e.docRoutes() {
 		body := e.get(t, r.Path).Body.Bytes()
 		add(advertised{doc: r.Path, method: "GET", url: e.base + r.Path})
@@ -654,10 +681,19 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 						}
 					}
 					if op.Tier != nil {
-						a.tier = op.Tier["name"].(string)
-						if op.Tier["priceUsd"] != discovery.USD(tierByPath[strings.TrimPrefix(p, "")].PriceMicroUSD) && tierByPath[p].Name != "" {
-							t.Errorf("%s %s: x-verification-tier price %v", r.Path, p, op.Tier["priceUsd"])
+						// By name, so that the root document (whose paths
+						// carry the service prefix) is checked too.
+						a.tier, _ = op.Tier["name"].(string)
+						tr, ok := claims.TierByName(a.tier)
+						switch {
+						case !ok:
+							t.Errorf("%s %s: x-verification-tier names no tier: %v", r.Path, p, op.Tier)
+						case op.Tier["priceUsd"] != discovery.USD(tr.PriceMicroUSD) || !strings.HasSuffix(p, tr.Path):
+							t.Errorf("%s %s: x-verification-tier %v, the tier table says %s at %s", r.Path, p, op.Tier, discovery.USD(tr.PriceMicroUSD), tr.Path)
+						case op.PaymentInfo != nil && a.price != tr.PriceMicroUSD:
+							t.Errorf("%s %s: x-payment-info price %d µUSD, the %s tier costs %d", r.Path, p, a.price, tr.Name, tr.PriceMicroUSD)
 						}
+						tiersChecked++
 					}
 					if op.RequestBody != nil {
 						a.example = `{"claim":"The Base mainnet chain ID is 8453.","minimumSources":1}`
@@ -692,8 +728,23 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 					add(advertised{doc: r.Path, method: "POST", url: tr.URL, proto: "a2a", example: a2aProbe, price: prices["a2a.send-message"]})
 				}
 			}
+			transports := map[string]discovery.ManifestTransport{}
+			for _, tr := range m.Transports {
+				transports[tr.ID] = tr
+			}
 			for _, op := range m.Operations {
-				if op.Transport != discovery.TransportHTTP {
+				switch tr := transports[op.Transport]; tr.Type {
+				case "mcp":
+					// The tool must be listed by the endpoint, with the
+					// schema the manifest gives it.
+					add(advertised{doc: r.Path, method: "POST", url: tr.URL, proto: "mcp", example: mcpProbe, tool: op.Tool, schema: op.InputSchema})
+					continue
+				case "a2a":
+					add(advertised{doc: r.Path, method: "POST", url: tr.URL, proto: "a2a", example: a2aProbe, price: prices[op.ID]})
+					continue
+				case "http":
+				default:
+					t.Errorf("%s: operation %s names transport %q, which the manifest does not define", r.Path, op.ID, op.Transport)
 					continue
 				}
 				a := advertised{doc: r.Path, method: op.Method, url: e.base + op.Path, price: prices[op.ID]}
@@ -740,6 +791,30 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 					price = usdMicro(t, p)
 				}
 			}
+			if len(c.Skills) == 0 {
+				t.Errorf("%s lists no skill", r.Path)
+			}
+			// Every tier the card prices must be accepted by the endpoint
+			// (params.metadata.<key>) and charged at that price.
+			for _, ext := range c.Capabilities.Extensions {
+				tiers, _ := ext.Params["tiers"].(map[string]any)
+				key, _ := ext.Params["tierMetadataKey"].(string)
+				if len(tiers) > 0 && key == "" {
+					t.Errorf("%s: %s prices tiers but names no metadata key", r.Path, ext.URI)
+				}
+				for name, p := range tiers {
+					tr, ok := claims.TierByName(name)
+					if !ok || p != discovery.USD(tr.PriceMicroUSD) {
+						t.Errorf("%s: %s prices tier %s at %v, the tier table says %s", r.Path, ext.URI, name, p, discovery.USD(tr.PriceMicroUSD))
+					}
+					probe, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": map[string]any{
+						"metadata": map[string]any{key: name},
+						"message":  map[string]any{"messageId": "m1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "The Base mainnet chain ID is 8453."}}}}})
+					for _, in := range c.SupportedInterfaces {
+						add(advertised{doc: r.Path, method: "POST", url: in.URL, proto: "a2a", example: string(probe), price: tr.PriceMicroUSD, tier: name})
+					}
+				}
+			}
 			for _, ext := range c.Capabilities.Extensions {
 				for _, k := range []string{"discoveryUrl", "endpoint"} {
 					if u, ok := ext.Params[k].(string); ok && strings.HasSuffix(u, "/a2a") {
@@ -760,9 +835,10 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 			if len(d.Resources) == 0 {
 				t.Errorf("%s lists no resource", r.Path)
 			}
-			for _, u := range d.Resources {
+			for _, u := range append(d.Resources, d.ResourceTemplates...) {
 				tr := tierByPath[strings.TrimPrefix(strings.TrimPrefix(u, e.base), "/claim-verification")]
-				// The list does not say which method: try both.
+				// The list does not say which method: try both. Templates
+				// get the walker's example identifiers.
 				add(advertised{doc: r.Path, method: "", url: u, price: tr.PriceMicroUSD, mustPay: true,
 					example: `{"claim":"The Base mainnet chain ID is 8453.","minimumSources":1}`})
 			}
@@ -812,6 +888,7 @@ func walkDocuments(t *testing.T, e *discoveryEnv, ts *httptest.Server) {
 		tierPrices[tr.PriceMicroUSD] = true
 	}
 	checked := 0
+	listed := map[string]map[string]*mcp.Tool{}
 	for _, a := range ads {
 		u, _ := url.Parse(a.url)
 		path := strings.ReplaceAll(strings.ReplaceAll(u.EscapedPath(), "%7B", "{"), "%7D", "}")
@@ -891,6 +968,9 @@ func walkDocuments(t *testing.T, e *discoveryEnv, ts *httptest.Server) {
 				if resp.StatusCode != 200 || !bytes.Contains(rb, []byte(`"jsonrpc":"2.0"`)) || !bytes.Contains(rb, []byte(`"result"`)) {
 					t.Errorf("%s advertises %s endpoint %s; it answered %d %s", a.doc, a.proto, a.url, resp.StatusCode, rb)
 				}
+				if a.tool != "" {
+					checkTool(t, listed, ts.URL+path, a)
+				}
 			case strings.Contains(a.url, "/.well-known/") || strings.HasSuffix(a.url, "/openapi.json"):
 				if resp.StatusCode != 200 {
 					t.Errorf("%s advertises %s; it answered %d", a.doc, a.url, resp.StatusCode)
@@ -905,6 +985,42 @@ func walkDocuments(t *testing.T, e *discoveryEnv, ts *httptest.Server) {
 		checked++
 	}
 	t.Logf("called %d advertised URLs", checked)
+}
+
+// checkTool checks that the MCP endpoint at url lists the tool a manifest
+// operation names, with the input schema the manifest gives it.
+func checkTool(t *testing.T, listed map[string]map[string]*mcp.Tool, url string, a advertised) {
+	t.Helper()
+	tools, ok := listed[url]
+	if !ok {
+		c := mcp.NewClient(&mcp.Implementation{Name: "discovery-walk", Version: "0"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		defer cs.Close()
+		lt, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatalf("%s tools/list: %v", url, err)
+		}
+		tools = map[string]*mcp.Tool{}
+		for _, tl := range lt.Tools {
+			tools[tl.Name] = tl
+		}
+		listed[url] = tools
+	}
+	tl, ok := tools[a.tool]
+	if !ok {
+		t.Errorf("%s names MCP tool %s; %s does not list it", a.doc, a.tool, a.url)
+		return
+	}
+	got, _ := json.Marshal(tl.InputSchema)
+	var x, y any
+	_ = json.Unmarshal(got, &x)
+	_ = json.Unmarshal(a.schema, &y)
+	if !cmp.Equal(x, y) {
+		t.Errorf("%s gives tool %s the input schema %s; tools/list says %s", a.doc, a.tool, a.schema, got)
+	}
 }
 
 // exampleQueries are valid query strings for the query shapes, so that a

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/discovery"
+	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/shapes"
 	"github.com/assaykit/assay/snapshot"
@@ -21,7 +23,7 @@ func claimsText() ServiceText {
 			"with hashes, conflicts, limitations and provenance. Four tiers (quick, standard, deep, research) differ in search " +
 			"budget, cited sources, snapshot policy and price.",
 		Summary:    "Paid claim verification with cited web evidence, provenance, snapshots and hashes.",
-		Version:    "0.3.1",
+		Version:    Version,
 		Lifecycle:  "paid-preview",
 		Tags:       []string{"web", "evidence", "fact-checking", "verification", "citations"},
 		Categories: []string{"search", "data"},
@@ -51,7 +53,7 @@ func nicheText() ServiceText {
 		Description: "Search and read reviewed, evidence-linked niche market evaluations, ordered by score or recency: free " +
 			"previews, full evaluations for subscribers or for one pay-per-call payment in USDC on Base.",
 		Summary:    "Reviewed, evidence-linked niche market evaluations; full evaluations pay-per-call.",
-		Version:    "0.1.0",
+		Version:    Version,
 		Lifecycle:  "paid-preview",
 		Tags:       []string{"niches", "market-research", "evidence"},
 		Categories: []string{"data", "search"},
@@ -68,9 +70,27 @@ func nicheText() ServiceText {
 	}
 }
 
+// nicheSearchItem is one result of GET /v1/search: a preview (anonymous
+// callers) or a full evaluation (subscribers).
+type nicheSearchItem interface{}
+
+// nicheSearchDoc and nichePaidSearchDoc are what the search routes encode
+// (nicheSearchResponse, whose niches member is typed any because it holds
+// either kind), with that member typed for the documents; every other
+// member is nicheSearchResponse's own.
+type nicheSearchDoc struct {
+	nicheSearchResponse
+	Niches []nicheSearchItem `json:"niches"`
+}
+
+type nichePaidSearchDoc struct {
+	nicheSearchResponse
+	Niches []niche.Evaluation `json:"niches"`
+}
+
 // responseTypes maps route ids to the Go value their 200 response
 // encodes, and the name of its schema. Routes not listed answer a JSON
-// object the documents do not detail.
+// object the documents do not detail (a test lists them).
 func responseTypes() map[string]struct {
 	name string
 	v    any
@@ -82,7 +102,12 @@ func responseTypes() map[string]struct {
 	result := rt{"ClaimVerificationResult", claims.Result{}}
 	order := rt{"Order", orderView{}}
 	check := rt{"ReceiptCheck", receiptCheck{}}
+	full := rt{"NicheEvaluationResponse", nicheFullResponse{}}
+	token := rt{"SubscriptionToken", tokenBody{}}
 	m := map[string]rt{
+		"health.live":                     {"Health", healthBody{}},
+		"health.ready":                    {"Readiness", readyBody{}},
+		"snapshots.get":                   {"SnapshotMetadata", snapshotMetadata{}},
 		"claims.verification.get":         result,
 		"capabilities":                    {"CapabilitiesResponse", shapes.CapabilitiesResponse{}},
 		"commerce.quotes.create":          {"Quote", quoteView{}},
@@ -92,6 +117,20 @@ func responseTypes() map[string]struct {
 		"commerce.receipts.verify":        check,
 		"commerce.receipts.verify.stored": check,
 		"commerce.jwks":                   {"JWKS", payment.JWKS{}},
+		"niche.list":                      {"NicheListResponse", nicheListResponse{}},
+		"niche.preview":                   {"NichePreviewResponse", nichePreviewResponse{}},
+		"niche.get":                       full,
+		"niche.pay-per-call":              full,
+		"niche.search":                    {"NicheSearchResponse", nicheSearchDoc{}},
+		"niche.search.pay-per-call":       {"NichePaidSearchResponse", nichePaidSearchDoc{}},
+		"niche.sources":                   {"NicheSourcesResponse", nicheSourcesResponse{}},
+		"subscription.status":             {"SubscriptionStatus", subscriptionStatusBody{}},
+		"subscription.checkout":           {"SubscriptionCheckout", checkoutBody{}},
+		"subscription.claim":              token,
+		"subscription.token.rotate":       token,
+		"subscription.portal":             {"SubscriptionPortal", portalBody{}},
+		"subscription.token.revoke":       {"SubscriptionRevoked", revokedBody{}},
+		"subscription.webhook":            {"SubscriptionWebhookReceipt", webhookBody{}},
 	}
 	for _, t := range claims.Tiers() {
 		m["claims.verify."+t.Name] = result
@@ -99,9 +138,31 @@ func responseTypes() map[string]struct {
 	return m
 }
 
+// composedResponses are response schemas made of reflected ones: GET
+// /v1/orders/{order_id}/result answers the exact bytes a paid call
+// delivered, so any of the paid responses (an A2A call's is its JSON-RPC
+// response).
+func composedResponses() map[string]struct {
+	name   string
+	schema string
+} {
+	ref := func(n string) string { return `{"$ref":"#/components/schemas/` + n + `"}` }
+	return map[string]struct {
+		name   string
+		schema string
+	}{
+		"commerce.orders.result": {"OrderResult", `{"description":"The response the paid call delivered, byte for byte: a verification result, a niche evaluation or search, or the JSON-RPC response of an A2A call.","anyOf":[` +
+			ref("ClaimVerificationResult") + `,` + ref("NicheEvaluationResponse") + `,` + ref("NichePaidSearchResponse") + `,` +
+			`{"type":"object","required":["jsonrpc","result"],"properties":{"jsonrpc":{"const":"2.0"},"id":{},"result":{"type":"object"}}}]}`},
+	}
+}
+
 // responseSchemaName is the component name of a route's 200 response, ""
 // when undocumented.
 func responseSchemaName(routeID string) string {
+	if c, ok := composedResponses()[routeID]; ok {
+		return c.name
+	}
 	return responseTypes()[routeID].name
 }
 
@@ -116,6 +177,16 @@ func reflectOptions() *discovery.ReflectOptions {
 			reflect.TypeFor[shapes.Capability]():     "Capability",
 			reflect.TypeFor[orderView]():             "Order",
 			reflect.TypeFor[payment.PaymentOption](): "PaymentOption",
+			reflect.TypeFor[niche.Preview]():         "NichePreview",
+			reflect.TypeFor[niche.Evaluation]():      "NicheEvaluation",
+			reflect.TypeFor[niche.Unlock]():          "NicheUnlock",
+			reflect.TypeFor[niche.QuotaStatus]():     "NicheQuota",
+			reflect.TypeFor[niche.SourceStatus]():    "NicheSource",
+			reflect.TypeFor[niche.Evidence]():        "NicheEvidence",
+			reflect.TypeFor[subscriberBody]():        "Subscriber",
+		},
+		Unions: map[reflect.Type][]any{
+			reflect.TypeFor[nicheSearchItem](): {niche.Preview{}, niche.Evaluation{}},
 		},
 		Enums: map[reflect.Type][]string{
 			reflect.TypeFor[claims.Status](): {string(claims.StatusConfirmed), string(claims.StatusPartiallyConfirmed),
@@ -146,9 +217,20 @@ func addResponseSchemas(comps map[string]json.RawMessage) error {
 			return err
 		}
 		for k, v := range defs {
-			if _, ok := comps[k]; !ok {
+			prev, ok := comps[k]
+			switch {
+			case !ok:
 				comps[k] = v
+			case !bytes.Equal(prev, v):
+				// Two Go types under one name (each root is reflected
+				// on its own): name them apart in reflectOptions.
+				return errorf("discovery: two response types are both named %q", k)
 			}
+		}
+	}
+	for _, c := range composedResponses() {
+		if _, ok := comps[c.name]; !ok {
+			comps[c.name] = json.RawMessage(c.schema)
 		}
 	}
 	return nil

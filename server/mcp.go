@@ -20,11 +20,16 @@ import (
 //   - list_verification_tiers (free): the tier table, prices and limits.
 //   - verify_claim_quick, verify_claim, verify_claim_deep,
 //     verify_claim_research (paid, one per tier): arguments are a
-//     ClaimVerificationRequest; the input schema is the request's, with the
-//     tier cap as maxSources' (and minimumSources') maximum. The result is
-//     the ClaimVerificationResult.
+//     ClaimVerificationRequest; the input schema is the request's (from
+//     shapes), with the tier's cited-source cap as minimumSources' maximum
+//     (above it the call is refused, 422) while maxSources keeps the
+//     shape's bound (1–20): a larger value than the cap is accepted and
+//     clamped to it, exactly as the HTTP tier route does, and the
+//     description says so. The result is the ClaimVerificationResult.
 //   - search_niches {q, category, sort, limit, full} and get_niche
-//     {niche_id, full} (when niche discovery is configured): previews are
+//     {niche_id, full} (when niche discovery is configured; their input
+//     schemas are the NicheSearchQuery shape and the OpenAPI schema of the
+//     {niche_id} path parameter, plus "full"): previews are
 //     free; with "full": true they sell full evaluations at the HTTP
 //     pay-per-call prices (offers niche.search and niche.evaluation), with
 //     the bodies of GET /v1/search/pay-per-call and GET
@@ -138,6 +143,7 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.mcp = ms
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms.srv }, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               false, // SSE: progress notifications need it
@@ -186,6 +192,9 @@ type mcpServer struct {
 	base     string // public base URL, no trailing slash ("" when unset)
 	host     string // its host, for mcp:// resources
 	readCred func(json.RawMessage) (*payment.Credential, error)
+	// tools are the registered tools, in order (the discovery documents
+	// list them).
+	tools []mcpTool
 }
 
 // mcpInstructions tell a model what the server offers.

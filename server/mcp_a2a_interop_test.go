@@ -1,25 +1,31 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/discovery"
+	"github.com/assaykit/assay/discovery/discoverytest"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store"
 	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // agentsDir holds the Node project with the official MCP and A2A clients.
@@ -89,23 +95,6 @@ func interopServer(t *testing.T) (base string, db *store.DB) {
 	return base, db
 }
 
-// agentCard is an A2A 1.0 card for the test server, for the clients to
-// build from while the server does not serve one itself.
-func agentCard(base string) map[string]any {
-	return map[string]any{
-		"name":        "assay claim verification",
-		"description": "Verifies a factual claim against current web sources; paid per call with x402 or MPP.",
-		"version":     Version,
-		"supportedInterfaces": []any{map[string]any{
-			"url": base + "/claim-verification/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}},
-		"capabilities":       map[string]any{"streaming": true},
-		"defaultInputModes":  []string{"text/plain", "application/json"},
-		"defaultOutputModes": []string{"text/plain", "application/json"},
-		"skills": []any{map[string]any{"id": "verify_claim", "name": "Verify a claim",
-			"description": "Structured, cited verdict on a factual claim.", "tags": []string{"fact-checking", "verification"}}},
-	}
-}
-
 func runAgent(t *testing.T, node string, args ...string) map[string]any {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -132,14 +121,37 @@ func TestInteropMCPClient(t *testing.T) {
 	node := nodeOrSkip(t)
 	base, db := interopServer(t)
 	out := runAgent(t, node, "mcp.mjs", base+"/claim-verification/mcp")
+	cm := checkMCPInterop(t, out, base, []any{"list_verification_tiers", "verify_claim", "verify_claim_deep", "verify_claim_quick", "verify_claim_research"})
+	paid := out["paid"].(map[string]any)
+	if paid["status"] != "confirmed" {
+		t.Errorf("paid %v", paid)
+	}
+	progress, _ := paid["progress"].([]any)
+	want := []any{"0/5 started", "1/5 searching the web for evidence", "2/5 reconciling the evidence with its sources",
+		"3/5 snapshotting cited sources", "4/5 settling the payment", "5/5 done"}
+	if diff := cmp.Diff(want, progress); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+	o, err := db.Order(context.Background(), cm["orderId"].(string))
+	if err != nil || o.Status != payment.OrderCompleted || !o.Dev || !strings.EqualFold(o.Payer, paymenttest.DevAddress) {
+		t.Errorf("order %+v %v", o, err)
+	}
+}
+
+// checkMCPInterop checks what mcp.mjs reports against any server at base
+// (tools are the sorted tool names expected): the unpaid PaymentRequired,
+// the paid, settled result with progress, the refused replay, and invalid
+// arguments refused with the HTTP route's 422 detail. It returns the paid
+// call's commerce member.
+func checkMCPInterop(t *testing.T, out map[string]any, base string, tools []any) map[string]any {
+	t.Helper()
 	if out["protocolVersion"] != "2025-11-25" {
 		t.Errorf("protocol version %v", out["protocolVersion"])
 	}
-	wantTools := []any{"list_verification_tiers", "verify_claim", "verify_claim_deep", "verify_claim_quick", "verify_claim_research"}
-	if diff := cmp.Diff(wantTools, out["tools"]); diff != "" {
+	if diff := cmp.Diff(tools, out["tools"]); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
-	if out["maxSourcesMaximum"] != float64(8) {
+	if out["maxSourcesMaximum"] != float64(20) { // the shape's bound: larger values than the tier cap are clamped
 		t.Errorf("verify_claim maxSources maximum %v", out["maxSourcesMaximum"])
 	}
 	unpaid := out["unpaid"].(map[string]any)
@@ -150,15 +162,12 @@ func TestInteropMCPClient(t *testing.T) {
 	paid := out["paid"].(map[string]any)
 	cm := paid["commerce"].(map[string]any)
 	settle := paid["settlement"].(map[string]any)
-	if paid["status"] != "confirmed" || cm["status"] != "completed" || settle["success"] != true ||
-		!strings.HasPrefix(settle["transaction"].(string), payment.DevReferencePrefix) {
+	if cm["status"] != "completed" || settle["success"] != true || !strings.HasPrefix(settle["transaction"].(string), payment.DevReferencePrefix) ||
+		!strings.HasPrefix(paid["verificationId"].(string), "cv_") {
 		t.Errorf("paid %v", paid)
 	}
-	progress, _ := paid["progress"].([]any)
-	want := []any{"0/5 started", "1/5 searching the web for evidence", "2/5 reconciling the evidence with its sources",
-		"3/5 snapshotting cited sources", "4/5 settling the payment", "5/5 done"}
-	if diff := cmp.Diff(want, progress); diff != "" {
-		t.Errorf("progress (-want +got):\n%s", diff)
+	if progress, _ := paid["progress"].([]any); len(progress) < 3 || progress[0] != "0/5 started" || progress[len(progress)-1] != "5/5 done" {
+		t.Errorf("progress %v", progress)
 	}
 	if r := out["replay"].(map[string]any); r["isError"] != true || r["error"] != payment.ReasonPaymentUsed {
 		t.Errorf("replay %v", r)
@@ -177,38 +186,79 @@ func TestInteropMCPClient(t *testing.T) {
 	if diff := cmp.Diff(httpErr.Detail, r["detail"]); diff != "" || r["isError"] != true {
 		t.Errorf("invalid arguments (-http +mcp):\n%s", diff)
 	}
-	o, err := db.Order(context.Background(), cm["orderId"].(string))
-	if err != nil || o.Status != payment.OrderCompleted || !o.Dev || !strings.EqualFold(o.Payer, paymenttest.DevAddress) {
-		t.Errorf("order %+v %v", o, err)
+	return cm
+}
+
+// servedCard fetches the agent card the server serves and validates it
+// against our schema and the A2A 1.0 proto; a missing or invalid card
+// fails the test (the A2A client resolves the card the same way).
+func servedCard(t *testing.T, base string) {
+	t.Helper()
+	resp, err := http.Get(base + "/claim-verification" + discovery.PathAgentCard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("the server serves no agent card: %d %s", resp.StatusCode, b)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compileSchema(t, discovery.SchemaAgentCard).Validate(inst); err != nil {
+		t.Errorf("served agent card: %v", err)
+	}
+	if err := discoverytest.CheckAgentCard(b); err != nil {
+		t.Errorf("served agent card against the A2A 1.0 proto: %v", err)
 	}
 }
 
-// The official A2A JavaScript client pays SendMessage and
-// SendStreamingMessage with @x402/evm signatures in serviceParameters.
+// The official A2A JavaScript client resolves the served agent card and
+// pays SendMessage and SendStreamingMessage with @x402/evm signatures in
+// serviceParameters.
 func TestInteropA2AClient(t *testing.T) {
 	node := nodeOrSkip(t)
 	base, db := interopServer(t)
-	args := []string{"a2a.mjs", base + "/claim-verification"}
-	// The client resolves the card the discovery routes serve; a server
-	// without them would need one passed in.
-	if resp, err := http.Get(base + "/claim-verification/.well-known/agent-card.json"); err != nil || resp.StatusCode != 200 {
-		card := filepath.Join(t.TempDir(), "card.json")
-		b, _ := json.Marshal(agentCard(base))
-		if err := os.WriteFile(card, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, "--card", card)
-		t.Log("the server serves no agent card: the client builds from one passed with --card")
-	} else {
-		resp.Body.Close()
+	servedCard(t, base)
+	out := runAgent(t, node, "a2a.mjs", base+"/claim-verification")
+	checkA2AInterop(t, out, base)
+	paid := out["paid"].(map[string]any)
+	if paid["dataStatus"] != "confirmed" || !strings.HasPrefix(paid["text"].(string), "Confirmed: ") {
+		t.Errorf("paid %v", paid)
 	}
-	out := runAgent(t, node, args...)
+	want := []any{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING", "status:TASK_STATE_WORKING", "status:TASK_STATE_WORKING",
+		"status:TASK_STATE_WORKING", "status:TASK_STATE_WORKING", "artifact", "status:TASK_STATE_COMPLETED"}
+	if diff := cmp.Diff(want, out["stream"]); diff != "" {
+		t.Errorf("stream (-want +got):\n%s", diff)
+	}
+	for _, id := range []string{paid["orderId"].(string), out["streamOrderId"].(string)} {
+		if o, err := db.Order(context.Background(), id); err != nil || o.Status != payment.OrderCompleted || !o.Dev {
+			t.Errorf("order %s: %+v %v", id, o, err)
+		}
+	}
+}
+
+// checkA2AInterop checks what a2a.mjs reports against any server at base:
+// the card it resolved, the 402, the paid task with the order headers and
+// the settlement, GetTask with the order token, the refused replay and a
+// paid stream.
+func checkA2AInterop(t *testing.T, out map[string]any, base string) {
+	t.Helper()
+	if out["protocolVersion"] != "1.0" {
+		t.Errorf("protocol version %v", out["protocolVersion"])
+	}
+	card := out["card"].(map[string]any)
+	if card["url"] != base+"/claim-verification/a2a" || len(card["skills"].([]any)) == 0 ||
+		!cmp.Equal(card["extensions"], []any{"https://www.x402.org/", "https://paymentauth.org/"}) {
+		t.Errorf("resolved card %v", card)
+	}
 	if u := out["unpaid"].(map[string]any); u["resource"] != base+"/claim-verification/a2a" || u["amount"] != "50000" {
 		t.Errorf("unpaid %v", u)
 	}
 	paid := out["paid"].(map[string]any)
-	if paid["state"] != "TASK_STATE_COMPLETED" || paid["dataStatus"] != "confirmed" || paid["mediaType"] != "application/json" ||
-		!strings.HasPrefix(paid["text"].(string), "Confirmed: ") || paid["taskId"] != paid["orderId"] ||
+	if paid["state"] != "TASK_STATE_COMPLETED" || paid["mediaType"] != "application/json" || paid["taskId"] != paid["orderId"] ||
 		!strings.HasPrefix(paid["orderToken"].(string), "ort_") || !strings.HasPrefix(paid["receiptId"].(string), "rcpt_") {
 		t.Errorf("paid %v", paid)
 	}
@@ -221,14 +271,131 @@ func TestInteropA2AClient(t *testing.T) {
 	if out["replayStatus"] != float64(402) {
 		t.Errorf("replay status %v", out["replayStatus"])
 	}
-	want := []any{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING", "status:TASK_STATE_WORKING", "status:TASK_STATE_WORKING",
-		"status:TASK_STATE_WORKING", "status:TASK_STATE_WORKING", "artifact", "status:TASK_STATE_COMPLETED"}
-	if diff := cmp.Diff(want, out["stream"]); diff != "" {
-		t.Errorf("stream (-want +got):\n%s", diff)
+	stream, _ := out["stream"].([]any)
+	if len(stream) < 4 || stream[0] != "task:TASK_STATE_SUBMITTED" || !slices.Contains(stream, any("artifact")) ||
+		stream[len(stream)-1] != "status:TASK_STATE_COMPLETED" {
+		t.Errorf("stream %v", stream)
 	}
-	for _, id := range []string{paid["orderId"].(string), out["streamOrderId"].(string)} {
-		if o, err := db.Order(context.Background(), id); err != nil || o.Status != payment.OrderCompleted || !o.Dev {
-			t.Errorf("order %s: %+v %v", id, o, err)
+}
+
+// exampleServer builds the examples/server binary and starts it on a
+// loopback port with its defaults and nothing from the environment (dev-mode
+// payments with its default payee, the offline demo corpus served on
+// loopback, the demo niche catalogue, discovery documents, MCP and A2A),
+// in a fresh data directory. It returns the base URL and stops the server
+// when the test ends.
+func exampleServer(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("SKIP interop with examples/server: -short (builds and runs the binary)")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("SKIP interop with examples/server: the go command is not on PATH")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "assay-example")
+	build := exec.Command(goBin, "build", "-o", bin, "./examples/server")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./examples/server: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-data", filepath.Join(dir, "data"), "-provider", "corpus", "-log-level", "warn",
+		"-shutdown-wait", "5s")
+	// Nothing from the test's environment: no OPENAI_API_KEY, no
+	// facilitator, no ASSAY_* setting.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
 		}
+		if t.Failed() {
+			t.Logf("examples/server stderr:\n%s", stderr.String())
+		}
+	})
+	baseCh := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "assay listening on "); ok {
+				base, _, _ := strings.Cut(rest, " ")
+				baseCh <- base
+			}
+		}
+	}()
+	select {
+	case base := <-baseCh:
+		return base
+	case err := <-done:
+		t.Fatalf("examples/server exited: %v\n%s", err, stderr.String())
+	case <-time.After(90 * time.Second):
+		t.Fatalf("examples/server did not start\n%s", stderr.String())
 	}
+	return ""
+}
+
+// orderStatus reads an order with its token over HTTP.
+func orderStatus(t *testing.T, base, id, token string) (status string, dev bool) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/v1/orders/"+id, nil)
+	req.Header.Set(payment.HeaderOrderToken, token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var o struct {
+		Status string `json:"status"`
+		Dev    bool   `json:"dev"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&o); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("order %s: %d %v", id, resp.StatusCode, err)
+	}
+	return o.Status, o.Dev
+}
+
+// The official MCP and A2A clients against the example server itself, as
+// it runs out of the box: tools (niche tools included), payment with real
+// EIP-3009 signatures in dev mode, progress, the served agent card, the
+// order trail readable with the order tokens.
+func TestInteropExampleServer(t *testing.T) {
+	node := nodeOrSkip(t)
+	base := exampleServer(t)
+	// A claim the demo corpus covers.
+	const claim = "The Base mainnet chain ID is 8453."
+	t.Run("mcp", func(t *testing.T) {
+		out := runAgent(t, node, "mcp.mjs", base+"/claim-verification/mcp", "--claim", claim)
+		cm := checkMCPInterop(t, out, base, []any{"get_niche", "list_verification_tiers", "search_niches", "verify_claim",
+			"verify_claim_deep", "verify_claim_quick", "verify_claim_research"})
+		if st, dev := orderStatus(t, base, cm["orderId"].(string), cm["orderToken"].(string)); st != payment.OrderCompleted || !dev {
+			t.Errorf("order %v: %s dev=%v", cm["orderId"], st, dev)
+		}
+	})
+	t.Run("a2a", func(t *testing.T) {
+		servedCard(t, base)
+		out := runAgent(t, node, "a2a.mjs", base+"/claim-verification", "--claim", claim)
+		checkA2AInterop(t, out, base)
+		paid := out["paid"].(map[string]any)
+		for id, token := range map[string]string{paid["orderId"].(string): paid["orderToken"].(string),
+			out["streamOrderId"].(string): out["streamOrderToken"].(string)} {
+			if st, dev := orderStatus(t, base, id, token); st != payment.OrderCompleted || !dev {
+				t.Errorf("order %s: %s dev=%v", id, st, dev)
+			}
+		}
+	})
 }

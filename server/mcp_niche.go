@@ -106,6 +106,9 @@ func nicheArgs(raw []byte, strs, ints []string) (url.Values, bool, *shapes.Valid
 		v := m[k]
 		var input any
 		_ = json.Unmarshal(v, &input)
+		if input == nil && (contains(strs, k) || contains(ints, k)) {
+			continue // null: absent, as the schema's optional members allow
+		}
 		switch {
 		case k == "full":
 			if err := json.Unmarshal(v, &full); err != nil {
@@ -212,12 +215,56 @@ func (ms *mcpServer) paidNicheTool(ctx context.Context, req *mcp.CallToolRequest
 	return ms.charge(ctx, req, tool, offer, argsHash(tool, q, pv), idem, prog, work)
 }
 
+// nicheToolSchemas are the input schemas of search_niches and get_niche,
+// built from what the HTTP routes validate, so that they cannot drift:
+// search_niches takes the query parameters of GET /v1/search (the
+// NicheSearchQuery shape, whose bounds the route enforces) and get_niche
+// the {niche_id} path parameter of GET /v1/niches/{niche_id}/preview (its
+// OpenAPI schema), each with "full" and no other member (nicheArgs
+// refuses others).
+func nicheToolSchemas() (search, get json.RawMessage, err error) {
+	full := func(what string) map[string]any {
+		return map[string]any{"type": "boolean", "default": false,
+			"description": "Return " + what + " (paid) instead of the preview (free)."}
+	}
+	sq, err := inlineShape("NicheSearchQuery")
+	if err != nil {
+		return nil, nil, errorf("mcp: %v", err)
+	}
+	describeProps(sq, map[string]string{
+		"q":        "Search text; every word must match (at least three characters).",
+		"category": "Only this category (case-insensitive).",
+		"sort":     "Tie-break after relevance.",
+		"limit":    "Most results to return.",
+	})
+	sq["additionalProperties"] = false
+	sq["properties"].(map[string]any)["full"] = full("full evaluations")
+	sq["title"] = "search_niches arguments"
+	if search, err = httpjson.Marshal(sq); err != nil {
+		return nil, nil, err
+	}
+	var id map[string]any
+	if err := json.Unmarshal(pathParamSchemas()["niche_id"], &id); err != nil {
+		return nil, nil, errorf("mcp: niche_id schema: %v", err)
+	}
+	gq := map[string]any{"type": "object", "title": "get_niche arguments", "additionalProperties": false, "required": []string{"niche_id"},
+		"properties": map[string]any{"niche_id": id, "full": full("the full evaluation")}}
+	if get, err = httpjson.Marshal(gq); err != nil {
+		return nil, nil, err
+	}
+	return search, get, nil
+}
+
 // nicheTools returns search_niches and get_niche when niche discovery is
 // mounted.
-func (ms *mcpServer) nicheTools() []mcpTool {
+func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 	n, evalOffer, searchOffer := ms.s.nicheForMCP()
 	if n == nil {
-		return nil
+		return nil, nil
+	}
+	searchIn, getIn, err := nicheToolSchemas()
+	if err != nil {
+		return nil, err
 	}
 	search := &mcp.Tool{
 		Name:  "search_niches",
@@ -225,12 +272,7 @@ func (ms *mcpServer) nicheTools() []mcpTool {
 		Description: fmt.Sprintf("Search the catalogue of reviewed niche-market evaluations (every word must match; ranked by relevance). "+
 			"Free: previews (title, buyer, category, score, problem teaser). With full: true, full evaluations with their evidence, "+
 			"paid per call: %s USDC via x402 in _meta[\"x402/payment\"].", priceUSD(searchOffer.AmountMicroUSD)),
-		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["q"],"properties":{` +
-			`"q":{"type":"string","minLength":3,"maxLength":150,"description":"Search text (at least three characters)."},` +
-			`"category":{"type":"string","maxLength":80,"description":"Only this category (case-insensitive)."},` +
-			`"sort":{"type":"string","enum":["score","recent"],"default":"score","description":"Tie-break after relevance."},` +
-			`"limit":{"type":"integer","minimum":1,"maximum":20,"default":20},` +
-			`"full":{"type":"boolean","default":false,"description":"Return full evaluations (paid) instead of previews (free)."}}}`),
+		InputSchema: searchIn,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}
 	get := &mcp.Tool{
@@ -239,46 +281,48 @@ func (ms *mcpServer) nicheTools() []mcpTool {
 		Description: fmt.Sprintf("Read one niche evaluation by id. Free: the preview. With full: true, the full evaluation "+
 			"(score dimensions, evidence links, trend) and an unlock token for the HTTP route, paid per call: %s USDC via x402 in _meta[\"x402/payment\"].",
 			priceUSD(evalOffer.AmountMicroUSD)),
-		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["niche_id"],"properties":{` +
-			`"niche_id":{"type":"string","pattern":"^niche_[0-9a-f]{32}$","description":"The evaluation id (niche_…)."},` +
-			`"full":{"type":"boolean","default":false,"description":"Return the full evaluation (paid) instead of the preview (free)."}}}`),
+		InputSchema: getIn,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}
 	searchPath := n.prefix + "/v1/search"
 	return []mcpTool{
-		{search, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			q, full, ve := nicheArgs(toolArgs(req), []string{"q", "category", "sort"}, []string{"limit"})
-			if ve != nil {
-				return errorResult(http.StatusUnprocessableEntity, ve, nil), nil
-			}
-			if full {
-				return ms.paidNicheTool(ctx, req, "search_niches", searchOffer, &nichePaidSearch{n}, searchPath+"/pay-per-call", q, nil)
-			}
-			rec := &toolRecorder{header: http.Header{}}
-			r := inProcess(ctx, searchPath, q, nil)
-			if sq, ok := n.searchQuery(rec, r); ok {
-				n.runSearch(rec, r, sq, false, nil, "preview")
-			}
-			return recorded(rec), nil
-		}},
-		{get, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			q, full, ve := nicheArgs(toolArgs(req), []string{"niche_id"}, nil)
-			if ve != nil {
-				return errorResult(http.StatusUnprocessableEntity, ve, nil), nil
-			}
-			id := q.Get("niche_id")
-			if id == "" {
-				return errorResult(http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: []shapes.ErrorDetail{
-					{Type: "missing", Loc: []any{"arguments", "niche_id"}, Msg: "Field required", Input: nil}}}, nil), nil
-			}
-			pv := map[string]string{"niche_id": id}
-			path := n.prefix + "/v1/niches/" + url.PathEscape(id)
-			if full {
-				return ms.paidNicheTool(ctx, req, "get_niche", evalOffer, &nichePaidEvaluation{n}, path+"/pay-per-call", url.Values{}, pv)
-			}
-			rec := &toolRecorder{header: http.Header{}}
-			n.preview(rec, inProcess(ctx, path+"/preview", url.Values{}, pv))
-			return recorded(rec), nil
-		}},
-	}
+		{tool: search, service: nicheServiceKey, offer: &searchOffer, timeout: searchOffer.WorkTimeout,
+			summary: "Search niche evaluations: free previews, or full evaluations paid per call with x402 (full: true).",
+			handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				q, full, ve := nicheArgs(toolArgs(req), []string{"q", "category", "sort"}, []string{"limit"})
+				if ve != nil {
+					return errorResult(http.StatusUnprocessableEntity, ve, nil), nil
+				}
+				if full {
+					return ms.paidNicheTool(ctx, req, "search_niches", searchOffer, &nichePaidSearch{n}, searchPath+"/pay-per-call", q, nil)
+				}
+				rec := &toolRecorder{header: http.Header{}}
+				r := inProcess(ctx, searchPath, q, nil)
+				if sq, ok := n.searchQuery(rec, r); ok {
+					n.runSearch(rec, r, sq, false, nil, "preview")
+				}
+				return recorded(rec), nil
+			}},
+		{tool: get, service: nicheServiceKey, offer: &evalOffer, timeout: evalOffer.WorkTimeout,
+			summary: "Read a niche evaluation: the free preview, or the full evaluation paid per call with x402 (full: true).",
+			handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				q, full, ve := nicheArgs(toolArgs(req), []string{"niche_id"}, nil)
+				if ve != nil {
+					return errorResult(http.StatusUnprocessableEntity, ve, nil), nil
+				}
+				id := q.Get("niche_id")
+				if id == "" {
+					return errorResult(http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: []shapes.ErrorDetail{
+						{Type: "missing", Loc: []any{"arguments", "niche_id"}, Msg: "Field required", Input: nil}}}, nil), nil
+				}
+				pv := map[string]string{"niche_id": id}
+				path := n.prefix + "/v1/niches/" + url.PathEscape(id)
+				if full {
+					return ms.paidNicheTool(ctx, req, "get_niche", evalOffer, &nichePaidEvaluation{n}, path+"/pay-per-call", url.Values{}, pv)
+				}
+				rec := &toolRecorder{header: http.Header{}}
+				n.preview(rec, inProcess(ctx, path+"/preview", url.Values{}, pv))
+				return recorded(rec), nil
+			}},
+	}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -161,5 +162,73 @@ func TestMCPNichePaid(t *testing.T) {
 	}
 	if env.proc.Settled("0xfff", "niche-1") != 1 || env.proc.Settled("0xfff", "niche-2") != 1 {
 		t.Fatal("niche payments not settled once each")
+	}
+}
+
+// The niche tools' input schemas are the HTTP routes' definitions: every
+// query parameter of GET /v1/search with its shape's schema (plus "full"),
+// and get_niche's niche_id with the path parameter's schema OpenAPI
+// publishes; null optional arguments count as absent.
+func TestMCPNicheToolSchemasFollowTheRoutes(t *testing.T) {
+	env := newPaidEnv(t, &envOptions{niche: true, config: func(c *Config) {
+		c.Discovery = DiscoveryConfig{Enabled: true, PublicBaseURL: agentsTestBase}
+	}})
+	lt, err := env.mcpSession("/niche-discovery/mcp", nil).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]map[string]any{}
+	for _, tl := range lt.Tools {
+		b, _ := json.Marshal(tl.InputSchema)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		schemas[tl.Name] = m
+	}
+	// search_niches: NicheSearchQuery's properties and required list.
+	shape, err := inlineShape("NicheSearchQuery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(shape)
+	var want map[string]any
+	_ = json.Unmarshal(b, &want)
+	got := schemas["search_niches"]
+	props := got["properties"].(map[string]any)
+	for name, p := range want["properties"].(map[string]any) {
+		g, _ := props[name].(map[string]any)
+		g = maps.Clone(g)
+		delete(g, "description")
+		if diff := cmp.Diff(p, any(g)); diff != "" {
+			t.Errorf("search_niches %s differs from NicheSearchQuery (-shape +tool):\n%s", name, diff)
+		}
+	}
+	if len(props) != len(want["properties"].(map[string]any))+1 || props["full"] == nil || got["additionalProperties"] != false ||
+		!cmp.Equal(got["required"], want["required"]) {
+		t.Errorf("search_niches schema %v", got)
+	}
+	// get_niche: the OpenAPI path parameter of the niche routes.
+	_, oa := env.get("/niche-discovery/openapi.json", nil)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name   string         `json:"name"`
+				Schema map[string]any `json:"schema"`
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(oa, &doc); err != nil {
+		t.Fatal(err)
+	}
+	param := doc.Paths["/v1/niches/{niche_id}/preview"]["get"].Parameters[0]
+	if param.Name != "niche_id" || param.Schema["pattern"] != "^niche_[0-9a-f]{32}$" {
+		t.Fatalf("OpenAPI niche_id %+v", param)
+	}
+	if diff := cmp.Diff(param.Schema, schemas["get_niche"]["properties"].(map[string]any)["niche_id"]); diff != "" {
+		t.Errorf("get_niche niche_id differs from the OpenAPI path parameter (-openapi +tool):\n%s", diff)
+	}
+	// A null optional argument is absent (the free preview search).
+	r := callTool(t, env.mcpSession("/mcp", nil), "search_niches", map[string]any{"q": "dental clinics", "category": nil}, nil)
+	if r.IsError {
+		t.Errorf("null category refused: %v", structured(t, r))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -113,8 +114,17 @@ func TestMCPListTools(t *testing.T) {
 			if s.Type != "object" || s.Additional || !cmp.Equal(s.Required, []string{"claim"}) {
 				t.Errorf("%s schema: %s", tier.Tool, b)
 			}
-			if got := s.Props["maxSources"]["maximum"]; got != float64(tier.MaxCitedSources) {
-				t.Errorf("%s maxSources maximum = %v, want %d", tier.Tool, got, tier.MaxCitedSources)
+			// maxSources keeps the shape's bound (larger values are clamped
+			// to the tier cap, as on HTTP); minimumSources above the cap is
+			// refused, so the cap is its maximum.
+			if got := s.Props["maxSources"]["maximum"]; got != float64(20) {
+				t.Errorf("%s maxSources maximum = %v, want the shape's 20", tier.Tool, got)
+			}
+			if d, _ := s.Props["maxSources"]["description"].(string); !strings.Contains(d, fmt.Sprintf("clamped to %d", tier.MaxCitedSources)) {
+				t.Errorf("%s maxSources description %q does not say it is clamped to %d", tier.Tool, d, tier.MaxCitedSources)
+			}
+			if got := s.Props["minimumSources"]["maximum"]; got != float64(min(10, tier.MaxCitedSources)) {
+				t.Errorf("%s minimumSources maximum = %v, want %d", tier.Tool, got, min(10, tier.MaxCitedSources))
 			}
 			if got := s.Props["claim"]["minLength"]; got != float64(3) {
 				t.Errorf("%s claim minLength = %v", tier.Tool, got)

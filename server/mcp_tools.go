@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
-	"github.com/assaykit/assay/shapes"
+	"github.com/assaykit/assay/payment"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,14 +26,15 @@ func (ms *mcpServer) addTools() (err error) {
 		if err != nil {
 			return err
 		}
-		ms.srv.AddTool(&mcp.Tool{
-			Name:         "list_verification_tiers",
-			Title:        "List verification tiers",
-			Description:  "List the claim verification tiers: MCP tool, HTTP path, USDC and card price, search budget, cited-source cap and snapshot policy. Free.",
-			InputSchema:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
-			OutputSchema: tiersOut,
-			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-		}, ms.listTiers)
+		ms.add(mcpTool{service: claimsServiceKey, summary: "List the claim verification tiers with their prices and limits (free).",
+			tool: &mcp.Tool{
+				Name:         "list_verification_tiers",
+				Title:        "List verification tiers",
+				Description:  "List the claim verification tiers: MCP tool, HTTP path, USDC and card price, search budget, cited-source cap and snapshot policy. Free.",
+				InputSchema:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+				OutputSchema: tiersOut,
+				Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+			}, handler: ms.listTiers})
 	}
 
 	offers := ms.s.tierOffers()
@@ -45,31 +47,60 @@ func (ms *mcpServer) addTools() (err error) {
 		if err != nil {
 			return err
 		}
-		ms.srv.AddTool(&mcp.Tool{
-			Name:  t.Tool,
-			Title: "Verify a claim (" + t.Name + " tier)",
-			Description: fmt.Sprintf("Verify a factual claim against current web sources (%s tier: up to %d search actions, at most %d cited sources, snapshots: %s). "+
-				"Returns a structured, cited ClaimVerificationResult. Paid per call: %s USDC via x402 (an unpaid call returns the payment requirements; "+
-				"repeat it with the PaymentPayload in _meta[\"x402/payment\"]).",
-				t.Name, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, usd(t.PriceMicroUSD)),
-			InputSchema: in,
-			// No OutputSchema: the official TypeScript client validates
-			// structuredContent against it, and the PaymentRequired
-			// object of an unpaid call would not match.
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(true)},
-		}, ms.verifyTool(t, offer))
+		ms.add(mcpTool{service: claimsServiceKey, offer: &offer, timeout: t.Timeout,
+			summary: fmt.Sprintf("Verify a claim at the %s tier (up to %d search actions, %d cited sources), paid per call with x402.",
+				t.Name, t.MaxToolActions, t.MaxCitedSources),
+			tool: &mcp.Tool{
+				Name:  t.Tool,
+				Title: "Verify a claim (" + t.Name + " tier)",
+				Description: fmt.Sprintf("Verify a factual claim against current web sources (%s tier: up to %d search actions, at most %d cited sources, snapshots: %s). "+
+					"Returns a structured, cited ClaimVerificationResult. Paid per call: %s USDC via x402 (an unpaid call returns the payment requirements; "+
+					"repeat it with the PaymentPayload in _meta[\"x402/payment\"]).",
+					t.Name, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, usd(t.PriceMicroUSD)),
+				InputSchema: in,
+				// No OutputSchema: the official TypeScript client validates
+				// structuredContent against it, and the PaymentRequired
+				// object of an unpaid call would not match.
+				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(true)},
+			}, handler: ms.verifyTool(t, offer)})
 	}
-	for _, tool := range ms.nicheTools() {
-		ms.srv.AddTool(tool.tool, tool.handler)
+	niche, err := ms.nicheTools()
+	if err != nil {
+		return err
+	}
+	for _, tool := range niche {
+		ms.add(tool)
 	}
 	return nil
 }
 
-// mcpTool is one tool and its handler.
+// add registers a tool and keeps its definition for the discovery
+// documents.
+func (ms *mcpServer) add(t mcpTool) {
+	ms.srv.AddTool(t.tool, t.handler)
+	ms.tools = append(ms.tools, t)
+}
+
+// mcpTool is one tool, its handler, and what the discovery documents say
+// about it.
 type mcpTool struct {
 	tool    *mcp.Tool
 	handler mcp.ToolHandler
+	// service is the key of the service whose manifest lists the tool.
+	service string
+	// summary is its one-sentence manifest summary.
+	summary string
+	// offer is what a paid call (or the paid mode) costs; nil when free.
+	offer *payment.Offer
+	// timeout bounds a call (0: not published).
+	timeout time.Duration
 }
+
+// Service keys of the discovery documents.
+const (
+	claimsServiceKey = "claim-verification"
+	nicheServiceKey  = "niche-discovery"
+)
 
 // mcpTierInfo is one row of list_verification_tiers.
 type mcpTierInfo struct {
@@ -145,58 +176,41 @@ func (ms *mcpServer) listTiers(ctx context.Context, req *mcp.CallToolRequest) (*
 // claimToolInputSchema is the input schema of a verify tool: the JSON
 // Schema of ClaimVerificationRequest from shapes (the constraints Decode
 // enforces), inlined at the root (the SDK wants "type":"object" there),
-// with descriptions for models, and the tier's cited-source cap as the
-// maximum (and, when lower, the default) of maxSources and as the maximum
-// of minimumSources. It is handed to the SDK as raw JSON: the SDK's own
-// schema inference never sees our types.
+// with descriptions for models. It states what the tool accepts, exactly
+// as the HTTP route of the tier does:
+//
+//   - maxSources keeps the shape's bound (1–20): a value above the tier's
+//     cited-source cap is accepted and clamped to the cap (the engine's
+//     rule), which the description says; its default is lowered to the
+//     cap when the cap is lower, since that is the value applied;
+//   - minimumSources gets the tier's cap as its maximum: above it the
+//     call is refused (422, the tier rule), as on HTTP.
+//
+// It is handed to the SDK as raw JSON: the SDK's own schema inference
+// never sees our types. The manifest publishes the same schema for the
+// tool (see mcpServer.toolDefs).
 func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
-	const name = "ClaimVerificationRequest"
-	raw, ok := shapes.Schema(name)
-	if !ok {
-		return nil, errorf("mcp: shapes has no schema for %s", name)
+	out, err := inlineShape("ClaimVerificationRequest")
+	if err != nil {
+		return nil, errorf("mcp: %v", err)
 	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, errorf("mcp: schema of %s: %v", name, err)
-	}
-	defs, _ := doc["$defs"].(map[string]any)
-	root, ok := defs[name].(map[string]any)
-	if !ok || root["type"] != "object" {
-		return nil, errorf("mcp: schema of %s has no object definition", name)
-	}
-	delete(defs, name)
-	out := map[string]any{}
-	for k, v := range root {
-		out[k] = v
-	}
-	if len(defs) > 0 {
-		out["$defs"] = defs
-	}
-	if v, ok := doc["$schema"]; ok {
-		out["$schema"] = v
-	}
-	out["title"] = name
 	props, _ := out["properties"].(map[string]any)
 	descriptions := map[string]string{
-		"claim":            "The factual claim to verify.",
-		"asOf":             "Date at which the claim is to be judged (YYYY-MM-DD); null means now.",
-		"jurisdiction":     "Jurisdiction the claim refers to, if any.",
-		"freshnessHours":   "Preferred maximum age of sources, in hours (default 168); null means no freshness requirement.",
-		"sourcePolicy":     "Which sources count (official_only requires allowedDomains).",
-		"minimumSources":   "Cited sources needed to confirm.",
-		"maxSources":       fmt.Sprintf("Most cited sources to return (the %s tier allows %d).", t.Name, t.MaxCitedSources),
+		"claim":          "The factual claim to verify.",
+		"asOf":           "Date at which the claim is to be judged (YYYY-MM-DD); null means now.",
+		"jurisdiction":   "Jurisdiction the claim refers to, if any.",
+		"freshnessHours": "Preferred maximum age of sources, in hours (default 168); null means no freshness requirement.",
+		"sourcePolicy":   "Which sources count (official_only requires allowedDomains).",
+		"minimumSources": fmt.Sprintf("Cited sources needed to confirm; at most %d, the %s tier's cited-source cap (a higher value is refused).",
+			t.MaxCitedSources, t.Name),
+		"maxSources": fmt.Sprintf("Most cited sources to return. The %s tier cites at most %d: a higher value is accepted and clamped to %d.",
+			t.Name, t.MaxCitedSources, t.MaxCitedSources),
 		"allowedDomains":   "Only these domains (and their subdomains) count as sources.",
 		"blockedDomains":   "These domains (and their subdomains) never count as sources.",
 		"includeConflicts": "Report conflicting evidence.",
 		"language":         "Language of the answer (a BCP 47 tag, or auto).",
 	}
-	for k, d := range descriptions {
-		if p, ok := props[k].(map[string]any); ok {
-			if _, has := p["description"]; !has {
-				p["description"] = d
-			}
-		}
-	}
+	describeProps(out, descriptions)
 	capAt := func(field, key string, limit int) {
 		p, ok := props[field].(map[string]any)
 		if !ok {
@@ -206,7 +220,6 @@ func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
 			p[key] = limit
 		}
 	}
-	capAt("maxSources", "maximum", t.MaxCitedSources)
 	capAt("minimumSources", "maximum", t.MaxCitedSources)
 	if p, ok := props["maxSources"].(map[string]any); ok {
 		if _, has := p["default"]; has {

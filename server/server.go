@@ -44,9 +44,11 @@ import (
 	"github.com/assaykit/assay/shapes"
 )
 
-// Version is the version of the assay HTTP interface reported by
-// /v1/capabilities.
-const Version = "0.1.0"
+// Version is the service version: reported by /v1/capabilities, as the
+// MCP serverInfo.version, and as the version of every discovery document
+// (manifest service.version, OpenAPI info.version, server.json version,
+// agent card version). It is the interface documents' service version.
+const Version = "0.3.1"
 
 // DefaultMaxBodyBytes bounds request bodies when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
@@ -105,6 +107,9 @@ type Server struct {
 	// niche is the resolved niche service (nil when not mounted); the MCP
 	// niche tools serve through it.
 	niche *nicheService
+	// mcp is the MCP server (nil when not mounted); the discovery
+	// documents list its tools.
+	mcp *mcpServer
 }
 
 // New builds the handler for every configured service.

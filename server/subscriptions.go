@@ -390,7 +390,23 @@ func (s *Server) subsPortal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpjson.Write(w, http.StatusOK, map[string]string{"portalUrl": ps.URL})
+	httpjson.Write(w, http.StatusOK, portalBody{PortalURL: ps.URL})
+}
+
+// portalBody is the answer of POST /v1/subscription/portal.
+type portalBody struct {
+	PortalURL string `json:"portalUrl"`
+}
+
+// revokedBody is the answer of POST /v1/subscription/token/revoke.
+type revokedBody struct {
+	Revoked bool `json:"revoked"`
+}
+
+// webhookBody is the answer to an accepted webhook delivery.
+type webhookBody struct {
+	Received  bool `json:"received"`
+	Duplicate bool `json:"duplicate"`
 }
 
 func (s *Server) subsRotate(w http.ResponseWriter, r *http.Request) {
@@ -416,7 +432,7 @@ func (s *Server) subsRevoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpjson.Write(w, http.StatusOK, map[string]bool{"revoked": true})
+	httpjson.Write(w, http.StatusOK, revokedBody{Revoked: true})
 }
 
 func (s *Server) subsReissue(w http.ResponseWriter, r *http.Request) {
@@ -453,10 +469,7 @@ func (s *Server) subsWebhook(w http.ResponseWriter, r *http.Request) {
 		s.subsError(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, struct {
-		Received  bool `json:"received"`
-		Duplicate bool `json:"duplicate"`
-	}{true, res.Duplicate})
+	httpjson.Write(w, http.StatusOK, webhookBody{Received: true, Duplicate: res.Duplicate})
 }
 
 // Pages.

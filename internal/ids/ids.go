@@ -13,6 +13,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"regexp"
 	"strings"
 )
 
@@ -70,4 +71,10 @@ func Hash(secret string) string {
 // Equal compares two strings in constant time (for hashes and keys).
 func Equal(a, b string) bool {
 	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// Pattern is the regular expression (RE2 and ECMA-262 alike, anchored) of
+// the identifiers with prefix that Valid accepts, for JSON Schemas.
+func Pattern(prefix string) string {
+	return "^" + regexp.QuoteMeta(prefix) + "[0-9a-f]{32}$"
 }

@@ -1,6 +1,7 @@
 package ids
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -37,5 +38,18 @@ func TestTokenAndHash(t *testing.T) {
 	}
 	if !Equal(Hash(tok), Hash(tok)) || Equal("a", "b") {
 		t.Fatal("Equal is wrong")
+	}
+}
+
+func TestPatternMatchesValid(t *testing.T) {
+	re := regexp.MustCompile(Pattern(Niche))
+	for _, id := range []string{New(Niche), New(Niche), "niche_" + strings.Repeat("0", 32), "niche_" + strings.Repeat("A", 32), "niche_x",
+		New(Order), "niche_" + strings.Repeat("a", 33), "xniche_" + strings.Repeat("a", 32), ""} {
+		if re.MatchString(id) != Valid(Niche, id) {
+			t.Errorf("%q: pattern %v, Valid %v", id, re.MatchString(id), Valid(Niche, id))
+		}
+	}
+	if Pattern("a.b_") != `^a\.b_[0-9a-f]{32}$` {
+		t.Errorf("prefix not quoted: %s", Pattern("a.b_"))
 	}
 }

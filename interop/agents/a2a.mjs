@@ -1,22 +1,20 @@
 // Drives an assay A2A 1.0 endpoint with the official A2A JavaScript SDK
 // (@a2a-js/sdk, JSON-RPC transport): builds the client from the agent card
-// (served at {base}/.well-known/agent-card.json, or a card file passed
-// with --card), gets the HTTP 402 of an unpaid SendMessage, pays it with
+// the server serves at {base}/.well-known/agent-card.json (and fails
+// without one), gets the HTTP 402 of an unpaid SendMessage, pays it with
 // @x402/evm (a real EIP-3009 signature) in the PAYMENT-SIGNATURE header
 // through serviceParameters, reads the completed task and the order
 // headers, reads the task again with GetTask and the order token, and
 // streams a second paid message. Prints one JSON line; exits non-zero on
 // failure.
 //
-//   node a2a.mjs http://127.0.0.1:PORT/claim-verification [--card card.json]
-import { readFileSync } from "node:fs";
-import { AgentCard, Role, TaskState } from "@a2a-js/sdk";
+//   node a2a.mjs http://127.0.0.1:PORT/claim-verification [--claim "text"]
+import { Role, TaskState } from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
-import { httpPayer, fail, account } from "./wallet.mjs";
+import { httpPayer, fail, account, argValue } from "./wallet.mjs";
 
 const base = process.argv[2];
-if (!base) fail("usage", "node a2a.mjs <service base URL> [--card card.json]");
-const cardArg = process.argv.indexOf("--card");
+if (!base) fail("usage", "node a2a.mjs <service base URL> [--claim text]");
 
 let last; // the last HTTP response, to read payment and order headers
 const fetchImpl = async (input, init) => {
@@ -25,12 +23,22 @@ const fetchImpl = async (input, init) => {
   return res;
 };
 const factory = new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })] });
-const client = cardArg > 0
-  ? await factory.createFromAgentCard(AgentCard.fromJSON(JSON.parse(readFileSync(process.argv[cardArg + 1], "utf8"))))
-  : await factory.createFromUrl(base);
+let client;
+try {
+  client = await factory.createFromUrl(base);
+} catch (e) {
+  fail("agent card", `${base}/.well-known/agent-card.json: ${e.message ?? e}`);
+}
 const out = { protocolVersion: client.protocolVersion ?? null };
+const card = await client.getAgentCard();
+out.card = {
+  name: card.name,
+  url: card.supportedInterfaces?.[0]?.url,
+  skills: (card.skills ?? []).map((s) => s.id),
+  extensions: (card.capabilities?.extensions ?? []).map((x) => x.uri),
+};
 
-const claim = "Exampleton raised its minimum wage to $18.00 per hour, effective 1 November 2026.";
+const claim = argValue("--claim") ?? "Exampleton raised its minimum wage to $18.00 per hour, effective 1 November 2026.";
 const message = () => ({
   message: { messageId: crypto.randomUUID(), role: Role.ROLE_USER, parts: [{ content: { $case: "text", value: claim } }] },
 });
@@ -114,4 +122,5 @@ for await (const ev of client.sendMessageStream(params2, { serviceParameters: si
   }
 }
 out.streamOrderId = last.headers.get("x-agentic-order-id");
+out.streamOrderToken = last.headers.get("x-agentic-order-token");
 console.log(JSON.stringify(out));

@@ -5,15 +5,15 @@
 // progress notifications and the result, and checks that the payment
 // cannot be used twice. Prints one JSON line; exits non-zero on failure.
 //
-//   node mcp.mjs http://127.0.0.1:PORT/claim-verification/mcp
+//   node mcp.mjs http://127.0.0.1:PORT/claim-verification/mcp [--claim "text"]
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { payer, fail, account } from "./wallet.mjs";
+import { payer, fail, account, argValue } from "./wallet.mjs";
 
 const endpoint = process.argv[2];
-if (!endpoint) fail("usage", "node mcp.mjs <mcp endpoint URL>");
+if (!endpoint) fail("usage", "node mcp.mjs <mcp endpoint URL> [--claim text]");
 
-const claim = "Exampleton raised its minimum wage to $18.00 per hour, effective 1 November 2026.";
+const claim = argValue("--claim") ?? "Exampleton raised its minimum wage to $18.00 per hour, effective 1 November 2026.";
 const client = new Client({ name: "assay-interop", version: "0.0.1" });
 const transport = new StreamableHTTPClientTransport(new URL(endpoint));
 await client.connect(transport);

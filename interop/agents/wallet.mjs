@@ -21,3 +21,9 @@ export function fail(what, detail) {
   console.error(`FAIL ${what}: ${typeof detail === "string" ? detail : JSON.stringify(detail)}`);
   process.exit(1);
 }
+
+// argValue returns the value after a command-line flag, or undefined.
+export function argValue(flag) {
+  const i = process.argv.indexOf(flag);
+  return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : undefined;
+}
