@@ -37,11 +37,13 @@ func exampleService() *discovery.Service {
 		Operations: []discovery.Operation{
 			{ID: "claims.verify.standard", Capability: "claims.verify", Summary: "Verify a claim (standard tier).",
 				Method: "POST", Path: "/v1/claims/verify", Body: "ClaimVerificationRequest", Price: price,
-				TimeoutSeconds: 120, Idempotent: true, Tool: "verify_claim"},
+				TimeoutSeconds: 120, Idempotent: true},
 			{ID: "orders.get", Capability: "claims.verify", Summary: "Read an order with its token.",
 				Method: "GET", Path: "/v1/orders/{order_id}", Idempotent: true},
 		},
-		MCP:        &discovery.MCP{Path: "/mcp"},
+		MCP: &discovery.MCP{Path: "/mcp", Tools: []discovery.Tool{{Name: "verify_claim",
+			Summary: "Verify a claim (standard tier).", Price: price,
+			InputSchema: json.RawMessage(`{"type":"object","required":["claim"],"properties":{"claim":{"type":"string","minLength":3}}}`)}}},
 		Provenance: discovery.Provenance{Summary: "Sources the search provider returned.", Freshness: "Caller-controlled."},
 		Policies: discovery.Policies{Terms: "https://example.com/terms", Privacy: "https://example.com/privacy",
 			DataRetentionDays: 30},
@@ -128,7 +130,7 @@ func ExampleNewManifest() {
 	// transport public-http
 	// transport public-mcp
 	// offer claims-verify-standard-call
-	// offer claims-verify-standard-mcp-call
+	// offer mcp-verify-claim-call
 }
 
 // Schema returns the JSON Schemas the documents are checked against.
