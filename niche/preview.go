@@ -17,7 +17,8 @@ type Preview struct {
 	Score        int    `json:"score"`
 	ScoreVersion string `json:"scoreVersion"`
 	ScoreType    string `json:"scoreType"`
-	SignalCount  int    `json:"signalCount"`
+	// SignalCount is the number of linked signals that are not rejected.
+	SignalCount int `json:"signalCount"`
 	// ProblemTeaser is the start of the problem statement.
 	ProblemTeaser string `json:"problemTeaser"`
 	// Unlock says how to read the full evaluation (set by the HTTP
@@ -63,11 +64,13 @@ type Listing struct {
 	Category     string
 	Score        int
 	ScoreVersion string
-	// SignalCount is the number of linked signal ids.
+	// SignalCount is the number of linked signals that are not rejected
+	// (stores count them when they read the listing).
 	SignalCount int
 }
 
-// Listing returns the listing of r.
+// Listing returns the listing of r. A Record does not know the moderation
+// state of its signals: SignalCount counts every linked id.
 func (r *Record) Listing() Listing {
 	return Listing{ID: r.ID, Title: r.Title, Problem: r.Problem, Buyer: r.Buyer, Category: r.Category,
 		Score: r.Score, ScoreVersion: r.ScoreVersion, SignalCount: len(r.SignalIDs)}
