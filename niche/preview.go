@@ -41,10 +41,11 @@ type UnlockSubscription struct {
 }
 
 // UnlockPayPerCall points to the pay-per-call route of one evaluation.
+// Amounts are spelt amountMicrousd, as everywhere in the SDK.
 type UnlockPayPerCall struct {
 	Method         string   `json:"method"`
 	Path           string   `json:"path"`
-	AmountMicroUSD int64    `json:"amountMicroUsd"`
+	AmountMicroUSD int64    `json:"amountMicrousd"`
 	PriceUSD       string   `json:"priceUsd"`
 	Asset          string   `json:"asset"`
 	Network        string   `json:"network"`

@@ -669,10 +669,12 @@ type nicheSearchResponse struct {
 	PayPerCall      *nicheSearchOffer  `json:"payPerCall,omitempty"`
 }
 
+// nicheSearchOffer names the paid search. Amounts are spelt
+// amountMicrousd, as everywhere in the SDK.
 type nicheSearchOffer struct {
 	Method         string `json:"method"`
 	Path           string `json:"path"`
-	AmountMicroUSD int64  `json:"amountMicroUsd"`
+	AmountMicroUSD int64  `json:"amountMicrousd"`
 	PriceUSD       string `json:"priceUsd"`
 }
 

@@ -206,7 +206,7 @@ func TestNicheList(t *testing.T) {
 	item := m["niches"].([]any)[0].(map[string]any)
 	unlock := item["unlock"].(map[string]any)
 	ppc := unlock["payPerCall"].(map[string]any)
-	if ppc["path"] != "/niche-discovery/v1/niches/"+p[0]+"/pay-per-call" || ppc["amountMicroUsd"] != 250000.0 || ppc["priceUsd"] != "0.25" {
+	if ppc["path"] != "/niche-discovery/v1/niches/"+p[0]+"/pay-per-call" || ppc["amountMicrousd"] != 250000.0 || ppc["priceUsd"] != "0.25" {
 		t.Errorf("unlock block: %v", unlock)
 	}
 	if unlock["subscription"].(map[string]any)["checkoutPath"] != "/niche-discovery/v1/subscription/checkout" {
@@ -725,6 +725,48 @@ func TestNicheLaxIntAndPrice(t *testing.T) {
 	for micro, want := range prices {
 		if got := priceUSD(micro); got != want {
 			t.Errorf("priceUSD(%d) = %s, want %s", micro, got, want)
+		}
+	}
+}
+
+// TestNicheAmountSpelling pins the spelling of amounts in the niche
+// answers (unlock blocks, the search offer): amountMicrousd, as in
+// receipts, quotes and orders, never amountMicroUsd.
+func TestNicheAmountSpelling(t *testing.T) {
+	f := newNicheFixture(t, NicheConfig{})
+	var keys []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if strings.EqualFold(k, "amountMicrousd") {
+					keys = append(keys, k)
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	for _, target := range []string{"/v1/niches?limit=1", "/v1/niches/" + f.published[0] + "/preview",
+		"/v1/niches/" + f.published[0], "/v1/search?q=invoice&limit=1"} {
+		rec := f.get(t, target)
+		walk(decodeMap(t, rec))
+		if strings.Contains(rec.Body.String(), "MicroUsd") {
+			t.Errorf("%s spells an amount amountMicroUsd: %s", target, rec.Body)
+		}
+	}
+	// One per unlock block (list item, preview, 401 answer, search
+	// result) and the search's pay-per-call offer.
+	if len(keys) != 5 {
+		t.Fatalf("found %d amount keys, want 5: %v", len(keys), keys)
+	}
+	for _, k := range keys {
+		if k != "amountMicrousd" {
+			t.Errorf("amount key %q, want amountMicrousd", k)
 		}
 	}
 }
