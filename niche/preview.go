@@ -26,10 +26,12 @@ type Preview struct {
 	Unlock *Unlock `json:"unlock,omitempty"`
 }
 
-// Unlock names the two ways to read a full evaluation.
+// Unlock names the ways to read a full evaluation.
 type Unlock struct {
-	Subscription UnlockSubscription `json:"subscription"`
-	PayPerCall   UnlockPayPerCall   `json:"payPerCall"`
+	// Subscription is absent when the host sells no subscription (no
+	// checkout route is mounted and none was configured).
+	Subscription *UnlockSubscription `json:"subscription,omitempty"`
+	PayPerCall   UnlockPayPerCall    `json:"payPerCall"`
 }
 
 // UnlockSubscription points to the subscription checkout.

@@ -97,11 +97,29 @@ type NicheConfig struct {
 	// between instances): use niche.LoadOrCreateKey with
 	// niche.QuotaKeyMetaName.
 	QuotaKey []byte
-	// CheckoutPath is the subscription checkout named in unlock blocks;
-	// "" means Prefix + "/v1/subscription/checkout".
+	// CheckoutPath is the subscription checkout named in unlock blocks
+	// (a path or an absolute URL). "" means the checkout route of this
+	// server's subscription routes (Config.Subscriptions), under their
+	// first prefix — by default the niche prefix itself, see
+	// SubscriptionConfig.Prefixes; when this server mounts no
+	// subscription routes, unlock blocks name no subscription.
 	CheckoutPath string
 	// ImportMaxBytes bounds the bulk import body; 0 means 32 MiB.
 	ImportMaxBytes int64
+}
+
+// resolvedPrefix returns the niche service prefix without a trailing
+// slash ("" for the canonical paths only).
+func (c *NicheConfig) resolvedPrefix() (string, error) {
+	p := c.Prefix
+	if p == "" {
+		p = defaultNichePrefix
+	}
+	p = strings.TrimRight(p, "/")
+	if p != "" && !strings.HasPrefix(p, "/") {
+		return "", errorf("niche: prefix %q must start with /", c.Prefix)
+	}
+	return p, nil
 }
 
 // nicheService holds the resolved configuration.
@@ -121,14 +139,11 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 	if c.Engine == nil {
 		return nil, nil
 	}
-	n := &nicheService{s: s, cfg: c, prefix: c.Prefix}
-	if n.prefix == "" {
-		n.prefix = defaultNichePrefix
+	prefix, err := c.resolvedPrefix()
+	if err != nil {
+		return nil, err
 	}
-	n.prefix = strings.TrimRight(n.prefix, "/")
-	if n.prefix != "" && !strings.HasPrefix(n.prefix, "/") {
-		return nil, errorf("niche: prefix %q must start with /", c.Prefix)
-	}
+	n := &nicheService{s: s, cfg: c, prefix: prefix}
 	if n.cfg.EvaluationPriceMicroUSD == 0 {
 		n.cfg.EvaluationPriceMicroUSD = DefaultNicheEvaluationPrice
 	}
@@ -143,8 +158,13 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 	if n.cfg.FreeSearchesPerDay == 0 {
 		n.cfg.FreeSearchesPerDay = 3
 	}
-	if n.cfg.CheckoutPath == "" {
-		n.cfg.CheckoutPath = n.prefix + "/v1/subscription/checkout"
+	if n.cfg.CheckoutPath == "" && s.cfg.Subscriptions.Service != nil {
+		// The subscription routes are served at the root and under each
+		// of their prefixes; name the one under the first prefix.
+		n.cfg.CheckoutPath = "/v1/subscription/checkout"
+		if pre := s.subscriptionPrefixes(); len(pre) > 0 {
+			n.cfg.CheckoutPath = strings.TrimRight(pre[0], "/") + n.cfg.CheckoutPath
+		}
 	}
 	if n.cfg.ImportMaxBytes <= 0 {
 		n.cfg.ImportMaxBytes = defaultNicheImportBytes
@@ -410,13 +430,16 @@ func priceUSD(micro int64) string {
 }
 
 func (n *nicheService) unlock(id string) *niche.Unlock {
-	return &niche.Unlock{
-		Subscription: niche.UnlockSubscription{CheckoutMethod: "POST", CheckoutPath: n.cfg.CheckoutPath,
-			Header: "Authorization: Bearer <subscriber token>"},
+	u := &niche.Unlock{
 		PayPerCall: niche.UnlockPayPerCall{Method: "GET", Path: n.prefix + "/v1/niches/" + url.PathEscape(id) + "/pay-per-call",
 			AmountMicroUSD: n.cfg.EvaluationPriceMicroUSD, PriceUSD: n.evalPrice,
 			Asset: "USDC", Network: nicheNetwork, Protocols: []string{"x402", "mpp"}},
 	}
+	if n.cfg.CheckoutPath != "" {
+		u.Subscription = &niche.UnlockSubscription{CheckoutMethod: "POST", CheckoutPath: n.cfg.CheckoutPath,
+			Header: "Authorization: Bearer <subscriber token>"}
+	}
+	return u
 }
 
 func (n *nicheService) withUnlock(ps []niche.Preview) []niche.Preview {

@@ -37,6 +37,13 @@ var nicheSecrets = []string{"SECRETNOTES", "SECRETHYPOTHESIS", "SECRETPROBLEMTAI
 
 func newNicheFixture(t *testing.T, cfg NicheConfig) *nicheFixture {
 	t.Helper()
+	return newNicheFixtureWith(t, cfg, nil)
+}
+
+// newNicheFixtureWith is newNicheFixture with a hook that completes the
+// server's configuration (with the fixture's database at hand).
+func newNicheFixtureWith(t *testing.T, cfg NicheConfig, configure func(*Config, *store.DB)) *nicheFixture {
+	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, ":memory:", nil)
 	if err != nil {
@@ -97,7 +104,11 @@ func newNicheFixture(t *testing.T, cfg NicheConfig) *nicheFixture {
 	if cfg.Unlock == nil {
 		cfg.Unlock = f.signer
 	}
-	f.srv, err = New(Config{Niche: cfg, Paywall: f.pay, AdminKey: testAdminKey})
+	sc := Config{Niche: cfg, Paywall: f.pay, AdminKey: testAdminKey}
+	if configure != nil {
+		configure(&sc, db)
+	}
+	f.srv, err = New(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,8 +220,8 @@ func TestNicheList(t *testing.T) {
 	if ppc["path"] != "/niche-discovery/v1/niches/"+p[0]+"/pay-per-call" || ppc["amountMicrousd"] != 250000.0 || ppc["priceUsd"] != "0.25" {
 		t.Errorf("unlock block: %v", unlock)
 	}
-	if unlock["subscription"].(map[string]any)["checkoutPath"] != "/niche-discovery/v1/subscription/checkout" {
-		t.Errorf("checkout: %v", unlock)
+	if _, ok := unlock["subscription"]; ok {
+		t.Errorf("a server without subscription routes names a checkout: %v", unlock)
 	}
 }
 
@@ -768,5 +779,58 @@ func TestNicheAmountSpelling(t *testing.T) {
 		if k != "amountMicrousd" {
 			t.Errorf("amount key %q, want amountMicrousd", k)
 		}
+	}
+}
+
+// TestNicheUnlockURLsAnswer follows every URL a free answer gives (the
+// unlock block's checkout and pay-per-call route, the list's search path,
+// the search's pay-per-call offer) under several prefixes: none may be
+// 404. The subscription routes follow the niche prefix unless configured.
+func TestNicheUnlockURLsAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name, prefix string
+		subPrefixes  []string
+		wantCheckout string
+	}{
+		{"default prefix", "", nil, "/niche-discovery/v1/subscription/checkout"},
+		{"custom prefix", "/nd", nil, "/nd/v1/subscription/checkout"},
+		{"root only", "/", nil, "/v1/subscription/checkout"},
+		{"own subscription prefixes", "/nd", []string{"/billing", "/nd"}, "/billing/v1/subscription/checkout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newNicheFixtureWith(t, NicheConfig{Prefix: tc.prefix}, func(c *Config, db *store.DB) {
+				svc, err := niche.NewSubscriptionService(db, localBilling(t), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Subscriptions = SubscriptionConfig{Service: svc, Prefixes: tc.subPrefixes}
+			})
+			base := strings.TrimRight(tc.prefix, "/")
+			if tc.prefix == "" {
+				base = "/niche-discovery"
+			}
+			id := f.published[0]
+			preview := decodeMap(t, f.get(t, base+"/v1/niches/"+id+"/preview"))
+			unlock := preview["unlock"].(map[string]any)
+			sub := unlock["subscription"].(map[string]any)
+			ppc := unlock["payPerCall"].(map[string]any)
+			if sub["checkoutPath"] != tc.wantCheckout {
+				t.Errorf("checkoutPath %v, want %s", sub["checkoutPath"], tc.wantCheckout)
+			}
+			list := decodeMap(t, f.get(t, base+"/v1/niches?limit=1"))
+			search := decodeMap(t, f.get(t, base+"/v1/search?q=invoice"))
+			offer := search["payPerCall"].(map[string]any)
+			for _, u := range []struct{ method, path string }{
+				{sub["checkoutMethod"].(string), sub["checkoutPath"].(string)},
+				{ppc["method"].(string), ppc["path"].(string)},
+				{"GET", list["searchPath"].(string) + "?q=invoice"},
+				{offer["method"].(string), offer["path"].(string) + "?q=invoice"},
+			} {
+				rec := do(t, f.h, u.method, u.path, "")
+				if rec.Code == http.StatusNotFound || rec.Code == http.StatusMethodNotAllowed || rec.Code >= 500 {
+					t.Errorf("%s %s: %d %s", u.method, u.path, rec.Code, rec.Body)
+				}
+			}
+		})
 	}
 }
