@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -189,7 +190,7 @@ func TestNicheRoutesTable(t *testing.T) {
 }
 
 func TestNicheList(t *testing.T) {
-	f := newNicheFixture(t, NicheConfig{})
+	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(UnlimitedSearches)})
 	p := f.published
 	tests := []struct {
 		target string
@@ -373,7 +374,7 @@ func TestNicheDetailAccess(t *testing.T) {
 // TestNichePreviewNeverLeaks reads every free route that returns niche
 // data and checks that no redacted text reaches it.
 func TestNichePreviewNeverLeaks(t *testing.T) {
-	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: -1})
+	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(UnlimitedSearches)})
 	targets := []string{
 		"/v1/niches", "/v1/niches?sort=recent&limit=100", "/v1/niches?q=invoice", "/v1/niches?category=food",
 		"/v1/search?q=invoice", "/v1/search?q=bakeries&sort=recent", "/v1/search?q=secretnotes", "/v1/search?q=small+firms",
@@ -502,7 +503,7 @@ func TestNicheSearchQuota(t *testing.T) {
 }
 
 func TestNicheSearchResults(t *testing.T) {
-	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: -1})
+	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(UnlimitedSearches)})
 	p := f.published
 	rec := f.get(t, "/v1/search?q=Invoice&sort=score")
 	if diff := cmp.Diff([]string{p[0], p[2]}, nicheIDs(t, rec)); diff != "" {
@@ -718,6 +719,9 @@ func TestNicheConfigErrors(t *testing.T) {
 	if _, err := New(Config{Niche: NicheConfig{Engine: eng, Prefix: "nd"}}); err == nil {
 		t.Error("prefix without / accepted")
 	}
+	if _, err := New(Config{Niche: NicheConfig{Engine: eng, FreeSearchesPerDay: new(-2)}}); err == nil {
+		t.Error("FreeSearchesPerDay -2 accepted")
+	}
 }
 
 func TestNicheLaxIntAndPrice(t *testing.T) {
@@ -832,5 +836,114 @@ func TestNicheUnlockURLsAnswer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNicheSearchMatchesWhatPreviewsShow probes, over HTTP and on both
+// free routes that match text, words found only in the hidden part of the
+// problem, only in the solution hypothesis and only in the notes: an
+// anonymous caller never matches them; a subscriber matches the first two
+// (the notes are never indexed).
+func TestNicheSearchMatchesWhatPreviewsShow(t *testing.T) {
+	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(UnlimitedSearches)})
+	all := sortedStrings(f.published)
+	sub := []string{"Authorization", "Bearer nd_good"}
+	for _, tc := range []struct {
+		word            string
+		anonymous, full []string
+	}{
+		{"secretproblemtail", []string{}, all},
+		{"secrethypothesis", []string{}, all},
+		{"secretnotes", []string{}, []string{}},
+		{"hundred sixty", []string{}, all}, // past the teaser too
+		{"small firms", all, all},          // in every teaser
+		{"owners", all, all},               // the buyer
+	} {
+		q := url.QueryEscape(tc.word)
+		for _, target := range []string{"/v1/search?q=" + q, "/v1/niches?q=" + q} {
+			if got := sortedStrings(nicheIDs(t, f.get(t, target))); !slices.Equal(tc.anonymous, got) {
+				t.Errorf("anonymous %s: %v, want %v", target, got, tc.anonymous)
+			}
+			rec := f.get(t, target, sub...)
+			if got := sortedStrings(nicheIDs(t, rec)); !slices.Equal(tc.full, got) {
+				t.Errorf("subscriber %s: %v, want %v", target, got, tc.full)
+			}
+		}
+	}
+	m := decodeMap(t, f.get(t, "/v1/niches?q=invoice"))
+	if m["queryScope"] != "preview" || m["access"] != "preview" {
+		t.Errorf("anonymous list envelope %v", m)
+	}
+	m = decodeMap(t, f.get(t, "/v1/niches?q=invoice", sub...))
+	if m["queryScope"] != "full" || m["access"] != "preview" {
+		t.Errorf("subscriber list envelope %v", m)
+	}
+	if rec := f.get(t, "/v1/niches?q=invoice", "Authorization", "Bearer nd_revoked"); rec.Code != 401 {
+		t.Errorf("inactive token with q: %d", rec.Code)
+	}
+	if rec := f.get(t, "/v1/niches", "Authorization", "Bearer nd_revoked"); rec.Code != 200 {
+		t.Errorf("inactive token without q: %d", rec.Code)
+	}
+}
+
+// TestNicheFreeSearchQuotaOptions checks the quota settings: nil (3), a
+// number, 0 (no free search) and UnlimitedSearches, and that a list with
+// q counts against the same quota as /v1/search.
+func TestNicheFreeSearchQuotaOptions(t *testing.T) {
+	status := func(f *nicheFixture, target string, hdr ...string) int { return f.get(t, target, hdr...).Code }
+
+	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(2)})
+	m := decodeMap(t, f.get(t, "/v1/niches?q=invoice"))
+	if q, _ := m["quota"].(map[string]any); q == nil || q["used"] != 1.0 || q["limit"] != 2.0 {
+		t.Fatalf("list with q: quota %v", m["quota"])
+	}
+	if c := status(f, "/v1/search?q=bakeries"); c != 200 {
+		t.Fatalf("second search: %d", c)
+	}
+	for _, target := range []string{"/v1/search?q=invoice", "/v1/niches?q=invoice"} {
+		if c := status(f, target); c != 429 {
+			t.Errorf("%s past the quota: %d", target, c)
+		}
+	}
+	if c := status(f, "/v1/niches?category=food"); c != 200 {
+		t.Errorf("list without q past the quota: %d", c)
+	}
+	if c := status(f, "/v1/niches?q=%21%21"); c != 200 {
+		t.Errorf("list with a q without words past the quota: %d", c)
+	}
+	if m := decodeMap(t, f.get(t, "/v1/niches?q=invoice", "Authorization", "Bearer nd_good")); m["quota"] != nil || m["count"] != 2.0 {
+		t.Errorf("subscriber list: %v", m)
+	}
+
+	none := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(0)})
+	for _, target := range []string{"/v1/search?q=invoice", "/v1/niches?q=invoice"} {
+		rec := none.get(t, target)
+		if rec.Code != 401 || rec.Header().Get("WWW-Authenticate") == "" ||
+			!strings.Contains(decodeMap(t, rec)["detail"].(string), "/niche-discovery/v1/search/pay-per-call") {
+			t.Errorf("%s without free searches: %d %s", target, rec.Code, rec.Body)
+		}
+	}
+	if c := status(none, "/v1/niches"); c != 200 {
+		t.Errorf("list without q and no free searches: %d", c)
+	}
+	if c := status(none, "/v1/search?q=invoice", "Authorization", "Bearer nd_good"); c != 200 {
+		t.Errorf("subscriber without free searches: %d", c)
+	}
+
+	def := newNicheFixture(t, NicheConfig{})
+	for i := range 3 {
+		if c := status(def, "/v1/search?q=invoice"); c != 200 {
+			t.Fatalf("default quota, search %d: %d", i+1, c)
+		}
+	}
+	if c := status(def, "/v1/search?q=invoice"); c != 429 {
+		t.Errorf("default quota, 4th search: %d", c)
+	}
+
+	unlimited := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(UnlimitedSearches)})
+	for range 5 {
+		if m := decodeMap(t, unlimited.get(t, "/v1/search?q=invoice")); m["quota"] != nil || m["count"] != 2.0 {
+			t.Fatalf("unlimited: %v", m)
+		}
 	}
 }
