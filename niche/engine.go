@@ -44,8 +44,9 @@ type Options struct {
 	// means 300.
 	SearchCandidates int
 	// SearchWindow is how many of the newest matches of a broad query
-	// (more matches than SearchCandidates) the store ranks by its own
-	// weighted relevance to choose the candidates. Zero means 2000.
+	// (more matches than SearchCandidates) the store ranks, with
+	// Relevance computed in SQL, to choose the candidates. Zero means
+	// 2000.
 	SearchWindow int
 	// SearchCacheTTL keeps the results of List and Search (previews and
 	// full) for this long, keyed by their normalised options, and lets
