@@ -16,7 +16,7 @@ import (
 //
 // SQLite answers from niche_fts joined with niche_search, a compact copy
 // of what a search reads of each published evaluation (ranking columns,
-// normalised text, listing); see migration 0007. Words found in more than
+// normalised text, listing); see migrations 0007 and 0009. Words found in more than
 // half of the published evaluations (document frequencies are kept in
 // niche_terms) are left out of the MATCH expression and checked on the
 // candidates' text instead: intersecting their long doclists was most of
