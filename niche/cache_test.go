@@ -43,6 +43,14 @@ func (s *countingStore) SearchCandidates(ctx context.Context, q CandidateQuery) 
 	return out, false, nil
 }
 
+func (s *countingStore) SignalCounts(ctx context.Context, ids []string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, id := range ids {
+		out[id] = 3
+	}
+	return out, nil
+}
+
 func (s *countingStore) ListPublished(ctx context.Context, q ListQuery) ([]Listing, error) {
 	s.lists.Add(1)
 	return []Listing{{ID: "niche_1", Title: "Listed", Problem: "A problem"}}, nil

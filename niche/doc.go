@@ -23,10 +23,14 @@
 // indexed. The default, "editorial-v1", weighs pain 25 %, frequency 20 %,
 // willingness to pay 20 %, reachable buyers 15 %, feasibility 10 % and
 // competition gap 10 %: score = 5·pain + 4·frequency + 4·wtp + 3·reach +
-// 2·feasibility + 2·gap.
+// 2·feasibility + 2·gap. A custom Scorer's weights must add up to 100
+// (New refuses others); a score it returns outside 0..100 is clamped and
+// logged rather than refused, so a faulty formula cannot block curation.
+// After changing the scorer, Engine.Rescore recomputes every stored score
+// (one "rescore" revision per changed evaluation).
 //
 // Confidence. "high" when the evaluation links at least twice the floor's
-// demand signals (6) from at least one more independent domain than the
+// demand pages (6) from at least one more independent domain than the
 // floor (3) and one observation is less than 90 days old; "medium" when the
 // publication floor is met; "low" otherwise.
 //
@@ -52,11 +56,24 @@
 // input fails with ErrOperationConflict), the actor and a reason, all kept
 // in the revision log. Revise, Publish and Withdraw take the expected
 // revision (optimistic concurrency: ErrConflict when another write came
-// first). Publishing requires at least 3 demand signals from at least 2
-// independent registrable domains (both configurable); unknown or rejected
-// signal ids are refused with an error naming them. A published
-// evaluation stays published through revisions (which must keep meeting
-// the floor); only Withdraw hides it.
+// first). Publishing requires at least 3 demand signals on distinct pages
+// from at least 2 independent registrable domains (both configurable).
+// Pages are compared by urlnorm.Key of the source URL — scheme, host
+// case, "www.", default port, fragment, trailing slash, tracking
+// parameters and query order do not matter — so one page collected twice,
+// or by two origins, counts once (EvidenceSummary.DemandPageCount).
+// Unknown or rejected signal ids are refused with an error naming them,
+// checked again by the store when it commits (so a concurrent rejection
+// cannot slip in). A published evaluation stays published through
+// revisions (which must keep meeting the floor); only Withdraw hides it —
+// or the engine itself: when a moderator rejects a signal, every published
+// evaluation linking it whose remaining evidence no longer meets the floor
+// is withdrawn at once, with a revision by SystemActor ("system") whose
+// reason names the signal, the moderator and the remaining evidence (the
+// behaviour a buyer expects: nothing stays on sale on evidence that was
+// thrown out). Rejected signals never count: evidence summaries and the
+// preview's signalCount count the linked signals that are not rejected.
+// Accepting a signal again restores the counts but republishes nothing.
 //
 // Access. The public reads (List, Search without Full, Preview) return
 // Preview values: a separate type filled from an allow-list (id, title,
@@ -68,20 +85,36 @@
 //
 // Search. The query is normalised in Go (SearchText: NFKC, lower case,
 // diacritics removed, punctuation stripped) into at most 16 distinct words
-// that must all match (AND). Stores index the same normalised text of the
-// title, the problem, buyer and category, and the solution hypothesis —
-// never the evaluation notes — and return the matching candidates; the
-// engine ranks them here with Relevance (version "relevance-v1"), then
-// the requested sort, then the id, so every store returns the same results
-// in the same order. When more than SearchCandidates (300) evaluations
-// match, the store ranks the newest SearchWindow (2000) matches by its own
-// weighted relevance (bm25 with column weights 8/3/1 on SQLite, ts_rank_cd
-// with weights A/B/C on PostgreSQL), passes on the best 300, and the
-// result says truncated: the cost stays bounded however broad the query,
-// but such broad queries may rank differently on SQLite and PostgreSQL
-// and do not consider older matches. Adding a word narrows them. How a
-// store finds the matches is its own business as long as they are exactly
-// the evaluations whose indexed text has every word (the SQLite store
+// that must all match (AND). This is deliberately not a query language:
+// quotes, minus signs and operators such as OR are punctuation and
+// dropped ("-foo" requires foo), so SQLite's FTS5 and PostgreSQL receive
+// the same plain list of words (FTS5 as quoted terms, PostgreSQL through
+// plainto_tsquery of the normalised words rather than websearch_to_tsquery,
+// whose phrase and exclusion semantics FTS5 does not share) and return
+// exactly the same matches; phrases only raise relevance (see Relevance).
+//
+// Search levels. What a search may match depends on what the caller may
+// read, so that the paid text can never be probed word by word. A
+// preview-level search (List, Search without Full: anonymous callers)
+// matches and ranks on what a preview shows — the title, the problem
+// teaser (its first 160 characters, see Options.TeaserLength), the buyer
+// and the category. A full-level search (Search with Full, ListOptions
+// Full: subscribers and paid calls) matches the title, the whole problem,
+// buyer, category and the solution hypothesis. The evaluation notes are
+// never indexed. Stores index both levels (SearchFields).
+//
+// Ranking. Stores return the matching candidates; the engine ranks them
+// here with Relevance (version "relevance-v1"), then the requested sort,
+// then the id, so every store returns the same results in the same order.
+// When more than SearchCandidates (300) evaluations match, the store ranks
+// the newest SearchWindow (2000) matches itself, with the same Relevance
+// formula written in SQL, then the sort, then the id, passes on the best
+// 300, and the result says truncated: the cost stays bounded however broad
+// the query, SQLite and PostgreSQL still agree (the conformance suite
+// compares truncated searches exactly), but older matches are not
+// considered. Adding a word narrows such queries. How a store finds the
+// matches is its own business as long as they are exactly the evaluations
+// whose text of the search's level has every word (the SQLite store
 // checks words found in most evaluations, such as "for" or "owners", on
 // the candidates' text instead of intersecting their long index lists).
 //

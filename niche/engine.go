@@ -22,13 +22,17 @@ import (
 // Options configure New. A nil *Options means defaults.
 type Options struct {
 	// Scorer computes scores at write time. Nil means DefaultScorer().
+	// Its weights must add up to 100; a score outside 0..100 is clamped
+	// (and logged as a warning). Changing the scorer changes the scores
+	// of new writes only: run Rescore to recompute the stored ones.
 	Scorer Scorer
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
 	// Logger receives ingestion and curation messages. Nil discards them.
 	Logger *slog.Logger
 	// MinDemandSignals is the publication floor's number of demand
-	// signals. Zero means 3.
+	// signals, counted once per page (EvidenceSummary.DemandPageCount).
+	// Zero means 3.
 	MinDemandSignals int
 	// MinIndependentSources is the publication floor's number of distinct
 	// registrable domains among demand signals. Zero means 2.
@@ -40,8 +44,9 @@ type Options struct {
 	// means 300.
 	SearchCandidates int
 	// SearchWindow is how many of the newest matches of a broad query
-	// (more matches than SearchCandidates) the store ranks by its own
-	// weighted relevance to choose the candidates. Zero means 2000.
+	// (more matches than SearchCandidates) the store ranks, with
+	// Relevance computed in SQL, to choose the candidates. Zero means
+	// 2000.
 	SearchWindow int
 	// SearchCacheTTL keeps the results of List and Search (previews and
 	// full) for this long, keyed by their normalised options, and lets
@@ -54,7 +59,13 @@ type Options struct {
 	// SearchCacheSize bounds the number of cached results. Zero means
 	// 4096.
 	SearchCacheSize int
-	// TeaserLength is the longest preview teaser. Zero means 160.
+	// TeaserLength is the longest preview teaser, at least 160
+	// (DefaultTeaserLength). Zero means 160. Preview-level searches match
+	// the words of the first 160 characters (the indexed teaser, see
+	// SearchFields), never more than a preview shows: with a longer
+	// teaser the words past 160 characters are shown but not matched at
+	// that level. Shorter teasers are refused, since they would show
+	// less than preview-level searches match.
 	TeaserLength int
 	// MaxSignalBatch bounds one ingestion call. Zero means 1000.
 	MaxSignalBatch int
@@ -106,8 +117,11 @@ func New(st Store, opts *Options) (*Engine, error) {
 	if o.SearchWindow <= 0 {
 		o.SearchWindow = 2000
 	}
-	if o.TeaserLength <= 0 {
+	switch {
+	case o.TeaserLength == 0:
 		o.TeaserLength = DefaultTeaserLength
+	case o.TeaserLength < DefaultTeaserLength:
+		return nil, fmt.Errorf("niche: TeaserLength must be at least %d (the teaser length preview-level searches match)", DefaultTeaserLength)
 	}
 	if o.SearchCacheSize <= 0 {
 		o.SearchCacheSize = 4096
@@ -248,8 +262,16 @@ func (e *Engine) Signals(ctx context.Context, f SignalFilter) ([]Signal, error) 
 }
 
 // ModerateSignal sets a signal's moderation state. A rejected signal can
-// no longer be linked; evaluations that already link it stop showing it as
-// evidence.
+// no longer be linked; evaluations that already link it stop showing and
+// counting it as evidence (evidence summary, preview signal count), and
+// every published one whose remaining evidence no longer meets the
+// publication floor is withdrawn at once: a revision by SystemActor whose
+// reason names the signal, the moderator and the remaining evidence. The
+// check is safe against concurrent revisions (optimistic concurrency:
+// on a conflict it reads the evaluation again) and is run again whenever a
+// rejected signal is moderated as rejected, so repeating the moderation
+// completes a check that failed. Accepting a rejected signal again
+// republishes nothing (curators republish).
 func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalState, note, actor string) (*Signal, error) {
 	if !state.Valid() {
 		return nil, invalid("state", "must be pending, accepted or rejected")
@@ -265,7 +287,74 @@ func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalStat
 		return nil, &NotFoundError{What: "Signal", ID: id}
 	}
 	defer e.cache.invalidate() // full evaluations show accepted evidence only
-	return e.st.ModerateSignal(ctx, id, Moderation{State: state, Note: strings.TrimSpace(note), Actor: actor, At: e.now()})
+	sig, linkedBy, err := e.st.ModerateSignal(ctx, id, Moderation{State: state, Note: strings.TrimSpace(note), Actor: actor, At: e.now()})
+	if err != nil {
+		return nil, err
+	}
+	if sig.State == StateRejected {
+		for _, nid := range linkedBy {
+			if err := e.recheckEvidence(ctx, nid, sig); err != nil {
+				return nil, fmt.Errorf("niche: signal %s is rejected, but re-checking the evidence of %s failed (moderate it again to retry): %w", sig.ID, nid, err)
+			}
+		}
+	}
+	return sig, nil
+}
+
+// recheckAttempts bounds the retries of recheckEvidence on revision
+// conflicts.
+const recheckAttempts = 20
+
+// recheckEvidence withdraws evaluation id when it is published, links the
+// rejected signal sig and no longer meets the publication floor.
+func (e *Engine) recheckEvidence(ctx context.Context, id string, sig *Signal) error {
+	for range recheckAttempts {
+		rec, err := e.st.Evaluation(ctx, id)
+		if isNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rec.Status != StatusPublished || !slices.Contains(rec.SignalIDs, sig.ID) {
+			return nil
+		}
+		signals, err := e.st.Signals(ctx, rec.SignalIDs)
+		if err != nil {
+			return err
+		}
+		var ee *EvidenceError
+		if err := e.checkFloor(rec.SignalIDs, signals); !errors.As(err, &ee) {
+			return nil // still meets the floor
+		}
+		note := ""
+		if n := []rune(sig.ModerationNote); len(n) > 300 {
+			note = fmt.Sprintf(" (%s…)", string(n[:300]))
+		} else if len(n) > 0 {
+			note = fmt.Sprintf(" (%s)", sig.ModerationNote)
+		}
+		reason := fmt.Sprintf("Withdrawn automatically: linked signal %s was rejected by %s%s; the remaining evidence, %d demand pages from %d independent domains, is below the publication floor of %d from %d.",
+			sig.ID, sig.ModeratedBy, note, ee.DemandSignals, ee.IndependentSources, ee.MinDemandSignals, ee.MinIndependentSources)
+		op := Op{ID: fmt.Sprintf("auto-withdraw:%s:%s:%d", sig.ID, rec.ID, rec.Revision), Actor: SystemActor, Reason: reason}
+		now := e.now()
+		next := *rec
+		next.Status, next.Revision, next.UpdatedAt = StatusWithdrawn, rec.Revision+1, now
+		_, _, err = e.st.ApplyWrite(ctx, Write{
+			OperationID: op.ID, RequestHash: requestHash(ActionWithdraw, rec.ID, rec.Revision, nil, op),
+			ExpectedRevision: rec.Revision, Record: next, Action: ActionWithdraw, Actor: op.Actor, Reason: op.Reason, At: now,
+		})
+		switch {
+		case err == nil:
+			e.log.WarnContext(ctx, "niche: evaluation withdrawn after a linked signal was rejected", "niche", rec.ID,
+				"revision", next.Revision, "signal", sig.ID, "moderator", sig.ModeratedBy)
+			return nil
+		case errors.Is(err, ErrConflict), errors.Is(err, ErrOperationConflict):
+			continue // another write came first: look again
+		default:
+			return err
+		}
+	}
+	return fmt.Errorf("niche: evaluation %s: still conflicting after %d attempts", id, recheckAttempts)
 }
 
 // ---- Curation ----
@@ -363,19 +452,31 @@ func (e *Engine) checkFloor(signalIDs []string, signals map[string]Signal) error
 		}
 	}
 	st := statsOf(linked)
-	if st.demand < e.opts.MinDemandSignals || st.domains < e.opts.MinIndependentSources {
-		return &EvidenceError{DemandSignals: st.demand, IndependentSources: st.domains,
+	if st.pages < e.opts.MinDemandSignals || st.domains < e.opts.MinIndependentSources {
+		return &EvidenceError{DemandSignals: st.pages, IndependentSources: st.domains,
 			MinDemandSignals: e.opts.MinDemandSignals, MinIndependentSources: e.opts.MinIndependentSources}
 	}
 	return nil
 }
 
-func (e *Engine) applyDraft(r *Record, d Draft) {
+func (e *Engine) applyDraft(ctx context.Context, r *Record, d Draft) {
 	r.Title, r.Problem, r.Buyer, r.Category = d.Title, d.Problem, d.Buyer, d.Category
 	r.SolutionHypothesis, r.EvaluationNotes = d.SolutionHypothesis, d.EvaluationNotes
 	r.Dimensions = d.Dimensions()
 	r.SignalIDs = slices.Clone(d.SignalIDs)
-	r.Score = e.scorer.Score(r.Dimensions)
+	e.applyScore(ctx, r)
+}
+
+// applyScore sets r's score, score version and weights from the engine's
+// scorer. A score outside 0..100 is clamped and logged.
+func (e *Engine) applyScore(ctx context.Context, r *Record) {
+	score := e.scorer.Score(r.Dimensions)
+	if score < 0 || score > 100 {
+		e.log.WarnContext(ctx, "niche: scorer returned a score outside 0..100; clamped", "scorer", e.scorer.Version(),
+			"score", score, "niche", r.ID)
+		score = min(max(score, 0), 100)
+	}
+	r.Score = score
 	r.ScoreVersion = e.scorer.Version()
 	r.ScoreWeights = e.scorer.Weights()
 }
@@ -401,7 +502,7 @@ func (e *Engine) Create(ctx context.Context, op Op, d Draft) (*Evaluation, error
 	}
 	now := e.now()
 	rec := Record{ID: ids.New(ids.Niche), Status: StatusDraft, Revision: 1, CreatedAt: now, UpdatedAt: now}
-	e.applyDraft(&rec, d)
+	e.applyDraft(ctx, &rec, d)
 	if d.Publish {
 		if err := e.checkFloor(d.SignalIDs, signals); err != nil {
 			return nil, err
@@ -411,7 +512,7 @@ func (e *Engine) Create(ctx context.Context, op Op, d Draft) (*Evaluation, error
 	return e.write(ctx, Write{
 		OperationID: op.ID, RequestHash: hash,
 		ExpectedRevision: 0, Record: rec, Action: ActionCreate, Actor: op.Actor, Reason: op.Reason, At: now,
-		Accept: pending,
+		Accept: pending, CheckSignals: true,
 	})
 }
 
@@ -447,7 +548,7 @@ func (e *Engine) Revise(ctx context.Context, id string, expectedRevision int, op
 	}
 	now := e.now()
 	rec := *cur
-	e.applyDraft(&rec, d)
+	e.applyDraft(ctx, &rec, d)
 	rec.Revision, rec.UpdatedAt = expectedRevision+1, now
 	if d.Publish && rec.Status != StatusPublished {
 		rec.Status, rec.PublishedAt = StatusPublished, now
@@ -460,7 +561,7 @@ func (e *Engine) Revise(ctx context.Context, id string, expectedRevision int, op
 	return e.write(ctx, Write{
 		OperationID: op.ID, RequestHash: hash,
 		ExpectedRevision: expectedRevision, Record: rec, Action: ActionRevise, Actor: op.Actor, Reason: op.Reason,
-		At: now, Accept: pending,
+		At: now, Accept: pending, CheckSignals: true,
 	})
 }
 
@@ -520,7 +621,100 @@ func (e *Engine) transition(ctx context.Context, id string, expectedRevision int
 	return e.write(ctx, Write{
 		OperationID: op.ID, RequestHash: hash, ExpectedRevision: expectedRevision, Record: rec,
 		Action: action, Actor: op.Actor, Reason: op.Reason, At: now, Accept: pending,
+		CheckSignals: action == ActionPublish,
 	})
+}
+
+// RescoreReport says what Rescore did.
+type RescoreReport struct {
+	// ScoreVersion is the version of the engine's scorer.
+	ScoreVersion string `json:"scoreVersion"`
+	// Examined counts the evaluations read, of every status.
+	Examined int `json:"examined"`
+	// Rescored lists the evaluations given a new revision.
+	Rescored []ScoreChange `json:"rescored"`
+}
+
+// ScoreChange is one evaluation rescored by Rescore.
+type ScoreChange struct {
+	ID          string `json:"id"`
+	Revision    int    `json:"revision"`
+	FromVersion string `json:"fromVersion"`
+	FromScore   int    `json:"fromScore"`
+	Score       int    `json:"score"`
+}
+
+// Rescore recomputes the stored score of every evaluation (any status)
+// with the engine's current Scorer — after a new formula version, for
+// example. An evaluation whose score, version and weights are already
+// current is left alone, so running it again changes nothing; every other
+// one gets a new revision (action "rescore", the given actor and reason;
+// empty reason: "rescored with <version>") with the criteria, text,
+// evidence and status unchanged. Concurrent revisions are respected
+// (optimistic concurrency: the evaluation is read again and rescored
+// afresh). Every revision is its own write: a failure leaves the
+// evaluations rescored so far rescored, and running Rescore again
+// completes the work.
+func (e *Engine) Rescore(ctx context.Context, actor, reason string) (*RescoreReport, error) {
+	op, err := Op{Actor: actor, Reason: reason}.normalize()
+	if err != nil {
+		return nil, err
+	}
+	if op.Reason == "" {
+		op.Reason = "rescored with " + e.scorer.Version()
+	}
+	rep := &RescoreReport{ScoreVersion: e.scorer.Version(), Rescored: []ScoreChange{}}
+	defer e.cache.invalidate()
+	after := ""
+	for {
+		page, err := e.st.Evaluations(ctx, after, 200)
+		if err != nil {
+			return rep, err
+		}
+		for _, rec := range page {
+			rep.Examined++
+			ch, err := e.rescoreOne(ctx, rec, op)
+			if err != nil {
+				return rep, err
+			}
+			if ch != nil {
+				rep.Rescored = append(rep.Rescored, *ch)
+			}
+		}
+		if len(page) < 200 {
+			return rep, nil
+		}
+		after = page[len(page)-1].ID
+	}
+}
+
+// rescoreOne rescores rec (read again after a conflict); nil when its
+// score is current.
+func (e *Engine) rescoreOne(ctx context.Context, rec *Record, op Op) (*ScoreChange, error) {
+	for range recheckAttempts {
+		next := *rec
+		e.applyScore(ctx, &next)
+		if next.Score == rec.Score && next.ScoreVersion == rec.ScoreVersion && next.ScoreWeights == rec.ScoreWeights {
+			return nil, nil
+		}
+		now := e.now()
+		next.Revision, next.UpdatedAt = rec.Revision+1, now
+		w := Write{OperationID: ids.New("op_"), ExpectedRevision: rec.Revision, Record: next,
+			Action: ActionRescore, Actor: op.Actor, Reason: op.Reason, At: now}
+		w.RequestHash = requestHash(ActionRescore, rec.ID, rec.Revision, nil, op)
+		_, _, err := e.st.ApplyWrite(ctx, w)
+		switch {
+		case err == nil:
+			return &ScoreChange{ID: rec.ID, Revision: next.Revision, FromVersion: rec.ScoreVersion, FromScore: rec.Score, Score: next.Score}, nil
+		case errors.Is(err, ErrConflict):
+			if rec, err = e.st.Evaluation(ctx, rec.ID); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("niche: rescoring %s: still conflicting after %d attempts", rec.ID, recheckAttempts)
 }
 
 // replay returns the stored result of a completed operation with the
@@ -656,9 +850,15 @@ func (e *Engine) HasPublished(ctx context.Context) (bool, error) { return e.st.H
 
 // ListOptions select a page of the public list.
 type ListOptions struct {
-	// Query filters by full text (every word must match) when it has a
-	// letter or digit.
+	// Query filters by text (every word must match) when it has a letter
+	// or digit: the words previews show (title, problem teaser, buyer,
+	// category), or with Full the full text.
 	Query string
+	// Full matches Query against the full text (the whole problem and the
+	// solution hypothesis too): for callers entitled to full evaluations
+	// only, since matches reveal words of the hidden text. The items are
+	// previews either way.
+	Full bool
 	// Category filters by category, case-insensitively, when non-empty.
 	Category string
 	// Sort is SortScore (default) or SortRecent.
@@ -700,7 +900,7 @@ func (e *Engine) List(ctx context.Context, o ListOptions) (*ListResult, error) {
 	if strings.TrimSpace(o.Query) != "" && q.Empty() {
 		return res, nil // no word to match: nothing matches
 	}
-	lq := ListQuery{Query: q, CategoryKey: CategoryKey(o.Category), Sort: sort, Limit: o.Limit}
+	lq := ListQuery{Query: q, Full: o.Full, CategoryKey: CategoryKey(o.Category), Sort: sort, Limit: o.Limit}
 	load := func(ctx context.Context) (any, error) {
 		ls, err := e.st.ListPublished(ctx, lq)
 		if err != nil {
@@ -714,7 +914,7 @@ func (e *Engine) List(ctx context.Context, o ListOptions) (*ListResult, error) {
 	}
 	var v any
 	if e.cache != nil {
-		v, err = e.cache.get(ctx, cacheKey("list", q.Phrase(), lq.CategoryKey, sort, strconv.Itoa(o.Limit)), load)
+		v, err = e.cache.get(ctx, cacheKey("list", q.Phrase(), lq.CategoryKey, sort, strconv.Itoa(o.Limit), strconv.FormatBool(o.Full)), load)
 	} else {
 		v, err = load(ctx)
 	}
@@ -727,7 +927,10 @@ func (e *Engine) List(ctx context.Context, o ListOptions) (*ListResult, error) {
 
 // SearchOptions select a search.
 type SearchOptions struct {
-	// Query is the text; every word must match (AND).
+	// Query is the text; every word must match (AND). Without Full the
+	// words are matched against what previews show (title, problem
+	// teaser, buyer, category) and ranked on that text alone, so nothing
+	// of the hidden text can be probed; with Full against the full text.
 	Query string
 	// Category filters case-insensitively when non-empty.
 	Category string
@@ -736,7 +939,8 @@ type SearchOptions struct {
 	Sort string
 	// Limit is 1..100; 0 means 20.
 	Limit int
-	// Full returns full evaluations instead of previews.
+	// Full returns full evaluations instead of previews, matched and
+	// ranked on the full text.
 	Full bool
 }
 
@@ -757,11 +961,15 @@ type SearchResult struct {
 const RelevanceVersion = "relevance-v1"
 
 // Relevance is the integer relevance of a candidate for q (version
-// "relevance-v1"): for every query word, 8 if the title contains it, plus
-// 3 if the problem, buyer or category does, plus 1 if the solution
-// hypothesis does; for queries of two words or more, plus 6 when the
-// title contains the words as a phrase and plus 2 when the problem, buyer
-// or category does. Words match whole normalised words (SearchText).
+// "relevance-v1"): for every query word, 8 if the title (c.Title)
+// contains it, plus 3 if c.Body does, plus 1 if c.Extra does; for queries
+// of two words or more, plus 6 when the title contains the words as a
+// phrase and plus 2 when c.Body does. Words match whole normalised words
+// (SearchText). For a full-level search Body is the problem, buyer and
+// category and Extra the solution hypothesis; for a preview-level search
+// Body is what the preview shows (SearchFields.Preview) and Extra is
+// empty, so a preview's rank never depends on hidden text. Stores compute
+// the same formula in SQL to rank the window of a broad query.
 func Relevance(q Query, c *Candidate) int {
 	rel := 0
 	for _, t := range q.Tokens {
@@ -857,8 +1065,8 @@ func (e *Engine) search(ctx context.Context, q Query, categoryKey, sort string, 
 	} else {
 		res.Previews = []Preview{}
 	}
-	cands, truncated, err := e.st.SearchCandidates(ctx, CandidateQuery{Query: q, CategoryKey: categoryKey,
-		Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow})
+	cands, truncated, err := e.st.SearchCandidates(ctx, CandidateQuery{Query: q, Full: full, CategoryKey: categoryKey,
+		Sort: sort, Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow})
 	if err != nil {
 		return nil, err
 	}
@@ -888,17 +1096,24 @@ func (e *Engine) search(ctx context.Context, q Query, categoryKey, sort string, 
 	if len(rs) > limit {
 		rs = rs[:limit]
 	}
-	if !full {
-		// Previews come from the candidates' listings: no second read.
-		for _, r := range rs {
-			res.Relevance = append(res.Relevance, r.rel)
-			res.Previews = append(res.Previews, r.c.Listing.Preview(e.opts.TeaserLength))
-		}
-		return res, nil
-	}
 	want := make([]string, len(rs))
 	for i, r := range rs {
 		want[i] = r.c.ID
+	}
+	if !full {
+		// Previews come from the candidates' listings; only the signal
+		// counts of the results are read.
+		counts, err := e.st.SignalCounts(ctx, want)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			l := r.c.Listing
+			l.SignalCount = counts[l.ID]
+			res.Relevance = append(res.Relevance, r.rel)
+			res.Previews = append(res.Previews, l.Preview(e.opts.TeaserLength))
+		}
+		return res, nil
 	}
 	recs, err := e.st.Published(ctx, want)
 	if err != nil {

@@ -109,14 +109,17 @@ func (e *SignalRefError) Is(target error) bool { return target == ErrSignalRefs 
 
 // EvidenceError is a failed publication floor. It matches ErrEvidence.
 type EvidenceError struct {
-	DemandSignals         int
+	// DemandSignals counts the linked demand signals that are not
+	// rejected, once per page (EvidenceSummary.DemandPageCount).
+	DemandSignals int
+	// IndependentSources counts their registrable domains.
 	IndependentSources    int
 	MinDemandSignals      int
 	MinIndependentSources int
 }
 
 func (e *EvidenceError) Error() string {
-	return fmt.Sprintf("Publishing requires at least %d demand signals from at least %d independent source domains; the draft links %d demand signals from %d",
+	return fmt.Sprintf("Publishing requires at least %d demand signals on distinct pages from at least %d independent source domains; the draft links %d from %d",
 		e.MinDemandSignals, e.MinIndependentSources, e.DemandSignals, e.IndependentSources)
 }
 

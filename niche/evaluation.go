@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/assaykit/assay/internal/urlnorm"
 )
 
 // Status is an evaluation's publication state.
@@ -46,11 +48,39 @@ type Record struct {
 	PublishedAt time.Time `json:"publishedAt,omitzero"`
 }
 
-// SearchFields returns the normalised text a store indexes for r: the
-// title (weight A), the problem, buyer and category (B), and the solution
-// hypothesis (C). Evaluation notes are not indexed.
-func (r *Record) SearchFields() (title, body, extra string) {
-	return SearchText(r.Title), SearchText(r.Problem + " " + r.Buyer + " " + r.Category), SearchText(r.SolutionHypothesis)
+// SearchFields is the normalised text (SearchText) a store indexes for one
+// evaluation, by access level. A preview-level search matches Title and
+// Preview only — exactly what a preview shows — so that the words of the
+// hidden text (the rest of the problem, the solution hypothesis) can never
+// be probed by searching; a full-level search matches Title, Body and
+// Extra. Evaluation notes are never indexed.
+type SearchFields struct {
+	// Title is the title (both levels).
+	Title string
+	// Preview is the problem teaser at DefaultTeaserLength, the buyer and
+	// the category: the rest of what a preview shows (preview level).
+	Preview string
+	// Body is the whole problem, the buyer and the category (full level).
+	Body string
+	// Extra is the solution hypothesis (full level).
+	Extra string
+}
+
+// SearchFields returns the text a store indexes for r.
+func (r *Record) SearchFields() SearchFields {
+	return SearchFields{
+		Title:   SearchText(r.Title),
+		Preview: PreviewSearchText(r.Problem, r.Buyer, r.Category),
+		Body:    SearchText(r.Problem + " " + r.Buyer + " " + r.Category),
+		Extra:   SearchText(r.SolutionHypothesis),
+	}
+}
+
+// PreviewSearchText is the normalised text that preview-level searches
+// match besides the title: the problem teaser (Teaser at
+// DefaultTeaserLength), the buyer and the category.
+func PreviewSearchText(problem, buyer, category string) string {
+	return SearchText(Teaser(problem, DefaultTeaserLength) + " " + buyer + " " + category)
 }
 
 // CategoryKey returns the case-insensitive key of the record's category.
@@ -105,11 +135,17 @@ type Evidence struct {
 	Engagement   map[string]int64 `json:"engagement,omitempty"`
 }
 
-// EvidenceSummary counts the evidence.
+// EvidenceSummary counts the evidence. Rejected signals are not counted.
 type EvidenceSummary struct {
 	SignalCount        int `json:"signalCount"`
 	DemandSignalCount  int `json:"demandSignalCount"`
 	ContextSignalCount int `json:"contextSignalCount"`
+	// DemandPageCount is the number of distinct pages among demand
+	// signals: their source URLs compared by urlnorm.Key (scheme, host
+	// case, "www.", default port, fragment, trailing slash and query
+	// order ignored), so the same page collected twice, or by two
+	// origins, counts once. The publication floor counts these.
+	DemandPageCount int `json:"demandPageCount"`
 	// IndependentSourceCount is the number of distinct registrable
 	// domains among demand signals.
 	IndependentSourceCount int        `json:"independentSourceCount"`
@@ -155,17 +191,36 @@ const (
 	ActionRevise   = "revise"
 	ActionPublish  = "publish"
 	ActionWithdraw = "withdraw"
+	// ActionRescore is a revision written by Engine.Rescore: the score
+	// recomputed with the engine's current Scorer, nothing else changed.
+	ActionRescore = "rescore"
 )
+
+// SystemActor is the actor of revisions the engine writes on its own:
+// withdrawals after a linked signal was rejected.
+const SystemActor = "system"
 
 // evidenceStats is what the publication floor and the summary need.
 type evidenceStats struct {
-	demand, context, domains int
-	newest, oldest           time.Time
+	// demand counts demand signals, pages the distinct pages among them
+	// (pageKey) and domains their registrable domains.
+	demand, pages, context, domains int
+	newest, oldest                  time.Time
 }
 
+// pageKey is the key by which two demand signals are the same page:
+// urlnorm.Key of the source URL (the URL itself if urlnorm refuses it).
+func pageKey(sourceURL string) string {
+	if k, err := urlnorm.Key(sourceURL); err == nil {
+		return k
+	}
+	return sourceURL
+}
+
+// statsOf counts the signals that are not rejected.
 func statsOf(signals []Signal) evidenceStats {
 	var st evidenceStats
-	domains := map[string]bool{}
+	domains, pages := map[string]bool{}, map[string]bool{}
 	for _, s := range signals {
 		if s.State == StateRejected {
 			continue
@@ -173,6 +228,7 @@ func statsOf(signals []Signal) evidenceStats {
 		if s.Kind.Demand() {
 			st.demand++
 			domains[s.SourceDomain] = true
+			pages[pageKey(s.SourceURL)] = true
 		} else {
 			st.context++
 		}
@@ -183,7 +239,7 @@ func statsOf(signals []Signal) evidenceStats {
 			st.oldest = s.ObservedAt
 		}
 	}
-	st.domains = len(domains)
+	st.domains, st.pages = len(domains), len(pages)
 	return st
 }
 
@@ -223,7 +279,7 @@ func (e *Engine) build(r *Record, signals map[string]Signal, now time.Time) *Eva
 	st := statsOf(linked)
 	ev.EvidenceSummary = EvidenceSummary{
 		SignalCount: len(linked), DemandSignalCount: st.demand, ContextSignalCount: st.context,
-		IndependentSourceCount: st.domains,
+		DemandPageCount: st.pages, IndependentSourceCount: st.domains,
 	}
 	if !st.newest.IsZero() {
 		n, o := st.newest, st.oldest
@@ -265,16 +321,16 @@ func (e *Engine) trend(linked []Signal, now time.Time) Trend {
 	return t
 }
 
-// confidence: high with at least twice the floor's demand signals from at
-// least one more independent source than the floor requires and a demand
+// confidence: high with at least twice the floor's demand pages from at
+// least one more independent source than the floor requires and an
 // observation in the last 90 days; medium when the floor is met; low
 // otherwise.
 func (e *Engine) confidence(st evidenceStats, now time.Time) string {
 	minD, minS := e.opts.MinDemandSignals, e.opts.MinIndependentSources
 	switch {
-	case st.demand >= 2*minD && st.domains >= minS+1 && now.Sub(st.newest) <= 90*24*time.Hour:
+	case st.pages >= 2*minD && st.domains >= minS+1 && now.Sub(st.newest) <= 90*24*time.Hour:
 		return "high"
-	case st.demand >= minD && st.domains >= minS:
+	case st.pages >= minD && st.domains >= minS:
 		return "medium"
 	}
 	return "low"

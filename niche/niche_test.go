@@ -3,6 +3,7 @@ package niche
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -262,7 +263,8 @@ func TestTrendAndConfidence(t *testing.T) {
 		var out []Signal
 		add := func(n int, daysAgo int) {
 			for i := range n {
-				out = append(out, Signal{Kind: kind, SourceDomain: string(rune('a'+i%4)) + ".com",
+				domain := string(rune('a'+i%4)) + ".com"
+				out = append(out, Signal{Kind: kind, SourceDomain: domain, SourceURL: fmt.Sprintf("https://%s/t/%d/%d", domain, daysAgo, i),
 					ObservedAt: now.Add(-time.Duration(daysAgo)*24*time.Hour - time.Duration(i)*time.Hour), State: StateAccepted})
 			}
 		}
@@ -350,5 +352,25 @@ func TestDraftNormalize(t *testing.T) {
 		if !errors.As(err, &ie) || ie.Field != field {
 			t.Errorf("%s: %v", field, err)
 		}
+	}
+}
+
+// TestStatsCountPages checks that demand signals count once per page
+// (urlnorm.Key) and per registrable domain, rejected ones not at all.
+func TestStatsCountPages(t *testing.T) {
+	sig := func(url, domain string, kind SignalKind, state SignalState) Signal {
+		return Signal{SourceURL: url, SourceDomain: domain, Kind: kind, State: state, ObservedAt: time.Now()}
+	}
+	st := statsOf([]Signal{
+		sig("https://www.example.com/t/1", "example.com", KindComplaint, StateAccepted),
+		sig("http://example.com/t/1/", "example.com", KindQuestion, StateAccepted),
+		sig("https://EXAMPLE.com:443/t/1#c2", "example.com", KindReview, StatePending),
+		sig("https://example.com/t/1?utm_source=x", "example.com", KindJobPost, StateAccepted),
+		sig("https://example.com/t/2", "example.com", KindComplaint, StateAccepted),
+		sig("https://other.org/a", "other.org", KindComplaint, StateRejected),
+		sig("https://news.example.net/a", "example.net", KindNewsReport, StateAccepted),
+	})
+	if st.demand != 5 || st.pages != 2 || st.domains != 1 || st.context != 1 {
+		t.Fatalf("stats %+v: want 5 demand signals on 2 pages of 1 domain, 1 context signal", st)
 	}
 }

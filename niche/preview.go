@@ -17,7 +17,8 @@ type Preview struct {
 	Score        int    `json:"score"`
 	ScoreVersion string `json:"scoreVersion"`
 	ScoreType    string `json:"scoreType"`
-	SignalCount  int    `json:"signalCount"`
+	// SignalCount is the number of linked signals that are not rejected.
+	SignalCount int `json:"signalCount"`
 	// ProblemTeaser is the start of the problem statement.
 	ProblemTeaser string `json:"problemTeaser"`
 	// Unlock says how to read the full evaluation (set by the HTTP
@@ -25,10 +26,12 @@ type Preview struct {
 	Unlock *Unlock `json:"unlock,omitempty"`
 }
 
-// Unlock names the two ways to read a full evaluation.
+// Unlock names the ways to read a full evaluation.
 type Unlock struct {
-	Subscription UnlockSubscription `json:"subscription"`
-	PayPerCall   UnlockPayPerCall   `json:"payPerCall"`
+	// Subscription is absent when the host sells no subscription (no
+	// checkout route is mounted and none was configured).
+	Subscription *UnlockSubscription `json:"subscription,omitempty"`
+	PayPerCall   UnlockPayPerCall    `json:"payPerCall"`
 }
 
 // UnlockSubscription points to the subscription checkout.
@@ -40,10 +43,11 @@ type UnlockSubscription struct {
 }
 
 // UnlockPayPerCall points to the pay-per-call route of one evaluation.
+// Amounts are spelt amountMicrousd, as everywhere in the SDK.
 type UnlockPayPerCall struct {
 	Method         string   `json:"method"`
 	Path           string   `json:"path"`
-	AmountMicroUSD int64    `json:"amountMicroUsd"`
+	AmountMicroUSD int64    `json:"amountMicrousd"`
 	PriceUSD       string   `json:"priceUsd"`
 	Asset          string   `json:"asset"`
 	Network        string   `json:"network"`
@@ -63,11 +67,13 @@ type Listing struct {
 	Category     string
 	Score        int
 	ScoreVersion string
-	// SignalCount is the number of linked signal ids.
+	// SignalCount is the number of linked signals that are not rejected
+	// (stores count them when they read the listing).
 	SignalCount int
 }
 
-// Listing returns the listing of r.
+// Listing returns the listing of r. A Record does not know the moderation
+// state of its signals: SignalCount counts every linked id.
 func (r *Record) Listing() Listing {
 	return Listing{ID: r.ID, Title: r.Title, Problem: r.Problem, Buyer: r.Buyer, Category: r.Category,
 		Score: r.Score, ScoreVersion: r.ScoreVersion, SignalCount: len(r.SignalIDs)}

@@ -29,13 +29,16 @@ func (w Weights) Sum() int {
 
 // Scorer turns the criteria into a score 0..100. A Scorer is versioned:
 // scores are computed when an evaluation is written and stored with the
-// version, so changing the formula means a new version and a rescore.
+// version, so changing the formula means a new version and a rescore
+// (Engine.Rescore recomputes every stored score with the engine's
+// scorer, one recorded revision per changed evaluation).
 type Scorer interface {
 	// Version names the formula, e.g. "editorial-v1".
 	Version() string
-	// Weights returns the published weights.
+	// Weights returns the published weights (they must add up to 100).
 	Weights() Weights
-	// Score returns the integer score 0..100 of d (criteria 0..5).
+	// Score returns the integer score 0..100 of d (criteria 0..5). The
+	// engine clamps a value outside 0..100 and logs a warning.
 	Score(d Dimensions) int
 }
 

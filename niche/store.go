@@ -27,8 +27,12 @@ type Store interface {
 	// ListSignals returns signals matching f, newest first.
 	ListSignals(ctx context.Context, f SignalFilter) ([]Signal, error)
 	// ModerateSignal sets a signal's state, or returns an error matching
-	// ErrNotFound.
-	ModerateSignal(ctx context.Context, id string, m Moderation) (*Signal, error)
+	// ErrNotFound. It also returns the ids of the evaluations (any
+	// status) linking the signal, read in the same transaction after the
+	// change: a write that links the signal concurrently either commits
+	// first (and is listed) or, with Write.CheckSignals, sees the new
+	// state.
+	ModerateSignal(ctx context.Context, id string, m Moderation) (sig *Signal, linkedBy []string, err error)
 	// SignalStats counts stored signals per origin.
 	SignalStats(ctx context.Context) ([]OriginStats, error)
 	// RecordCollection stores one collection run.
@@ -49,24 +53,32 @@ type Store interface {
 	Evaluation(ctx context.Context, id string) (*Record, error)
 	// Revisions returns an evaluation's revisions, oldest first.
 	Revisions(ctx context.Context, id string) ([]Revision, error)
+	// Evaluations returns up to limit evaluations of any status whose id
+	// is greater than afterID, in id order (for maintenance such as
+	// Engine.Rescore).
+	Evaluations(ctx context.Context, afterID string, limit int) ([]*Record, error)
 
 	// Published returns the published evaluations among ids, keyed by id.
 	Published(ctx context.Context, ids []string) (map[string]*Record, error)
 	// Listings returns the listings of the published evaluations among
 	// ids, keyed by id, reading only the listing's columns.
 	Listings(ctx context.Context, ids []string) (map[string]Listing, error)
+	// SignalCounts returns, for the evaluations among ids, the number of
+	// linked signals that are not rejected (absent ids count 0).
+	SignalCounts(ctx context.Context, ids []string) (map[string]int, error)
 	// ListPublished returns the listings of published evaluations ordered
 	// by q.Sort (score: score desc, updatedAt desc, id; recent: updatedAt
 	// desc, id), filtered by category key and, when q.Query has tokens, by
-	// full text (every token in the indexed text).
+	// full text: every token in the text of q's level (see SearchFields).
 	ListPublished(ctx context.Context, q ListQuery) ([]Listing, error)
-	// SearchCandidates returns published evaluations matching every
-	// token of q.Query (and q.CategoryKey when set) with their indexed
-	// text and their listing. When at most q.Limit match, all are returned and truncated is
-	// false. Otherwise the newest q.Window matches are ranked by the
-	// database's weighted relevance (bm25 with column weights on SQLite,
-	// ts_rank_cd with weights on PostgreSQL) and the q.Limit best are
-	// returned with truncated true.
+	// SearchCandidates returns published evaluations whose text of q's
+	// level (SearchFields: Title and Preview, or with q.Full Title, Body
+	// and Extra) has every token of q.Query (and q.CategoryKey when set),
+	// with that text and their listing. When at most q.Limit match, all
+	// are returned and truncated is false. Otherwise the newest q.Window
+	// matches (by creation order) are ranked by Relevance, then q.Sort,
+	// then id — computed by the database with exactly Relevance's formula
+	// — and the q.Limit best are returned with truncated true.
 	SearchCandidates(ctx context.Context, q CandidateQuery) (cands []Candidate, truncated bool, err error)
 	// HasPublished reports whether any evaluation is published.
 	HasPublished(ctx context.Context) (bool, error)
@@ -141,11 +153,20 @@ type Write struct {
 	// Accept lists linked signals to move from pending to accepted in
 	// the same transaction.
 	Accept []string
+	// CheckSignals makes the store refuse the write with a
+	// *SignalRefError when a linked signal is unknown or rejected at
+	// commit time; the linked signals are locked against concurrent
+	// moderation until then. The engine sets it on writes that link
+	// signals (create, revise, publish).
+	CheckSignals bool
 }
 
 // ListQuery selects published evaluations for ListPublished.
 type ListQuery struct {
-	Query       Query
+	Query Query
+	// Full matches the query against the full text (SearchFields' Title,
+	// Body and Extra) instead of what previews show (Title and Preview).
+	Full        bool
 	CategoryKey string
 	// Sort is SortScore or SortRecent.
 	Sort  string
@@ -160,8 +181,14 @@ const (
 
 // CandidateQuery selects search candidates.
 type CandidateQuery struct {
-	Query       Query
+	Query Query
+	// Full matches the query against the full text (SearchFields' Title,
+	// Body and Extra) instead of what previews show (Title and Preview).
+	Full        bool
 	CategoryKey string
+	// Sort (SortScore or SortRecent; "" means SortScore) breaks ties of
+	// relevance when a broad query's window is ranked.
+	Sort string
 	// Limit is the most candidates returned.
 	Limit int
 	// Window is how many of the newest matches a broad query ranks; 0
@@ -175,9 +202,13 @@ type Candidate struct {
 	ID        string
 	Score     int
 	UpdatedAt time.Time
-	// Title, Body and Extra are the indexed text (Record.SearchFields).
+	// Title, Body and Extra are the indexed text the query was matched
+	// against (Record.SearchFields): Title, Preview and "" for a
+	// preview-level query; Title, Body and Extra for a full one.
 	Title, Body, Extra string
 	// Listing is the evaluation's listing, read with the candidate so
-	// that a search answered with previews needs no second read.
+	// that a search answered with previews needs no second read. Its
+	// SignalCount is not filled (the engine reads the counts of the
+	// results it returns with SignalCounts).
 	Listing Listing
 }

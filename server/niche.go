@@ -44,25 +44,47 @@ import (
 //   - GET /v1/niches/{niche_id}/pay-per-call returns the full evaluation
 //     plus an "access" object, and an unlock token in X-Niche-Paid-Call
 //     (also in access.unlockToken) valid for that niche only.
-//   - GET /v1/search: previews for anonymous callers, full evaluations for
-//     subscribers; anonymous callers get FreeSearchesPerDay searches per
-//     UTC day (default 3), counted per client address (from
+//   - GET /v1/search: previews for anonymous callers, matched and ranked
+//     on what previews show (title, problem teaser, buyer, category) so
+//     that no word of the hidden text can be probed; full evaluations,
+//     matched on the full text, for subscribers. Anonymous callers get
+//     FreeSearchesPerDay searches per UTC day (default 3; 0: none, 401;
+//     UnlimitedSearches: no quota), counted per client address (from
 //     X-Forwarded-For only when the peer is a trusted proxy), then 429
 //     with Retry-After until UTC midnight. Subscribers are unlimited unless
 //     SubscriberSearchesPerDay is set. A query without any letter or digit
 //     matches nothing and is not counted.
 //   - GET /v1/search/pay-per-call (default USD 0.05) returns full results
-//     without quota; an empty catalogue is 503 before any charge.
-//   - GET /v1/niches accepts q as a full-text filter (every word must
-//     match), ordered by sort; /v1/search ranks by relevance first.
+//     matched on the full text, without quota; an empty catalogue is 503
+//     before any charge.
+//   - GET /v1/niches accepts q as a text filter (every word must match),
+//     ordered by sort; /v1/search ranks by relevance first. The filter is
+//     a search: for anonymous callers it matches what previews show and
+//     counts against the same daily quota as /v1/search (so the list is
+//     no way around it); with a subscriber token it matches the full text
+//     (queryScope says which). Without q the list is free and unlimited.
+//     Items are previews either way.
 
 // Default niche prices, in micro-USD.
 const (
 	DefaultNicheEvaluationPrice = 250000 // USD 0.25
 	DefaultNicheSearchPrice     = 50000  // USD 0.05
-	defaultNichePrefix          = "/niche-discovery"
-	defaultNicheImportBytes     = 32 << 20
-	nicheNetwork                = "eip155:8453"
+)
+
+// Search quotas (NicheConfig.FreeSearchesPerDay).
+const (
+	// DefaultFreeSearchesPerDay is the free quota when
+	// NicheConfig.FreeSearchesPerDay is nil.
+	DefaultFreeSearchesPerDay = 3
+	// UnlimitedSearches as the value of NicheConfig.FreeSearchesPerDay
+	// turns the free quota off: anonymous searches are not counted.
+	UnlimitedSearches = -1
+)
+
+const (
+	defaultNichePrefix      = "/niche-discovery"
+	defaultNicheImportBytes = 32 << 20
+	nicheNetwork            = "eip155:8453"
 )
 
 // NicheConfig configures niche discovery. The zero value mounts nothing.
@@ -84,10 +106,17 @@ type NicheConfig struct {
 	EvaluationPriceMicroUSD int64
 	// SearchPriceMicroUSD is the price of a paid search; 0 means 50000.
 	SearchPriceMicroUSD int64
-	// FreeSearchesPerDay is the anonymous quota per UTC day; 0 means 3,
-	// negative means unlimited.
-	FreeSearchesPerDay int
-	// SubscriberSearchesPerDay is the subscriber quota; 0 means unlimited.
+	// FreeSearchesPerDay is the number of full-text searches an anonymous
+	// caller (a client address) may make per UTC day: GET /v1/search and
+	// GET /v1/niches with a q that has a letter or digit count alike.
+	// Nil means 3 (DefaultFreeSearchesPerDay). A pointer to 0 means no
+	// free search: such requests answer 401 naming the subscription and
+	// the paid search. A pointer to UnlimitedSearches (-1) means no quota.
+	// Other negative values are refused by New. For example
+	// FreeSearchesPerDay: new(10).
+	FreeSearchesPerDay *int
+	// SubscriberSearchesPerDay is the subscriber quota per UTC day; 0
+	// (or negative) means unlimited.
 	SubscriberSearchesPerDay int
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	// Empty means the TCP peer address is the client.
@@ -97,11 +126,29 @@ type NicheConfig struct {
 	// between instances): use niche.LoadOrCreateKey with
 	// niche.QuotaKeyMetaName.
 	QuotaKey []byte
-	// CheckoutPath is the subscription checkout named in unlock blocks;
-	// "" means Prefix + "/v1/subscription/checkout".
+	// CheckoutPath is the subscription checkout named in unlock blocks
+	// (a path or an absolute URL). "" means the checkout route of this
+	// server's subscription routes (Config.Subscriptions), under their
+	// first prefix — by default the niche prefix itself, see
+	// SubscriptionConfig.Prefixes; when this server mounts no
+	// subscription routes, unlock blocks name no subscription.
 	CheckoutPath string
 	// ImportMaxBytes bounds the bulk import body; 0 means 32 MiB.
 	ImportMaxBytes int64
+}
+
+// resolvedPrefix returns the niche service prefix without a trailing
+// slash ("" for the canonical paths only).
+func (c *NicheConfig) resolvedPrefix() (string, error) {
+	p := c.Prefix
+	if p == "" {
+		p = defaultNichePrefix
+	}
+	p = strings.TrimRight(p, "/")
+	if p != "" && !strings.HasPrefix(p, "/") {
+		return "", errorf("niche: prefix %q must start with /", c.Prefix)
+	}
+	return p, nil
 }
 
 // nicheService holds the resolved configuration.
@@ -110,6 +157,9 @@ type nicheService struct {
 	cfg      NicheConfig
 	prefix   string
 	quotaKey []byte
+	// freeSearches is the resolved FreeSearchesPerDay: a limit, 0 or
+	// UnlimitedSearches.
+	freeSearches int
 	// evalPrice and searchPrice are the prices in USD as written in
 	// unlock blocks (computed once: every preview carries one).
 	evalPrice, searchPrice string
@@ -121,14 +171,11 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 	if c.Engine == nil {
 		return nil, nil
 	}
-	n := &nicheService{s: s, cfg: c, prefix: c.Prefix}
-	if n.prefix == "" {
-		n.prefix = defaultNichePrefix
+	prefix, err := c.resolvedPrefix()
+	if err != nil {
+		return nil, err
 	}
-	n.prefix = strings.TrimRight(n.prefix, "/")
-	if n.prefix != "" && !strings.HasPrefix(n.prefix, "/") {
-		return nil, errorf("niche: prefix %q must start with /", c.Prefix)
-	}
+	n := &nicheService{s: s, cfg: c, prefix: prefix}
 	if n.cfg.EvaluationPriceMicroUSD == 0 {
 		n.cfg.EvaluationPriceMicroUSD = DefaultNicheEvaluationPrice
 	}
@@ -140,11 +187,20 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 	}
 	n.evalPrice, n.searchPrice = priceUSD(n.cfg.EvaluationPriceMicroUSD), priceUSD(n.cfg.SearchPriceMicroUSD)
 	s.niche = n
-	if n.cfg.FreeSearchesPerDay == 0 {
-		n.cfg.FreeSearchesPerDay = 3
+	n.freeSearches = DefaultFreeSearchesPerDay
+	if c.FreeSearchesPerDay != nil {
+		n.freeSearches = *c.FreeSearchesPerDay
 	}
-	if n.cfg.CheckoutPath == "" {
-		n.cfg.CheckoutPath = n.prefix + "/v1/subscription/checkout"
+	if n.freeSearches < 0 && n.freeSearches != UnlimitedSearches {
+		return nil, errorf("niche: FreeSearchesPerDay must be 0 or more, or UnlimitedSearches (-1)")
+	}
+	if n.cfg.CheckoutPath == "" && s.cfg.Subscriptions.Service != nil {
+		// The subscription routes are served at the root and under each
+		// of their prefixes; name the one under the first prefix.
+		n.cfg.CheckoutPath = "/v1/subscription/checkout"
+		if pre := s.subscriptionPrefixes(); len(pre) > 0 {
+			n.cfg.CheckoutPath = strings.TrimRight(pre[0], "/") + n.cfg.CheckoutPath
+		}
 	}
 	if n.cfg.ImportMaxBytes <= 0 {
 		n.cfg.ImportMaxBytes = defaultNicheImportBytes
@@ -410,13 +466,16 @@ func priceUSD(micro int64) string {
 }
 
 func (n *nicheService) unlock(id string) *niche.Unlock {
-	return &niche.Unlock{
-		Subscription: niche.UnlockSubscription{CheckoutMethod: "POST", CheckoutPath: n.cfg.CheckoutPath,
-			Header: "Authorization: Bearer <subscriber token>"},
+	u := &niche.Unlock{
 		PayPerCall: niche.UnlockPayPerCall{Method: "GET", Path: n.prefix + "/v1/niches/" + url.PathEscape(id) + "/pay-per-call",
 			AmountMicroUSD: n.cfg.EvaluationPriceMicroUSD, PriceUSD: n.evalPrice,
 			Asset: "USDC", Network: nicheNetwork, Protocols: []string{"x402", "mpp"}},
 	}
+	if n.cfg.CheckoutPath != "" {
+		u.Subscription = &niche.UnlockSubscription{CheckoutMethod: "POST", CheckoutPath: n.cfg.CheckoutPath,
+			Header: "Authorization: Bearer <subscriber token>"}
+	}
+	return u
 }
 
 func (n *nicheService) withUnlock(ps []niche.Preview) []niche.Preview {
@@ -502,14 +561,20 @@ func (n *nicheService) callerKey(ip string) string {
 // ---- public handlers ----
 
 type nicheListResponse struct {
-	Niches     []niche.Preview `json:"niches"`
-	Count      int             `json:"count"`
-	Query      string          `json:"query"`
-	Category   *string         `json:"category"`
-	Sort       string          `json:"sort"`
-	Limit      int             `json:"limit"`
-	Access     string          `json:"access"`
-	SearchPath string          `json:"searchPath"`
+	Niches   []niche.Preview `json:"niches"`
+	Count    int             `json:"count"`
+	Query    string          `json:"query"`
+	Category *string         `json:"category"`
+	Sort     string          `json:"sort"`
+	Limit    int             `json:"limit"`
+	// Access is "preview": the items are previews for everyone.
+	Access string `json:"access"`
+	// QueryScope says what q was matched against: "preview" (what
+	// previews show) or "full" (the full text, for subscribers); absent
+	// without a q.
+	QueryScope string             `json:"queryScope,omitempty"`
+	Quota      *niche.QuotaStatus `json:"quota,omitempty"`
+	SearchPath string             `json:"searchPath"`
 }
 
 func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
@@ -517,14 +582,34 @@ func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	res, err := n.cfg.Engine.List(r.Context(), niche.ListOptions{Query: q.Q, Category: deref(q.Category), Sort: q.Sort, Limit: q.Limit})
+	var sub *niche.Subscriber
+	var quota *niche.QuotaStatus
+	scope := ""
+	if !niche.ParseQuery(q.Q).Empty() {
+		// A text filter is a search: it counts against the same quota,
+		// and matches the full text for subscribers only.
+		if sub, ok = n.caller(w, r); !ok {
+			return
+		}
+		if quota, ok = n.searchQuota(w, r, q.Q, sub); !ok {
+			return
+		}
+		scope = "preview"
+		if sub != nil {
+			scope = "full"
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Vary", "Authorization")
+	}
+	res, err := n.cfg.Engine.List(r.Context(), niche.ListOptions{Query: q.Q, Full: sub != nil, Category: deref(q.Category),
+		Sort: q.Sort, Limit: q.Limit})
 	if err != nil {
 		n.s.writeError(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, nicheListResponse{
 		Niches: n.withUnlock(res.Previews), Count: len(res.Previews), Query: q.Q, Category: q.Category,
-		Sort: q.Sort, Limit: q.Limit, Access: "preview", SearchPath: n.prefix + "/v1/search",
+		Sort: q.Sort, Limit: q.Limit, Access: "preview", QueryScope: scope, Quota: quota, SearchPath: n.prefix + "/v1/search",
 	})
 }
 
@@ -669,10 +754,12 @@ type nicheSearchResponse struct {
 	PayPerCall      *nicheSearchOffer  `json:"payPerCall,omitempty"`
 }
 
+// nicheSearchOffer names the paid search. Amounts are spelt
+// amountMicrousd, as everywhere in the SDK.
 type nicheSearchOffer struct {
 	Method         string `json:"method"`
 	Path           string `json:"path"`
-	AmountMicroUSD int64  `json:"amountMicroUsd"`
+	AmountMicroUSD int64  `json:"amountMicrousd"`
 	PriceUSD       string `json:"priceUsd"`
 }
 
@@ -703,50 +790,87 @@ func (n *nicheService) search(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx := r.Context()
-	sub, err := n.subscriber(r)
-	if err != nil {
-		if !errors.Is(err, niche.ErrNotSubscribed) {
-			n.s.log.WarnContext(ctx, "niche: subscriber check failed", "err", err)
-			httpjson.Detail(w, http.StatusServiceUnavailable, "The subscription service is unavailable")
-			return
-		}
-		w.Header().Set("WWW-Authenticate", `Bearer realm="niche-discovery"`)
-		httpjson.Detail(w, http.StatusUnauthorized, "The subscription token is not active")
+	sub, ok := n.caller(w, r)
+	if !ok {
 		return
 	}
-	full, access := sub != nil, "preview"
-	caller, limit := "", n.cfg.FreeSearchesPerDay
-	if full {
+	quota, ok := n.searchQuota(w, r, q.Q, sub)
+	if !ok {
+		return
+	}
+	access := "preview"
+	if sub != nil {
 		access = "full"
+	}
+	n.runSearch(w, r, q, sub != nil, quota, access)
+}
+
+// caller returns the subscriber named by the Authorization header (nil
+// without one). An inactive token is answered 401 and a failing
+// subscription service 503; ok is false then.
+func (n *nicheService) caller(w http.ResponseWriter, r *http.Request) (*niche.Subscriber, bool) {
+	sub, err := n.subscriber(r)
+	if err == nil {
+		return sub, true
+	}
+	if !errors.Is(err, niche.ErrNotSubscribed) {
+		n.s.log.WarnContext(r.Context(), "niche: subscriber check failed", "err", err)
+		httpjson.Detail(w, http.StatusServiceUnavailable, "The subscription service is unavailable")
+		return nil, false
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="niche-discovery"`)
+	httpjson.Detail(w, http.StatusUnauthorized, "The subscription token is not active")
+	return nil, false
+}
+
+// searchQuota counts one full-text search (a query with a word) of
+// /v1/search or /v1/niches against the caller's daily quota: the free one
+// of its client address, or the subscriber's. Past it the answer is 429
+// with Retry-After; with no free search at all, 401 naming the ways to
+// search. It returns the quota status (nil when not counted) and false
+// when it answered.
+func (n *nicheService) searchQuota(w http.ResponseWriter, r *http.Request, query string, sub *niche.Subscriber) (*niche.QuotaStatus, bool) {
+	if niche.ParseQuery(query).Empty() {
+		return nil, true // matches nothing: not counted
+	}
+	var caller string
+	limit := n.freeSearches
+	if sub != nil {
 		caller, limit = "sub:"+sub.ID, n.cfg.SubscriberSearchesPerDay
-		if limit == 0 {
-			limit = -1
+		if limit <= 0 {
+			limit = UnlimitedSearches
 		}
 	} else {
 		caller = n.callerKey(n.clientIP(r))
 	}
-	var quota *niche.QuotaStatus
-	if limit > 0 && !niche.ParseQuery(q.Q).Empty() {
-		st, err := n.cfg.Engine.TakeQuota(ctx, caller, limit)
-		var qe *niche.QuotaError
-		if errors.As(err, &qe) {
-			wait := int(math.Ceil(time.Until(qe.ResetAt).Seconds()))
-			w.Header().Set("Retry-After", strconv.Itoa(max(wait, 1)))
-			detail := fmt.Sprintf("Free search limit reached: %d searches per UTC day. Subscribe, or use %s/v1/search/pay-per-call, for more.", qe.Limit, n.prefix)
-			if full {
-				detail = fmt.Sprintf("Search limit reached: %d searches per UTC day.", qe.Limit)
-			}
-			httpjson.Detail(w, http.StatusTooManyRequests, detail)
-			return
-		}
-		if err != nil {
-			n.s.writeError(w, r, err)
-			return
-		}
-		quota = &st
+	switch {
+	case limit == UnlimitedSearches:
+		return nil, true
+	case limit == 0:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="niche-discovery"`)
+		w.Header().Set("Cache-Control", "no-store")
+		httpjson.Detail(w, http.StatusUnauthorized, fmt.Sprintf(
+			"Searching requires a subscription (Authorization: Bearer <token>); or use %s/v1/search/pay-per-call", n.prefix))
+		return nil, false
 	}
-	n.runSearch(w, r, q, full, quota, access)
+	st, err := n.cfg.Engine.TakeQuota(r.Context(), caller, limit)
+	var qe *niche.QuotaError
+	if errors.As(err, &qe) {
+		wait := int(math.Ceil(time.Until(qe.ResetAt).Seconds()))
+		w.Header().Set("Retry-After", strconv.Itoa(max(wait, 1)))
+		w.Header().Set("Cache-Control", "no-store")
+		detail := fmt.Sprintf("Free search limit reached: %d searches per UTC day. Subscribe, or use %s/v1/search/pay-per-call, for more.", qe.Limit, n.prefix)
+		if sub != nil {
+			detail = fmt.Sprintf("Search limit reached: %d searches per UTC day.", qe.Limit)
+		}
+		httpjson.Detail(w, http.StatusTooManyRequests, detail)
+		return nil, false
+	}
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return nil, false
+	}
+	return &st, true
 }
 
 // nichePaidSearch is the pay-per-call search handler.

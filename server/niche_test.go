@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,6 +37,13 @@ type nicheFixture struct {
 var nicheSecrets = []string{"SECRETNOTES", "SECRETHYPOTHESIS", "SECRETPROBLEMTAIL", "SECRETEVIDENCE", "secret-evidence.example"}
 
 func newNicheFixture(t *testing.T, cfg NicheConfig) *nicheFixture {
+	t.Helper()
+	return newNicheFixtureWith(t, cfg, nil)
+}
+
+// newNicheFixtureWith is newNicheFixture with a hook that completes the
+// server's configuration (with the fixture's database at hand).
+func newNicheFixtureWith(t *testing.T, cfg NicheConfig, configure func(*Config, *store.DB)) *nicheFixture {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, ":memory:", nil)
@@ -97,7 +105,11 @@ func newNicheFixture(t *testing.T, cfg NicheConfig) *nicheFixture {
 	if cfg.Unlock == nil {
 		cfg.Unlock = f.signer
 	}
-	f.srv, err = New(Config{Niche: cfg, Paywall: f.pay, AdminKey: testAdminKey})
+	sc := Config{Niche: cfg, Paywall: f.pay, AdminKey: testAdminKey}
+	if configure != nil {
+		configure(&sc, db)
+	}
+	f.srv, err = New(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +190,7 @@ func TestNicheRoutesTable(t *testing.T) {
 }
 
 func TestNicheList(t *testing.T) {
-	f := newNicheFixture(t, NicheConfig{})
+	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(UnlimitedSearches)})
 	p := f.published
 	tests := []struct {
 		target string
@@ -206,11 +218,11 @@ func TestNicheList(t *testing.T) {
 	item := m["niches"].([]any)[0].(map[string]any)
 	unlock := item["unlock"].(map[string]any)
 	ppc := unlock["payPerCall"].(map[string]any)
-	if ppc["path"] != "/niche-discovery/v1/niches/"+p[0]+"/pay-per-call" || ppc["amountMicroUsd"] != 250000.0 || ppc["priceUsd"] != "0.25" {
+	if ppc["path"] != "/niche-discovery/v1/niches/"+p[0]+"/pay-per-call" || ppc["amountMicrousd"] != 250000.0 || ppc["priceUsd"] != "0.25" {
 		t.Errorf("unlock block: %v", unlock)
 	}
-	if unlock["subscription"].(map[string]any)["checkoutPath"] != "/niche-discovery/v1/subscription/checkout" {
-		t.Errorf("checkout: %v", unlock)
+	if _, ok := unlock["subscription"]; ok {
+		t.Errorf("a server without subscription routes names a checkout: %v", unlock)
 	}
 }
 
@@ -362,7 +374,7 @@ func TestNicheDetailAccess(t *testing.T) {
 // TestNichePreviewNeverLeaks reads every free route that returns niche
 // data and checks that no redacted text reaches it.
 func TestNichePreviewNeverLeaks(t *testing.T) {
-	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: -1})
+	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(UnlimitedSearches)})
 	targets := []string{
 		"/v1/niches", "/v1/niches?sort=recent&limit=100", "/v1/niches?q=invoice", "/v1/niches?category=food",
 		"/v1/search?q=invoice", "/v1/search?q=bakeries&sort=recent", "/v1/search?q=secretnotes", "/v1/search?q=small+firms",
@@ -491,7 +503,7 @@ func TestNicheSearchQuota(t *testing.T) {
 }
 
 func TestNicheSearchResults(t *testing.T) {
-	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: -1})
+	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(UnlimitedSearches)})
 	p := f.published
 	rec := f.get(t, "/v1/search?q=Invoice&sort=score")
 	if diff := cmp.Diff([]string{p[0], p[2]}, nicheIDs(t, rec)); diff != "" {
@@ -707,6 +719,9 @@ func TestNicheConfigErrors(t *testing.T) {
 	if _, err := New(Config{Niche: NicheConfig{Engine: eng, Prefix: "nd"}}); err == nil {
 		t.Error("prefix without / accepted")
 	}
+	if _, err := New(Config{Niche: NicheConfig{Engine: eng, FreeSearchesPerDay: new(-2)}}); err == nil {
+		t.Error("FreeSearchesPerDay -2 accepted")
+	}
 }
 
 func TestNicheLaxIntAndPrice(t *testing.T) {
@@ -725,6 +740,210 @@ func TestNicheLaxIntAndPrice(t *testing.T) {
 	for micro, want := range prices {
 		if got := priceUSD(micro); got != want {
 			t.Errorf("priceUSD(%d) = %s, want %s", micro, got, want)
+		}
+	}
+}
+
+// TestNicheAmountSpelling pins the spelling of amounts in the niche
+// answers (unlock blocks, the search offer): amountMicrousd, as in
+// receipts, quotes and orders, never amountMicroUsd.
+func TestNicheAmountSpelling(t *testing.T) {
+	f := newNicheFixture(t, NicheConfig{})
+	var keys []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if strings.EqualFold(k, "amountMicrousd") {
+					keys = append(keys, k)
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	for _, target := range []string{"/v1/niches?limit=1", "/v1/niches/" + f.published[0] + "/preview",
+		"/v1/niches/" + f.published[0], "/v1/search?q=invoice&limit=1"} {
+		rec := f.get(t, target)
+		walk(decodeMap(t, rec))
+		if strings.Contains(rec.Body.String(), "MicroUsd") {
+			t.Errorf("%s spells an amount amountMicroUsd: %s", target, rec.Body)
+		}
+	}
+	// One per unlock block (list item, preview, 401 answer, search
+	// result) and the search's pay-per-call offer.
+	if len(keys) != 5 {
+		t.Fatalf("found %d amount keys, want 5: %v", len(keys), keys)
+	}
+	for _, k := range keys {
+		if k != "amountMicrousd" {
+			t.Errorf("amount key %q, want amountMicrousd", k)
+		}
+	}
+}
+
+// TestNicheUnlockURLsAnswer follows every URL a free answer gives (the
+// unlock block's checkout and pay-per-call route, the list's search path,
+// the search's pay-per-call offer) under several prefixes: none may be
+// 404. The subscription routes follow the niche prefix unless configured.
+func TestNicheUnlockURLsAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name, prefix string
+		subPrefixes  []string
+		wantCheckout string
+	}{
+		{"default prefix", "", nil, "/niche-discovery/v1/subscription/checkout"},
+		{"custom prefix", "/nd", nil, "/nd/v1/subscription/checkout"},
+		{"root only", "/", nil, "/v1/subscription/checkout"},
+		{"own subscription prefixes", "/nd", []string{"/billing", "/nd"}, "/billing/v1/subscription/checkout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newNicheFixtureWith(t, NicheConfig{Prefix: tc.prefix}, func(c *Config, db *store.DB) {
+				svc, err := niche.NewSubscriptionService(db, localBilling(t), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Subscriptions = SubscriptionConfig{Service: svc, Prefixes: tc.subPrefixes}
+			})
+			base := strings.TrimRight(tc.prefix, "/")
+			if tc.prefix == "" {
+				base = "/niche-discovery"
+			}
+			id := f.published[0]
+			preview := decodeMap(t, f.get(t, base+"/v1/niches/"+id+"/preview"))
+			unlock := preview["unlock"].(map[string]any)
+			sub := unlock["subscription"].(map[string]any)
+			ppc := unlock["payPerCall"].(map[string]any)
+			if sub["checkoutPath"] != tc.wantCheckout {
+				t.Errorf("checkoutPath %v, want %s", sub["checkoutPath"], tc.wantCheckout)
+			}
+			list := decodeMap(t, f.get(t, base+"/v1/niches?limit=1"))
+			search := decodeMap(t, f.get(t, base+"/v1/search?q=invoice"))
+			offer := search["payPerCall"].(map[string]any)
+			for _, u := range []struct{ method, path string }{
+				{sub["checkoutMethod"].(string), sub["checkoutPath"].(string)},
+				{ppc["method"].(string), ppc["path"].(string)},
+				{"GET", list["searchPath"].(string) + "?q=invoice"},
+				{offer["method"].(string), offer["path"].(string) + "?q=invoice"},
+			} {
+				rec := do(t, f.h, u.method, u.path, "")
+				if rec.Code == http.StatusNotFound || rec.Code == http.StatusMethodNotAllowed || rec.Code >= 500 {
+					t.Errorf("%s %s: %d %s", u.method, u.path, rec.Code, rec.Body)
+				}
+			}
+		})
+	}
+}
+
+// TestNicheSearchMatchesWhatPreviewsShow probes, over HTTP and on both
+// free routes that match text, words found only in the hidden part of the
+// problem, only in the solution hypothesis and only in the notes: an
+// anonymous caller never matches them; a subscriber matches the first two
+// (the notes are never indexed).
+func TestNicheSearchMatchesWhatPreviewsShow(t *testing.T) {
+	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(UnlimitedSearches)})
+	all := sortedStrings(f.published)
+	sub := []string{"Authorization", "Bearer nd_good"}
+	for _, tc := range []struct {
+		word            string
+		anonymous, full []string
+	}{
+		{"secretproblemtail", []string{}, all},
+		{"secrethypothesis", []string{}, all},
+		{"secretnotes", []string{}, []string{}},
+		{"hundred sixty", []string{}, all}, // past the teaser too
+		{"small firms", all, all},          // in every teaser
+		{"owners", all, all},               // the buyer
+	} {
+		q := url.QueryEscape(tc.word)
+		for _, target := range []string{"/v1/search?q=" + q, "/v1/niches?q=" + q} {
+			if got := sortedStrings(nicheIDs(t, f.get(t, target))); !slices.Equal(tc.anonymous, got) {
+				t.Errorf("anonymous %s: %v, want %v", target, got, tc.anonymous)
+			}
+			rec := f.get(t, target, sub...)
+			if got := sortedStrings(nicheIDs(t, rec)); !slices.Equal(tc.full, got) {
+				t.Errorf("subscriber %s: %v, want %v", target, got, tc.full)
+			}
+		}
+	}
+	m := decodeMap(t, f.get(t, "/v1/niches?q=invoice"))
+	if m["queryScope"] != "preview" || m["access"] != "preview" {
+		t.Errorf("anonymous list envelope %v", m)
+	}
+	m = decodeMap(t, f.get(t, "/v1/niches?q=invoice", sub...))
+	if m["queryScope"] != "full" || m["access"] != "preview" {
+		t.Errorf("subscriber list envelope %v", m)
+	}
+	if rec := f.get(t, "/v1/niches?q=invoice", "Authorization", "Bearer nd_revoked"); rec.Code != 401 {
+		t.Errorf("inactive token with q: %d", rec.Code)
+	}
+	if rec := f.get(t, "/v1/niches", "Authorization", "Bearer nd_revoked"); rec.Code != 200 {
+		t.Errorf("inactive token without q: %d", rec.Code)
+	}
+}
+
+// TestNicheFreeSearchQuotaOptions checks the quota settings: nil (3), a
+// number, 0 (no free search) and UnlimitedSearches, and that a list with
+// q counts against the same quota as /v1/search.
+func TestNicheFreeSearchQuotaOptions(t *testing.T) {
+	status := func(f *nicheFixture, target string, hdr ...string) int { return f.get(t, target, hdr...).Code }
+
+	f := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(2)})
+	m := decodeMap(t, f.get(t, "/v1/niches?q=invoice"))
+	if q, _ := m["quota"].(map[string]any); q == nil || q["used"] != 1.0 || q["limit"] != 2.0 {
+		t.Fatalf("list with q: quota %v", m["quota"])
+	}
+	if c := status(f, "/v1/search?q=bakeries"); c != 200 {
+		t.Fatalf("second search: %d", c)
+	}
+	for _, target := range []string{"/v1/search?q=invoice", "/v1/niches?q=invoice"} {
+		if c := status(f, target); c != 429 {
+			t.Errorf("%s past the quota: %d", target, c)
+		}
+	}
+	if c := status(f, "/v1/niches?category=food"); c != 200 {
+		t.Errorf("list without q past the quota: %d", c)
+	}
+	if c := status(f, "/v1/niches?q=%21%21"); c != 200 {
+		t.Errorf("list with a q without words past the quota: %d", c)
+	}
+	if m := decodeMap(t, f.get(t, "/v1/niches?q=invoice", "Authorization", "Bearer nd_good")); m["quota"] != nil || m["count"] != 2.0 {
+		t.Errorf("subscriber list: %v", m)
+	}
+
+	none := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(0)})
+	for _, target := range []string{"/v1/search?q=invoice", "/v1/niches?q=invoice"} {
+		rec := none.get(t, target)
+		if rec.Code != 401 || rec.Header().Get("WWW-Authenticate") == "" ||
+			!strings.Contains(decodeMap(t, rec)["detail"].(string), "/niche-discovery/v1/search/pay-per-call") {
+			t.Errorf("%s without free searches: %d %s", target, rec.Code, rec.Body)
+		}
+	}
+	if c := status(none, "/v1/niches"); c != 200 {
+		t.Errorf("list without q and no free searches: %d", c)
+	}
+	if c := status(none, "/v1/search?q=invoice", "Authorization", "Bearer nd_good"); c != 200 {
+		t.Errorf("subscriber without free searches: %d", c)
+	}
+
+	def := newNicheFixture(t, NicheConfig{})
+	for i := range 3 {
+		if c := status(def, "/v1/search?q=invoice"); c != 200 {
+			t.Fatalf("default quota, search %d: %d", i+1, c)
+		}
+	}
+	if c := status(def, "/v1/search?q=invoice"); c != 429 {
+		t.Errorf("default quota, 4th search: %d", c)
+	}
+
+	unlimited := newNicheFixture(t, NicheConfig{FreeSearchesPerDay: new(UnlimitedSearches)})
+	for range 5 {
+		if m := decodeMap(t, unlimited.get(t, "/v1/search?q=invoice")); m["quota"] != nil || m["count"] != 2.0 {
+			t.Fatalf("unlimited: %v", m)
 		}
 	}
 }

@@ -20,13 +20,14 @@ import (
 
 // DefaultSubscriptionPrefix is the service prefix under which the
 // subscription routes are also served when SubscriptionConfig.Prefixes is
-// nil.
+// nil and the same server mounts no niche catalogue (with one, they follow
+// its prefix).
 const DefaultSubscriptionPrefix = "/niche-discovery"
 
 // SubscriptionConfig configures the niche subscription routes. The zero
 // value mounts nothing.
 //
-// Routes (each also under every prefix, by default /niche-discovery):
+// Routes (each also under every prefix, by default the niche prefix):
 //
 //	GET  /v1/subscription/status                 availability and price; with "Authorization: Bearer nd_…" also the caller's own status
 //	POST /v1/subscription/checkout               start a checkout (no body); 503 when billing is not ready
@@ -49,8 +50,11 @@ type SubscriptionConfig struct {
 	// same value to the niche catalogue as its niche.Subscribers.
 	Service *niche.SubscriptionService
 	// Prefixes are the service prefixes under which the routes are also
-	// served. Nil means {"/niche-discovery"}; an empty non-nil slice serves
-	// the root paths only.
+	// served. Nil means the niche catalogue's prefix (NicheConfig.Prefix,
+	// by default "/niche-discovery") when this server mounts one, so that
+	// the checkout its unlock blocks name exists, else
+	// {"/niche-discovery"}; an empty non-nil slice serves the root paths
+	// only.
 	Prefixes []string
 	// PublicURL is the absolute URL under which clients reach this handler,
 	// without the service prefix (for example "https://api.example.com").
@@ -69,11 +73,24 @@ type SubscriptionConfig struct {
 	PortalReturnURL string
 }
 
+// subscriptionPrefixes returns the prefixes of the subscription routes
+// (see SubscriptionConfig.Prefixes).
 func (s *Server) subscriptionPrefixes() []string {
-	if s.cfg.Subscriptions.Prefixes == nil {
-		return []string{DefaultSubscriptionPrefix}
+	if s.cfg.Subscriptions.Prefixes != nil {
+		return s.cfg.Subscriptions.Prefixes
 	}
-	return s.cfg.Subscriptions.Prefixes
+	if s.cfg.Niche.Engine != nil {
+		p, err := s.cfg.Niche.resolvedPrefix()
+		switch {
+		case err != nil:
+			// New refuses this configuration (nicheRoutes).
+		case p == "":
+			return []string{}
+		default:
+			return []string{p}
+		}
+	}
+	return []string{DefaultSubscriptionPrefix}
 }
 
 // subscriptionRoutes returns the subscription routes (none until configured).

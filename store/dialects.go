@@ -24,7 +24,7 @@ func OpenSQLite(ctx context.Context, path string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	busy := o.BusyTimeout.Milliseconds()
 	pragmas := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", busy)
-	db := &DB{dialect: SQLite, log: o.Logger, now: o.Now}
+	db := &DB{dialect: SQLite, log: o.Logger, now: o.Now, stopAfter: o.stopAfter}
 
 	if path == ":memory:" || path == "" {
 		// One connection: every pooled connection to ":memory:" would
@@ -82,7 +82,7 @@ func OpenPostgres(ctx context.Context, url string, opts *Options) (*DB, error) {
 	}
 	p.SetMaxOpenConns(o.MaxOpenConns)
 	p.SetMaxIdleConns(o.MaxOpenConns)
-	db := &DB{dialect: Postgres, w: p, r: p, log: o.Logger, now: o.Now}
+	db := &DB{dialect: Postgres, w: p, r: p, log: o.Logger, now: o.Now, stopAfter: o.stopAfter}
 	if err := db.Ping(ctx); err != nil {
 		_ = p.Close()
 		return nil, err

@@ -2,18 +2,23 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"fmt"
 	"io/fs"
 	"sort"
 	"strings"
+
+	"github.com/assaykit/assay/niche"
 )
 
 // Migrations are plain SQL files, one directory per dialect, applied in name
 // order, each in its own transaction, and recorded in schema_migrations.
 // Domains own their files: 0001 core, 0002 niche, 0003 snapshot, 0004
 // claims, 0005 payment; later changes take the next free number and a
-// descriptive name (never edit an applied file).
+// descriptive name (never edit an applied file). A file may have a Go step
+// (migrationHook) that runs after its SQL in the same transaction, for
+// data only Go code can compute.
 //
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
 var migrationFiles embed.FS
@@ -79,6 +84,9 @@ func (db *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	for _, name := range names {
+		if db.stopAfter != "" && name > db.stopAfter {
+			break
+		}
 		if applied[name] {
 			continue
 		}
@@ -94,6 +102,12 @@ func (db *DB) migrate(ctx context.Context) error {
 			_ = tx.Rollback()
 			return fmt.Errorf("store: migrate %s: %w", name, err)
 		}
+		if hook := migrationHook(name); hook != nil {
+			if err := hook(ctx, db, tx); err != nil {
+				_ = tx.Rollback()
+				return fmt.Errorf("store: migrate %s: %w", name, err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, db.rebind("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)"), name, db.nowMicros()); err != nil {
 			_ = tx.Rollback()
 			return fmt.Errorf("store: migrate %s: %w", name, err)
@@ -104,4 +118,59 @@ func (db *DB) migrate(ctx context.Context) error {
 		db.log.Info("store: applied migration", "dialect", db.dialect, "name", name)
 	}
 	return nil
+}
+
+// migrationHook returns the Go step of migration file name, or nil.
+func migrationHook(name string) func(context.Context, *DB, *sql.Tx) error {
+	switch name {
+	case "0008_niche_access.sql":
+		return fillNichePreviewText
+	}
+	return nil
+}
+
+// fillNichePreviewText fills niche_evaluations.sp (migration 0008) with
+// niche.PreviewSearchText of every row, in batches of rows in seq order.
+func fillNichePreviewText(ctx context.Context, db *DB, tx *sql.Tx) error {
+	upd, err := tx.PrepareContext(ctx, db.rebind(`UPDATE niche_evaluations SET sp = ? WHERE seq = ?`))
+	if err != nil {
+		return err
+	}
+	defer upd.Close()
+	type row struct {
+		seq int64
+		sp  string
+	}
+	var after int64 = -1
+	for {
+		rows, err := tx.QueryContext(ctx, db.rebind(`SELECT seq, problem, buyer, category FROM niche_evaluations
+			WHERE seq > ? ORDER BY seq LIMIT 1000`), after)
+		if err != nil {
+			return err
+		}
+		var batch []row
+		for rows.Next() {
+			var r row
+			var problem, buyer, category string
+			if err := rows.Scan(&r.seq, &problem, &buyer, &category); err != nil {
+				rows.Close()
+				return err
+			}
+			r.sp = niche.PreviewSearchText(problem, buyer, category)
+			batch = append(batch, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, r := range batch {
+			if _, err := upd.ExecContext(ctx, r.sp, r.seq); err != nil {
+				return err
+			}
+		}
+		if len(batch) < 1000 {
+			return nil
+		}
+		after = batch[len(batch)-1].seq
+	}
 }

@@ -13,22 +13,33 @@ import (
 )
 
 // This file implements niche.Store; the search itself is in
-// niche_search.go. Full-text search differs per dialect:
-//   - SQLite: an external-content FTS5 table (niche_fts) over the
-//     normalised columns st/sb/sc of published rows, kept in step by
-//     triggers, tokenizer unicode61 with remove_diacritics 2; ranking with
-//     bm25(niche_fts, 8, 3, 1). niche_search (migration 0007) is a compact
-//     copy of what a search reads of each published row (ranking columns,
-//     normalised text, listing), kept by triggers with niche_fts's rowid.
-//   - PostgreSQL: a stored generated tsvector (simple configuration,
-//     weights A/B/C for st/sb/sc) with a partial GIN index; matching with
-//     plainto_tsquery('simple', …), ranking with ts_rank_cd.
+// niche_search.go. Each evaluation row keeps its normalised text
+// (niche.SearchFields) in st (title), sp (preview text: teaser, buyer,
+// category), sb (problem, buyer, category) and sc (solution hypothesis).
+// Preview-level queries match st and sp only, full-level ones st, sb and
+// sc. Full-text search differs per dialect:
+//   - SQLite: an external-content FTS5 table (niche_fts) over st/sp/sb/sc
+//     of published rows, kept in step by triggers, tokenizer unicode61
+//     with remove_diacritics 2; a query's level is an FTS5 column filter
+//     ({st sp} or {st sb sc}). niche_search (migrations 0007, 0009) is a
+//     compact copy of what a search reads of each published row (ranking
+//     columns, normalised text, listing), kept by triggers with
+//     niche_fts's rowid.
+//   - PostgreSQL: stored generated tsvectors (simple configuration), tsv
+//     over st/sb/sc and tsp over st/sp, each with a partial GIN index;
+//     matching with plainto_tsquery('simple', …) of the normalised words.
 //
 // Both index the text niche.SearchText produced, so a query's matches are
-// the same on both; the engine does the final ordering. Both keep
-// niche_terms, the number of published evaluations having each word,
-// updated in the transactions that write evaluations; searches use it to
-// plan (see niche_search.go).
+// the same on both; the engine does the final ordering, and the window of
+// a broad query is ranked by the same formula (niche.Relevance) written
+// in SQL. Both keep niche_terms, the number of published evaluations
+// having each word, updated in the transactions that write evaluations;
+// searches use it to plan (see niche_search.go).
+//
+// niche_links (migration 0008) holds each evaluation's linked signal ids
+// as rows: listings count the linked signals that are not rejected from
+// it when they are read, and moderation finds the evaluations linking a
+// signal with it.
 //
 // Public reads (lists, previews, free searches) read the listing columns
 // only (niche.Listing), and the hot read statements are prepared once per
@@ -45,15 +56,14 @@ const evalCols = `id, status, revision, title, problem, buyer, category, solutio
 	competition_gap, signal_ids, score, score_version, score_weights, created_at, updated_at,
 	published_at`
 
-// listingCols are the columns of a niche.Listing (scanListing's order).
-func (db *DB) listingCols(alias string) string {
-	count := `json_array_length(` + alias + `signal_ids)`
-	if db.dialect == Postgres {
-		count = `json_array_length(` + alias + `signal_ids::json)`
-	}
-	return alias + `id, ` + alias + `title, ` + alias + `problem, ` + alias + `buyer, ` + alias + `category, ` +
-		alias + `score, ` + alias + `score_version, ` + count
-}
+// listingCols are the columns of a niche.Listing (scanListing's order) of
+// the niche_evaluations row aliased e, the signal count included.
+const listingCols = `e.id, e.title, e.problem, e.buyer, e.category, e.score, e.score_version, ` + signalCountCol
+
+// signalCountCol counts the linked signals of the evaluation aliased e
+// that are not rejected.
+const signalCountCol = `(SELECT count(*) FROM niche_links l JOIN niche_signals s ON s.id = l.signal_id
+	WHERE l.niche_id = e.id AND s.state <> 'rejected')`
 
 func scanListing(sc scanner) (niche.Listing, error) {
 	var l niche.Listing
@@ -248,10 +258,15 @@ func (db *DB) ListSignals(ctx context.Context, f niche.SignalFilter) ([]niche.Si
 	return out, rows.Err()
 }
 
-// ModerateSignal implements niche.Store.
-func (db *DB) ModerateSignal(ctx context.Context, id string, m niche.Moderation) (*niche.Signal, error) {
+// ModerateSignal implements niche.Store. The signal's row is updated
+// first, then the links are read: on PostgreSQL a write that links the
+// signal with Write.CheckSignals holds the row's lock until it commits, so
+// it is either listed here or sees the new state.
+func (db *DB) ModerateSignal(ctx context.Context, id string, m niche.Moderation) (*niche.Signal, []string, error) {
 	var out niche.Signal
+	var linked []string
 	err := db.inTx(ctx, func(tx *Tx) error {
+		linked = nil
 		res, err := tx.exec(ctx, `UPDATE niche_signals SET state = ?, moderation_note = ?, moderated_by = ?, moderated_at = ?
 			WHERE id = ?`, string(m.State), m.Note, m.Actor, toMicros(m.At), id)
 		if err != nil {
@@ -260,16 +275,30 @@ func (db *DB) ModerateSignal(ctx context.Context, id string, m niche.Moderation)
 		if n, _ := res.RowsAffected(); n == 0 {
 			return &niche.NotFoundError{What: "Signal", ID: id}
 		}
-		out, err = scanSignal(tx.queryRow(ctx, `SELECT `+signalCols+` FROM niche_signals WHERE id = ?`, id))
-		return err
+		if out, err = scanSignal(tx.queryRow(ctx, `SELECT `+signalCols+` FROM niche_signals WHERE id = ?`, id)); err != nil {
+			return err
+		}
+		rows, err := tx.query(ctx, `SELECT niche_id FROM niche_links WHERE signal_id = ? ORDER BY niche_id`, id)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var nid string
+			if err := rows.Scan(&nid); err != nil {
+				return err
+			}
+			linked = append(linked, nid)
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		if errors.Is(err, niche.ErrNotFound) {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, fmt.Errorf("store: moderate signal: %w", err)
+		return nil, nil, fmt.Errorf("store: moderate signal: %w", err)
 	}
-	return &out, nil
+	return &out, linked, nil
 }
 
 // SignalStats implements niche.Store.
@@ -342,7 +371,73 @@ func (db *DB) LastCollections(ctx context.Context) ([]niche.Collection, error) {
 
 // ---- Evaluations ----
 
-func searchColumns(r *niche.Record) (string, string, string) { return r.SearchFields() }
+// searchColumns returns the st, sp, sb and sc columns of r.
+func searchColumns(r *niche.Record) (st, sp, sb, sc string) {
+	f := r.SearchFields()
+	return f.Title, f.Preview, f.Body, f.Extra
+}
+
+// checkLinkable locks the signals ids (in id order, against concurrent
+// moderation, on PostgreSQL) and returns a *niche.SignalRefError naming
+// the unknown and rejected ones.
+func checkLinkable(ctx context.Context, tx *Tx, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := tx.query(ctx, `SELECT id, state FROM niche_signals WHERE id IN (`+placeholders(len(ids))+`) ORDER BY id`+
+		tx.db.forUpdate(), anyArgs(ids)...)
+	if err != nil {
+		return err
+	}
+	state := map[string]string{}
+	for rows.Next() {
+		var id, st string
+		if err := rows.Scan(&id, &st); err != nil {
+			rows.Close()
+			return err
+		}
+		state[id] = st
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var refErr niche.SignalRefError
+	for _, id := range ids {
+		switch st, ok := state[id]; {
+		case !ok:
+			refErr.Unknown = append(refErr.Unknown, id)
+		case st == string(niche.StateRejected):
+			refErr.Rejected = append(refErr.Rejected, id)
+		}
+	}
+	if len(refErr.Unknown)+len(refErr.Rejected) > 0 {
+		return &refErr
+	}
+	return nil
+}
+
+// writeLinks replaces the niche_links rows of evaluation id.
+func writeLinks(ctx context.Context, tx *Tx, id string, signalIDs []string, replace bool) error {
+	if replace {
+		if _, err := tx.exec(ctx, `DELETE FROM niche_links WHERE niche_id = ?`, id); err != nil {
+			return err
+		}
+	}
+	const chunk = 400
+	for start := 0; start < len(signalIDs); start += chunk {
+		part := signalIDs[start:min(start+chunk, len(signalIDs))]
+		args := make([]any, 0, 2*len(part))
+		for _, sid := range part {
+			args = append(args, sid, id)
+		}
+		if _, err := tx.exec(ctx, `INSERT INTO niche_links (signal_id, niche_id) VALUES `+
+			strings.TrimSuffix(strings.Repeat("(?, ?), ", len(part)), ", ")+` ON CONFLICT DO NOTHING`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // ApplyWrite implements niche.Store. The operation row is inserted first,
 // so a concurrent write of the same operation waits for this one and then
@@ -378,15 +473,22 @@ func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, boo
 			return err
 		}
 		r := w.Record
+		if w.CheckSignals {
+			// Before the evaluation's row: moderation locks signals first
+			// too.
+			if err := checkLinkable(ctx, tx, r.SignalIDs); err != nil {
+				return err
+			}
+		}
 		terms := map[string]int{}
 		if w.ExpectedRevision > 0 {
-			var status, st, sb, sc string
-			err := tx.queryRow(ctx, `SELECT status, st, sb, sc FROM niche_evaluations WHERE id = ?`, r.ID).Scan(&status, &st, &sb, &sc)
+			var status, st, sp, sb, sc string
+			err := tx.queryRow(ctx, `SELECT status, st, sp, sb, sc FROM niche_evaluations WHERE id = ?`, r.ID).Scan(&status, &st, &sp, &sb, &sc)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
 			if err == nil && status == string(niche.StatusPublished) {
-				addTerms(terms, -1, st, sb, sc)
+				addTerms(terms, -1, st, sp, sb, sc)
 			}
 		}
 		if _, err := tx.exec(ctx, `INSERT INTO niche_operations (operation_id, request_hash, niche_id, revision, created_at)
@@ -406,17 +508,17 @@ func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, boo
 				return err
 			}
 		} else {
-			st, sb, sc := searchColumns(&r)
+			st, sp, sb, sc := searchColumns(&r)
 			d := r.Dimensions
 			res, err := tx.exec(ctx, `UPDATE niche_evaluations SET status = ?, revision = ?, title = ?, problem = ?,
 				buyer = ?, category = ?, category_key = ?, solution_hypothesis = ?, evaluation_notes = ?, pain = ?,
 				frequency = ?, willingness_to_pay = ?, reachable_buyers = ?, feasibility = ?, competition_gap = ?,
-				signal_ids = ?, score = ?, score_version = ?, score_weights = ?, st = ?, sb = ?, sc = ?, updated_at = ?,
-				published_at = ?
+				signal_ids = ?, score = ?, score_version = ?, score_weights = ?, st = ?, sp = ?, sb = ?, sc = ?,
+				updated_at = ?, published_at = ?
 				WHERE id = ? AND revision = ?`,
 				string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
 				r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
-				d.Feasibility, d.CompetitionGap, string(signalIDs), r.Score, r.ScoreVersion, string(weights), st, sb, sc,
+				d.Feasibility, d.CompetitionGap, string(signalIDs), r.Score, r.ScoreVersion, string(weights), st, sp, sb, sc,
 				toMicros(r.UpdatedAt), toMicros(r.PublishedAt), r.ID, w.ExpectedRevision)
 			if err != nil {
 				return err
@@ -433,9 +535,12 @@ func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, boo
 				return &niche.RevisionConflictError{ID: r.ID, Expected: w.ExpectedRevision, Current: cur}
 			}
 		}
+		if err := writeLinks(ctx, tx, r.ID, r.SignalIDs, w.ExpectedRevision > 0); err != nil {
+			return err
+		}
 		if r.Status == niche.StatusPublished {
-			st, sb, sc := searchColumns(&r)
-			addTerms(terms, 1, st, sb, sc)
+			st, sp, sb, sc := searchColumns(&r)
+			addTerms(terms, 1, st, sp, sb, sc)
 		}
 		if err := applyTerms(ctx, tx, terms); err != nil {
 			return err
@@ -476,23 +581,24 @@ func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, boo
 			return nil, false, &niche.RevisionConflictError{ID: w.Record.ID, Expected: w.ExpectedRevision, Current: w.ExpectedRevision + 1}
 		}
 	}
-	if errors.Is(err, niche.ErrConflict) || errors.Is(err, niche.ErrNotFound) || errors.Is(err, niche.ErrOperationConflict) {
+	if errors.Is(err, niche.ErrConflict) || errors.Is(err, niche.ErrNotFound) || errors.Is(err, niche.ErrOperationConflict) ||
+		errors.Is(err, niche.ErrSignalRefs) {
 		return nil, false, err
 	}
 	return nil, false, fmt.Errorf("store: apply niche write: %w", err)
 }
 
 func insertEvaluation(ctx context.Context, tx *Tx, r *niche.Record, signalIDs, weights string) error {
-	st, sb, sc := searchColumns(r)
+	st, sp, sb, sc := searchColumns(r)
 	d := r.Dimensions
 	_, err := tx.exec(ctx, `INSERT INTO niche_evaluations (id, status, revision, title, problem, buyer, category,
 		category_key, solution_hypothesis, evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers,
-		feasibility, competition_gap, signal_ids, score, score_version, score_weights, st, sb, sc, created_at,
+		feasibility, competition_gap, signal_ids, score, score_version, score_weights, st, sp, sb, sc, created_at,
 		updated_at, published_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
 		r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
-		d.Feasibility, d.CompetitionGap, signalIDs, r.Score, r.ScoreVersion, weights, st, sb, sc,
+		d.Feasibility, d.CompetitionGap, signalIDs, r.Score, r.ScoreVersion, weights, st, sp, sb, sc,
 		toMicros(r.CreatedAt), toMicros(r.UpdatedAt), toMicros(r.PublishedAt))
 	return err
 }
@@ -518,8 +624,8 @@ func (db *DB) BulkLoadNiche(ctx context.Context, signals []niche.Signal, recs []
 			for i := range chunk {
 				r := &chunk[i]
 				if r.Status == niche.StatusPublished {
-					st, sb, sc := searchColumns(r)
-					addTerms(terms, 1, st, sb, sc)
+					st, sp, sb, sc := searchColumns(r)
+					addTerms(terms, 1, st, sp, sb, sc)
 				}
 				ids, err := json.Marshal(r.SignalIDs)
 				if err != nil {
@@ -530,6 +636,9 @@ func (db *DB) BulkLoadNiche(ctx context.Context, signals []niche.Signal, recs []
 					return err
 				}
 				if err := insertEvaluation(ctx, tx, r, string(ids), string(weights)); err != nil {
+					return err
+				}
+				if err := writeLinks(ctx, tx, r.ID, r.SignalIDs, false); err != nil {
 					return err
 				}
 				state, err := json.Marshal(r)
@@ -656,8 +765,8 @@ func (db *DB) Listings(ctx context.Context, ids []string) (map[string]niche.List
 	out := make(map[string]niche.Listing, len(ids))
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
-		rows, err := db.cachedQuery(ctx, `SELECT `+db.listingCols("")+` FROM niche_evaluations
-			WHERE status = 'published' AND id IN (`+placeholders(len(chunk))+`)`, anyArgs(chunk)...)
+		rows, err := db.cachedQuery(ctx, `SELECT `+listingCols+` FROM niche_evaluations e
+			WHERE e.status = 'published' AND e.id IN (`+placeholders(len(chunk))+`)`, anyArgs(chunk)...)
 		if err != nil {
 			return nil, fmt.Errorf("store: listings: %w", err)
 		}
@@ -692,31 +801,31 @@ func (db *DB) ListPublished(ctx context.Context, q niche.ListQuery) ([]niche.Lis
 	var args []any
 	switch {
 	case q.Query.Empty():
-		b.WriteString(`SELECT ` + db.listingCols("") + ` FROM niche_evaluations WHERE status = 'published'`)
+		b.WriteString(`SELECT ` + listingCols + ` FROM niche_evaluations e WHERE e.status = 'published'`)
 		if q.CategoryKey != "" {
-			b.WriteString(` AND category_key = ?`)
+			b.WriteString(` AND e.category_key = ?`)
 			args = append(args, q.CategoryKey)
 		}
-		b.WriteString(orderBy(q.Sort, ""))
+		b.WriteString(orderBy(q.Sort, "e."))
 		b.WriteString(` LIMIT ?`)
 	case db.dialect == SQLite:
-		b.WriteString(`SELECT ` + db.listingCols("e.") + ` FROM (SELECT s.seq, s.id, s.score, s.updated_at
+		b.WriteString(`SELECT ` + listingCols + ` FROM (SELECT s.seq, s.id, s.score, s.updated_at
 			FROM niche_fts JOIN niche_search s ON s.seq = niche_fts.rowid WHERE niche_fts MATCH ?`)
-		args = append(args, q.Query.FTS5())
+		args = append(args, ftsExpr(q.Query.Tokens, q.Full))
 		if q.CategoryKey != "" {
 			b.WriteString(` AND s.category_key = ?`)
 			args = append(args, q.CategoryKey)
 		}
 		b.WriteString(orderBy(q.Sort, "s.") + ` LIMIT ?) t JOIN niche_evaluations e ON e.seq = t.seq` + orderBy(q.Sort, "t."))
 	default:
-		b.WriteString(`SELECT ` + db.listingCols("") + ` FROM niche_evaluations
-			WHERE status = 'published' AND tsv @@ plainto_tsquery('simple', ?)`)
+		b.WriteString(`SELECT ` + listingCols + ` FROM niche_evaluations e
+			WHERE e.status = 'published' AND e.` + tsvColumn(q.Full) + ` @@ plainto_tsquery('simple', ?)`)
 		args = append(args, q.Query.Phrase())
 		if q.CategoryKey != "" {
-			b.WriteString(` AND category_key = ?`)
+			b.WriteString(` AND e.category_key = ?`)
 			args = append(args, q.CategoryKey)
 		}
-		b.WriteString(orderBy(q.Sort, ""))
+		b.WriteString(orderBy(q.Sort, "e."))
 		b.WriteString(` LIMIT ?`)
 	}
 	args = append(args, q.Limit)
@@ -732,6 +841,54 @@ func (db *DB) ListPublished(ctx context.Context, q niche.ListQuery) ([]niche.Lis
 			return nil, fmt.Errorf("store: list niches: %w", err)
 		}
 		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// SignalCounts implements niche.Store.
+func (db *DB) SignalCounts(ctx context.Context, ids []string) (map[string]int, error) {
+	out := make(map[string]int, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		rows, err := db.cachedQuery(ctx, `SELECT l.niche_id, count(*) FROM niche_links l JOIN niche_signals s ON s.id = l.signal_id
+			WHERE l.niche_id IN (`+placeholders(len(chunk))+`) AND s.state <> 'rejected' GROUP BY l.niche_id`, anyArgs(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("store: signal counts: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var n int
+			if err := rows.Scan(&id, &n); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: signal counts: %w", err)
+			}
+			out[id] = n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("store: signal counts: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// Evaluations implements niche.Store.
+func (db *DB) Evaluations(ctx context.Context, afterID string, limit int) ([]*niche.Record, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := db.query(ctx, `SELECT `+evalCols+` FROM niche_evaluations WHERE id > ? ORDER BY id LIMIT ?`, afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: evaluations: %w", err)
+	}
+	defer rows.Close()
+	out := []*niche.Record{}
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: evaluations: %w", err)
+		}
+		out = append(out, r)
 	}
 	return out, rows.Err()
 }

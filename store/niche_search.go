@@ -16,7 +16,7 @@ import (
 //
 // SQLite answers from niche_fts joined with niche_search, a compact copy
 // of what a search reads of each published evaluation (ranking columns,
-// normalised text, listing); see migration 0007. Words found in more than
+// normalised text, listing); see migrations 0007 and 0009. Words found in more than
 // half of the published evaluations (document frequencies are kept in
 // niche_terms) are left out of the MATCH expression and checked on the
 // candidates' text instead: intersecting their long doclists was most of
@@ -30,9 +30,10 @@ import (
 // walks fastest; frequent words checked in Go, see prunedFirstPass). Only
 // when more than Limit match does it rank: the newest Window matches
 // (found by a rowid lower bound, so the cost stays bounded however broad
-// the query) are ordered by bm25(niche_fts, 8, 3, 1) and the best Limit
-// returned. PostgreSQL does the same with ts_rank_cd (weights A=1,
-// B=0.375, C=0.125); see searchPostgres.
+// the query) are ordered by niche.Relevance computed in SQL
+// (relevanceSQL), then the sort, then the id, and the best Limit returned.
+// PostgreSQL ranks the same window with the same SQL; see searchPostgres.
+// Both therefore return the same candidates for every query.
 func (db *DB) SearchCandidates(ctx context.Context, q niche.CandidateQuery) ([]niche.Candidate, bool, error) {
 	if q.Query.Empty() || q.Limit <= 0 {
 		return []niche.Candidate{}, false, nil
@@ -56,7 +57,7 @@ func (db *DB) SearchCandidates(ctx context.Context, q niche.CandidateQuery) ([]n
 		// before reading any row.
 		var n int
 		err := db.cachedQueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM niche_fts WHERE niche_fts MATCH ? LIMIT ?)`,
-			q.Query.FTS5(), q.Limit+1).Scan(&n)
+			ftsExpr(q.Query.Tokens, q.Full), q.Limit+1).Scan(&n)
 		if err != nil {
 			return nil, false, fmt.Errorf("store: search niches: %w", err)
 		}
@@ -86,16 +87,36 @@ func (db *DB) SearchCandidates(ctx context.Context, q niche.CandidateQuery) ([]n
 	return cands, true, nil
 }
 
+// ftsExpr returns the FTS5 MATCH expression of tokens at a level: every
+// token quoted (niche.Query.FTS5, read as AND) under the column filter of
+// the level, {st sp} for previews and {st sb sc} for full text.
+func ftsExpr(tokens []string, full bool) string {
+	cols := "{st sp}"
+	if full {
+		cols = "{st sb sc}"
+	}
+	return cols + " : (" + niche.Query{Tokens: tokens}.FTS5() + ")"
+}
+
+// tsvColumn is the PostgreSQL tsvector of a level: tsp (title and preview
+// text) or tsv (title, problem, buyer, category, solution hypothesis).
+func tsvColumn(full bool) string {
+	if full {
+		return "tsv"
+	}
+	return "tsp"
+}
+
 // matchClause returns the FROM/WHERE part matching q (published rows),
 // with its arguments; seq names the row-order column. The candidate
 // columns are those of alias e.
 func (db *DB) matchClause(q niche.CandidateQuery) (from string, args []any, seq string) {
 	if db.dialect == SQLite {
 		from = ` FROM niche_fts JOIN niche_search e ON e.seq = niche_fts.rowid WHERE niche_fts MATCH ?`
-		args = append(args, q.Query.FTS5())
+		args = append(args, ftsExpr(q.Query.Tokens, q.Full))
 		seq = "niche_fts.rowid"
 	} else {
-		from = ` FROM niche_evaluations e WHERE e.status = 'published' AND e.tsv @@ plainto_tsquery('simple', ?)`
+		from = ` FROM niche_evaluations e WHERE e.status = 'published' AND e.` + tsvColumn(q.Full) + ` @@ plainto_tsquery('simple', ?)`
 		args = append(args, q.Query.Phrase())
 		seq = "e.seq"
 	}
@@ -113,7 +134,7 @@ func (db *DB) windowBound(ctx context.Context, q niche.CandidateQuery, window in
 	query := `SELECT ` + seq + from + ` ORDER BY ` + seq + ` DESC LIMIT 1 OFFSET ?`
 	if q.CategoryKey == "" {
 		// The full-text index alone knows the order: no row is read.
-		query, args = `SELECT rowid FROM niche_fts WHERE niche_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, []any{q.Query.FTS5()}
+		query, args = `SELECT rowid FROM niche_fts WHERE niche_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, []any{ftsExpr(q.Query.Tokens, q.Full)}
 	}
 	var bound int64
 	err := db.cachedQueryRow(ctx, query, append(args, window-1)...).Scan(&bound)
@@ -127,14 +148,65 @@ func (db *DB) windowBound(ctx context.Context, q niche.CandidateQuery, window in
 }
 
 // candidateCols are the columns of a niche.Candidate (scanCandidate's
-// order) in the table aliased e: niche_search on SQLite,
-// niche_evaluations on PostgreSQL.
-func (db *DB) candidateCols() string {
-	count := `e.signal_count`
-	if db.dialect == Postgres {
-		count = `json_array_length(e.signal_ids::json)`
+// order) in the table aliased e (niche_search on SQLite,
+// niche_evaluations on PostgreSQL): the text of the query's level as
+// Title, Body and Extra.
+func candidateCols(full bool) string {
+	text := `e.st, e.sp, ''`
+	if full {
+		text = `e.st, e.sb, e.sc`
 	}
-	return `e.id, e.score, e.updated_at, e.st, e.sb, e.sc, e.title, e.problem, e.buyer, e.category, e.score_version, ` + count
+	return `e.id, e.score, e.updated_at, ` + text + `, e.title, e.problem, e.buyer, e.category, e.score_version`
+}
+
+// relevanceSQL returns niche.Relevance of q as an SQL expression over the
+// text columns of alias e at q's level, with its arguments. A whole-word
+// test is a search for " word " in " text " (the normalised text has
+// single spaces between words), exactly niche.ContainsWord.
+func (db *DB) relevanceSQL(q niche.CandidateQuery) (string, []any) {
+	body, extra := "e.sp", ""
+	if q.Full {
+		body, extra = "e.sb", "e.sc"
+	}
+	find := "instr"
+	if db.dialect == Postgres {
+		find = "strpos"
+	}
+	var terms []string
+	var args []any
+	has := func(col string, w string, points int) {
+		terms = append(terms, fmt.Sprintf(`CASE WHEN %s(' ' || %s || ' ', ?) > 0 THEN %d ELSE 0 END`, find, col, points))
+		args = append(args, " "+w+" ")
+	}
+	for _, t := range q.Query.Tokens {
+		has("e.st", t, 8)
+		has(body, t, 3)
+		if extra != "" {
+			has(extra, t, 1)
+		}
+	}
+	if len(q.Query.Tokens) > 1 {
+		p := q.Query.Phrase()
+		has("e.st", p, 6)
+		has(body, p, 2)
+	}
+	return "(" + strings.Join(terms, " + ") + ")", args
+}
+
+// rankOrder is the ORDER BY clause of a broad query's window: niche.Relevance
+// (relevanceSQL), then the sort, then the id in byte order, exactly the
+// engine's final ordering; with its arguments.
+func (db *DB) rankOrder(q niche.CandidateQuery) (string, []any) {
+	rel, args := db.relevanceSQL(q)
+	id := "e.id"
+	if db.dialect == Postgres {
+		id = `e.id COLLATE "C"`
+	}
+	order := ` ORDER BY ` + rel + ` DESC, `
+	if q.Sort != niche.SortRecent {
+		order += `e.score DESC, `
+	}
+	return order + `e.updated_at DESC, ` + id, args
 }
 
 func scanCandidate(sc scanner, extra ...any) (niche.Candidate, error) {
@@ -142,7 +214,7 @@ func scanCandidate(sc scanner, extra ...any) (niche.Candidate, error) {
 	var updated int64
 	l := &c.Listing
 	dest := []any{&c.ID, &c.Score, &updated, &c.Title, &c.Body, &c.Extra, &l.Title, &l.Problem, &l.Buyer, &l.Category,
-		&l.ScoreVersion, &l.SignalCount}
+		&l.ScoreVersion}
 	err := sc.Scan(append(dest, extra...)...)
 	c.UpdatedAt = fromMicros(updated)
 	l.ID, l.Score = c.ID, c.Score
@@ -151,10 +223,10 @@ func scanCandidate(sc scanner, extra ...any) (niche.Candidate, error) {
 
 // candidates returns up to limit matches of q: in the cheapest order when
 // not ranked, else (SQLite only) the best of the rows from rowid bound on
-// by bm25.
+// by rankOrder.
 func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked bool, bound int64, limit int) ([]niche.Candidate, error) {
 	from, args, seq := db.matchClause(q)
-	query := `SELECT ` + db.candidateCols() + from
+	query := `SELECT ` + candidateCols(q.Full) + from
 	switch {
 	case !ranked && db.dialect == SQLite:
 		// All matches or more than limit: the order does not matter, and
@@ -164,17 +236,10 @@ func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked boo
 	case !ranked:
 		query += ` ORDER BY ` + seq + ` DESC LIMIT ?`
 		args = append(args, limit)
-	case q.CategoryKey == "":
-		// Rank the window in the full-text index alone, then read only
-		// the rows of the best.
-		query = `SELECT ` + db.candidateCols() + ` FROM (
-			SELECT rowid AS r, bm25(niche_fts, 8.0, 3.0, 1.0) AS rk FROM niche_fts
-			WHERE niche_fts MATCH ? AND rowid >= ? ORDER BY rk, rowid DESC LIMIT ?) t
-			JOIN niche_search e ON e.seq = t.r ORDER BY t.rk, t.r DESC`
-		args = []any{q.Query.FTS5(), bound, limit}
 	default:
-		query += ` AND niche_fts.rowid >= ? ORDER BY bm25(niche_fts, 8.0, 3.0, 1.0), niche_fts.rowid DESC LIMIT ?`
-		args = append(args, bound, limit)
+		order, oargs := db.rankOrder(q)
+		query += ` AND niche_fts.rowid >= ?` + order + ` LIMIT ?`
+		args = append(append(append(args, bound), oargs...), limit)
 	}
 	rows, err := db.cachedQuery(ctx, query, args...)
 	if err != nil {
@@ -201,7 +266,7 @@ func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked boo
 // walking the seq index newest first when the rarest word is so common
 // that the newest Window matches are among the newest few thousand rows
 // (rarest² > Window × total) — and then either read (at most Limit) or
-// ranked by ts_rank_cd.
+// ranked by rankOrder, as on SQLite.
 func (db *DB) searchPostgres(ctx context.Context, q niche.CandidateQuery) ([]niche.Candidate, bool, error) {
 	window := q.Window
 	if window <= 0 {
@@ -242,12 +307,13 @@ func (db *DB) searchPostgres(ctx context.Context, q niche.CandidateQuery) ([]nic
 	if err := rows.Err(); err != nil {
 		return nil, false, fmt.Errorf("store: search niches: %w", err)
 	}
-	query := `SELECT ` + db.candidateCols() + ` FROM niche_evaluations e WHERE e.seq = ANY(?) AND e.status = 'published'`
+	query := `SELECT ` + candidateCols(q.Full) + ` FROM niche_evaluations e WHERE e.seq = ANY(?) AND e.status = 'published'`
 	args = []any{seqs}
 	truncated := len(seqs) > q.Limit
 	if truncated {
-		query += ` ORDER BY ts_rank_cd('{0.1, 0.125, 0.375, 1.0}', e.tsv, plainto_tsquery('simple', ?)) DESC, e.seq DESC LIMIT ?`
-		args = append(args, q.Query.Phrase(), q.Limit)
+		order, oargs := db.rankOrder(q)
+		query += order + ` LIMIT ?`
+		args = append(append(args, oargs...), q.Limit)
 	}
 	rows, err = db.query(ctx, query, args...)
 	if err != nil {
@@ -337,9 +403,10 @@ func estimate(tokens []string, docs map[string]int64, total int64) float64 {
 
 // frequentWords returns the tokens worth checking in Go rather than
 // intersecting in FTS5: ASCII words found in more than half of the
-// published evaluations (for those the bm25 weight is nil anyway). At
-// least one token is always left to FTS5: when every token is frequent,
-// the least frequent stays.
+// published evaluations (counted over every indexed column: for a
+// preview-level query a word may be rarer in the preview text, which only
+// costs the first pass more misses). At least one token is always left to
+// FTS5: when every token is frequent, the least frequent stays.
 func frequentWords(tokens []string, docs map[string]int64, total int64) []string {
 	if len(tokens) < 2 {
 		return nil
@@ -403,7 +470,7 @@ func (db *DB) prunedFirstPass(ctx context.Context, q niche.CandidateQuery, frequ
 	kq := q
 	kq.Query = kept
 	from, args, seq := db.matchClause(kq)
-	rows, err := db.cachedQuery(ctx, `SELECT `+db.candidateCols()+`, `+seq+from+` ORDER BY `+seq, args...)
+	rows, err := db.cachedQuery(ctx, `SELECT `+candidateCols(q.Full)+`, `+seq+from+` ORDER BY `+seq, args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: search niches: %w", err)
 	}
@@ -454,7 +521,7 @@ func (db *DB) prunedFirstPass(ctx context.Context, q niche.CandidateQuery, frequ
 	}
 	rows.Close()
 	if len(uncertain) > 0 {
-		expr := niche.Query{Tokens: frequent}.FTS5()
+		expr := ftsExpr(frequent, q.Full)
 		for _, u := range uncertain {
 			var one int
 			err := db.cachedQueryRow(ctx, `SELECT 1 FROM niche_fts WHERE niche_fts MATCH ? AND rowid = ?`, expr, u.seq).Scan(&one)
@@ -472,7 +539,7 @@ func (db *DB) prunedFirstPass(ctx context.Context, q niche.CandidateQuery, frequ
 // ---- document frequencies (SQLite) ----
 
 // addTerms adds d to the count of each distinct word of an evaluation's
-// indexed text (st, sb, sc), and to the count of evaluations (key "").
+// indexed text (st, sp, sb, sc), and to the count of evaluations (key "").
 func addTerms(counts map[string]int, d int, fields ...string) {
 	seen := map[string]bool{}
 	for _, f := range fields {

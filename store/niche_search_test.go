@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,8 +15,9 @@ import (
 	"github.com/assaykit/assay/store/storetest"
 )
 
-// SQLite-specific checks of the search tables of migration 0007. The
-// behaviour itself is covered by storetest.TestNicheStore on every store.
+// Checks of the search tables of migrations 0007 to 0009 (some
+// SQLite-specific). The behaviour itself is covered by
+// storetest.TestNicheStore on every store.
 
 // indexTerms returns the document frequency of every word as the
 // full-text index itself counts them (fts5vocab on SQLite, ts_stat on
@@ -23,7 +25,7 @@ import (
 func indexTerms(t *testing.T, db *DB) map[string]int {
 	t.Helper()
 	ctx := context.Background()
-	q := `SELECT word, ndoc FROM ts_stat('SELECT tsv FROM niche_evaluations WHERE status = ''published''')
+	q := `SELECT word, ndoc FROM ts_stat('SELECT tsv || tsp FROM niche_evaluations WHERE status = ''published''')
 		UNION ALL SELECT '', count(*) FROM niche_evaluations WHERE status = 'published'`
 	if db.dialect == SQLite {
 		if _, err := db.w.ExecContext(ctx, `CREATE VIRTUAL TABLE IF NOT EXISTS temp.v USING fts5vocab(main, niche_fts, row)`); err != nil {
@@ -83,7 +85,8 @@ func benchRecord(i int, title, body, extra string) niche.Record {
 // TestNicheTermsFollowWrites checks that niche_terms counts what the
 // full-text index holds after every kind of write: bulk load, creation of
 // drafts and published evaluations, revisions, withdrawals and
-// republications, and after the migration on an existing catalogue.
+// republications (TestNicheSearchMigrations checks it after the
+// migrations on an existing catalogue).
 func TestNicheTermsFollowWrites(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { testNicheTermsFollowWrites(t, storetest.SQLitePath(t)) })
 	t.Run("postgres", func(t *testing.T) { testNicheTermsFollowWrites(t, storetest.PostgresURL(t)) })
@@ -157,19 +160,100 @@ func testNicheTermsFollowWrites(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	check("republish")
+}
 
-	// The migration fills niche_terms from an existing index.
-	undo := `DROP TABLE niche_terms; DELETE FROM schema_migrations WHERE name = '0007_niche_search.sql'`
-	if db.dialect == SQLite {
-		undo += `; DROP TABLE niche_search; DROP TRIGGER niche_search_insert; DROP TRIGGER niche_search_delete;
-			DROP TRIGGER niche_search_update`
-	}
-	if _, err := db.w.ExecContext(ctx, undo); err != nil {
+// TestNicheSearchMigrations builds a catalogue as a database migrated up
+// to 0006 held it (before any search table), then lets Open apply 0007 to
+// 0009: niche_terms is counted from the index, sp is filled with the
+// preview text in Go, niche_links is made from signal_ids, and searches,
+// previews, counts and moderation work at both access levels.
+func TestNicheSearchMigrations(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testNicheSearchMigrations(t, storetest.SQLitePath(t)) })
+	t.Run("postgres", func(t *testing.T) { testNicheSearchMigrations(t, storetest.PostgresURL(t)) })
+}
+
+func testNicheSearchMigrations(t *testing.T, dsn string) {
+	ctx := context.Background()
+	old, err := Open(ctx, dsn, &Options{stopAfter: "0006_subscriptions.sql"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
-	db = mustOpen(t, dsn)
-	check("migration")
+	var sigs []niche.Signal
+	for i, host := range []string{"a.example", "b.example", "c.example", "d.example"} {
+		state := niche.StateAccepted
+		if i == 3 {
+			state = niche.StateRejected
+		}
+		at := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+		sigs = append(sigs, niche.Signal{ID: fmt.Sprintf("sig_%032x", i+1), Kind: niche.KindComplaint,
+			SourceURL: "https://" + host + "/t", SourceDomain: host, Origin: "test", ExternalID: host, Title: "A complaint",
+			ObservedAt: at, CollectedAt: at, License: "CC BY 4.0", State: state, CreatedAt: at})
+	}
+	if _, err := old.PutSignals(ctx, sigs); err != nil {
+		t.Fatal(err)
+	}
+	recs := []niche.Record{
+		benchRecord(1, "Grease trap logs for kitchens", "Kitchens keep grease trap logs on paper taped to a wall, and the logs get wet or lost "+
+			"long before anyone asks for them, which nobody notices until a visit comes; when the zanzibar inspector visits, nobody can prove a thing.", "Quokka photo logs"),
+		benchRecord(2, "Draft about kitchens", "Kitchens in a draft that is never published anywhere at all.", "Quokka drafts"),
+	}
+	recs[0].SignalIDs = []string{sigs[0].ID, sigs[1].ID, sigs[2].ID, sigs[3].ID, sigs[0].ID}
+	recs[1].Status = niche.StatusDraft
+	for _, r := range recs {
+		f := r.SearchFields()
+		ids, _ := json.Marshal(r.SignalIDs)
+		d := r.Dimensions
+		if _, err := old.exec(ctx, `INSERT INTO niche_evaluations (id, status, revision, title, problem, buyer, category,
+			category_key, solution_hypothesis, evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers,
+			feasibility, competition_gap, signal_ids, score, score_version, score_weights, st, sb, sc, created_at,
+			updated_at, published_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
+			r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
+			d.Feasibility, d.CompetitionGap, string(ids), r.Score, r.ScoreVersion, `{}`, f.Title, f.Body, f.Extra,
+			toMicros(r.CreatedAt), toMicros(r.UpdatedAt), toMicros(r.PublishedAt)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+
+	db := mustOpen(t, dsn)
+	if diff := cmp.Diff(indexTerms(t, db), storedTerms(t, db)); diff != "" {
+		t.Fatalf("niche_terms differs from the index (-index +niche_terms):\n%s", diff)
+	}
+	var sp string
+	if err := db.queryRow(ctx, `SELECT sp FROM niche_evaluations WHERE id = ?`, recs[0].ID).Scan(&sp); err != nil ||
+		sp != recs[0].SearchFields().Preview || strings.Contains(sp, "zanzibar") {
+		t.Fatalf("sp = %q (%v), want %q", sp, err, recs[0].SearchFields().Preview)
+	}
+	e, err := niche.New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.Preview(ctx, recs[0].ID)
+	if err != nil || p.SignalCount != 3 {
+		t.Fatalf("preview %+v %v: want 3 signals (4 distinct linked, one rejected)", p, err)
+	}
+	for _, tc := range []struct {
+		query string
+		full  bool
+		want  int
+	}{
+		{"grease kitchens", false, 1}, {"grease kitchens", true, 1}, {"paper wall", false, 1},
+		{"zanzibar", false, 0}, {"zanzibar", true, 1}, {"quokka", false, 0}, {"quokka", true, 1}, {"draft", true, 0},
+	} {
+		res, err := e.Search(ctx, niche.SearchOptions{Query: tc.query, Full: tc.full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(res.Previews) + len(res.Evaluations); n != tc.want {
+			t.Errorf("search %q full=%v: %d results, want %d", tc.query, tc.full, n, tc.want)
+		}
+	}
+	_, linked, err := db.ModerateSignal(ctx, sigs[0].ID, niche.Moderation{State: niche.StateAccepted, Actor: "mod", At: time.Now()})
+	if want := []string{recs[0].ID, recs[1].ID}; err != nil || !slices.Equal(linked, want) {
+		t.Fatalf("linked by %v (%v), want %v (the draft links it too)", linked, err, want)
+	}
 }
 
 func TestMayHaveToken(t *testing.T) {
@@ -273,32 +357,37 @@ func TestNicheSearchFrequentWords(t *testing.T) {
 			t.Errorf("%q: frequent words (-want +got):\n%s", tc.query, diff)
 		}
 		if tc.query == "beta gamma" {
-			_, done, err := db.prunedFirstPass(ctx, niche.CandidateQuery{Query: q, Limit: tc.limit}, frequent)
+			_, done, err := db.prunedFirstPass(ctx, niche.CandidateQuery{Query: q, Limit: tc.limit, Full: true}, frequent)
 			if err != nil || done != (tc.limit > 10) {
 				t.Errorf("%q limit %d: pruned first pass done=%v %v", tc.query, tc.limit, done, err)
 			}
 		}
-		cands, truncated, err := db.SearchCandidates(ctx, niche.CandidateQuery{Query: q, Limit: tc.limit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := direct(q.FTS5())
-		if len(want) > tc.limit {
-			if !truncated || len(cands) != tc.limit {
-				t.Errorf("%q limit %d: %d matches, got truncated=%v with %d", tc.query, tc.limit, len(want), truncated, len(cands))
+		for _, full := range []bool{false, true} {
+			cands, truncated, err := db.SearchCandidates(ctx, niche.CandidateQuery{Query: q, Limit: tc.limit, Full: full})
+			if err != nil {
+				t.Fatal(err)
 			}
-			continue
-		}
-		got := []string{}
-		for _, c := range cands {
-			got = append(got, c.ID)
-			if c.Listing.ID != c.ID || c.Listing.Title == "" || c.Listing.SignalCount != 1 || !strings.HasPrefix(c.Listing.Title, "Gamma") && !strings.HasPrefix(c.Listing.Title, "Beta") {
-				t.Errorf("%q: candidate listing %+v", tc.query, c.Listing)
+			want := direct(ftsExpr(q.Tokens, full))
+			if len(want) > tc.limit {
+				if !truncated || len(cands) != tc.limit {
+					t.Errorf("%q full=%v limit %d: %d matches, got truncated=%v with %d", tc.query, full, tc.limit, len(want), truncated, len(cands))
+				}
+				continue
 			}
-		}
-		slices.Sort(got)
-		if truncated || !slices.Equal(want, got) {
-			t.Errorf("%q limit %d: truncated=%v, ids differ from the index's (-index +got):\n%s", tc.query, tc.limit, truncated, cmp.Diff(want, got))
+			got := []string{}
+			for _, c := range cands {
+				got = append(got, c.ID)
+				if c.Listing.ID != c.ID || c.Listing.Title == "" || !strings.HasPrefix(c.Listing.Title, "Gamma") && !strings.HasPrefix(c.Listing.Title, "Beta") {
+					t.Errorf("%q: candidate listing %+v", tc.query, c.Listing)
+				}
+				if !full && c.Extra != "" {
+					t.Errorf("%q: a preview-level candidate carries hidden text %q", tc.query, c.Extra)
+				}
+			}
+			slices.Sort(got)
+			if truncated || !slices.Equal(want, got) {
+				t.Errorf("%q full=%v limit %d: truncated=%v, ids differ from the index's (-index +got):\n%s", tc.query, full, tc.limit, truncated, cmp.Diff(want, got))
+			}
 		}
 	}
 }

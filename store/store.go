@@ -55,6 +55,10 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Now is the clock used for stored timestamps. Nil means time.Now.
 	Now func() time.Time
+
+	// stopAfter, in tests, stops migrating after the named file (to
+	// build a database as an older version left it).
+	stopAfter string
 }
 
 // DB is an open assay database.
@@ -65,6 +69,8 @@ type DB struct {
 	log     *slog.Logger
 	now     func() time.Time
 	stmts   stmtCache // prepared SQLite reader statements (niche_stmt.go)
+	// stopAfter is Options.stopAfter.
+	stopAfter string
 }
 
 // Open opens the database named by dsn and applies pending migrations.

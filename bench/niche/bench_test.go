@@ -141,7 +141,7 @@ func BenchmarkSearchText(b *testing.B) {
 // result cache of ttl (0: none).
 func benchHandler(b *testing.B, ttl time.Duration) http.Handler {
 	b.Helper()
-	h, err := server.New(server.Config{Niche: server.NicheConfig{Engine: benchEngine(b, ttl), FreeSearchesPerDay: -1}})
+	h, err := server.New(server.Config{Niche: server.NicheConfig{Engine: benchEngine(b, ttl), FreeSearchesPerDay: new(server.UnlimitedSearches)}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -244,7 +244,7 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 		if err != nil {
 			return nil, err
 		}
-		h, err := server.New(server.Config{Niche: server.NicheConfig{Engine: eng, Subscribers: subs, FreeSearchesPerDay: -1}})
+		h, err := server.New(server.Config{Niche: server.NicheConfig{Engine: eng, Subscribers: subs, FreeSearchesPerDay: new(server.UnlimitedSearches)}})
 		if err != nil {
 			return nil, err
 		}

@@ -276,7 +276,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		f.BoolVar(&c.NicheDemo, "niche-demo", b, "load the demo niche catalogue at start (env ASSAY_NICHE_DEMO)")
 	}
 	var free int64
-	f.int64(&free, "niche-free-searches", "ASSAY_NICHE_FREE_SEARCHES", 3, "free GET /v1/search lookups per caller and UTC day")
+	f.int64(&free, "niche-free-searches", "ASSAY_NICHE_FREE_SEARCHES", 3, "free text searches (/v1/search, /v1/niches?q=) per caller and UTC day; 0: none, -1: unlimited")
 	f.int64(&c.NicheSearchPrice, "niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", 50_000, "price of GET /v1/search/pay-per-call in micro-USD")
 	f.str(&c.NichePrefix, "niche-prefix", "ASSAY_NICHE_PREFIX", "/niche-discovery", "service prefix of the niche routes")
 	f.dur(&c.NicheUnlockTTL, "niche-unlock-ttl", "ASSAY_NICHE_UNLOCK_TTL", 15*time.Minute, "validity of an x-niche-paid-call token")
@@ -367,9 +367,8 @@ func (c *config) validate() error {
 		{"max-body", "ASSAY_MAX_BODY_BYTES", c.MaxBodyBytes, 1},
 		{"snapshot-max-bytes", "ASSAY_SNAPSHOT_MAX_BYTES", c.SnapshotMaxBytes, 1},
 		{"niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", c.NicheSearchPrice, 1},
-		// server.NicheConfig reads 0 as its default (3): zero free
-		// searches cannot be configured, so 0 is refused, not ignored.
-		{"niche-free-searches", "ASSAY_NICHE_FREE_SEARCHES", int64(c.NicheFreeSearches), 1},
+		// 0: no free searches; -1 (server.UnlimitedSearches): no quota.
+		{"niche-free-searches", "ASSAY_NICHE_FREE_SEARCHES", int64(c.NicheFreeSearches), -1},
 	} {
 		if n.v < n.min {
 			bad(n.flag, n.env, "must be at least %d, got %d", n.min, n.v)

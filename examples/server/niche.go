@@ -54,7 +54,7 @@ func newCatalogue(ctx context.Context, cfg *config, db *store.DB, subs niche.Sub
 	}
 	return server.NicheConfig{
 		Engine: eng, Subscribers: subs, Unlock: signer, QuotaKey: quotaKey,
-		Prefix: cfg.NichePrefix, FreeSearchesPerDay: cfg.NicheFreeSearches,
+		Prefix: cfg.NichePrefix, FreeSearchesPerDay: new(cfg.NicheFreeSearches),
 		SearchPriceMicroUSD: cfg.NicheSearchPrice, TrustedProxies: proxies,
 	}, nil
 }

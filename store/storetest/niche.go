@@ -43,6 +43,11 @@ func TestNicheStore(t *testing.T, open NicheOpen) {
 	t.Run("ConcurrentOperation", func(t *testing.T) { testNicheConcurrentOperation(t, open) })
 	t.Run("Quota", func(t *testing.T) { testNicheQuota(t, open) })
 	t.Run("Import", func(t *testing.T) { testNicheImport(t, open) })
+	t.Run("DuplicatePages", func(t *testing.T) { testNicheDuplicatePages(t, open) })
+	t.Run("RejectedSignal", func(t *testing.T) { testNicheRejectedSignal(t, open) })
+	t.Run("RejectionRace", func(t *testing.T) { testNicheRejectionRace(t, open) })
+	t.Run("AccessLevels", func(t *testing.T) { testNicheAccessLevels(t, open) })
+	t.Run("Rescore", func(t *testing.T) { testNicheRescore(t, open) })
 }
 
 // NicheClock is a deterministic clock for tests: every call advances it by
@@ -486,12 +491,15 @@ func testNichePublicReads(t *testing.T, open NicheOpen) {
 	}
 }
 
-// goldenQuery is one case of the search golden file.
+// goldenQuery is one case of the search golden file: the titles found by
+// a preview-level search (what anonymous callers get) and by a full-level
+// one (subscribers, paid searches).
 type goldenQuery struct {
-	Query    string   `json:"query"`
-	Category string   `json:"category,omitempty"`
-	Sort     string   `json:"sort,omitempty"`
-	Titles   []string `json:"titles"`
+	Query      string   `json:"query"`
+	Category   string   `json:"category,omitempty"`
+	Sort       string   `json:"sort,omitempty"`
+	Titles     []string `json:"titles"`
+	FullTitles []string `json:"fullTitles"`
 }
 
 type goldenFile struct {
@@ -553,9 +561,16 @@ func testNicheSearchGoldenPass(t *testing.T, e *niche.Engine, g goldenFile) {
 		if err != nil {
 			t.Fatalf("%q: %v", q.Query, err)
 		}
-		r := goldenQuery{Query: q.Query, Category: q.Category, Sort: q.Sort, Titles: []string{}}
+		r := goldenQuery{Query: q.Query, Category: q.Category, Sort: q.Sort, Titles: []string{}, FullTitles: []string{}}
 		for _, p := range res.Previews {
 			r.Titles = append(r.Titles, p.Title)
+		}
+		full, err := e.Search(ctx, niche.SearchOptions{Query: q.Query, Category: q.Category, Sort: q.Sort, Full: true})
+		if err != nil {
+			t.Fatalf("%q: %v", q.Query, err)
+		}
+		for _, ev := range full.Evaluations {
+			r.FullTitles = append(r.FullTitles, ev.Title)
 		}
 		got = append(got, r)
 	}
@@ -600,12 +615,17 @@ func testNicheSearchTruncated(t *testing.T, open NicheOpen) {
 
 // testNicheSearchBruteForce checks searches against a brute-force answer
 // computed from every published record: the matches are the records whose
-// indexed text has every query word, ranked by niche.Relevance, then the
-// sort, then the id. The corpus has words found in every evaluation, in
-// most of them and in few, so that stores which treat frequent words
-// specially are exercised, and it changes between searches (revisions,
-// withdrawals, republications), so that what such stores keep about word
-// frequencies is exercised too.
+// text of the search's level (niche.SearchFields: title and preview text,
+// or title, problem, buyer, category and hypothesis) has every query word,
+// ranked by niche.Relevance on that text, then the sort, then the id. The
+// corpus has words found in every evaluation, in most of them and in few,
+// and words only past the preview's teaser, so that stores which treat
+// frequent words specially and both access levels are exercised, and it
+// changes between searches (revisions, withdrawals, republications), so
+// that what such stores keep about word frequencies is exercised too. A
+// second engine ranking at most 5 candidates among the newest 20 matches
+// checks broad (truncated) searches exactly as well: every store must
+// choose the same window and rank it with niche.Relevance.
 func testNicheSearchBruteForce(t *testing.T, open NicheOpen) {
 	ctx := context.Background()
 	st, _ := open(t)
@@ -620,6 +640,11 @@ func testNicheSearchBruteForce(t *testing.T, open NicheOpen) {
 		d.Problem = fmt.Sprintf("%s %s struggle with %s every week; owners mention %s.", size, trade, tool, tools[(i*7+3)%len(tools)])
 		if i%4 != 0 {
 			d.Problem += " Most of them run a small shop."
+		}
+		if i%5 == 0 {
+			// The words of the problem land past the preview's teaser.
+			d.Problem = "An introduction that says nothing at all about the trade and goes on for long enough that the rest " +
+				"lands well past the teaser of the preview. " + d.Problem
 		}
 		d.Buyer = "Owners of " + size + " " + trade + " businesses"
 		d.SolutionHypothesis = fmt.Sprintf("A focused %s tool for %s that owners set up in a day.", tool, trade)
@@ -637,14 +662,52 @@ func testNicheSearchBruteForce(t *testing.T, open NicheOpen) {
 		live = append(live, ev)
 		created[ev.ID] = i
 	}
-	// A second engine over the same store ranks at most 5 candidates
-	// among the newest 20 matches: broad queries are truncated.
 	narrow := nicheEngine(t, st, &niche.Options{SearchCandidates: 5, SearchWindow: 20})
 	queries := []string{
 		"owners", "small owners", "plumbers owners", "owners for plumbers", "scheduling plumbers",
 		"small plumbers scheduling", "rural bakers owners shop", "shop", "owners shop most",
 		"invoicing dentists owners", "family tutors", "nomatch owners", "owners small a", "plumbers day",
-		"day dentists small",
+		"day dentists small", "struggle", "owners mention", "focused tool", "introduction trade",
+	}
+	type hit struct {
+		r   *niche.Record
+		rel int
+	}
+	order := func(sort string) func(a, b hit) int {
+		return func(a, b hit) int {
+			if a.rel != b.rel {
+				return b.rel - a.rel
+			}
+			if sort == niche.SortScore && a.r.Score != b.r.Score {
+				return b.r.Score - a.r.Score
+			}
+			if c := b.r.UpdatedAt.Compare(a.r.UpdatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(a.r.ID, b.r.ID)
+		}
+	}
+	ids := func(hs []hit, n int) []string {
+		out := []string{}
+		for i := 0; i < len(hs) && i < n; i++ {
+			out = append(out, hs[i].r.ID)
+		}
+		return out
+	}
+	search := func(eng *niche.Engine, raw, sort string, full bool) ([]string, bool) {
+		t.Helper()
+		res, err := eng.Search(ctx, niche.SearchOptions{Query: raw, Sort: sort, Full: full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []string{}
+		for _, p := range res.Previews {
+			got = append(got, p.ID)
+		}
+		for _, ev := range res.Evaluations {
+			got = append(got, ev.ID)
+		}
+		return got, res.Truncated
 	}
 	check := func(step string) {
 		t.Helper()
@@ -662,82 +725,42 @@ func testNicheSearchBruteForce(t *testing.T, open NicheOpen) {
 			}
 		}
 		for _, raw := range queries {
-			for _, sort := range []string{niche.SortScore, niche.SortRecent} {
-				q := niche.ParseQuery(raw)
-				type hit struct {
-					r   *niche.Record
-					rel int
-				}
-				var hits []hit
-				for _, r := range recs {
-					title, body, extra := r.SearchFields()
-					c := niche.Candidate{Title: title, Body: body, Extra: extra}
-					all := true
-					for _, tok := range q.Tokens {
-						all = all && (niche.ContainsWord(title, tok) || niche.ContainsWord(body, tok) || niche.ContainsWord(extra, tok))
+			for _, full := range []bool{false, true} {
+				for _, sort := range []string{niche.SortScore, niche.SortRecent} {
+					q := niche.ParseQuery(raw)
+					var hits []hit
+					for _, r := range recs {
+						f := r.SearchFields()
+						c := niche.Candidate{Title: f.Title, Body: f.Preview}
+						if full {
+							c.Body, c.Extra = f.Body, f.Extra
+						}
+						all := true
+						for _, tok := range q.Tokens {
+							all = all && (niche.ContainsWord(c.Title, tok) || niche.ContainsWord(c.Body, tok) || niche.ContainsWord(c.Extra, tok))
+						}
+						if all {
+							hits = append(hits, hit{r, niche.Relevance(q, &c)})
+						}
 					}
-					if all {
-						hits = append(hits, hit{r, niche.Relevance(q, &c)})
+					slices.SortFunc(hits, order(sort))
+					want := ids(hits, 20)
+					got, truncated := search(e, raw, sort, full)
+					if diff := cmp.Diff(want, got); diff != "" || truncated {
+						t.Errorf("%s: search %q full=%v sort %s (truncated %v, %d matches) (-want +got):\n%s", step, raw, full, sort, truncated, len(hits), diff)
 					}
-				}
-				slices.SortFunc(hits, func(a, b hit) int {
-					if a.rel != b.rel {
-						return b.rel - a.rel
+					// The narrow engine: the same answer when at most 5
+					// match, else the best 5 of the newest 20 matches.
+					got, truncated = search(narrow, raw, sort, full)
+					if len(hits) > 5 {
+						window := slices.Clone(hits)
+						slices.SortFunc(window, func(a, b hit) int { return created[b.r.ID] - created[a.r.ID] })
+						window = window[:min(len(window), 20)]
+						slices.SortFunc(window, order(sort))
+						want = ids(window, 5)
 					}
-					if sort == niche.SortScore && a.r.Score != b.r.Score {
-						return b.r.Score - a.r.Score
-					}
-					if c := b.r.UpdatedAt.Compare(a.r.UpdatedAt); c != 0 {
-						return c
-					}
-					return strings.Compare(a.r.ID, b.r.ID)
-				})
-				want := []string{}
-				for i := 0; i < len(hits) && i < 20; i++ {
-					want = append(want, hits[i].r.ID)
-				}
-				res, err := e.Search(ctx, niche.SearchOptions{Query: raw, Sort: sort})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := []string{}
-				for _, p := range res.Previews {
-					got = append(got, p.ID)
-				}
-				if diff := cmp.Diff(want, got); diff != "" || res.Truncated {
-					t.Errorf("%s: search %q sort %s (truncated %v, %d matches) (-want +got):\n%s", step, raw, sort, res.Truncated, len(hits), diff)
-				}
-				if sort != niche.SortScore {
-					continue
-				}
-				// The narrow engine: the same answer when at most 5 match,
-				// else 5 of the newest 20 matches, ranked by relevance.
-				res, err = narrow.Search(ctx, niche.SearchOptions{Query: raw, Sort: sort})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = []string{}
-				for _, p := range res.Previews {
-					got = append(got, p.ID)
-				}
-				if len(hits) <= 5 {
-					if diff := cmp.Diff(want, got); diff != "" || res.Truncated {
-						t.Errorf("%s: narrow search %q (truncated %v) (-want +got):\n%s", step, raw, res.Truncated, diff)
-					}
-					continue
-				}
-				newest := slices.Clone(hits)
-				slices.SortFunc(newest, func(a, b hit) int { return created[b.r.ID] - created[a.r.ID] })
-				window := map[string]int{}
-				for i := 0; i < len(newest) && i < 20; i++ {
-					window[newest[i].r.ID] = newest[i].rel
-				}
-				if !res.Truncated || len(got) != 5 {
-					t.Errorf("%s: narrow search %q: truncated=%v with %d results, want true with 5 (%d matches)", step, raw, res.Truncated, len(got), len(hits))
-				}
-				for i, id := range got {
-					if rel, ok := window[id]; !ok || rel != res.Relevance[i] {
-						t.Errorf("%s: narrow search %q: result %s is not among the newest 20 matches (or its relevance %d is wrong)", step, raw, id, res.Relevance[i])
+					if diff := cmp.Diff(want, got); diff != "" || truncated != (len(hits) > 5) {
+						t.Errorf("%s: narrow search %q full=%v sort %s (truncated %v, %d matches) (-want +got):\n%s", step, raw, full, sort, truncated, len(hits), diff)
 					}
 				}
 			}

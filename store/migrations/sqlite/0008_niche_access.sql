@@ -1,0 +1,34 @@
+-- Niche access levels, first step (owner: niche).
+--
+-- Preview-level searches (anonymous callers) must match only the words a
+-- preview shows, never the hidden text it sells. Evaluations get a column
+-- sp: the normalised problem teaser, buyer and category
+-- (niche.SearchFields.Preview). The teaser is cut by Go code, so this file
+-- only adds the column and takes the old search tables down (their
+-- triggers would otherwise re-index every row as sp is filled); the store
+-- then fills sp for every row in Go, in the same transaction (see
+-- migrationHook in store/migrate.go), and 0009 builds the new index.
+--
+-- niche_links holds the signal_ids array of every evaluation as rows: the
+-- store counts the linked signals that are not rejected at read time (a
+-- preview's signalCount) and finds the evaluations to re-check when a
+-- signal is rejected.
+DROP TRIGGER niche_fts_insert;
+DROP TRIGGER niche_fts_delete;
+DROP TRIGGER niche_fts_update;
+DROP TRIGGER niche_search_insert;
+DROP TRIGGER niche_search_delete;
+DROP TRIGGER niche_search_update;
+DROP TABLE niche_search;
+DROP TABLE niche_fts;
+
+ALTER TABLE niche_evaluations ADD COLUMN sp TEXT NOT NULL DEFAULT ''; -- normalised teaser, buyer, category
+
+CREATE TABLE niche_links (
+    signal_id TEXT NOT NULL,
+    niche_id TEXT NOT NULL,
+    PRIMARY KEY (signal_id, niche_id)
+) WITHOUT ROWID;
+CREATE INDEX niche_links_niche ON niche_links (niche_id);
+INSERT OR IGNORE INTO niche_links (signal_id, niche_id)
+    SELECT j.value, e.id FROM niche_evaluations e, json_each(e.signal_ids) j;
