@@ -119,9 +119,19 @@ type Streamer interface {
 	StreamsPaidResponse() bool
 }
 
-// Gate implements Paywall.
+// Gate implements Paywall: it returns next, sold for offer.
 func (g *Gate) Gate(offer Offer, next http.Handler) http.Handler {
 	return &gated{g: g, offer: offer, next: next}
+}
+
+// Middleware returns the gate for offer as a middleware, the
+// func(http.Handler) http.Handler shape that routers chain:
+//
+//	mux.Handle("POST /v1/report", gate.Middleware(offer)(reportHandler))
+//
+// It is the same as g.Gate(offer, next).
+func (g *Gate) Middleware(offer Offer) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler { return g.Gate(offer, next) }
 }
 
 type gated struct {

@@ -14,6 +14,31 @@
 // micro-USD and are never defined here: offers are built by the routes from
 // the tier table (claims.Tiers) or their own configuration.
 //
+// # The shape chosen for "a Verifier interface" and "payment.Gate(offer,
+// *Options) func(http.Handler) http.Handler"
+//
+// Verification of USDC payments (x402 v1/v2 and MPP evm, all EIP-3009
+// authorizations) sits behind Verifier, with the x402 facilitator's
+// /verify signature; settlement behind Settler, with /settle's. Facilitator
+// implements both over HTTP, LocalVerifier verifies offline (EIP-712
+// digest, secp256k1 recovery), and VerifyAll chains verifiers. Protocols —
+// the Processor that speaks x402 and MPP — takes them in
+// ProcessorOptions.Verifier and .Settler: by default the local verifier and
+// then the facilitator (the local verifier alone in dev mode), and the
+// facilitator to settle; a host plugs facilitator-only or local-only
+// verification by setting Verifier. The checks that depend on what a route
+// issues (pinned requirements, recipient, price, validity window, MPP
+// challenge binding) stay in Protocols and always run. Cards (MPP stripe)
+// are not EIP-3009 payments and go through StripeCharger.
+//
+// The middleware is a method, not a package function: a function named
+// Gate would clash with the Gate type, and a gate is built once (with its
+// ledger, keys and processor) and then applied to many routes with
+// different offers. NewGate(processor, ledger, *GateOptions) builds it;
+// gate.Middleware(offer) is the func(http.Handler) http.Handler, and
+// gate.Gate(offer, next) the same thing applied directly (the Paywall
+// interface that server uses).
+//
 // # Order of events of a paid HTTP call (Gate)
 //
 //  1. The request body is read (it stays readable for the handler).

@@ -33,8 +33,22 @@ type ProcessorOptions struct {
 	// the configured Stripe account (use a test key).
 	Dev bool
 	// Facilitator settles x402 and MPP evm payments (and checks balances
-	// at verification). Required unless Dev.
+	// at verification). Required unless Dev or Settler is set.
 	Facilitator *Facilitator
+	// Verifier checks the signature (and, for a facilitator, the balance)
+	// of USDC payments, x402 and MPP evm alike, after this processor's own
+	// checks of what the route issues (requirements, recipient, amount,
+	// validity window, MPP binding). Nil means
+	// VerifyAll(&LocalVerifier{}, Facilitator) — the LocalVerifier alone
+	// in dev mode or when no Facilitator is set. Set Facilitator for
+	// facilitator-only verification, or &LocalVerifier{} for local-only
+	// verification (no network call before the work; the payer's balance
+	// is then first seen at settlement). Its answer's payer, when given,
+	// must be the authorization's from.
+	Verifier Verifier
+	// Settler settles USDC payments. Nil means Facilitator. Ignored in
+	// dev mode, which settles nothing.
+	Settler Settler
 	// MPPSecret keys the stateless HMAC binding of MPP challenge ids. At
 	// least 32 bytes; nil disables MPP.
 	MPPSecret []byte
@@ -118,9 +132,15 @@ type ProcessorOptions struct {
 //     scheme, network and the signature (whose domain pins the asset).
 //   - Payment ids (x402 payment-identifier) are validated (16–128 of
 //     [A-Za-z0-9_-]); an id starting "quo_" is also reported as QuoteID.
+//   - Verification of USDC payments: the route checks above, then the
+//     Verifier (ProcessorOptions.Verifier; by default LocalVerifier and
+//     then the Facilitator, LocalVerifier alone in dev mode); MPP evm is
+//     verified as the x402 v2 payload built from its EIP-3009
+//     authorization.
 //   - Settlement: dev mode records "0xdev…" references; production settles
-//     x402 and MPP evm through the facilitator (MPP evm as an x402 v2
-//     payload built from the EIP-3009 authorization), and cards by
+//     x402 and MPP evm through the Settler (the Facilitator by default;
+//     MPP evm as an x402 v2 payload built from the EIP-3009
+//     authorization), and cards by
 //     capturing the PaymentIntent authorised at Verify (Void cancels it,
 //     or refunds it when Stripe captured at once). Unknown outcomes are
 //     *PendingError (errors.Is ErrSettlementPending), never failures; a
@@ -135,7 +155,8 @@ type Protocols struct {
 	payTo       Address
 	net         Network
 	dev         bool
-	fac         *Facilitator
+	verifier    Verifier
+	settler     Settler
 	secret      []byte
 	oldSecrets  [][]byte
 	realm       string
@@ -177,7 +198,7 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 		return nil, fmt.Errorf("payment: unknown network %q (want eip155:8453 or eip155:84532)", opts.Network)
 	}
 	p := &Protocols{
-		payTo: payTo, net: n, dev: opts.Dev, fac: opts.Facilitator, realm: opts.Realm,
+		payTo: payTo, net: n, dev: opts.Dev, verifier: opts.Verifier, settler: opts.Settler, realm: opts.Realm,
 		ttl: opts.ChallengeTTL, settleTime: opts.SettlementTime, stripe: opts.Stripe,
 		requireID: opts.RequirePaymentIdentifier, extensions: opts.Extensions, now: opts.Now, log: opts.Logger,
 		random:      opts.Random,
@@ -198,8 +219,19 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 	if p.settleTime <= 0 {
 		p.settleTime = 60 * time.Second
 	}
-	if !p.dev && p.fac == nil {
-		return nil, errors.New("payment: a Facilitator is required outside dev mode")
+	if p.settler == nil && opts.Facilitator != nil {
+		p.settler = opts.Facilitator
+	}
+	if !p.dev && p.settler == nil {
+		return nil, errors.New("payment: a Facilitator (or a Settler) is required outside dev mode")
+	}
+	if p.verifier == nil {
+		local := &LocalVerifier{Now: p.now}
+		if p.dev || opts.Facilitator == nil {
+			p.verifier = local
+		} else {
+			p.verifier = VerifyAll(local, opts.Facilitator)
+		}
 	}
 	if opts.MPPSecret != nil {
 		if len(opts.MPPSecret) < 32 {
@@ -734,7 +766,7 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 	if err != nil {
 		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "%v", err)
 	}
-	sig, err := ParseSignature(ex.Signature)
+	_, err = ParseSignature(ex.Signature)
 	if err != nil {
 		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "%v", err)
 	}
@@ -749,8 +781,8 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 	if pr := checkWindow(auth, now, validBeforeMargin); pr != nil {
 		return nil, pr
 	}
-	if pr := p.checkSignature(auth, sig); pr != nil {
-		return nil, pr
+	if err := p.verifyPayment(ctx, pl.X402Version, c.Raw, reqRaw, auth); err != nil {
+		return nil, err
 	}
 	a := &Authorization{
 		Protocol: ProtocolX402, Method: SchemeExact, Payer: auth.From.Hex(),
@@ -761,11 +793,6 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 	}
 	if strings.HasPrefix(paymentID, "quo_") {
 		a.QuoteID = paymentID
-	}
-	if !p.dev {
-		if err := p.facilitatorVerify(ctx, pl.X402Version, c.Raw, reqRaw); err != nil {
-			return nil, err
-		}
 	}
 	return a, nil
 }
@@ -819,26 +846,15 @@ func checkWindow(a *TransferAuthorization, now time.Time, margin time.Duration) 
 	return nil
 }
 
-func (p *Protocols) checkSignature(a *TransferAuthorization, sig []byte) *Problem {
-	d, err := a.Digest(p.net)
-	if err != nil {
-		return fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "%v", err)
-	}
-	from, err := RecoverAddress(d, sig)
-	if err != nil {
-		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_signature", "%v", err)
-	}
-	if from != a.From {
-		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_signature",
-			"The signature was not made by %s.", a.From.String())
-	}
-	return nil
-}
-
-func (p *Protocols) facilitatorVerify(ctx context.Context, version int, payload, req json.RawMessage) error {
-	vr, err := p.fac.Verify(ctx, version, payload, req)
+// verifyPayment asks the Verifier about an EIP-3009 payment whose route
+// checks passed. A refusal is a 402 *Problem with the verifier's reason.
+func (p *Protocols) verifyPayment(ctx context.Context, version int, payload, req json.RawMessage, a *TransferAuthorization) error {
+	vr, err := p.verifier.Verify(ctx, version, payload, req)
 	if err != nil {
 		return err
+	}
+	if vr == nil {
+		return errors.New("payment: the verifier returned no answer")
 	}
 	if !vr.IsValid {
 		reason := vr.InvalidReason
@@ -847,9 +863,19 @@ func (p *Protocols) facilitatorVerify(ctx context.Context, version int, payload,
 		}
 		detail := vr.InvalidMessage
 		if detail == "" {
-			detail = "The facilitator refused the payment: " + reason + "."
+			detail = "The payment was refused: " + reason + "."
 		}
-		return &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: reason, Detail: detail}
+		typ := "verification-failed"
+		if reason == "invalid_exact_evm_payload_authorization_valid_before" {
+			typ = "payment-expired"
+		}
+		return &Problem{Status: http.StatusPaymentRequired, Type: typ, Reason: reason, Detail: detail}
+	}
+	if vr.Payer != "" {
+		if got, err := ParseAddress(vr.Payer); err != nil || got != a.From {
+			return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_signature",
+				"The verifier names payer %q, not the authorization's %s.", truncate(vr.Payer, 60), a.From.String())
+		}
 	}
 	return nil
 }
@@ -946,7 +972,7 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 	if err != nil {
 		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "%v", err)
 	}
-	sig, err := ParseSignature(pl.Signature)
+	_, err = ParseSignature(pl.Signature)
 	if err != nil {
 		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "%v", err)
 	}
@@ -966,15 +992,6 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 	if pr := checkWindow(auth, now, p.maxTimeout(offer)); pr != nil {
 		return nil, pr
 	}
-	if pr := p.checkSignature(auth, sig); pr != nil {
-		return nil, pr
-	}
-	if cred.Source != "" {
-		want := fmt.Sprintf("did:pkh:eip155:%d:%s", p.net.ChainID, auth.From.Hex())
-		if !strings.EqualFold(cred.Source, want) {
-			return nil, fail(http.StatusPaymentRequired, "verification-failed", "source_mismatch", "The credential source is not the signer.")
-		}
-	}
 	issued := p.requirementsV2(offer)
 	reqRaw, _ := issued.Raw()
 	payload, err := marshalJSON(PaymentPayload{
@@ -984,9 +1001,13 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 	if err != nil {
 		return nil, err
 	}
-	if !p.dev {
-		if err := p.facilitatorVerify(ctx, 2, payload, reqRaw); err != nil {
-			return nil, err
+	if err := p.verifyPayment(ctx, 2, payload, reqRaw, auth); err != nil {
+		return nil, err
+	}
+	if cred.Source != "" {
+		want := fmt.Sprintf("did:pkh:eip155:%d:%s", p.net.ChainID, auth.From.Hex())
+		if !strings.EqualFold(cred.Source, want) {
+			return nil, fail(http.StatusPaymentRequired, "verification-failed", "source_mismatch", "The credential source is not the signer.")
 		}
 	}
 	return &Authorization{
@@ -1035,7 +1056,7 @@ func (p *Protocols) Settle(ctx context.Context, a *Authorization) (*Settlement, 
 		if a.Dev {
 			return p.devSettleX402(a, st)
 		}
-		sr, err := p.fac.Settle(ctx, st.version, st.payload, st.requirements)
+		sr, err := p.settler.Settle(ctx, st.version, st.payload, st.requirements)
 		if err != nil {
 			p.logSettleError(a, err)
 			return nil, err
@@ -1047,7 +1068,7 @@ func (p *Protocols) Settle(ctx context.Context, a *Authorization) (*Settlement, 
 	case *mppEVMState:
 		ref := devReference(a.ReservationKey)
 		if !a.Dev {
-			sr, err := p.fac.Settle(ctx, 2, st.payload, st.requirements)
+			sr, err := p.settler.Settle(ctx, 2, st.payload, st.requirements)
 			if err != nil {
 				p.logSettleError(a, err)
 				return nil, err
