@@ -352,7 +352,7 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 		ID: ids.New(ids.Order), TokenHash: ids.Hash(token), OfferID: priced.ID, Tier: priced.Tier,
 		Protocol: auth.Protocol, Method: auth.Method, Network: auth.Network, Payer: auth.Payer,
 		AmountMicroUSD: auth.AmountMicroUSD, Currency: Currency, ReservationKey: auth.ReservationKey,
-		ReservedUntil: until, QuoteID: res.QuoteID, IdempotencyKey: o.IdempotencyKey, RequestHash: o.RequestHash, Dev: auth.Dev,
+		ExtraReservationKeys: auth.ExtraReservationKeys, ReservedUntil: until, QuoteID: res.QuoteID, IdempotencyKey: o.IdempotencyKey, RequestHash: o.RequestHash, Dev: auth.Dev,
 	}
 	if customer != nil {
 		ord.CustomerID = customer.ID

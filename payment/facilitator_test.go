@@ -260,7 +260,7 @@ func TestProductionSettlement(t *testing.T) {
 		PaymentRequirements payment.PaymentRequirements
 	}
 	_ = json.Unmarshal(f.fac.Calls("/settle")[0].Body, &body)
-	if body.X402Version != 2 || body.PaymentRequirements.Amount != "250000" || body.PaymentRequirements.MaxTimeoutSeconds != 180 {
+	if body.X402Version != 2 || body.PaymentRequirements.Amount != "250000" || body.PaymentRequirements.MaxTimeoutSeconds != 210 {
 		t.Errorf("settle body %+v", body)
 	}
 

@@ -73,10 +73,15 @@ type Authorization struct {
 	// Payer is a lowercase 0x address, or the processor's reference for
 	// card payments.
 	Payer string
-	// ReservationKey is unique to this payment (payer and nonce, or MPP
-	// challenge id). The ledger reserves it atomically: a second use,
-	// even concurrent, even from another instance, is refused.
+	// ReservationKey is unique to this payment (for EIP-3009 payments the
+	// chain, token, payer and nonce whatever protocol carried them; the
+	// MPP challenge id for cards). The ledger reserves it atomically: a
+	// second use, even concurrent, even from another instance, is refused.
 	ReservationKey string
+	// ExtraReservationKeys are further keys the same payment uses up and
+	// that are reserved atomically with ReservationKey (an MPP evm payment
+	// also uses up its challenge id).
+	ExtraReservationKeys []string
 	AmountMicroUSD int64
 	Network        string
 	// ValidUntil is when the payment stops being usable; a reservation

@@ -65,8 +65,15 @@ type ProcessorOptions struct {
 	// it is settled after the work.
 	ChallengeTTL time.Duration
 	// SettlementTime is the time allowed for settlement after the work
-	// (default 60 s); maxTimeoutSeconds = Offer.WorkTimeout + SettlementTime.
+	// (default 60 s). A payment must stay valid for Offer.WorkTimeout +
+	// SettlementTime after it is verified.
 	SettlementTime time.Duration
+	// PresentationTime is the time allowed between an x402 client signing
+	// its authorization (validBefore = signing time + maxTimeoutSeconds)
+	// and this server verifying it: latency and clock skew (default 30 s).
+	// maxTimeoutSeconds = Offer.WorkTimeout + SettlementTime +
+	// PresentationTime.
+	PresentationTime time.Duration
 	// Stripe enables MPP stripe (cards) for offers with a card price.
 	Stripe *StripeCharger
 	// RequirePaymentIdentifier makes the x402 payment-identifier extension
@@ -96,12 +103,18 @@ type ProcessorOptions struct {
 //     WWW-Authenticate: Payment per MPP method (evm; stripe when a card
 //     price and Stripe are configured), Cache-Control: no-store and
 //     Content-Type application/problem+json.
-//   - maxTimeoutSeconds = Offer.WorkTimeout (default 120 s) +
-//     SettlementTime (default 60 s): an x402 authorisation signed at the
-//     challenge stays valid until after the work and the settlement.
-//   - MPP challenges expire at issue + ChallengeTTL (5 min) +
-//     maxTimeoutSeconds; mppx signs validBefore = expires, and Verify
-//     requires validBefore ≥ now + maxTimeoutSeconds, so a credential is
+//   - Validity: every USDC payment, x402 or MPP, must stay valid for the
+//     work and the settlement after it is verified: Verify requires
+//     validBefore ≥ now + Offer.WorkTimeout (default 120 s) +
+//     SettlementTime (default 60 s), else 402 payment-expired
+//     (invalid_exact_evm_payload_authorization_valid_before) before any
+//     work. (The facilitator's own 6-second margin would let a payment
+//     run out during the work and fail at settlement.)
+//   - maxTimeoutSeconds = that + PresentationTime (default 30 s, 210 s in
+//     all): x402 clients sign validBefore = now + maxTimeoutSeconds, so a
+//     payment presented within PresentationTime of signing passes.
+//   - MPP challenges expire at issue + ChallengeTTL (5 min) + work +
+//     settlement; mppx signs validBefore = expires, so a credential is
 //     accepted for ChallengeTTL after issue and always settles in time.
 //   - MPP ids are the stateless 7-slot HMAC binding; every echoed field is
 //     then pinned to what the route issues now (realm, method, intent,
@@ -123,9 +136,14 @@ type ProcessorOptions struct {
 //     value is below the price, payment-expired, invalid-challenge) and an
 //     x402 reason code (Problem.Reason). Challenge.WithProblem renders a
 //     fresh challenge carrying the problem.
-//   - Reservation keys: x402 "x402:<chainId>:<from>:<nonce>" (lowercase
-//     hex); MPP "mpp:<challengeId>" — the same challenge always yields the
-//     same key, so the ledger's atomic reservation makes it single-use.
+//   - Reservation keys: every EIP-3009 payment (x402 v1, v2, MPP evm) is
+//     reserved under "eip3009:<chainId>:<token>:<from>:<nonce>" (lowercase
+//     hex; TransferAuthorization.ReservationKey), so one signed
+//     authorization is used once across protocols — an MPP credential
+//     repackaged as x402, or a v2 payload replayed as v1, is "payment
+//     already used". MPP payments also reserve "mpp:<challengeId>" (MPP
+//     evm as an extra key, cards as their key): a challenge is single
+//     use even for a second signer.
 //   - x402 v2 payloads must echo the whole accepted object exactly as
 //     issued (field-by-field checks first, for precise reasons); an echoed
 //     resource URL must be this route's. v1 payloads are checked through
@@ -162,6 +180,7 @@ type Protocols struct {
 	realm       string
 	ttl         time.Duration
 	settleTime  time.Duration
+	presentTime time.Duration
 	stripe      *StripeCharger
 	requireID   bool
 	extensions  func(Offer, Resource) map[string]json.RawMessage
@@ -199,7 +218,7 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 	}
 	p := &Protocols{
 		payTo: payTo, net: n, dev: opts.Dev, verifier: opts.Verifier, settler: opts.Settler, realm: opts.Realm,
-		ttl: opts.ChallengeTTL, settleTime: opts.SettlementTime, stripe: opts.Stripe,
+		ttl: opts.ChallengeTTL, settleTime: opts.SettlementTime, presentTime: opts.PresentationTime, stripe: opts.Stripe,
 		requireID: opts.RequirePaymentIdentifier, extensions: opts.Extensions, now: opts.Now, log: opts.Logger,
 		random:      opts.Random,
 		defaultWork: 120 * time.Second,
@@ -218,6 +237,9 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 	}
 	if p.settleTime <= 0 {
 		p.settleTime = 60 * time.Second
+	}
+	if p.presentTime <= 0 {
+		p.presentTime = 30 * time.Second
 	}
 	if p.settler == nil && opts.Facilitator != nil {
 		p.settler = opts.Facilitator
@@ -264,13 +286,20 @@ func (p *Protocols) PayTo() Address { return p.payTo }
 // Dev reports whether the processor runs in dev mode.
 func (p *Protocols) Dev() bool { return p.dev }
 
-// maxTimeout is the x402 maxTimeoutSeconds of an offer: work plus settlement.
-func (p *Protocols) maxTimeout(offer Offer) time.Duration {
+// validFor is how long a payment must stay valid after verification: the
+// offer's work plus settlement.
+func (p *Protocols) validFor(offer Offer) time.Duration {
 	w := offer.WorkTimeout
 	if w <= 0 {
 		w = p.defaultWork
 	}
 	return w + p.settleTime
+}
+
+// maxTimeout is the x402 maxTimeoutSeconds of an offer: work, settlement
+// and the time to present the signed payment.
+func (p *Protocols) maxTimeout(offer Offer) time.Duration {
+	return p.validFor(offer) + p.presentTime
 }
 
 // requirementsV2 is what this route issues for offer (compared whole with
@@ -462,7 +491,7 @@ func (p *Protocols) Challenge(_ context.Context, offer Offer, res Resource) (*Ch
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Type", "application/problem+json")
 	if p.mppEnabled() {
-		expires := p.now().Add(p.ttl + p.maxTimeout(offer)).Truncate(time.Second)
+		expires := p.now().Add(p.ttl + p.validFor(offer)).Truncate(time.Second)
 		methods := []string{MethodEVM}
 		if p.stripeOffered(offer) {
 			methods = append(methods, MethodStripe)
@@ -778,7 +807,8 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 		return nil, amountProblem("invalid_exact_evm_payload_authorization_value_mismatch", auth.Value, amount)
 	}
 	now := p.now()
-	if pr := checkWindow(auth, now, validBeforeMargin); pr != nil {
+	// validBefore must outlast the work and the settlement.
+	if pr := checkWindow(auth, now, p.validFor(offer)); pr != nil {
 		return nil, pr
 	}
 	if err := p.verifyPayment(ctx, pl.X402Version, c.Raw, reqRaw, auth); err != nil {
@@ -786,7 +816,7 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 	}
 	a := &Authorization{
 		Protocol: ProtocolX402, Method: SchemeExact, Payer: auth.From.Hex(),
-		ReservationKey: fmt.Sprintf("x402:%d:%s:0x%x", p.net.ChainID, auth.From.Hex(), auth.Nonce),
+		ReservationKey: auth.ReservationKey(p.net),
 		AmountMicroUSD: amount, Network: p.net.CAIP2, ValidUntil: unixTime(auth.ValidBefore),
 		PaymentID: paymentID, Dev: p.dev,
 		State: &x402State{version: pl.X402Version, payload: c.Raw, requirements: reqRaw},
@@ -841,9 +871,18 @@ func checkWindow(a *TransferAuthorization, now time.Time, margin time.Duration) 
 	}
 	if a.ValidBefore.Cmp(big.NewInt(now.Add(margin).Unix())) < 0 {
 		return fail(http.StatusPaymentRequired, "payment-expired", "invalid_exact_evm_payload_authorization_valid_before",
-			"The authorization expires at %s, too soon to settle (needs %s from now).", truncate(a.ValidBefore.String(), 40), margin)
+			"The authorization expires at %s, too soon: this route needs it valid for %s more (the work and the settlement); sign a new one.",
+			validBeforeText(a.ValidBefore), margin)
 	}
 	return nil
+}
+
+// validBeforeText renders validBefore as an RFC 3339 time when it is one.
+func validBeforeText(v *big.Int) string {
+	if v.IsInt64() && v.Int64() > 0 && v.Int64() < 1<<40 {
+		return time.Unix(v.Int64(), 0).UTC().Format(time.RFC3339)
+	}
+	return truncate(v.String(), 40)
 }
 
 // verifyPayment asks the Verifier about an EIP-3009 payment whose route
@@ -989,7 +1028,7 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 			"The authorization nonce is not keccak256(challenge id ‖ realm).")
 	}
 	// validBefore must outlast the work and the settlement.
-	if pr := checkWindow(auth, now, p.maxTimeout(offer)); pr != nil {
+	if pr := checkWindow(auth, now, p.validFor(offer)); pr != nil {
 		return nil, pr
 	}
 	issued := p.requirementsV2(offer)
@@ -1011,8 +1050,9 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 		}
 	}
 	return &Authorization{
-		Protocol: ProtocolMPP, Method: MethodEVM, Payer: auth.From.Hex(), ReservationKey: "mpp:" + ch.ID,
-		AmountMicroUSD: offer.AmountMicroUSD, Network: p.net.CAIP2, ValidUntil: unixTime(auth.ValidBefore),
+		Protocol: ProtocolMPP, Method: MethodEVM, Payer: auth.From.Hex(), ReservationKey: auth.ReservationKey(p.net),
+		ExtraReservationKeys: []string{"mpp:" + ch.ID},
+		AmountMicroUSD:       offer.AmountMicroUSD, Network: p.net.CAIP2, ValidUntil: unixTime(auth.ValidBefore),
 		QuoteID: res.QuoteID, Dev: p.dev,
 		State: &mppEVMState{challengeID: ch.ID, payload: payload, requirements: reqRaw, payer: auth.From.String()},
 	}, nil
