@@ -158,13 +158,22 @@ type ProcessorOptions struct {
 //   - Settlement: dev mode records "0xdev…" references; production settles
 //     x402 and MPP evm through the Settler (the Facilitator by default;
 //     MPP evm as an x402 v2 payload built from the EIP-3009
-//     authorization), and cards by
-//     capturing the PaymentIntent authorised at Verify (Void cancels it,
-//     or refunds it when Stripe captured at once). Unknown outcomes are
-//     *PendingError (errors.Is ErrSettlementPending), never failures; a
-//     refused settlement is a 402 verification-failed *Problem whose
-//     Reason is the facilitator's errorReason (only the MPP draft's
-//     problem types are used).
+//     authorization), and cards by capturing the PaymentIntent authorised
+//     by Hold (Void cancels it, or refunds it when Stripe captured at
+//     once). Unknown outcomes are *PendingError (errors.Is
+//     ErrSettlementPending), never failures; a refused settlement is a 402
+//     verification-failed *Problem whose Reason is the facilitator's
+//     errorReason (only the MPP draft's problem types are used) and, for
+//     x402, whose Header carries the failure SettleResponse in
+//     PAYMENT-RESPONSE (X-PAYMENT-RESPONSE for v1).
+//   - Cards: Verify checks the credential only and names the payer by a
+//     hash of the shared payment token; Hold (called by the Cashier after
+//     the reservation) creates and confirms the manual-capture
+//     PaymentIntent with the idempotency key mpp_<challengeId>_<spt>. When
+//     Stripe replays an earlier creation of that key, the intent's current
+//     state is read back: one cancelled (its call failed and was voided)
+//     or refunded is refused (402 invalid-challenge, card_canceled /
+//     card_refunded) before any work, never captured after it.
 //   - Receipts: Payment-Receipt {method, challengeId, reference, status
 //     "success", timestamp, chainId (evm), externalId (stripe, if sent)};
 //     x402 replies in kind (PAYMENT-RESPONSE for v2, X-PAYMENT-RESPONSE
@@ -1063,7 +1072,7 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-func (p *Protocols) verifyStripe(ctx context.Context, offer Offer, res Resource, cred *MPPCredential) (*Authorization, error) {
+func (p *Protocols) verifyStripe(_ context.Context, offer Offer, res Resource, cred *MPPCredential) (*Authorization, error) {
 	var pl mppStripePayload
 	if err := decodeJSONObject(cred.Payload, &pl); err != nil || pl.SPT == "" || len(pl.SPT) > 512 {
 		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "The stripe payload must carry an spt.")
@@ -1073,17 +1082,26 @@ func (p *Protocols) verifyStripe(ctx context.Context, offer Offer, res Resource,
 	if res.QuoteID != "" {
 		meta["quote_id"] = res.QuoteID
 	}
-	st, payer, err := p.stripe.authorize(ctx, cred.Challenge.ID, pl.SPT, cents, meta)
-	if err != nil {
-		return nil, err
-	}
+	st := &stripeState{challengeID: cred.Challenge.ID, spt: pl.SPT, cents: cents, metadata: meta}
 	st.receipt.ExternalID = pl.ExternalID
 	expires, _ := time.Parse(time.RFC3339, cred.Challenge.Expires)
 	return &Authorization{
-		Protocol: ProtocolMPPStripe, Method: MethodStripe, Payer: payer, ReservationKey: "mpp:" + cred.Challenge.ID,
+		Protocol: ProtocolMPPStripe, Method: MethodStripe, Payer: stripePayer(pl.SPT), ReservationKey: "mpp:" + cred.Challenge.ID,
 		AmountMicroUSD: cents * 10000, Network: "stripe", ValidUntil: expires,
 		QuoteID: res.QuoteID, State: st,
 	}, nil
+}
+
+var _ Holder = (*Protocols)(nil)
+
+// Hold implements Holder: it authorises a card payment (a manual-capture
+// PaymentIntent confirmed with the shared payment token). USDC payments
+// need no hold. Declines and unusable or spent credentials are *Problem.
+func (p *Protocols) Hold(ctx context.Context, a *Authorization) error {
+	if st, ok := a.State.(*stripeState); ok && st.intentID == "" {
+		return p.stripe.authorize(ctx, st)
+	}
+	return nil
 }
 
 // Settle implements Processor.
@@ -1102,7 +1120,13 @@ func (p *Protocols) Settle(ctx context.Context, a *Authorization) (*Settlement, 
 			return nil, err
 		}
 		if !sr.Success {
-			return nil, settlementRefused(sr)
+			pr := settlementRefused(sr)
+			// Reply in kind: the x402 failure SettleResponse goes back in
+			// PAYMENT-RESPONSE (X-PAYMENT-RESPONSE for v1) with the 402.
+			if s, err := x402Settlement(st.version, p.net, sr, false); err == nil {
+				pr.Header = s.Header
+			}
+			return nil, pr
 		}
 		return x402Settlement(st.version, p.net, sr, false)
 	case *mppEVMState:
