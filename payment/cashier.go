@@ -266,6 +266,11 @@ type Charge struct {
 // offer for the same request, Begin returns a replay Charge: Replay
 // returns the stored response, nothing is reserved or settled, and the new
 // credential (when it is a different payment) is voided and stays unused.
+// When the processor is a PaymentIdentifier, a retry with the very payment
+// that opened that order is answered before pricing and verification (so
+// also after the payment expired), and a credential that names a quote
+// prices the call with it when res names none. When the processor is a
+// Holder, its hold is placed after the payment is reserved.
 func (c *Cashier) Begin(ctx context.Context, offer Offer, res Resource, cred *Credential, opts *BeginOptions) (*Charge, error) {
 	ch, err := c.begin(ctx, offer, res, cred, opts)
 	if c.onEvent != nil {
