@@ -406,6 +406,27 @@ func TestGateIdempotentRetryAfterExpiry(t *testing.T) {
 	}
 }
 
+// A card retry with the same Idempotency-Key after its challenge expired
+// gets its stored answer too, without touching Stripe again.
+func TestGateIdempotentCardRetryAfterExpiry(t *testing.T) {
+	e := newRealEnv(t, realOpts{})
+	ch := e.challenge("POST", "/v1/claims/verify/quick", claimBody, nil)
+	card := map[string]string{"Authorization": paymenttest.MPPStripe(t, ch, "spt_test_idem"), "Idempotency-Key": "card-key"}
+	first := e.do("POST", "/v1/claims/verify/quick", claimBody, card)
+	if first.status != 200 {
+		t.Fatalf("first: %d %s", first.status, first.body)
+	}
+	calls := len(e.stripe.Requests())
+	e.clock.advance(time.Hour)
+	retry := e.do("POST", "/v1/claims/verify/quick", claimBody, card)
+	if retry.status != 200 || string(retry.body) != string(first.body) || retry.header.Get(payment.HeaderReplay) != "true" {
+		t.Fatalf("retry after expiry: %d %s", retry.status, retry.body)
+	}
+	if len(e.stripe.Requests()) != calls || e.h.delivered.Load() != 1 {
+		t.Fatalf("the retry called Stripe %d times or ran again", len(e.stripe.Requests())-calls)
+	}
+}
+
 // An x402 payment valid for less than the route's work and settlement is
 // refused with a clear problem before any work or order.
 func TestGateRefusesAnX402PaymentThatWouldExpireDuringTheWork(t *testing.T) {
