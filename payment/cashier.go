@@ -249,6 +249,7 @@ type Charge struct {
 	order  Order
 	token  string
 	call   *Call
+	res    Resource
 	replay *StoredResponse
 
 	mu   sync.Mutex
@@ -265,6 +266,11 @@ type Charge struct {
 // offer for the same request, Begin returns a replay Charge: Replay
 // returns the stored response, nothing is reserved or settled, and the new
 // credential (when it is a different payment) is voided and stays unused.
+// When the processor is a PaymentIdentifier, a retry with the very payment
+// that opened that order is answered before pricing and verification (so
+// also after the payment expired), and a credential that names a quote
+// prices the call with it when res names none. When the processor is a
+// Holder, its hold is placed after the payment is reserved.
 func (c *Cashier) Begin(ctx context.Context, offer Offer, res Resource, cred *Credential, opts *BeginOptions) (*Charge, error) {
 	ch, err := c.begin(ctx, offer, res, cred, opts)
 	if c.onEvent != nil {
@@ -304,6 +310,31 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 			return nil, err
 		}
 		customer = cu
+	}
+	ident, _ := c.p.(PaymentIdentifier)
+	if cred != nil && ident != nil && res.QuoteID == "" {
+		// A payment that names its quote (x402 payment-identifier "quo_…",
+		// MPP opaque) is priced with it even without X-Agentic-Quote-Id.
+		res.QuoteID = ident.NamedQuote(cred)
+	}
+	if cred != nil && ident != nil && o.IdempotencyKey != "" {
+		// A retry of the same payment gets its stored answer before any
+		// check that time (validBefore, challenge expiry), a used quote or
+		// a facilitator could fail: the payer is proved offline by the
+		// credential's signature, and only the very payment that opened
+		// the order is answered here.
+		if id, err := ident.IdentifyPayment(cred); err == nil {
+			prev, err := c.l.OrderByIdempotencyKey(ctx, id.Payer, offer.ID, o.IdempotencyKey)
+			switch {
+			case errors.Is(err, ErrOrderNotFound):
+			case err != nil:
+				return nil, err
+			case prev.ReservationKey == id.ReservationKey:
+				if ch, err := c.replay(ctx, prev, nil, o.RequestHash); ch != nil || err != nil {
+					return ch, err
+				}
+			}
+		}
 	}
 	priced, err := c.PriceOffer(ctx, offer, res.QuoteID)
 	if err != nil {
@@ -352,7 +383,7 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 		ID: ids.New(ids.Order), TokenHash: ids.Hash(token), OfferID: priced.ID, Tier: priced.Tier,
 		Protocol: auth.Protocol, Method: auth.Method, Network: auth.Network, Payer: auth.Payer,
 		AmountMicroUSD: auth.AmountMicroUSD, Currency: Currency, ReservationKey: auth.ReservationKey,
-		ReservedUntil: until, QuoteID: res.QuoteID, IdempotencyKey: o.IdempotencyKey, RequestHash: o.RequestHash, Dev: auth.Dev,
+		ExtraReservationKeys: auth.ExtraReservationKeys, ReservedUntil: until, QuoteID: res.QuoteID, IdempotencyKey: o.IdempotencyKey, RequestHash: o.RequestHash, Dev: auth.Dev,
 	}
 	if customer != nil {
 		ord.CustomerID = customer.ID
@@ -369,17 +400,33 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 	case err != nil:
 		return nil, err
 	}
+	if h, ok := c.p.(Holder); ok {
+		// Reserved first, held second: a credential refused above never
+		// placed a hold, and a failed hold gives the reservation back.
+		if err := h.Hold(ctx, auth); err != nil {
+			if ferr := c.fail(context.WithoutCancel(ctx), auth, ord.ID, "payment not authorised: "+problemDetail(err)); ferr != nil {
+				c.log.ErrorContext(ctx, "payment: releasing a payment whose hold failed", "order", ord.ID, "err", ferr)
+			}
+			var p *Problem
+			if !errors.As(err, &p) {
+				return nil, fmt.Errorf("%w: %v", ErrProcessorUnavailable, err)
+			}
+			return nil, err
+		}
+	}
 	call := &Call{Payer: auth.Payer, Protocol: auth.Protocol, OrderID: ord.ID, OrderTokenHash: ord.TokenHash, Offer: priced}
 	if customer != nil {
 		call.CustomerID = customer.ID
 	}
-	return &Charge{c: c, auth: auth, order: ord, token: token, call: call}, nil
+	return &Charge{c: c, auth: auth, order: ord, token: token, call: call, res: res}, nil
 }
 
-// replay answers a retry whose Idempotency-Key is held by prev. It returns
-// (nil, nil) when prev does not decide the outcome.
+// replay answers a retry whose Idempotency-Key is held by prev; auth is
+// the retry's verified payment, nil when it is prev's own payment
+// (identified offline). It returns (nil, nil) when prev does not decide
+// the outcome.
 func (c *Cashier) replay(ctx context.Context, prev *Order, auth *Authorization, requestHash string) (*Charge, error) {
-	samePayment := prev.ReservationKey == auth.ReservationKey
+	samePayment := auth == nil || prev.ReservationKey == auth.ReservationKey
 	voidNew := func() {
 		if !samePayment {
 			c.void(ctx, auth)
@@ -425,6 +472,11 @@ func (ch *Charge) Order() Order { return ch.order }
 // OrderToken returns the order token (ort_…) to hand to the payer; it is
 // not stored and cannot be shown again. "" for a replay.
 func (ch *Charge) OrderToken() string { return ch.token }
+
+// Resource returns the resource the charge pays for, with the quote the
+// payment was priced with (a fresh challenge for the same request, e.g.
+// after a failed settlement, is built from it).
+func (ch *Charge) Resource() Resource { return ch.res }
 
 // Authorization returns the verified payment (nil for a replay).
 func (ch *Charge) Authorization() *Authorization { return ch.auth }

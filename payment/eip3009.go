@@ -44,6 +44,16 @@ func (a *TransferAuthorization) Digest(n Network) ([32]byte, error) {
 	return eip712.Digest(n.domain().Separator(), st), nil
 }
 
+// ReservationKey is the single-use key of an EIP-3009 authorization on
+// network n: "eip3009:<chainId>:<token>:<from>:<nonce>" (lowercase hex).
+// The token contract accepts each (from, nonce) once, so the key is the
+// same whichever protocol carries the authorization (x402 v1, x402 v2, MPP
+// evm): one signed authorization is one payment, usable once in any of
+// them.
+func (a *TransferAuthorization) ReservationKey(n Network) string {
+	return fmt.Sprintf("eip3009:%d:%s:%s:0x%x", n.ChainID, n.USDC.Hex(), a.From.Hex(), a.Nonce)
+}
+
 // EIP3009Authorization is the wire form of TransferAuthorization used by
 // x402 ("authorization") and MPP evm: every integer is a decimal string,
 // nonce is 0x + 64 hex digits.

@@ -118,6 +118,37 @@ func TestFacilitatorClient(t *testing.T) {
 			t.Fatalf("settle = %+v, %v", sr, err)
 		}
 	})
+	t.Run("a settled nonce is refused, in either version", func(t *testing.T) {
+		fake := paymenttest.NewFacilitator(t)
+		c := newClient(t, fake.URL, nil)
+		auth := `"payload":{"authorization":{"from":"0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266","nonce":"0x11"}}`
+		v2 := json.RawMessage(`{"x402Version":2,` + auth + `}`)
+		v1 := json.RawMessage(`{"x402Version":1,"network":"base",` + auth + `}`)
+		req2 := json.RawMessage(`{"scheme":"exact","network":"eip155:8453","asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}`)
+		req1 := json.RawMessage(`{"scheme":"exact","network":"base","asset":"0x833589FCD6EDB6E08F4C7C32D4F71B54BDA02913"}`)
+		if sr, err := c.Settle(ctx, 2, v2, req2); err != nil || !sr.Success {
+			t.Fatalf("first settle = %+v, %v", sr, err)
+		}
+		for _, tc := range []struct {
+			version int
+			pl, req json.RawMessage
+			wantNet string
+		}{{2, v2, req2, "eip155:8453"}, {1, v1, req1, "base"}} {
+			sr, err := c.Settle(ctx, tc.version, tc.pl, tc.req)
+			if err != nil || sr.Success || sr.ErrorReason != paymenttest.ReasonNonceUsed || sr.Transaction != "" || sr.Network != tc.wantNet {
+				t.Errorf("v%d settle again = %+v, %v", tc.version, sr, err)
+			}
+			vr, err := c.Verify(ctx, tc.version, tc.pl, tc.req)
+			if err != nil || vr.IsValid || vr.InvalidReason != paymenttest.ReasonNonceUsed {
+				t.Errorf("v%d verify after settlement = %+v, %v", tc.version, vr, err)
+			}
+		}
+		// Another nonce of the same payer is still fine.
+		other := json.RawMessage(strings.Replace(string(v2), `"0x11"`, `"0x22"`, 1))
+		if sr, err := c.Settle(ctx, 2, other, req2); err != nil || !sr.Success {
+			t.Errorf("other nonce = %+v, %v", sr, err)
+		}
+	})
 	pendingCases := []struct {
 		name    string
 		replies []paymenttest.Reply
@@ -229,7 +260,7 @@ func TestProductionSettlement(t *testing.T) {
 		PaymentRequirements payment.PaymentRequirements
 	}
 	_ = json.Unmarshal(f.fac.Calls("/settle")[0].Body, &body)
-	if body.X402Version != 2 || body.PaymentRequirements.Amount != "250000" || body.PaymentRequirements.MaxTimeoutSeconds != 180 {
+	if body.X402Version != 2 || body.PaymentRequirements.Amount != "250000" || body.PaymentRequirements.MaxTimeoutSeconds != 210 {
 		t.Errorf("settle body %+v", body)
 	}
 

@@ -36,6 +36,11 @@ const (
 // when GateOptions.MaxResponseBytes is 0.
 const DefaultMaxResponseBytes = 8 << 20
 
+// DefaultMaxRequestBytes bounds the request body the gate reads (to hash
+// it and hand it to the handler) when GateOptions.MaxRequestBytes is 0:
+// 1 MiB, the server package's default body limit.
+const DefaultMaxRequestBytes = 1 << 20
+
 // exposed lists the headers browsers may read on paid responses.
 const exposed = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, WWW-Authenticate, Payment-Receipt, " +
 	HeaderOrderID + ", " + HeaderOrderToken + ", " + HeaderReceiptID + ", " + HeaderReplay + ", Retry-After"
@@ -58,6 +63,12 @@ type GateOptions struct {
 	// A larger response is not delivered and the order fails. Zero means
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int64
+	// MaxRequestBytes bounds the request body the gate reads; a larger
+	// body is answered 413 before any payment step. Zero means
+	// DefaultMaxRequestBytes; a negative value means no limit of the
+	// gate's own (for a host that already limits bodies). Behind a server
+	// whose own body limit is higher, raise this to match.
+	MaxRequestBytes int64
 }
 
 // Gate is the HTTP Paywall: it turns a handler into a paid one. See the
@@ -67,6 +78,7 @@ type Gate struct {
 	base     string
 	trustFwd bool
 	maxResp  int64
+	maxReq   int64
 }
 
 var _ Paywall = (*Gate)(nil)
@@ -89,9 +101,12 @@ func NewGateFor(c *Cashier, o *GateOptions) (*Gate, error) {
 	if o == nil {
 		o = &GateOptions{}
 	}
-	g := &Gate{c: c, trustFwd: o.TrustForwardedHeaders, maxResp: o.MaxResponseBytes}
+	g := &Gate{c: c, trustFwd: o.TrustForwardedHeaders, maxResp: o.MaxResponseBytes, maxReq: o.MaxRequestBytes}
 	if g.maxResp <= 0 {
 		g.maxResp = DefaultMaxResponseBytes
+	}
+	if g.maxReq == 0 {
+		g.maxReq = DefaultMaxRequestBytes
 	}
 	if o.PublicBaseURL != "" {
 		u, err := url.Parse(o.PublicBaseURL)
@@ -119,9 +134,19 @@ type Streamer interface {
 	StreamsPaidResponse() bool
 }
 
-// Gate implements Paywall.
+// Gate implements Paywall: it returns next, sold for offer.
 func (g *Gate) Gate(offer Offer, next http.Handler) http.Handler {
 	return &gated{g: g, offer: offer, next: next}
+}
+
+// Middleware returns the gate for offer as a middleware, the
+// func(http.Handler) http.Handler shape that routers chain:
+//
+//	mux.Handle("POST /v1/report", gate.Middleware(offer)(reportHandler))
+//
+// It is the same as g.Gate(offer, next).
+func (g *Gate) Middleware(offer Offer) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler { return g.Gate(offer, next) }
 }
 
 type gated struct {
@@ -136,11 +161,12 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Origin") != "" && w.Header().Get("Access-Control-Expose-Headers") == "" {
 		w.Header().Set("Access-Control-Expose-Headers", exposed)
 	}
-	body, err := readBody(r)
+	body, err := readBody(w, r, g.maxReq)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
+			writeProblem(w, &Problem{Status: http.StatusRequestEntityTooLarge,
+				Detail: fmt.Sprintf("Request body too large (at most %d bytes)", mbe.Limit)})
 			return
 		}
 		httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
@@ -171,16 +197,22 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sum := sha256.Sum256(body)
 		res.BodyDigest = "sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
 	}
-	priced, err := c.PriceOffer(ctx, h.offer, res.QuoteID)
-	if err != nil {
-		unquoted := res
-		unquoted.QuoteID = ""
-		g.refuse(w, r, h.offer, unquoted, err)
-		return
+	// challengeWith answers 402 for the offer priced by the request's
+	// quote; a quote that cannot be used is reported, and the challenge
+	// is then at the offer's own price without it.
+	challengeWith := func(p *Problem) {
+		priced, err := c.PriceOffer(ctx, h.offer, res.QuoteID)
+		if err != nil {
+			unquoted := res
+			unquoted.QuoteID = ""
+			g.refuse(w, r, h.offer, unquoted, err)
+			return
+		}
+		g.challenge(w, r, priced, res, p)
 	}
 	if r.Method == http.MethodHead {
 		// A HEAD answer has no body: never charge for one.
-		g.challenge(w, r, priced, res, nil)
+		challengeWith(nil)
 		return
 	}
 	cred, err := c.p.ReadCredential(r.Header)
@@ -189,22 +221,33 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !errors.As(err, &p) {
 			// A credential the processor cannot read is the payer's
 			// mistake: 400, never 500.
-			err = &Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed payment credential: " + err.Error()}
+			p = &Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed payment credential: " + err.Error()}
 		}
 		c.report(PaymentEvent{Outcome: "rejected", OfferID: h.offer.ID})
-		g.refuse(w, r, priced, res, err)
+		if p.Status == http.StatusPaymentRequired || p.Status == 0 {
+			challengeWith(p)
+			return
+		}
+		writeProblem(w, p)
 		return
 	}
 	if cred == nil {
 		c.report(PaymentEvent{Outcome: "challenged", OfferID: h.offer.ID})
-		g.challenge(w, r, priced, res, nil)
+		challengeWith(nil)
 		return
 	}
+	// Begin prices the offer itself (after answering an idempotent retry,
+	// whose quote is already used, from its stored order).
 	reqHash := requestHash(r, body)
 	ch, err := c.Begin(ctx, h.offer, res, cred, &BeginOptions{
 		CustomerKey: customerKey, IdempotencyKey: r.Header.Get(HeaderIdempotencyKey), RequestHash: reqHash})
 	if err != nil {
-		g.refuse(w, r, priced, res, err)
+		var p *Problem
+		if errors.As(err, &p) && (p.Status == http.StatusPaymentRequired || p.Status == 0) && !isQuoteProblem(p) {
+			challengeWith(p)
+			return
+		}
+		g.refuse(w, r, h.offer, res, err)
 		return
 	}
 	if stored, ok := ch.Replay(); ok {
@@ -354,8 +397,10 @@ func (g *Gate) completionError(w http.ResponseWriter, r *http.Request, ch *Charg
 			"orderUrl": g.base + "/v1/orders/" + id,
 		})
 	case errors.Is(err, ErrSettlementFailed):
-		g.challenge(w, r, ch.Call().Offer, Resource{URL: g.resourceURL(r), Method: r.Method, Description: ch.Call().Offer.Description,
-			MimeType: ch.Call().Offer.MimeType}, asProblem(err, "Settlement failed: "+problemDetail(err)))
+		// The fresh challenge is for this very request: its resource, body
+		// digest and quote (released by the failure), so that it can be
+		// paid on a POST or quoted route.
+		g.challenge(w, r, ch.Call().Offer, ch.Resource(), asProblem(err, "Settlement failed: "+problemDetail(err)))
 	default:
 		g.internal(w, r, "completing a paid call", err)
 	}
@@ -379,7 +424,7 @@ func (g *Gate) refuse(w http.ResponseWriter, r *http.Request, offer Offer, res R
 	switch {
 	case errors.As(err, &p):
 		if p.Status == http.StatusPaymentRequired || p.Status == 0 {
-			if p.Reason == ReasonQuoteMismatch || p.Reason == ReasonQuoteUsed || p.Reason == ReasonQuoteUnknown || p.Reason == ReasonQuoteExpired {
+			if isQuoteProblem(p) {
 				res.QuoteID = ""
 			}
 			g.challenge(w, r, offer, res, p)
@@ -402,6 +447,10 @@ func (g *Gate) refuse(w http.ResponseWriter, r *http.Request, offer Offer, res R
 	}
 }
 
+func isQuoteProblem(p *Problem) bool {
+	return p.Reason == ReasonQuoteMismatch || p.Reason == ReasonQuoteUsed || p.Reason == ReasonQuoteUnknown || p.Reason == ReasonQuoteExpired
+}
+
 // challenge answers 402 with a fresh challenge; p, when set, explains why
 // the previous payment was refused.
 func (g *Gate) challenge(w http.ResponseWriter, r *http.Request, offer Offer, res Resource, p *Problem) {
@@ -414,6 +463,13 @@ func (g *Gate) challenge(w http.ResponseWriter, r *http.Request, offer Offer, re
 	for k, v := range ch.Header {
 		for _, s := range v {
 			hd.Add(k, s)
+		}
+	}
+	if p != nil {
+		// For example PAYMENT-RESPONSE {"success":false,…} of a refused
+		// x402 settlement.
+		for k, v := range p.Header {
+			hd[k] = append([]string(nil), v...)
 		}
 	}
 	hd.Set("Cache-Control", "no-store")
@@ -482,9 +538,14 @@ func (g *Gate) internal(w http.ResponseWriter, r *http.Request, what string, err
 	httpjson.Detail(w, http.StatusInternalServerError, "Internal Server Error")
 }
 
-func readBody(r *http.Request) ([]byte, error) {
+// readBody reads the request body (at most limit bytes when limit > 0)
+// and leaves it readable for the handler.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
+	}
+	if limit > 0 {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 	}
 	b, err := io.ReadAll(r.Body)
 	_ = r.Body.Close()

@@ -40,7 +40,10 @@ func ExampleNewGate() {
 		call.SetResult("report", "r1")
 		fmt.Fprintf(w, `{"paidBy":%q}`, call.Payer)
 	})
-	h := gate.Gate(payment.Offer{ID: "reports.monthly", AmountMicroUSD: 100_000, MimeType: "application/json"}, report)
+	// gate.Middleware(offer) is the func(http.Handler) http.Handler form of
+	// gate.Gate(offer, report), for routers that chain middleware.
+	monthly := payment.Offer{ID: "reports.monthly", AmountMicroUSD: 100_000, MimeType: "application/json"}
+	h := gate.Middleware(monthly)(report)
 
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/reports/monthly", nil))

@@ -482,6 +482,11 @@ func TestGateSettlementFailureDeliversNothing(t *testing.T) {
 	if d := detail(t, r.body); d != "Settlement failed: Insufficient funds" {
 		t.Errorf("detail = %q", d)
 	}
+	// The fresh challenge is for this request: its body digest included.
+	ch := e.proc.Challenges()
+	if len(ch) != 1 || ch[0].BodyDigest != payment.BodyDigest([]byte(claimBody)) || ch[0].URL != publicBase+"/v1/claims/verify/quick" {
+		t.Errorf("fresh challenge for %+v", ch)
+	}
 	o := e.order(r.header.Get(payment.HeaderOrderID))
 	if o.Status != payment.OrderFailed || o.FailureReason != "settlement failed: Insufficient funds" || o.ReceiptID != "" {
 		t.Fatalf("order = %+v", o)
@@ -832,5 +837,30 @@ func TestReconcileAfterRestartTakesEveryOpenOrder(t *testing.T) {
 	}
 	if o := e.order(ch.Order().ID); o.Status != payment.OrderFailed || o.FailureReason != "interrupted" {
 		t.Fatalf("interrupted order = %+v", o)
+	}
+}
+
+// The gate used on its own bounds the request bodies it reads: 413 before
+// any payment step, at the default limit or a configured one.
+func TestGateBoundsRequestBodies(t *testing.T) {
+	big := `{"claim":"` + strings.Repeat("x", payment.DefaultMaxRequestBytes) + `"}`
+	e := newEnv(t, nil, nil, nil)
+	r := e.do("POST", "/v1/claims/verify/quick", big, pay("0xA", "n1"))
+	if r.status != 413 || !strings.Contains(detail(t, r.body), "Request body too large") || r.header.Get("PAYMENT-REQUIRED") != "" {
+		t.Fatalf("default limit: %d %s", r.status, r.body)
+	}
+	if e.proc.TotalSettled() != 0 || len(e.proc.Challenges()) != 0 || e.h.delivered.Load() != 0 {
+		t.Fatal("an oversized request reached a payment step or the handler")
+	}
+	small := newEnv(t, nil, nil, func(o *payment.GateOptions) { o.MaxRequestBytes = 64 })
+	if r := small.do("POST", "/v1/claims/verify/quick", `{"claim":"`+strings.Repeat("y", 64)+`"}`, nil); r.status != 413 {
+		t.Fatalf("configured limit: %d %s", r.status, r.body)
+	}
+	if r := small.do("POST", "/v1/claims/verify/quick", claimBody, pay("0xA", "n2")); r.status != 200 {
+		t.Fatalf("within the limit: %d %s", r.status, r.body)
+	}
+	unlimited := newEnv(t, nil, nil, func(o *payment.GateOptions) { o.MaxRequestBytes, o.MaxResponseBytes = -1, 4<<20 })
+	if r := unlimited.do("POST", "/v1/claims/verify/quick", big, pay("0xA", "n3")); r.status != 200 {
+		t.Fatalf("no limit: %d", r.status)
 	}
 }

@@ -75,6 +75,11 @@ type Order struct {
 	// ReservationKey is the payment's single-use key (Authorization.
 	// ReservationKey).
 	ReservationKey string
+	// ExtraReservationKeys are further single-use keys of the same payment
+	// (Authorization.ExtraReservationKeys), reserved, released and
+	// consumed together with ReservationKey. They are not read back by
+	// Order.
+	ExtraReservationKeys []string
 	// ReservedUntil is when the reservation may be forgotten (the
 	// payment's ValidUntil).
 	ReservedUntil time.Time
@@ -185,8 +190,9 @@ type OfferSummary struct {
 // its conformance suite. Every method is safe for concurrent use, also from
 // several processes sharing one database.
 type Ledger interface {
-	// OpenOrder atomically reserves o.ReservationKey (ErrReservationUsed
-	// when it is reserved or consumed), claims o.QuoteID when set
+	// OpenOrder atomically reserves o.ReservationKey and every one of
+	// o.ExtraReservationKeys (ErrReservationUsed when any is reserved or
+	// consumed), claims o.QuoteID when set
 	// (ErrQuoteUnavailable when expired, used or unknown), claims
 	// (o.Payer, o.OfferID, o.IdempotencyKey) when the key is set
 	// (ErrIdempotencyInFlight when another order holds it), and inserts o

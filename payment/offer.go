@@ -14,39 +14,77 @@
 // micro-USD and are never defined here: offers are built by the routes from
 // the tier table (claims.Tiers) or their own configuration.
 //
+// # The shape chosen for "a Verifier interface" and "payment.Gate(offer,
+// *Options) func(http.Handler) http.Handler"
+//
+// Verification of USDC payments (x402 v1/v2 and MPP evm, all EIP-3009
+// authorizations) sits behind Verifier, with the x402 facilitator's
+// /verify signature; settlement behind Settler, with /settle's. Facilitator
+// implements both over HTTP, LocalVerifier verifies offline (EIP-712
+// digest, secp256k1 recovery), and VerifyAll chains verifiers. Protocols —
+// the Processor that speaks x402 and MPP — takes them in
+// ProcessorOptions.Verifier and .Settler: by default the local verifier and
+// then the facilitator (the local verifier alone in dev mode), and the
+// facilitator to settle; a host plugs facilitator-only or local-only
+// verification by setting Verifier. The checks that depend on what a route
+// issues (pinned requirements, recipient, price, validity window, MPP
+// challenge binding) stay in Protocols and always run. Cards (MPP stripe)
+// are not EIP-3009 payments and go through StripeCharger.
+//
+// The middleware is a method, not a package function: a function named
+// Gate would clash with the Gate type, and a gate is built once (with its
+// ledger, keys and processor) and then applied to many routes with
+// different offers. NewGate(processor, ledger, *GateOptions) builds it;
+// gate.Middleware(offer) is the func(http.Handler) http.Handler, and
+// gate.Gate(offer, next) the same thing applied directly (the Paywall
+// interface that server uses).
+//
 // # Order of events of a paid HTTP call (Gate)
 //
-//  1. The request body is read (it stays readable for the handler).
+//  1. The request body is read, at most GateOptions.MaxRequestBytes
+//     (default 1 MiB; 413 above), and stays readable for the handler.
 //  2. If the handler is a Prechecker, its Precheck runs: validation (422)
 //     and existence (404) errors are answered before any payment talk and
 //     are never charged.
 //  3. X-Agentic-Customer-Key, when present, must name an active customer,
 //     else 401 {"detail":"A valid X-Agentic-Customer-Key is required"}.
-//  4. X-Agentic-Quote-Id, when present, prices the offer from the quote
-//     (locked price). An unknown, expired, used or other-tier quote is
-//     refused with 402, a fresh challenge without the quote, and a problem
-//     detail that says why.
-//  5. No credential: 402 with Processor.Challenge for the resource (the
+//  4. No credential: 402 with Processor.Challenge for the resource (the
 //     configured public base URL plus the request path and query, never
 //     the Host or X-Forwarded-* headers unless TrustForwardedHeaders), the
 //     RFC 9530 body digest for requests with a body, Cache-Control:
-//     no-store. A credential the processor cannot read: 400 problem body
-//     (or the processor's 402), never 500.
-//  6. Processor.Verify. A refusal is 402 with a fresh challenge and the
-//     reason; a processor that cannot answer is 503 (payment not used).
-//  7. With an Idempotency-Key (scoped by payer and offer): a completed
-//     order for the same request replays its stored response bytes with
-//     the same order id and receipt id and X-Agentic-Idempotent-Replay:
-//     true. The new credential is verified (it proves who the payer is) but
-//     neither reserved nor settled; when it is a different payment it is
-//     voided and stays usable elsewhere until it expires. The same key for
-//     a different request is 409; while the first order is in flight, 409
-//     with Retry-After.
-//  8. The payment's ReservationKey is reserved atomically with the order
-//     (status processing), the quote claim and the idempotency claim, in
-//     one transaction on a unique key: a second use, also concurrent, also
-//     from another instance on the same PostgreSQL database, is 402
-//     "Payment already used" with a fresh challenge.
+//     no-store, priced by the quote named in X-Agentic-Quote-Id (an
+//     unknown, expired, used or other-tier quote is refused with 402, a
+//     fresh challenge without the quote, and a problem detail that says
+//     why). A credential the processor cannot read: 400 problem body (or
+//     the processor's 402), never 500.
+//  5. When the processor is a PaymentIdentifier (Protocols is), the
+//     credential is identified offline: a payment that names its quote
+//     (x402 payment-identifier "quo_…", MPP opaque) is priced with it
+//     even without X-Agentic-Quote-Id; and with an Idempotency-Key
+//     (scoped by payer and offer), a completed order opened by this very
+//     payment for the same request replays its stored response bytes —
+//     before any expiry or facilitator check, so a retry whose
+//     authorization or challenge has since expired still gets what it
+//     paid for. The payer is proved by the signature (recovered locally),
+//     so another payer never gets it.
+//  6. The quote prices the offer; Processor.Verify checks the payment. A
+//     refusal is 402 with a fresh challenge and the reason; a processor
+//     that cannot answer is 503 (payment not used).
+//  7. With an Idempotency-Key: a completed order of the same payer for
+//     the same request replays its stored response with the same order id
+//     and receipt id and X-Agentic-Idempotent-Replay: true; the new
+//     credential (a different payment) is neither reserved nor settled,
+//     voided and stays usable elsewhere until it expires. The same key
+//     for a different request is 409; while the first order is in
+//     flight, 409 with Retry-After.
+//  8. The payment's ReservationKey (and ExtraReservationKeys) is reserved
+//     atomically with the order (status processing), the quote claim and
+//     the idempotency claim, in one transaction on a unique key: a second
+//     use, also concurrent, also from another instance on the same
+//     PostgreSQL database, is 402 "Payment already used" with a fresh
+//     challenge. When the processor is a Holder (cards), the hold is
+//     placed only now: a refused credential never places one, and a hold
+//     that fails fails the order and releases the reservation.
 //  9. The handler runs with the Call in its context and the offer's
 //     WorkTimeout as deadline; its response is buffered (at most
 //     MaxResponseBytes; larger responses fail the order with 500 and are
@@ -55,17 +93,20 @@
 //     and settlement header follow as HTTP trailers.
 //  10. Status >= 400 (or a panic, or the timeout): the payment is voided,
 //     never settled, the reservation and quote are released (the payer may
-//     retry with the same credential) and the order is failed with the
-//     reason; the handler's error response is returned with the order id
-//     and token.
+//     retry with the same credential — except a card credential, whose
+//     released authorisation cannot be used again) and the order is failed
+//     with the reason; the handler's error response is returned with the
+//     order id and token.
 //  11. Otherwise the order moves to settling (with the SHA-256 of the
 //     exact response bytes, the provider usage and cost, and the stored
 //     response) and the processor settles. A refusal fails the order and
-//     answers 402 with a fresh challenge and "Settlement failed: <why>":
-//     nothing is delivered. ErrSettlementPending (or a timeout) leaves the
-//     order settling and answers 202 {"detail","orderId","status":
-//     "settling","orderUrl"} with Retry-After: the payer must not pay
-//     again but poll GET /v1/orders/{id} and then read GET
+//     answers 402 with "Settlement failed: <why>" and a fresh challenge
+//     for this same request (resource, body digest, quote), plus the
+//     processor's failure header (x402: PAYMENT-RESPONSE {"success":
+//     false,…}): nothing is delivered. ErrSettlementPending (or a timeout)
+//     leaves the order settling and answers 202 {"detail","orderId",
+//     "status":"settling","orderUrl"} with Retry-After: the payer must not
+//     pay again but poll GET /v1/orders/{id} and then read GET
 //     /v1/orders/{id}/result (or retry with the same Idempotency-Key once
 //     the order is completed).
 //  12. Settled: the order is completed, its receipt signed and stored, its
@@ -135,8 +176,12 @@
 //   - Idempotency-Key is scoped by payer and offer, never global.
 //   - A quote is single use: the first order that names it claims it, and
 //     a failed order gives it back.
-//   - A credential that names a quote (MPP opaque) must match the quote in
-//     X-Agentic-Quote-Id.
+//   - A credential that names a quote (MPP opaque, x402 payment-identifier
+//     "quo_…") is priced with it; when X-Agentic-Quote-Id is sent too, the
+//     two must match.
+//   - Card (MPP stripe) payers are identified by a hash of their shared
+//     payment token ("stripe:spt_…"), known before Stripe is called, so
+//     that the payment is reserved before the card is authorised.
 //   - Card (MPP stripe) orders record the card amount in micro-USD.
 //   - HEAD requests on paid GET routes are always answered with the
 //     challenge: a response without a body is never charged.

@@ -73,12 +73,17 @@ type Authorization struct {
 	// Payer is a lowercase 0x address, or the processor's reference for
 	// card payments.
 	Payer string
-	// ReservationKey is unique to this payment (payer and nonce, or MPP
-	// challenge id). The ledger reserves it atomically: a second use,
-	// even concurrent, even from another instance, is refused.
+	// ReservationKey is unique to this payment (for EIP-3009 payments the
+	// chain, token, payer and nonce whatever protocol carried them; the
+	// MPP challenge id for cards). The ledger reserves it atomically: a
+	// second use, even concurrent, even from another instance, is refused.
 	ReservationKey string
-	AmountMicroUSD int64
-	Network        string
+	// ExtraReservationKeys are further keys the same payment uses up and
+	// that are reserved atomically with ReservationKey (an MPP evm payment
+	// also uses up its challenge id).
+	ExtraReservationKeys []string
+	AmountMicroUSD       int64
+	Network              string
 	// ValidUntil is when the payment stops being usable; a reservation
 	// need not be kept longer.
 	ValidUntil time.Time
@@ -128,6 +133,17 @@ type Processor interface {
 	Void(ctx context.Context, a *Authorization) error
 }
 
+// Holder is implemented by processors whose payments need a hold placed
+// before the paid work runs, such as a card authorisation. Verify then
+// only checks the credential; the Cashier reserves the payment (opening
+// its order) and only then calls Hold, so a credential refused as already
+// used never places a hold, and a hold that fails releases the
+// reservation. Void releases the hold; Settle captures it (placing it
+// first if Hold was never called).
+type Holder interface {
+	Hold(ctx context.Context, a *Authorization) error
+}
+
 // ErrSettlementPending reports a settlement whose outcome is not known yet
 // (facilitator timeout, transaction pending). It is not a failure: the
 // payer must not be asked to pay again.
@@ -147,6 +163,9 @@ type Problem struct {
 	Reason string
 	// Detail is a sentence for people.
 	Detail string
+	// Header holds protocol headers to send with the refusal, e.g. the
+	// x402 PAYMENT-RESPONSE {"success":false,…} of a refused settlement.
+	Header http.Header
 }
 
 func (p *Problem) Error() string {

@@ -33,8 +33,22 @@ type ProcessorOptions struct {
 	// the configured Stripe account (use a test key).
 	Dev bool
 	// Facilitator settles x402 and MPP evm payments (and checks balances
-	// at verification). Required unless Dev.
+	// at verification). Required unless Dev or Settler is set.
 	Facilitator *Facilitator
+	// Verifier checks the signature (and, for a facilitator, the balance)
+	// of USDC payments, x402 and MPP evm alike, after this processor's own
+	// checks of what the route issues (requirements, recipient, amount,
+	// validity window, MPP binding). Nil means
+	// VerifyAll(&LocalVerifier{}, Facilitator) — the LocalVerifier alone
+	// in dev mode or when no Facilitator is set. Set Facilitator for
+	// facilitator-only verification, or &LocalVerifier{} for local-only
+	// verification (no network call before the work; the payer's balance
+	// is then first seen at settlement). Its answer's payer, when given,
+	// must be the authorization's from.
+	Verifier Verifier
+	// Settler settles USDC payments. Nil means Facilitator. Ignored in
+	// dev mode, which settles nothing.
+	Settler Settler
 	// MPPSecret keys the stateless HMAC binding of MPP challenge ids. At
 	// least 32 bytes; nil disables MPP.
 	MPPSecret []byte
@@ -51,8 +65,15 @@ type ProcessorOptions struct {
 	// it is settled after the work.
 	ChallengeTTL time.Duration
 	// SettlementTime is the time allowed for settlement after the work
-	// (default 60 s); maxTimeoutSeconds = Offer.WorkTimeout + SettlementTime.
+	// (default 60 s). A payment must stay valid for Offer.WorkTimeout +
+	// SettlementTime after it is verified.
 	SettlementTime time.Duration
+	// PresentationTime is the time allowed between an x402 client signing
+	// its authorization (validBefore = signing time + maxTimeoutSeconds)
+	// and this server verifying it: latency and clock skew (default 30 s).
+	// maxTimeoutSeconds = Offer.WorkTimeout + SettlementTime +
+	// PresentationTime.
+	PresentationTime time.Duration
 	// Stripe enables MPP stripe (cards) for offers with a card price.
 	Stripe *StripeCharger
 	// RequirePaymentIdentifier makes the x402 payment-identifier extension
@@ -82,12 +103,18 @@ type ProcessorOptions struct {
 //     WWW-Authenticate: Payment per MPP method (evm; stripe when a card
 //     price and Stripe are configured), Cache-Control: no-store and
 //     Content-Type application/problem+json.
-//   - maxTimeoutSeconds = Offer.WorkTimeout (default 120 s) +
-//     SettlementTime (default 60 s): an x402 authorisation signed at the
-//     challenge stays valid until after the work and the settlement.
-//   - MPP challenges expire at issue + ChallengeTTL (5 min) +
-//     maxTimeoutSeconds; mppx signs validBefore = expires, and Verify
-//     requires validBefore ≥ now + maxTimeoutSeconds, so a credential is
+//   - Validity: every USDC payment, x402 or MPP, must stay valid for the
+//     work and the settlement after it is verified: Verify requires
+//     validBefore ≥ now + Offer.WorkTimeout (default 120 s) +
+//     SettlementTime (default 60 s), else 402 payment-expired
+//     (invalid_exact_evm_payload_authorization_valid_before) before any
+//     work. (The facilitator's own 6-second margin would let a payment
+//     run out during the work and fail at settlement.)
+//   - maxTimeoutSeconds = that + PresentationTime (default 30 s, 210 s in
+//     all): x402 clients sign validBefore = now + maxTimeoutSeconds, so a
+//     payment presented within PresentationTime of signing passes.
+//   - MPP challenges expire at issue + ChallengeTTL (5 min) + work +
+//     settlement; mppx signs validBefore = expires, so a credential is
 //     accepted for ChallengeTTL after issue and always settles in time.
 //   - MPP ids are the stateless 7-slot HMAC binding; every echoed field is
 //     then pinned to what the route issues now (realm, method, intent,
@@ -109,24 +136,44 @@ type ProcessorOptions struct {
 //     value is below the price, payment-expired, invalid-challenge) and an
 //     x402 reason code (Problem.Reason). Challenge.WithProblem renders a
 //     fresh challenge carrying the problem.
-//   - Reservation keys: x402 "x402:<chainId>:<from>:<nonce>" (lowercase
-//     hex); MPP "mpp:<challengeId>" — the same challenge always yields the
-//     same key, so the ledger's atomic reservation makes it single-use.
+//   - Reservation keys: every EIP-3009 payment (x402 v1, v2, MPP evm) is
+//     reserved under "eip3009:<chainId>:<token>:<from>:<nonce>" (lowercase
+//     hex; TransferAuthorization.ReservationKey), so one signed
+//     authorization is used once across protocols — an MPP credential
+//     repackaged as x402, or a v2 payload replayed as v1, is "payment
+//     already used". MPP payments also reserve "mpp:<challengeId>" (MPP
+//     evm as an extra key, cards as their key): a challenge is single
+//     use even for a second signer.
 //   - x402 v2 payloads must echo the whole accepted object exactly as
 //     issued (field-by-field checks first, for precise reasons); an echoed
 //     resource URL must be this route's. v1 payloads are checked through
 //     scheme, network and the signature (whose domain pins the asset).
 //   - Payment ids (x402 payment-identifier) are validated (16–128 of
 //     [A-Za-z0-9_-]); an id starting "quo_" is also reported as QuoteID.
+//   - Verification of USDC payments: the route checks above, then the
+//     Verifier (ProcessorOptions.Verifier; by default LocalVerifier and
+//     then the Facilitator, LocalVerifier alone in dev mode); MPP evm is
+//     verified as the x402 v2 payload built from its EIP-3009
+//     authorization.
 //   - Settlement: dev mode records "0xdev…" references; production settles
-//     x402 and MPP evm through the facilitator (MPP evm as an x402 v2
-//     payload built from the EIP-3009 authorization), and cards by
-//     capturing the PaymentIntent authorised at Verify (Void cancels it,
-//     or refunds it when Stripe captured at once). Unknown outcomes are
-//     *PendingError (errors.Is ErrSettlementPending), never failures; a
-//     refused settlement is a 402 verification-failed *Problem whose
-//     Reason is the facilitator's errorReason (only the MPP draft's
-//     problem types are used).
+//     x402 and MPP evm through the Settler (the Facilitator by default;
+//     MPP evm as an x402 v2 payload built from the EIP-3009
+//     authorization), and cards by capturing the PaymentIntent authorised
+//     by Hold (Void cancels it, or refunds it when Stripe captured at
+//     once). Unknown outcomes are *PendingError (errors.Is
+//     ErrSettlementPending), never failures; a refused settlement is a 402
+//     verification-failed *Problem whose Reason is the facilitator's
+//     errorReason (only the MPP draft's problem types are used) and, for
+//     x402, whose Header carries the failure SettleResponse in
+//     PAYMENT-RESPONSE (X-PAYMENT-RESPONSE for v1).
+//   - Cards: Verify checks the credential only and names the payer by a
+//     hash of the shared payment token; Hold (called by the Cashier after
+//     the reservation) creates and confirms the manual-capture
+//     PaymentIntent with the idempotency key mpp_<challengeId>_<spt>. When
+//     Stripe replays an earlier creation of that key, the intent's current
+//     state is read back: one cancelled (its call failed and was voided)
+//     or refunded is refused (402 invalid-challenge, card_canceled /
+//     card_refunded) before any work, never captured after it.
 //   - Receipts: Payment-Receipt {method, challengeId, reference, status
 //     "success", timestamp, chainId (evm), externalId (stripe, if sent)};
 //     x402 replies in kind (PAYMENT-RESPONSE for v2, X-PAYMENT-RESPONSE
@@ -135,12 +182,14 @@ type Protocols struct {
 	payTo       Address
 	net         Network
 	dev         bool
-	fac         *Facilitator
+	verifier    Verifier
+	settler     Settler
 	secret      []byte
 	oldSecrets  [][]byte
 	realm       string
 	ttl         time.Duration
 	settleTime  time.Duration
+	presentTime time.Duration
 	stripe      *StripeCharger
 	requireID   bool
 	extensions  func(Offer, Resource) map[string]json.RawMessage
@@ -177,8 +226,8 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 		return nil, fmt.Errorf("payment: unknown network %q (want eip155:8453 or eip155:84532)", opts.Network)
 	}
 	p := &Protocols{
-		payTo: payTo, net: n, dev: opts.Dev, fac: opts.Facilitator, realm: opts.Realm,
-		ttl: opts.ChallengeTTL, settleTime: opts.SettlementTime, stripe: opts.Stripe,
+		payTo: payTo, net: n, dev: opts.Dev, verifier: opts.Verifier, settler: opts.Settler, realm: opts.Realm,
+		ttl: opts.ChallengeTTL, settleTime: opts.SettlementTime, presentTime: opts.PresentationTime, stripe: opts.Stripe,
 		requireID: opts.RequirePaymentIdentifier, extensions: opts.Extensions, now: opts.Now, log: opts.Logger,
 		random:      opts.Random,
 		defaultWork: 120 * time.Second,
@@ -198,8 +247,22 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 	if p.settleTime <= 0 {
 		p.settleTime = 60 * time.Second
 	}
-	if !p.dev && p.fac == nil {
-		return nil, errors.New("payment: a Facilitator is required outside dev mode")
+	if p.presentTime <= 0 {
+		p.presentTime = 30 * time.Second
+	}
+	if p.settler == nil && opts.Facilitator != nil {
+		p.settler = opts.Facilitator
+	}
+	if !p.dev && p.settler == nil {
+		return nil, errors.New("payment: a Facilitator (or a Settler) is required outside dev mode")
+	}
+	if p.verifier == nil {
+		local := &LocalVerifier{Now: p.now}
+		if p.dev || opts.Facilitator == nil {
+			p.verifier = local
+		} else {
+			p.verifier = VerifyAll(local, opts.Facilitator)
+		}
 	}
 	if opts.MPPSecret != nil {
 		if len(opts.MPPSecret) < 32 {
@@ -232,13 +295,20 @@ func (p *Protocols) PayTo() Address { return p.payTo }
 // Dev reports whether the processor runs in dev mode.
 func (p *Protocols) Dev() bool { return p.dev }
 
-// maxTimeout is the x402 maxTimeoutSeconds of an offer: work plus settlement.
-func (p *Protocols) maxTimeout(offer Offer) time.Duration {
+// validFor is how long a payment must stay valid after verification: the
+// offer's work plus settlement.
+func (p *Protocols) validFor(offer Offer) time.Duration {
 	w := offer.WorkTimeout
 	if w <= 0 {
 		w = p.defaultWork
 	}
 	return w + p.settleTime
+}
+
+// maxTimeout is the x402 maxTimeoutSeconds of an offer: work, settlement
+// and the time to present the signed payment.
+func (p *Protocols) maxTimeout(offer Offer) time.Duration {
+	return p.validFor(offer) + p.presentTime
 }
 
 // requirementsV2 is what this route issues for offer (compared whole with
@@ -430,7 +500,7 @@ func (p *Protocols) Challenge(_ context.Context, offer Offer, res Resource) (*Ch
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Type", "application/problem+json")
 	if p.mppEnabled() {
-		expires := p.now().Add(p.ttl + p.maxTimeout(offer)).Truncate(time.Second)
+		expires := p.now().Add(p.ttl + p.validFor(offer)).Truncate(time.Second)
 		methods := []string{MethodEVM}
 		if p.stripeOffered(offer) {
 			methods = append(methods, MethodStripe)
@@ -734,7 +804,7 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 	if err != nil {
 		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "%v", err)
 	}
-	sig, err := ParseSignature(ex.Signature)
+	_, err = ParseSignature(ex.Signature)
 	if err != nil {
 		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "%v", err)
 	}
@@ -746,26 +816,22 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 		return nil, amountProblem("invalid_exact_evm_payload_authorization_value_mismatch", auth.Value, amount)
 	}
 	now := p.now()
-	if pr := checkWindow(auth, now, validBeforeMargin); pr != nil {
+	// validBefore must outlast the work and the settlement.
+	if pr := checkWindow(auth, now, p.validFor(offer)); pr != nil {
 		return nil, pr
 	}
-	if pr := p.checkSignature(auth, sig); pr != nil {
-		return nil, pr
+	if err := p.verifyPayment(ctx, pl.X402Version, c.Raw, reqRaw, auth); err != nil {
+		return nil, err
 	}
 	a := &Authorization{
 		Protocol: ProtocolX402, Method: SchemeExact, Payer: auth.From.Hex(),
-		ReservationKey: fmt.Sprintf("x402:%d:%s:0x%x", p.net.ChainID, auth.From.Hex(), auth.Nonce),
+		ReservationKey: auth.ReservationKey(p.net),
 		AmountMicroUSD: amount, Network: p.net.CAIP2, ValidUntil: unixTime(auth.ValidBefore),
 		PaymentID: paymentID, Dev: p.dev,
 		State: &x402State{version: pl.X402Version, payload: c.Raw, requirements: reqRaw},
 	}
 	if strings.HasPrefix(paymentID, "quo_") {
 		a.QuoteID = paymentID
-	}
-	if !p.dev {
-		if err := p.facilitatorVerify(ctx, pl.X402Version, c.Raw, reqRaw); err != nil {
-			return nil, err
-		}
 	}
 	return a, nil
 }
@@ -814,31 +880,29 @@ func checkWindow(a *TransferAuthorization, now time.Time, margin time.Duration) 
 	}
 	if a.ValidBefore.Cmp(big.NewInt(now.Add(margin).Unix())) < 0 {
 		return fail(http.StatusPaymentRequired, "payment-expired", "invalid_exact_evm_payload_authorization_valid_before",
-			"The authorization expires at %s, too soon to settle (needs %s from now).", truncate(a.ValidBefore.String(), 40), margin)
+			"The authorization expires at %s, too soon: this route needs it valid for %s more (the work and the settlement); sign a new one.",
+			validBeforeText(a.ValidBefore), margin)
 	}
 	return nil
 }
 
-func (p *Protocols) checkSignature(a *TransferAuthorization, sig []byte) *Problem {
-	d, err := a.Digest(p.net)
-	if err != nil {
-		return fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "%v", err)
+// validBeforeText renders validBefore as an RFC 3339 time when it is one.
+func validBeforeText(v *big.Int) string {
+	if v.IsInt64() && v.Int64() > 0 && v.Int64() < 1<<40 {
+		return time.Unix(v.Int64(), 0).UTC().Format(time.RFC3339)
 	}
-	from, err := RecoverAddress(d, sig)
-	if err != nil {
-		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_signature", "%v", err)
-	}
-	if from != a.From {
-		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_signature",
-			"The signature was not made by %s.", a.From.String())
-	}
-	return nil
+	return truncate(v.String(), 40)
 }
 
-func (p *Protocols) facilitatorVerify(ctx context.Context, version int, payload, req json.RawMessage) error {
-	vr, err := p.fac.Verify(ctx, version, payload, req)
+// verifyPayment asks the Verifier about an EIP-3009 payment whose route
+// checks passed. A refusal is a 402 *Problem with the verifier's reason.
+func (p *Protocols) verifyPayment(ctx context.Context, version int, payload, req json.RawMessage, a *TransferAuthorization) error {
+	vr, err := p.verifier.Verify(ctx, version, payload, req)
 	if err != nil {
 		return err
+	}
+	if vr == nil {
+		return errors.New("payment: the verifier returned no answer")
 	}
 	if !vr.IsValid {
 		reason := vr.InvalidReason
@@ -847,9 +911,19 @@ func (p *Protocols) facilitatorVerify(ctx context.Context, version int, payload,
 		}
 		detail := vr.InvalidMessage
 		if detail == "" {
-			detail = "The facilitator refused the payment: " + reason + "."
+			detail = "The payment was refused: " + reason + "."
 		}
-		return &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: reason, Detail: detail}
+		typ := "verification-failed"
+		if reason == "invalid_exact_evm_payload_authorization_valid_before" {
+			typ = "payment-expired"
+		}
+		return &Problem{Status: http.StatusPaymentRequired, Type: typ, Reason: reason, Detail: detail}
+	}
+	if vr.Payer != "" {
+		if got, err := ParseAddress(vr.Payer); err != nil || got != a.From {
+			return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_signature",
+				"The verifier names payer %q, not the authorization's %s.", truncate(vr.Payer, 60), a.From.String())
+		}
 	}
 	return nil
 }
@@ -946,7 +1020,7 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 	if err != nil {
 		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "%v", err)
 	}
-	sig, err := ParseSignature(pl.Signature)
+	_, err = ParseSignature(pl.Signature)
 	if err != nil {
 		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "%v", err)
 	}
@@ -963,17 +1037,8 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 			"The authorization nonce is not keccak256(challenge id ‖ realm).")
 	}
 	// validBefore must outlast the work and the settlement.
-	if pr := checkWindow(auth, now, p.maxTimeout(offer)); pr != nil {
+	if pr := checkWindow(auth, now, p.validFor(offer)); pr != nil {
 		return nil, pr
-	}
-	if pr := p.checkSignature(auth, sig); pr != nil {
-		return nil, pr
-	}
-	if cred.Source != "" {
-		want := fmt.Sprintf("did:pkh:eip155:%d:%s", p.net.ChainID, auth.From.Hex())
-		if !strings.EqualFold(cred.Source, want) {
-			return nil, fail(http.StatusPaymentRequired, "verification-failed", "source_mismatch", "The credential source is not the signer.")
-		}
 	}
 	issued := p.requirementsV2(offer)
 	reqRaw, _ := issued.Raw()
@@ -984,14 +1049,19 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 	if err != nil {
 		return nil, err
 	}
-	if !p.dev {
-		if err := p.facilitatorVerify(ctx, 2, payload, reqRaw); err != nil {
-			return nil, err
+	if err := p.verifyPayment(ctx, 2, payload, reqRaw, auth); err != nil {
+		return nil, err
+	}
+	if cred.Source != "" {
+		want := fmt.Sprintf("did:pkh:eip155:%d:%s", p.net.ChainID, auth.From.Hex())
+		if !strings.EqualFold(cred.Source, want) {
+			return nil, fail(http.StatusPaymentRequired, "verification-failed", "source_mismatch", "The credential source is not the signer.")
 		}
 	}
 	return &Authorization{
-		Protocol: ProtocolMPP, Method: MethodEVM, Payer: auth.From.Hex(), ReservationKey: "mpp:" + ch.ID,
-		AmountMicroUSD: offer.AmountMicroUSD, Network: p.net.CAIP2, ValidUntil: unixTime(auth.ValidBefore),
+		Protocol: ProtocolMPP, Method: MethodEVM, Payer: auth.From.Hex(), ReservationKey: auth.ReservationKey(p.net),
+		ExtraReservationKeys: []string{"mpp:" + ch.ID},
+		AmountMicroUSD:       offer.AmountMicroUSD, Network: p.net.CAIP2, ValidUntil: unixTime(auth.ValidBefore),
 		QuoteID: res.QuoteID, Dev: p.dev,
 		State: &mppEVMState{challengeID: ch.ID, payload: payload, requirements: reqRaw, payer: auth.From.String()},
 	}, nil
@@ -1002,7 +1072,7 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-func (p *Protocols) verifyStripe(ctx context.Context, offer Offer, res Resource, cred *MPPCredential) (*Authorization, error) {
+func (p *Protocols) verifyStripe(_ context.Context, offer Offer, res Resource, cred *MPPCredential) (*Authorization, error) {
 	var pl mppStripePayload
 	if err := decodeJSONObject(cred.Payload, &pl); err != nil || pl.SPT == "" || len(pl.SPT) > 512 {
 		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "The stripe payload must carry an spt.")
@@ -1012,17 +1082,26 @@ func (p *Protocols) verifyStripe(ctx context.Context, offer Offer, res Resource,
 	if res.QuoteID != "" {
 		meta["quote_id"] = res.QuoteID
 	}
-	st, payer, err := p.stripe.authorize(ctx, cred.Challenge.ID, pl.SPT, cents, meta)
-	if err != nil {
-		return nil, err
-	}
+	st := &stripeState{challengeID: cred.Challenge.ID, spt: pl.SPT, cents: cents, metadata: meta}
 	st.receipt.ExternalID = pl.ExternalID
 	expires, _ := time.Parse(time.RFC3339, cred.Challenge.Expires)
 	return &Authorization{
-		Protocol: ProtocolMPPStripe, Method: MethodStripe, Payer: payer, ReservationKey: "mpp:" + cred.Challenge.ID,
+		Protocol: ProtocolMPPStripe, Method: MethodStripe, Payer: stripePayer(pl.SPT), ReservationKey: "mpp:" + cred.Challenge.ID,
 		AmountMicroUSD: cents * 10000, Network: "stripe", ValidUntil: expires,
 		QuoteID: res.QuoteID, State: st,
 	}, nil
+}
+
+var _ Holder = (*Protocols)(nil)
+
+// Hold implements Holder: it authorises a card payment (a manual-capture
+// PaymentIntent confirmed with the shared payment token). USDC payments
+// need no hold. Declines and unusable or spent credentials are *Problem.
+func (p *Protocols) Hold(ctx context.Context, a *Authorization) error {
+	if st, ok := a.State.(*stripeState); ok && st.intentID == "" {
+		return p.stripe.authorize(ctx, st)
+	}
+	return nil
 }
 
 // Settle implements Processor.
@@ -1035,19 +1114,25 @@ func (p *Protocols) Settle(ctx context.Context, a *Authorization) (*Settlement, 
 		if a.Dev {
 			return p.devSettleX402(a, st)
 		}
-		sr, err := p.fac.Settle(ctx, st.version, st.payload, st.requirements)
+		sr, err := p.settler.Settle(ctx, st.version, st.payload, st.requirements)
 		if err != nil {
 			p.logSettleError(a, err)
 			return nil, err
 		}
 		if !sr.Success {
-			return nil, settlementRefused(sr)
+			pr := settlementRefused(sr)
+			// Reply in kind: the x402 failure SettleResponse goes back in
+			// PAYMENT-RESPONSE (X-PAYMENT-RESPONSE for v1) with the 402.
+			if s, err := x402Settlement(st.version, p.net, sr, false); err == nil {
+				pr.Header = s.Header
+			}
+			return nil, pr
 		}
 		return x402Settlement(st.version, p.net, sr, false)
 	case *mppEVMState:
 		ref := devReference(a.ReservationKey)
 		if !a.Dev {
-			sr, err := p.fac.Settle(ctx, 2, st.payload, st.requirements)
+			sr, err := p.settler.Settle(ctx, 2, st.payload, st.requirements)
 			if err != nil {
 				p.logSettleError(a, err)
 				return nil, err

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
 	"net/http"
@@ -147,14 +148,14 @@ func TestChallengeShape(t *testing.T) {
 		t.Errorf("Cache-Control = %q", got)
 	}
 	pr := paymenttest.PaymentRequired(t, ch)
-	wantPR := `{"x402Version":2,"error":"PAYMENT-SIGNATURE header is required","resource":{"url":"https://api.example.com/v1/claims/verify/research","description":"One research-tier claim verification","mimeType":"application/json"},"accepts":[{"scheme":"exact","network":"eip155:8453","amount":"250000","asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","payTo":"0x209693Bc6afc0C5328bA36FaF03C514EF312287C","maxTimeoutSeconds":180,"extra":{"name":"USD Coin","version":"2"}}],"extensions":{"payment-identifier":{"info":{"required":false},"schema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"required":{"type":"boolean"},"id":{"type":"string","minLength":16,"maxLength":128,"pattern":"^[a-zA-Z0-9_-]+$"}},"required":["required"]}}}}`
+	wantPR := `{"x402Version":2,"error":"PAYMENT-SIGNATURE header is required","resource":{"url":"https://api.example.com/v1/claims/verify/research","description":"One research-tier claim verification","mimeType":"application/json"},"accepts":[{"scheme":"exact","network":"eip155:8453","amount":"250000","asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","payTo":"0x209693Bc6afc0C5328bA36FaF03C514EF312287C","maxTimeoutSeconds":210,"extra":{"name":"USD Coin","version":"2"}}],"extensions":{"payment-identifier":{"info":{"required":false},"schema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"required":{"type":"boolean"},"id":{"type":"string","minLength":16,"maxLength":128,"pattern":"^[a-zA-Z0-9_-]+$"}},"required":["required"]}}}}`
 	if diff := jsonDiff(t, wantPR, string(ch.PaymentRequired)); diff != "" {
 		t.Errorf("PaymentRequired (-want +got):\n%s", diff)
 	}
 	if pr.Resource == nil || pr.Accepts[0].Amount != "250000" {
 		t.Errorf("decoded header: %+v", pr)
 	}
-	wantBody := `{"type":"https://paymentauth.org/problems/payment-required","title":"Payment Required","status":402,"detail":"Payment required: 0.25 USDC on eip155:8453 (x402 or MPP).","x402Version":1,"error":"X-PAYMENT header is required","accepts":[{"scheme":"exact","network":"base","maxAmountRequired":"250000","resource":"https://api.example.com/v1/claims/verify/research","description":"One research-tier claim verification","mimeType":"application/json","outputSchema":null,"payTo":"0x209693Bc6afc0C5328bA36FaF03C514EF312287C","maxTimeoutSeconds":180,"asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","extra":{"name":"USD Coin","version":"2"}}]}`
+	wantBody := `{"type":"https://paymentauth.org/problems/payment-required","title":"Payment Required","status":402,"detail":"Payment required: 0.25 USDC on eip155:8453 (x402 or MPP).","x402Version":1,"error":"X-PAYMENT header is required","accepts":[{"scheme":"exact","network":"base","maxAmountRequired":"250000","resource":"https://api.example.com/v1/claims/verify/research","description":"One research-tier claim verification","mimeType":"application/json","outputSchema":null,"payTo":"0x209693Bc6afc0C5328bA36FaF03C514EF312287C","maxTimeoutSeconds":210,"asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","extra":{"name":"USD Coin","version":"2"}}]}`
 	if diff := jsonDiff(t, wantBody, string(ch.Body)); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
 	}
@@ -279,7 +280,7 @@ func TestVerifyHonest(t *testing.T) {
 	f := newFixture(t, fixtureOpts{})
 	ch := f.challenge(t)
 	payer := strings.ToLower(paymenttest.DevAddress)
-	ignore := cmpopts.IgnoreFields(payment.Authorization{}, "ReservationKey", "State")
+	ignore := cmpopts.IgnoreFields(payment.Authorization{}, "ReservationKey", "ExtraReservationKeys", "State")
 	tests := []struct {
 		name   string
 		header http.Header
@@ -287,13 +288,13 @@ func TestVerifyHonest(t *testing.T) {
 	}{
 		{"x402 v2", hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow)),
 			payment.Authorization{Protocol: "x402", Method: "exact", Payer: payer, AmountMicroUSD: 250000, Network: "eip155:8453",
-				ValidUntil: testNow.Add(180 * time.Second), Dev: true}},
+				ValidUntil: testNow.Add(210 * time.Second), Dev: true}},
 		{"x402 v2 with payment id", hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow, paymenttest.WithPaymentID("pay_0123456789abcdef"))),
 			payment.Authorization{Protocol: "x402", Method: "exact", Payer: payer, AmountMicroUSD: 250000, Network: "eip155:8453",
-				ValidUntil: testNow.Add(180 * time.Second), PaymentID: "pay_0123456789abcdef", Dev: true}},
+				ValidUntil: testNow.Add(210 * time.Second), PaymentID: "pay_0123456789abcdef", Dev: true}},
 		{"x402 v1", hdr("X-Payment", paymenttest.X402V1(t, f.wallet, ch, testNow)),
 			payment.Authorization{Protocol: "x402", Method: "exact", Payer: payer, AmountMicroUSD: 250000, Network: "eip155:8453",
-				ValidUntil: testNow.Add(180 * time.Second), Dev: true}},
+				ValidUntil: testNow.Add(210 * time.Second), Dev: true}},
 		{"mpp evm (Authorization)", hdr("Authorization", paymenttest.MPPEVM(t, f.wallet, ch, testNow)),
 			payment.Authorization{Protocol: "mpp", Method: "evm", Payer: payer, AmountMicroUSD: 250000, Network: "eip155:8453",
 				ValidUntil: time.Date(2026, 11, 22, 9, 8, 0, 0, time.UTC), Dev: true}},
@@ -310,15 +311,16 @@ func TestVerifyHonest(t *testing.T) {
 		if diff := cmp.Diff(tc.want, *a, ignore); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 		}
-		switch a.Protocol {
-		case "x402":
-			if !strings.HasPrefix(a.ReservationKey, "x402:8453:"+payer+":0x") || len(a.ReservationKey) != len("x402:8453:")+42+1+66 {
-				t.Errorf("%s: reservation key %q", tc.name, a.ReservationKey)
-			}
-		case "mpp":
-			if a.ReservationKey != "mpp:"+paymenttest.MPPChallenge(t, ch, "evm").ID {
-				t.Errorf("%s: reservation key %q", tc.name, a.ReservationKey)
-			}
+		prefix := "eip3009:8453:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913:" + payer + ":0x"
+		if !strings.HasPrefix(a.ReservationKey, prefix) || len(a.ReservationKey) != len(prefix)+64 {
+			t.Errorf("%s: reservation key %q", tc.name, a.ReservationKey)
+		}
+		var wantExtra []string
+		if a.Protocol == "mpp" {
+			wantExtra = []string{"mpp:" + paymenttest.MPPChallenge(t, ch, "evm").ID}
+		}
+		if diff := cmp.Diff(wantExtra, a.ExtraReservationKeys); diff != "" {
+			t.Errorf("%s: extra reservation keys (-want +got):\n%s", tc.name, diff)
 		}
 	}
 }
@@ -344,10 +346,19 @@ func TestReservationKeys(t *testing.T) {
 	}
 	m1 := hdr("Authorization", paymenttest.MPPEVM(t, f.wallet, ch, testNow))
 	// A second, independently signed credential for the same challenge is
-	// a reuse of the challenge: same key.
+	// another authorization (another key) but a reuse of the challenge:
+	// both reserve the challenge id too.
 	m2 := hdr("Authorization", paymenttest.MPPEVM(t, paymenttest.NewWallet(t), ch, testNow))
-	if k1, k2 := key(m1), key(m2); k1 != k2 || k1 != "mpp:"+paymenttest.MPPChallenge(t, ch, "evm").ID {
-		t.Errorf("mpp: keys %q and %q", k1, k2)
+	extra := func(h http.Header) []string {
+		a, err := f.verify(t, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.ExtraReservationKeys
+	}
+	chKey := []string{"mpp:" + paymenttest.MPPChallenge(t, ch, "evm").ID}
+	if k1, k2 := key(m1), key(m2); k1 == k2 || !cmp.Equal(extra(m1), chKey) || !cmp.Equal(extra(m2), chKey) {
+		t.Errorf("mpp: keys %q and %q, extra %q and %q", k1, k2, extra(m1), extra(m2))
 	}
 	// A fresh challenge (other expiry) has another id, so another key.
 	f.clock.t = testNow.Add(time.Second)
@@ -407,6 +418,8 @@ func TestVerifyProblemsX402(t *testing.T) {
 		{"v2 unknown network", v2(paymenttest.WithNetwork("eip155:1")), wantProblem{402, "verification-failed", "invalid_network"}},
 		{"v2 wrong asset", v2(paymenttest.WithAsset(sepoliaUSDC)), wantProblem{402, "verification-failed", "invalid_payment_requirements"}},
 		{"v2 expired", v2(paymenttest.WithValidity(0, testNow.Unix()+5)), wantProblem{402, "payment-expired", "invalid_exact_evm_payload_authorization_valid_before"}},
+		{"v2 valid for less than the work and settlement", v2(paymenttest.WithValidity(0, testNow.Unix()+179)), wantProblem{402, "payment-expired", "invalid_exact_evm_payload_authorization_valid_before"}},
+		{"v1 valid for less than the work and settlement", v1(paymenttest.WithValidity(testNow.Unix()-600, testNow.Unix()+60)), wantProblem{402, "payment-expired", "invalid_exact_evm_payload_authorization_valid_before"}},
 		{"v2 long expired", v2(paymenttest.WithValidity(0, testNow.Unix()-3600)), wantProblem{402, "payment-expired", "invalid_exact_evm_payload_authorization_valid_before"}},
 		{"v2 not yet valid", v2(paymenttest.WithValidity(testNow.Unix()+60, testNow.Unix()+600)), wantProblem{402, "verification-failed", "invalid_exact_evm_payload_authorization_valid_after"}},
 		{"v2 authorization.to edited after signing", v2(paymenttest.WithPayload(func(m map[string]any) {
@@ -691,7 +704,7 @@ func TestBaseSepolia(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if a.Network != "eip155:84532" || (a.Protocol == "x402" && !strings.HasPrefix(a.ReservationKey, "x402:84532:")) {
+		if a.Network != "eip155:84532" || !strings.HasPrefix(a.ReservationKey, "eip3009:84532:"+strings.ToLower(payment.BaseSepolia().USDC.String())+":") {
 			t.Errorf("%s: %+v", name, a)
 		}
 	}
@@ -716,5 +729,54 @@ func TestDevModeIsAnnounced(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), "DEV MODE") {
 		t.Errorf("production logged dev mode: %q", buf.String())
+	}
+}
+
+// x402 payments must stay valid for the route's work and settlement (not
+// just the facilitator's 6 seconds), and maxTimeoutSeconds announces that
+// plus the presentation allowance, so an honest client signing at the
+// challenge passes.
+func TestX402ValidityCoversWorkAndSettlement(t *testing.T) {
+	f := newFixture(t, fixtureOpts{noStripe: true})
+	ch := f.challenge(t)
+	pr := paymenttest.PaymentRequired(t, ch)
+	if got, want := pr.Accepts[0].MaxTimeoutSeconds, int64(120+60+30); got != want {
+		t.Fatalf("maxTimeoutSeconds = %d, want work 120 + settlement 60 + presentation 30 = %d", got, want)
+	}
+	for _, tc := range []struct {
+		before int64 // validBefore - now, seconds
+		ok     bool
+	}{{7, false}, {179, false}, {180, true}, {210, true}} {
+		for _, h := range []http.Header{
+			hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow, paymenttest.WithValidity(0, testNow.Unix()+tc.before))),
+			hdr("X-Payment", paymenttest.X402V1(t, f.wallet, ch, testNow, paymenttest.WithValidity(0, testNow.Unix()+tc.before))),
+		} {
+			_, err := f.verify(t, h)
+			if tc.ok && err != nil {
+				t.Errorf("valid for %d s: %v", tc.before, err)
+			}
+			if !tc.ok {
+				checkProblem(t, fmt.Sprintf("valid for %d s", tc.before), err, wantProblem{402, "payment-expired", "invalid_exact_evm_payload_authorization_valid_before"})
+			}
+		}
+	}
+	// An honest client that presents its payment 25 s after signing passes;
+	// after 31 s it no longer covers the work and settlement.
+	h := hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow))
+	f.clock.t = testNow.Add(25 * time.Second)
+	if _, err := f.verify(t, h); err != nil {
+		t.Errorf("presented 25 s after signing: %v", err)
+	}
+	f.clock.t = testNow.Add(31 * time.Second)
+	_, err := f.verify(t, h)
+	checkProblem(t, "presented 31 s after signing", err, wantProblem{402, "payment-expired", "invalid_exact_evm_payload_authorization_valid_before"})
+	var p *payment.Problem
+	if errors.As(err, &p) && !strings.Contains(p.Detail, "the work and the settlement") {
+		t.Errorf("detail does not say why: %q", p.Detail)
+	}
+	// The allowance is configurable.
+	g := newFixture(t, fixtureOpts{noStripe: true, edit: func(o *payment.ProcessorOptions) { o.PresentationTime = 2 * time.Minute }})
+	if got := paymenttest.PaymentRequired(t, g.challenge(t)).Accepts[0].MaxTimeoutSeconds; got != 300 {
+		t.Errorf("maxTimeoutSeconds with a 2-minute allowance = %d, want 300", got)
 	}
 }

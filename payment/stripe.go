@@ -39,9 +39,10 @@ type StripeOptions struct {
 }
 
 // StripeCharger authorises, captures and cancels card payments made with
-// Shared Payment Tokens. Verification authorises (manual capture),
+// Shared Payment Tokens. The hold (Protocols.Hold, called by the Cashier
+// once the payment is reserved) authorises with manual capture,
 // settlement captures and voiding cancels, so a call that fails is never
-// charged.
+// charged and a refused (already used) credential never places a hold.
 type StripeCharger struct {
 	sc         *stripe.Client
 	profileID  string
@@ -97,9 +98,13 @@ func (c *StripeCharger) params(p *stripe.Params, idem string) {
 	}
 }
 
-// stripeState is carried from Verify to Settle and Void.
+// stripeState is carried from Verify to Hold, Settle and Void. Verify
+// fills the request; Hold authorises it (intentID set).
 type stripeState struct {
 	challengeID string
+	spt         string
+	cents       int64
+	metadata    map[string]string
 	intentID    string
 	captured    bool // the intent succeeded at authorisation (no manual capture)
 	receipt     MPPReceipt
@@ -112,26 +117,35 @@ func stripeIdempotencyKey(challengeID, spt string) string {
 }
 
 // authorize creates and confirms a manual-capture PaymentIntent with the
-// SPT. Card declines and unusable tokens are *Problem; other failures are
-// errors.
-func (c *StripeCharger) authorize(ctx context.Context, challengeID, spt string, cents int64, metadata map[string]string) (*stripeState, string, error) {
+// SPT and records it in st. Card declines and unusable tokens are
+// *Problem; other failures are errors.
+//
+// The idempotency key makes a second authorisation of the same credential
+// return the first PaymentIntent, with the status it had then (Stripe
+// replays the first answer, marked Idempotent-Replayed). Such a replay is
+// checked against the intent's current state: an intent that an earlier
+// attempt cancelled (a failed call is voided) or refunded cannot be
+// captured any more, so the credential is refused before any work runs.
+func (c *StripeCharger) authorize(ctx context.Context, st *stripeState) error {
 	p := &stripe.PaymentIntentCreateParams{
-		Amount:        stripe.Int64(cents),
+		Amount:        stripe.Int64(st.cents),
 		Currency:      stripe.String(string(stripe.CurrencyUSD)),
 		Confirm:       stripe.Bool(true),
 		CaptureMethod: stripe.String(string(stripe.PaymentIntentCaptureMethodManual)),
 		AutomaticPaymentMethods: &stripe.PaymentIntentCreateAutomaticPaymentMethodsParams{
 			Enabled: stripe.Bool(true), AllowRedirects: stripe.String("never"),
 		},
-		Metadata: metadata,
+		Metadata: st.metadata,
 	}
-	p.AddExtra(c.tokenParam, spt)
-	c.params(&p.Params, stripeIdempotencyKey(challengeID, spt))
+	p.AddExtra(c.tokenParam, st.spt)
+	c.params(&p.Params, stripeIdempotencyKey(st.challengeID, st.spt))
 	pi, err := c.sc.V1PaymentIntents.Create(ctx, p)
 	if err != nil {
-		return nil, "", stripeProblem(err)
+		return stripeProblem(err)
 	}
-	st := &stripeState{challengeID: challengeID, intentID: pi.ID}
+	if pi.LastResponse != nil && pi.LastResponse.Header.Get("Idempotent-Replayed") == "true" {
+		return c.checkReplayed(ctx, st, pi)
+	}
 	switch pi.Status {
 	case stripe.PaymentIntentStatusRequiresCapture:
 	case stripe.PaymentIntentStatusSucceeded:
@@ -140,33 +154,69 @@ func (c *StripeCharger) authorize(ctx context.Context, challengeID, spt string, 
 		// requires_action, requires_payment_method, processing, canceled…
 		// Release whatever was created; the call will not run.
 		_ = c.cancel(context.WithoutCancel(ctx), pi.ID)
-		return nil, "", &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_" + string(pi.Status),
+		return &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_" + string(pi.Status),
 			Detail: fmt.Sprintf("The card payment was not authorised (PaymentIntent status %s).", pi.Status)}
 	}
-	if pi.Amount != cents || !strings.EqualFold(string(pi.Currency), "usd") {
+	if pi.Amount != st.cents || !strings.EqualFold(string(pi.Currency), "usd") {
 		_ = c.cancel(context.WithoutCancel(ctx), pi.ID)
-		return nil, "", &Problem{Status: http.StatusPaymentRequired, Type: "payment-insufficient", Reason: "card_amount_mismatch",
-			Detail: fmt.Sprintf("The card authorisation is for %d %s, not %d usd.", pi.Amount, pi.Currency, cents)}
+		return &Problem{Status: http.StatusPaymentRequired, Type: "payment-insufficient", Reason: "card_amount_mismatch",
+			Detail: fmt.Sprintf("The card authorisation is for %d %s, not %d usd.", pi.Amount, pi.Currency, st.cents)}
 	}
-	return st, stripePayer(pi, spt), nil
+	st.intentID = pi.ID
+	return nil
 }
 
-// stripePayer names the card payer: the Stripe customer, else the payment
-// method, else a hash of the token (stable for retries of one token).
-func stripePayer(pi *stripe.PaymentIntent, spt string) string {
-	switch {
-	case pi.Customer != nil && pi.Customer.ID != "":
-		return "stripe:" + pi.Customer.ID
-	case pi.PaymentMethod != nil && pi.PaymentMethod.ID != "":
-		return "stripe:" + pi.PaymentMethod.ID
+// checkReplayed accepts the PaymentIntent of an earlier authorisation of
+// the same credential only if it can still be captured (or was captured
+// at once and not refunded). It never cancels it: it may be another
+// request's.
+func (c *StripeCharger) checkReplayed(ctx context.Context, st *stripeState, replayed *stripe.PaymentIntent) error {
+	rp := &stripe.PaymentIntentRetrieveParams{}
+	rp.AddExpand("latest_charge")
+	c.params(&rp.Params, "")
+	pi, err := c.sc.V1PaymentIntents.Retrieve(ctx, replayed.ID, rp)
+	if err != nil {
+		return stripeProblem(err)
 	}
+	if pi.Amount != st.cents || !strings.EqualFold(string(pi.Currency), "usd") {
+		return &Problem{Status: http.StatusPaymentRequired, Type: "payment-insufficient", Reason: "card_amount_mismatch",
+			Detail: fmt.Sprintf("The card authorisation is for %d %s, not %d usd.", pi.Amount, pi.Currency, st.cents)}
+	}
+	refunded := pi.LatestCharge != nil && (pi.LatestCharge.Refunded || pi.LatestCharge.AmountRefunded > 0)
+	switch {
+	case pi.Status == stripe.PaymentIntentStatusRequiresCapture:
+	case pi.Status == stripe.PaymentIntentStatusSucceeded && !refunded:
+		st.captured = true
+	default:
+		state := string(pi.Status)
+		if refunded {
+			state = "refunded"
+		}
+		return &Problem{Status: http.StatusPaymentRequired, Type: "invalid-challenge", Reason: "card_" + state,
+			Detail: fmt.Sprintf("This card credential was authorised before and the authorisation was released (PaymentIntent %s); pay again with a fresh challenge.", state)}
+	}
+	st.intentID = pi.ID
+	return nil
+}
+
+// stripePayer names the card payer before Stripe is called (so that the
+// payment can be reserved before the card is authorised, and an
+// idempotent retry can be recognised offline): a hash of the shared
+// payment token, stable for retries of one token.
+func stripePayer(spt string) string {
 	sum := sha256.Sum256([]byte(spt))
 	return "stripe:spt_" + hex.EncodeToString(sum[:8])
 }
 
-// capture captures an authorised intent. Timeouts and server errors are
-// ErrSettlementPending (the capture is idempotent and can be retried).
+// capture captures an authorised intent (authorising it first when that
+// was not done). Timeouts and server errors are ErrSettlementPending (the
+// capture is idempotent and can be retried).
 func (c *StripeCharger) capture(ctx context.Context, st *stripeState) (string, error) {
+	if st.intentID == "" {
+		if err := c.authorize(ctx, st); err != nil {
+			return "", err
+		}
+	}
 	if st.captured {
 		return st.intentID, nil
 	}
@@ -200,8 +250,11 @@ func (c *StripeCharger) cancel(ctx context.Context, intentID string) error {
 }
 
 // void cancels an authorisation, or refunds an intent that was captured at
-// authorisation.
+// authorisation. Nothing to do when no authorisation was made.
 func (c *StripeCharger) void(ctx context.Context, st *stripeState) error {
+	if st.intentID == "" {
+		return nil
+	}
 	if !st.captured {
 		return c.cancel(ctx, st.intentID)
 	}

@@ -10,6 +10,20 @@ import (
 	"github.com/assaykit/assay/payment/paymenttest"
 )
 
+// hold verifies a credential and places its hold, as the Cashier does
+// once the payment is reserved.
+func (f *fixture) hold(t *testing.T, h http.Header) (*payment.Authorization, error) {
+	t.Helper()
+	a, err := f.verify(t, h)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.p.Hold(context.Background(), a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
 func TestStripeAuthoriseCaptureVoid(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, fixtureOpts{})
@@ -21,8 +35,16 @@ func TestStripeAuthoriseCaptureVoid(t *testing.T) {
 		t.Fatal(err)
 	}
 	if a.Protocol != payment.ProtocolMPPStripe || a.Method != "stripe" || a.AmountMicroUSD != 500000 || a.ReservationKey != "mpp:"+sc.ID ||
-		!strings.HasPrefix(a.Payer, "stripe:") || a.Dev {
+		!strings.HasPrefix(a.Payer, "stripe:spt_") || a.Dev {
 		t.Errorf("authorization %+v", a)
+	}
+	// Verify checks the credential only: the card is authorised by Hold,
+	// once the payment is reserved.
+	if n := len(f.stripe.Requests()); n != 0 {
+		t.Fatalf("Verify called Stripe %d times", n)
+	}
+	if err := f.p.Hold(ctx, a); err != nil {
+		t.Fatal(err)
 	}
 	reqs := f.stripe.Requests()
 	create := reqs[len(reqs)-1]
@@ -41,9 +63,10 @@ func TestStripeAuthoriseCaptureVoid(t *testing.T) {
 	if len(intents) != 1 || intents[0].Status != "requires_capture" {
 		t.Fatalf("intents %+v", intents)
 	}
-	// The same credential again (a retry) reuses the same intent.
-	if _, err := f.verify(t, hdr("Authorization", paymenttest.MPPStripe(t, ch, "spt_test_ok"))); err != nil || len(f.stripe.Intents()) != 1 {
-		t.Errorf("retry created another intent: %v, %d", err, len(f.stripe.Intents()))
+	// The same credential again (a retry while the hold stands) reuses the
+	// same intent, still capturable.
+	if _, err := f.hold(t, hdr("Authorization", paymenttest.MPPStripe(t, ch, "spt_test_ok"))); err != nil || len(f.stripe.Intents()) != 1 {
+		t.Errorf("retry: %v, %d intents", err, len(f.stripe.Intents()))
 	}
 	s, err := f.p.Settle(ctx, a)
 	if err != nil {
@@ -60,7 +83,8 @@ func TestStripeAuthoriseCaptureVoid(t *testing.T) {
 	// Void cancels an authorisation: a failed call is never charged.
 	f.clock.t = testNow.Add(1e9)
 	ch2 := f.challenge(t)
-	a2, err := f.verify(t, hdr("Authorization", paymenttest.MPPStripe(t, ch2, "spt_test_other")))
+	other := hdr("Authorization", paymenttest.MPPStripe(t, ch2, "spt_test_other"))
+	a2, err := f.hold(t, other)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +96,19 @@ func TestStripeAuthoriseCaptureVoid(t *testing.T) {
 			t.Errorf("voided intent is %s", in.Status)
 		}
 	}
-	// An intent captured at once is refunded on void.
-	a3, err := f.verify(t, hdr("Authorization", paymenttest.MPPStripe(t, ch2, paymenttest.SPTCaptured)))
+	// The same credential after its hold was released: Stripe replays the
+	// creation (as requires_capture), but the intent is cancelled, so the
+	// credential is refused before any work — never "authorised" to fail
+	// at capture.
+	n := len(f.stripe.Intents())
+	_, err = f.hold(t, other)
+	checkProblem(t, "credential whose hold was cancelled", err, wantProblem{402, "invalid-challenge", "card_canceled"})
+	if len(f.stripe.Intents()) != n {
+		t.Error("a new intent was created for a spent credential")
+	}
+	// An intent captured at once is refunded on void, and then refused too.
+	captured := hdr("Authorization", paymenttest.MPPStripe(t, ch2, paymenttest.SPTCaptured))
+	a3, err := f.hold(t, captured)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +119,24 @@ func TestStripeAuthoriseCaptureVoid(t *testing.T) {
 		if in.Token == paymenttest.SPTCaptured && !in.Refunded {
 			t.Error("captured intent not refunded")
 		}
+	}
+	_, err = f.hold(t, captured)
+	checkProblem(t, "credential whose payment was refunded", err, wantProblem{402, "invalid-challenge", "card_refunded"})
+
+	// Settle without a hold (a caller that skipped Hold) authorises and
+	// captures in one go.
+	a4, err := f.verify(t, hdr("Authorization", paymenttest.MPPStripe(t, ch2, "spt_test_direct")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := f.p.Settle(ctx, a4); err != nil || !strings.HasPrefix(s.Reference, "pi_") {
+		t.Fatalf("settle without hold: %+v %v", s, err)
+	}
+	// Voiding a payment that was never held calls nobody.
+	a5, _ := f.verify(t, hdr("Authorization", paymenttest.MPPStripe(t, ch2, "spt_test_never")))
+	before := len(f.stripe.Requests())
+	if err := f.p.Void(ctx, a5); err != nil || len(f.stripe.Requests()) != before {
+		t.Errorf("void without hold: %v, %d requests", err, len(f.stripe.Requests())-before)
 	}
 }
 
@@ -104,7 +157,7 @@ func TestStripeProblems(t *testing.T) {
 		}))), wantProblem{402, "invalid-challenge", "invalid_challenge"}},
 	}
 	for _, tc := range tests {
-		_, err := f.verify(t, tc.h)
+		_, err := f.hold(t, tc.h)
 		checkProblem(t, tc.name, err, tc.want)
 	}
 	for _, in := range f.stripe.Intents() {
@@ -130,7 +183,7 @@ func TestStripeTokenParamAndVersion(t *testing.T) {
 	}
 	f := newFixture(t, fixtureOpts{edit: func(o *payment.ProcessorOptions) { o.Stripe = sc }})
 	ch := f.challenge(t)
-	if _, err := f.verify(t, hdr("Authorization", paymenttest.MPPStripe(t, ch, "spt_test_ok"))); err != nil {
+	if _, err := f.hold(t, hdr("Authorization", paymenttest.MPPStripe(t, ch, "spt_test_ok"))); err != nil {
 		t.Fatal(err)
 	}
 	r := fake.Requests()[0]

@@ -64,15 +64,7 @@ func (s *Server) claimsRoutes() ([]*Route, error) {
 	}
 	var routes []*Route
 	for _, t := range claims.Tiers() {
-		offer := payment.Offer{
-			ID:             "claims.verify." + t.Name,
-			Description:    "Claim verification, " + t.Name + " tier: a cited, structured verdict on a factual claim from current web sources",
-			AmountMicroUSD: t.PriceMicroUSD,
-			CardMicroUSD:   t.CardMicroUSD,
-			MimeType:       "application/json",
-			WorkTimeout:    cfg.Engine.Timeout(),
-			Tier:           t.Name,
-		}
+		offer := claimTierOffer(t, cfg.Engine.Timeout())
 		legacy := "/v1/services/{service_slug}/claims/verify" + strings.TrimPrefix(t.Path, "/v1/claims/verify")
 		h := &verifyHandler{s: s, engine: cfg.Engine, tier: t.Name, slug: slug}
 		o := offer

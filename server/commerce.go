@@ -113,10 +113,19 @@ type commerceHandlers struct {
 	c *payment.Cashier
 }
 
-// tierOffer is the offer of a claim tier, priced from the tier table.
-func tierOffer(t claims.Tier) payment.Offer {
-	return payment.Offer{ID: "claims.verify." + t.Name, Tier: t.Name, AmountMicroUSD: t.PriceMicroUSD, CardMicroUSD: t.CardMicroUSD,
-		MimeType: "application/json", WorkTimeout: t.Timeout}
+// claimTierOffer is the offer of a claim tier, priced from the tier table:
+// the one constructor of claim-tier offers (the verify routes and quotes
+// use it). work is the deadline of one verification.
+func claimTierOffer(t claims.Tier, work time.Duration) payment.Offer {
+	return payment.Offer{
+		ID:             "claims.verify." + t.Name,
+		Description:    "Claim verification, " + t.Name + " tier: a cited, structured verdict on a factual claim from current web sources",
+		AmountMicroUSD: t.PriceMicroUSD,
+		CardMicroUSD:   t.CardMicroUSD,
+		MimeType:       "application/json",
+		WorkTimeout:    work,
+		Tier:           t.Name,
+	}
 }
 
 type quoteView struct {
@@ -143,7 +152,10 @@ func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 		h.s.writeError(w, r, payment.ErrUnknownTier)
 		return
 	}
-	offer := tierOffer(t)
+	offer, ok := h.s.tierOffers()[t.Name] // the mounted route's offer
+	if !ok {
+		offer = claimTierOffer(t, t.Timeout)
+	}
 	q, err := h.c.CreateQuote(r.Context(), offer)
 	if err != nil {
 		h.s.writeError(w, r, err)

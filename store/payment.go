@@ -16,7 +16,9 @@ import (
 
 // The payment ledger: reservations, orders, receipts, quotes and customers
 // (payment.Ledger). Single use of a payment rests on the primary key of
-// payment_reservations; idempotency on the partial unique index over
+// payment_reservations (one row per reservation key of an order: its
+// ReservationKey and ExtraReservationKeys, all inserted in the order's
+// transaction and released or consumed together by order_id); idempotency on the partial unique index over
 // (payer, offer_id, idempotency_key); every state change is a conditional
 // UPDATE on the current status, so concurrent writers (also on other
 // instances sharing PostgreSQL) cannot both win.
@@ -70,13 +72,21 @@ func (db *DB) OpenOrder(ctx context.Context, o *payment.Order) error {
 		return fmt.Errorf("store: open order: id, reservation key, payer and offer are required")
 	}
 	now := db.nowMicros()
+	keys := append([]string{o.ReservationKey}, o.ExtraReservationKeys...)
+	for _, k := range keys {
+		if k == "" {
+			return fmt.Errorf("store: open order: empty reservation key")
+		}
+	}
 	err := db.inTx(ctx, func(tx *Tx) error {
-		if _, err := tx.exec(ctx, `INSERT INTO payment_reservations (key, order_id, status, expires_at, created_at)
-			VALUES (?, ?, ?, ?, ?)`, o.ReservationKey, o.ID, reservationReserved, toMicros(o.ReservedUntil), now); err != nil {
-			if isUniqueViolation(err) {
-				return payment.ErrReservationUsed
+		for _, k := range keys {
+			if _, err := tx.exec(ctx, `INSERT INTO payment_reservations (key, order_id, status, expires_at, created_at)
+				VALUES (?, ?, ?, ?, ?)`, k, o.ID, reservationReserved, toMicros(o.ReservedUntil), now); err != nil {
+				if isUniqueViolation(err) {
+					return payment.ErrReservationUsed
+				}
+				return err
 			}
-			return err
 		}
 		if o.QuoteID != "" {
 			res, err := tx.exec(ctx, `UPDATE payment_quotes SET order_id = ?

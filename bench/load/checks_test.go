@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -218,7 +219,10 @@ func TestPayerAgainstChallenge(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: verify: %v", proto, err)
 		}
-		if auth.ReservationKey != cred.Key || cred.Amount != 20_000 || !strings.HasPrefix(cred.Nonce, wallet.Address().Hex()+"/0x") {
+		// An x402 credential's key is its authorization's; an MPP one's is
+		// its challenge id, which the processor reserves as an extra key.
+		keyOK := auth.ReservationKey == cred.Key || (strings.HasPrefix(cred.Key, "mpp:") && slices.Contains(auth.ExtraReservationKeys, cred.Key))
+		if !keyOK || cred.Amount != 20_000 || !strings.HasPrefix(cred.Nonce, wallet.Address().Hex()+"/0x") {
 			t.Fatalf("%s: key %q (processor %q), amount %d, nonce %q", proto, cred.Key, auth.ReservationKey, cred.Amount, cred.Nonce)
 		}
 	}

@@ -139,12 +139,12 @@ func x402Key(network string, payload json.RawMessage) (key, nonce string, err er
 	if err := json.Unmarshal(payload, &ex); err != nil {
 		return "", "", err
 	}
-	from, err := payment.ParseAddress(ex.Authorization.From)
+	a, err := ex.Authorization.Parse()
 	if err != nil {
 		return "", "", err
 	}
 	nonce = strings.ToLower(ex.Authorization.Nonce)
-	return fmt.Sprintf("x402:%d:%s:%s", n.ChainID, from.Hex(), nonce), from.Hex() + "/" + nonce, nil
+	return a.ReservationKey(n), a.From.Hex() + "/" + nonce, nil
 }
 
 func atoi64(s string) int64 {

@@ -2,7 +2,9 @@
 // the same handler served directly (baseline "ungated") and behind
 // payment.Gate with a ledger on an SQLite file (read credential, verify,
 // reserve, open order, buffer, settle, sign receipt, complete order). It
-// prints both timings and their ratio, measured in the same run.
+// prints both timings and their ratio, measured in the same run, then the
+// secp256k1 public-key recovery throughput on one goroutine (recoveries/s
+// per core), the cost that bounds local signature verification.
 //
 //	go run ./bench/payment               # SQLite file in a temporary directory
 //	go run ./bench/payment -dsn :memory:  # SQLite in memory (no fsync)
@@ -149,4 +151,36 @@ func main() {
 	fmt.Printf("gated paid call:            %10.1f µs/op  (%d ops)\n", pn/1e3, paid.N)
 	fmt.Printf("gate overhead:              %10.1f µs/op\n", (pn-bn)/1e3)
 	fmt.Printf("ratio gated/ungated:        %10.1fx\n", pn/bn)
+
+	// secp256k1 public-key recovery (the core of local EIP-3009
+	// verification), on one goroutine: recoveries per second per core.
+	rec := testing.Benchmark(recoverBench(ctx, wallet))
+	fmt.Printf("secp256k1 recovery (1 goroutine): %8.1f µs/op, %8.0f recoveries/s per core  (%d ops)\n",
+		float64(rec.NsPerOp())/1e3, 1e9/float64(rec.NsPerOp()), rec.N)
+}
+
+// recoverBench recovers the signer of one signed EIP-3009 authorization
+// (digest and signature fixed outside the loop), as BenchmarkRecover in
+// package payment does.
+func recoverBench(ctx context.Context, w *payment.KeySigner) func(b *testing.B) {
+	a, err := payment.EIP3009Authorization{From: w.Address().String(), To: paymenttest.DevPayee, Value: "250000", ValidAfter: "0",
+		ValidBefore: "1900000000", Nonce: "0x1111111111111111111111111111111111111111111111111111111111111111"}.Parse()
+	if err != nil {
+		log.Fatal(err)
+	}
+	d, err := a.Digest(payment.BaseMainnet())
+	if err != nil {
+		log.Fatal(err)
+	}
+	sig, err := payment.SignTransfer(ctx, w, payment.BaseMainnet(), a)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return func(b *testing.B) {
+		for b.Loop() {
+			if got, err := payment.RecoverAddress(d, sig); err != nil || got != w.Address() {
+				b.Fatal("recovery failed")
+			}
+		}
+	}
 }

@@ -24,7 +24,7 @@ func ExampleDevWallet() {
 		Resource:    &payment.ResourceInfo{URL: "https://api.example.com/v1/claims/verify/quick"},
 		Accepts: []payment.PaymentRequirements{{
 			Scheme: "exact", Network: payment.BaseMainnet().CAIP2, Amount: "20000",
-			Asset: payment.BaseMainnet().USDC.String(), PayTo: paymenttest.DevPayee, MaxTimeoutSeconds: 180,
+			Asset: payment.BaseMainnet().USDC.String(), PayTo: paymenttest.DevPayee, MaxTimeoutSeconds: 210,
 			Extra: map[string]any{"name": "USD Coin", "version": "2"},
 		}},
 	}

@@ -17,10 +17,16 @@ import (
 //go:embed recorded/*.json
 var recorded embed.FS
 
-// Recorded returns a recorded facilitator payload by name (the file names
-// under recorded/: "supported", "verify_valid", "verify_insufficient_funds",
-// "settle_success", "settle_failure", "settle_pending"). Placeholders
-// {{payer}}, {{tx}} and {{network}} are filled from the request.
+// Recorded returns a facilitator answer by name (the file names under
+// recorded/: "supported", "verify_valid", "verify_insufficient_funds",
+// "verify_nonce_used", "settle_success", "settle_failure",
+// "settle_nonce_used", "settle_pending"). Placeholders {{payer}}, {{tx}}
+// and {{network}} are filled from the request.
+//
+// Despite the directory name these are not captures of a live
+// facilitator (the tests run without network): they are transcribed from
+// the documented examples of the x402 specification (see the package
+// documentation for which example each follows).
 func Recorded(name string) string {
 	b, err := recorded.ReadFile("recorded/" + name + ".json")
 	if err != nil {
@@ -50,19 +56,30 @@ type FacilitatorCall struct {
 // Facilitator is a fake x402 facilitator on a loopback httptest server.
 // Without a script, /verify says valid, /settle succeeds with a
 // deterministic transaction hash, and /supported lists Base and Base
-// Sepolia for x402 v1 and v2.
+// Sepolia for x402 v1 and v2. Like a real facilitator (where the token
+// contract keeps EIP-3009 nonces), it remembers every authorization it
+// settled, keyed by network, asset, payer and nonce: /verify and /settle
+// of an authorization already settled answer isValid/success false with
+// ReasonNonceUsed. Scripted replies are sent as they are and settle
+// nothing.
 type Facilitator struct {
 	*httptest.Server
 
 	mu      sync.Mutex
 	scripts map[string][]Reply
 	calls   []FacilitatorCall
+	used    map[string]bool
 	done    chan struct{}
 }
 
+// ReasonNonceUsed is the invalidReason / errorReason of an authorization
+// whose nonce was already used, as the x402 reference facilitator names
+// it.
+const ReasonNonceUsed = "invalid_exact_evm_nonce_already_used"
+
 // NewFacilitator starts a fake facilitator, closed at the end of the test.
 func NewFacilitator(t testing.TB) *Facilitator {
-	f := &Facilitator{scripts: map[string][]Reply{}, done: make(chan struct{})}
+	f := &Facilitator{scripts: map[string][]Reply{}, used: map[string]bool{}, done: make(chan struct{})}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(func() {
 		close(f.done)
@@ -101,21 +118,30 @@ func (f *Facilitator) serve(w http.ResponseWriter, r *http.Request) {
 		reply = &q[0]
 		f.scripts[r.URL.Path] = q[1:]
 	}
-	f.mu.Unlock()
-
 	if reply == nil {
+		key := authorizationKey(body)
 		switch {
 		case r.URL.Path == "/supported" && r.Method == http.MethodGet:
 			reply = &Reply{Body: Recorded("supported")}
+		case r.URL.Path == "/verify" && r.Method == http.MethodPost && f.used[key]:
+			reply = &Reply{Body: Recorded("verify_nonce_used")}
 		case r.URL.Path == "/verify" && r.Method == http.MethodPost:
 			reply = &Reply{Body: Recorded("verify_valid")}
+		case r.URL.Path == "/settle" && r.Method == http.MethodPost && f.used[key]:
+			reply = &Reply{Body: Recorded("settle_nonce_used")}
 		case r.URL.Path == "/settle" && r.Method == http.MethodPost:
+			if key != "" {
+				f.used[key] = true
+			}
 			reply = &Reply{Body: Recorded("settle_success")}
 		default:
+			f.mu.Unlock()
 			http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
 			return
 		}
 	}
+	f.mu.Unlock()
+
 	if reply.Delay > 0 {
 		select {
 		case <-time.After(reply.Delay):
@@ -132,6 +158,47 @@ func (f *Facilitator) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, fill(reply.Body, body))
+}
+
+// authorizationKey identifies the EIP-3009 authorization of a /verify or
+// /settle request body: network, asset, payer and nonce (lowercase), or ""
+// when the body does not carry one.
+func authorizationKey(reqBody []byte) string {
+	var req struct {
+		PaymentPayload struct {
+			Network string `json:"network"`
+			Payload struct {
+				Authorization struct {
+					From  string `json:"from"`
+					Nonce string `json:"nonce"`
+				} `json:"authorization"`
+			} `json:"payload"`
+		} `json:"paymentPayload"`
+		PaymentRequirements struct {
+			Network string `json:"network"`
+			Asset   string `json:"asset"`
+		} `json:"paymentRequirements"`
+	}
+	if json.Unmarshal(reqBody, &req) != nil {
+		return ""
+	}
+	a := req.PaymentPayload.Payload.Authorization
+	if a.From == "" || a.Nonce == "" {
+		return ""
+	}
+	network := req.PaymentRequirements.Network
+	if network == "" {
+		network = req.PaymentPayload.Network
+	}
+	// v1 names ("base") and CAIP-2 ids ("eip155:8453") of one chain are
+	// one key space on-chain.
+	switch network {
+	case "base":
+		network = "eip155:8453"
+	case "base-sepolia":
+		network = "eip155:84532"
+	}
+	return strings.ToLower(network + "|" + req.PaymentRequirements.Asset + "|" + a.From + "|" + a.Nonce)
 }
 
 // fill substitutes {{payer}}, {{tx}} and {{network}} from a /verify or

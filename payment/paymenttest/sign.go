@@ -419,3 +419,40 @@ func MPPStripe(t testing.TB, ch *payment.Challenge, spt string, opts ...Option) 
 func BindMPP(secret []byte, c payment.MPPChallenge) string {
 	return payment.MPPChallengeID(secret, c)
 }
+
+// X402FromMPP repackages the EIP-3009 authorization and signature of an
+// MPP evm credential (an Authorization header value) as an x402 payment
+// for ch: a PAYMENT-SIGNATURE value echoing ch's v2 requirements when
+// version is 2, an X-PAYMENT value for ch's v1 body when version is 1. The
+// server must treat it as the same payment (the same authorization can
+// move the funds once).
+func X402FromMPP(t testing.TB, mppHeader string, ch *payment.Challenge, version int) string {
+	t.Helper()
+	cred, err := payment.ParseMPPCredential(mppHeader)
+	if err != nil || cred == nil {
+		t.Fatalf("not an MPP credential: %v", err)
+	}
+	var pl struct {
+		payment.EIP3009Authorization
+		Signature string `json:"signature"`
+	}
+	if err := json.Unmarshal(cred.Payload, &pl); err != nil {
+		t.Fatal(err)
+	}
+	ex := payment.ExactEVMPayload{Signature: pl.Signature, Authorization: pl.EIP3009Authorization}
+	if version == 1 {
+		var doc payment.PaymentRequiredV1
+		if err := json.Unmarshal(ch.Body, &doc); err != nil || len(doc.Accepts) == 0 {
+			t.Fatalf("v1 body: %v", err)
+		}
+		return encodeX402(t, mustJSON(t, payment.PaymentPayload{X402Version: 1, Scheme: doc.Accepts[0].Scheme,
+			Network: doc.Accepts[0].Network, Payload: mustJSON(t, ex)}))
+	}
+	pr := PaymentRequired(t, ch)
+	acc, err := pr.Accepts[0].Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return encodeX402(t, mustJSON(t, payment.PaymentPayload{X402Version: 2, Resource: pr.Resource, Accepted: acc,
+		Payload: mustJSON(t, ex), Extensions: pr.Extensions}))
+}

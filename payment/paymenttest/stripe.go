@@ -42,9 +42,12 @@ type Intent struct {
 }
 
 // Stripe is a fake of the Stripe PaymentIntents API (create with a shared
-// payment token, capture, cancel, refunds) on a loopback httptest server.
-// Point stripe-go at URL (payment.StripeOptions.BackendURL). Idempotency
-// keys replay the first answer, as Stripe does.
+// payment token, retrieve with ?expand[]=latest_charge, capture, cancel,
+// refunds) on a loopback httptest server. Point stripe-go at URL
+// (payment.StripeOptions.BackendURL). Idempotency keys replay the first
+// answer as it was then (a cancelled intent is replayed as
+// requires_capture), with the Idempotent-Replayed: true header, as Stripe
+// does.
 type Stripe struct {
 	*httptest.Server
 	// TokenParam is the form parameter that must carry the SPT
@@ -108,7 +111,11 @@ func (s *Stripe) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	form := map[string]string{}
-	for k, v := range r.PostForm {
+	values := r.PostForm
+	if r.Method == http.MethodGet {
+		values = r.Form
+	}
+	for k, v := range values {
 		form[k] = v[0]
 	}
 	key := r.Header.Get("Idempotency-Key")
@@ -145,6 +152,19 @@ func (s *Stripe) route(w http.ResponseWriter, r *http.Request, form map[string]s
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/payment_intents":
 		s.create(w, form)
+	case r.Method == http.MethodGet && len(parts) == 3 && parts[1] == "payment_intents":
+		in, ok := s.intents[parts[2]]
+		if !ok {
+			stripeError(w, 404, "invalid_request_error", "resource_missing", "No such payment_intent: "+parts[2])
+			return
+		}
+		out := intentJSON(in)
+		for k, v := range form {
+			if strings.HasPrefix(k, "expand") && v == "latest_charge" {
+				out["latest_charge"] = chargeJSON(in)
+			}
+		}
+		writeJSON(w, out)
 	case r.Method == http.MethodPost && len(parts) == 4 && parts[1] == "payment_intents" && parts[3] == "capture":
 		s.transition(w, parts[2], "requires_capture", "succeeded")
 	case r.Method == http.MethodPost && len(parts) == 4 && parts[1] == "payment_intents" && parts[3] == "cancel":
@@ -224,7 +244,17 @@ func (s *Stripe) transition(w http.ResponseWriter, id, from, to string) {
 func intentJSON(in *Intent) map[string]any {
 	return map[string]any{"id": in.ID, "object": "payment_intent", "amount": in.Amount, "currency": in.Currency,
 		"status": in.Status, "capture_method": "manual", "metadata": in.Metadata, "customer": nil,
-		"payment_method": "pm_" + in.ID[3:]}
+		"payment_method": "pm_" + in.ID[3:], "latest_charge": "ch_" + in.ID[3:]}
+}
+
+// chargeJSON is the intent's charge, as ?expand[]=latest_charge shows it.
+func chargeJSON(in *Intent) map[string]any {
+	refunded := int64(0)
+	if in.Refunded {
+		refunded = in.Amount
+	}
+	return map[string]any{"id": "ch_" + in.ID[3:], "object": "charge", "amount": in.Amount, "captured": in.Status == "succeeded",
+		"refunded": in.Refunded, "amount_refunded": refunded}
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

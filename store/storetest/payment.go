@@ -92,6 +92,37 @@ func ledgerReservationSingleUse(t *testing.T, l payment.Ledger) {
 	if _, err := l.Order(ctx, b.ID); !errors.Is(err, payment.ErrOrderNotFound) {
 		t.Fatalf("refused order was stored: %v", err)
 	}
+
+	// Extra keys are single use too, in either role, and are released
+	// with the order.
+	c := NewTestOrder("o")
+	extra := "challenge:" + ids.New("")
+	c.ExtraReservationKeys = []string{extra}
+	if err := l.OpenOrder(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	d := NewTestOrder("o")
+	d.ReservationKey = extra
+	if err := l.OpenOrder(ctx, d); !errors.Is(err, payment.ErrReservationUsed) {
+		t.Fatalf("an extra key reused as a primary key: %v, want ErrReservationUsed", err)
+	}
+	e := NewTestOrder("o")
+	e.ExtraReservationKeys = []string{c.ReservationKey}
+	if err := l.OpenOrder(ctx, e); !errors.Is(err, payment.ErrReservationUsed) {
+		t.Fatalf("a primary key reused as an extra key: %v, want ErrReservationUsed", err)
+	}
+	// Nothing of a refused order is kept: its own fresh key stays free.
+	e2 := NewTestOrder("o")
+	e2.ReservationKey = e.ReservationKey
+	if err := l.OpenOrder(ctx, e2); err != nil {
+		t.Fatalf("the fresh key of a refused order was kept: %v", err)
+	}
+	if err := l.FailOrder(ctx, c.ID, "failed"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.OpenOrder(ctx, d); err != nil {
+		t.Fatalf("extra key not released by FailOrder: %v", err)
+	}
 }
 
 func ledgerConcurrentReservation(t *testing.T, a, b payment.Ledger) {
