@@ -32,6 +32,7 @@ type paymentsConfig struct {
 	StripeProfile   string // ASSAY_STRIPE_PROFILE_ID
 	ReceiptKey      string // ASSAY_RECEIPT_KEY
 	Costs           payment.CostPrices
+	MaxBodyBytes    int64 // -max-body: the gate reads paid request bodies up to the server's limit
 }
 
 func readPaymentsConfig(cfg *config, getenv func(string) string) (paymentsConfig, error) {
@@ -40,7 +41,7 @@ func readPaymentsConfig(cfg *config, getenv func(string) string) (paymentsConfig
 		FacilitatorURL: cfg.FacilitatorURL, FacilitatorAuth: getenv("ASSAY_FACILITATOR_AUTH"),
 		MPPSecret: getenv("ASSAY_MPP_SECRET"), Realm: cfg.MPPRealm,
 		StripeKey: getenv("ASSAY_STRIPE_SECRET_KEY"), StripeProfile: getenv("ASSAY_STRIPE_PROFILE_ID"),
-		ReceiptKey: getenv("ASSAY_RECEIPT_KEY"),
+		ReceiptKey: getenv("ASSAY_RECEIPT_KEY"), MaxBodyBytes: cfg.MaxBodyBytes,
 	}
 	for _, v := range []struct {
 		name string
@@ -141,8 +142,9 @@ func newProcessor(c paymentsConfig, configuredBase, publicBase string, bz *serve
 // left open, at once.
 func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, keys *payment.Keyring, publicBase string, db *store.DB, soleOwner bool, m *metrics.Metrics, log *slog.Logger) (*payment.Gate, error) {
 	gate, err := payment.NewGate(proc, db, &payment.GateOptions{
-		CashierOptions: payment.CashierOptions{Keys: keys, Logger: log, Costs: c.Costs, OnEvent: m.PaymentEvent},
-		PublicBaseURL:  publicBase,
+		CashierOptions:  payment.CashierOptions{Keys: keys, Logger: log, Costs: c.Costs, OnEvent: m.PaymentEvent},
+		PublicBaseURL:   publicBase,
+		MaxRequestBytes: c.MaxBodyBytes,
 	})
 	if err != nil {
 		return nil, err
