@@ -150,12 +150,15 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 		DisableLocalhostProtection: cfg.DisableLocalhostProtection,
 		Logger:                     s.log,
 	})
-	// The request's Host reaches the tools through the context (the SDK
-	// keeps middleware values): resources fall back to it when no public
-	// base URL is configured.
+	// The request's Host and peer reach the tools through the context (the
+	// SDK keeps middleware values): resources fall back to the Host when no
+	// public base URL is configured, and free niche searches count against
+	// the peer's quota as over HTTP.
 	sdk := h
 	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), mcpHostKey{}, r.Host)))
+		ctx := context.WithValue(r.Context(), mcpHostKey{}, r.Host)
+		ctx = context.WithValue(ctx, mcpPeerKey{}, mcpPeer{addr: r.RemoteAddr, forwarded: r.Header.Values("X-Forwarded-For")})
+		sdk.ServeHTTP(w, r.WithContext(ctx))
 	})
 	if !cfg.DisableCrossOriginProtection {
 		cop := http.NewCrossOriginProtection()
@@ -239,3 +242,15 @@ func (s *Server) newMCPServer() (*mcpServer, error) {
 
 // mcpHostKey carries the HTTP request's Host to the tool handlers.
 type mcpHostKey struct{}
+
+// mcpPeerKey carries the HTTP request's peer (an mcpPeer) to the tool
+// handlers.
+type mcpPeerKey struct{}
+
+// mcpPeer is the client address of an MCP request and its
+// X-Forwarded-For values (believed only from trusted proxies, as over
+// HTTP).
+type mcpPeer struct {
+	addr      string
+	forwarded []string
+}

@@ -298,8 +298,16 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 				}
 				rec := &toolRecorder{header: http.Header{}}
 				r := inProcess(ctx, searchPath, q, nil)
+				// A free search counts against the caller's daily quota,
+				// exactly as GET /v1/search does for an anonymous caller.
+				if p, ok := ctx.Value(mcpPeerKey{}).(mcpPeer); ok {
+					r.RemoteAddr = p.addr
+					r.Header["X-Forwarded-For"] = p.forwarded
+				}
 				if sq, ok := n.searchQuery(rec, r); ok {
-					n.runSearch(rec, r, sq, false, nil, "preview")
+					if quota, ok := n.searchQuota(rec, r, sq.Q, nil); ok {
+						n.runSearch(rec, r, sq, false, quota, "preview")
+					}
 				}
 				return recorded(rec), nil
 			}},

@@ -104,6 +104,30 @@ func TestMCPNicheFree(t *testing.T) {
 	}
 }
 
+// A free search_niches counts against the caller's daily quota, the same
+// one GET /v1/search uses: MCP is no way around the free limit.
+func TestMCPNicheSearchQuota(t *testing.T) {
+	env := newPaidEnv(t, &envOptions{niche: true, config: func(c *Config) { c.Niche.FreeSearchesPerDay = new(2) }})
+	cs := env.mcpSession("/mcp", nil)
+	word := strings.Fields(env.someNiche().Title)[0]
+	for i := range 2 {
+		if r := callTool(t, cs, "search_niches", map[string]any{"q": word}, nil); r.IsError {
+			t.Fatalf("search %d: %s", i+1, r.Content[0].(*mcp.TextContent).Text)
+		}
+	}
+	r := callTool(t, cs, "search_niches", map[string]any{"q": word}, nil)
+	if !r.IsError || metaNumber(r, metaStatus) != 429 {
+		t.Fatalf("third free search over MCP: %v %s", r.Meta, r.Content[0].(*mcp.TextContent).Text)
+	}
+	if st, body := env.get("/niche-discovery/v1/search?q="+word, nil); st != 429 {
+		t.Fatalf("HTTP search after the MCP quota: %d %s", st, body)
+	}
+	// Without a word there is nothing to count: still answered.
+	if r := callTool(t, cs, "get_niche", map[string]any{"niche_id": env.someNiche().ID}, nil); r.IsError {
+		t.Fatalf("preview after the quota: %s", r.Content[0].(*mcp.TextContent).Text)
+	}
+}
+
 // Full evaluations are sold per call: unpaid → PaymentRequired at the HTTP
 // price; paid → the pay-per-call body with an unlock token that opens the
 // HTTP route, an order, a receipt over the delivered bytes.
