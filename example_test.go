@@ -121,7 +121,7 @@ func Example() {
 	}
 	fmt.Println("/v1/niches", res.StatusCode, len(list.Niches), "previews")
 	// Output:
-	// /readyz 200 {"checks":{"store":"ok"},"status":"ok"}
+	// /readyz 200 {"status":"ok","checks":{"store":"ok"}}
 	// /v1/claims/verify 200 confirmed true
 	// /v1/niches 200 2 previews
 }

@@ -152,7 +152,10 @@ func TestDiffStatesAndAllowances(t *testing.T) {
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(tableChange{})); diff != "" {
 		t.Fatalf("diff (-want +got):\n%s", diff)
 	}
-	accepted := map[string]int{"commerce.quotes.create": 2, "niche.list": 9}
+	if by := allowedBy("niche_quota", map[string]int{"niche.list": 3}); len(by) != 1 {
+		t.Fatalf("a list with q (a counted search) does not explain the quota table: %v", by)
+	}
+	accepted := map[string]int{"commerce.quotes.create": 2, "niche.preview": 9}
 	if by := allowedBy("payment_quotes", accepted); len(by) != 1 {
 		t.Fatalf("quotes not explained: %v", by)
 	}

@@ -51,10 +51,11 @@ var writesOnAccept = []struct {
 	tables []string
 }{
 	{"niche.search", []string{"niche_quota"}},
+	{"niche.list", []string{"niche_quota"}}, // with q: a search, counted
 	{"commerce.quotes.create", []string{"payment_quotes"}},
 	{"commerce.admin.customers", []string{"payment_customers"}},
 	{"subscription.", []string{"niche_subscription_checkouts", "niche_subscriptions", "niche_subscription_tokens", "niche_billing_events"}},
-	{"niche.admin.", []string{"niche_evaluations", "niche_revisions", "niche_operations", "niche_signals", "niche_collections", "niche_fts"}},
+	{"niche.admin.", []string{"niche_evaluations", "niche_revisions", "niche_operations", "niche_signals", "niche_collections", "niche_links", "niche_search", "niche_terms", "niche_fts"}},
 }
 
 // fuzzFixtures is what the setup phase learnt: routes, real ids, used

@@ -126,7 +126,13 @@ func (c *loadClient) list(ctx context.Context) {
 	q.Set("sort", pick(c.rng, []string{"score", "recent"}))
 	switch c.rng.IntN(4) {
 	case 0:
+		// A text filter is a search: it shares the client's free daily
+		// quota with /v1/search, then 429 until midnight.
 		q.Set("q", pick(c.rng, c.cat.words))
+		h := http.Header{}
+		h.Set("X-Forwarded-For", c.ip)
+		c.get(ctx, "niche.list (q, free)", "/v1/niches?"+q.Encode(), h, http.StatusOK, http.StatusTooManyRequests)
+		return
 	case 1:
 		q.Set("category", pick(c.rng, c.cat.categories))
 	}
