@@ -37,9 +37,10 @@ import (
 // searches use it to plan (see niche_search.go).
 //
 // niche_links (migration 0008) holds each evaluation's linked signal ids
-// as rows: listings count the linked signals that are not rejected from
-// it when they are read, and moderation finds the evaluations linking a
-// signal with it.
+// as rows: moderation finds the evaluations linking a signal with it, and
+// niche_evaluations.signal_count, the number of linked signals that are
+// not rejected, is recounted from it in every transaction that changes
+// links or a signal's state (countSignals).
 //
 // Public reads (lists, previews, free searches) read the listing columns
 // only (niche.Listing), and the hot read statements are prepared once per
@@ -58,12 +59,19 @@ const evalCols = `id, status, revision, title, problem, buyer, category, solutio
 
 // listingCols are the columns of a niche.Listing (scanListing's order) of
 // the niche_evaluations row aliased e, the signal count included.
-const listingCols = `e.id, e.title, e.problem, e.buyer, e.category, e.score, e.score_version, ` + signalCountCol
+const listingCols = `e.id, e.title, e.problem, e.buyer, e.category, e.score, e.score_version, e.signal_count`
 
-// signalCountCol counts the linked signals of the evaluation aliased e
-// that are not rejected.
-const signalCountCol = `(SELECT count(*) FROM niche_links l JOIN niche_signals s ON s.id = l.signal_id
-	WHERE l.niche_id = e.id AND s.state <> 'rejected')`
+// countSignals sets signal_count, the number of linked signals that are
+// not rejected, of the evaluations the condition names. Every transaction
+// that changes an evaluation's links or a signal's state runs it, so the
+// stored count is never stale and lists read it without a join (counting
+// at read time made a list page twice as slow).
+func countSignals(ctx context.Context, tx *Tx, where string, args ...any) error {
+	_, err := tx.exec(ctx, `UPDATE niche_evaluations SET signal_count = (SELECT count(*) FROM niche_links l
+		JOIN niche_signals s ON s.id = l.signal_id WHERE l.niche_id = niche_evaluations.id AND s.state <> 'rejected')
+		WHERE `+where, args...)
+	return err
+}
 
 func scanListing(sc scanner) (niche.Listing, error) {
 	var l niche.Listing
@@ -278,6 +286,9 @@ func (db *DB) ModerateSignal(ctx context.Context, id string, m niche.Moderation)
 		if out, err = scanSignal(tx.queryRow(ctx, `SELECT `+signalCols+` FROM niche_signals WHERE id = ?`, id)); err != nil {
 			return err
 		}
+		if err := countSignals(ctx, tx, `id IN (SELECT niche_id FROM niche_links WHERE signal_id = ?)`, id); err != nil {
+			return err
+		}
 		rows, err := tx.query(ctx, `SELECT niche_id FROM niche_links WHERE signal_id = ? ORDER BY niche_id`, id)
 		if err != nil {
 			return err
@@ -417,7 +428,8 @@ func checkLinkable(ctx context.Context, tx *Tx, ids []string) error {
 	return nil
 }
 
-// writeLinks replaces the niche_links rows of evaluation id.
+// writeLinks replaces the niche_links rows of evaluation id and counts
+// them.
 func writeLinks(ctx context.Context, tx *Tx, id string, signalIDs []string, replace bool) error {
 	if replace {
 		if _, err := tx.exec(ctx, `DELETE FROM niche_links WHERE niche_id = ?`, id); err != nil {
@@ -436,7 +448,7 @@ func writeLinks(ctx context.Context, tx *Tx, id string, signalIDs []string, repl
 			return err
 		}
 	}
-	return nil
+	return countSignals(ctx, tx, `id = ?`, id)
 }
 
 // ApplyWrite implements niche.Store. The operation row is inserted first,
@@ -850,8 +862,8 @@ func (db *DB) SignalCounts(ctx context.Context, ids []string) (map[string]int, e
 	out := make(map[string]int, len(ids))
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
-		rows, err := db.cachedQuery(ctx, `SELECT l.niche_id, count(*) FROM niche_links l JOIN niche_signals s ON s.id = l.signal_id
-			WHERE l.niche_id IN (`+placeholders(len(chunk))+`) AND s.state <> 'rejected' GROUP BY l.niche_id`, anyArgs(chunk)...)
+		rows, err := db.cachedQuery(ctx, `SELECT id, signal_count FROM niche_evaluations
+			WHERE id IN (`+placeholders(len(chunk))+`) AND signal_count > 0`, anyArgs(chunk)...)
 		if err != nil {
 			return nil, fmt.Errorf("store: signal counts: %w", err)
 		}

@@ -9,9 +9,10 @@
 -- it.
 --
 -- niche_links holds the signal_ids array of every evaluation as rows: the
--- store counts the linked signals that are not rejected at read time (a
--- preview's signalCount) and finds the evaluations to re-check when a
--- signal is rejected.
+-- store finds the evaluations to re-check when a signal is rejected, and
+-- recounts signal_count, the linked signals that are not rejected (a
+-- preview's signalCount), in every transaction that changes links or a
+-- signal's state.
 ALTER TABLE niche_evaluations ADD COLUMN sp TEXT NOT NULL DEFAULT ''; -- normalised teaser, buyer, category
 
 CREATE TABLE niche_links (
@@ -24,3 +25,7 @@ INSERT INTO niche_links (signal_id, niche_id)
     SELECT DISTINCT j.value, e.id FROM niche_evaluations e
     CROSS JOIN LATERAL json_array_elements_text(e.signal_ids::json) AS j(value)
     ON CONFLICT DO NOTHING;
+
+ALTER TABLE niche_evaluations ADD COLUMN signal_count INTEGER NOT NULL DEFAULT 0;
+UPDATE niche_evaluations SET signal_count = (SELECT count(*) FROM niche_links l
+    JOIN niche_signals s ON s.id = l.signal_id WHERE l.niche_id = niche_evaluations.id AND s.state <> 'rejected');

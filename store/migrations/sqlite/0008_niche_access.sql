@@ -10,9 +10,10 @@
 -- migrationHook in store/migrate.go), and 0009 builds the new index.
 --
 -- niche_links holds the signal_ids array of every evaluation as rows: the
--- store counts the linked signals that are not rejected at read time (a
--- preview's signalCount) and finds the evaluations to re-check when a
--- signal is rejected.
+-- store finds the evaluations to re-check when a signal is rejected, and
+-- recounts signal_count, the linked signals that are not rejected (a
+-- preview's signalCount), in every transaction that changes links or a
+-- signal's state.
 DROP TRIGGER niche_fts_insert;
 DROP TRIGGER niche_fts_delete;
 DROP TRIGGER niche_fts_update;
@@ -32,3 +33,7 @@ CREATE TABLE niche_links (
 CREATE INDEX niche_links_niche ON niche_links (niche_id);
 INSERT OR IGNORE INTO niche_links (signal_id, niche_id)
     SELECT j.value, e.id FROM niche_evaluations e, json_each(e.signal_ids) j;
+
+ALTER TABLE niche_evaluations ADD COLUMN signal_count INTEGER NOT NULL DEFAULT 0;
+UPDATE niche_evaluations SET signal_count = (SELECT count(*) FROM niche_links l
+    JOIN niche_signals s ON s.id = l.signal_id WHERE l.niche_id = niche_evaluations.id AND s.state <> 'rejected');

@@ -4,8 +4,9 @@
 -- The full-text index of published evaluations gets the column sp:
 -- preview-level queries are restricted to {st sp}, full-level ones to
 -- {st sb sc}. niche_search, the compact copy of what a search reads of each
--- published row, gets sp too; its signal count is gone (counted at read
--- time from niche_links, without rejected signals). niche_terms is counted
+-- published row, gets sp too; its signal count is gone (listings read
+-- niche_evaluations.signal_count). The update triggers name the columns
+-- they copy, so recounting signal_count re-indexes nothing. niche_terms is counted
 -- again from the new index's vocabulary (sp included).
 CREATE VIRTUAL TABLE niche_fts USING fts5(
     st, sp, sb, sc,
@@ -21,7 +22,7 @@ END;
 CREATE TRIGGER niche_fts_delete AFTER DELETE ON niche_evaluations WHEN old.status = 'published' BEGIN
     INSERT INTO niche_fts (niche_fts, rowid, st, sp, sb, sc) VALUES ('delete', old.seq, old.st, old.sp, old.sb, old.sc);
 END;
-CREATE TRIGGER niche_fts_update AFTER UPDATE ON niche_evaluations BEGIN
+CREATE TRIGGER niche_fts_update AFTER UPDATE OF status, st, sp, sb, sc ON niche_evaluations BEGIN
     INSERT INTO niche_fts (niche_fts, rowid, st, sp, sb, sc)
         SELECT 'delete', old.seq, old.st, old.sp, old.sb, old.sc WHERE old.status = 'published';
     INSERT INTO niche_fts (rowid, st, sp, sb, sc)
@@ -57,7 +58,8 @@ END;
 CREATE TRIGGER niche_search_delete AFTER DELETE ON niche_evaluations WHEN old.status = 'published' BEGIN
     DELETE FROM niche_search WHERE seq = old.seq;
 END;
-CREATE TRIGGER niche_search_update AFTER UPDATE ON niche_evaluations BEGIN
+CREATE TRIGGER niche_search_update AFTER UPDATE OF status, score, updated_at, category_key, st, sp, sb, sc, title, problem,
+        buyer, category, score_version ON niche_evaluations BEGIN
     DELETE FROM niche_search WHERE seq = old.seq;
     INSERT INTO niche_search (seq, id, score, updated_at, category_key, st, sp, sb, sc, title, problem, buyer, category,
             score_version)
