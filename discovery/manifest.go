@@ -185,6 +185,12 @@ func NewManifest(s *Service) (*Manifest, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(op.OutputMediaTypes) > 0 {
+			// Not JSON: a string in the first media type.
+			if out, err = json.Marshal(map[string]string{"type": "string", "contentMediaType": op.OutputMediaTypes[0]}); err != nil {
+				return nil, err
+			}
+		}
 		idem := op.Idempotent
 		mo := ManifestOperation{ID: op.ID, Capability: op.Capability, Transport: TransportHTTP, Summary: op.Summary,
 			Method: op.Method, Path: s.Prefix + op.Path, InputSchema: in, OutputSchema: out,

@@ -134,6 +134,11 @@ type Operation struct {
 	// Output names the component of the 200 response, "" for a generic
 	// JSON object.
 	Output string
+	// OutputMediaTypes are the media types of a 200 response that is not
+	// JSON (an HTML page, captured bytes, a WARC record set, Prometheus
+	// text); Output is then ignored and the documents describe the body
+	// as a string (text types) or as bytes.
+	OutputMediaTypes []string
 	// Price is set on paid operations.
 	Price *Price
 	// TimeoutSeconds is the longest a call takes (0: not published).

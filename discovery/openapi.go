@@ -122,6 +122,17 @@ func (s *Service) openAPIOperation(op Operation, comps map[string]json.RawMessag
 		okSchema = ref(op.Output)
 	}
 	ok := map[string]any{"description": "Success", "content": map[string]any{"application/json": map[string]any{"schema": okSchema}}}
+	if len(op.OutputMediaTypes) > 0 {
+		content := map[string]any{}
+		for _, mt := range op.OutputMediaTypes {
+			media := map[string]any{} // bytes: OpenAPI 3.1 omits the schema
+			if strings.HasPrefix(mt, "text/") {
+				media["schema"] = map[string]any{"type": "string"}
+			}
+			content[mt] = media
+		}
+		ok["content"] = content
+	}
 	responses := map[string]any{"200": ok}
 	if op.Body != "" || op.Query != "" || len(pathParams(op.Path)) > 0 {
 		var verr any = ref(ComponentDetail)

@@ -157,6 +157,24 @@ func composedResponses() map[string]struct {
 	}
 }
 
+// nonJSONResponses are the media types of the routes whose 200 response
+// is not JSON.
+func nonJSONResponses() map[string][]string {
+	html := []string{"text/html"}
+	return map[string][]string{
+		"metrics":                             {"text/plain"},
+		"snapshots.content":                   {"application/octet-stream", "text/plain"},
+		"snapshots.warc":                      {"application/warc"},
+		"subscription.success":                html,
+		"subscription.success.claim":          html,
+		"subscription.cancelled":              html,
+		"subscription.local.checkout":         html,
+		"subscription.local.checkout.confirm": html,
+		"subscription.local.portal":           html,
+		"subscription.local.portal.action":    html,
+	}
+}
+
 // responseSchemaName is the component name of a route's 200 response, ""
 // when undocumented.
 func responseSchemaName(routeID string) string {
