@@ -512,40 +512,11 @@ func realRace(t *testing.T, envs []*realEnv) {
 	ch := envs[0].challenge("POST", "/v1/claims/verify/quick", claimBody, nil)
 	for name, h := range envs[0].credentials(ch) {
 		const n = 50
-		var wg sync.WaitGroup
-		statuses := make([]int, n)
-		bodies := make([][]byte, n)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				e := envs[i%len(envs)]
-				req, _ := http.NewRequest("POST", e.url+"/v1/claims/verify/quick", strings.NewReader(claimBody))
-				for k, v := range h {
-					req.Header.Set(k, v)
-				}
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				defer res.Body.Close()
-				statuses[i] = res.StatusCode
-				bodies[i], _ = io.ReadAll(res.Body)
-			}()
+		urls := make([]string, len(envs))
+		for i, e := range envs {
+			urls[i] = e.url
 		}
-		wg.Wait()
-		ok, used := 0, 0
-		for i, s := range statuses {
-			switch {
-			case s == 200:
-				ok++
-			case s == 402 && strings.Contains(string(bodies[i]), "Payment already used"):
-				used++
-			default:
-				t.Errorf("%s: unexpected answer %d %s", name, s, bodies[i])
-			}
-		}
+		ok, used := fireOnePayment(t, urls, n, h)
 		if ok != 1 || used != n-1 {
 			t.Errorf("%s: %d paid, %d refused as used; want 1 and %d", name, ok, used, n-1)
 		}

@@ -757,6 +757,28 @@ func TestGateConcurrentAcrossInstances(t *testing.T) {
 
 func raceOnePayment(t *testing.T, envs []*env) {
 	const n = 50
+	urls := make([]string, len(envs))
+	for i, e := range envs {
+		urls[i] = e.url
+	}
+	ok, used := fireOnePayment(t, urls, n, map[string]string{gatetest.Header: gatetest.Credential("0xRace", "same-nonce")})
+	delivered := int64(0)
+	completed := 0
+	for _, e := range envs {
+		delivered += e.h.delivered.Load()
+	}
+	completed = envs[0].countOrders(payment.OrderCompleted)
+	if ok != 1 || used != n-1 || delivered != 1 || completed != 1 || envs[0].proc.Settled("0xrace", "same-nonce") != 1 {
+		t.Fatalf("200s %d, refused %d, deliveries %d, completed orders %d, settlements %d; want 1, %d, 1, 1, 1",
+			ok, used, delivered, completed, envs[0].proc.Settled("0xrace", "same-nonce"), n-1)
+	}
+}
+
+// fireOnePayment sends n concurrent quick-tier calls carrying the same
+// payment headers, spread over the servers at urls, and counts the 200s
+// and the 402 "Payment already used" refusals; any other answer fails t.
+func fireOnePayment(t *testing.T, urls []string, n int, headers map[string]string) (ok, used int) {
+	t.Helper()
 	var wg sync.WaitGroup
 	statuses := make([]int, n)
 	bodies := make([][]byte, n)
@@ -764,9 +786,10 @@ func raceOnePayment(t *testing.T, envs []*env) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e := envs[i%len(envs)]
-			req, _ := http.NewRequest("POST", e.url+"/v1/claims/verify/quick", strings.NewReader(claimBody))
-			req.Header.Set(gatetest.Header, gatetest.Credential("0xRace", "same-nonce"))
+			req, _ := http.NewRequest("POST", urls[i%len(urls)]+"/v1/claims/verify/quick", strings.NewReader(claimBody))
+			for k, v := range headers {
+				req.Header.Set(k, v)
+			}
 			res, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Error(err)
@@ -778,7 +801,6 @@ func raceOnePayment(t *testing.T, envs []*env) {
 		}()
 	}
 	wg.Wait()
-	ok, used := 0, 0
 	for i, s := range statuses {
 		switch {
 		case s == 200:
@@ -789,16 +811,7 @@ func raceOnePayment(t *testing.T, envs []*env) {
 			t.Errorf("unexpected answer %d %s", s, bodies[i])
 		}
 	}
-	delivered := int64(0)
-	completed := 0
-	for _, e := range envs {
-		delivered += e.h.delivered.Load()
-	}
-	completed = envs[0].countOrders(payment.OrderCompleted)
-	if ok != 1 || used != n-1 || delivered != 1 || completed != 1 || envs[0].proc.Settled("0xrace", "same-nonce") != 1 {
-		t.Fatalf("200s %d, refused %d, deliveries %d, completed orders %d, settlements %d; want 1, %d, 1, 1, 1",
-			ok, used, delivered, completed, envs[0].proc.Settled("0xrace", "same-nonce"), n-1)
-	}
+	return ok, used
 }
 
 func TestNewGateNeedsAPublicBase(t *testing.T) {
