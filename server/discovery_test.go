@@ -577,21 +577,8 @@ func TestDiscoveryDisabledAndCustomTexts(t *testing.T) {
 // schema against a real response (unpaid server).
 func TestDiscoveryFreeResponsesMatchSchemas(t *testing.T) {
 	e := newDiscoveryEnv(t, false, nil)
-	body := e.get(t, "/claim-verification/openapi.json").Body.Bytes()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource("file:///openapi.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("file:///openapi.json#/components/schemas/ClaimVerificationResult")
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema, _ := componentSchemas(t, e.srv, "/claim-verification/openapi.json")
+	sch := schema("ClaimVerificationResult")
 	rec := do(t, e.srv, "POST", "/claim-verification/v1/claims/verify", goodBody)
 	if rec.Code != 200 {
 		t.Fatalf("verify: %d %s", rec.Code, rec.Body)
