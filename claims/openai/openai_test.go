@@ -381,7 +381,7 @@ func TestSearchSuccess(t *testing.T) {
 		Analysis: claims.Analysis{
 			Status:     claims.StatusConfirmed,
 			Conclusion: "Base mainnet uses chain ID 8453, and USDC on Base uses 6 decimals.",
-			AtomicFacts: []claims.AtomicFact{
+			AtomicFacts: []claims.ProviderFact{
 				{Statement: "Base mainnet uses chain ID 8453.", Status: claims.StatusConfirmed, Confidence: 0.93,
 					Explanation: "The Base network documentation lists 8453 as the mainnet chain ID.", EvidenceIDs: []string{"e1", "e2"}},
 				{Statement: "USDC on Base has 6 decimals.", Status: claims.StatusConfirmed, Confidence: 0.88,
