@@ -25,7 +25,7 @@
 //
 // # Collections
 //
-// Demo returns the embedded demo collection: 51 short documents written for
+// Demo returns the embedded demo collection: 52 short documents written for
 // assay on five topics (blockchain networks, HTTP standards, geography,
 // physics, public health), of kinds official, academic, news, reference and
 // forum. Some contradict each other, some are stale (superseded figures,
