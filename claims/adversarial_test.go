@@ -117,8 +117,8 @@ func (s *adversarialSite) snapshotOptions() *snapshot.Options {
 		HostMap:    hm,
 		AllowAddrs: []string{addr},
 		Resolver: snapshottest.Resolver(map[string][]string{
-			"intranet.exampleton-city.gov":  {"127.0.0.1"},      // loopback, not allow-listed
-			"files.exampleton-city.gov":     {"10.20.30.40"},    // private
+			"intranet.exampleton-city.gov":  {"127.0.0.1"},       // loopback, not allow-listed
+			"files.exampleton-city.gov":     {"10.20.30.40"},     // private
 			"metadata.exampleton-cloud.gov": {"169.254.169.254"}, // link-local, behind a redirect
 		}),
 		DialControl:    s.wire.Control,
@@ -131,7 +131,7 @@ func (s *adversarialSite) snapshotOptions() *snapshot.Options {
 // ev is an evidence item of a scripted analysis.
 type ev struct {
 	id, url, excerpt, rel string
-	published           *string
+	published             *string
 }
 
 // fact is an atomic fact of a scripted analysis; sensitive nil leaves the
