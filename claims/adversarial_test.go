@@ -219,6 +219,23 @@ func responsesAPI(t *testing.T, body []byte) (*httptest.Server, *atomic.Int32) {
 	return srv, &calls
 }
 
+// advRow is one row of the adversarial table.
+type advRow struct {
+	name   string
+	tier   string
+	claim  string
+	mutate func(*shapes.ClaimVerificationRequest)
+	evs    []ev
+	facts  []fact
+	// want
+	status    claims.Status
+	maxConf   float64 // of the first fact
+	limitIn   string
+	e2Reason  string // prefix of e2's qualityReason ("" to skip)
+	refused   string // the engine refuses before any provider call
+	snapshots int    // records in the result
+}
+
 func TestAdversarialAnswers(t *testing.T) {
 	site := newAdversarialSite(t)
 	yes := true
@@ -226,56 +243,35 @@ func TestAdversarialAnswers(t *testing.T) {
 	good := ev{"e1", goodURL, wageQuote, "supports", fresh}
 	second := func(url string) ev { return ev{"e2", url, wageQuote, "supports", fresh} }
 	oneFact := []fact{{statement: wageClaim, ids: []string{"e1", "e2"}}}
-	tests := []struct {
-		name   string
-		tier   string
-		claim  string
-		mutate func(*shapes.ClaimVerificationRequest)
-		evs    []ev
-		facts  []fact
-		// want
-		status    claims.Status
-		maxConf   float64 // of the first fact
-		limitIn   string
-		e2Reason  string // prefix of e2's qualityReason ("" to skip)
-		refused   string // the engine refuses before any provider call
-		snapshots int    // records in the result
-	}{
+	// unchecked is a row whose second page cannot be checked: e1 alone
+	// counts, one independent source of the two required.
+	unchecked := func(name, url, limitIn, e2Reason string) advRow {
+		return advRow{name: name, evs: []ev{good, second(url)}, facts: oneFact, status: claims.StatusInsufficientEvidence,
+			maxConf: 0.49, snapshots: 2, limitIn: limitIn, e2Reason: e2Reason}
+	}
+	const failedCapture = "not checked, because the capture in snapshot snap_"
+	tests := []advRow{
 		{name: "control: two verified pages", evs: []ev{good, second(secondURL)}, facts: oneFact,
 			status: claims.StatusConfirmed, maxConf: 0.75, e2Reason: "quote verified on snapshot snap_", snapshots: 2},
-		{name: "404", evs: []ev{good, second("http://www.wagecommission.gov/missing")}, facts: oneFact,
-			status: claims.StatusInsufficientEvidence, maxConf: 0.49, snapshots: 2,
-			limitIn:  "The quote of evidence e2 was not checked, because the capture in snapshot snap_",
-			e2Reason: "not checked, because the capture in snapshot snap_"},
-		{name: "403", evs: []ev{good, second("http://www.wagecommission.gov/forbidden")}, facts: oneFact,
-			status: claims.StatusInsufficientEvidence, maxConf: 0.49, snapshots: 2,
-			limitIn: "failed (HTTP 403 Forbidden); it was not counted.", e2Reason: "not checked, because the capture in snapshot snap_"},
-		{name: "timeout", evs: []ev{good, second("http://www.wagecommission.gov/slow")}, facts: oneFact,
-			status: claims.StatusInsufficientEvidence, maxConf: 0.49, snapshots: 2,
-			limitIn: "The quote of evidence e2 was not checked, because the capture in snapshot", e2Reason: "not checked, because the capture in snapshot snap_"},
-		{name: "too_large", evs: []ev{good, second("http://www.wagecommission.gov/huge")}, facts: oneFact,
-			status: claims.StatusInsufficientEvidence, maxConf: 0.49, snapshots: 2,
-			limitIn: "stopped: the page is too large", e2Reason: "not checked, because the capture in snapshot snap_"},
-		{name: "unsupported", evs: []ev{good, second("http://www.wagecommission.gov/chart.png")}, facts: oneFact,
-			status: claims.StatusInsufficientEvidence, maxConf: 0.49, snapshots: 2,
-			limitIn: "stopped: the content type is not supported", e2Reason: "not checked, because the capture in snapshot snap_"},
+		unchecked("404", "http://www.wagecommission.gov/missing", "failed (HTTP 404 Not Found); it was not counted.", failedCapture),
+		unchecked("403", "http://www.wagecommission.gov/forbidden", "failed (HTTP 403 Forbidden); it was not counted.", failedCapture),
+		unchecked("timeout", "http://www.wagecommission.gov/slow", "failed (timed out", failedCapture),
+		unchecked("too_large", "http://www.wagecommission.gov/huge", "stopped: the page is too large", failedCapture),
+		unchecked("unsupported", "http://www.wagecommission.gov/chart.png", "stopped: the content type is not supported", failedCapture),
 		{name: "never captured: beyond the 3 pages standard checks",
 			evs: []ev{good, {"e2", "http://www.exampleton.gov/wage-2", wageQuote, "supports", fresh},
 				{"e3", "http://www.exampleton.gov/wage-3", wageQuote, "supports", fresh}, {"e4", secondURL, wageQuote, "supports", fresh}},
 			facts:  []fact{{statement: wageClaim, ids: []string{"e1", "e2", "e3", "e4"}}},
 			status: claims.StatusInsufficientEvidence, maxConf: 0.49, snapshots: 3,
 			limitIn: "The quote of evidence e4 was not checked, because the standard tier checks at most 3 pages and this page was not among them; it was not counted."},
-		{name: "SSRF: loopback address not allow-listed", evs: []ev{good, second("http://intranet.exampleton-city.gov/wage")}, facts: oneFact,
-			status: claims.StatusInsufficientEvidence, maxConf: 0.49, snapshots: 2,
-			limitIn:  "The quote of evidence e2 was not checked, because the capture guard refused the page (address 127.0.0.1 is loopback",
-			e2Reason: "not checked, because the capture guard refused the page (address 127.0.0.1 is loopback"},
-		{name: "SSRF: private address", evs: []ev{good, second("http://files.exampleton-city.gov/wage")}, facts: oneFact,
-			status: claims.StatusInsufficientEvidence, maxConf: 0.49, snapshots: 2,
-			limitIn: "refused the page (address 10.20.30.40 is private", e2Reason: "not checked, because the capture guard refused the page (address 10.20.30.40 is private"},
-		{name: "SSRF: redirect to a private address", evs: []ev{good, second("http://www.redirector-exampleton.gov/wage")}, facts: oneFact,
-			status: claims.StatusInsufficientEvidence, maxConf: 0.49, snapshots: 2,
-			limitIn:  "refused the page (redirect to http://metadata.exampleton-cloud.gov/latest/wage refused",
-			e2Reason: "not checked, because the capture guard refused the page (redirect to http://metadata.exampleton-cloud.gov/latest/wage refused"},
+		unchecked("SSRF: loopback address not allow-listed", "http://intranet.exampleton-city.gov/wage",
+			"The quote of evidence e2 was not checked, because the capture guard refused the page (address 127.0.0.1 is loopback",
+			"not checked, because the capture guard refused the page (address 127.0.0.1 is loopback"),
+		unchecked("SSRF: private address", "http://files.exampleton-city.gov/wage",
+			"refused the page (address 10.20.30.40 is private", "not checked, because the capture guard refused the page (address 10.20.30.40 is private"),
+		unchecked("SSRF: redirect to a private address", "http://www.redirector-exampleton.gov/wage",
+			"refused the page (redirect to http://metadata.exampleton-cloud.gov/latest/wage refused",
+			"not checked, because the capture guard refused the page (redirect to http://metadata.exampleton-cloud.gov/latest/wage refused"),
 		{name: "minimumSources 4 on standard, the fourth quote invented", mutate: func(r *shapes.ClaimVerificationRequest) { r.MinimumSources = 4 },
 			evs: []ev{good, second(secondURL), {"e3", oppositeURL, wageQuote, "supports", fresh},
 				{"e4", "http://www.courts-exampleton.gov/ruling", wageQuote, "supports", fresh}},
