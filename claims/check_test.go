@@ -32,6 +32,15 @@ func TestCheck(t *testing.T) {
 		{"quick caps maxSources silently", claims.Quick, nil, "", ""},
 		{"minimum above tier cap", claims.Quick, func(r *claims.Request) { r.MinimumSources = 4 },
 			"The quick tier supports at most 3 cited sources; minimumSources (4) cannot be met", ""},
+		// Only quotes verified on captured pages count, so a tier cannot
+		// promise more independent sources than it captures pages.
+		{"minimum above the pages standard checks", claims.Standard, func(r *claims.Request) { r.MinimumSources = 4 },
+			"The standard tier checks quotes on at most 3 captured pages; minimumSources (4) cannot be met; the deep tier checks up to 8", ""},
+		{"minimum above the pages deep checks", claims.Deep, func(r *claims.Request) { r.MinimumSources = 9; r.MaxSources = 15 },
+			"The deep tier checks quotes on at most 8 captured pages; minimumSources (9) cannot be met; the research tier checks up to 20", ""},
+		{"standard checks 3", claims.Standard, func(r *claims.Request) { r.MinimumSources = 3 }, "", ""},
+		{"deep checks 8", claims.Deep, func(r *claims.Request) { r.MinimumSources = 8; r.MaxSources = 8 }, "", ""},
+		{"research checks 10", claims.Research, func(r *claims.Request) { r.MinimumSources = 10; r.MaxSources = 10 }, "", ""},
 		{"minimum above maxSources", claims.Deep, func(r *claims.Request) { r.MinimumSources = 5; r.MaxSources = 4 },
 			"minimumSources (5) must not exceed maxSources (4)", ""},
 		{"official_only needs allowed", claims.Standard, func(r *claims.Request) { r.SourcePolicy = "official_only" },

@@ -54,7 +54,7 @@ func TestSourceClassification(t *testing.T) {
 		{"https://www.bbc.co.uk/news/exampleton-wage", wage, "news", "news: bbc.co.uk is a known news publisher", true},
 		{"https://www.exampleton-gazette.com/wage", wage, "news", "news: exampleton-gazette.com is a known news publisher", true}, // Options.NewsDomains
 		// forum
-		{"https://www.reddit.com/r/exampleton/comments/1", wage, "forum", "forum: reddit.com is a forum or social site; not counted under the authoritative policy", false},
+		{"https://www.reddit.com/r/exampleton/comments/1", wage, "forum", "forum: reddit.com is a forum or social site; not counted: its source type does not count under the authoritative policy", false},
 		{"https://forum.exampleton-shop.com/t/wage/1", wage, "forum", "forum: discussion subdomain (forum)", false},
 		{"https://www.exampleton-shop.com/forums/wage", wage, "forum", "forum: page under /forum", false},
 		// vendor
@@ -71,13 +71,16 @@ func TestSourceClassification(t *testing.T) {
 		{"https://stripe.xyz/fees", "Stripe charges a minimum of $0.50 per payment.", "other", "list it in Options.VendorDomains to count it as vendor", false},
 		{"https://base.notatld/chain", "Base mainnet uses chain ID 8453.", "other", "its suffix notatld is not an ICANN public suffix", false},
 		// other
-		{"https://wagewatcher.example-blog.net/2026/11/x", wage, "other", "other: no classification rule matched example-blog.net; not counted under the authoritative policy", false},
+		{"https://wagewatcher.example-blog.net/2026/11/x", wage, "other", "other: no classification rule matched example-blog.net; not counted: its source type does not count under the authoritative policy", false},
 	}
 	var steps []claimstest.Step
+	pages := &claimstest.Snapshotter{Pages: map[string]claimstest.Page{}}
 	for _, tc := range tests {
 		steps = append(steps, claimstest.Step{Response: oneSourceResponse(tc.url)})
+		pages.Pages[tc.url] = claimstest.Page{Text: "Notice. The minimum wage is $18.00 per hour."}
 	}
-	e, _ := newEngine(t, claimstest.NewProvider(steps...), nil, &claims.Options{
+	// Quick tier: the pages are fetched for the quote check, not kept.
+	e, _ := newEngine(t, claimstest.NewProvider(steps...), pages, &claims.Options{
 		NewsDomains: []string{"exampleton-gazette.com"}, VendorDomains: []string{"motors-of-exampleton.net"},
 	})
 	for _, tc := range tests {

@@ -19,6 +19,17 @@
 //     tier cap; otherwise the request is refused before any work
 //     (RequestError, HTTP 422), e.g. "The quick tier supports at most 3
 //     cited sources; minimumSources (4) cannot be met".
+//   - minimumSources and the pages a tier checks: only evidence whose
+//     quote was verified on its page counts (see Verdicts), and a tier
+//     checks quotes on at most Tier.CheckablePages pages (its maxSnapshots
+//     when it takes snapshots: standard 3, deep 8, research 20; quick 3,
+//     fetched and not kept). A larger minimumSources could never be met,
+//     so it is refused by the same check before payment, naming the tier
+//     that can: "The standard tier checks quotes on at most 3 captured
+//     pages; minimumSources (4) cannot be met; the deep tier checks up to
+//     8". The alternative, fetching pages beyond the snapshot cap without
+//     archiving them, was not chosen: a verdict on a snapshotting tier
+//     rests only on pages anyone can re-check from their snapshots.
 //   - maxSources counts distinct pages among the evidence, not evidence
 //     items: several excerpts of one page are one source.
 //   - Domains in allowedDomains and blockedDomains are normalised
@@ -73,8 +84,9 @@
 //     with fewer than two items is dropped; without includeConflicts all
 //     conflicts are dropped. A response with no atomic facts is judged as one
 //     fact: the claim, resting on all surviving evidence.
-//  8. Snapshots (see Snapshots); each captured page is checked for its
-//     evidence excerpts.
+//  8. Quote checks (see Snapshots): the pages of cited evidence are
+//     captured (or, on quick, fetched) and each excerpt is compared with
+//     its page's text.
 //  9. Verdicts (see Verdicts), then provenance.
 //
 // Every removal is reported in limitations; the provider's own limitations
@@ -133,50 +145,106 @@
 // as RFC 3339, a date-time without zone (UTC), a date, a year-month or a
 // year; a partial date counts as its latest instant. An item whose latest
 // possible publication precedes the window is stale: its qualityReason and a
-// limitation say so. Stale evidence is superseded when the same fact has
-// fresh (or undated) counting evidence and none of it takes the stale
-// item's side; when a fact has only stale counting evidence, that evidence
-// is used and the fact's confidence is capped at 0.60 (with a limitation).
-// Undated items count and are listed in a limitation; dates more than a day
-// in the future are treated as undated; items published after asOf are
-// listed in a limitation.
+// limitation say so. A date more than a day after the provider answered is
+// not trusted as fresh: with a window the item is treated as stale (worse
+// than undated, since the date is false), without one as undated. Undated
+// items are neither fresh nor stale (their page was fetched during this
+// verification and says what it says now); a limitation lists them. Items
+// published after asOf are listed in a limitation. Limitations name the
+// window by its length ("the 168-hour freshness window"), never by the
+// clock, so identical calls give identical prose.
+//
+// freshnessHours is the caller's target for facts whose truth changes over
+// time. A fact is time-sensitive when the provider marks it
+// (ProviderFact.TimeSensitive: claims/openai asks the model for the mark,
+// claims/corpus sets it), or, when the provider did not say (an older
+// model, another provider), when the claim's wording has a present-time cue
+// (TimeSensitive: current, latest, today, now, this year…); a fact whose own
+// statement has such a cue is time-sensitive whatever the mark says.
+//
+//	| fact           | counting evidence                   | used for the verdict                         |
+//	| time-sensitive | fresh or undated, and stale         | the fresh and undated; stale is named, unused |
+//	| time-sensitive | stale only                          | none: insufficient_evidence, with a limitation naming the window |
+//	| timeless       | fresh or undated, none on the side of a stale item | fresh and undated; the stale item is superseded (limitation) |
+//	| timeless       | fresh or undated agreeing with stale | all                                         |
+//	| timeless       | stale only                          | all; confidence at most 0.60 (limitation)    |
+//
+// So the default of 168 hours makes a historical fact on old pages
+// confirmed at 0.60 at most, not inconclusive, while "the current rate"
+// resting on a 400-day-old page is insufficient_evidence.
 //
 // # Snapshots
 //
-// Per tier mode, cut to the tier's maxSnapshots, deduplicated by page:
-// none (quick) captures nothing; cited (standard, deep) captures the pages
-// of evidence that is referenced by a fact (or a conflict) and matched;
-// all_sources (research) captures those first, then every other provider
-// source. The Snapshotter captures them concurrently under the call's
-// deadline. Evidence and provider sources get the snapshotId of the record
-// for their page (failed records included); snapshotted is true only for
-// captured pages. Each excerpt is checked against its page's normalised
-// text with snapshot.Snapshot.Contains; the item's weight follows (an item
-// counts toward a verdict at weight 0.5 or more):
+// Only evidence whose quote was compared with its page and found there
+// counts (see Verdicts), so the engine fetches the pages of cited evidence
+// and checks each excerpt against the page's normalised text with
+// snapshot.Snapshot.Contains. Per tier mode, deduplicated by page:
 //
-//	| page                                                  | excerpt       | weight | counts |
-//	| captured, excerpt found                               | verified      | 1.00   | yes    |
-//	| captured, excerpt not found, or the item has none     | not found     | 0.25   | no     |
-//	| captured, no text to search: no normalised form (PDF, | not checked   | 0.75   | yes    |
-//	| images: normalizedSha256 null), empty text, or a      |               |        |        |
-//	| record without its text                               |               |        |        |
-//	| not captured (failed, not requested, no snapshots)    | not checked   | 0.75   | yes    |
+//   - none (quick) keeps no snapshots: when the Snapshotter is a
+//     PageFetcher (snapshot.Service is), the pages of evidence referenced by
+//     a fact (or a conflict) and matched to a provider source, at most
+//     maxSources, are fetched under the same safety rules and checked in
+//     memory; nothing is stored, the result lists no snapshots, and a
+//     limitation says no snapshot lets anyone re-check them. Without a
+//     PageFetcher quick-tier quotes stay unchecked and do not count.
+//   - cited (standard, deep) captures the pages of evidence referenced by a
+//     fact (or a conflict) and matched, those that could count first
+//     (admitted by the policy, supporting or contradicting, with an
+//     excerpt), cut to the tier's maxSnapshots;
+//   - all_sources (research) captures those first, then every other
+//     provider source, up to maxSnapshots.
 //
-// Found and not found are said in the item's qualityReason, not found also
-// in a limitation. A captured page without text is not evidence that the
-// quote is absent: the item's qualityReason and a limitation say "page
-// captured; text not extractable (PDF); excerpt not checked".
+// The Snapshotter captures them concurrently under the call's deadline.
+// Evidence and provider sources get the snapshotId of the record for their
+// page (failed records included); snapshotted is true only for captured
+// pages. "Captured" means the snapshot service fetched the page under its
+// address policy: a page its SSRF guard refused (loopback, private, a
+// redirect to one, a port not allowed) is "blocked" and is evidence of
+// nothing. An embedder's HostMap and AllowAddrs (the demo corpus on
+// loopback) are that policy, so pages they admit are captured.
 //
-// retrievedAt of an evidence item is when its page was captured, or, when it
-// was not captured, when the provider call returned (observedAt).
+// Each evidence item's qualityReason starts with exactly one of these
+// clauses (Evidence.Quote carries the same, typed), goes on with why its
+// source has its type and its dates, and ends with "counted toward the
+// verdict" or "not counted: <reasons>" (Evidence.Counted):
+//
+//	| page                                             | first clause of qualityReason                                  | Quote       |
+//	| captured, excerpt found                          | quote verified on snapshot snap_…                              | verified    |
+//	| quick: fetched, excerpt found                    | quote verified on the page fetched for this check (not archived…) | verified |
+//	| captured (or fetched), excerpt not in its text   | quote not found on the captured page (snapshot snap_…)         | not_found   |
+//	| failed (404, 403, timeout, connection)           | not checked, because the capture in snapshot snap_… failed (HTTP 404 Not Found) | not_checked |
+//	| blocked by the SSRF guard                        | not checked, because the capture guard refused the page (…)    | not_checked |
+//	| too_large / unsupported                          | not checked, because the capture … stopped: the page is too large / the content type is not supported (…) | not_checked |
+//	| captured without text (PDF, empty page)          | not checked, because snapshot snap_… has no text to compare with: text not extractable (PDF) | not_checked |
+//	| beyond the tier's pages                          | not checked, because the standard tier checks at most 3 pages and this page was not among them | not_checked |
+//	| not cited by a fact or conflict / not matched    | not checked, because no atomic fact or conflict cites it / its URL is not among the sources the provider consulted, so its page was not captured | not_checked |
+//	| the item has no excerpt                          | not checked, because the item has no excerpt                   | not_checked |
+//	| no Snapshotter, or snapshots failed              | not checked, because no snapshotter is configured / the pages could not be fetched (…) | not_checked |
+//
+// A cited item that would have counted but for its quote is also named in
+// a limitation ("The quote of evidence e2 was not checked, because …; it
+// was not counted." / "…was not found on its page…"); failure records are
+// counted in another ("2 requested source snapshots could not be
+// captured; their failure records are included.").
+//
+// retrievedAt of an evidence item is when its page was fetched, or, when it
+// was not, when the provider call returned (observedAt).
 //
 // # Verdicts
 //
 // An item counts toward a fact when it is matched to a provider source,
-// admitted by the source policy, supports or contradicts (not context), and
-// its excerpt was not refuted by its snapshot (weight ≥ 0.5). Independent
-// sources are distinct registrable domains (public suffix list: news.bbc.co.uk
-// and www.bbc.co.uk are one source). For each fact, with S and C the
+// admitted by the source policy, supports or contradicts (not context), its
+// quote was verified on its page (see Snapshots: captured from an address
+// the snapshot service allows, or fetched so on quick), and the freshness
+// rules let it (see Freshness). Nothing else counts: a page that failed
+// (404, 403, time-out), was blocked by the SSRF guard, was too large, of an
+// unsupported type, without extractable text, or was never captured, leaves
+// its item in the result, uncounted, with a qualityReason and a limitation
+// that say why. So no result is confirmed, partially_confirmed or
+// contradicted unless at least minimumSources independent sources have
+// quotes verified on pages fetched during the call. Independent sources
+// are distinct registrable domains (public suffix list: news.bbc.co.uk and
+// www.bbc.co.uk are one source). For each fact, with S and C the
 // independent supporting and contradicting sources and m = minimumSources:
 //
 //	| S   | C   | rule status           |
@@ -196,13 +264,12 @@
 //	| contradicted | confirmed / partially_confirmed     | ambiguous              |
 //	| any other    | anything                            | the rule status        |
 //
-// Confidence: confirmed and contradicted 0.55 + 0.1 × W (W = sum over the
-// deciding independent sources of their best weight), at most 0.95;
-// partially_confirmed 0.45 + 0.1 × W, at most 0.75; ambiguous 0.40;
-// insufficient_evidence at most 0.49; at most 0.60 when the fact rests on
-// stale evidence only; never above the model's confidence when the model
-// gave the same status. A fact whose status differs from the model's says so
-// in its explanation.
+// Confidence: confirmed and contradicted 0.55 + 0.1 × n (n = the deciding
+// independent sources), at most 0.95; partially_confirmed 0.45 + 0.1 × n,
+// at most 0.75; ambiguous 0.40; insufficient_evidence at most 0.49; at most
+// 0.60 when a timeless fact rests on stale evidence only; never above the
+// model's confidence when the model gave the same status. A fact whose
+// status differs from the model's says so in its explanation.
 //
 // The top-level status, first matching row:
 //

@@ -136,6 +136,10 @@ func check(tier string, req *Request) (*Effective, error) {
 		return nil, reqErr("", "The %s tier supports at most %d cited sources; minimumSources (%d) cannot be met",
 			t.Name, t.MaxCitedSources, req.MinimumSources)
 	}
+	if n := t.CheckablePages(); req.MinimumSources > n {
+		return nil, reqErr("", "The %s tier checks quotes on at most %d captured pages; minimumSources (%d) cannot be met%s",
+			t.Name, n, req.MinimumSources, tierThatChecks(req.MinimumSources))
+	}
 	allowed, err := normDomains("allowedDomains", req.AllowedDomains)
 	if err != nil {
 		return nil, err
@@ -189,4 +193,15 @@ func normDomains(field string, in []string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// tierThatChecks names the cheapest tier that checks quotes on n pages, for
+// the message refusing a minimumSources a tier cannot check.
+func tierThatChecks(n int) string {
+	for _, t := range Tiers() {
+		if t.CheckablePages() >= n && t.MaxCitedSources >= n {
+			return fmt.Sprintf("; the %s tier checks up to %d", t.Name, t.CheckablePages())
+		}
+	}
+	return ""
 }

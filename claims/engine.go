@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/snapshot"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -574,29 +575,61 @@ func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error)
 		d.limit("%s", n)
 	}
 	d.ensureFacts()
-	if urls := d.snapshotURLs(d.citedIDs()); len(urls) > 0 {
-		if e.snaps == nil {
-			d.limit("Snapshots are not configured; no source was captured and no excerpt could be checked.")
-		} else {
-			reportStage(ctx, StageSnapshotting)
-			snaps, err := e.snaps.CaptureAll(ctx, urls)
-			switch {
-			case ctx.Err() != nil:
-				return failed, fmt.Errorf("%w: snapshots did not finish in time", ErrTimeout)
-			case err != nil:
-				e.log.Warn("claims: snapshots failed", "err", err)
-				d.limit("Snapshots could not be taken (%s); no excerpt could be checked.", describe(err))
-			case len(snaps) != len(urls):
-				e.log.Warn("claims: snapshotter returned a wrong number of records", "want", len(urls), "got", len(snaps))
-				d.limit("Snapshots could not be matched to their URLs; no excerpt could be checked.")
-			default:
-				d.attachSnapshots(snaps)
-			}
-		}
+	if err := e.checkQuotes(ctx, d); err != nil {
+		return failed, err
 	}
 	j := d.judge()
 	res := d.finish(j, name)
 	return &computed{result: res, usage: failed.usage}, nil
+}
+
+// checkQuotes fetches the pages whose excerpts the tier checks (see
+// planChecks) and compares each excerpt with its page: captured as
+// snapshots on tiers that take them, fetched and discarded on quick when
+// the Snapshotter is a PageFetcher. It fails only when ctx ended.
+func (e *Engine) checkQuotes(ctx context.Context, d *draft) error {
+	urls := d.planChecks(d.citedIDs())
+	if len(urls) == 0 {
+		return nil
+	}
+	archived := d.eff.Tier.SnapshotMode != SnapshotNone
+	capture := func(ctx context.Context, urls []string) ([]*snapshot.Snapshot, error) {
+		return e.snaps.CaptureAll(ctx, urls)
+	}
+	switch f, ok := e.snaps.(PageFetcher); {
+	case e.snaps == nil && archived:
+		d.uncheckable(urls, "no snapshotter is configured")
+		d.limit("Snapshots are not configured; no source was captured and no excerpt could be checked.")
+		return nil
+	case !archived && !ok:
+		d.uncheckable(urls, "the quick tier keeps no snapshots and no page fetcher is configured")
+		d.limit("Quotes were not checked: the quick tier keeps no snapshots and no page fetcher is configured.")
+		return nil
+	case !archived:
+		capture = f.FetchAll
+	}
+	if archived {
+		reportStage(ctx, StageSnapshotting)
+	}
+	snaps, err := capture(ctx, urls)
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w: snapshots did not finish in time", ErrTimeout)
+	case err != nil:
+		e.log.Warn("claims: snapshots failed", "err", err)
+		d.uncheckable(urls, "the pages could not be fetched ("+describe(err)+")")
+		d.limit("Snapshots could not be taken (%s); no excerpt could be checked.", describe(err))
+	case len(snaps) != len(urls):
+		e.log.Warn("claims: snapshotter returned a wrong number of records", "want", len(urls), "got", len(snaps))
+		d.uncheckable(urls, "the fetched pages could not be matched to their URLs")
+		d.limit("Snapshots could not be matched to their URLs; no excerpt could be checked.")
+	default:
+		d.attachSnapshots(snaps, archived)
+		if !archived {
+			d.limit("On the quick tier quotes are checked on pages fetched for this verification and not kept: no snapshot lets anyone re-check them.")
+		}
+	}
+	return nil
 }
 
 // usage is the cost-relevant work of one provider call, from its response

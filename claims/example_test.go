@@ -32,7 +32,7 @@ func scripted() *claims.ProviderResponse {
 		Analysis: claims.Analysis{
 			Status:     claims.StatusConfirmed,
 			Conclusion: "The city and Reuters both report the new wage.",
-			AtomicFacts: []claims.AtomicFact{{
+			AtomicFacts: []claims.ProviderFact{{
 				Statement: "Exampleton's minimum wage is $18.00 per hour.", Status: claims.StatusConfirmed,
 				Confidence: 0.9, Explanation: "Two sources state it.", EvidenceIDs: []string{"e1", "e2"},
 			}},

@@ -113,10 +113,27 @@ type Citation struct {
 type Analysis struct {
 	Status      Status
 	Conclusion  string
-	AtomicFacts []AtomicFact // EvidenceIDs refer to Analysis.Evidence IDs
+	AtomicFacts []ProviderFact // EvidenceIDs refer to Analysis.Evidence IDs
 	Evidence    []ProviderEvidence
 	Conflicts   []Conflict
 	Limitations []string
+}
+
+// ProviderFact is an atomic fact as the provider wrote it.
+type ProviderFact struct {
+	Statement   string   `json:"statement"`
+	Status      Status   `json:"status"`
+	Confidence  float64  `json:"confidence"` // 0..1
+	Explanation string   `json:"explanation"`
+	EvidenceIDs []string `json:"evidenceIds"`
+	// TimeSensitive is the provider's mark for a fact whose truth changes
+	// over time ("the current rate is 4%"): only evidence published within
+	// the freshness window counts for it. Nil when the provider did not say
+	// (an older model, another provider): the engine then reads the
+	// wording of the fact and of the claim (see TimeSensitive). A
+	// statement whose own wording is time-sensitive is treated so whatever
+	// the mark says.
+	TimeSensitive *bool `json:"timeSensitive,omitempty"`
 }
 
 // ProviderEvidence is an evidence item as the provider wrote it.

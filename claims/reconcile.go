@@ -14,25 +14,6 @@ import (
 	"github.com/assaykit/assay/snapshot"
 )
 
-// excerptState is the outcome of checking an evidence excerpt against the
-// captured page.
-type excerptState int
-
-const (
-	excerptUnchecked excerptState = iota // no captured page to check against
-	excerptVerified                      // found in the captured page
-	excerptNotFound                      // the page was captured, the excerpt is not in it
-	excerptNoText                        // the page was captured but has no text to check against (PDF)
-)
-
-// Evidence weights (see the package documentation).
-const (
-	weightVerified  = 1.0
-	weightUnchecked = 0.75
-	weightNotFound  = 0.25
-	weightCounts    = 0.5 // evidence counts toward a verdict at or above this weight
-)
-
 // srcWork is a provider source being reconciled.
 type srcWork struct {
 	ProviderSource
@@ -50,27 +31,30 @@ type evWork struct {
 	admitted   bool
 	stale      bool
 	dated      bool
-	referenced bool // by a fact of the model (before the cap)
-	excerpt    excerptState
+	referenced bool       // by a fact of the model (before the cap)
+	quote      QuoteCheck // the outcome of the quote check
+	check      string     // the first clause of qualityReason: the check, as a sentence
+	counted    bool       // a fact's verdict rests on it
+	uncounted  []string   // why it did not count toward a fact that cites it
 	index      int
 	notes      []string // appended to qualityReason
 }
 
-func (ev *evWork) weight() float64 {
-	switch {
-	case !ev.ProviderSourceMatched || !ev.admitted || ev.Relationship == Context:
-		return 0
-	case ev.excerpt == excerptVerified:
-		return weightVerified
-	case ev.excerpt == excerptNotFound:
-		return weightNotFound
+// checkClause is the first clause of qualityReason: exactly one of "quote
+// verified on …", "quote not found on …" and "not checked, because …".
+func (ev *evWork) checkClause() string {
+	if ev.quote == QuoteNotChecked {
+		return "not checked, because " + ev.check
 	}
-	return weightUnchecked
+	return ev.check
 }
 
-// counts reports whether the item counts toward a fact's verdict.
+// counts reports whether the item may count toward a fact's verdict: it is
+// matched to a provider source, admitted by the source policy, supports or
+// contradicts, and its quote was verified on its page.
 func (ev *evWork) counts() bool {
-	return ev.weight() >= weightCounts && (ev.Relationship == Supports || ev.Relationship == Contradicts)
+	return ev.ProviderSourceMatched && ev.admitted && ev.quote == QuoteVerified &&
+		(ev.Relationship == Supports || ev.Relationship == Contradicts)
 }
 
 // draft is a result being built from one provider response.
@@ -83,7 +67,7 @@ type draft struct {
 	evidence    []*evWork
 	evByID      map[string]*evWork
 	facts       []AtomicFact // model facts, evidence ids mapped to survivors
-	modelFacts  []AtomicFact // model facts as sanitised, for comparison
+	sensitive   []bool       // per fact: its truth changes over time (see TimeSensitive)
 	conflicts   []Conflict
 	limitations []string
 	snapshots   []*snapshot.Snapshot
@@ -391,9 +375,9 @@ func (d *draft) buildEvidence(cls *classifier) {
 			continue
 		}
 		mf := AtomicFact{Statement: stmt, Status: f.Status, Confidence: f.Confidence, Explanation: clean(f.Explanation)}
-		d.modelFacts = append(d.modelFacts, mf)
 		mf.EvidenceIDs = mapIDs(f.EvidenceIDs)
 		d.facts = append(d.facts, mf)
+		d.sensitive = append(d.sensitive, d.timeSensitive(stmt, f.TimeSensitive))
 	}
 	if eff.IncludeConflicts {
 		for _, c := range d.resp.Analysis.Conflicts {
@@ -429,9 +413,24 @@ func parsePublished(s string) (earliest, latest time.Time, ok bool) {
 	return time.Time{}, time.Time{}, false
 }
 
+// timeSensitive decides whether a fact's truth changes over time: the
+// provider's mark, else the wording of the claim; the fact's own wording
+// always counts (see TimeSensitive and ProviderFact.TimeSensitive).
+func (d *draft) timeSensitive(statement string, mark *bool) bool {
+	if TimeSensitive(statement) {
+		return true
+	}
+	if mark != nil {
+		return *mark
+	}
+	return TimeSensitive(d.eff.Claim)
+}
+
 // checkFreshness marks evidence published before the freshness window that
 // ends at asOf (end of that day) or, without asOf, at the time the provider
 // answered. See the package documentation for how stale evidence counts.
+// Limitations name the window by its length, never by the clock, so that
+// identical calls give identical prose.
 func (d *draft) checkFreshness() {
 	eff := d.eff
 	ref := d.returnedAt
@@ -451,8 +450,16 @@ func (d *draft) checkFreshness() {
 			ev.notes = append(ev.notes, "publication date unreadable")
 			continue
 		case earliest.After(d.returnedAt.Add(24 * time.Hour)):
+			// A date the page cannot have: not trusted as fresh. With a
+			// window it is treated as older than the window (worse than
+			// undated); without one, dates do not matter and it is undated.
 			future = append(future, ev.ID)
-			ev.notes = append(ev.notes, "publication date in the future, treated as unknown")
+			if eff.FreshnessHours > 0 {
+				ev.stale = true
+				ev.notes = append(ev.notes, "publication date in the future, not trusted: treated as older than the freshness window")
+			} else {
+				ev.notes = append(ev.notes, "publication date in the future, not trusted: treated as unknown")
+			}
 			continue
 		}
 		ev.dated = true
@@ -462,44 +469,59 @@ func (d *draft) checkFreshness() {
 		if eff.FreshnessHours > 0 && latest.Before(ref.Add(-time.Duration(eff.FreshnessHours)*time.Hour)) {
 			ev.stale = true
 			ev.notes = append(ev.notes, fmt.Sprintf("stale: published before the %d-hour freshness window", eff.FreshnessHours))
-			d.limit("Evidence %s (published %s) is older than the %d-hour freshness window ending %s.",
-				ev.ID, *ev.PublishedAt, eff.FreshnessHours, ref.Format(time.RFC3339))
+			d.limit("Evidence %s (published %s) is older than the %d-hour freshness window.", ev.ID, *ev.PublishedAt, eff.FreshnessHours)
 		}
 	}
 	if len(undated) > 0 {
 		d.limit("The freshness of %s could not be checked (no readable publication date): %s.", plural(len(undated), "evidence item", "evidence items"), strings.Join(undated, ", "))
 	}
 	if len(future) > 0 {
-		d.limit("Evidence %s carried a publication date in the future; it was treated as undated.", strings.Join(future, ", "))
+		if eff.FreshnessHours > 0 {
+			d.limit("Evidence %s carried a publication date more than a day in the future; the date was not trusted and the evidence was treated as older than the %d-hour freshness window.",
+				strings.Join(future, ", "), eff.FreshnessHours)
+		} else {
+			d.limit("Evidence %s carried a publication date more than a day in the future; the date was not trusted and the evidence was treated as undated.", strings.Join(future, ", "))
+		}
 	}
 	if len(afterAsOf) > 0 {
 		d.limit("Evidence %s was published after asOf (%s) and may describe a later state.", strings.Join(afterAsOf, ", "), eff.AsOf.String())
 	}
 }
 
-// snapshotURLs lists the URLs the tier snapshots, in priority order,
-// deduplicated by page and cut to the tier's maximum:
+// planChecks lists the pages whose excerpts the tier checks, in priority
+// order, deduplicated by page, and gives every evidence item the reason
+// its quote stays unchecked if its page is not among them:
 //
-//   - none: nothing;
-//   - cited: the pages of evidence referenced by a fact (or by a conflict
-//     when conflicts are included) and matched to a provider source;
-//   - all_sources: those first, then every other provider source (blocked
-//     and disallowed sources were already removed).
-func (d *draft) snapshotURLs(referenced map[string]bool) []string {
+//   - none (quick): the pages of evidence referenced by a fact (or a
+//     conflict) and matched to a provider source, fetched for the check and
+//     not kept, at most maxSources;
+//   - cited (standard, deep): the same pages captured as snapshots, those
+//     that could count first (admitted by the policy, supporting or
+//     contradicting, with an excerpt), cut to the tier's maxSnapshots;
+//   - all_sources (research): those first, then every other provider
+//     source (blocked and disallowed sources were already removed).
+func (d *draft) planChecks(referenced map[string]bool) []string {
 	t := d.eff.Tier
-	if t.SnapshotMode == SnapshotNone || t.MaxSnapshots <= 0 {
-		return nil
+	limit, verb := t.MaxSnapshots, "captured"
+	if t.SnapshotMode == SnapshotNone {
+		limit, verb = d.eff.MaxSources, "fetched"
 	}
 	seen := map[string]bool{}
 	var urls []string
 	add := func(key, u string) {
-		if !seen[key] && len(urls) < t.MaxSnapshots {
+		if !seen[key] && len(urls) < limit {
 			seen[key] = true
 			urls = append(urls, u)
 		}
 	}
+	wanted := func(ev *evWork) bool { return referenced[ev.ID] && ev.ProviderSourceMatched }
 	for _, ev := range d.evidence {
-		if referenced[ev.ID] && ev.ProviderSourceMatched {
+		if wanted(ev) && ev.admitted && ev.Excerpt != "" && ev.Relationship != Context {
+			add(ev.key, ev.URL)
+		}
+	}
+	for _, ev := range d.evidence {
+		if wanted(ev) {
 			add(ev.key, ev.URL)
 		}
 	}
@@ -508,20 +530,55 @@ func (d *draft) snapshotURLs(referenced map[string]bool) []string {
 			add(s.key, s.URL)
 		}
 	}
+	for _, ev := range d.evidence {
+		ev.quote = QuoteNotChecked
+		switch {
+		case ev.Excerpt == "":
+			ev.check = "the item has no excerpt"
+		case seen[ev.key]:
+			ev.check = "no record of its page came back" // replaced by the outcome
+		case !referenced[ev.ID]:
+			ev.check = "no atomic fact or conflict cites it, so its page was not " + verb
+		case !ev.ProviderSourceMatched:
+			ev.check = "its URL is not among the sources the provider consulted, so its page was not " + verb
+		default:
+			ev.check = fmt.Sprintf("the %s tier checks at most %s and this page was not among them",
+				t.Name, plural(limit, "page", "pages"))
+		}
+	}
 	return urls
 }
 
-// attachSnapshots links capture records to evidence and provider sources by
-// the page key of the requested and final URL, and checks each excerpt
-// against its captured page.
-func (d *draft) attachSnapshots(snaps []*snapshot.Snapshot) {
+// uncheckable gives every item whose page was to be checked the reason it
+// could not be (snapshots not configured or failed).
+func (d *draft) uncheckable(urls []string, why string) {
+	keys := map[string]bool{}
+	for _, u := range urls {
+		if k, err := urlnorm.Key(u); err == nil {
+			keys[k] = true
+		}
+	}
+	for _, ev := range d.evidence {
+		if ev.Excerpt != "" && keys[ev.key] {
+			ev.check = why
+		}
+	}
+}
+
+// attachSnapshots links records to evidence and provider sources by the
+// page key of the requested and final URL, and checks each excerpt against
+// its page's text. archived is false for pages fetched only for the check
+// (quick): their records are not kept, not listed and not linked.
+func (d *draft) attachSnapshots(snaps []*snapshot.Snapshot, archived bool) {
 	byKey := map[string]*snapshot.Snapshot{}
 	var failed int
 	for _, s := range snaps {
 		if s == nil {
 			continue
 		}
-		d.snapshots = append(d.snapshots, s)
+		if archived {
+			d.snapshots = append(d.snapshots, s)
+		}
 		if s.Status != snapshot.StatusCaptured {
 			failed++
 		}
@@ -534,55 +591,80 @@ func (d *draft) attachSnapshots(snaps []*snapshot.Snapshot) {
 		}
 	}
 	if failed > 0 {
-		d.limit("%s could not be captured; their failure records are included.", plural(failed, "requested source snapshot", "requested source snapshots"))
-	}
-	for _, s := range d.sources {
-		if snap := byKey[s.key]; snap != nil {
-			id := snap.ID
-			s.SnapshotID = &id
+		if archived {
+			d.limit("%s could not be captured; their failure records are included.", plural(failed, "requested source snapshot", "requested source snapshots"))
+		} else {
+			d.limit("%s could not be fetched for the quote check.", plural(failed, "page", "pages"))
 		}
 	}
-	var notFound []string
-	var noText []string // limitations, one per item
+	if archived {
+		for _, s := range d.sources {
+			if snap := byKey[s.key]; snap != nil {
+				id := snap.ID
+				s.SnapshotID = &id
+			}
+		}
+	}
 	for _, ev := range d.evidence {
 		snap := byKey[ev.key]
 		if snap == nil {
 			continue
 		}
-		id := snap.ID
-		ev.SnapshotID = &id
+		page := "the page fetched for this check (not archived: the quick tier keeps no snapshots)"
+		if archived {
+			id := snap.ID
+			ev.SnapshotID = &id
+			page = "snapshot " + snap.ID
+		}
 		if snap.Status != snapshot.StatusCaptured {
+			ev.check = notCaptured(snap, archived)
 			continue
 		}
-		ev.Snapshotted = true
+		if archived {
+			ev.Snapshotted = true
+		}
 		ev.RetrievedAt = snap.RetrievedAt.UTC()
-		if ev.Excerpt == "" {
-			ev.excerpt = excerptNotFound
-			ev.notes = append(ev.notes, "no excerpt to verify (weight lowered, not counted)")
-			notFound = append(notFound, ev.ID)
-		} else if snap.Text == "" {
+		switch {
+		case ev.Excerpt == "":
+			// Nothing to compare: the reason set by planChecks stands.
+		case snap.Text == "":
 			// Captured, but there is no text to search (a PDF, or a page
-			// whose text is empty or was not kept): the excerpt is not
-			// checked, which is not the same as not found.
-			why := textless(snap)
-			ev.excerpt = excerptNoText
-			ev.notes = append(ev.notes, "captured in snapshot "+snap.ID+"; "+why+"; excerpt not checked")
-			noText = append(noText, fmt.Sprintf("Evidence %s: page captured; %s; excerpt not checked (counted as unchecked).", ev.ID, why))
-		} else if snap.Contains(ev.Excerpt) {
-			ev.excerpt = excerptVerified
-			ev.notes = append(ev.notes, "excerpt verified in snapshot "+snap.ID)
-		} else {
-			ev.excerpt = excerptNotFound
-			ev.notes = append(ev.notes, "excerpt not found in snapshot "+snap.ID+" (weight lowered, not counted)")
-			notFound = append(notFound, ev.ID)
+			// whose text is empty or was not kept): not checked, which is
+			// not the same as not found.
+			ev.check = fmt.Sprintf("%s has no text to compare with: %s", page, textless(snap))
+		case snap.Contains(ev.Excerpt):
+			ev.quote = QuoteVerified
+			ev.check = "quote verified on " + page
+		default:
+			ev.quote = QuoteNotFound
+			if archived {
+				ev.check = "quote not found on the captured page (snapshot " + snap.ID + ")"
+			} else {
+				ev.check = "quote not found on " + page
+			}
 		}
 	}
-	if len(notFound) > 0 {
-		d.limit("The excerpt of evidence %s was not found in the captured page; it was not counted.", strings.Join(notFound, ", "))
+}
+
+// notCaptured says why the page of a failure record could not be checked.
+func notCaptured(s *snapshot.Snapshot, archived bool) string {
+	what := "the fetch of the page"
+	if archived {
+		what = "the capture in snapshot " + s.ID
 	}
-	for _, l := range noText {
-		d.limit("%s", l)
+	reason := strings.TrimSpace(deref(s.FailureReason))
+	if reason == "" {
+		reason = string(s.Status)
 	}
+	switch s.Status {
+	case snapshot.StatusBlocked:
+		return fmt.Sprintf("the capture guard refused the page (%s): only pages fetched from public addresses are evidence", reason)
+	case snapshot.StatusTooLarge:
+		return fmt.Sprintf("%s stopped: the page is too large (%s)", what, reason)
+	case snapshot.StatusUnsupported:
+		return fmt.Sprintf("%s stopped: the content type is not supported (%s)", what, reason)
+	}
+	return fmt.Sprintf("%s failed (%s)", what, reason)
 }
 
 // emptySHA256 is the SHA-256 of the empty string: the normalizedSha256 of a

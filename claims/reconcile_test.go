@@ -43,7 +43,7 @@ func TestConfirmed(t *testing.T) {
 		if !e.ProviderSourceMatched || !e.Consulted || !e.Cited || !e.Snapshotted || e.SnapshotID == nil {
 			t.Errorf("evidence %s flags: %+v", e.ID, e)
 		}
-		if !strings.Contains(e.QualityReason, "excerpt verified in snapshot") {
+		if !strings.HasPrefix(e.QualityReason, "quote verified on snapshot "+*e.SnapshotID) || !e.Counted || e.Quote != claims.QuoteVerified {
 			t.Errorf("evidence %s quality reason %q", e.ID, e.QualityReason)
 		}
 		if !e.RetrievedAt.Equal(testNow) {
@@ -101,27 +101,40 @@ func TestInventedURL(t *testing.T) {
 	}
 }
 
-// A quote absent from its captured page lowers that evidence's weight.
+// A quote absent from its captured page does not count.
 func TestQuoteAbsent(t *testing.T) {
 	r := runFixture(t, "quote_absent", nil)
 	ev := evidenceByID(r.res)["e2"]
-	if !ev.Snapshotted || !ev.ProviderSourceMatched || !strings.Contains(ev.QualityReason, "excerpt not found") {
+	if !ev.Snapshotted || !ev.ProviderSourceMatched || !strings.HasPrefix(ev.QualityReason, "quote not found on the captured page (snapshot snap_") ||
+		ev.Quote != claims.QuoteNotFound || ev.Counted || !strings.HasSuffix(ev.QualityReason, "not counted: its quote was not verified") {
 		t.Fatalf("evidence e2: %+v", ev)
 	}
-	if r.res.Status != claims.StatusInsufficientEvidence || !hasLimitation(r.res, "excerpt of evidence e2 was not found") {
+	if r.res.Status != claims.StatusInsufficientEvidence || !hasLimitation(r.res, "The quote of evidence e2 was not found on its page; it was not counted.") {
 		t.Fatalf("status %s, limitations %q", r.res.Status, r.res.Limitations)
 	}
-	// Without snapshots (quick tier) the excerpt is unchecked and counts.
+	// The quick tier keeps no snapshots, but it fetches the cited pages
+	// for the check: the absent quote does not count there either.
 	f := fixture(t, "quote_absent")
 	req, _ := f.Request()
 	req.MaxSources = 3
-	e, _ := newEngine(t, f.Provider(), f.Snapshotter(), nil)
+	s := f.Snapshotter()
+	e, _ := newEngine(t, f.Provider(), s, nil)
 	res, err := e.Verify(t.Context(), claims.Quick, req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != claims.StatusConfirmed {
-		t.Fatalf("quick tier status %s, want confirmed (unchecked excerpts count)", res.Status)
+	validate(t, res)
+	if res.Status != claims.StatusInsufficientEvidence || len(res.Snapshots) != 0 || len(s.Requests()) != 0 || len(s.Fetches()) != 1 {
+		t.Fatalf("quick tier: status %s, %d snapshots, captures %v, fetches %v", res.Status, len(res.Snapshots), s.Requests(), s.Fetches())
+	}
+	e2 := evidenceByID(res)["e2"]
+	if e2.SnapshotID != nil || e2.Snapshotted || e2.Quote != claims.QuoteNotFound ||
+		!strings.HasPrefix(e2.QualityReason, "quote not found on the page fetched for this check (not archived") {
+		t.Fatalf("quick tier e2: %+v", e2)
+	}
+	if e1 := evidenceByID(res)["e1"]; e1.Quote != claims.QuoteVerified || !e1.Counted ||
+		!strings.HasPrefix(e1.QualityReason, "quote verified on the page fetched for this check (not archived: the quick tier keeps no snapshots)") {
+		t.Fatalf("quick tier e1: %+v", e1)
 	}
 }
 
@@ -238,7 +251,7 @@ func TestPrivateUseStripped(t *testing.T) {
 	if r.res.Conclusion != "The claim is confirmed by the city and Reuters." {
 		t.Fatalf("conclusion %q", r.res.Conclusion)
 	}
-	if ev := evidenceByID(r.res)["e1"]; !strings.Contains(ev.QualityReason, "excerpt verified") {
+	if ev := evidenceByID(r.res)["e1"]; !strings.HasPrefix(ev.QualityReason, "quote verified on snapshot snap_") {
 		t.Fatalf("cleaned excerpt should verify: %+v", ev)
 	}
 	if q := r.res.ProviderSources[0].Queries; !cmp.Equal(q, []string{"exampleton minimum wage"}) {
@@ -305,13 +318,13 @@ func TestFailedSnapshots(t *testing.T) {
 }
 
 // A captured page without extractable text (a PDF) leaves its excerpt
-// unchecked: the item counts as unchecked (weight 0.75), is not reported as
-// a quote absent from its page, and the limitation says why.
+// unchecked: the item does not count, is not reported as a quote absent
+// from its page, and the limitation says why.
 func TestPDFPageExcerptNotChecked(t *testing.T) {
 	r := runFixture(t, "pdf_page", nil)
 	res := r.res
-	if res.Status != claims.StatusConfirmed {
-		t.Fatalf("status %s, want confirmed (the PDF counts as unchecked); limitations %q", res.Status, res.Limitations)
+	if res.Status != claims.StatusInsufficientEvidence {
+		t.Fatalf("status %s, want insufficient_evidence (the PDF quote is not checked); limitations %q", res.Status, res.Limitations)
 	}
 	for i := range res.Snapshots {
 		s := res.Snapshots[i]
@@ -322,29 +335,32 @@ func TestPDFPageExcerptNotChecked(t *testing.T) {
 		}
 	}
 	pdf := evidenceByID(res)["e2"]
-	if !pdf.Snapshotted || pdf.SnapshotID == nil || !pdf.ProviderSourceMatched {
+	if !pdf.Snapshotted || pdf.SnapshotID == nil || !pdf.ProviderSourceMatched || pdf.Quote != claims.QuoteNotChecked || pdf.Counted {
 		t.Fatalf("PDF evidence flags: %+v", pdf)
 	}
-	if !strings.Contains(pdf.QualityReason, "text not extractable (PDF); excerpt not checked") || strings.Contains(pdf.QualityReason, "not found") {
+	want := "not checked, because snapshot " + *pdf.SnapshotID + " has no text to compare with: text not extractable (PDF)"
+	if !strings.HasPrefix(pdf.QualityReason, want) || strings.Contains(pdf.QualityReason, "not found") {
 		t.Fatalf("PDF evidence quality reason %q", pdf.QualityReason)
 	}
-	if !hasLimitation(res, "Evidence e2: page captured; text not extractable (PDF); excerpt not checked") {
+	if !hasLimitation(res, "The quote of evidence e2 was not checked, because snapshot "+*pdf.SnapshotID+" has no text to compare with: text not extractable (PDF); it was not counted.") {
 		t.Fatalf("limitations %q", res.Limitations)
 	}
-	if hasLimitation(res, "was not found in the captured page") {
+	if hasLimitation(res, "was not found on its page") {
 		t.Fatalf("the PDF excerpt is reported as absent: %q", res.Limitations)
 	}
-	if e1 := evidenceByID(res)["e1"]; !strings.Contains(e1.QualityReason, "excerpt verified") {
+	if e1 := evidenceByID(res)["e1"]; !strings.HasPrefix(e1.QualityReason, "quote verified on snapshot") || !e1.Counted {
 		t.Fatalf("e1: %+v", e1)
 	}
-	// 0.55 + 0.1 × (1.0 verified + 0.75 unchecked), below the model's 0.9.
-	if c := res.AtomicFacts[0].Confidence; c != 0.73 {
-		t.Fatalf("confidence %v, want 0.73", c)
+	// With minimumSources 1 the verified page alone confirms the claim:
+	// 0.55 + 0.1 × 1 independent source.
+	r1 := runFixture(t, "pdf_page", func(req *claims.Request) { req.MinimumSources = 1 })
+	if r1.res.Status != claims.StatusConfirmed || r1.res.AtomicFacts[0].Confidence != 0.65 {
+		t.Fatalf("minimumSources 1: %s %+v", r1.res.Status, r1.res.AtomicFacts)
 	}
 	// Control: the same page served as HTML without the quote is a quote
-	// absent from its page, and the claim is no longer confirmed.
+	// absent from its page.
 	r2 := runFixtureWith(t, "pdf_page", nil, func(f *claimstest.Fixture) { delete(f.ContentTypes, pdfURL) })
-	if r2.res.Status != claims.StatusInsufficientEvidence || !hasLimitation(r2.res, "excerpt of evidence e2 was not found") {
+	if r2.res.Status != claims.StatusInsufficientEvidence || !hasLimitation(r2.res, "The quote of evidence e2 was not found on its page") {
 		t.Fatalf("HTML control: %s %q", r2.res.Status, r2.res.Limitations)
 	}
 }
@@ -359,7 +375,7 @@ func TestSameRegistrableDomainIsOneSource(t *testing.T) {
 		t.Fatalf("status %s / %s, want insufficient_evidence; limitations %q", res.Status, res.AtomicFacts[0].Status, res.Limitations)
 	}
 	for _, e := range res.Evidence {
-		if !e.ProviderSourceMatched || !strings.Contains(e.QualityReason, "excerpt verified") || e.SourceType != "official" {
+		if !e.ProviderSourceMatched || !strings.HasPrefix(e.QualityReason, "quote verified on snapshot") || e.SourceType != "official" {
 			t.Fatalf("evidence %s should count on its own: %+v", e.ID, e)
 		}
 	}
@@ -380,7 +396,7 @@ func manyPagesFixture(n int) (*claims.ProviderResponse, *claimstest.Snapshotter)
 	resp := &claims.ProviderResponse{Provider: "scripted", Model: "m", ResponseID: "resp_many"}
 	call := claims.SearchCall{ID: "ws_1", Action: claims.ActionSearch, Queries: []string{"exampleton minimum wage"}}
 	snaps := &claimstest.Snapshotter{Now: clock, Pages: map[string]claimstest.Page{}}
-	fact := claims.AtomicFact{Statement: "Exampleton's minimum wage is $18.00 per hour.", Status: claims.StatusConfirmed, Confidence: 0.9}
+	fact := claims.ProviderFact{Statement: "Exampleton's minimum wage is $18.00 per hour.", Status: claims.StatusConfirmed, Confidence: 0.9}
 	for i := range n {
 		u := fmt.Sprintf("https://www.city%02d.gov/wage", i+1)
 		id := fmt.Sprintf("e%d", i+1)
@@ -392,12 +408,12 @@ func manyPagesFixture(n int) (*claims.ProviderResponse, *claimstest.Snapshotter)
 	}
 	resp.SearchCalls = []claims.SearchCall{call}
 	resp.Analysis.Status = claims.StatusConfirmed
-	resp.Analysis.AtomicFacts = []claims.AtomicFact{fact}
+	resp.Analysis.AtomicFacts = []claims.ProviderFact{fact}
 	return resp, snaps
 }
 
 // The cited snapshot mode is capped per tier: 3 pages on standard, 8 on
-// deep; evidence beyond the cap stays unchecked and still counts.
+// deep; evidence beyond the cap stays unchecked and does not count.
 func TestSnapshotCapsPerTier(t *testing.T) {
 	for _, tc := range []struct {
 		tier       string
@@ -432,8 +448,10 @@ func TestSnapshotCapsPerTier(t *testing.T) {
 				if ev.Snapshotted {
 					snapshotted++
 				}
-				if strings.Contains(ev.QualityReason, "excerpt verified") {
+				if strings.HasPrefix(ev.QualityReason, "quote verified on snapshot") && ev.Counted {
 					verified++
+				} else if beyond := fmt.Sprintf("not checked, because the %s tier checks at most %d pages and this page was not among them", tc.tier, tc.wantSnaps); !strings.HasPrefix(ev.QualityReason, beyond) || ev.Counted {
+					t.Errorf("%s beyond the cap: %q (counted %v)", ev.ID, ev.QualityReason, ev.Counted)
 				}
 			}
 			p := res.Provenance

@@ -53,18 +53,11 @@ func (d *draft) finish(j judgement, providerName string) *Result {
 		if e.RetrievedAt.IsZero() {
 			e.RetrievedAt = d.returnedAt.UTC()
 		}
-		notes := slices.Clone(ev.notes)
-		if !e.ProviderSourceMatched {
-			notes = append(notes, "not matched to any source the provider consulted (not counted)")
-		} else {
+		if e.ProviderSourceMatched {
 			matched++
 		}
-		if !ev.admitted {
-			notes = append(notes, "not counted under the "+eff.SourcePolicy+" policy")
-		}
-		if len(notes) > 0 {
-			e.QualityReason += "; " + strings.Join(notes, "; ")
-		}
+		e.Quote, e.Counted = ev.quote, ev.counted
+		e.QualityReason = ev.qualityReason(e.QualityReason, e.Cited, eff.SourcePolicy)
 		if s := d.srcByKey[ev.key]; s != nil {
 			s.EvidenceIDs = appendUnique(s.EvidenceIDs, e.ID)
 			s.consulted = true
@@ -119,6 +112,73 @@ func (d *draft) finish(j judgement, providerName string) *Result {
 	return res
 }
 
+// Clauses that close qualityReason (see evWork.qualityReason).
+const (
+	countedClause    = "counted toward the verdict"
+	notCountedClause = "not counted"
+)
+
+// qualityReason is the item's qualityReason: the quote check first
+// (checkClause), then why the source is of its type (classification), the
+// notes (dates, staleness), and last whether the item counted toward a
+// fact's verdict, with the reasons when it did not.
+func (ev *evWork) qualityReason(classification string, cited bool, policy string) string {
+	parts := []string{ev.checkClause()}
+	if classification != "" {
+		parts = append(parts, classification)
+	}
+	parts = append(parts, ev.notes...)
+	if ev.counted {
+		return strings.Join(append(parts, countedClause), "; ")
+	}
+	var why []string
+	if ev.quote != QuoteVerified {
+		why = append(why, "its quote was not verified")
+	}
+	if !ev.ProviderSourceMatched {
+		why = append(why, "not matched to any source the provider consulted")
+	}
+	if !ev.admitted {
+		why = append(why, "its source type does not count under the "+policy+" policy")
+	}
+	if ev.Relationship == Context {
+		why = append(why, "context only")
+	}
+	if !cited {
+		why = append(why, "no atomic fact cites it")
+	}
+	why = append(why, ev.uncounted...)
+	last := notCountedClause
+	if len(why) > 0 {
+		last += ": " + strings.Join(why, ", ")
+	}
+	return strings.Join(append(parts, last), "; ")
+}
+
+// restoreChecks sets the typed quote outcome and counted flag of evidence
+// read back from JSON (a Store) from its qualityReason, which states both
+// (see Evidence.Quote). Items whose qualityReason does not follow the
+// format keep the zero values.
+func restoreChecks(evs []Evidence) {
+	for i := range evs {
+		e := &evs[i]
+		if e.Quote != "" {
+			continue
+		}
+		switch q := e.QualityReason; {
+		case strings.HasPrefix(q, "quote verified on "):
+			e.Quote = QuoteVerified
+		case strings.HasPrefix(q, "quote not found on "):
+			e.Quote = QuoteNotFound
+		case strings.HasPrefix(q, "not checked, because "):
+			e.Quote = QuoteNotChecked
+		default:
+			continue
+		}
+		e.Counted = strings.HasSuffix(e.QualityReason, "; "+countedClause)
+	}
+}
+
 // searchActions counts the search actions of a response (the calls that
 // carry a per-call fee).
 func searchActions(resp *ProviderResponse) int {
@@ -156,6 +216,7 @@ func normalize(r *Result) {
 	if r.Evidence == nil {
 		r.Evidence = []Evidence{}
 	}
+	restoreChecks(r.Evidence)
 	if r.Snapshots == nil {
 		r.Snapshots = []snapshot.Snapshot{}
 	}

@@ -106,3 +106,13 @@ type Record struct {
 type Snapshotter interface {
 	CaptureAll(ctx context.Context, urls []string) ([]*snapshot.Snapshot, error)
 }
+
+// PageFetcher is implemented by a Snapshotter that can also fetch pages
+// under the same safety rules without keeping anything
+// (snapshot.Service.FetchAll). On a tier that takes no snapshots (quick)
+// the engine fetches the pages of cited evidence with it and checks their
+// excerpts in memory; the records are discarded and do not appear in the
+// result. Without it quick-tier quotes stay unchecked and do not count.
+type PageFetcher interface {
+	FetchAll(ctx context.Context, urls []string) ([]*snapshot.Snapshot, error)
+}

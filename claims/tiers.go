@@ -63,3 +63,16 @@ func TierByName(name string) (Tier, bool) {
 	}
 	return Tier{}, false
 }
+
+// CheckablePages is how many pages a call on the tier can check evidence
+// excerpts on: its MaxSnapshots when it takes snapshots (every counting
+// quote is verified on a captured, archived page), else its
+// MaxCitedSources (quick: the cited pages are fetched for the check and
+// not kept). A minimumSources above it is refused before payment, because
+// only evidence whose quote was verified counts toward a verdict.
+func (t Tier) CheckablePages() int {
+	if t.SnapshotMode == SnapshotNone {
+		return t.MaxCitedSources
+	}
+	return t.MaxSnapshots
+}

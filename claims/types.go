@@ -75,7 +75,38 @@ type Evidence struct {
 	SnapshotID            *string      `json:"snapshotId"`
 	Consulted             bool         `json:"consulted"`
 	Snapshotted           bool         `json:"snapshotted"`
+
+	// Quote is the outcome of comparing Excerpt with the item's page, and
+	// Counted whether the item counted toward the verdict of an atomic
+	// fact. They are not serialised (the interface document's Evidence
+	// allows no extra properties): the first clause of QualityReason
+	// states Quote and its last clause Counted, and a result read back from
+	// a Store gets both from there.
+	Quote   QuoteCheck `json:"-"`
+	Counted bool       `json:"-"`
 }
+
+// QuoteCheck is the outcome of checking an evidence excerpt against its
+// page (see Snapshots in the package documentation).
+type QuoteCheck string
+
+// Quote check outcomes. Only QuoteVerified evidence counts toward a
+// verdict.
+const (
+	// QuoteVerified: the excerpt occurs on the page, captured in a
+	// snapshot (standard, deep, research) or fetched for this check and not
+	// kept (quick).
+	QuoteVerified QuoteCheck = "verified"
+	// QuoteNotFound: the page was fetched and has text, and the excerpt is
+	// not in it.
+	QuoteNotFound QuoteCheck = "not_found"
+	// QuoteNotChecked: there was no page text to compare with (the page
+	// failed, was refused by the capture guard, was too large, of an
+	// unsupported type or without extractable text, was not among the
+	// pages the tier captures, or the item has no excerpt); QualityReason
+	// says why.
+	QuoteNotChecked QuoteCheck = "not_checked"
+)
 
 // ProviderSource is a source the search provider reports having consulted.
 type ProviderSource struct {

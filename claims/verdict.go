@@ -26,57 +26,56 @@ func validStatus(s Status) bool {
 
 // factTally is what a fact's surviving evidence says.
 type factTally struct {
-	support, contra map[string]float64 // registrable domain → best weight
-	used            []*evWork          // the evidence the verdict rests on
+	support, contra map[string]bool // registrable domains
+	used            []*evWork       // the evidence the verdict rests on
 	staleOnly       bool
 	superseded      []*evWork // stale evidence set aside for fresher evidence that disagrees
+	outdated        []*evWork // stale evidence of a time-sensitive fact: never counts
 }
 
 // tallyFact counts the independent sources (registrable domains) behind a
 // fact. Only counting evidence is used (matched, admitted by the policy,
-// supports or contradicts, excerpt not refuted). Stale evidence (published
-// before the freshness window) is superseded when fresh or undated counting
+// supports or contradicts, quote verified on its page). For a fact whose
+// truth changes over time (sensitive), stale evidence (published before
+// the freshness window, or dated in the future) never counts. For other
+// facts, stale evidence is superseded when fresh or undated counting
 // evidence exists and none of it takes the same side; when the fact has no
 // fresh counting evidence at all, stale evidence is used and the fact is
 // marked staleOnly.
-func tallyFact(ids []string, byID map[string]*evWork) factTally {
+func tallyFact(ids []string, byID map[string]*evWork, sensitive bool) factTally {
+	t := factTally{support: map[string]bool{}, contra: map[string]bool{}}
 	var counting []*evWork
 	freshSides := map[Relationship]bool{}
 	for _, id := range ids {
-		if ev := byID[id]; ev != nil && ev.counts() {
-			counting = append(counting, ev)
-			if !ev.stale {
-				freshSides[ev.Relationship] = true
-			}
+		ev := byID[id]
+		switch {
+		case ev == nil || !ev.counts():
+			continue
+		case sensitive && ev.stale:
+			t.outdated = append(t.outdated, ev)
+			continue
+		}
+		counting = append(counting, ev)
+		if !ev.stale {
+			freshSides[ev.Relationship] = true
 		}
 	}
-	var usedEv, superseded []*evWork
 	for _, ev := range counting {
 		if !ev.stale || len(freshSides) == 0 || freshSides[ev.Relationship] {
-			usedEv = append(usedEv, ev)
+			t.used = append(t.used, ev)
 		} else {
-			superseded = append(superseded, ev)
+			t.superseded = append(t.superseded, ev)
 		}
 	}
-	t := factTally{support: map[string]float64{}, contra: map[string]float64{}}
-	t.used, t.superseded = usedEv, superseded
 	t.staleOnly = len(freshSides) == 0 && len(counting) > 0
 	for _, ev := range t.used {
-		m := t.support
 		if ev.Relationship == Contradicts {
-			m = t.contra
+			t.contra[ev.reg] = true
+		} else {
+			t.support[ev.reg] = true
 		}
-		m[ev.reg] = max(m[ev.reg], ev.weight())
 	}
 	return t
-}
-
-func sum(m map[string]float64) float64 {
-	var s float64
-	for _, v := range m {
-		s += v
-	}
-	return s
 }
 
 // ruleStatus is the fact verdict table (see the package documentation).
@@ -128,20 +127,22 @@ func clamp01(f float64) float64 {
 	return min(f, 1)
 }
 
-// ruleConfidence is the confidence the rules allow for a fact.
+// ruleConfidence is the confidence the rules allow for a fact: it grows
+// with the number of independent sources that decide it.
 func ruleConfidence(status Status, t factTally) float64 {
 	var c float64
+	support, contra := float64(len(t.support)), float64(len(t.contra))
 	switch status {
 	case StatusConfirmed:
-		c = min(maxDecisiveConfidence, 0.55+0.1*sum(t.support))
+		c = min(maxDecisiveConfidence, 0.55+0.1*support)
 	case StatusContradicted:
-		c = min(maxDecisiveConfidence, 0.55+0.1*sum(t.contra))
+		c = min(maxDecisiveConfidence, 0.55+0.1*contra)
 	case StatusPartiallyConfirmed:
-		c = min(maxPartialConfidence, 0.45+0.1*sum(t.support))
+		c = min(maxPartialConfidence, 0.45+0.1*support)
 	case StatusAmbiguous:
 		c = ambiguousConfidence
 	default:
-		c = min(maxWeakConfidence, 0.1+0.1*(sum(t.support)+sum(t.contra)))
+		c = min(maxWeakConfidence, 0.1+0.1*(support+contra))
 	}
 	if t.staleOnly {
 		c = min(c, staleOnlyConfidence)
@@ -162,11 +163,13 @@ func (d *draft) judge() judgement {
 	eff := d.eff
 	used := map[string]bool{}
 	var recomputed int
+	d.quoteLimitations()
 	for i := range d.facts {
 		f := &d.facts[i]
-		t := tallyFact(f.EvidenceIDs, d.evByID)
+		t := tallyFact(f.EvidenceIDs, d.evByID, d.sensitive[i])
 		for _, ev := range t.used {
 			used[ev.reg] = true
+			ev.counted = true
 		}
 		rule := ruleStatus(len(t.support), len(t.contra), eff.MinimumSources)
 		model := f.Status
@@ -189,7 +192,22 @@ func (d *draft) judge() judgement {
 			d.limit("Atomic fact %d rests only on evidence older than the freshness window; its confidence is capped at %.2f.", i+1, staleOnlyConfidence)
 		}
 		for _, ev := range t.superseded {
+			ev.uncounted = appendUnique(ev.uncounted, "superseded by fresher evidence that disagrees")
 			d.limit("Evidence %s is older than the freshness window and is superseded by fresher evidence that disagrees with it.", ev.ID)
+		}
+		if len(t.outdated) > 0 {
+			var ids []string
+			for _, ev := range t.outdated {
+				ev.uncounted = appendUnique(ev.uncounted, "older than the freshness window of a fact that changes over time")
+				ids = append(ids, ev.ID)
+			}
+			if len(t.used) == 0 {
+				d.limit("Atomic fact %d concerns a state that changes over time and rests only on evidence older than the %d-hour freshness window (%s); it is insufficient_evidence.",
+					i+1, eff.FreshnessHours, strings.Join(ids, ", "))
+			} else {
+				d.limit("Atomic fact %d concerns a state that changes over time; evidence %s, older than the %d-hour freshness window, did not count for it.",
+					i+1, strings.Join(ids, ", "), eff.FreshnessHours)
+			}
 		}
 		f.Status = final
 		if len(t.support) > 0 && len(t.contra) > 0 && eff.IncludeConflicts {
@@ -308,5 +326,27 @@ func (d *draft) ensureFacts() {
 		Explanation: "The provider returned no atomic facts; the claim was judged as a single fact from all surviving evidence.",
 		EvidenceIDs: ids,
 	}}
+	d.sensitive = []bool{TimeSensitive(d.eff.Claim)}
 	d.limit("The provider returned no atomic facts; the claim was judged as a single fact.")
+}
+
+// quoteLimitations names the evidence that a fact cites and that would have
+// counted but for its quote: not found on its page, or not checked (why).
+func (d *draft) quoteLimitations() {
+	cited := d.citedIDs()
+	var notFound []string
+	for _, ev := range d.evidence {
+		if !cited[ev.ID] || !ev.ProviderSourceMatched || !ev.admitted || ev.Relationship == Context {
+			continue
+		}
+		switch ev.quote {
+		case QuoteNotFound:
+			notFound = append(notFound, ev.ID)
+		case QuoteNotChecked:
+			d.limit("The quote of evidence %s was not checked, because %s; it was not counted.", ev.ID, ev.check)
+		}
+	}
+	if len(notFound) > 0 {
+		d.limit("The quote of evidence %s was not found on its page; it was not counted.", strings.Join(notFound, ", "))
+	}
 }

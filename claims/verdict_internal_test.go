@@ -92,11 +92,11 @@ func TestTopStatusTable(t *testing.T) {
 }
 
 func TestConfidenceBounds(t *testing.T) {
-	one := factTally{support: map[string]float64{"a.gov": 1, "b.com": 0.75}, contra: map[string]float64{}}
-	if c := ruleConfidence(StatusConfirmed, one); c != 0.725 && round2(c) != 0.73 {
+	two := factTally{support: map[string]bool{"a.gov": true, "b.com": true}, contra: map[string]bool{}}
+	if c := ruleConfidence(StatusConfirmed, two); round2(c) != 0.75 {
 		t.Errorf("confirmed confidence %v", c)
 	}
-	many := factTally{support: map[string]float64{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1}}
+	many := factTally{support: map[string]bool{"a": true, "b": true, "c": true, "d": true, "e": true, "f": true}}
 	if c := ruleConfidence(StatusConfirmed, many); c != maxDecisiveConfidence {
 		t.Errorf("confirmed confidence cap %v", c)
 	}

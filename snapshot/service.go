@@ -72,6 +72,15 @@ func (v *Service) CaptureAll(ctx context.Context, urls []string) ([]*Snapshot, e
 	return out, nil
 }
 
+// FetchAll fetches urls exactly as CaptureAll does (same safety rules,
+// limits and statuses) but stores nothing and calls no OnCapture: the
+// records, with Text, are for checking quoted excerpts in memory (the
+// claims engine's quick tier, which keeps no snapshots). Their ids are not
+// retrievable.
+func (v *Service) FetchAll(ctx context.Context, urls []string) ([]*Snapshot, error) {
+	return v.c.CaptureAll(ctx, urls)
+}
+
 // keep stores the content (content first, so a stored record never lacks
 // its content), then the record.
 func (v *Service) keep(ctx context.Context, s *Snapshot, content *spool) error {

@@ -1,6 +1,7 @@
 // Package claimstest helps test code that uses the claims engine: a
 // scripted SearchProvider (responses, errors, delays, call counting), a
-// fake Snapshotter that serves pages from memory, a minimal concurrent
+// fake Snapshotter that serves pages from memory (also a
+// claims.PageFetcher, for the quick tier's quote checks), a minimal concurrent
 // HTTP snapshotter for loopback tests and benchmarks, and recorded provider
 // fixtures (ProviderResponse JSON with the pages they cite) that exercise
 // every reconciliation rule.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"strings"
 	"time"
 
 	"github.com/assaykit/assay/claims"
@@ -44,12 +43,12 @@ func ExampleLoadFixture() {
 	}
 	fmt.Println(f.Tier, res.Status, provider.Calls(), "provider call")
 	for _, e := range res.Evidence {
-		fmt.Println(e.ID, e.ProviderSourceMatched, strings.Contains(e.QualityReason, "(not counted)"))
+		fmt.Println(e.ID, e.ProviderSourceMatched, e.Counted, e.Quote)
 	}
 	// Output:
 	// standard insufficient_evidence 1 provider call
-	// e1 true false
-	// e2 false true
+	// e1 true true verified
+	// e2 false false not_checked
 }
 
 // A scripted provider plays its steps in order: here a rate-limit error,

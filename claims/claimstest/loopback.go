@@ -60,7 +60,7 @@ func ResponseForURLs(urls []string) *claims.ProviderResponse {
 		SearchCalls: []claims.SearchCall{{ID: "ws_1", Action: claims.ActionSearch, Queries: []string{"exampleton minimum wage"}, Sources: refs}},
 		Analysis: claims.Analysis{
 			Status: claims.StatusConfirmed, Conclusion: "Confirmed.",
-			AtomicFacts: []claims.AtomicFact{{Statement: "The minimum wage is $18.00.", Status: claims.StatusConfirmed, Confidence: 0.9,
+			AtomicFacts: []claims.ProviderFact{{Statement: "The minimum wage is $18.00.", Status: claims.StatusConfirmed, Confidence: 0.9,
 				EvidenceIDs: []string{"e1", "e2", "e3"}}},
 			Evidence: []claims.ProviderEvidence{
 				ev("e1", 0, "The minimum wage in Exampleton is $18.00 per hour"),

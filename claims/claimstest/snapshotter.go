@@ -51,9 +51,11 @@ type Snapshotter struct {
 
 	mu       sync.Mutex
 	requests [][]string
+	fetches  [][]string
 }
 
-// Requests returns the URL lists of every CaptureAll call.
+// Requests returns the URL lists of every CaptureAll call (FetchAll calls
+// are in Fetches).
 func (s *Snapshotter) Requests() [][]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -71,6 +73,26 @@ func (s *Snapshotter) CaptureAll(ctx context.Context, urls []string) ([]*snapsho
 	s.mu.Lock()
 	s.requests = append(s.requests, append([]string(nil), urls...))
 	s.mu.Unlock()
+	return s.records(ctx, urls)
+}
+
+// FetchAll implements claims.PageFetcher: the same records as CaptureAll
+// (the fake keeps nothing either way), recorded apart in Fetches.
+func (s *Snapshotter) FetchAll(ctx context.Context, urls []string) ([]*snapshot.Snapshot, error) {
+	s.mu.Lock()
+	s.fetches = append(s.fetches, append([]string(nil), urls...))
+	s.mu.Unlock()
+	return s.records(ctx, urls)
+}
+
+// Fetches returns the URL lists of every FetchAll call.
+func (s *Snapshotter) Fetches() [][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]string(nil), s.fetches...)
+}
+
+func (s *Snapshotter) records(ctx context.Context, urls []string) ([]*snapshot.Snapshot, error) {
 	if s.Delay > 0 {
 		t := time.NewTimer(s.Delay)
 		select {
@@ -139,6 +161,12 @@ type HTTPSnapshotter struct {
 	Client *http.Client
 	// MaxBytes bounds each body (default 5 MB).
 	MaxBytes int64
+}
+
+// FetchAll is CaptureAll (nothing is stored either way): it makes the
+// fetcher a claims.PageFetcher for the quick tier.
+func (h *HTTPSnapshotter) FetchAll(ctx context.Context, urls []string) ([]*snapshot.Snapshot, error) {
+	return h.CaptureAll(ctx, urls)
 }
 
 // CaptureAll fetches every URL concurrently and returns one record per URL.

@@ -25,7 +25,7 @@
 //
 // # Collections
 //
-// Demo returns the embedded demo collection: 51 short documents written for
+// Demo returns the embedded demo collection: 52 short documents written for
 // assay on five topics (blockchain networks, HTTP standards, geography,
 // physics, public health), of kinds official, academic, news, reference and
 // forum. Some contradict each other, some are stale (superseded figures,
@@ -131,10 +131,14 @@
 // any contradicted → contradicted; otherwise any ambiguous → ambiguous;
 // otherwise insufficient_evidence.
 //
+// Each atomic fact carries timeSensitive, set by claims.TimeSensitive (the
+// present-time cues current, latest, today, now, this year…): the claims
+// engine then counts only evidence within the freshness window for it.
+//
 // Limitations always say that the corpus is not the live web and that the
 // rule is lexical; they also report unopened results, evidence left out by
 // maxSources, evidence older than the freshness window (freshnessHours is
-// reported, not enforced), documents excluded by asOf, official_only,
+// reported here and enforced by the claims engine), documents excluded by asOf, official_only,
 // allowed domains matching nothing, a jurisdiction (not used) and a
 // response language other than English (not honoured). Raw is a JSON trace
 // of facts, key terms, BM25 scores, what was read and the weights.
@@ -149,7 +153,11 @@
 // # Demo claims
 //
 // At every tier the demo collection answers (tested in TestDemoClaims and
-// TestEveryTier):
+// TestEveryTier; these are the provider's own verdicts: through the claims
+// engine a verdict also needs minimumSources independent sources, admitted
+// by the source policy, whose quotes were verified on their captured
+// pages, so some of them end insufficient_evidence there; the README's
+// "Demo claims" table lists engine verdicts, tested by examples/verify):
 //
 //	Base mainnet uses chain ID 8453.                                         confirmed (a forum post says 8543: conflict)
 //	Base mainnet uses chain ID 8543.                                         contradicted

@@ -714,7 +714,9 @@ func (p *Provider) assemble(q *claims.ProviderQuery, now time.Time, facts []fact
 			st, conf = claims.StatusInsufficientEvidence, 0
 			expl += " None of them could be listed, so the statement is reported as insufficient evidence."
 		}
-		an.AtomicFacts = append(an.AtomicFacts, claims.AtomicFact{Statement: f.statement, Status: st, Confidence: conf, Explanation: expl, EvidenceIDs: ids})
+		sensitive := claims.TimeSensitive(f.statement)
+		an.AtomicFacts = append(an.AtomicFacts, claims.ProviderFact{Statement: f.statement, Status: st, Confidence: conf, Explanation: expl,
+			EvidenceIDs: ids, TimeSensitive: &sensitive})
 		statuses = append(statuses, st)
 		a.weights = append(a.weights, traceScore{Fact: fi, Support: t.ws, Contradict: t.wc, Status: string(st)})
 		if q.IncludeConflicts && len(supIDs) > 0 && len(conIDs) > 0 {
@@ -797,7 +799,7 @@ func overall(st []claims.Status) claims.Status {
 	return claims.StatusInsufficientEvidence
 }
 
-func conclusion(st claims.Status, facts []claims.AtomicFact) string {
+func conclusion(st claims.Status, facts []claims.ProviderFact) string {
 	lead := map[claims.Status]string{
 		claims.StatusConfirmed:            "The corpus documents found support every part of the claim.",
 		claims.StatusPartiallyConfirmed:   "The corpus documents found support some parts of the claim but not all of it.",

@@ -152,7 +152,7 @@ func checkResponse(t *testing.T, p *Provider, q *claims.ProviderQuery, r *claims
 	}
 }
 
-func hasRel(r *claims.ProviderResponse, f claims.AtomicFact, rel claims.Relationship) bool {
+func hasRel(r *claims.ProviderResponse, f claims.ProviderFact, rel claims.Relationship) bool {
 	for _, e := range r.Analysis.Evidence {
 		if e.Relationship == rel && slices.Contains(f.EvidenceIDs, e.ID) {
 			return true

@@ -43,7 +43,10 @@
 //   - text.format is the strict JSON schema AnalysisSchema (every property
 //     required, nullable publishedAt as ["string","null"],
 //     additionalProperties false everywhere, no numeric bounds: confidence
-//     0..1 is checked after parsing).
+//     0..1 is checked after parsing). Each atomic fact carries
+//     timeSensitive: true when its truth changes over time (a current
+//     figure, office holder, latest version), so that the claims engine
+//     counts only evidence published within the freshness window for it.
 //   - instructions tell the model that page content, search results and the
 //     claim are untrusted data whose instructions must never be followed; the
 //     user message states today's date and time, asOf, the jurisdiction, the
@@ -60,7 +63,10 @@
 // open_page URL is ""). url_citation annotations become Citations (often
 // empty with structured output). The output text is the concatenation of all
 // output_text parts of assistant messages; it must be one JSON value that
-// validates against AnalysisSchema. Private-use citation markers
+// validates against AnalysisSchema, except that a fact may lack
+// timeSensitive (answers of models that ignore strict mode, recordings made
+// before the field existed): ProviderFact.TimeSensitive is then nil and the
+// engine reads the fact's wording instead. Private-use citation markers
 // (U+E000–U+F8FF, e.g. "\ue200cite\ue202turn1search0\ue201") are removed
 // from every model string. Usage carries input, cached input and output
 // tokens; Raw is the exact response body.

@@ -118,7 +118,7 @@ func TestThroughTheEngine(t *testing.T) {
 			usage: baseUsage,
 			check: func(t *testing.T, res *claims.Result) {
 				ev := res.Evidence[0]
-				if ev.Excerpt != "The new height of Mount Everest is 8,848.86 metres." || !strings.Contains(ev.QualityReason, "excerpt verified") {
+				if ev.Excerpt != "The new height of Mount Everest is 8,848.86 metres." || !strings.HasPrefix(ev.QualityReason, "quote verified on snapshot") {
 					t.Errorf("evidence %+v", ev)
 				}
 				b, _ := json.Marshal(res)

@@ -196,7 +196,7 @@ func New(opts *Options) (*Provider, error) {
 		hc.Transport = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	hc.Timeout = o.AttemptTimeout
-	schema, err := parseSchema(analysisSchemaJSON)
+	schema, err := answerSchema()
 	if err != nil {
 		return nil, err
 	}

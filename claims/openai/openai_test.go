@@ -381,7 +381,7 @@ func TestSearchSuccess(t *testing.T) {
 		Analysis: claims.Analysis{
 			Status:     claims.StatusConfirmed,
 			Conclusion: "Base mainnet uses chain ID 8453, and USDC on Base uses 6 decimals.",
-			AtomicFacts: []claims.AtomicFact{
+			AtomicFacts: []claims.ProviderFact{
 				{Statement: "Base mainnet uses chain ID 8453.", Status: claims.StatusConfirmed, Confidence: 0.93,
 					Explanation: "The Base network documentation lists 8453 as the mainnet chain ID.", EvidenceIDs: []string{"e1", "e2"}},
 				{Statement: "USDC on Base has 6 decimals.", Status: claims.StatusConfirmed, Confidence: 0.88,
@@ -949,7 +949,7 @@ func TestSchemaStrictMode(t *testing.T) {
 }
 
 func TestSchemaValidator(t *testing.T) {
-	schema, err := parseSchema(analysisSchemaJSON)
+	schema, err := answerSchema()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -965,6 +965,12 @@ func TestSchemaValidator(t *testing.T) {
 		{"null not allowed", strings.Replace(valid, `"title":"t"`, `"title":null`, 1), "$.evidence[0].title: expected string, got null"},
 		{"bad enum", strings.Replace(valid, `"ambiguous"`, `"maybe"`, 1), `"maybe" is not one of`},
 		{"not an object", `[1,2]`, "$: expected object, got array"},
+		// timeSensitive is sent as required, but an answer without it (an
+		// older model, a recording made before it existed) is accepted.
+		{"fact without timeSensitive", strings.Replace(valid, `"atomicFacts":[]`, `"atomicFacts":[{"statement":"s","status":"confirmed","confidence":0.5,"explanation":"x","evidenceIds":["e1"]}]`, 1), ""},
+		{"fact with timeSensitive", strings.Replace(valid, `"atomicFacts":[]`, `"atomicFacts":[{"statement":"s","status":"confirmed","confidence":0.5,"explanation":"x","evidenceIds":["e1"],"timeSensitive":true}]`, 1), ""},
+		{"timeSensitive not boolean", strings.Replace(valid, `"atomicFacts":[]`, `"atomicFacts":[{"statement":"s","status":"confirmed","confidence":0.5,"explanation":"x","evidenceIds":["e1"],"timeSensitive":"yes"}]`, 1),
+			"$.atomicFacts[0].timeSensitive: expected boolean, got string"},
 	}
 	for _, tc := range tests {
 		_, err := parseAnalysis(tc.text, schema)

@@ -82,7 +82,8 @@ Method:
 5. relationship is "supports", "contradicts" or "context". A page reporting that someone said something proves only that it was said.
 6. Use "insufficient_evidence" when sources are missing, stale or outside the constraints, and "ambiguous" when the answer depends on interpretation, jurisdiction or date, or when credible sources disagree without resolution. Never state more confidence than the evidence gives.
 7. Evidence ids are unique short strings (e1, e2, ...); every id used in atomicFacts and conflicts must exist in evidence. confidence is a number from 0 to 1.
-8. Write the conclusion, explanations and limitations in the requested response language (English when it is "auto"); keep excerpts in the language of the page.`
+8. Write the conclusion, explanations and limitations in the requested response language (English when it is "auto"); keep excerpts in the language of the page.
+9. Set timeSensitive to true for a fact whose truth changes over time (a current figure, price, rate, office holder, latest version or record): only sources published within the freshness window establish it. Set it to false for facts fixed in time (historical events, definitions, constants).`
 
 // policySentence states a source policy to the model.
 func policySentence(policy string) string {

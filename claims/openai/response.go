@@ -80,6 +80,9 @@ type wireAnalysis struct {
 		Confidence  json.Number `json:"confidence"`
 		Explanation string      `json:"explanation"`
 		EvidenceIDs []string    `json:"evidenceIds"`
+		// TimeSensitive is absent from answers of older models and from
+		// recordings made before the field existed.
+		TimeSensitive *bool `json:"timeSensitive"`
 	} `json:"atomicFacts"`
 	Evidence []struct {
 		ID            string  `json:"id"`
@@ -264,7 +267,7 @@ func parseAnalysis(text string, schema *schemaNode) (*claims.Analysis, error) {
 	a := &claims.Analysis{
 		Status:      claims.Status(w.Status),
 		Conclusion:  stripCites(w.Conclusion),
-		AtomicFacts: make([]claims.AtomicFact, 0, len(w.AtomicFacts)),
+		AtomicFacts: make([]claims.ProviderFact, 0, len(w.AtomicFacts)),
 		Evidence:    make([]claims.ProviderEvidence, 0, len(w.Evidence)),
 		Conflicts:   make([]claims.Conflict, 0, len(w.Conflicts)),
 		Limitations: make([]string, 0, len(w.Limitations)),
@@ -274,12 +277,13 @@ func parseAnalysis(text string, schema *schemaNode) (*claims.Analysis, error) {
 		if err != nil || c < 0 || c > 1 {
 			return nil, fmt.Errorf("schema violation at $.atomicFacts[%d].confidence: %s is not between 0 and 1", i, f.Confidence)
 		}
-		a.AtomicFacts = append(a.AtomicFacts, claims.AtomicFact{
-			Statement:   stripCites(f.Statement),
-			Status:      claims.Status(f.Status),
-			Confidence:  c,
-			Explanation: stripCites(f.Explanation),
-			EvidenceIDs: stripAll(f.EvidenceIDs),
+		a.AtomicFacts = append(a.AtomicFacts, claims.ProviderFact{
+			Statement:     stripCites(f.Statement),
+			Status:        claims.Status(f.Status),
+			Confidence:    c,
+			Explanation:   stripCites(f.Explanation),
+			EvidenceIDs:   stripAll(f.EvidenceIDs),
+			TimeSensitive: f.TimeSensitive,
 		})
 	}
 	for _, e := range w.Evidence {

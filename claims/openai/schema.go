@@ -49,6 +49,27 @@ func (n *schemaNode) types() []string {
 	return many
 }
 
+// optionalInAnswers are the fact properties an answer may lack although
+// the schema sent in strict mode requires them: answers recorded before the
+// property existed, or from a model that ignores strict mode. Without
+// timeSensitive the claims engine reads the fact's wording instead.
+var optionalInAnswers = []string{"timeSensitive"}
+
+// answerSchema is the analysis schema as answers are validated against it:
+// analysis.schema.json with optionalInAnswers not required.
+func answerSchema() (*schemaNode, error) {
+	n, err := parseSchema(analysisSchemaJSON)
+	if err != nil {
+		return nil, err
+	}
+	if facts := n.Properties["atomicFacts"]; facts != nil && facts.Items != nil {
+		facts.Items.Required = slices.DeleteFunc(facts.Items.Required, func(name string) bool {
+			return slices.Contains(optionalInAnswers, name)
+		})
+	}
+	return n, nil
+}
+
 // parseSchema parses a schema document.
 func parseSchema(doc []byte) (*schemaNode, error) {
 	var n schemaNode

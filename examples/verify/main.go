@@ -11,6 +11,10 @@
 //	go run ./examples/verify -tier quick -request '{"claim":"Base Sepolia uses chain ID 84532.","minimumSources":1}'
 //	go run ./examples/verify -corpus-dir ./my-docs -claim "..."
 //
+// The README's "Demo claims" table lists claims of the demo corpus with the
+// verdict each gets (confirmed, contradicted, partially_confirmed,
+// insufficient_evidence); TestREADMEDemoClaims runs every row through run.
+//
 // The corpus is lexical and offline: it is for demos, tests and air-gapped
 // evaluation, and every result says so in its limitations. A program that
 // verifies against the live web builds claims/openai's provider instead and
