@@ -864,7 +864,7 @@ func commerceLinks() map[string]string {
 // operation describes route r, whose paths are relative to sbase.
 func (d *discoverer) operation(ctx context.Context, sbase string, r *Route, capability string) (discovery.Operation, error) {
 	op := discovery.Operation{ID: r.ID, Capability: capability, Summary: r.Summary, Method: r.Method, Path: r.Path,
-		Body: r.Body, Query: r.Query, Output: responseSchemaName(r.ID), OutputMediaTypes: nonJSONResponses()[r.ID],
+		Body: r.Body, Query: r.Query, Output: responseSchemaName(r.ID), OutputMediaTypes: append(nonJSONResponses()[r.ID], alsoServedAs[r.ID]...),
 		ExampleQuery: queryExample(r.Query),
 		Idempotent:   r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodPut || r.Method == http.MethodDelete}
 	params := pathParamSchemas()

@@ -133,6 +133,7 @@ func New(cfg Config) (*Server, error) {
 		s.commerceRoutes,
 		s.mcpRoutes,
 		s.a2aRoutes,
+		s.indexRoutes,
 		s.discoveryRoutes,
 	}
 	for _, b := range builders {
