@@ -148,7 +148,7 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 		Stateless:                  true,
 		JSONResponse:               false, // SSE: progress notifications need it
 		DisableLocalhostProtection: cfg.DisableLocalhostProtection,
-		Logger:                     s.log,
+		Logger:                     mcpLogger(s.log),
 	})
 	// The request's Host and peer reach the tools through the context (the
 	// SDK keeps middleware values): resources fall back to the Host when no
@@ -231,7 +231,7 @@ func (s *Server) newMCPServer() (*mcpServer, error) {
 	ms.srv = mcp.NewServer(&mcp.Implementation{Name: s.cfg.Service, Title: s.cfg.Service + " claim verification", Version: Version},
 		&mcp.ServerOptions{
 			Instructions: mcpInstructions,
-			Logger:       s.log,
+			Logger:       mcpLogger(s.log),
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		})
 	if err := ms.addTools(); err != nil {

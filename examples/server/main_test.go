@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,9 +28,8 @@ func startServer(t *testing.T, extraEnv map[string]string) string {
 }
 
 // startServerOut is startServer with command-line args that also returns
-// what the server printed on stdout by the time it was ready (it prints
-// nothing after that).
-func startServerOut(t *testing.T, extraEnv map[string]string, args []string) (base, stdout string) {
+// what the server logged by the time it was ready.
+func startServerOut(t *testing.T, extraEnv map[string]string, args []string) (base, logs string) {
 	t.Helper()
 	env := map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": t.TempDir(), "ASSAY_LOG_LEVEL": "warn"}
 	for k, v := range extraEnv {
@@ -36,8 +38,8 @@ func startServerOut(t *testing.T, extraEnv map[string]string, args []string) (ba
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	var out bytes.Buffer
-	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, &out, io.Discard, ready) }()
+	out := &syncBuffer{}
+	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, out, ready) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -46,7 +48,7 @@ func startServerOut(t *testing.T, extraEnv map[string]string, args []string) (ba
 	})
 	select {
 	case base := <-ready:
-		return base, out.String() // run wrote out before sending on ready
+		return base, out.String() // run logged "assay ready" before sending on ready
 	case err := <-done:
 		done <- err // for the cleanup, which waits for run to return
 		t.Fatalf("server stopped: %v", err)
@@ -56,11 +58,35 @@ func startServerOut(t *testing.T, extraEnv map[string]string, args []string) (ba
 	return "", ""
 }
 
+// syncBuffer is a bytes.Buffer that several goroutines may write.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 func TestServerAnswersHealthAndCapabilities(t *testing.T) {
 	base, out := startServerOut(t, nil, nil)
-	// The base URL is printed, with the store and a loud dev-mode notice.
-	if want := "assay listening on " + base + " (store: sqlite; payments: DEV MODE"; !strings.HasPrefix(out, want) {
-		t.Fatalf("stdout %q does not start with %q", out, want)
+	// The first line names the address; the ready line the store and a
+	// loud dev-mode notice. Both show at -log-level warn.
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if want := `msg="assay listening on ` + base + `"`; !strings.Contains(lines[0], want) {
+		t.Fatalf("first line %q lacks %q", lines[0], want)
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, `msg="assay ready: open `+base+`/`) || !strings.Contains(last, "store=sqlite") ||
+		!strings.Contains(last, `payments="DEV MODE"`) {
+		t.Fatalf("ready line %q", last)
 	}
 	res, err := http.Get(base + "/healthz")
 	if err != nil {
@@ -121,8 +147,8 @@ func TestServerAnswersHealthAndCapabilities(t *testing.T) {
 
 func TestHelpAndBadConfig(t *testing.T) {
 	var errOut bytes.Buffer
-	if err := run(context.Background(), []string{"-help"}, func(string) string { return "" }, io.Discard, &errOut, nil); err != nil {
-		t.Fatalf("-help: %v", err)
+	if err := run(context.Background(), []string{"-help"}, func(string) string { return "" }, &errOut, nil); !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
+		t.Fatalf("-help: %v (exit status %d)", err, exitCode(err))
 	}
 	if !strings.Contains(errOut.String(), "ASSAY_ADDR") || !strings.Contains(errOut.String(), "ASSAY_FACILITATOR_URL") {
 		t.Fatalf("help does not name the environment variables:\n%s", errOut.String())
@@ -141,9 +167,9 @@ func TestHelpAndBadConfig(t *testing.T) {
 	}
 	err := run(context.Background(), nil, func(k string) string {
 		return map[string]string{"ASSAY_LOG_LEVEL": "loud", "ASSAY_DATA": t.TempDir()}[k]
-	}, io.Discard, io.Discard, nil)
-	if err == nil {
-		t.Fatal("bad log level accepted")
+	}, io.Discard, nil)
+	if err == nil || exitCode(err) != 2 {
+		t.Fatalf("bad log level: %v", err)
 	}
 }
 
@@ -191,7 +217,7 @@ func runErr(t *testing.T, env map[string]string) error {
 	defer cancel()
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, nil, func(k string) string { return full[k] }, io.Discard, io.Discard, ready) }()
+	go func() { done <- run(ctx, nil, func(k string) string { return full[k] }, io.Discard, ready) }()
 	select {
 	case <-ready:
 		cancel()
