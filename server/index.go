@@ -123,8 +123,10 @@ func mountedServices(table []*Route, texts map[string]ServiceText) []mountedServ
 func (s *Server) indexRoutes() ([]*Route, error) {
 	var prefixes, aliases []string
 	for _, sv := range mountedServices(s.routes, s.cfg.Discovery.Services) {
-		prefixes = append(prefixes, sv.prefix)
-		aliases = append(aliases, sv.prefix)
+		if !slices.Contains(prefixes, sv.prefix) { // services may share one
+			prefixes = append(prefixes, sv.prefix)
+			aliases = append(aliases, sv.prefix)
+		}
 	}
 	return []*Route{{ID: "index", Summary: "Index of this server: its services, capabilities, discovery documents, agent endpoints and documentation (HTML for browsers).",
 		Status: "stable", Method: http.MethodGet, Path: "/", Prefixes: prefixes, Aliases: aliases,
@@ -169,7 +171,8 @@ func (s *Server) indexFor(r *http.Request) indexBody {
 	}
 	services := mountedServices(s.routes, s.cfg.Discovery.Services)
 	if at := strings.TrimRight(r.URL.Path, "/"); at != "" {
-		services = slices.DeleteFunc(services, func(sv mountedService) bool { return sv.prefix != at })
+		// A service prefix: the services under it (usually one).
+		services = slices.DeleteFunc(slices.Clone(services), func(sv mountedService) bool { return sv.prefix != at })
 	}
 	out := indexBody{Service: s.cfg.Service, Version: Version, Services: []indexService{}, Links: []indexLink{}}
 	for _, sv := range services {

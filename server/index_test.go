@@ -208,3 +208,18 @@ func TestPrefersHTML(t *testing.T) {
 		}
 	}
 }
+
+// Services may share one prefix: its root lists both.
+func TestIndexOfASharedPrefix(t *testing.T) {
+	e := newDiscoveryEnv(t, false, func(c *Config) {
+		c.Claims.Prefix, c.Niche.Prefix = "/api", "/api"
+		c.Snapshots.Prefixes = []string{"/api"}
+		c.Discovery.Enabled = false
+	})
+	for _, p := range []string{"/api", "/api/", "/"} {
+		b := decodeIndex(t, do(t, e.srv, "GET", p, ""))
+		if len(b.Services) != 2 || b.Services[0].URL != testPublicBase+"/api" || b.Services[1].URL != testPublicBase+"/api" {
+			t.Errorf("GET %s: services %+v", p, b.Services)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/assaykit/assay/payment"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -173,7 +174,7 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 	if s.cfg.Claims.Engine != nil {
 		prefixes = append(prefixes, s.claimsPrefix())
 	}
-	if n, _, _ := s.nicheForMCP(); n != nil && n.prefix != "" {
+	if n, _, _ := s.nicheForMCP(); n != nil && n.prefix != "" && !slices.Contains(prefixes, n.prefix) { // the services may share a prefix
 		prefixes = append(prefixes, n.prefix)
 	}
 	return []*Route{{

@@ -274,8 +274,15 @@ func TestClientFailures(t *testing.T) {
 			}
 		})
 	}
-	if _, err := runClient(t, nil, "-help"); !errors.Is(err, flag.ErrHelp) {
+	if _, err := runClient(t, nil, "-help"); !errors.Is(err, flag.ErrHelp) || exitCode(err, io.Discard) != 0 {
 		t.Errorf("-help: %v", err)
+	}
+	// A wrong command line exits 2 (nothing bought), a failure 1.
+	for args, code := range map[string]int{"-tier gold": 2, "-no-such-flag": 2, "-base " + closed: 1} {
+		_, err := runClient(t, nil, strings.Fields(args)...)
+		if got := exitCode(err, io.Discard); got != code {
+			t.Errorf("%s: exit status %d (%v), want %d", args, got, err, code)
+		}
 	}
 }
 

@@ -52,9 +52,10 @@ func paymentsOf(cfg *config) paymentsConfig {
 // with the configuration.
 //
 // In production it also returns the facilitator probe of /readyz.
-func newProcessor(c paymentsConfig, publicBase string, bz *server.Bazaar, log *slog.Logger) (*payment.Protocols, *facilitatorProbe, error) {
+func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz *server.Bazaar, log *slog.Logger) (*payment.Protocols, *facilitatorProbe, error) {
 	dev := c.Dev
-	opts := &payment.ProcessorOptions{PayTo: c.PayTo, Network: c.Network, Dev: dev, Realm: c.Realm, Logger: log, Extensions: bz.Extensions}
+	opts := &payment.ProcessorOptions{PayTo: c.PayTo, Network: c.Network, Dev: dev, Realm: c.Realm, Logger: log, Extensions: bz.Extensions,
+		Links: paymentLinks(publicBase, discoveryServed)}
 	if opts.Realm == "" {
 		if u, err := url.Parse(publicBase); err == nil && u.Hostname() != "" {
 			opts.Realm = u.Hostname()
@@ -107,6 +108,17 @@ func newProcessor(c paymentsConfig, publicBase string, bz *server.Bazaar, log *s
 		return nil, nil, err
 	}
 	return proc, probe, nil
+}
+
+// paymentLinks are the links of every 402 body: the index of this server,
+// its discovery documents (when served) and the paying client.
+func paymentLinks(publicBase string, discoveryServed bool) map[string]string {
+	links := map[string]string{"index": publicBase + "/", "client": server.DefaultRepository + "/tree/main/examples/client"}
+	if discoveryServed {
+		links["discovery"] = publicBase + "/.well-known/x402"
+		links["openapi"] = publicBase + "/openapi.json"
+	}
+	return links
 }
 
 // newGate builds the 402 gate over the processor and the ledger in db,

@@ -127,7 +127,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	bz := &server.Bazaar{}
-	proc, probe, err := newProcessor(payCfg, publicBase, bz, log.With("component", "payment"))
+	proc, probe, err := newProcessor(payCfg, publicBase, cfg.Discovery, bz, log.With("component", "payment"))
 	if err != nil {
 		return err
 	}

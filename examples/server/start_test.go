@@ -222,3 +222,44 @@ func mcpInitialize(t *testing.T, base string) {
 		t.Fatalf("mcp initialize: %d", res.StatusCode)
 	}
 }
+
+// The 402 of the README's curl example says how to pay in its body: the
+// protocols in one sentence, and links to this server's index and
+// discovery documents (each served) and to the paying client.
+func Test402SaysHowToPay(t *testing.T) {
+	base := startServer(t, nil)
+	res, err := http.Post(base+"/v1/claims/verify", "application/json", strings.NewReader(`{"claim":"The Base mainnet chain ID is 8453."}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Detail string            `json:"detail"`
+		Links  map[string]string `json:"links"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&body)
+	res.Body.Close()
+	if err != nil || res.StatusCode != 402 || res.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("%d %s: %v", res.StatusCode, res.Header.Get("Content-Type"), err)
+	}
+	if !strings.Contains(body.Detail, "x402 v2") || !strings.Contains(body.Detail, "MPP") {
+		t.Errorf("detail %q does not name the protocols", body.Detail)
+	}
+	if body.Links["client"] != "https://github.com/assaykit/assay/tree/main/examples/client" {
+		t.Errorf("client link %q", body.Links["client"])
+	}
+	for _, rel := range []string{"index", "discovery", "openapi"} {
+		href := body.Links[rel]
+		if !strings.HasPrefix(href, base+"/") {
+			t.Errorf("%s link %q is not on %s", rel, href, base)
+			continue
+		}
+		res, err := http.Get(href)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Errorf("%s link %s: %d", rel, href, res.StatusCode)
+		}
+	}
+}
