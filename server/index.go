@@ -136,8 +136,8 @@ func (s *Server) indexRoutes() ([]*Route, error) {
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	body := s.indexFor(r)
 	w.Header().Set("Vary", "Accept")
-	w.Header().Set("Cache-Control", "no-cache")
 	if !prefersHTML(r.Header.Values("Accept")) {
+		w.Header().Set("Cache-Control", "no-cache")
 		httpjson.Write(w, http.StatusOK, body)
 		return
 	}
@@ -146,16 +146,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(buf.Bytes())
-	}
+	writeHTMLPage(w, r, http.StatusOK, buf.Bytes(), "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 }
 
 // indexFor builds the index answered at r's path: every service at the

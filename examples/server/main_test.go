@@ -31,6 +31,15 @@ func startServer(t *testing.T, extraEnv map[string]string) string {
 // what the server logged by the time it was ready.
 func startServerOut(t *testing.T, extraEnv map[string]string, args []string) (base, logs string) {
 	t.Helper()
+	base, logs, _ = startServerLogs(t, extraEnv, args)
+	return base, logs
+}
+
+// startServerLogs starts the server on a free loopback port, with its data
+// in a temporary directory, at log level warn unless env says otherwise.
+// It returns the base URL, the log up to the ready line, and the live log.
+func startServerLogs(t *testing.T, extraEnv map[string]string, args []string) (string, string, *syncBuffer) {
+	t.Helper()
 	env := map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": t.TempDir(), "ASSAY_LOG_LEVEL": "warn"}
 	for k, v := range extraEnv {
 		env[k] = v
@@ -48,14 +57,14 @@ func startServerOut(t *testing.T, extraEnv map[string]string, args []string) (ba
 	})
 	select {
 	case base := <-ready:
-		return base, out.String() // run logged "assay ready" before sending on ready
+		return base, out.String(), out // run logged "assay ready" before sending on ready
 	case err := <-done:
 		done <- err // for the cleanup, which waits for run to return
-		t.Fatalf("server stopped: %v", err)
+		t.Fatalf("server stopped: %v\n%s", err, out.String())
 	case <-time.After(30 * time.Second):
 		t.Fatal("server did not start")
 	}
-	return "", ""
+	return "", "", nil
 }
 
 // syncBuffer is a bytes.Buffer that several goroutines may write.
@@ -290,18 +299,8 @@ func TestSubscriptionsOnlyFreeInDevMode(t *testing.T) {
 func TestAgentTransportsServed(t *testing.T) {
 	base := startServer(t, nil)
 	// MCP: initialize over streamable HTTP (answered as server-sent events).
-	req, _ := http.NewRequest("POST", base+"/claim-verification/mcp", strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != 200 || !strings.Contains(string(b), `"protocolVersion"`) {
-		t.Fatalf("mcp initialize: %d %s", res.StatusCode, b)
+	if b := mcpInitialize(t, base); !strings.Contains(b, `"protocolVersion"`) {
+		t.Fatalf("mcp initialize: %s", b)
 	}
 	// A2A: the agent card and its discovery siblings exist.
 	for _, p := range []string{"/claim-verification/.well-known/agent-card.json", "/claim-verification/.well-known/mcp/server.json"} {
@@ -315,11 +314,11 @@ func TestAgentTransportsServed(t *testing.T) {
 		}
 	}
 	// A2A SendMessage without payment: 402 at the standard price.
-	req, _ = http.NewRequest("POST", base+"/claim-verification/a2a", strings.NewReader(
+	req, _ := http.NewRequest("POST", base+"/claim-verification/a2a", strings.NewReader(
 		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"The Base mainnet chain ID is 8453."}]}}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", "1.0")
-	res, err = http.DefaultClient.Do(req)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
