@@ -143,11 +143,9 @@ func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, keys
 	if err != nil {
 		return nil, fmt.Errorf("payment reconciliation: %w", err)
 	}
-	if rep == (payment.ReconcileReport{}) {
-		log.Debug("payments: nothing to reconcile at start")
-	} else {
-		log.Info("payments reconciled at start", "report", rep)
-	}
+	// One line per start, also when there was nothing to do (operators and
+	// bench/load's crash scenario read it).
+	log.Info("payments reconciled at start", "report", rep)
 	go func() {
 		t := time.NewTicker(time.Minute)
 		defer t.Stop()
