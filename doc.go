@@ -5,6 +5,12 @@
 // sold per call over HTTP 402 (x402 and MPP); the verifier is also served
 // over MCP and A2A with discovery documents.
 //
+// The module needs Go 1.26 or later. Add it to a module with
+//
+//	go get github.com/assaykit/assay@latest
+//
+// and import the packages below (github.com/assaykit/assay/claims, …).
+//
 // This root package holds no code: it documents the module. The packages:
 //
 //   - shapes: every request shape of the interface documents, decoded and
@@ -29,8 +35,9 @@
 //   - store: SQLite (embedded default) and PostgreSQL implementations of
 //     every store interface; store/storetest is the conformance suite.
 //   - server: the HTTP handlers (REST, MCP, A2A, discovery documents,
-//     health, readiness, capabilities), composed by server.New into one
-//     *server.Server, an http.Handler to mount in any mux.
+//     health, readiness, capabilities, and an index at / and at each
+//     service prefix), composed by server.New into one *server.Server, an
+//     http.Handler to mount in any mux.
 //   - discovery: the generators of the discovery documents (OpenAPI,
 //     agent-service manifest, x402 list, MCP server.json, A2A agent card)
 //     and the JSON Schemas they are checked against.
@@ -38,8 +45,12 @@
 //     the server's observers and the engines' hooks.
 //
 // The examples are programs: examples/server (the whole service),
-// examples/embed (mount some handlers in your own mux), examples/client (a
-// paying agent) and examples/verify (the engine without HTTP).
+// examples/embed (mount the services in your own mux, behind your own
+// authentication), examples/client (a paying agent) and examples/verify
+// (the engine without HTTP). Every package also has runnable Example
+// functions (this one's is the quick start below): go test -run Example
+// ./... runs them, and pkg.go.dev shows them with each package's
+// documentation; go doc does not print them.
 //
 // # Quick start
 //

@@ -24,9 +24,10 @@ import (
 // The quick start: one store holds everything (here in memory; a file
 // path for SQLite or a postgres:// URL in production); the niche
 // catalogue, the snapshot service and the claims engine are built on it,
-// and server.New composes them into one http.Handler. The offline demo
-// corpus stands in for OpenAI, and payment.Free serves the paid routes
-// without charging (a *payment.Gate built on the same store charges).
+// and server.New composes them into one *server.Server (an http.Handler).
+// The offline demo corpus stands in for OpenAI, and payment.Free serves
+// the paid routes without charging (a *payment.Gate built on the same
+// store charges).
 func Example() {
 	ctx := context.Background()
 	db, err := store.Open(ctx, ":memory:", nil)

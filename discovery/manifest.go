@@ -185,7 +185,7 @@ func NewManifest(s *Service) (*Manifest, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(op.OutputMediaTypes) > 0 {
+		if len(op.OutputMediaTypes) > 0 && op.Output == "" {
 			// Not JSON: a string in the first media type.
 			if out, err = json.Marshal(map[string]string{"type": "string", "contentMediaType": op.OutputMediaTypes[0]}); err != nil {
 				return nil, err

@@ -136,8 +136,10 @@ type Operation struct {
 	Output string
 	// OutputMediaTypes are the media types of a 200 response that is not
 	// JSON (an HTML page, captured bytes, a WARC record set, Prometheus
-	// text); Output is then ignored and the documents describe the body
-	// as a string (text types) or as bytes.
+	// text): the documents describe the body as a string (text types) or
+	// as bytes. With Output set too, the response is JSON by default and
+	// these are alternatives the Accept header chooses (OpenAPI lists
+	// them next to application/json; the manifest keeps the JSON schema).
 	OutputMediaTypes []string
 	// Price is set on paid operations.
 	Price *Price

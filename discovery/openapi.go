@@ -124,6 +124,9 @@ func (s *Service) openAPIOperation(op Operation, comps map[string]json.RawMessag
 	ok := map[string]any{"description": "Success", "content": map[string]any{"application/json": map[string]any{"schema": okSchema}}}
 	if len(op.OutputMediaTypes) > 0 {
 		content := map[string]any{}
+		if op.Output != "" {
+			content["application/json"] = map[string]any{"schema": okSchema}
+		}
 		for _, mt := range op.OutputMediaTypes {
 			media := map[string]any{} // bytes: OpenAPI 3.1 omits the schema
 			if strings.HasPrefix(mt, "text/") {

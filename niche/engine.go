@@ -739,7 +739,7 @@ func (e *Engine) write(ctx context.Context, w Write) (*Evaluation, error) {
 		return nil, err
 	}
 	if !replayed {
-		e.log.InfoContext(ctx, "niche: revision written", "niche", rec.ID, "revision", rec.Revision,
+		e.log.DebugContext(ctx, "niche: revision written", "niche", rec.ID, "revision", rec.Revision,
 			"action", w.Action, "actor", w.Actor, "status", rec.Status, "operation", w.OperationID)
 	}
 	return e.evaluationOf(ctx, rec)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/big"
 	"net/http"
 	"reflect"
@@ -89,6 +90,12 @@ type ProcessorOptions struct {
 	Random io.Reader
 	// Logger receives dev-mode warnings and settlement logs; nil discards.
 	Logger *slog.Logger
+	// Links are where a payer reads how to pay, published in every 402
+	// body as the problem's "links" extension member, e.g.
+	// {"discovery": "https://api.example.com/.well-known/x402", "client":
+	// "https://github.com/assaykit/assay/tree/main/examples/client"}.
+	// Nil: no links member.
+	Links map[string]string
 }
 
 // Protocols implements Processor for x402 v1 and v2 (exact scheme, USDC by
@@ -99,7 +106,9 @@ type ProcessorOptions struct {
 //
 //   - One 402 answer carries everything: PAYMENT-REQUIRED (x402 v2, with
 //     resource and the payment-identifier extension declared), a body that
-//     is an RFC 9457 problem and an x402 v1 document at once, one
+//     is an RFC 9457 problem and an x402 v1 document at once (its detail
+//     says in one sentence which protocols the offer accepts; the
+//     extension member "links" carries ProcessorOptions.Links), one
 //     WWW-Authenticate: Payment per MPP method (evm; stripe when a card
 //     price and Stripe are configured), Cache-Control: no-store and
 //     Content-Type application/problem+json.
@@ -197,6 +206,7 @@ type Protocols struct {
 	random      io.Reader
 	log         *slog.Logger
 	defaultWork time.Duration
+	links       map[string]string
 }
 
 var _ Processor = (*Protocols)(nil)
@@ -231,6 +241,7 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 		requireID: opts.RequirePaymentIdentifier, extensions: opts.Extensions, now: opts.Now, log: opts.Logger,
 		random:      opts.Random,
 		defaultWork: 120 * time.Second,
+		links:       maps.Clone(opts.Links),
 	}
 	if p.now == nil {
 		p.now = time.Now
@@ -280,7 +291,8 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 		}
 	}
 	if p.dev {
-		p.log.Warn("PAYMENT DEV MODE: signatures are verified but NOTHING IS SETTLED ON-CHAIN; settlements carry fake 0xdev… references. Never use dev mode in production.",
+		p.log.Warn("payments: DEV MODE, NOTHING IS SETTLED ON-CHAIN; never use it in production")
+		p.log.Debug("payments: dev mode verifies signatures for real; settlements carry fake 0xdev… references and receipts say dev: true",
 			"network", n.CAIP2, "payTo", payTo.String())
 	}
 	return p, nil
@@ -459,6 +471,7 @@ type challengeBody struct {
 	Status      int                     `json:"status"`
 	Detail      string                  `json:"detail"`
 	Reason      string                  `json:"reason,omitempty"`
+	Links       map[string]string       `json:"links,omitempty"`
 	X402Version int                     `json:"x402Version"`
 	Error       string                  `json:"error"`
 	Accepts     []PaymentRequirementsV1 `json:"accepts"`
@@ -515,7 +528,7 @@ func (p *Protocols) Challenge(_ context.Context, offer Offer, res Resource) (*Ch
 	}
 	body, err := marshalJSON(challengeBody{
 		Type: ProblemTypeBase + "payment-required", Title: "Payment Required", Status: http.StatusPaymentRequired,
-		Detail:      fmt.Sprintf("Payment required: %s USDC on %s (x402 or MPP).", formatUSD(offer.AmountMicroUSD), p.net.CAIP2),
+		Detail: p.challengeDetail(offer), Links: p.links,
 		X402Version: 1, Error: HeaderXPayment + " header is required",
 		Accepts: []PaymentRequirementsV1{p.requirementsV1(offer, res)},
 	})
@@ -523,6 +536,20 @@ func (p *Protocols) Challenge(_ context.Context, offer Offer, res Resource) (*Ch
 		return nil, err
 	}
 	return &Challenge{Header: h, Body: body, PaymentRequired: prJSON}, nil
+}
+
+// challengeDetail is the 402 body's detail: in one sentence, the price and
+// every protocol this offer accepts, and what to do.
+func (p *Protocols) challengeDetail(offer Offer) string {
+	s := fmt.Sprintf("Payment required: %s USDC on %s, paid with x402 v2 (PAYMENT-REQUIRED header) or v1 (accepts below)",
+		formatUSD(offer.AmountMicroUSD), p.net.CAIP2)
+	switch {
+	case p.stripeOffered(offer):
+		s += fmt.Sprintf(" or MPP (WWW-Authenticate: Payment, method evm, or stripe for a USD %s card payment)", formatUSD(cardCents(offer)*10000))
+	case p.mppEnabled():
+		s += " or MPP (WWW-Authenticate: Payment, method evm)"
+	}
+	return s + "; pay one and repeat the request."
 }
 
 // formatUSD renders micro-USD as a decimal amount ("0.25").

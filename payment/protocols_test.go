@@ -139,6 +139,58 @@ func TestNewProcessorValidates(t *testing.T) {
 	}
 }
 
+// The 402 body's detail names, in one sentence, exactly the protocols the
+// offer accepts, and its links member carries ProcessorOptions.Links; the
+// body stays a problem and an x402 v1 document (and keeps the links when
+// it reports a failed payment).
+func TestChallengeSaysHowToPay(t *testing.T) {
+	links := map[string]string{"discovery": "https://api.example.com/.well-known/x402",
+		"client": "https://github.com/assaykit/assay/tree/main/examples/client"}
+	for _, tc := range []struct {
+		name   string
+		fo     fixtureOpts
+		detail string
+	}{
+		{"x402 only", fixtureOpts{noMPP: true, noStripe: true},
+			"Payment required: 0.25 USDC on eip155:8453, paid with x402 v2 (PAYMENT-REQUIRED header) or v1 (accepts below); pay one and repeat the request."},
+		{"x402 and MPP evm", fixtureOpts{noStripe: true},
+			"Payment required: 0.25 USDC on eip155:8453, paid with x402 v2 (PAYMENT-REQUIRED header) or v1 (accepts below) or MPP (WWW-Authenticate: Payment, method evm); pay one and repeat the request."},
+		{"x402, MPP evm and cards", fixtureOpts{},
+			"Payment required: 0.25 USDC on eip155:8453, paid with x402 v2 (PAYMENT-REQUIRED header) or v1 (accepts below) or MPP (WWW-Authenticate: Payment, method evm, or stripe for a USD 0.50 card payment); pay one and repeat the request."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fo.edit = func(o *payment.ProcessorOptions) { o.Links = links }
+			f := newFixture(t, tc.fo)
+			ch := f.challenge(t)
+			var body struct {
+				Type        string            `json:"type"`
+				Detail      string            `json:"detail"`
+				Links       map[string]string `json:"links"`
+				X402Version int               `json:"x402Version"`
+				Accepts     []any             `json:"accepts"`
+			}
+			if err := json.Unmarshal(ch.Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if body.Detail != tc.detail {
+				t.Errorf("detail:\n got %s\nwant %s", body.Detail, tc.detail)
+			}
+			if diff := cmp.Diff(links, body.Links); diff != "" || body.X402Version != 1 || len(body.Accepts) != 1 ||
+				body.Type != payment.ProblemTypeBase+"payment-required" {
+				t.Errorf("body %s (links -want +got):\n%s", ch.Body, diff)
+			}
+			failed := ch.WithProblem(&payment.Problem{Type: "verification-failed", Status: 402, Detail: "bad signature"})
+			if !strings.Contains(string(failed.Body), `"links":{"client":`) {
+				t.Errorf("a failed payment's body lost the links: %s", failed.Body)
+			}
+		})
+	}
+	// Without links, no member.
+	if ch := newFixture(t, fixtureOpts{}).challenge(t); strings.Contains(string(ch.Body), `"links"`) {
+		t.Errorf("links member without ProcessorOptions.Links: %s", ch.Body)
+	}
+}
+
 // The 402 answer carries the v2 header, a body that is both a problem and
 // an x402 v1 document, the MPP challenges and no-store.
 func TestChallengeShape(t *testing.T) {
@@ -155,7 +207,7 @@ func TestChallengeShape(t *testing.T) {
 	if pr.Resource == nil || pr.Accepts[0].Amount != "250000" {
 		t.Errorf("decoded header: %+v", pr)
 	}
-	wantBody := `{"type":"https://paymentauth.org/problems/payment-required","title":"Payment Required","status":402,"detail":"Payment required: 0.25 USDC on eip155:8453 (x402 or MPP).","x402Version":1,"error":"X-PAYMENT header is required","accepts":[{"scheme":"exact","network":"base","maxAmountRequired":"250000","resource":"https://api.example.com/v1/claims/verify/research","description":"One research-tier claim verification","mimeType":"application/json","outputSchema":null,"payTo":"0x209693Bc6afc0C5328bA36FaF03C514EF312287C","maxTimeoutSeconds":210,"asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","extra":{"name":"USD Coin","version":"2"}}]}`
+	wantBody := `{"type":"https://paymentauth.org/problems/payment-required","title":"Payment Required","status":402,"detail":"Payment required: 0.25 USDC on eip155:8453, paid with x402 v2 (PAYMENT-REQUIRED header) or v1 (accepts below) or MPP (WWW-Authenticate: Payment, method evm, or stripe for a USD 0.50 card payment); pay one and repeat the request.","x402Version":1,"error":"X-PAYMENT header is required","accepts":[{"scheme":"exact","network":"base","maxAmountRequired":"250000","resource":"https://api.example.com/v1/claims/verify/research","description":"One research-tier claim verification","mimeType":"application/json","outputSchema":null,"payTo":"0x209693Bc6afc0C5328bA36FaF03C514EF312287C","maxTimeoutSeconds":210,"asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","extra":{"name":"USD Coin","version":"2"}}]}`
 	if diff := jsonDiff(t, wantBody, string(ch.Body)); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
 	}

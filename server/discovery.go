@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -56,7 +58,8 @@ import (
 // manifest schema requires https for service.id, service.homepage and
 // transports[].url: on an http base (the example server's default,
 // http://127.0.0.1:8080) the documents are served but the manifest does
-// not validate, and New logs a warning when the configured base is http.
+// not validate, and New logs a warning when the configured base is http
+// (at debug level on a loopback host).
 //
 // The manifest lists every MCP tool of the service as an operation on the
 // MCP transport with the input schema tools/list publishes (so the
@@ -150,8 +153,14 @@ func (s *Server) discoveryRoutes() ([]*Route, error) {
 			return nil, errorf("discovery: PublicBaseURL %q is not an http(s) base URL", cfg.PublicBaseURL)
 		}
 		if u.Scheme != "https" {
-			s.log.Warn("discovery: the public base URL is not https: every discovery document carries http URLs, and the agent-service manifest "+
-				"will not validate against its schema (service.id, service.homepage and transports[].url must be https); serve the documents behind https",
+			// Said once, short; on a loopback host (a development machine)
+			// only at debug level.
+			level := slog.LevelWarn
+			if ip, err := netip.ParseAddr(u.Hostname()); u.Hostname() == "localhost" || (err == nil && ip.IsLoopback()) {
+				level = slog.LevelDebug
+			}
+			s.log.Log(context.Background(), level, "discovery: the public base URL is not https: the manifest will not validate against its schema")
+			s.log.Debug("discovery: every document carries http URLs; service.id, service.homepage and transports[].url must be https: serve the documents behind https",
 				"publicBaseURL", cfg.PublicBaseURL)
 		}
 	}
@@ -864,7 +873,7 @@ func commerceLinks() map[string]string {
 // operation describes route r, whose paths are relative to sbase.
 func (d *discoverer) operation(ctx context.Context, sbase string, r *Route, capability string) (discovery.Operation, error) {
 	op := discovery.Operation{ID: r.ID, Capability: capability, Summary: r.Summary, Method: r.Method, Path: r.Path,
-		Body: r.Body, Query: r.Query, Output: responseSchemaName(r.ID), OutputMediaTypes: nonJSONResponses()[r.ID],
+		Body: r.Body, Query: r.Query, Output: responseSchemaName(r.ID), OutputMediaTypes: append(nonJSONResponses()[r.ID], alsoServedAs[r.ID]...),
 		ExampleQuery: queryExample(r.Query),
 		Idempotent:   r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodPut || r.Method == http.MethodDelete}
 	params := pathParamSchemas()

@@ -110,6 +110,7 @@ func responseTypes() map[string]struct {
 		"snapshots.get":                   {"SnapshotMetadata", snapshotMetadata{}},
 		"claims.verification.get":         result,
 		"capabilities":                    {"CapabilitiesResponse", shapes.CapabilitiesResponse{}},
+		"index":                           {"ServiceIndex", indexBody{}},
 		"commerce.quotes.create":          {"Quote", quoteView{}},
 		"commerce.orders.get":             order,
 		"commerce.customer.orders.get":    order,

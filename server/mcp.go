@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/assaykit/assay/payment"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -148,7 +149,7 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 		Stateless:                  true,
 		JSONResponse:               false, // SSE: progress notifications need it
 		DisableLocalhostProtection: cfg.DisableLocalhostProtection,
-		Logger:                     s.log,
+		Logger:                     mcpLogger(s.log),
 	})
 	// The request's Host and peer reach the tools through the context (the
 	// SDK keeps middleware values): resources fall back to the Host when no
@@ -173,7 +174,7 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 	if s.cfg.Claims.Engine != nil {
 		prefixes = append(prefixes, s.claimsPrefix())
 	}
-	if n, _, _ := s.nicheForMCP(); n != nil && n.prefix != "" {
+	if n, _, _ := s.nicheForMCP(); n != nil && n.prefix != "" && !slices.Contains(prefixes, n.prefix) { // the services may share a prefix
 		prefixes = append(prefixes, n.prefix)
 	}
 	return []*Route{{
@@ -231,7 +232,7 @@ func (s *Server) newMCPServer() (*mcpServer, error) {
 	ms.srv = mcp.NewServer(&mcp.Implementation{Name: s.cfg.Service, Title: s.cfg.Service + " claim verification", Version: Version},
 		&mcp.ServerOptions{
 			Instructions: mcpInstructions,
-			Logger:       s.log,
+			Logger:       mcpLogger(s.log),
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		})
 	if err := ms.addTools(); err != nil {

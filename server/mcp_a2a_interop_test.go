@@ -12,8 +12,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -305,17 +307,28 @@ func exampleServer(t *testing.T) string {
 	// Nothing from the test's environment: no OPENAI_API_KEY, no
 	// facilitator, no ASSAY_* setting.
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-	stdout, err := cmd.StdoutPipe()
+	logs, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stderr syncLog
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// The log is on stderr; its first line (at every level) names the
+	// address. Wait reaps the process once the log is read to its end.
+	baseCh := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(logs)
+		for sc.Scan() {
+			stderr.add(sc.Text())
+			if m := listeningLine.FindStringSubmatch(sc.Text()); m != nil && len(baseCh) == 0 {
+				baseCh <- m[1]
+			}
+		}
+		done <- cmd.Wait()
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		select {
@@ -328,16 +341,7 @@ func exampleServer(t *testing.T) string {
 			t.Logf("examples/server stderr:\n%s", stderr.String())
 		}
 	})
-	baseCh := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "assay listening on "); ok {
-				base, _, _ := strings.Cut(rest, " ")
-				baseCh <- base
-			}
-		}
-	}()
+
 	select {
 	case base := <-baseCh:
 		return base
@@ -347,6 +351,27 @@ func exampleServer(t *testing.T) string {
 		t.Fatalf("examples/server did not start\n%s", stderr.String())
 	}
 	return ""
+}
+
+// listeningLine finds the address in examples/server's first log line.
+var listeningLine = regexp.MustCompile(`assay listening on (http://[^\s"]+)`)
+
+// syncLog collects log lines while a test may read them.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(line + "\n")
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // orderStatus reads an order with its token over HTTP.

@@ -25,6 +25,14 @@
 //     interface documents is a string, so any non-empty segment is valid
 //     input, and one that names nothing (unknown id, NUL or invalid UTF-8)
 //     is a 404.
+//   - GET / and the root of each service prefix answer an index of what is
+//     mounted (services, capability list, discovery documents, MCP and A2A
+//     endpoints, documentation): JSON, or an inert HTML page for a client
+//     that ranks text/html first (index.go).
+//   - The MCP SDK's own log lines (session start and end, three per call
+//     on the stateless transport) are logged at debug level, tagged
+//     component=mcp, without empty attributes; its warnings and errors
+//     keep their level.
 //   - Every request is logged once at info level ("request": method, path,
 //     route id, status, bytes, duration); a panic is logged at error level
 //     with its value and stack and answered 500 {"detail":"Internal Server
@@ -133,6 +141,7 @@ func New(cfg Config) (*Server, error) {
 		s.commerceRoutes,
 		s.mcpRoutes,
 		s.a2aRoutes,
+		s.indexRoutes,
 		s.discoveryRoutes,
 	}
 	for _, b := range builders {

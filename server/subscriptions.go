@@ -533,17 +533,23 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 		httpjson.Detail(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
+	writeHTMLPage(w, r, status, buf.Bytes(), "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+}
+
+// writeHTMLPage sends a rendered page as an inert document: not cached, not
+// sniffed, not framed, no referrer, and the given Content-Security-Policy.
+func writeHTMLPage(w http.ResponseWriter, r *http.Request, status int, page []byte, csp string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	h.Set("Content-Length", strconv.Itoa(len(page)))
 	h.Set("Cache-Control", "no-store")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", csp)
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(buf.Bytes())
+		_, _ = w.Write(page)
 	}
 }
 

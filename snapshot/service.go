@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/assaykit/assay/internal/ids"
@@ -226,7 +227,11 @@ func (v *Service) Purge(ctx context.Context, before time.Time) (PurgeStats, erro
 			st.Blobs++
 		}
 	}
-	v.s.Logger.Info("snapshot: purged", "before", before, "records", st.Records, "blobs", st.Blobs)
+	level := slog.LevelDebug
+	if st.Records+st.Blobs > 0 {
+		level = slog.LevelInfo
+	}
+	v.s.Logger.Log(ctx, level, "snapshot: purged", "before", before, "records", st.Records, "blobs", st.Blobs)
 	return st, nil
 }
 

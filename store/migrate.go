@@ -83,6 +83,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	n := 0 // migrations applied now
 	for _, name := range names {
 		if db.stopAfter != "" && name > db.stopAfter {
 			break
@@ -115,7 +116,11 @@ func (db *DB) migrate(ctx context.Context) error {
 		if err := tx.Commit(); err != nil {
 			return fmt.Errorf("store: migrate %s: %w", name, err)
 		}
-		db.log.Info("store: applied migration", "dialect", db.dialect, "name", name)
+		db.log.Debug("store: applied migration", "dialect", db.dialect, "name", name)
+		n++
+	}
+	if n > 0 {
+		db.log.Info(fmt.Sprintf("store: %d migrations applied", n), "dialect", db.dialect)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,6 +72,10 @@ func serverEnv(vars map[string]string) []string {
 	return env
 }
 
+// listeningLine finds host:port in the server's listening line (text or
+// JSON log format).
+var listeningLine = regexp.MustCompile(`assay listening on http://([^\s"]+)`)
+
 // start launches the process and waits until it prints its listening line
 // and answers /healthz.
 func (s *serverProc) start(ctx context.Context, timeout time.Duration) error {
@@ -90,8 +95,10 @@ func (s *serverProc) start(ctx context.Context, timeout time.Duration) error {
 	}
 	cmd := exec.Command(s.bin)
 	cmd.Env = append(append([]string{}, s.env...), "ASSAY_ADDR="+addr)
-	cmd.Stderr = logf
-	stdout, err := cmd.StdoutPipe()
+	cmd.Stdout = logf
+	// The server logs on stderr; its first line, at every level, names the
+	// address.
+	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		logf.Close()
 		s.mu.Unlock()
@@ -113,22 +120,19 @@ func (s *serverProc) start(ctx context.Context, timeout time.Duration) error {
 
 	listening := make(chan string, 1)
 	go func() {
-		sc := bufio.NewScanner(stdout)
+		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(logf, line)
-			if rest, ok := strings.CutPrefix(line, "assay listening on http://"); ok {
-				if i := strings.IndexByte(rest, ' '); i > 0 {
-					rest = rest[:i]
-				}
+			if m := listeningLine.FindStringSubmatch(line); m != nil {
 				select {
-				case listening <- rest:
+				case listening <- m[1]:
 				default:
 				}
 			}
 		}
-		_, _ = io.Copy(io.Discard, stdout)
+		_, _ = io.Copy(io.Discard, stderr)
 		err := cmd.Wait()
 		s.mu.Lock()
 		s.exitErr = err

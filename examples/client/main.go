@@ -20,6 +20,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 )
@@ -27,9 +28,26 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "client:", err)
-		os.Exit(1)
+	os.Exit(exitCode(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr), os.Stderr))
+}
+
+// exitCode prints err and returns the exit status, as every example does:
+// 0 for success and -help, 2 for a wrong command line or setting (nothing
+// was bought), 1 for a failure.
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, new(usageError)):
+		fmt.Fprintln(stderr, "client:", err)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "client:", err)
+		return 1
 	}
 }
+
+// usageError is a wrong command line or setting.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }

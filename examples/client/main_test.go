@@ -57,7 +57,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var listening = regexp.MustCompile(`^assay listening on (http://\S+) `)
+// listening finds the address in the server's first log line (text or
+// JSON), which it logs at every level.
+var listening = regexp.MustCompile(`assay listening on (http://[^\s"]+)`)
 
 // startServer runs examples/server on a free loopback port with its data in
 // a temporary directory, and returns its base URL. The environment is
@@ -72,8 +74,7 @@ func startServer(t *testing.T) string {
 		"ASSAY_ADDR=127.0.0.1:0", "ASSAY_DATA=" + t.TempDir(), "ASSAY_LOG_LEVEL=warn",
 	}
 	logs := &syncBuffer{}
-	cmd.Stderr = logs
-	out, err := cmd.StdoutPipe()
+	out, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +84,11 @@ func startServer(t *testing.T) string {
 	base := make(chan string, 1)
 	exited := make(chan error, 1)
 	go func() {
-		// Read stdout until the process ends: the first line names the
+		// Read the log until the process ends: the first line names the
 		// address; then reap the process.
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
+			fmt.Fprintln(logs, sc.Text())
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil && len(base) == 0 {
 				base <- m[1]
 			}
@@ -272,8 +274,15 @@ func TestClientFailures(t *testing.T) {
 			}
 		})
 	}
-	if _, err := runClient(t, nil, "-help"); !errors.Is(err, flag.ErrHelp) {
+	if _, err := runClient(t, nil, "-help"); !errors.Is(err, flag.ErrHelp) || exitCode(err, io.Discard) != 0 {
 		t.Errorf("-help: %v", err)
+	}
+	// A wrong command line exits 2 (nothing bought), a failure 1.
+	for args, code := range map[string]int{"-tier gold": 2, "-no-such-flag": 2, "-base " + closed: 1} {
+		_, err := runClient(t, nil, strings.Fields(args)...)
+		if got := exitCode(err, io.Discard); got != code {
+			t.Errorf("%s: exit status %d (%v), want %d", args, got, err, code)
+		}
 	}
 }
 

@@ -49,21 +49,29 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.Int64Var(&c.MaxSpend, "max-spend", 1_000_000, "most this run may sign for, in micro-USD (1000000 = USD 1)")
 	fs.DurationVar(&c.Timeout, "timeout", 3*time.Minute, "time limit of the whole run")
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err}
 	}
+	// Every problem at once.
+	var errs []error
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments %q (quote the claim and pass it with -claim)", fs.Args())
+		errs = append(errs, fmt.Errorf("unexpected arguments %q (quote the claim and pass it with -claim)", fs.Args()))
 	}
 	u, err := url.Parse(c.Base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("base URL %q is not an http(s) URL", c.Base)
+		errs = append(errs, fmt.Errorf("-base (ASSAY_BASE_URL): base URL %q is not an http(s) URL", c.Base))
 	}
 	c.Base = strings.TrimRight(c.Base, "/")
 	if _, ok := claims.TierByName(c.Tier); !ok {
-		return nil, fmt.Errorf("tier %q is not quick, standard, deep or research", c.Tier)
+		errs = append(errs, fmt.Errorf("-tier: tier %q is not quick, standard, deep or research", c.Tier))
 	}
 	if c.MaxSpend <= 0 {
-		return nil, errors.New("max-spend must be positive")
+		errs = append(errs, errors.New("-max-spend: max-spend must be positive"))
+	}
+	if len(errs) > 0 {
+		return nil, usageError{errors.Join(errs...)}
 	}
 	return c, nil
 }

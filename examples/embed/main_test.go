@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,6 +45,7 @@ func startHost(t *testing.T, args ...string) string {
 	case base := <-ready:
 		return base
 	case err := <-done:
+		done <- err // for the cleanup, which waits for run to return
 		t.Fatalf("host stopped: %v", err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("host did not start")
@@ -124,9 +128,14 @@ func TestHostAuthGuardsTheMount(t *testing.T) {
 		{"unknown snapshot, with token", "GET", "/api/v1/url-snapshots/snap_00000000000000000000000000000000", hostToken, "", 404, `"detail":"Snapshot not found"`},
 		{"assay answers its own 422", "POST", "/api/v1/claims/verify", hostToken, `{"claim":"Base mainnet uses chain ID 8453.","minimumSources":30}`, 422, `"detail"`},
 		{"not mounted outside the prefix", "POST", "/v1/claims/verify", hostToken, claimBody, 404, "404 page not found"},
-		{"niche catalogue not mounted", "GET", "/api/v1/niches", hostToken, "", 404, `"detail":"Not Found"`},
+		{"niche catalogue needs the token", "GET", "/api/v1/niches", "", "", 401, `"error":"unauthorized"`},
+		{"niche catalogue under the prefix", "GET", "/api/v1/niches?limit=2", hostToken, "", 200, `"niches":[`},
+		{"niche catalogue not outside it", "GET", "/v1/niches", hostToken, "", 404, "404 page not found"},
+		{"index of the mount", "GET", "/api", hostToken, "", 200, `"key":"niche-discovery"`},
+		{"index of the mount, with the slash", "GET", "/api/", hostToken, "", 200, `"key":"claim-verification"`},
+		{"no subscriptions", "GET", "/api/v1/subscription/status", hostToken, "", 404, `"detail":"Not Found"`},
 		{"commerce not mounted when free", "GET", "/api/.well-known/jwks.json", hostToken, "", 404, `"detail":"Not Found"`},
-		// Only the claims and snapshot handlers are mounted. If the MCP or
+		// Only the claims, snapshot and niche handlers are mounted. If the MCP or
 		// A2A transport starts answering here, disable it in newAssay
 		// (their configs) or decide to offer it and change these cases.
 		{"no MCP endpoint", "POST", "/api/mcp", hostToken, `{}`, 404, `"detail":"Not Found"`},
@@ -310,12 +319,26 @@ func TestBadConfiguration(t *testing.T) {
 		{"-prefix", "/"},
 		{"-log-level", "loud"},
 		{"stray"},
+		{"-no-such-flag"},
 	} {
 		err := run(context.Background(), args, func(k string) string {
 			return map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": t.TempDir()}[k]
 		}, io.Discard, io.Discard, nil, testSnapshotOptions(t))
-		if err == nil {
-			t.Errorf("%q accepted", args)
+		if !errors.As(err, new(usageError)) {
+			t.Errorf("%q: %v, want a usage error (exit status 2)", args, err)
 		}
+	}
+	// Every problem at once, each naming its flag and variable.
+	err := run(context.Background(), []string{"-payments", "card", "-prefix", "/", "-log-level", "loud"}, func(string) string { return "" },
+		io.Discard, io.Discard, nil, testSnapshotOptions(t))
+	for _, want := range []string{"-payments (ASSAY_PAYMENTS)", "-prefix (ASSAY_EMBED_PREFIX)", "-log-level (ASSAY_LOG_LEVEL)"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+	var help bytes.Buffer
+	if err := run(context.Background(), []string{"-help"}, func(string) string { return "" }, io.Discard, &help, nil, nil); !errors.Is(err, flag.ErrHelp) ||
+		!strings.Contains(help.String(), "-payments") {
+		t.Errorf("-help: %v\n%s", err, help.String())
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/corpus"
 	"github.com/assaykit/assay/metrics"
+	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
@@ -37,6 +39,8 @@ type config struct {
 	PublicBase string
 	LogLevel   string
 	Token      string
+
+	level slog.Level // LogLevel, parsed
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
@@ -56,20 +60,37 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	str(&c.PublicBase, "public-base-url", "ASSAY_PUBLIC_BASE_URL", "", "absolute URL clients reach this host at (payment resources); empty: http://<listen address>")
 	str(&c.LogLevel, "log-level", "ASSAY_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err}
 	}
+	// Every problem at once, each naming its flag and variable.
+	var errs []error
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+		errs = append(errs, fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
 	if c.Payments != "free" && c.Payments != "gate" {
-		return nil, fmt.Errorf("payments: %q is neither free nor gate", c.Payments)
+		errs = append(errs, fmt.Errorf("-payments (ASSAY_PAYMENTS): %q is neither free nor gate", c.Payments))
 	}
 	c.Prefix = "/" + strings.Trim(c.Prefix, "/")
 	if c.Prefix == "/" || strings.ContainsAny(c.Prefix, "{} ") {
-		return nil, fmt.Errorf("prefix: %q is not a path prefix such as /api", c.Prefix)
+		errs = append(errs, fmt.Errorf("-prefix (ASSAY_EMBED_PREFIX): %q is not a path prefix such as /api", c.Prefix))
+	}
+	if err := c.level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		errs = append(errs, fmt.Errorf("-log-level (ASSAY_LOG_LEVEL): %q is not debug, info, warn or error", c.LogLevel))
+	}
+	if len(errs) > 0 {
+		return nil, usageError{errors.Join(errs...)}
 	}
 	return c, nil
 }
+
+// usageError is a wrong command line or configuration: nothing was
+// started, and main exits with status 2.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 // run starts the host and blocks until ctx is cancelled. When ready is
 // non-nil it receives the base URL once the listener is open. snap, when
@@ -78,17 +99,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 // machine).
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string, snap *snapshot.Options) error {
 	cfg, err := parseConfig(args, getenv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
-		return fmt.Errorf("log level: %w", err)
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.level}))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -120,7 +134,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		WriteTimeout:      150 * time.Second, // a verification may take 120 s
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	fmt.Fprintf(stdout, "host listening on %s; assay claims and snapshots under %s/ (payments: %s)\n",
+	fmt.Fprintf(stdout, "host listening on %s; assay's claim verification, snapshots and niche catalogue under %s/ (payments: %s)\n",
 		publicBase, cfg.Prefix, cfg.Payments)
 	if ready != nil {
 		ready <- "http://" + ln.Addr().String()
@@ -144,7 +158,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func hostMux(prefix, token string, assay, metrics http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "Example host application. Claim verification is at %s/v1/claims/verify (Authorization: Bearer <host token>).\n", prefix)
+		fmt.Fprintf(w, "Example host application. assay is mounted under %s/ (Authorization: Bearer <host token>): "+
+			"claim verification at %s/v1/claims/verify, the niche catalogue at %s/v1/niches, an index at %s.\n", prefix, prefix, prefix, prefix)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -200,9 +215,9 @@ func (a *assay) Close() error {
 }
 
 // newAssay builds the claims engine (demo corpus served on loopback, real
-// snapshot captures), the paywall chosen by cfg.Payments, and the assay
-// handler with only the claims, snapshot and (when paid) commerce routes,
-// all under cfg.Prefix. snap, when non-nil, is the base of the snapshot
+// snapshot captures), the niche catalogue (the demo catalogue), the paywall
+// chosen by cfg.Payments, and the assay handler with the claims, snapshot,
+// niche and (when paid) commerce routes, all under cfg.Prefix. snap, when non-nil, is the base of the snapshot
 // options (see run).
 func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Logger, snap *snapshot.Options) (_ *assay, err error) {
 	a := &assay{metrics: metrics.New(nil)}
@@ -261,12 +276,18 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 	go func() { defer close(stopped); retention(rctx, log, engine, snaps) }()
 	a.closers = append(a.closers, func() error { stop(); <-stopped; return nil })
 
+	catalogue, err := newCatalogue(ctx, db, cfg.Prefix)
+	if err != nil {
+		return nil, err
+	}
+
 	scfg := server.Config{
 		Logger:    log,
 		Observers: []func(*http.Request, string, int, time.Duration){a.metrics.ObserveRequest},
 		Claims:    server.ClaimsConfig{Engine: engine, Prefix: cfg.Prefix},
 		Snapshots: server.SnapshotsConfig{Service: snaps, Prefixes: []string{cfg.Prefix}},
-		MCP:       server.MCPConfig{Disabled: true}, A2A: server.A2AConfig{Disabled: true}, // claims and snapshots only
+		Niche:     catalogue,
+		MCP:       server.MCPConfig{Disabled: true}, A2A: server.A2AConfig{Disabled: true}, // HTTP only
 	}
 	switch cfg.Payments {
 	case "free":
@@ -291,6 +312,34 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 	return a, nil
 }
 
+// newCatalogue builds the niche catalogue with the demo catalogue loaded
+// (idempotently), under prefix. Its keys are generated once and kept in
+// the database: the one that signs x-niche-paid-call tokens after a
+// pay-per-call, and the one that pseudonymises callers in the free-search
+// quota. No subscription backend: full evaluations are sold per call only.
+func newCatalogue(ctx context.Context, db *store.DB, prefix string) (server.NicheConfig, error) {
+	eng, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+	if err != nil {
+		return server.NicheConfig{}, err
+	}
+	if _, err := nichedemo.Load(ctx, eng, nil); err != nil {
+		return server.NicheConfig{}, fmt.Errorf("demo catalogue: %w", err)
+	}
+	unlockKey, err := niche.LoadOrCreateUnlockKey(ctx, db)
+	if err != nil {
+		return server.NicheConfig{}, err
+	}
+	signer, err := niche.NewUnlockSigner(unlockKey, nil)
+	if err != nil {
+		return server.NicheConfig{}, err
+	}
+	quotaKey, err := niche.LoadOrCreateKey(ctx, db, niche.QuotaKeyMetaName)
+	if err != nil {
+		return server.NicheConfig{}, err
+	}
+	return server.NicheConfig{Engine: eng, Unlock: signer, QuotaKey: quotaKey, Prefix: prefix}, nil
+}
+
 // newGate builds the 402 gate in dev mode: payment signatures are verified
 // for real, nothing is settled on-chain, and receipts say dev: true. For
 // real money, give the processor a facilitator and your payee address as
@@ -304,6 +353,8 @@ func newGate(ctx context.Context, db *store.DB, publicBase string, m *metrics.Me
 		PayTo:  "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", // set your own payee address
 		Dev:    true,
 		Logger: log,
+		// Where a payer reads how to pay (the 402 body's links).
+		Links: map[string]string{"client": server.DefaultRepository + "/tree/main/examples/client"},
 	})
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ type verification struct {
 	engine    *claims.Engine
 	snapshots *snapshot.Service
 	health    *providerHealth // the provider's recent failures (readiness)
+	provider  string          // what answers searches, for the start-up line
 	closers   []func() error
 }
 
@@ -55,9 +56,6 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 	}
 	switch {
 	case cfg.Provider == "openai" || (cfg.Provider == "auto" && cfg.OpenAIKey != ""):
-		if cfg.OpenAIKey == "" {
-			return nil, fmt.Errorf("provider openai: OPENAI_API_KEY is not set")
-		}
 		p, err := openai.New(&openai.Options{
 			APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBaseURL, Model: cfg.OpenAIModel,
 			ReasoningEffort: cfg.OpenAIEffort, SendBlockedDomains: cfg.OpenAISendBlocked,
@@ -67,7 +65,8 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 			return nil, err
 		}
 		provider = p
-		log.Info("claims provider: OpenAI web search", "model", p.Model())
+		v.provider = "OpenAI web search"
+		log.Info("claims: OpenAI web search", "model", p.Model())
 	default:
 		coll, err := corpus.Demo()
 		if cfg.CorpusDir != "" {
@@ -97,8 +96,9 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 		// that one loopback address is let past the capturer's checks.
 		snapOpts.HostMap = srv.HostMap()
 		snapOpts.AllowAddrs = srv.AllowList()
-		log.Warn("claims provider: OFFLINE DEMO CORPUS, not the live web; set OPENAI_API_KEY for web search",
-			"documents", len(coll.Documents()), "loopback", srv.Addr())
+		v.provider = "offline corpus"
+		log.Warn("claims: OFFLINE DEMO CORPUS, not the live web; set OPENAI_API_KEY")
+		log.Debug("claims: offline corpus", "documents", len(coll.Documents()), "loopback", srv.Addr())
 	}
 
 	var blobs snapshot.BlobStore = db

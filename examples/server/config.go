@@ -7,16 +7,21 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/assaykit/assay/payment"
 )
 
 // config is the example server's configuration, from flags and ASSAY_*
 // environment variables (a flag on the command line wins). Secrets (API
 // keys, webhook secrets) come from the environment only, so that -help never
 // prints them.
+//
+// parseConfig reads and checks all of it before anything starts (no
+// listener, no store, no corpus): every problem, whatever its source, is
+// reported at once, each naming its flag and its variable.
 type config struct {
 	Addr          string
 	DataDir       string
@@ -42,6 +47,16 @@ type config struct {
 	MPPRealm       string
 	DevMode        *bool
 	Dev            bool
+
+	// Payment and subscription secrets, from the environment only.
+	FacilitatorAuth     string // ASSAY_FACILITATOR_AUTH, "Name: value"
+	MPPSecret           string // ASSAY_MPP_SECRET, at least 32 bytes
+	ReceiptKey          string // ASSAY_RECEIPT_KEY
+	StripeKey           string // ASSAY_STRIPE_SECRET_KEY
+	StripeProfile       string // ASSAY_STRIPE_PROFILE_ID (MPP stripe cards)
+	StripePrice         string // ASSAY_STRIPE_PRICE_ID (subscriptions)
+	StripeWebhookSecret string // ASSAY_STRIPE_WEBHOOK_SECRET (subscriptions)
+	Costs               payment.CostPrices
 
 	// Claims.
 	Provider          string
@@ -87,102 +102,176 @@ type config struct {
 	// Maintenance.
 	PurgeInterval time.Duration
 
+	// Resolved by validate.
+	level   slog.Level
+	proxies []netip.Prefix
+
 	// warnings are configuration problems that do not stop the server;
 	// run logs them at start.
 	warnings []string
 }
 
+// problems collects configuration problems in the order they are found.
+// A setting whose value did not parse is reported once: later checks of
+// the same flag are dropped.
+type problems struct {
+	errs    []error
+	invalid map[string]bool // flags whose value did not parse
+}
+
+// add records a problem of the setting named by flag (without its dash)
+// and variable; either may be empty.
+func (p *problems) add(flagName, env, format string, args ...any) {
+	if flagName != "" && p.invalid[flagName] {
+		return
+	}
+	var who string
+	switch {
+	case flagName != "" && env != "":
+		who = fmt.Sprintf("-%s (%s)", flagName, env)
+	case flagName != "":
+		who = "-" + flagName
+	default:
+		who = env
+	}
+	p.errs = append(p.errs, fmt.Errorf("%s: %s", who, fmt.Sprintf(format, args...)))
+}
+
+// ConfigError is every problem of a configuration; the server does not
+// start. main exits with status 2.
+type ConfigError struct{ Problems []error }
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	if len(e.Problems) == 1 {
+		b.WriteString("configuration: ")
+		b.WriteString(e.Problems[0].Error())
+	} else {
+		fmt.Fprintf(&b, "configuration: %d problems:", len(e.Problems))
+		for _, p := range e.Problems {
+			b.WriteString("\n  ")
+			b.WriteString(p.Error())
+		}
+	}
+	b.WriteString("\n(run with -help for every flag and variable)")
+	return b.String()
+}
+
 // flagSet registers typed flags whose defaults come from environment
-// variables, and collects parse errors of those variables.
+// variables. A value that does not parse, from a variable or a flag, is
+// recorded against its flag instead of stopping the parse, so that every
+// problem is reported together; a flag given on the command line replaces
+// the variable's value and any problem it had.
 type flagSet struct {
 	*flag.FlagSet
 	getenv func(string) string
-	errs   []error
+	order  []string         // flag names, in registration order
+	errs   map[string]error // the current value's parse problem, by flag
+	env    map[string]string
 }
 
-func (f *flagSet) env(name, def string) string {
-	if v := f.getenv(name); v != "" {
-		return v
-	}
-	return def
+// value is a flag.Value whose Set never fails: it hands its problem to
+// the flag set.
+type value struct {
+	set    func(string) error
+	get    func() string
+	isBool bool
+	fail   func(error)
 }
 
-func (f *flagSet) str(p *string, name, envName, def, usage string) {
-	f.StringVar(p, name, f.env(envName, def), fmt.Sprintf("%s (env %s)", usage, envName))
-}
-
-func (f *flagSet) dur(p *time.Duration, name, envName string, def time.Duration, usage string) {
-	d := def
-	if v := f.getenv(envName); v != "" {
-		parsed, err := time.ParseDuration(v)
-		if err != nil {
-			f.errs = append(f.errs, fmt.Errorf("%s: invalid duration %q", envName, v))
-		}
-		d = parsed
-	}
-	f.DurationVar(p, name, d, fmt.Sprintf("%s (env %s)", usage, envName))
-}
-
-func (f *flagSet) int64(p *int64, name, envName string, def int64, usage string) {
-	n := def
-	if v := f.getenv(envName); v != "" {
-		parsed, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			f.errs = append(f.errs, fmt.Errorf("%s: invalid number %q", envName, v))
-		}
-		n = parsed
-	}
-	f.Int64Var(p, name, n, fmt.Sprintf("%s (env %s)", usage, envName))
-}
-
-func (f *flagSet) boolean(p *bool, name, envName string, usage string) {
-	b := false
-	if v := f.getenv(envName); v != "" {
-		parsed, err := strconv.ParseBool(v)
-		if err != nil {
-			f.errs = append(f.errs, fmt.Errorf("%s: invalid boolean %q", envName, v))
-		}
-		b = parsed
-	}
-	f.BoolVar(p, name, b, fmt.Sprintf("%s (env %s)", usage, envName))
-}
-
-// optBool is a boolean flag that also tells whether it was given at all.
-type optBool struct{ v **bool }
-
-func (o optBool) String() string {
-	if o.v == nil || *o.v == nil {
+func (v *value) String() string {
+	if v == nil || v.get == nil {
 		return ""
 	}
-	return strconv.FormatBool(**o.v)
+	return v.get()
 }
 
-func (o optBool) Set(s string) error {
-	b, err := strconv.ParseBool(s)
-	if err != nil {
-		return err
-	}
-	*o.v = &b
+func (v *value) Set(s string) error {
+	v.fail(v.set(s))
 	return nil
 }
 
-func (o optBool) IsBoolFlag() bool { return true }
+func (v *value) IsBoolFlag() bool { return v != nil && v.isBool }
+
+// register adds flag name read from variable envName (else def) with the
+// parser set; get renders the current value for -help.
+func (f *flagSet) register(name, envName, def, usage string, isBool bool, set func(string) error, get func() string) {
+	f.order = append(f.order, name)
+	f.env[name] = envName
+	fail := func(err error) {
+		if err != nil {
+			f.errs[name] = err
+		} else {
+			delete(f.errs, name)
+		}
+	}
+	if v := f.getenv(envName); v != "" {
+		def = v
+	}
+	fail(set(def))
+	f.Var(&value{set: set, get: get, isBool: isBool, fail: fail}, name, fmt.Sprintf("%s (env %s)", usage, envName))
+}
+
+func (f *flagSet) str(p *string, name, envName, def, usage string) {
+	f.register(name, envName, def, usage, false, func(s string) error { *p = s; return nil }, func() string { return *p })
+}
+
+func (f *flagSet) dur(p *time.Duration, name, envName string, def time.Duration, usage string) {
+	f.register(name, envName, def.String(), usage, false, func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("invalid duration %q (e.g. 90s, 15m, 2h)", s)
+		}
+		*p = d
+		return nil
+	}, func() string { return p.String() })
+}
+
+func (f *flagSet) int64(p *int64, name, envName string, def int64, usage string) {
+	f.register(name, envName, strconv.FormatInt(def, 10), usage, false, func(s string) error {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("invalid number %q", s)
+		}
+		*p = n
+		return nil
+	}, func() string { return strconv.FormatInt(*p, 10) })
+}
+
+func (f *flagSet) boolean(p *bool, name, envName string, def bool, usage string) {
+	f.register(name, envName, strconv.FormatBool(def), usage, true, func(s string) error {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("invalid boolean %q (true or false)", s)
+		}
+		*p = b
+		return nil
+	}, func() string { return strconv.FormatBool(*p) })
+}
 
 // optBoolean registers a boolean flag whose absence (flag and variable
 // both unset) is distinguishable from false: *p stays nil.
 func (f *flagSet) optBoolean(p **bool, name, envName, usage string) {
-	if v := f.getenv(envName); v != "" {
-		b, err := strconv.ParseBool(v)
+	f.register(name, envName, "", usage, true, func(s string) error {
+		if s == "" {
+			return nil
+		}
+		b, err := strconv.ParseBool(s)
 		if err != nil {
-			f.errs = append(f.errs, fmt.Errorf("%s: invalid boolean %q", envName, v))
+			return fmt.Errorf("invalid boolean %q (true or false)", s)
 		}
 		*p = &b
-	}
-	f.Var(optBool{p}, name, fmt.Sprintf("%s (env %s)", usage, envName))
+		return nil
+	}, func() string {
+		if *p == nil {
+			return ""
+		}
+		return strconv.FormatBool(**p)
+	})
 }
 
 func (f *flagSet) ints(p *[]int, name, envName, def, usage string) {
-	parse := func(s string) ([]int, error) {
+	f.register(name, envName, def, usage, false, func(s string) error {
 		var out []int
 		for _, part := range strings.Split(s, ",") {
 			if part = strings.TrimSpace(part); part == "" {
@@ -190,23 +279,18 @@ func (f *flagSet) ints(p *[]int, name, envName, def, usage string) {
 			}
 			n, err := strconv.Atoi(part)
 			if err != nil || n < 1 || n > 65535 {
-				return nil, fmt.Errorf("invalid port %q", part)
+				return fmt.Errorf("invalid port %q", part)
 			}
 			out = append(out, n)
 		}
-		return out, nil
-	}
-	v, err := parse(f.env(envName, def))
-	if err != nil {
-		f.errs = append(f.errs, fmt.Errorf("%s: %w", envName, err))
-	}
-	*p = v
-	f.Func(name, fmt.Sprintf("%s (env %s, default %s)", usage, envName, def), func(s string) error {
-		v, err := parse(s)
-		if err == nil {
-			*p = v
+		*p = out
+		return nil
+	}, func() string {
+		var parts []string
+		for _, n := range *p {
+			parts = append(parts, strconv.Itoa(n))
 		}
-		return err
+		return strings.Join(parts, ",")
 	})
 }
 
@@ -226,27 +310,29 @@ Environment only (secrets and deployment facts):
   ASSAY_STRIPE_WEBHOOK_SECRET    Stripe webhook signing secret (subscriptions)
   ASSAY_COST_INPUT_PER_MTOK, ASSAY_COST_CACHED_INPUT_PER_MTOK, ASSAY_COST_OUTPUT_PER_MTOK,
   ASSAY_COST_PER_SEARCH_CALL     provider prices in micro-USD for per-order cost accounting
+
+Every problem of the configuration is reported at once, before anything starts (exit status 2).
 `
 
 // parseConfig reads flags from args, falling back to environment variables
-// and then to defaults. It returns flag.ErrHelp for -help.
+// and then to defaults, and checks the result (validate). It returns
+// flag.ErrHelp for -help (after printing the help to out), and a
+// *ConfigError listing every problem otherwise.
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
 	c := &config{}
-	f := &flagSet{FlagSet: flag.NewFlagSet("server", flag.ContinueOnError), getenv: getenv}
-	f.SetOutput(out)
-	f.Usage = func() {
-		fmt.Fprintln(out, "Usage of server (every flag also reads the environment variable named in its help):")
-		f.PrintDefaults()
-		fmt.Fprint(out, envOnlyHelp)
-	}
+	f := &flagSet{FlagSet: flag.NewFlagSet("server", flag.ContinueOnError), getenv: getenv,
+		errs: map[string]error{}, env: map[string]string{}}
+	// The flag package's own messages are replaced by the report below.
+	f.SetOutput(io.Discard)
+	f.Usage = func() {}
 
 	f.str(&c.Addr, "addr", "ASSAY_ADDR", "127.0.0.1:8080", "listen address")
 	f.str(&c.DataDir, "data", "ASSAY_DATA", "./assay-data", "directory for the SQLite database and snapshot files")
 	f.str(&c.PostgresURL, "postgres", "ASSAY_POSTGRES_URL", "", "PostgreSQL URL; when set, used instead of SQLite (several instances may share it)")
 	f.str(&c.PublicBaseURL, "public-base-url", "ASSAY_PUBLIC_BASE_URL", "", "absolute URL clients reach this server at, e.g. https://api.example.com (payment resources, discovery documents, checkout pages); empty: http://<listen address>")
 	f.str(&c.MetricsAddr, "metrics-addr", "ASSAY_METRICS_ADDR", "", "serve /metrics only on this separate listen address, e.g. 127.0.0.1:9090 (empty: /metrics on the main address, public)")
-	f.str(&c.LogLevel, "log-level", "ASSAY_LOG_LEVEL", "info", "log level: debug, info, warn, error")
-	f.str(&c.LogFormat, "log-format", "ASSAY_LOG_FORMAT", "text", "log format: text or json")
+	f.str(&c.LogLevel, "log-level", "ASSAY_LOG_LEVEL", "info", "log level: debug, info, warn, error (debug: migrations, each demo evaluation, MCP sessions, details of warnings)")
+	f.str(&c.LogFormat, "log-format", "ASSAY_LOG_FORMAT", "text", "log format: text or json (every line on stderr)")
 	f.int64(&c.MaxBodyBytes, "max-body", "ASSAY_MAX_BODY_BYTES", 1<<20, "largest request body in bytes (413 above)")
 	f.dur(&c.ReadTimeout, "read-timeout", "ASSAY_READ_TIMEOUT", 30*time.Second, "time to read a request")
 	f.dur(&c.WriteTimeout, "write-timeout", "ASSAY_WRITE_TIMEOUT", 150*time.Second, "time to write a response (covers a 120 s verification)")
@@ -257,8 +343,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.str(&c.OpenAIModel, "openai-model", "ASSAY_OPENAI_MODEL", "", "OpenAI model (empty: the provider's default)")
 	f.str(&c.OpenAIBaseURL, "openai-base-url", "ASSAY_OPENAI_BASE_URL", "", "OpenAI API base URL (empty: https://api.openai.com/v1)")
 	f.str(&c.OpenAIEffort, "openai-reasoning-effort", "ASSAY_OPENAI_REASONING_EFFORT", "", "reasoning effort sent to OpenAI (empty: low)")
-	f.boolean(&c.OpenAISendBlocked, "openai-send-blocked-domains", "ASSAY_OPENAI_SEND_BLOCKED_DOMAINS", "also send blocked domains to OpenAI's search tool (they are always enforced locally)")
-	f.boolean(&c.ClaimsResultCache, "claims-result-cache", "ASSAY_CLAIMS_RESULT_CACHE", "answer identical requests within their freshness window from stored results (cacheHit: true)")
+	f.boolean(&c.OpenAISendBlocked, "openai-send-blocked-domains", "ASSAY_OPENAI_SEND_BLOCKED_DOMAINS", false, "also send blocked domains to OpenAI's search tool (they are always enforced locally)")
+	f.boolean(&c.ClaimsResultCache, "claims-result-cache", "ASSAY_CLAIMS_RESULT_CACHE", false, "answer identical requests within their freshness window from stored results (cacheHit: true)")
 	f.dur(&c.ClaimsTimeout, "claims-timeout", "ASSAY_CLAIMS_TIMEOUT", 120*time.Second, "deadline of one verification")
 	f.str(&c.ClaimsPrefix, "claims-prefix", "ASSAY_CLAIMS_PREFIX", "/claim-verification", "service prefix of the claim-verification and snapshot routes (also MCP, A2A and discovery documents)")
 	f.str(&c.ClaimsServiceSlug, "claims-service-slug", "ASSAY_CLAIMS_SERVICE_SLUG", "claim-verification", "{service_slug} of the legacy /v1/services/{service_slug}/claims/verify... aliases")
@@ -269,12 +355,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.dur(&c.SnapshotRetention, "snapshot-retention", "ASSAY_SNAPSHOT_RETENTION", 30*24*time.Hour, "how long snapshots are kept")
 	f.ints(&c.SnapshotPorts, "snapshot-ports", "ASSAY_SNAPSHOT_PORTS", "80,443", "ports snapshots may connect to")
 
-	demo := f.env("ASSAY_NICHE_DEMO", "true")
-	if b, err := strconv.ParseBool(demo); err != nil {
-		f.errs = append(f.errs, fmt.Errorf("ASSAY_NICHE_DEMO: invalid boolean %q", demo))
-	} else {
-		f.BoolVar(&c.NicheDemo, "niche-demo", b, "load the demo niche catalogue at start (env ASSAY_NICHE_DEMO)")
-	}
+	f.boolean(&c.NicheDemo, "niche-demo", "ASSAY_NICHE_DEMO", true, "load the demo niche catalogue at start")
 	var free int64
 	f.int64(&free, "niche-free-searches", "ASSAY_NICHE_FREE_SEARCHES", 3, "free text searches (/v1/search, /v1/niches?q=) per caller and UTC day; 0: none, -1: unlimited")
 	f.int64(&c.NicheSearchPrice, "niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", 50_000, "price of GET /v1/search/pay-per-call in micro-USD")
@@ -283,12 +364,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.dur(&c.NicheSearchCache, "niche-search-cache", "ASSAY_NICHE_SEARCH_CACHE", 5*time.Second, "how long niche list/search results are reused (0: off); this instance's writes clear them at once, other instances' show within this time")
 	f.str(&c.TrustedProxies, "trusted-proxies", "ASSAY_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (free-search quotas)")
 
-	disc := f.env("ASSAY_DISCOVERY", "true")
-	if b, err := strconv.ParseBool(disc); err != nil {
-		f.errs = append(f.errs, fmt.Errorf("ASSAY_DISCOVERY: invalid boolean %q", disc))
-	} else {
-		f.BoolVar(&c.Discovery, "discovery", b, "serve openapi.json and the .well-known discovery documents (env ASSAY_DISCOVERY)")
-	}
+	f.boolean(&c.Discovery, "discovery", "ASSAY_DISCOVERY", true, "serve openapi.json and the .well-known discovery documents")
 	f.str(&c.ProviderName, "provider-name", "ASSAY_PROVIDER_NAME", "", "operator name in discovery documents (empty: assay)")
 	f.str(&c.ProviderEmail, "provider-email", "ASSAY_PROVIDER_EMAIL", "", "operator contact e-mail in discovery documents")
 	f.str(&c.ProviderURL, "provider-url", "ASSAY_PROVIDER_URL", "", "operator web site in discovery documents")
@@ -296,7 +372,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.str(&c.TermsURL, "terms-url", "ASSAY_TERMS_URL", "", "terms of service URL in discovery documents")
 	f.str(&c.PrivacyURL, "privacy-url", "ASSAY_PRIVACY_URL", "", "privacy policy URL in discovery documents")
 
-	f.boolean(&c.MCPNoLocalhostProtection, "mcp-disable-localhost-protection", "ASSAY_MCP_DISABLE_LOCALHOST_PROTECTION", "accept MCP requests whose Host is not loopback on a loopback listener (behind a reverse proxy on the same host)")
+	f.boolean(&c.MCPNoLocalhostProtection, "mcp-disable-localhost-protection", "ASSAY_MCP_DISABLE_LOCALHOST_PROTECTION", false, "accept MCP requests whose Host is not loopback on a loopback listener (behind a reverse proxy on the same host)")
 	f.str(&c.MCPTrustedOrigins, "mcp-trusted-origins", "ASSAY_MCP_TRUSTED_ORIGINS", "", "comma-separated browser origins allowed to call the MCP endpoint")
 
 	f.dur(&c.PurgeInterval, "purge-interval", "ASSAY_PURGE_INTERVAL", time.Hour, "how often expired verifications and snapshots are purged")
@@ -307,164 +383,58 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.str(&c.MPPRealm, "mpp-realm", "ASSAY_MPP_REALM", "", "MPP realm (empty: host of the public base URL)")
 	f.optBoolean(&c.DevMode, "dev-mode", "ASSAY_DEV_MODE", "payments in DEV MODE: signatures verified, nothing settled on-chain (unset: dev mode only when nothing of a production set-up is configured)")
 
-	if err := f.Parse(args); err != nil {
-		return nil, err
+	p := &problems{invalid: map[string]bool{}}
+	err := f.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		f.SetOutput(out)
+		fmt.Fprintln(out, "Usage of server (every flag also reads the environment variable named in its help):")
+		f.PrintDefaults()
+		fmt.Fprint(out, envOnlyHelp)
+		return nil, flag.ErrHelp
 	}
-	if len(f.errs) > 0 {
-		return nil, errors.Join(f.errs...)
+	if err != nil {
+		// An unknown flag or a flag without its value: the flags after it
+		// were not read.
+		p.errs = append(p.errs, err)
+	} else if f.NArg() > 0 {
+		p.errs = append(p.errs, fmt.Errorf("unexpected arguments %q: every setting is a -flag", f.Args()))
+	}
+	for _, name := range f.order {
+		if e := f.errs[name]; e != nil {
+			p.add(name, f.env[name], "%v", e)
+			p.invalid[name] = true
+		}
 	}
 	c.NicheFreeSearches = int(free)
 	c.AdminKey = getenv("ASSAY_ADMIN_KEY")
 	c.OpenAIKey = getenv("OPENAI_API_KEY")
-	if err := c.validate(); err != nil {
-		return nil, err
+	c.FacilitatorAuth = getenv("ASSAY_FACILITATOR_AUTH")
+	c.MPPSecret = getenv("ASSAY_MPP_SECRET")
+	c.ReceiptKey = getenv("ASSAY_RECEIPT_KEY")
+	c.StripeKey = getenv("ASSAY_STRIPE_SECRET_KEY")
+	c.StripeProfile = getenv("ASSAY_STRIPE_PROFILE_ID")
+	c.StripePrice = getenv("ASSAY_STRIPE_PRICE_ID")
+	c.StripeWebhookSecret = getenv("ASSAY_STRIPE_WEBHOOK_SECRET")
+	for _, v := range []struct {
+		name string
+		dst  *int64
+	}{
+		{"ASSAY_COST_INPUT_PER_MTOK", &c.Costs.InputPerMillion},
+		{"ASSAY_COST_CACHED_INPUT_PER_MTOK", &c.Costs.CachedInputPerMillion},
+		{"ASSAY_COST_OUTPUT_PER_MTOK", &c.Costs.OutputPerMillion},
+		{"ASSAY_COST_PER_SEARCH_CALL", &c.Costs.PerSearchCall},
+	} {
+		if s := getenv(v.name); s != "" {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || n < 0 {
+				p.add("", v.name, "invalid micro-USD amount %q (a whole number, 0 or more)", s)
+			}
+			*v.dst = n
+		}
+	}
+	c.validate(p)
+	if len(p.errs) > 0 {
+		return nil, &ConfigError{Problems: p.errs}
 	}
 	return c, nil
-}
-
-// settlementMargin is the time the write timeout must leave after a
-// verification's whole deadline for settling the payment and writing the
-// answer. Settlement on Base takes a few seconds; a facilitator that takes
-// longer leaves the order settling (reconciled later) rather than holding
-// the response.
-const settlementMargin = 10 * time.Second
-
-// validate checks every value after parsing, whatever its source (flag,
-// variable or default), and resolves the payment mode. It returns every
-// problem at once. Problems that do not stop the server are kept in
-// c.warnings.
-func (c *config) validate() error {
-	var errs []error
-	bad := func(flagName, env, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("-%s (%s): %s", flagName, env, fmt.Sprintf(format, args...)))
-	}
-	for _, d := range []struct {
-		flag, env string
-		v         time.Duration
-		zeroOK    bool
-	}{
-		{"read-timeout", "ASSAY_READ_TIMEOUT", c.ReadTimeout, false},
-		{"write-timeout", "ASSAY_WRITE_TIMEOUT", c.WriteTimeout, false},
-		{"shutdown-wait", "ASSAY_SHUTDOWN_WAIT", c.ShutdownWait, false},
-		{"claims-timeout", "ASSAY_CLAIMS_TIMEOUT", c.ClaimsTimeout, false},
-		{"snapshot-timeout", "ASSAY_SNAPSHOT_TIMEOUT", c.SnapshotTimeout, false},
-		{"snapshot-retention", "ASSAY_SNAPSHOT_RETENTION", c.SnapshotRetention, false},
-		{"niche-unlock-ttl", "ASSAY_NICHE_UNLOCK_TTL", c.NicheUnlockTTL, false},
-		{"niche-search-cache", "ASSAY_NICHE_SEARCH_CACHE", c.NicheSearchCache, true},
-		{"purge-interval", "ASSAY_PURGE_INTERVAL", c.PurgeInterval, false},
-	} {
-		switch {
-		case d.zeroOK && d.v < 0:
-			bad(d.flag, d.env, "must not be negative, got %s", d.v)
-		case !d.zeroOK && d.v <= 0:
-			bad(d.flag, d.env, "must be positive, got %s", d.v)
-		}
-	}
-	for _, n := range []struct {
-		flag, env string
-		v, min    int64
-	}{
-		{"max-body", "ASSAY_MAX_BODY_BYTES", c.MaxBodyBytes, 1},
-		{"snapshot-max-bytes", "ASSAY_SNAPSHOT_MAX_BYTES", c.SnapshotMaxBytes, 1},
-		{"niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", c.NicheSearchPrice, 1},
-		// 0: no free searches; -1 (server.UnlimitedSearches): no quota.
-		{"niche-free-searches", "ASSAY_NICHE_FREE_SEARCHES", int64(c.NicheFreeSearches), -1},
-	} {
-		if n.v < n.min {
-			bad(n.flag, n.env, "must be at least %d, got %d", n.min, n.v)
-		}
-	}
-	switch c.Provider {
-	case "auto", "openai", "corpus":
-	default:
-		bad("provider", "ASSAY_PROVIDER", "%q is not auto, openai or corpus", c.Provider)
-	}
-	switch c.SnapshotBlobs {
-	case "", "files", "db":
-	default:
-		bad("snapshot-blobs", "ASSAY_SNAPSHOT_BLOBS", "%q is neither files nor db", c.SnapshotBlobs)
-	}
-	for _, p := range []struct{ flag, env, v string }{
-		{"claims-prefix", "ASSAY_CLAIMS_PREFIX", c.ClaimsPrefix},
-		{"niche-prefix", "ASSAY_NICHE_PREFIX", c.NichePrefix},
-	} {
-		if t := strings.TrimRight(p.v, "/"); t == "" || !strings.HasPrefix(t, "/") || strings.ContainsAny(t, "{}?# ") {
-			bad(p.flag, p.env, "%q is not a path prefix such as /claim-verification", p.v)
-		}
-	}
-	if s := c.ClaimsServiceSlug; s == "" || strings.ContainsAny(s, "/{}?# ") {
-		bad("claims-service-slug", "ASSAY_CLAIMS_SERVICE_SLUG", "%q is not one path segment", s)
-	}
-	loopbackBase := true
-	if c.PublicBaseURL != "" {
-		u, err := url.Parse(c.PublicBaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("public-base-url", "ASSAY_PUBLIC_BASE_URL", "%q is not an absolute http(s) URL", c.PublicBaseURL)
-		} else {
-			loopbackBase = isLoopbackHost(u.Hostname())
-		}
-	}
-
-	// A verification that uses its whole deadline must still be answered:
-	// past the write timeout the connection is closed after the payment
-	// settled, and the buyer gets nothing.
-	if c.ClaimsTimeout > 0 && c.WriteTimeout > 0 && c.WriteTimeout < c.ClaimsTimeout+settlementMargin {
-		bad("write-timeout", "ASSAY_WRITE_TIMEOUT", "%s must be at least -claims-timeout (%s) plus %s for settlement and the answer",
-			c.WriteTimeout, c.ClaimsTimeout, settlementMargin)
-	}
-	// A shutdown shorter than a verification cuts the calls in flight: their
-	// orders are released at the next start (never charged), but the buyers
-	// get no answer. Allowed (orchestrators impose their own grace period),
-	// but said.
-	if c.ClaimsTimeout > 0 && c.ShutdownWait > 0 && c.ShutdownWait < c.ClaimsTimeout {
-		c.warnings = append(c.warnings, fmt.Sprintf(
-			"-shutdown-wait (%s) is shorter than -claims-timeout (%s): verifications in flight at shutdown may be cut off (their payments are released, not charged)",
-			c.ShutdownWait, c.ClaimsTimeout))
-	}
-
-	// Payment mode. An explicit -dev-mode wins; without it, dev mode is
-	// chosen only when nothing of a production set-up is configured, so a
-	// deployment that forgot its facilitator refuses to start instead of
-	// serving for free.
-	switch {
-	case c.DevMode != nil && *c.DevMode && c.FacilitatorURL != "":
-		bad("dev-mode", "ASSAY_DEV_MODE", "dev mode contradicts -facilitator-url (ASSAY_FACILITATOR_URL); set one or the other")
-	case c.DevMode != nil && *c.DevMode:
-		c.Dev = true
-	case c.DevMode != nil && c.FacilitatorURL == "":
-		bad("facilitator-url", "ASSAY_FACILITATOR_URL", "required when dev mode is off (-dev-mode=false)")
-	case c.FacilitatorURL != "":
-		c.Dev = false
-	case c.PayTo != "" || !loopbackBase:
-		bad("facilitator-url", "ASSAY_FACILITATOR_URL",
-			"not set, but a payee or a non-loopback public base URL is: production payments need a facilitator; set -dev-mode (ASSAY_DEV_MODE=true) to run this set-up without settling anything")
-	default:
-		c.Dev = true
-	}
-	return errors.Join(errs...)
-}
-
-// isLoopbackHost reports whether host names this machine only: localhost
-// or a loopback IP address.
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
-
-func (c *config) logger(w io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
-		return nil, fmt.Errorf("log level: %w", err)
-	}
-	opts := &slog.HandlerOptions{Level: level}
-	switch strings.ToLower(c.LogFormat) {
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	case "text", "":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("log format: %q is neither text nor json", c.LogFormat)
 }

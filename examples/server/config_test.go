@@ -43,7 +43,35 @@ func TestConfigValidation(t *testing.T) {
 		{"unlock ttl 0", []string{"-niche-unlock-ttl", "0"}, nil, []string{"-niche-unlock-ttl"}},
 		{"search cache 0 is off", []string{"-niche-search-cache", "0"}, nil, nil},
 		{"search cache negative", []string{"-niche-search-cache", "-1s"}, nil, []string{"-niche-search-cache (ASSAY_NICHE_SEARCH_CACHE): must not be negative"}},
-		{"env syntax", nil, map[string]string{"ASSAY_CLAIMS_TIMEOUT": "soon"}, []string{`ASSAY_CLAIMS_TIMEOUT: invalid duration "soon"`}},
+		{"env syntax", nil, map[string]string{"ASSAY_CLAIMS_TIMEOUT": "soon"}, []string{`-claims-timeout (ASSAY_CLAIMS_TIMEOUT): invalid duration "soon"`}},
+		{"flag syntax", []string{"-claims-timeout", "soon"}, nil, []string{`-claims-timeout (ASSAY_CLAIMS_TIMEOUT): invalid duration "soon"`}},
+		{"flag fixes a bad variable", []string{"-claims-timeout", "60s", "-write-timeout", "90s"}, map[string]string{"ASSAY_CLAIMS_TIMEOUT": "soon"}, nil},
+		{"bad flag, good variable", []string{"-max-body", "lots"}, map[string]string{"ASSAY_MAX_BODY_BYTES": "1000"}, []string{`-max-body (ASSAY_MAX_BODY_BYTES): invalid number "lots"`}},
+		{"log level", []string{"-log-level", "loud"}, nil, []string{`-log-level (ASSAY_LOG_LEVEL): "loud" is not debug, info, warn or error`}},
+		{"log format", nil, map[string]string{"ASSAY_LOG_FORMAT": "xml"}, []string{`-log-format (ASSAY_LOG_FORMAT): "xml" is neither text nor json`}},
+		{"network", []string{"-network", "foo"}, nil, []string{`-network (ASSAY_NETWORK): "foo" is not eip155:8453`}},
+		{"network by chain id", []string{"-network", "84532"}, nil, nil},
+		{"payee", []string{"-payee", "0xabc", "-dev-mode"}, nil, []string{`-payee (ASSAY_PAYEE_ADDRESS): "0xabc" is not an address`}},
+		{"addr", []string{"-addr", "8080"}, nil, []string{`-addr (ASSAY_ADDR): "8080" is not a listen address`}},
+		{"addr any port", []string{"-addr", "127.0.0.1:"}, nil, nil},
+		{"metrics addr is addr", []string{"-addr", "127.0.0.1:8080", "-metrics-addr", "127.0.0.1:8080"}, nil, []string{"-metrics-addr (ASSAY_METRICS_ADDR)"}},
+		{"postgres", []string{"-postgres", "db.internal:5432"}, nil, []string{"-postgres (ASSAY_POSTGRES_URL)"}},
+		{"boolean variable", nil, map[string]string{"ASSAY_NICHE_DEMO": "yes please"}, []string{`-niche-demo (ASSAY_NICHE_DEMO): invalid boolean "yes please"`}},
+		{"ports", []string{"-snapshot-ports", "80,99999"}, nil, []string{`-snapshot-ports (ASSAY_SNAPSHOT_PORTS): invalid port "99999"`}},
+		{"trusted proxies", nil, map[string]string{"ASSAY_TRUSTED_PROXIES": "10.0.0.0/8, 10.1.2.3"}, []string{`-trusted-proxies (ASSAY_TRUSTED_PROXIES): "10.1.2.3" is not a CIDR`}},
+		{"openai without key", []string{"-provider", "openai"}, nil, []string{"-provider (ASSAY_PROVIDER): openai needs OPENAI_API_KEY"}},
+		{"openai with key", []string{"-provider", "openai"}, map[string]string{"OPENAI_API_KEY": "sk-test"}, nil},
+		{"openai effort", []string{"-openai-reasoning-effort", "extreme"}, nil, []string{"-openai-reasoning-effort (ASSAY_OPENAI_REASONING_EFFORT)"}},
+		{"openai base URL", nil, map[string]string{"ASSAY_OPENAI_BASE_URL": "api.openai.com"}, []string{"-openai-base-url (ASSAY_OPENAI_BASE_URL)"}},
+		{"corpus dir", []string{"-corpus-dir", "/nonexistent/assay-corpus"}, nil, []string{"-corpus-dir (ASSAY_CORPUS_DIR)"}},
+		{"MPP secret short", nil, map[string]string{"ASSAY_MPP_SECRET": "short"}, []string{"ASSAY_MPP_SECRET: must be at least 32 bytes, has 5"}},
+		{"facilitator auth", nil, map[string]string{"ASSAY_FACILITATOR_AUTH": "Bearer xyz"}, []string{`ASSAY_FACILITATOR_AUTH: not one header line "Name: value"`}},
+		{"receipt key", nil, map[string]string{"ASSAY_RECEIPT_KEY": "ed25519:short"}, []string{"ASSAY_RECEIPT_KEY: "}},
+		{"cost", nil, map[string]string{"ASSAY_COST_PER_SEARCH_CALL": "-3"}, []string{`ASSAY_COST_PER_SEARCH_CALL: invalid micro-USD amount "-3"`}},
+		{"stripe profile without key", nil, map[string]string{"ASSAY_STRIPE_PROFILE_ID": "profile_1"}, []string{"ASSAY_STRIPE_PROFILE_ID: set without ASSAY_STRIPE_SECRET_KEY"}},
+		{"partial subscriptions", nil, map[string]string{"ASSAY_STRIPE_PRICE_ID": "price_1"}, []string{"missing: ASSAY_STRIPE_SECRET_KEY, ASSAY_STRIPE_WEBHOOK_SECRET"}},
+		{"unknown flag", []string{"-prot", "1"}, nil, []string{"flag provided but not defined: -prot"}},
+		{"positional argument", []string{"serve"}, nil, []string{`unexpected arguments ["serve"]`}},
 		{"provider", []string{"-provider", "bing"}, nil, []string{"-provider"}},
 		{"snapshot blobs", []string{"-snapshot-blobs", "s3"}, nil, []string{"-snapshot-blobs"}},
 		{"write timeout below claims timeout", []string{"-write-timeout", "100s"}, nil, []string{"-write-timeout (ASSAY_WRITE_TIMEOUT): 1m40s must be at least -claims-timeout (2m0s) plus 10s"}},
@@ -91,6 +119,22 @@ func TestShutdownShorterThanVerificationWarns(t *testing.T) {
 	}
 }
 
+// prodEnv is a complete production payment configuration, with extra
+// variables set and the named ones removed.
+func prodEnv(extra map[string]string, drop ...string) map[string]string {
+	env := map[string]string{
+		"ASSAY_FACILITATOR_URL": "http://127.0.0.1:1", "ASSAY_PAYEE_ADDRESS": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+		"ASSAY_MPP_SECRET": strings.Repeat("s", 32), "ASSAY_PUBLIC_BASE_URL": "https://api.example.com",
+	}
+	for _, k := range drop {
+		delete(env, k)
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
 // TestPaymentMode: dev mode only on a machine with nothing of a production
 // set-up, or when asked for; a production set-up without a facilitator
 // refuses to start.
@@ -111,13 +155,17 @@ func TestPaymentMode(t *testing.T) {
 		{"public base without facilitator", nil, map[string]string{"ASSAY_PUBLIC_BASE_URL": "https://api.example.com"}, false, "-facilitator-url"},
 		{"payee in explicit dev mode (env)", nil, map[string]string{"ASSAY_PAYEE_ADDRESS": payee, "ASSAY_DEV_MODE": "true"}, true, ""},
 		{"public base in explicit dev mode (flag)", []string{"-dev-mode", "-public-base-url", "https://staging.example.com"}, nil, true, ""},
-		{"facilitator", nil, map[string]string{"ASSAY_FACILITATOR_URL": "http://127.0.0.1:1"}, false, ""},
-		{"facilitator flag", []string{"-facilitator-url", "http://127.0.0.1:1"}, nil, false, ""},
+		{"facilitator", nil, prodEnv(nil), false, ""},
+		{"facilitator flag", []string{"-facilitator-url", "http://127.0.0.1:1"}, prodEnv(nil, "ASSAY_FACILITATOR_URL"), false, ""},
+		{"facilitator without payee", nil, prodEnv(nil, "ASSAY_PAYEE_ADDRESS"), false, "-payee (ASSAY_PAYEE_ADDRESS): required in production"},
+		{"facilitator without MPP secret", nil, prodEnv(nil, "ASSAY_MPP_SECRET"), false, "ASSAY_MPP_SECRET: required in production"},
+		{"facilitator without public base", nil, prodEnv(nil, "ASSAY_PUBLIC_BASE_URL"), false, "-public-base-url (ASSAY_PUBLIC_BASE_URL): required in production"},
+		{"facilitator with a realm", nil, prodEnv(map[string]string{"ASSAY_MPP_REALM": "api.example.com"}, "ASSAY_PUBLIC_BASE_URL"), false, ""},
 		{"dev mode and facilitator", []string{"-dev-mode", "-facilitator-url", "http://127.0.0.1:1"}, nil, false, "dev mode contradicts -facilitator-url"},
 		{"dev mode off without facilitator", nil, map[string]string{"ASSAY_DEV_MODE": "false"}, false, "required when dev mode is off"},
-		{"dev mode off with facilitator", []string{"-dev-mode=false", "-facilitator-url", "http://127.0.0.1:1"}, nil, false, ""},
-		{"flag wins over variable", []string{"-dev-mode=false"}, map[string]string{"ASSAY_DEV_MODE": "true", "ASSAY_FACILITATOR_URL": "http://127.0.0.1:1"}, false, ""},
-		{"bad variable", nil, map[string]string{"ASSAY_DEV_MODE": "maybe"}, false, `ASSAY_DEV_MODE: invalid boolean "maybe"`},
+		{"dev mode off with facilitator", []string{"-dev-mode=false", "-facilitator-url", "http://127.0.0.1:1"}, prodEnv(nil, "ASSAY_FACILITATOR_URL"), false, ""},
+		{"flag wins over variable", []string{"-dev-mode=false"}, prodEnv(map[string]string{"ASSAY_DEV_MODE": "true"}), false, ""},
+		{"bad variable", nil, map[string]string{"ASSAY_DEV_MODE": "maybe"}, false, `-dev-mode (ASSAY_DEV_MODE): invalid boolean "maybe"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,20 +191,22 @@ func TestPaymentMode(t *testing.T) {
 func TestPaymentSettingsByFlag(t *testing.T) {
 	type got struct{ PayTo, Network, Facilitator, Realm string }
 	read := func(c *config) got { return got{c.PayTo, c.Network, c.FacilitatorURL, c.MPPRealm} }
-	c, err := parse([]string{"-payee", "0xabc", "-network", "eip155:84532", "-facilitator-url", "https://f.example", "-mpp-realm", "api.example.com"},
-		map[string]string{"ASSAY_PAYEE_ADDRESS": "0xenv", "ASSAY_FACILITATOR_URL": "https://env.example"})
+	const flagPayee, envPayee = "0x00000000000000000000000000000000000000aa", "0x00000000000000000000000000000000000000bb"
+	secret := map[string]string{"ASSAY_MPP_SECRET": strings.Repeat("s", 32)}
+	c, err := parse([]string{"-payee", flagPayee, "-network", "eip155:84532", "-facilitator-url", "https://f.example", "-mpp-realm", "api.example.com"},
+		map[string]string{"ASSAY_PAYEE_ADDRESS": envPayee, "ASSAY_FACILITATOR_URL": "https://env.example", "ASSAY_MPP_SECRET": secret["ASSAY_MPP_SECRET"]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(got{"0xabc", "eip155:84532", "https://f.example", "api.example.com"}, read(c)); diff != "" {
+	if diff := cmp.Diff(got{flagPayee, "eip155:84532", "https://f.example", "api.example.com"}, read(c)); diff != "" {
 		t.Fatalf("flags (-want +got):\n%s", diff)
 	}
-	c, err = parse(nil, map[string]string{"ASSAY_PAYEE_ADDRESS": "0xenv", "ASSAY_NETWORK": "eip155:84532",
-		"ASSAY_FACILITATOR_URL": "https://env.example", "ASSAY_MPP_REALM": "r.example"})
+	c, err = parse(nil, map[string]string{"ASSAY_PAYEE_ADDRESS": envPayee, "ASSAY_NETWORK": "eip155:84532",
+		"ASSAY_FACILITATOR_URL": "https://env.example", "ASSAY_MPP_REALM": "r.example", "ASSAY_MPP_SECRET": secret["ASSAY_MPP_SECRET"]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(got{"0xenv", "eip155:84532", "https://env.example", "r.example"}, read(c)); diff != "" {
+	if diff := cmp.Diff(got{envPayee, "eip155:84532", "https://env.example", "r.example"}, read(c)); diff != "" {
 		t.Fatalf("variables (-want +got):\n%s", diff)
 	}
 	if c, _ := parse(nil, nil); c.Network != "eip155:8453" || c.ClaimsPrefix != "/claim-verification" || c.ClaimsServiceSlug != "claim-verification" {

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,9 +28,17 @@ func startServer(t *testing.T, extraEnv map[string]string) string {
 }
 
 // startServerOut is startServer with command-line args that also returns
-// what the server printed on stdout by the time it was ready (it prints
-// nothing after that).
-func startServerOut(t *testing.T, extraEnv map[string]string, args []string) (base, stdout string) {
+// what the server logged by the time it was ready.
+func startServerOut(t *testing.T, extraEnv map[string]string, args []string) (base, logs string) {
+	t.Helper()
+	base, logs, _ = startServerLogs(t, extraEnv, args)
+	return base, logs
+}
+
+// startServerLogs starts the server on a free loopback port, with its data
+// in a temporary directory, at log level warn unless env says otherwise.
+// It returns the base URL, the log up to the ready line, and the live log.
+func startServerLogs(t *testing.T, extraEnv map[string]string, args []string) (string, string, *syncBuffer) {
 	t.Helper()
 	env := map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": t.TempDir(), "ASSAY_LOG_LEVEL": "warn"}
 	for k, v := range extraEnv {
@@ -36,8 +47,8 @@ func startServerOut(t *testing.T, extraEnv map[string]string, args []string) (ba
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	var out bytes.Buffer
-	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, &out, io.Discard, ready) }()
+	out := &syncBuffer{}
+	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, out, ready) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -46,21 +57,45 @@ func startServerOut(t *testing.T, extraEnv map[string]string, args []string) (ba
 	})
 	select {
 	case base := <-ready:
-		return base, out.String() // run wrote out before sending on ready
+		return base, out.String(), out // run logged "assay ready" before sending on ready
 	case err := <-done:
 		done <- err // for the cleanup, which waits for run to return
-		t.Fatalf("server stopped: %v", err)
+		t.Fatalf("server stopped: %v\n%s", err, out.String())
 	case <-time.After(30 * time.Second):
 		t.Fatal("server did not start")
 	}
-	return "", ""
+	return "", "", nil
+}
+
+// syncBuffer is a bytes.Buffer that several goroutines may write.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func TestServerAnswersHealthAndCapabilities(t *testing.T) {
 	base, out := startServerOut(t, nil, nil)
-	// The base URL is printed, with the store and a loud dev-mode notice.
-	if want := "assay listening on " + base + " (store: sqlite; payments: DEV MODE"; !strings.HasPrefix(out, want) {
-		t.Fatalf("stdout %q does not start with %q", out, want)
+	// The first line names the address; the ready line the store and a
+	// loud dev-mode notice. Both show at -log-level warn.
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if want := `msg="assay listening on ` + base + `"`; !strings.Contains(lines[0], want) {
+		t.Fatalf("first line %q lacks %q", lines[0], want)
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, `msg="assay ready: open `+base+`/`) || !strings.Contains(last, "store=sqlite") ||
+		!strings.Contains(last, `payments="DEV MODE"`) {
+		t.Fatalf("ready line %q", last)
 	}
 	res, err := http.Get(base + "/healthz")
 	if err != nil {
@@ -121,8 +156,8 @@ func TestServerAnswersHealthAndCapabilities(t *testing.T) {
 
 func TestHelpAndBadConfig(t *testing.T) {
 	var errOut bytes.Buffer
-	if err := run(context.Background(), []string{"-help"}, func(string) string { return "" }, io.Discard, &errOut, nil); err != nil {
-		t.Fatalf("-help: %v", err)
+	if err := run(context.Background(), []string{"-help"}, func(string) string { return "" }, &errOut, nil); !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
+		t.Fatalf("-help: %v (exit status %d)", err, exitCode(err))
 	}
 	if !strings.Contains(errOut.String(), "ASSAY_ADDR") || !strings.Contains(errOut.String(), "ASSAY_FACILITATOR_URL") {
 		t.Fatalf("help does not name the environment variables:\n%s", errOut.String())
@@ -141,9 +176,9 @@ func TestHelpAndBadConfig(t *testing.T) {
 	}
 	err := run(context.Background(), nil, func(k string) string {
 		return map[string]string{"ASSAY_LOG_LEVEL": "loud", "ASSAY_DATA": t.TempDir()}[k]
-	}, io.Discard, io.Discard, nil)
-	if err == nil {
-		t.Fatal("bad log level accepted")
+	}, io.Discard, nil)
+	if err == nil || exitCode(err) != 2 {
+		t.Fatalf("bad log level: %v", err)
 	}
 }
 
@@ -191,7 +226,7 @@ func runErr(t *testing.T, env map[string]string) error {
 	defer cancel()
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, nil, func(k string) string { return full[k] }, io.Discard, io.Discard, ready) }()
+	go func() { done <- run(ctx, nil, func(k string) string { return full[k] }, io.Discard, ready) }()
 	select {
 	case <-ready:
 		cancel()
@@ -264,18 +299,8 @@ func TestSubscriptionsOnlyFreeInDevMode(t *testing.T) {
 func TestAgentTransportsServed(t *testing.T) {
 	base := startServer(t, nil)
 	// MCP: initialize over streamable HTTP (answered as server-sent events).
-	req, _ := http.NewRequest("POST", base+"/claim-verification/mcp", strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != 200 || !strings.Contains(string(b), `"protocolVersion"`) {
-		t.Fatalf("mcp initialize: %d %s", res.StatusCode, b)
+	if b := mcpInitialize(t, base); !strings.Contains(b, `"protocolVersion"`) {
+		t.Fatalf("mcp initialize: %s", b)
 	}
 	// A2A: the agent card and its discovery siblings exist.
 	for _, p := range []string{"/claim-verification/.well-known/agent-card.json", "/claim-verification/.well-known/mcp/server.json"} {
@@ -289,11 +314,11 @@ func TestAgentTransportsServed(t *testing.T) {
 		}
 	}
 	// A2A SendMessage without payment: 402 at the standard price.
-	req, _ = http.NewRequest("POST", base+"/claim-verification/a2a", strings.NewReader(
+	req, _ := http.NewRequest("POST", base+"/claim-verification/a2a", strings.NewReader(
 		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"The Base mainnet chain ID is 8453."}]}}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", "1.0")
-	res, err = http.DefaultClient.Do(req)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/netip"
-	"strings"
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
@@ -37,24 +35,17 @@ func newCatalogue(ctx context.Context, cfg *config, db *store.DB, subs niche.Sub
 		return server.NicheConfig{}, err
 	}
 	if cfg.NicheDemo {
-		if _, err := nichedemo.Load(ctx, eng, nil); err != nil {
+		rep, err := nichedemo.Load(ctx, eng, nil)
+		if err != nil {
 			return server.NicheConfig{}, fmt.Errorf("demo catalogue: %w", err)
 		}
-	}
-	var proxies []netip.Prefix
-	for _, p := range strings.Split(cfg.TrustedProxies, ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		pr, err := netip.ParsePrefix(p)
-		if err != nil {
-			return server.NicheConfig{}, fmt.Errorf("ASSAY_TRUSTED_PROXIES: %w", err)
-		}
-		proxies = append(proxies, pr)
+		// One line for the whole catalogue; each revision is at debug.
+		log.Info(fmt.Sprintf("demo catalogue: %d evaluations loaded", rep.DraftsCreated+rep.DraftsReplayed),
+			"new", rep.DraftsCreated, "signals", rep.SignalsCreated+rep.SignalsDuplicate)
 	}
 	return server.NicheConfig{
 		Engine: eng, Subscribers: subs, Unlock: signer, QuotaKey: quotaKey,
 		Prefix: cfg.NichePrefix, FreeSearchesPerDay: new(cfg.NicheFreeSearches),
-		SearchPriceMicroUSD: cfg.NicheSearchPrice, TrustedProxies: proxies,
+		SearchPriceMicroUSD: cfg.NicheSearchPrice, TrustedProxies: cfg.proxies,
 	}, nil
 }

@@ -137,7 +137,7 @@ func TestProductionWithoutFacilitatorRefused(t *testing.T) {
 		}
 	}
 	env := map[string]string{"ASSAY_PAYEE_ADDRESS": testPayee, "ASSAY_DEV_MODE": "true"}
-	if _, out := startServerOut(t, env, nil); !strings.Contains(out, "payments: DEV MODE") {
+	if _, out := startServerOut(t, env, nil); !strings.Contains(out, `payments="DEV MODE"`) {
 		t.Fatalf("explicit dev mode: %q", out)
 	}
 }
@@ -146,7 +146,7 @@ func TestProductionWithoutFacilitatorRefused(t *testing.T) {
 // there only; the API port answers 404.
 func TestMetricsOnSeparateListener(t *testing.T) {
 	base, out := startServerOut(t, nil, []string{"-metrics-addr", "127.0.0.1:0"})
-	m := regexp.MustCompile(`metrics on (http://127\.0\.0\.1:\d+/metrics)`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`assay listening on \S+ metrics=(http://127\.0\.0\.1:\d+/metrics)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("metrics address not printed: %q", out)
 	}
@@ -181,7 +181,7 @@ func TestShutdownFinishesInFlightPaidCalls(t *testing.T) {
 	defer cancel()
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, io.Discard, io.Discard, ready) }()
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, io.Discard, ready) }()
 	var base string
 	select {
 	case base = <-ready:

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,10 +15,11 @@ import (
 	"github.com/assaykit/assay/store"
 )
 
-// paymentsConfig holds the payment settings: the payee, network,
-// facilitator URL and MPP realm come from flags or variables (config); the
-// secrets (facilitator credentials, MPP secret, Stripe keys, receipt key)
-// from the environment only.
+// paymentsConfig holds the payment settings, read and checked with the
+// rest of the configuration (config.validate): the payee, network,
+// facilitator URL and MPP realm come from flags or variables; the secrets
+// (facilitator credentials, MPP secret, Stripe keys, receipt key) from the
+// environment only.
 type paymentsConfig struct {
 	Dev             bool   // resolved by config.validate
 	PayTo           string // -payee, ASSAY_PAYEE_ADDRESS
@@ -35,43 +35,27 @@ type paymentsConfig struct {
 	MaxBodyBytes    int64 // -max-body: the gate reads paid request bodies up to the server's limit
 }
 
-func readPaymentsConfig(cfg *config, getenv func(string) string) (paymentsConfig, error) {
-	c := paymentsConfig{
+func paymentsOf(cfg *config) paymentsConfig {
+	return paymentsConfig{
 		Dev: cfg.Dev, PayTo: cfg.PayTo, Network: cfg.Network,
-		FacilitatorURL: cfg.FacilitatorURL, FacilitatorAuth: getenv("ASSAY_FACILITATOR_AUTH"),
-		MPPSecret: getenv("ASSAY_MPP_SECRET"), Realm: cfg.MPPRealm,
-		StripeKey: getenv("ASSAY_STRIPE_SECRET_KEY"), StripeProfile: getenv("ASSAY_STRIPE_PROFILE_ID"),
-		ReceiptKey: getenv("ASSAY_RECEIPT_KEY"), MaxBodyBytes: cfg.MaxBodyBytes,
+		FacilitatorURL: cfg.FacilitatorURL, FacilitatorAuth: cfg.FacilitatorAuth,
+		MPPSecret: cfg.MPPSecret, Realm: cfg.MPPRealm,
+		StripeKey: cfg.StripeKey, StripeProfile: cfg.StripeProfile,
+		ReceiptKey: cfg.ReceiptKey, Costs: cfg.Costs, MaxBodyBytes: cfg.MaxBodyBytes,
 	}
-	for _, v := range []struct {
-		name string
-		dst  *int64
-	}{
-		{"ASSAY_COST_INPUT_PER_MTOK", &c.Costs.InputPerMillion},
-		{"ASSAY_COST_CACHED_INPUT_PER_MTOK", &c.Costs.CachedInputPerMillion},
-		{"ASSAY_COST_OUTPUT_PER_MTOK", &c.Costs.OutputPerMillion},
-		{"ASSAY_COST_PER_SEARCH_CALL", &c.Costs.PerSearchCall},
-	} {
-		if s := getenv(v.name); s != "" {
-			if _, err := fmt.Sscan(s, v.dst); err != nil || *v.dst < 0 {
-				return c, fmt.Errorf("%s: invalid micro-USD amount %q", v.name, s)
-			}
-		}
-	}
-	return c, nil
 }
 
 // newProcessor builds the x402/MPP protocol layer. In dev mode signatures
 // are verified for real, nothing is settled on-chain, and receipts say so;
-// otherwise the facilitator settles. configuredBase is
-// ASSAY_PUBLIC_BASE_URL as given (production needs it, or an explicit
-// realm); publicBase is the base actually used (the listen address when
-// none is configured).
+// otherwise the facilitator settles. publicBase is the base URL in use
+// (the listen address when none is configured). The settings were checked
+// with the configuration.
 //
 // In production it also returns the facilitator probe of /readyz.
-func newProcessor(c paymentsConfig, configuredBase, publicBase string, bz *server.Bazaar, log *slog.Logger) (*payment.Protocols, *facilitatorProbe, error) {
+func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz *server.Bazaar, log *slog.Logger) (*payment.Protocols, *facilitatorProbe, error) {
 	dev := c.Dev
-	opts := &payment.ProcessorOptions{PayTo: c.PayTo, Network: c.Network, Dev: dev, Realm: c.Realm, Logger: log, Extensions: bz.Extensions}
+	opts := &payment.ProcessorOptions{PayTo: c.PayTo, Network: c.Network, Dev: dev, Realm: c.Realm, Logger: log, Extensions: bz.Extensions,
+		Links: paymentLinks(publicBase, discoveryServed)}
 	if opts.Realm == "" {
 		if u, err := url.Parse(publicBase); err == nil && u.Hostname() != "" {
 			opts.Realm = u.Hostname()
@@ -79,9 +63,6 @@ func newProcessor(c paymentsConfig, configuredBase, publicBase string, bz *serve
 	}
 	var facHeaders func(context.Context, string, string) (http.Header, error)
 	if c.MPPSecret != "" {
-		if len(c.MPPSecret) < 32 {
-			return nil, nil, errors.New("ASSAY_MPP_SECRET must be at least 32 bytes")
-		}
 		opts.MPPSecret = []byte(c.MPPSecret)
 	}
 	if dev {
@@ -96,9 +77,6 @@ func newProcessor(c paymentsConfig, configuredBase, publicBase string, bz *serve
 			opts.MPPSecret = s
 		}
 	} else {
-		if c.PayTo == "" || opts.MPPSecret == nil || (configuredBase == "" && c.Realm == "") {
-			return nil, nil, errors.New("production payments need -payee (ASSAY_PAYEE_ADDRESS), ASSAY_MPP_SECRET and -public-base-url (ASSAY_PUBLIC_BASE_URL) or -mpp-realm (ASSAY_MPP_REALM)")
-		}
 		fo := &payment.FacilitatorOptions{URL: c.FacilitatorURL, Logger: log}
 		if c.FacilitatorAuth != "" {
 			h, err := payment.ParseHeaderLine(c.FacilitatorAuth)
@@ -113,9 +91,6 @@ func newProcessor(c paymentsConfig, configuredBase, publicBase string, bz *serve
 			return nil, nil, err
 		}
 		opts.Facilitator = fac
-	}
-	if c.StripeProfile != "" && c.StripeKey == "" {
-		return nil, nil, errors.New("ASSAY_STRIPE_PROFILE_ID is set without ASSAY_STRIPE_SECRET_KEY")
 	}
 	if c.StripeKey != "" && c.StripeProfile != "" { // cards (MPP stripe); the key alone serves subscriptions
 		sc, err := payment.NewStripeCharger(&payment.StripeOptions{SecretKey: c.StripeKey, ProfileID: c.StripeProfile})
@@ -133,6 +108,17 @@ func newProcessor(c paymentsConfig, configuredBase, publicBase string, bz *serve
 		return nil, nil, err
 	}
 	return proc, probe, nil
+}
+
+// paymentLinks are the links of every 402 body: the index of this server,
+// its discovery documents (when served) and the paying client.
+func paymentLinks(publicBase string, discoveryServed bool) map[string]string {
+	links := map[string]string{"index": publicBase + "/", "client": server.DefaultRepository + "/tree/main/examples/client"}
+	if discoveryServed {
+		links["discovery"] = publicBase + "/.well-known/x402"
+		links["openapi"] = publicBase + "/openapi.json"
+	}
+	return links
 }
 
 // newGate builds the 402 gate over the processor and the ledger in db,
@@ -157,6 +143,8 @@ func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, keys
 	if err != nil {
 		return nil, fmt.Errorf("payment reconciliation: %w", err)
 	}
+	// One line per start, also when there was nothing to do (operators and
+	// bench/load's crash scenario read it).
 	log.Info("payments reconciled at start", "report", rep)
 	go func() {
 		t := time.NewTicker(time.Minute)

@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/assaykit/assay/discovery"
@@ -23,22 +25,53 @@ import (
 )
 
 // run starts the service and blocks until ctx is cancelled, then shuts down
-// gracefully. When ready is non-nil it receives the base URL once the
-// listener is open (tests use it).
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
+// gracefully. Everything it logs goes to stderr (see log.go). When ready is
+// non-nil it receives the base URL once the server answers (tests use it).
+//
+// Start-up is ordered so that a mistake shows at once: the whole
+// configuration is checked first (every problem reported together, nothing
+// started); then the listeners are opened, so that a busy port fails at
+// once, naming it, and the listening address is the first line; then the
+// store is opened and migrated, the demo catalogue loaded and the rest
+// built, one summary line per phase; connections that arrive meanwhile
+// wait in the listen queue and are answered once the server is ready.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, ready chan<- string) error {
 	cfg, err := parseConfig(args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		return nil
+		return err
 	}
 	if err != nil {
 		return err
 	}
-	log, err := cfg.logger(stderr)
-	if err != nil {
-		return err
-	}
+	log := cfg.logger(stderr)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+
+	ln, err := listen("addr", "ASSAY_ADDR", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	base := "http://" + ln.Addr().String()
+	// /metrics shows settled revenue and traffic: with -metrics-addr it is
+	// served only on that listener (keep it private), not on the API port.
+	var metricsLn net.Listener
+	if cfg.MetricsAddr != "" {
+		metricsLn, err = listen("metrics-addr", "ASSAY_METRICS_ADDR", cfg.MetricsAddr)
+		if err != nil {
+			return err
+		}
+		defer metricsLn.Close()
+	}
+	if metricsLn != nil {
+		log.InfoContext(announce(ctx), "assay listening on "+base, "metrics", "http://"+metricsLn.Addr().String()+"/metrics")
+	} else {
+		log.InfoContext(announce(ctx), "assay listening on "+base)
+	}
+	publicBase := strings.TrimRight(cfg.PublicBaseURL, "/")
+	if publicBase == "" {
+		publicBase = base
+	}
 
 	dsn := cfg.PostgresURL
 	soleOwner := false
@@ -74,38 +107,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Warn("configuration: " + w)
 	}
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
-	defer ln.Close()
-	base := "http://" + ln.Addr().String()
-	publicBase := strings.TrimRight(cfg.PublicBaseURL, "/")
-	if publicBase == "" {
-		publicBase = base
-	}
-	// /metrics shows settled revenue and traffic: with -metrics-addr it is
-	// served only on that listener (keep it private), not on the API port.
-	var metricsLn net.Listener
-	if cfg.MetricsAddr != "" {
-		metricsLn, err = net.Listen("tcp", cfg.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("metrics listener: %w", err)
-		}
-		defer metricsLn.Close()
-	}
-
 	m := metrics.New(nil)
 	verify, err := newVerification(cfg, db, m, log)
 	if err != nil {
 		return err
 	}
 	defer verify.Close()
-	payCfg, err := readPaymentsConfig(cfg, getenv)
-	if err != nil {
-		return err
-	}
-	subs, err := newSubscriptions(getenv, payCfg.Dev, db, log.With("component", "subscriptions"))
+	payCfg := paymentsOf(cfg)
+	subs, err := newSubscriptions(cfg, db, log.With("component", "subscriptions"))
 	if err != nil {
 		return err
 	}
@@ -118,7 +127,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	bz := &server.Bazaar{}
-	proc, probe, err := newProcessor(payCfg, cfg.PublicBaseURL, publicBase, bz, log.With("component", "payment"))
+	proc, probe, err := newProcessor(payCfg, publicBase, cfg.Discovery, bz, log.With("component", "payment"))
 	if err != nil {
 		return err
 	}
@@ -144,7 +153,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Provider: discovery.Provider{ID: cfg.ProviderURL, Name: cfg.ProviderName,
 				Contact: cfg.ProviderEmail, URL: cfg.ProviderURL},
 			Homepage: cfg.HomepageURL, Terms: cfg.TermsURL, Privacy: cfg.PrivacyURL,
-			Repository: "https://github.com/assaykit/assay",
+			Repository: server.DefaultRepository,
 		},
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		AdminKey:     cfg.AdminKey,
@@ -186,11 +195,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	servers := []*http.Server{srv}
 	listeners := []net.Listener{ln}
-	mode := "payments: LIVE via facilitator"
-	if proc.Dev() {
-		mode = "payments: DEV MODE (signatures verified, nothing settled on-chain)"
-	}
-	fmt.Fprintf(stdout, "assay listening on %s (store: %s; %s)\n", base, db.Dialect(), mode)
 	if metricsLn != nil {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler())
@@ -199,16 +203,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, ErrorLog: errLog,
 		})
 		listeners = append(listeners, metricsLn)
-		fmt.Fprintf(stdout, "metrics on http://%s/metrics (not on the API address)\n", metricsLn.Addr())
 	}
-	if ready != nil {
-		ready <- base
-	}
-
 	errc := make(chan error, len(servers))
 	for i, s := range servers {
 		go func() { errc <- s.Serve(listeners[i]) }()
 	}
+	payments := "live"
+	if proc.Dev() {
+		payments = "DEV MODE"
+	}
+	log.InfoContext(announce(ctx), "assay ready: open "+publicBase+"/ for the services and their documents",
+		"store", db.Dialect(), "claims", verify.provider, "payments", payments)
+	if ready != nil {
+		ready <- base
+	}
+
 	select {
 	case err := <-errc:
 		return err
@@ -231,6 +240,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// listen opens the listener of -flagName; a failure (a busy port, an
+// address not on this machine) names the setting.
+func listen(flagName, env, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		var hint string
+		if errors.Is(err, syscall.EADDRINUSE) {
+			hint = fmt.Sprintf(" (another process uses it; choose another address with -%s, or port 0 for any free one)", flagName)
+		}
+		// "bind: address already in use" rather than the whole chain.
+		reason := err
+		var op *net.OpError
+		if errors.As(err, &op) {
+			reason = op.Err
+			var sc *os.SyscallError
+			if errors.As(reason, &sc) {
+				reason = sc.Err
+			}
+		}
+		return nil, fmt.Errorf("cannot listen on %s (-%s, %s): %w%s", addr, flagName, env, reason, hint)
+	}
+	return ln, nil
 }
 
 // purgeLoop deletes expired verifications and snapshots (and their

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"log/slog"
 
 	"github.com/assaykit/assay/niche"
@@ -11,17 +10,16 @@ import (
 
 // newSubscriptions sells niche subscriptions through Stripe when
 // ASSAY_STRIPE_SECRET_KEY, ASSAY_STRIPE_PRICE_ID and
-// ASSAY_STRIPE_WEBHOOK_SECRET are all set. Without the price and webhook
+// ASSAY_STRIPE_WEBHOOK_SECRET are all set (a partial set is refused by
+// config.validate). Without the price and webhook
 // secret it uses the development billing backend (no money moves) in dev
 // mode, and offers no subscriptions otherwise (nil): a production server
 // never hands out free subscriptions. The secret key alone may be set for
 // card payments. The secrets come from the environment only.
-func newSubscriptions(getenv func(string) string, dev bool, db *store.DB, log *slog.Logger) (*niche.SubscriptionService, error) {
-	key, price, whsec := getenv("ASSAY_STRIPE_SECRET_KEY"), getenv("ASSAY_STRIPE_PRICE_ID"), getenv("ASSAY_STRIPE_WEBHOOK_SECRET")
+func newSubscriptions(cfg *config, db *store.DB, log *slog.Logger) (*niche.SubscriptionService, error) {
+	key, price, whsec := cfg.StripeKey, cfg.StripePrice, cfg.StripeWebhookSecret
 	var billing niche.Billing
 	switch {
-	case (price != "" || whsec != "") && (key == "" || price == "" || whsec == ""):
-		return nil, errors.New("subscriptions: set all of ASSAY_STRIPE_SECRET_KEY, ASSAY_STRIPE_PRICE_ID and ASSAY_STRIPE_WEBHOOK_SECRET, or neither the price nor the webhook secret")
 	case key != "" && price != "" && whsec != "":
 		b, err := stripebilling.New(&stripebilling.Options{SecretKey: key, PriceID: price, WebhookSecret: whsec, Logger: log})
 		if err != nil {
@@ -29,7 +27,7 @@ func newSubscriptions(getenv func(string) string, dev bool, db *store.DB, log *s
 		}
 		log.Info("subscriptions: selling through Stripe", "livemode", b.Livemode(), "price", price)
 		billing = b
-	case !dev:
+	case !cfg.Dev:
 		log.Info("subscriptions: not offered (set ASSAY_STRIPE_PRICE_ID and ASSAY_STRIPE_WEBHOOK_SECRET to sell them through Stripe)")
 		return nil, nil
 	default:
@@ -37,7 +35,8 @@ func newSubscriptions(getenv func(string) string, dev bool, db *store.DB, log *s
 		if err != nil {
 			return nil, err
 		}
-		log.Warn("subscriptions: DEVELOPMENT billing backend, anyone can subscribe for free; set ASSAY_STRIPE_SECRET_KEY, ASSAY_STRIPE_PRICE_ID and ASSAY_STRIPE_WEBHOOK_SECRET to sell through Stripe")
+		log.Warn("subscriptions: DEVELOPMENT billing, anyone can subscribe for free")
+		log.Debug("subscriptions: set ASSAY_STRIPE_SECRET_KEY, ASSAY_STRIPE_PRICE_ID and ASSAY_STRIPE_WEBHOOK_SECRET to sell them through Stripe")
 		billing = l
 	}
 	return niche.NewSubscriptionService(db, billing, &niche.SubscriptionOptions{Logger: log})

@@ -19,6 +19,9 @@
 // evaluation, and every result says so in its limitations. A program that
 // verifies against the live web builds claims/openai's provider instead and
 // leaves HostMap and AllowAddrs out of the snapshot options.
+//
+// -help lists the flags (exit status 0); a wrong flag or a stray argument
+// exits 2, a refused or failed verification 1.
 package main
 
 import (
@@ -37,13 +40,29 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "verify:", err)
-		}
-		os.Exit(2)
+	os.Exit(exitCode(run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil), os.Stderr))
+}
+
+// exitCode prints err and returns the exit status, as every example does:
+// 0 for success and -help, 2 for a wrong command line (nothing was done),
+// 1 for a failure.
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, new(usageError)):
+		fmt.Fprintln(stderr, "verify:", err)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "verify:", err)
+		return 1
 	}
 }
+
+// usageError is a wrong command line.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 // run parses args, verifies one claim and writes the result as indented
 // JSON to stdout. snap, when non-nil, is the base of the snapshot options
@@ -56,10 +75,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, snap *sna
 	tier := fs.String("tier", "standard", "tier: quick, standard, deep or research")
 	corpusDir := fs.String("corpus-dir", "", "directory of your own corpus documents (empty: the embedded demo corpus)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q (quote the claim and pass it with -claim)", fs.Args())
+		return usageError{fmt.Errorf("unexpected arguments %q (quote the claim and pass it with -claim)", fs.Args())}
 	}
 	body := []byte(*request)
 	if *request == "" {

@@ -238,7 +238,26 @@ The minimum wage in Exampleton is 18 dollars per hour.
 func TestHelp(t *testing.T) {
 	var errOut bytes.Buffer
 	err := run(context.Background(), []string{"-help"}, io.Discard, &errOut, testSnapshotOptions(t))
-	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(errOut.String(), "-tier") {
-		t.Fatalf("-help: %v\n%s", err, errOut.String())
+	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(errOut.String(), "-tier") || exitCode(err, io.Discard) != 0 {
+		t.Fatalf("-help: %v (exit status %d)\n%s", err, exitCode(err, io.Discard), errOut.String())
+	}
+}
+
+// Exit statuses, as every example: 0 for -help, 2 for a wrong command
+// line, 1 for a refused or failed verification.
+func TestExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"-help"}, 0},
+		{[]string{"-no-such-flag"}, 2},
+		{[]string{"Base", "mainnet"}, 2},
+		{[]string{"-claim", "x"}, 1},
+	} {
+		_, err := runVerify(t, tc.args...)
+		if got := exitCode(err, io.Discard); got != tc.code {
+			t.Errorf("%q: exit status %d (%v), want %d", tc.args, got, err, tc.code)
+		}
 	}
 }
