@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -100,4 +101,124 @@ func validUTF8(s string) []byte {
 		i += size
 	}
 	return out
+}
+
+// ParseQuery parses a raw query string (URL.RawQuery) as Starlette does
+// for FastAPI (urllib.parse.parse_qsl of the bytes read as Latin-1, blank
+// values kept): pairs are split on "&" only, empty pairs are skipped, a
+// pair without "=" has the value "", "+" is a space, and percent escapes
+// are decoded as UTF-8 with each malformed sequence replaced by U+FFFD.
+// Unlike URL.Query, which drops a pair whose escapes are malformed, a
+// malformed escape ("%ZZ") stays as it is written, and a byte outside
+// ASCII written raw is the Latin-1 character of that byte.
+func ParseQuery(raw string) url.Values {
+	out := url.Values{}
+	for len(raw) > 0 {
+		var part string
+		part, raw, _ = strings.Cut(raw, "&")
+		if part == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		k = pyUnquote(k)
+		out[k] = append(out[k], pyUnquote(v))
+	}
+	return out
+}
+
+// pyUnquote is Python's unquote(s.replace("+", " ")) of a Latin-1 string:
+// runs of ASCII are percent-decoded into bytes read as UTF-8 with
+// errors="replace"; other bytes are Latin-1 characters.
+func pyUnquote(s string) string {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		plain = s[i] != '%' && s[i] != '+' && s[i] < utf8.RuneSelf
+	}
+	if plain {
+		return s
+	}
+	var out, run []byte
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			out = utf8.AppendRune(out, rune(c))
+			i++
+			continue
+		}
+		run = run[:0]
+		for ; i < len(s) && s[i] < utf8.RuneSelf; i++ {
+			switch c := s[i]; {
+			case c == '+':
+				run = append(run, ' ')
+			case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+				run = append(run, unhex(s[i+1])<<4|unhex(s[i+2]))
+				i += 2
+			default:
+				run = append(run, c)
+			}
+		}
+		out = appendUTF8Replace(out, run)
+	}
+	return string(out)
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}
+
+// appendUTF8Replace appends b decoded as UTF-8 the way Python's
+// errors="replace" does: one U+FFFD per maximal ill-formed subpart (a lead
+// byte and the continuation bytes that could still have completed it).
+func appendUTF8Replace(dst, b []byte) []byte {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r != utf8.RuneError || size > 1 {
+			dst = append(dst, b[i:i+size]...)
+			i += size
+			continue
+		}
+		i += subpart(b[i:])
+		dst = utf8.AppendRune(dst, utf8.RuneError)
+	}
+	return dst
+}
+
+// subpart is the length of the maximal prefix of b that starts a
+// well-formed UTF-8 sequence (at least 1), b being ill-formed at its start.
+func subpart(b []byte) int {
+	lo, hi, n := byte(0x80), byte(0xbf), 0
+	switch c := b[0]; {
+	case c >= 0xc2 && c <= 0xdf:
+		n = 1
+	case c == 0xe0:
+		lo, n = 0xa0, 2
+	case c == 0xed:
+		hi, n = 0x9f, 2
+	case c >= 0xe1 && c <= 0xef:
+		n = 2
+	case c == 0xf0:
+		lo, n = 0x90, 3
+	case c == 0xf4:
+		hi, n = 0x8f, 3
+	case c >= 0xf1 && c <= 0xf3:
+		n = 3
+	}
+	k := 1
+	for ; k <= n && k < len(b); k++ {
+		if b[k] < lo || b[k] > hi {
+			break
+		}
+		lo, hi = 0x80, 0xbf
+	}
+	return k
 }
