@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/assaykit/assay/internal/httpjson"
@@ -91,12 +92,17 @@ func isJSONMediaType(ct string) bool {
 	return main == "application" && (sub == "json" || strings.HasSuffix(sub, "+json"))
 }
 
+// queryValues are the query parameters of r as Starlette reads them
+// (shapes.ParseQuery): a malformed percent escape stays literal text
+// instead of dropping its parameter, as URL.Query does.
+func queryValues(r *http.Request) url.Values { return shapes.ParseQuery(r.URL.RawQuery) }
+
 // decodeQuery reads the query parameters of r into dst (a shapes query
-// type) with FastAPI's rules (last occurrence wins, lax parsing of the
-// strings). On failure it writes a 422 with loc prefixed "query" and
-// returns false.
+// type) with FastAPI's rules (Starlette's parsing, last occurrence wins,
+// lax parsing of the strings). On failure it writes a 422 with loc
+// prefixed "query" and returns false.
 func (s *Server) decodeQuery(w http.ResponseWriter, r *http.Request, dst any) bool {
-	if err := shapes.DecodeQuery(r.URL.Query(), dst); err != nil {
+	if err := shapes.DecodeQuery(queryValues(r), dst); err != nil {
 		var ve *shapes.ValidationError
 		if errors.As(err, &ve) {
 			httpjson.Write(w, http.StatusUnprocessableEntity, ve.WithPrefix("query"))

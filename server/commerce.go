@@ -324,11 +324,11 @@ func (h *commerceHandlers) listCustomerOrders(w http.ResponseWriter, r *http.Req
 	}
 	// The bounds are the ledger's too; check them here as well so the
 	// answer is the same 422 whatever decoder is in use.
-	if ve := intBounds("limit", q.Limit, 1, 200, r.URL.Query().Get("limit")); ve != nil {
+	if ve := intBounds("limit", q.Limit, 1, 200, queryValues(r).Get("limit")); ve != nil {
 		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
 		return
 	}
-	if ve := intBounds("offset", q.Offset, 0, -1, r.URL.Query().Get("offset")); ve != nil {
+	if ve := intBounds("offset", q.Offset, 0, -1, queryValues(r).Get("offset")); ve != nil {
 		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
 		return
 	}
@@ -603,7 +603,7 @@ func (h *commerceHandlers) adminSummary(w http.ResponseWriter, r *http.Request) 
 	if !h.s.decodeQuery(w, r, &q) {
 		return
 	}
-	if ve := intBounds("days", q.Days, 1, 3650, r.URL.Query().Get("days")); ve != nil {
+	if ve := intBounds("days", q.Days, 1, 3650, queryValues(r).Get("days")); ve != nil {
 		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
 		return
 	}
