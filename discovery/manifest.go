@@ -305,6 +305,8 @@ func (s *Service) offers(opID string, p *Price, card bool) []ManifestOffer {
 // its body, or an object of its query parameters, or an empty object.
 func (s *Service) inputSchema(op Operation) (json.RawMessage, error) {
 	switch {
+	case op.BodySchema != nil:
+		return s.selfContainedRoot(op.BodySchema)
 	case op.Body != "":
 		return s.SelfContained(op.Body)
 	case op.Query != "":
@@ -348,6 +350,46 @@ func (s *Service) SelfContained(name string) (json.RawMessage, error) {
 		"$schema": "https://json-schema.org/draft/2020-12/schema",
 		"type":    "object", "$ref": "#/$defs/" + name, "$defs": defs,
 	})
+}
+
+// selfContainedRoot is root (a schema that refers to components) made
+// standalone: the components it uses under $defs.
+func (s *Service) selfContainedRoot(root json.RawMessage) (json.RawMessage, error) {
+	defs := map[string]json.RawMessage{}
+	var visit func(string) error
+	visit = func(n string) error {
+		if _, done := defs[n]; done {
+			return nil
+		}
+		d, ok := s.Components[n]
+		if !ok {
+			return fmt.Errorf("discovery: a body schema refers to unknown %q", n)
+		}
+		defs[n] = json.RawMessage(strings.ReplaceAll(string(d), `"#/components/schemas/`, `"#/$defs/`))
+		for _, r := range refsIn(d) {
+			if err := visit(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, r := range refsIn(root) {
+		if err := visit(r); err != nil {
+			return nil, err
+		}
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(root), `"#/components/schemas/`, `"#/$defs/`)), &out); err != nil {
+		return nil, fmt.Errorf("discovery: body schema: %w", err)
+	}
+	out["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+	if _, ok := out["type"]; !ok {
+		out["type"] = "object"
+	}
+	if len(defs) > 0 {
+		out["$defs"] = defs
+	}
+	return json.Marshal(out)
 }
 
 // refsIn lists the component names a schema refers to.

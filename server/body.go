@@ -28,9 +28,15 @@ import (
 //
 // On failure it writes the answer and returns false.
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) bool {
+	_, ok := s.decodeBodyBytes(w, r, dst)
+	return ok
+}
+
+// decodeBodyBytes is decodeBody that also returns the body it decoded.
+func (s *Server) decodeBodyBytes(w http.ResponseWriter, r *http.Request, dst any) ([]byte, bool) {
 	data, ok := readBody(w, r)
 	if !ok {
-		return false
+		return nil, false
 	}
 	var err error
 	switch ct := r.Header.Get("Content-Type"); {
@@ -43,7 +49,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) boo
 		err = shapes.Decode(data, dst)
 	}
 	if err == nil {
-		return true
+		return data, true
 	}
 	var ve *shapes.ValidationError
 	switch {
@@ -54,7 +60,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) boo
 	default:
 		s.writeError(w, r, err)
 	}
-	return false
+	return nil, false
 }
 
 // readBody reads the whole request body within the route's limit. On

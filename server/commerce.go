@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -149,7 +148,9 @@ func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 	}
 	t, ok := claims.TierByName(req.Tier)
 	if !ok {
-		h.s.writeError(w, r, payment.ErrUnknownTier)
+		// The tier names are a Literal for the answer (and the published
+		// schema), as FastAPI would report them.
+		httpjson.Write(w, http.StatusUnprocessableEntity, unknownTierError(req.Tier))
 		return
 	}
 	offer, ok := h.s.tierOffers()[t.Name] // the mounted route's offer
@@ -167,6 +168,27 @@ func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 		Currency: q.Currency, CreatedAt: rfc3339(q.CreatedAt), ExpiresAt: rfc3339(q.ExpiresAt), QuoteHeader: payment.HeaderQuoteID,
 		PaymentMethods: []string{payment.ProtocolX402, payment.ProtocolMPP}, PaymentOptions: h.c.PaymentOptions(offer),
 	})
+}
+
+// tierNames are the names of the verification tiers, in table order.
+func tierNames() []string {
+	var out []string
+	for _, t := range claims.Tiers() {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// unknownTierError is the 422 of a quote for a tier that does not exist:
+// Pydantic's literal_error at ["body", "tier"].
+func unknownTierError(tier string) *shapes.ValidationError {
+	var quoted []string
+	for _, n := range tierNames() {
+		quoted = append(quoted, "'"+n+"'")
+	}
+	expected := strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
+	return &shapes.ValidationError{Detail: []shapes.ErrorDetail{{Type: "literal_error", Loc: []any{"body", "tier"},
+		Msg: "Input should be " + expected, Input: tier, Ctx: map[string]any{"expected": expected}}}}
 }
 
 // orderView is an order as its payer sees it.
@@ -333,6 +355,13 @@ func (h *commerceHandlers) listCustomerOrders(w http.ResponseWriter, r *http.Req
 		return
 	}
 	orders, next, err := h.c.Ledger().CustomerOrders(r.Context(), cu.ID, payment.OrderPage{Limit: q.Limit, Offset: q.Offset, Cursor: q.Cursor})
+	if errors.Is(err, payment.ErrBadCursor) {
+		// An HTTPValidationError, as every 422 of the documents.
+		httpjson.Write(w, http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: []shapes.ErrorDetail{{
+			Type: "value_error", Loc: []any{"query", "cursor"}, Msg: "Value error, Invalid cursor: use the nextCursor of a previous page",
+			Input: q.Cursor, Ctx: map[string]any{"error": map[string]any{}}}}})
+		return
+	}
 	if err != nil {
 		h.s.writeError(w, r, err)
 		return
@@ -448,38 +477,35 @@ func (h *commerceHandlers) verifyStored(w http.ResponseWriter, r *http.Request) 
 	httpjson.Write(w, http.StatusOK, h.checkReceipt(id, data, o))
 }
 
+// verifyPresented checks a presented receipt ({"receipt": {...}}, the
+// ReceiptVerifyRequest shape) against our keys and the records of the
+// order: an invalid body is a 422 as FastAPI would answer it; an order
+// without a receipt on record (or an id that names none) is a 404, as for
+// the stored receipt.
 func (h *commerceHandlers) verifyPresented(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
+	var req shapes.ReceiptVerifyRequest
+	body, ok := h.s.decodeBodyBytes(w, r, &req)
 	if !ok {
 		return
 	}
+	// The receipt's own bytes, for the signature: the last "receipt"
+	// member, the one Decode kept.
 	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil || members == nil {
-		httpjson.Write(w, http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: []shapes.ErrorDetail{{
-			Type: "model_attributes_type", Loc: []any{"body"}, Msg: "Input should be a valid dictionary or object to extract fields from", Input: string(body)}}})
+	if err := json.Unmarshal(body, &members); err != nil {
+		h.s.writeError(w, r, err) // unreachable: Decode accepted the body
 		return
-	}
-	data := body
-	if inner, ok := members["receipt"]; ok && len(members) == 1 {
-		if t := bytes.TrimSpace(inner); len(t) == 0 || t[0] != '{' {
-			httpjson.Write(w, http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: []shapes.ErrorDetail{{
-				Type: "dict_type", Loc: []any{"body", "receipt"}, Msg: "Input should be a valid dictionary", Input: json.RawMessage(inner)}}})
-			return
-		}
-		data = inner
 	}
 	id := r.PathValue("order_id")
 	o, err := h.c.Ledger().Order(r.Context(), id)
 	switch {
-	case errors.Is(err, payment.ErrOrderNotFound):
-		o = nil
+	case errors.Is(err, payment.ErrOrderNotFound) || err == nil && o.ReceiptID == "":
+		h.s.writeError(w, r, payment.ErrReceiptNotFound)
+		return
 	case err != nil:
 		h.s.writeError(w, r, err)
 		return
-	case o.ReceiptID == "":
-		o = nil
 	}
-	httpjson.Write(w, http.StatusOK, h.checkReceipt(id, data, o))
+	httpjson.Write(w, http.StatusOK, h.checkReceipt(id, members["receipt"], o))
 }
 
 func (h *commerceHandlers) jwks(w http.ResponseWriter, r *http.Request) {

@@ -226,5 +226,6 @@ func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
 			capAt("maxSources", "default", t.MaxCitedSources)
 		}
 	}
+	withClaimRules(out, &t)
 	return httpjson.Marshal(out)
 }
