@@ -24,8 +24,9 @@ import (
 //     200 with the locked price, valid 15 minutes; pay with the quote by
 //     sending its id in X-Agentic-Quote-Id.
 //   - Receipt verification is GET (re-checks the stored receipt) and POST
-//     (checks a presented receipt, {"receipt": {...}} or the bare object);
-//     both answer 200 with the outcome, 404 only when GET finds no receipt.
+//     (checks a presented receipt, {"receipt": {...}}, validated as the
+//     ReceiptVerifyRequest shape: 422 otherwise); both answer 200 with the
+//     outcome, and 404 when no receipt of that order is on record.
 //   - Customers are registered by an admin (POST /v1/admin/customers); the
 //     key (ask_…) is returned once.
 //   - An unknown order and a wrong order token both answer 404 "Order not
@@ -35,7 +36,10 @@ type CommerceConfig struct {
 	// Gate.Cashier()). Nil mounts no commerce routes.
 	Cashier *payment.Cashier
 	// Prefixes are the service prefixes the commerce routes are also
-	// served under. Nil means "/claim-verification"; an empty non-nil
+	// served under. Nil means "/claim-verification" and, for the routes
+	// of orders and receipts (which any paid call hands out), also the
+	// niche prefix when niche discovery is mounted, so that each service
+	// serves the order lookups its paid answers name; an empty non-nil
 	// slice means the root only.
 	Prefixes []string
 	// JWKSPrefixes are the prefixes /.well-known/jwks.json is also served
@@ -51,8 +55,13 @@ func (s *Server) commerceRoutes() ([]*Route, error) {
 		return nil, nil
 	}
 	pre := s.cfg.Commerce.Prefixes
+	orderPre := pre
 	if pre == nil {
 		pre = []string{"/claim-verification"}
+		orderPre = pre
+		if p, err := s.cfg.Niche.resolvedPrefix(); err == nil && s.cfg.Niche.Engine != nil && p != "" && p != pre[0] {
+			orderPre = []string{pre[0], p}
+		}
 	}
 	jwksPre := s.cfg.Commerce.JWKSPrefixes
 	if jwksPre == nil {
@@ -63,17 +72,17 @@ func (s *Server) commerceRoutes() ([]*Route, error) {
 		{ID: "commerce.quotes.create", Summary: "Lock the price of a verification tier for 15 minutes.", Status: "paid-preview",
 			Method: "POST", Path: "/v1/quotes", Prefixes: pre, Body: "QuoteRequest", Handler: http.HandlerFunc(ch.createQuote)},
 		{ID: "commerce.orders.get", Summary: "Read an order with its order token.", Status: "paid-preview",
-			Method: "GET", Path: "/v1/orders/{order_id}", Prefixes: pre, Handler: http.HandlerFunc(ch.getOrder)},
+			Method: "GET", Path: "/v1/orders/{order_id}", Prefixes: orderPre, Handler: http.HandlerFunc(ch.getOrder)},
 		{ID: "commerce.orders.result", Summary: "Read the response delivered for a completed order, with its order token.", Status: "paid-preview",
-			Method: "GET", Path: "/v1/orders/{order_id}/result", Prefixes: pre, Handler: http.HandlerFunc(ch.getResult)},
+			Method: "GET", Path: "/v1/orders/{order_id}/result", Prefixes: orderPre, Handler: http.HandlerFunc(ch.getResult)},
 		{ID: "commerce.customer.orders.list", Summary: "List a registered customer's orders, newest first.", Status: "paid-preview",
-			Method: "GET", Path: "/v1/customer/orders", Prefixes: pre, Query: "CustomerOrdersQuery", Handler: http.HandlerFunc(ch.listCustomerOrders)},
+			Method: "GET", Path: "/v1/customer/orders", Prefixes: orderPre, Query: "CustomerOrdersQuery", Handler: http.HandlerFunc(ch.listCustomerOrders)},
 		{ID: "commerce.customer.orders.get", Summary: "Read one order of a registered customer.", Status: "paid-preview",
-			Method: "GET", Path: "/v1/customer/orders/{order_id}", Prefixes: pre, Handler: http.HandlerFunc(ch.getCustomerOrder)},
+			Method: "GET", Path: "/v1/customer/orders/{order_id}", Prefixes: orderPre, Handler: http.HandlerFunc(ch.getCustomerOrder)},
 		{ID: "commerce.receipts.verify.stored", Summary: "Re-check the signed receipt stored for an order.", Status: "paid-preview",
-			Method: "GET", Path: "/v1/receipts/{order_id}/verify", Prefixes: pre, Handler: http.HandlerFunc(ch.verifyStored)},
+			Method: "GET", Path: "/v1/receipts/{order_id}/verify", Prefixes: orderPre, Handler: http.HandlerFunc(ch.verifyStored)},
 		{ID: "commerce.receipts.verify", Summary: "Check a presented receipt: signature, key id, contents and our records.", Status: "paid-preview",
-			Method: "POST", Path: "/v1/receipts/{order_id}/verify", Prefixes: pre, Body: "ReceiptVerifyRequest", Handler: http.HandlerFunc(ch.verifyPresented)},
+			Method: "POST", Path: "/v1/receipts/{order_id}/verify", Prefixes: orderPre, Body: "ReceiptVerifyRequest", Handler: http.HandlerFunc(ch.verifyPresented)},
 		{ID: "commerce.jwks", Summary: "Public keys (JWKS) that verify receipt signatures offline.", Status: "stable",
 			Method: "GET", Path: "/.well-known/jwks.json", Prefixes: jwksPre, Handler: http.HandlerFunc(ch.jwks)},
 		{ID: "commerce.admin.customers.create", Summary: "Register a customer and issue its key (shown once).", Status: "stable",

@@ -179,6 +179,7 @@ type walkOp struct {
 		Content map[string]struct {
 			Schema any `json:"schema"`
 		} `json:"content"`
+		Headers map[string]any `json:"headers"`
 	} `json:"responses"`
 	Security    []map[string][]string `json:"security"`
 	OperationID string                `json:"operationId"`
@@ -234,11 +235,16 @@ func (w *walkEnv) walkDocument(t *testing.T, docPath string, cases int) int {
 	prefix := strings.TrimSuffix(docPath, discovery.PathOpenAPI)
 	gen := &schemaGen{rng: w.rng, comps: doc.Components.Schemas}
 	sent := 0
+	_, hasOrders := doc.Paths["/v1/orders/{order_id}"]["get"]
 	for _, path := range sortedMapKeys(doc.Paths) {
 		for _, method := range sortedMapKeys(doc.Paths[path]) {
 			var op walkOp
 			if err := json.Unmarshal(doc.Paths[path][method], &op); err != nil {
 				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			if _, token := op.Responses["200"].Headers["X-Agentic-Order-Token"]; token && !hasOrders {
+				w.fail(docPath+" orders", "%s: %s hands out an order token, but the document has no GET /v1/orders/{order_id} to read the order with",
+					docPath, op.OperationID)
 			}
 			opPtr := "/paths/" + jsonPointerEscape(path) + "/" + method
 			for k := range cases {
