@@ -238,9 +238,13 @@ func NewManifest(s *Service) (*Manifest, error) {
 	if s.A2A != nil {
 		id := "a2a.send-message"
 		f := false
+		in := s.A2A.InputSchema
+		if in == nil {
+			in = json.RawMessage(`{"type":"object"}`)
+		}
 		m.Operations = append(m.Operations, ManifestOperation{ID: id, Capability: capID, Transport: TransportA2A,
 			Summary:     "Send a message to the agent (A2A 1.0 SendMessage over JSON-RPC).",
-			InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`), Idempotent: &f})
+			InputSchema: in, OutputSchema: json.RawMessage(`{"type":"object"}`), Idempotent: &f})
 		if s.A2A.Price != nil {
 			m.Offers = append(m.Offers, s.offers(id, s.A2A.Price, true)...)
 		}

@@ -301,6 +301,9 @@ type A2A struct {
 	TierKey string
 	// Skills are the skills the agent card lists.
 	Skills []Skill
+	// InputSchema is the JSON Schema of the SendMessage params (the
+	// manifest's input schema of the operation); nil means an object.
+	InputSchema json.RawMessage
 }
 
 // A2ATier is one tier an A2A message can choose and its price.

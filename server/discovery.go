@@ -736,6 +736,11 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 	}
 	if sv.a2a != nil {
 		svc.A2A = &discovery.A2A{Path: "/a2a", Skills: t.Skills}
+		in, err := a2aInputSchema()
+		if err != nil {
+			return nil, err
+		}
+		svc.A2A.InputSchema = in
 		if sv.a2a.Offer != nil {
 			p, err := d.price(ctx, *sv.a2a.Offer, sbase+"/a2a", http.MethodPost)
 			if err != nil {
