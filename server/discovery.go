@@ -817,8 +817,8 @@ func (d *discoverer) rootService(ctx context.Context, base string, comps map[str
 		if r.Admin || strings.HasPrefix(r.ID, "discovery.") || r.Method == "" {
 			continue
 		}
-		if (primary.mcp != nil && r == primary.mcp) || (primary.a2a != nil && r == primary.a2a) {
-			continue
+		if (primary.mcp != nil && r == primary.mcp) || (primary.a2a != nil && r == primary.a2a) || r.ID == "mcp" {
+			continue // agent endpoints, described by their own documents
 		}
 		skip := false
 		for _, sv := range d.services {

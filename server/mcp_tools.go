@@ -74,10 +74,16 @@ func (ms *mcpServer) addTools() (err error) {
 	return nil
 }
 
-// add registers a tool and keeps its definition for the discovery
-// documents.
+// add registers a tool on the endpoint of every tool and on its service's
+// endpoint, and keeps its definition for the discovery documents.
 func (ms *mcpServer) add(t mcpTool) {
 	ms.srv.AddTool(t.tool, t.handler)
+	for _, sv := range ms.services {
+		if sv.key == t.service {
+			sv.srv.AddTool(t.tool, t.handler)
+			sv.toolNames = append(sv.toolNames, t.tool.Name)
+		}
+	}
 	ms.tools = append(ms.tools, t)
 }
 
