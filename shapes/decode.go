@@ -116,7 +116,7 @@ func (d *decoder) root(sp *structPlan, v reflect.Value) error {
 	case null:
 		return missingBody()
 	case len(d.errs) > 0:
-		return &ValidationError{Detail: d.errs}
+		return &ValidationError{Detail: d.errs, echo: echoBudget(len(d.data))}
 	}
 	return nil
 }

@@ -121,9 +121,10 @@
 //     input), leaves out (OmittedInput) an input whose rendering exceeds
 //     MaxEchoBytes, and ValidationError.MarshalJSON writes at most
 //     MaxErrors errors with at most MaxEchoBytes of echoed inputs and locs
-//     in all, leaving out the input member (not required by the
+//     in all — no more than the input's own size when it is larger than
+//     MinEchoBytes —, leaving out the input member (not required by the
 //     ValidationError schema) of the errors past that. No golden case
-//     reaches either limit.
+//     reaches these limits.
 //
 // # Cost
 //

@@ -24,9 +24,16 @@ const MaxErrors = 100
 // MaxEchoBytes bounds the input an answer echoes: ValidationError's
 // MarshalJSON counts the bytes of every error's rendered input and of the
 // strings of its loc, and stops (see MarshalJSON) when they would pass
-// MaxEchoBytes. Decode leaves out (OmittedInput) an input whose rendering
-// alone is larger.
+// MaxEchoBytes — or, for the errors of Decode and DecodeQuery, the size of
+// the input when it is larger than MinEchoBytes, so that a large hostile
+// body cannot make an answer larger than itself. Decode leaves out
+// (OmittedInput) an input whose rendering alone is larger than
+// MaxEchoBytes.
 const MaxEchoBytes = 256 << 10
+
+// MinEchoBytes is the echo budget of the errors of an input smaller than
+// it (see MaxEchoBytes): small bodies get FastAPI's answer whole.
+const MinEchoBytes = 64 << 10
 
 // OmittedInput is the Input of an error whose input was not echoed because
 // it was too large (see MaxEchoBytes). ErrorDetail.MarshalJSON leaves the
@@ -56,7 +63,12 @@ type ValidationError struct {
 	Detail []ErrorDetail `json:"detail" validate:"omitnil"`
 
 	cause error // ErrUnreadable, or nil
+	// echo is the echo budget of MarshalJSON; 0 means MaxEchoBytes.
+	echo int
 }
+
+// echoBudget is the echo budget of the errors of an input of n bytes.
+func echoBudget(n int) int { return min(MaxEchoBytes, max(MinEchoBytes, n)) }
 
 // Error summarises the first errors.
 func (e *ValidationError) Error() string {
@@ -125,18 +137,23 @@ func (e ErrorDetail) appendJSON(b, in []byte) ([]byte, error) {
 
 // MarshalJSON writes {"detail":[...]} as FastAPI does, bounded: at most
 // MaxErrors errors, and the echoed bytes (rendered inputs, and the strings
-// of each loc) stay within MaxEchoBytes. Errors are taken in order; the
-// list ends before the first error (after the first) whose loc no longer
-// fits, and an error whose input no longer fits is written without its
-// input member. So an answer is never much larger than MaxEchoBytes plus
-// MaxErrors short errors, or than the request (the first error's loc is
-// one path through it).
+// of each loc) stay within MaxEchoBytes (for Decode's errors, within the
+// input's size when that is between MinEchoBytes and MaxEchoBytes). Errors
+// are taken in order; the list ends before the first error (after the
+// first) whose loc no longer fits, and an error whose input no longer fits
+// is written without its input member. So the answer to an input larger
+// than MinEchoBytes echoes at most as many bytes as the input has, plus
+// MaxErrors short errors (the first error's loc, one path through the
+// input, is always written).
 func (e ValidationError) MarshalJSON() ([]byte, error) {
 	if e.Detail == nil {
 		return []byte(`{"detail":null}`), nil
 	}
 	b := []byte(`{"detail":[`)
-	left := MaxEchoBytes
+	left := e.echo
+	if left <= 0 {
+		left = MaxEchoBytes
+	}
 	for i, d := range e.Detail {
 		if i == MaxErrors {
 			break
@@ -198,7 +215,7 @@ func (e *ValidationError) Unwrap() error { return e.cause }
 
 // WithPrefix returns a copy of e whose every loc starts with prefix.
 func (e *ValidationError) WithPrefix(prefix ...any) *ValidationError {
-	out := &ValidationError{Detail: make([]ErrorDetail, len(e.Detail)), cause: e.cause}
+	out := &ValidationError{Detail: make([]ErrorDetail, len(e.Detail)), cause: e.cause, echo: e.echo}
 	for i, d := range e.Detail {
 		loc := make([]any, 0, len(prefix)+len(d.Loc))
 		loc = append(append(loc, prefix...), d.Loc...)

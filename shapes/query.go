@@ -52,6 +52,12 @@ func DecodeQuery(values url.Values, dst any) error {
 	v := rv.Elem()
 	setDefaults(sp, v)
 	d := decoder{}
+	size := 0
+	for _, vs := range values {
+		for _, v := range vs {
+			size += len(v)
+		}
+	}
 	for _, f := range sp.fields {
 		vals := values[f.name]
 		d.loc = append(d.loc[:0], locElem{name: f.name, idx: -1})
@@ -78,7 +84,7 @@ func DecodeQuery(values url.Values, dst any) error {
 		d.value(0, f.node, v.Field(f.index))
 	}
 	if len(d.errs) > 0 {
-		return &ValidationError{Detail: d.errs}
+		return &ValidationError{Detail: d.errs, echo: echoBudget(size)}
 	}
 	return nil
 }
