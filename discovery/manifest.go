@@ -329,35 +329,11 @@ func (s *Service) SelfContained(name string) (json.RawMessage, error) {
 	if _, ok := s.Components[name]; !ok {
 		return nil, fmt.Errorf("discovery: no schema named %q", name)
 	}
-	defs := map[string]json.RawMessage{}
-	var visit func(string) error
-	visit = func(n string) error {
-		if _, done := defs[n]; done {
-			return nil
-		}
-		d, ok := s.Components[n]
-		if !ok {
-			return fmt.Errorf("discovery: schema %q refers to unknown %q", name, n)
-		}
-		defs[n] = json.RawMessage(strings.ReplaceAll(string(d), `"#/components/schemas/`, `"#/$defs/`))
-		for _, r := range refsIn(d) {
-			if err := visit(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := visit(name); err != nil {
-		return nil, err
-	}
-	return json.Marshal(map[string]any{
-		"$schema": "https://json-schema.org/draft/2020-12/schema",
-		"type":    "object", "$ref": "#/$defs/" + name, "$defs": defs,
-	})
+	return s.selfContainedRoot(json.RawMessage(`{"type":"object","$ref":"#/components/schemas/` + name + `"}`))
 }
 
 // selfContainedRoot is root (a schema that refers to components) made
-// standalone: the components it uses under $defs.
+// standalone (draft 2020-12): the components it uses under $defs.
 func (s *Service) selfContainedRoot(root json.RawMessage) (json.RawMessage, error) {
 	defs := map[string]json.RawMessage{}
 	var visit func(string) error
@@ -367,7 +343,7 @@ func (s *Service) selfContainedRoot(root json.RawMessage) (json.RawMessage, erro
 		}
 		d, ok := s.Components[n]
 		if !ok {
-			return fmt.Errorf("discovery: a body schema refers to unknown %q", n)
+			return fmt.Errorf("discovery: a schema refers to unknown %q", n)
 		}
 		defs[n] = json.RawMessage(strings.ReplaceAll(string(d), `"#/components/schemas/`, `"#/$defs/`))
 		for _, r := range refsIn(d) {

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/assaykit/assay/internal/utf8repair"
 )
 
 // NicheListQuery holds the query parameters of GET /v1/niches.
@@ -89,25 +91,9 @@ func DecodeQuery(values url.Values, dst any) error {
 	return nil
 }
 
-// validUTF8 replaces every invalid byte with U+FFFD, as Python decodes a
-// query string with errors="replace".
-func validUTF8(s string) []byte {
-	if utf8.ValidString(s) {
-		return []byte(s)
-	}
-	out := make([]byte, 0, len(s)+8)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size <= 1 {
-			out = utf8.AppendRune(out, utf8.RuneError)
-			i++
-			continue
-		}
-		out = append(out, s[i:i+size]...)
-		i += size
-	}
-	return out
-}
+// validUTF8 replaces each maximal ill-formed subpart with U+FFFD, as
+// Python decodes a query string with errors="replace".
+func validUTF8(s string) []byte { return []byte(utf8repair.String([]byte(s))) }
 
 // ParseQuery parses a raw query string (URL.RawQuery) as Starlette does
 // for FastAPI (urllib.parse.parse_qsl of the bytes read as Latin-1, blank
@@ -163,7 +149,7 @@ func pyUnquote(s string) string {
 				run = append(run, c)
 			}
 		}
-		out = appendUTF8Replace(out, run)
+		out = utf8repair.Append(out, run)
 	}
 	return string(out)
 }
@@ -180,51 +166,4 @@ func unhex(c byte) byte {
 		return c - 'A' + 10
 	}
 	return c - '0'
-}
-
-// appendUTF8Replace appends b decoded as UTF-8 the way Python's
-// errors="replace" does: one U+FFFD per maximal ill-formed subpart (a lead
-// byte and the continuation bytes that could still have completed it).
-func appendUTF8Replace(dst, b []byte) []byte {
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r != utf8.RuneError || size > 1 {
-			dst = append(dst, b[i:i+size]...)
-			i += size
-			continue
-		}
-		i += subpart(b[i:])
-		dst = utf8.AppendRune(dst, utf8.RuneError)
-	}
-	return dst
-}
-
-// subpart is the length of the maximal prefix of b that starts a
-// well-formed UTF-8 sequence (at least 1), b being ill-formed at its start.
-func subpart(b []byte) int {
-	lo, hi, n := byte(0x80), byte(0xbf), 0
-	switch c := b[0]; {
-	case c >= 0xc2 && c <= 0xdf:
-		n = 1
-	case c == 0xe0:
-		lo, n = 0xa0, 2
-	case c == 0xed:
-		hi, n = 0x9f, 2
-	case c >= 0xe1 && c <= 0xef:
-		n = 2
-	case c == 0xf0:
-		lo, n = 0x90, 3
-	case c == 0xf4:
-		hi, n = 0x8f, 3
-	case c >= 0xf1 && c <= 0xf3:
-		n = 3
-	}
-	k := 1
-	for ; k <= n && k < len(b); k++ {
-		if b[k] < lo || b[k] > hi {
-			break
-		}
-		lo, hi = 0x80, 0xbf
-	}
-	return k
 }
