@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"mime"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"slices"
@@ -18,11 +19,16 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/internal/urlnorm"
 	"github.com/assaykit/assay/niche"
-	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/niche/nichedemo"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/store"
 )
 
 // walkCasesPerOperation is how many requests the walk sends to each
@@ -33,8 +39,9 @@ const walkCasesPerOperation = 24
 // serves (the origin root's and each service prefix's) with requests
 // generated from the document itself — path, query and header parameters,
 // credentials and bodies, valid and invalid, from a seeded generator — on
-// a full server (paid gate, claims, niche catalogue, subscriptions with the
-// development billing, commerce, snapshots, discovery), and fails on any
+// a full server behind the real payment gate in dev mode (claims, niche
+// catalogue, subscriptions with the development billing, commerce,
+// snapshots, discovery; see newWalkEnv), and fails on any
 // answer the document does not declare: a status the operation does not
 // list, a media type its response does not list, a JSON body that does not
 // validate against the declared schema; and on a refusal (400 or 422) of a
@@ -43,9 +50,9 @@ const walkCasesPerOperation = 24
 //
 // Known-good values (an order id and its token, a niche id, a subscriber
 // token, a customer key, a quote id, unlock tokens) are mixed in, so that
-// protected operations are reached with real credentials too, and some paid
-// calls are paid (the test processor's credential), so that their 200s are
-// checked as well.
+// protected operations are reached with real credentials too, and a third
+// of the valid calls of paid operations are paid (x402 v2 with the
+// development wallet), so that their paid answers are checked as well.
 func TestOpenAPIWalk(t *testing.T) {
 	cases := walkCasesPerOperation
 	if v, err := strconv.Atoi(os.Getenv("ASSAY_OPENAPI_WALK_CASES")); err == nil && v > 0 {
@@ -68,52 +75,131 @@ func TestOpenAPIWalk(t *testing.T) {
 
 // walkEnv is the server under the walk and what it knows.
 type walkEnv struct {
-	env      *paidEnv
+	base     string       // the server's URL
+	client   *http.Client // no redirects followed
+	payer    *http.Client // pays 402 challenges with the development wallet (x402 v2)
 	rng      *rand.Rand
 	seeds    map[string][]string // by parameter or header name
-	nonce    int
 	failures []string
 	reported map[string]bool
 	seen     map[string]map[int]bool // operation → statuses answered
+	niche    *niche.Engine
 }
 
+// newWalkEnv serves everything a deployment serves — claims (scripted
+// provider), the niche catalogue (demo) with subscriptions on the
+// development billing, commerce, snapshots, metrics, readiness and
+// discovery — behind the real payment gate in dev mode (x402 and MPP
+// signatures verified, nothing settled on-chain), on loopback.
 func newWalkEnv(t *testing.T) *walkEnv {
-	var subs *niche.SubscriptionService
-	env := newPaidEnv(t, &envOptions{niche: true, config: func(c *Config) {
-		db := e0db(t, c)
-		var err error
-		if subs, err = niche.NewSubscriptionService(db, localBilling(t), nil); err != nil {
-			t.Fatal(err)
-		}
-		c.Subscriptions = SubscriptionConfig{Service: subs}
-		c.Niche.Subscribers = subs
-		snaps, err := snapshot.NewService(db, db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(snaps.Close)
-		c.Snapshots = SnapshotsConfig{Service: snaps, Prefixes: []string{DefaultClaimsPrefix}}
-		c.AdminKey = testAdminKey
-		c.Metrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, ":memory:", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	f, err := claimstest.LoadFixture("confirmed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := claims.New(f.Provider(), db, f.Snapshotter(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ne, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nichedemo.Load(ctx, ne, nil); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := niche.NewUnlockSigner([]byte("unlock-key-for-the-openapi-walk-0123456789"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs, err := niche.NewSubscriptionService(db, localBilling(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := snapshot.NewService(db, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(snaps.Close)
+	hs := httptest.NewUnstartedServer(nil)
+	base := "http://" + hs.Listener.Addr().String()
+	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
+		MPPSecret: []byte("mpp-secret-for-the-openapi-walk-0123456789"), Realm: hs.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := payment.LoadKeyring(ctx, db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{
+		PublicBaseURL: base, AdminKey: testAdminKey, Paywall: gate,
+		Claims:        ClaimsConfig{Engine: eng},
+		Commerce:      CommerceConfig{Cashier: gate.Cashier()},
+		Niche:         NicheConfig{Engine: ne, Unlock: signer, Subscribers: subs},
+		Subscriptions: SubscriptionConfig{Service: subs},
+		Snapshots:     SnapshotsConfig{Service: snaps, Prefixes: []string{DefaultClaimsPrefix}},
+		Discovery:     DiscoveryConfig{Enabled: true},
+		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 			_, _ = io.WriteString(w, "# HELP up 1\nup 1\n")
-		})
-		c.Ready = map[string]func(context.Context) error{"store": func(context.Context) error { return nil }}
-		c.Discovery = DiscoveryConfig{Enabled: true, PublicBaseURL: agentsTestBase}
-	}})
-	w := &walkEnv{env: env, rng: rand.New(rand.NewPCG(13, 2026)), seeds: map[string][]string{},
-		reported: map[string]bool{}, seen: map[string]map[int]bool{}}
+		}),
+		Ready: map[string]func(context.Context) error{"store": db.Ping},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.Config.Handler = srv
+	hs.Start()
+	t.Cleanup(hs.Close)
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	w := &walkEnv{base: base, rng: rand.New(rand.NewPCG(13, 2026)), seeds: map[string][]string{}, niche: ne,
+		reported: map[string]bool{}, seen: map[string]map[int]bool{},
+		client: &http.Client{CheckRedirect: noRedirect},
+		payer: &http.Client{CheckRedirect: noRedirect, Transport: payment.NewTransport(paymenttest.DevWallet(), nil,
+			&payment.TransportOptions{MaxPerCallMicroUSD: 1_000_000, BudgetMicroUSD: 1 << 40})}}
 	w.seed(t)
 	return w
+}
+
+// do sends a request (paid through the development wallet when pay is
+// set) and returns its answer.
+func (w *walkEnv) do(t *testing.T, pay bool, method, path, body string, headers map[string]string) (int, http.Header, []byte) {
+	t.Helper()
+	r := &walkReq{method: method, target: path, header: http.Header{}}
+	if body != "" {
+		r.body = []byte(body)
+		r.header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		r.header.Set(k, v)
+	}
+	r.pay = pay
+	return w.send(t, r)
 }
 
 // seed makes the known-good values: a paid verification (order, token,
 // verification), a paid niche evaluation (its unlock token), a quote, a
 // customer, a subscriber token and checkout sessions.
 func (w *walkEnv) seed(t *testing.T) {
-	e := w.env
-	st, hd, b := e.do("POST", DefaultClaimsPrefix+"/v1/claims/verify", `{"claim":"The Base mainnet chain ID is 8453."}`,
-		map[string]string{gatetest.Header: gatetest.Credential("0xseed", "seed-1")})
+	st, _, b := w.do(t, false, "POST", DefaultClaimsPrefix+"/v1/admin/customers", `{"name":"Walk"}`, map[string]string{"X-Admin-Key": testAdminKey})
+	var cu struct{ APIKey string }
+	if err := json.Unmarshal(b, &cu); st != 200 || err != nil {
+		t.Fatalf("seed customer: %d %s", st, b)
+	}
+	w.seeds["X-Agentic-Customer-Key"] = []string{cu.APIKey}
+	st, hd, b := w.do(t, true, "POST", DefaultClaimsPrefix+"/v1/claims/verify", `{"claim":"The Base mainnet chain ID is 8453."}`,
+		map[string]string{"X-Agentic-Customer-Key": cu.APIKey})
 	if st != 200 {
 		t.Fatalf("seed verification: %d %s", st, b)
 	}
@@ -122,37 +208,34 @@ func (w *walkEnv) seed(t *testing.T) {
 	w.seeds["order_id"] = []string{hd.Get("X-Agentic-Order-Id")}
 	w.seeds["X-Agentic-Order-Token"] = []string{hd.Get("X-Agentic-Order-Token")}
 	w.seeds["verification_id"] = []string{res.VerificationID}
-	id := e.someNiche().ID
+	list, err := w.niche.List(context.Background(), niche.ListOptions{Limit: 1})
+	if err != nil || len(list.Previews) == 0 {
+		t.Fatalf("demo catalogue: %v", err)
+	}
+	id := list.Previews[0].ID
 	w.seeds["niche_id"] = []string{id}
-	st, _, b = e.do("GET", "/niche-discovery/v1/niches/"+id+"/pay-per-call", "",
-		map[string]string{gatetest.Header: gatetest.Credential("0xseed", "seed-2")})
+	st, _, b = w.do(t, true, "GET", "/niche-discovery/v1/niches/"+id+"/pay-per-call", "", nil)
 	var full struct{ Access struct{ UnlockToken string } }
 	if err := json.Unmarshal(b, &full); st != 200 || err != nil || full.Access.UnlockToken == "" {
 		t.Fatalf("seed niche purchase: %d %s", st, b)
 	}
 	w.seeds["x-niche-paid-call"] = []string{full.Access.UnlockToken}
-	st, _, b = e.do("POST", DefaultClaimsPrefix+"/v1/quotes", `{"tier":"standard"}`, nil)
+	st, _, b = w.do(t, false, "POST", DefaultClaimsPrefix+"/v1/quotes", `{"tier":"standard"}`, nil)
 	var q struct{ QuoteID string }
 	if err := json.Unmarshal(b, &q); st != 200 || err != nil {
 		t.Fatalf("seed quote: %d %s", st, b)
 	}
 	w.seeds["X-Agentic-Quote-Id"] = []string{q.QuoteID}
-	st, _, b = e.do("POST", DefaultClaimsPrefix+"/v1/admin/customers", `{"name":"Walk"}`, map[string]string{"X-Admin-Key": testAdminKey})
-	var cu struct{ APIKey string }
-	if err := json.Unmarshal(b, &cu); st != 200 || err != nil {
-		t.Fatalf("seed customer: %d %s", st, b)
-	}
-	w.seeds["X-Agentic-Customer-Key"] = []string{cu.APIKey}
 	var sessions []string
 	for range 3 {
-		st, _, b = e.do("POST", "/niche-discovery/v1/subscription/checkout", "", nil)
+		st, _, b = w.do(t, false, "POST", "/niche-discovery/v1/subscription/checkout", "", nil)
 		var co struct{ SessionID string }
 		if err := json.Unmarshal(b, &co); st != 200 || err != nil {
 			t.Fatalf("seed checkout: %d %s", st, b)
 		}
 		sessions = append(sessions, co.SessionID)
 	}
-	st, _, b = e.do("POST", "/niche-discovery/v1/subscription/local/checkout/"+sessions[0], "", map[string]string{"Accept": "application/json"})
+	st, _, b = w.do(t, false, "POST", "/niche-discovery/v1/subscription/local/checkout/"+sessions[0], "", map[string]string{"Accept": "application/json"})
 	var tok struct{ Token string }
 	if err := json.Unmarshal(b, &tok); st != 200 || err != nil || tok.Token == "" {
 		t.Fatalf("seed subscription: %d %s", st, b)
@@ -201,7 +284,7 @@ type walkDoc struct {
 // returns the number of requests sent.
 func (w *walkEnv) walkDocument(t *testing.T, docPath string, cases int) int {
 	t.Helper()
-	st, _, body := w.env.do("GET", docPath, "", nil)
+	st, _, body := w.do(t, false, "GET", docPath, "", nil)
 	if st != 200 {
 		t.Fatalf("%s: %d", docPath, st)
 	}
@@ -277,6 +360,7 @@ type walkReq struct {
 	body           []byte
 	valid          bool   // every part is valid per the document
 	why            string // what was made invalid
+	pay            bool   // sent through the paying client
 	status         int
 	respHeader     http.Header
 	respBody       []byte
@@ -357,10 +441,9 @@ func (w *walkEnv) build(t *testing.T, g *schemaGen, doc *walkDoc, compile func(s
 			}
 		}
 	}
-	if op.PaymentInfo != nil && broken == "" && w.rng.IntN(3) == 0 {
-		w.nonce++
-		r.header.Set(gatetest.Header, gatetest.Credential("0xwalk", "walk-"+strconv.Itoa(w.nonce)))
-	}
+	// A third of the valid calls of a paid operation are paid (x402 v2,
+	// the development wallet), so that its paid answers are checked too.
+	r.pay = op.PaymentInfo != nil && broken == "" && w.rng.IntN(3) == 0
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
@@ -643,12 +726,15 @@ func (w *walkEnv) send(t *testing.T, r *walkReq) (int, http.Header, []byte) {
 	if r.body != nil {
 		rd = bytes.NewReader(r.body)
 	}
-	req, err := http.NewRequest(r.method, w.env.hs.URL+r.target, rd)
+	req, err := http.NewRequest(r.method, w.base+r.target, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header = r.header
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	client := w.client
+	if r.pay {
+		client = w.payer
+	}
 	res, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
