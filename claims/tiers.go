@@ -76,3 +76,10 @@ func (t Tier) CheckablePages() int {
 	}
 	return t.MaxSnapshots
 }
+
+// MaxMinimumSources is the largest minimumSources the tier accepts: the
+// lower of its cited-source cap and CheckablePages. Check refuses a larger
+// one before payment; the discovery documents publish it.
+func (t Tier) MaxMinimumSources() int {
+	return min(t.MaxCitedSources, t.CheckablePages())
+}

@@ -11,8 +11,10 @@
 // Service:
 //
 //   - OpenAPI: OpenAPI 3.1 (servers = the service base, paths relative to
-//     it, components from the shapes plus reflected response schemas, path
-//     and query parameters, request bodies, 200/402/422 responses) with
+//     it, components from the shapes plus reflected response schemas, path,
+//     query and header parameters, security schemes and requirements,
+//     request bodies, 200, 402 (application/problem+json), 422 and every
+//     other status the server states per operation) with
 //     x-payment-info in both published dialects side by side — the
 //     x402scan/agentcash one ({"price":{"mode":"fixed","currency":"USD",
 //     "amount":"0.05"},"protocols":[{"x402":{}},{"mpp":{…}}]}) and the MPP
@@ -97,9 +99,11 @@
 //     service whose paid operations all need an id (niche discovery) still
 //     has a list.
 //   - The agent card declares two informal payment extensions
-//     (https://www.x402.org/ and https://paymentauth.org/, both required,
-//     with the price, the network and the x402 discovery URL), since no
-//     registry defines them. With A2A.Tiers, their params also carry
+//     (https://www.x402.org/ and https://paymentauth.org/, with the price,
+//     the network and the x402 discovery URL), since no registry defines
+//     them. They are alternatives (a call is paid with one or the other),
+//     so neither is required (A2A's required means a client must support
+//     that extension); each lists both in params.alternatives. With A2A.Tiers, their params also carry
 //     "tiers" (tier name → USD price), "defaultTier" and
 //     "tierMetadataKey" (the params.metadata member that chooses the
 //     tier), and every skill's description ends with the same choice.

@@ -217,8 +217,11 @@ type AgentSkill struct {
 // NewAgentCard generates the A2A 1.0 card of s. When the A2A endpoint is
 // paid, the card declares two informal payment extensions (no registry
 // defines them): x402 (https://www.x402.org/) with the price and the
-// discovery URL, and MPP (https://paymentauth.org/) with its methods. Both
-// are marked required: an unpaid call is answered 402 at the HTTP layer.
+// discovery URL, and MPP (https://paymentauth.org/) with its methods. They
+// are alternatives — a call is paid with either — so neither is marked
+// required (in A2A, required means a client must support that extension);
+// both name the pair in params.alternatives, and an unpaid call is
+// answered 402 at the HTTP layer with the challenges of both.
 func NewAgentCard(s *Service) (*AgentCard, error) {
 	if s.A2A == nil {
 		return nil, ErrNoA2A
@@ -257,7 +260,7 @@ func NewAgentCard(s *Service) (*AgentCard, error) {
 					" (HTTP 402, x402 v2 PAYMENT-SIGNATURE or v1 X-PAYMENT header), at the price of the tier chosen with params.metadata." +
 					s.A2A.TierKey + ": " + tierList(s.A2A.Tiers) + "."
 			}
-			c.Capabilities.Extensions = append(c.Capabilities.Extensions, AgentExtension{URI: x402ExtensionURI, Required: true,
+			c.Capabilities.Extensions = append(c.Capabilities.Extensions, AgentExtension{URI: x402ExtensionURI,
 				Description: desc, Params: params})
 		}
 		if mp := p.methods("mpp", ""); len(mp) > 0 {
@@ -279,8 +282,19 @@ func NewAgentCard(s *Service) (*AgentCard, error) {
 				desc = "Or pay with an MPP charge (" + strings.Join(parts, "; ") + " for the " + defaultTier +
 					" tier; the USDC price follows the tier chosen with params.metadata." + s.A2A.TierKey + "), Authorization: Payment header."
 			}
-			c.Capabilities.Extensions = append(c.Capabilities.Extensions, AgentExtension{URI: mppExtensionURI, Required: true,
+			c.Capabilities.Extensions = append(c.Capabilities.Extensions, AgentExtension{URI: mppExtensionURI,
 				Description: desc, Params: params})
+		}
+		var alts []string
+		for _, e := range c.Capabilities.Extensions {
+			alts = append(alts, e.URI)
+		}
+		if len(alts) > 1 {
+			for i := range c.Capabilities.Extensions {
+				e := &c.Capabilities.Extensions[i]
+				e.Params["alternatives"] = alts
+				e.Description += " One of the payment extensions (" + strings.Join(alts, ", ") + ") is needed, not both."
+			}
 		}
 	}
 	return c, nil

@@ -238,9 +238,13 @@ func NewManifest(s *Service) (*Manifest, error) {
 	if s.A2A != nil {
 		id := "a2a.send-message"
 		f := false
+		in := s.A2A.InputSchema
+		if in == nil {
+			in = json.RawMessage(`{"type":"object"}`)
+		}
 		m.Operations = append(m.Operations, ManifestOperation{ID: id, Capability: capID, Transport: TransportA2A,
 			Summary:     "Send a message to the agent (A2A 1.0 SendMessage over JSON-RPC).",
-			InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`), Idempotent: &f})
+			InputSchema: in, OutputSchema: json.RawMessage(`{"type":"object"}`), Idempotent: &f})
 		if s.A2A.Price != nil {
 			m.Offers = append(m.Offers, s.offers(id, s.A2A.Price, true)...)
 		}
@@ -305,6 +309,8 @@ func (s *Service) offers(opID string, p *Price, card bool) []ManifestOffer {
 // its body, or an object of its query parameters, or an empty object.
 func (s *Service) inputSchema(op Operation) (json.RawMessage, error) {
 	switch {
+	case op.BodySchema != nil:
+		return s.selfContainedRoot(op.BodySchema)
 	case op.Body != "":
 		return s.SelfContained(op.Body)
 	case op.Query != "":
@@ -323,6 +329,12 @@ func (s *Service) SelfContained(name string) (json.RawMessage, error) {
 	if _, ok := s.Components[name]; !ok {
 		return nil, fmt.Errorf("discovery: no schema named %q", name)
 	}
+	return s.selfContainedRoot(json.RawMessage(`{"type":"object","$ref":"#/components/schemas/` + name + `"}`))
+}
+
+// selfContainedRoot is root (a schema that refers to components) made
+// standalone (draft 2020-12): the components it uses under $defs.
+func (s *Service) selfContainedRoot(root json.RawMessage) (json.RawMessage, error) {
 	defs := map[string]json.RawMessage{}
 	var visit func(string) error
 	visit = func(n string) error {
@@ -331,7 +343,7 @@ func (s *Service) SelfContained(name string) (json.RawMessage, error) {
 		}
 		d, ok := s.Components[n]
 		if !ok {
-			return fmt.Errorf("discovery: schema %q refers to unknown %q", name, n)
+			return fmt.Errorf("discovery: a schema refers to unknown %q", n)
 		}
 		defs[n] = json.RawMessage(strings.ReplaceAll(string(d), `"#/components/schemas/`, `"#/$defs/`))
 		for _, r := range refsIn(d) {
@@ -341,13 +353,23 @@ func (s *Service) SelfContained(name string) (json.RawMessage, error) {
 		}
 		return nil
 	}
-	if err := visit(name); err != nil {
-		return nil, err
+	for _, r := range refsIn(root) {
+		if err := visit(r); err != nil {
+			return nil, err
+		}
 	}
-	return json.Marshal(map[string]any{
-		"$schema": "https://json-schema.org/draft/2020-12/schema",
-		"type":    "object", "$ref": "#/$defs/" + name, "$defs": defs,
-	})
+	var out map[string]any
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(root), `"#/components/schemas/`, `"#/$defs/`)), &out); err != nil {
+		return nil, fmt.Errorf("discovery: body schema: %w", err)
+	}
+	out["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+	if _, ok := out["type"]; !ok {
+		out["type"] = "object"
+	}
+	if len(defs) > 0 {
+		out["$defs"] = defs
+	}
+	return json.Marshal(out)
 }
 
 // refsIn lists the component names a schema refers to.

@@ -68,6 +68,48 @@ type Service struct {
 	// Repository is the source repository URL (MCP registry entry),
 	// optional.
 	Repository string
+	// SecuritySchemes are the credentials operations may name in their
+	// Security, by name (OpenAPI components.securitySchemes; a document
+	// lists those its operations name).
+	SecuritySchemes map[string]SecurityScheme
+}
+
+// SecurityScheme is one kind of credential (an OpenAPI security scheme).
+type SecurityScheme struct {
+	// Type is "apiKey" (a header, Name) or "http" (Authorization with
+	// Scheme, e.g. "bearer" or "Payment").
+	Type   string
+	Name   string
+	Scheme string
+	// Description says what the credential is and where it comes from.
+	Description string
+}
+
+// Param is a request header or query parameter an operation reads (an
+// OpenAPI parameter) that is not a property of its query shape.
+type Param struct {
+	Name        string
+	Description string
+	Required    bool
+	// Schema is its JSON Schema; nil means a string.
+	Schema json.RawMessage
+}
+
+// Response is an answer of an operation besides its 200, 402 (paid) and
+// 422 (input), which OpenAPI adds itself. Several Responses with one
+// Status and different media types make one response with those media
+// types (e.g. an HTML page, or JSON when the client asks for it).
+type Response struct {
+	Status      int
+	Description string
+	// MediaType is the media type of the body: "" means application/json;
+	// "-" means no body (a 304).
+	MediaType string
+	// Schema names the component of a JSON body; "" means ErrorDetail
+	// ({"detail": "..."}).
+	Schema string
+	// Headers are response headers, by name, with their descriptions.
+	Headers map[string]string
 }
 
 // Provider is who operates the service.
@@ -139,7 +181,9 @@ type Operation struct {
 	// text): the documents describe the body as a string (text types) or
 	// as bytes. With Output set too, the response is JSON by default and
 	// these are alternatives the Accept header chooses (OpenAPI lists
-	// them next to application/json; the manifest keeps the JSON schema).
+	// them next to application/json, unless one of them is a JSON type
+	// itself, such as application/jwk-set+json; the manifest keeps the
+	// JSON schema).
 	OutputMediaTypes []string
 	// Price is set on paid operations.
 	Price *Price
@@ -152,6 +196,28 @@ type Operation struct {
 	Extra map[string]any
 	// Example is an example request body (or nil).
 	Example json.RawMessage
+	// BodySchema, when set, is the JSON Schema of the request body in
+	// place of a reference to Body (e.g. the shape with an operation's own
+	// limits); Body still names the shape.
+	BodySchema json.RawMessage
+	// BodyMediaType is the media type of the request body; "" means
+	// application/json. A form body (application/x-www-form-urlencoded)
+	// is described by BodySchema.
+	BodyMediaType string
+	// Headers are the request headers the operation reads: credentials
+	// and options.
+	Headers []Param
+	// QueryParams are query parameters besides the properties of Query.
+	QueryParams []Param
+	// Security lists the alternative credentials that authorize the
+	// operation: each names the SecuritySchemes needed together, and an
+	// empty one means none is needed. Nil states no requirement.
+	Security [][]string
+	// Responses are its other answers (see Response).
+	Responses []Response
+	// OutputHeaders are headers of the 200 response, by name, with their
+	// descriptions (paid operations get the order headers besides).
+	OutputHeaders map[string]string
 }
 
 // Price is what a paid operation costs, as the live 402 challenge states
@@ -166,6 +232,9 @@ type Price struct {
 	Methods []Method
 	// Description is what the payer buys.
 	Description string
+	// ChallengeMediaType is the media type of the 402 answer; "" means
+	// application/problem+json (MediaProblem).
+	ChallengeMediaType string
 }
 
 // Method is one accepted way to pay, as a 402 challenge offers it.
@@ -236,6 +305,9 @@ type A2A struct {
 	TierKey string
 	// Skills are the skills the agent card lists.
 	Skills []Skill
+	// InputSchema is the JSON Schema of the SendMessage params (the
+	// manifest's input schema of the operation); nil means an object.
+	InputSchema json.RawMessage
 }
 
 // A2ATier is one tier an A2A message can choose and its price.

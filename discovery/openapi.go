@@ -3,6 +3,7 @@ package discovery
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -14,7 +15,10 @@ const (
 	componentValidation      = "HTTPValidationError"
 )
 
-const paymentRequiredSchema = `{"type":"object","description":"402 answer: an RFC 9457 problem that is also an x402 v1 document. The PAYMENT-REQUIRED header carries the x402 v2 PaymentRequired (base64 JSON) and each WWW-Authenticate header one MPP Payment challenge.","properties":{"type":{"type":"string"},"title":{"type":"string"},"status":{"type":"integer"},"detail":{"type":"string"},"x402Version":{"type":"integer"},"error":{"type":"string"},"accepts":{"type":"array","items":{"type":"object"}}}}`
+const paymentRequiredSchema = `{"type":"object","description":"402 answer (media type application/problem+json): an RFC 9457 problem that is also an x402 v1 document. The PAYMENT-REQUIRED header carries the x402 v2 PaymentRequired (base64 JSON) and each WWW-Authenticate header one MPP Payment challenge.","properties":{"type":{"type":"string"},"title":{"type":"string"},"status":{"type":"integer"},"detail":{"type":"string"},"x402Version":{"type":"integer"},"error":{"type":"string"},"accepts":{"type":"array","items":{"type":"object"}}}}`
+
+// MediaProblem is the media type of 402 answers (RFC 9457 problems).
+const MediaProblem = "application/problem+json"
 
 const detailSchema = `{"type":"object","required":["detail"],"properties":{"detail":{"type":"string"}}}`
 
@@ -42,7 +46,17 @@ func OpenAPI(s *Service) ([]byte, error) {
 		}
 	}
 	paths := map[string]map[string]any{}
+	schemes := map[string]any{}
 	for _, op := range s.Operations {
+		for _, alt := range op.Security {
+			for _, name := range alt {
+				sc, ok := s.SecuritySchemes[name]
+				if !ok {
+					return nil, fmt.Errorf("discovery: %s names security scheme %q, which the service does not define", op.ID, name)
+				}
+				schemes[name] = securityScheme(sc)
+			}
+		}
 		o, err := s.openAPIOperation(op, comps)
 		if err != nil {
 			return nil, err
@@ -67,12 +81,16 @@ func OpenAPI(s *Service) ([]byte, error) {
 	if len(s.Categories) > 0 {
 		svcInfo["categories"] = s.Categories
 	}
+	components := map[string]any{"schemas": comps}
+	if len(schemes) > 0 {
+		components["securitySchemes"] = schemes
+	}
 	doc := map[string]any{
 		"openapi":        "3.1.0",
 		"info":           info,
 		"servers":        []any{map[string]any{"url": s.Base}},
 		"paths":          paths,
-		"components":     map[string]any{"schemas": comps},
+		"components":     components,
 		"x-service-info": svcInfo,
 	}
 	if len(s.Tags) > 0 {
@@ -101,18 +119,44 @@ func (s *Service) openAPIOperation(op Operation, comps map[string]json.RawMessag
 		}
 		params = append(params, qp...)
 	}
+	for _, q := range op.QueryParams {
+		params = append(params, paramObject(q, "query"))
+	}
+	for _, h := range op.Headers {
+		params = append(params, paramObject(h, "header"))
+	}
+	if op.Security != nil {
+		sec := []any{}
+		for _, alt := range op.Security {
+			req := map[string]any{}
+			for _, name := range alt {
+				req[name] = []string{}
+			}
+			sec = append(sec, req)
+		}
+		o["security"] = sec
+	}
 	if len(params) > 0 {
 		o["parameters"] = params
 	}
-	if op.Body != "" {
-		if _, ok := comps[op.Body]; !ok {
-			return nil, fmt.Errorf("discovery: %s: no schema named %q", op.ID, op.Body)
+	if op.Body != "" || op.BodySchema != nil {
+		var media map[string]any
+		if op.BodySchema != nil {
+			media = map[string]any{"schema": op.BodySchema}
+		} else {
+			if _, ok := comps[op.Body]; !ok {
+				return nil, fmt.Errorf("discovery: %s: no schema named %q", op.ID, op.Body)
+			}
+			media = map[string]any{"schema": ref(op.Body)}
 		}
-		media := map[string]any{"schema": ref(op.Body)}
 		if len(op.Example) > 0 {
 			media["example"] = op.Example
 		}
-		o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": media}}
+		mt := op.BodyMediaType
+		if mt == "" {
+			mt = "application/json"
+		}
+		o["requestBody"] = map[string]any{"required": true, "content": map[string]any{mt: media}}
 	}
 	var okSchema any = map[string]any{"type": "object"}
 	if op.Output != "" {
@@ -124,17 +168,23 @@ func (s *Service) openAPIOperation(op Operation, comps map[string]json.RawMessag
 	ok := map[string]any{"description": "Success", "content": map[string]any{"application/json": map[string]any{"schema": okSchema}}}
 	if len(op.OutputMediaTypes) > 0 {
 		content := map[string]any{}
-		if op.Output != "" {
+		if op.Output != "" && !slices.ContainsFunc(op.OutputMediaTypes, isJSONMedia) {
 			content["application/json"] = map[string]any{"schema": okSchema}
 		}
 		for _, mt := range op.OutputMediaTypes {
 			media := map[string]any{} // bytes: OpenAPI 3.1 omits the schema
-			if strings.HasPrefix(mt, "text/") {
+			switch {
+			case isJSONMedia(mt):
+				media["schema"] = okSchema
+			case strings.HasPrefix(mt, "text/"):
 				media["schema"] = map[string]any{"type": "string"}
 			}
 			content[mt] = media
 		}
 		ok["content"] = content
+	}
+	if len(op.OutputHeaders) > 0 {
+		ok["headers"] = headerObjects(op.OutputHeaders)
 	}
 	responses := map[string]any{"200": ok}
 	if op.Body != "" || op.Query != "" || len(pathParams(op.Path)) > 0 {
@@ -146,27 +196,135 @@ func (s *Service) openAPIOperation(op Operation, comps map[string]json.RawMessag
 			"content": map[string]any{"application/json": map[string]any{"schema": verr}}}
 	}
 	if op.Price != nil && s.Paid {
-		str := map[string]any{"type": "string"}
-		ok["headers"] = map[string]any{
-			"X-Agentic-Order-Id":    map[string]any{"description": "The order of this paid call.", "schema": str},
-			"X-Agentic-Order-Token": map[string]any{"description": "Secret that reads the order later (shown once).", "schema": str},
-			"X-Agentic-Receipt-Id":  map[string]any{"description": "The signed receipt of this call.", "schema": str},
+		hs := map[string]string{
+			"X-Agentic-Order-Id":    "The order of this paid call.",
+			"X-Agentic-Order-Token": "Secret that reads the order later (shown once): GET /v1/orders/{order_id} with it in X-Agentic-Order-Token.",
+			"X-Agentic-Receipt-Id":  "The signed receipt of this call.",
 		}
+		for k, v := range op.OutputHeaders {
+			hs[k] = v
+		}
+		ok["headers"] = headerObjects(hs)
 		responses["402"] = map[string]any{
 			"description": "Payment Required: pay one of the advertised challenges and repeat the request.",
-			"headers": map[string]any{
-				"PAYMENT-REQUIRED": map[string]any{"description": "x402 v2 PaymentRequired, base64 JSON.", "schema": str},
-				"WWW-Authenticate": map[string]any{"description": "MPP Payment challenge (one header per method).", "schema": str},
-			},
-			"content": map[string]any{"application/json": map[string]any{"schema": ref(ComponentPaymentRequired)}},
+			"headers": headerObjects(map[string]string{
+				"PAYMENT-REQUIRED": "x402 v2 PaymentRequired, base64 JSON.",
+				"WWW-Authenticate": "MPP Payment challenge (one header per method).",
+			}),
+			"content": map[string]any{challengeMedia(op.Price): map[string]any{"schema": ref(ComponentPaymentRequired)}},
 		}
 		o["x-payment-info"] = paymentInfo(op.Price)
+	}
+	own := map[string]bool{}
+	for _, r := range op.Responses {
+		code := fmt.Sprint(r.Status)
+		prev, taken := responses[code].(map[string]any)
+		if taken && !own[code] {
+			return nil, fmt.Errorf("discovery: %s declares status %s, which the document states itself", op.ID, code)
+		}
+		own[code] = true
+		resp := map[string]any{"description": r.Description}
+		if taken {
+			resp = prev
+		}
+		content, _ := resp["content"].(map[string]any)
+		if content == nil {
+			content = map[string]any{}
+		}
+		mt := r.MediaType
+		if mt == "" {
+			mt = "application/json"
+		}
+		if _, dup := content[mt]; dup {
+			return nil, fmt.Errorf("discovery: %s declares %s %s twice", op.ID, code, mt)
+		}
+		switch {
+		case r.MediaType == "-":
+		case r.MediaType == "" || r.MediaType == "application/json" || strings.HasSuffix(r.MediaType, "+json"):
+			name := r.Schema
+			if name == "" {
+				name = ComponentDetail
+			}
+			if _, ok := comps[name]; !ok {
+				return nil, fmt.Errorf("discovery: %s: no schema named %q", op.ID, name)
+			}
+			content[mt] = map[string]any{"schema": ref(name)}
+		default:
+			media := map[string]any{}
+			if strings.HasPrefix(r.MediaType, "text/") {
+				media["schema"] = map[string]any{"type": "string"}
+			}
+			content[mt] = media
+		}
+		if len(content) > 0 {
+			resp["content"] = content
+		}
+		if len(r.Headers) > 0 {
+			hs, _ := resp["headers"].(map[string]any)
+			if hs == nil {
+				hs = map[string]any{}
+			}
+			for k, v := range headerObjects(r.Headers) {
+				hs[k] = v
+			}
+			resp["headers"] = hs
+		}
+		if taken && r.Description != "" && !strings.Contains(resp["description"].(string), r.Description) {
+			resp["description"] = resp["description"].(string) + " " + r.Description
+		}
+		responses[code] = resp
 	}
 	o["responses"] = responses
 	for _, k := range sortedKeys(op.Extra) {
 		o["x-"+k] = op.Extra[k]
 	}
 	return o, nil
+}
+
+// challengeMedia is the media type of p's 402 answers.
+func challengeMedia(p *Price) string {
+	if p.ChallengeMediaType != "" {
+		return p.ChallengeMediaType
+	}
+	return MediaProblem
+}
+
+// paramObject is the OpenAPI parameter object of p in a location.
+func paramObject(p Param, in string) map[string]any {
+	var schema any = map[string]any{"type": "string"}
+	if p.Schema != nil {
+		schema = p.Schema
+	}
+	out := map[string]any{"name": p.Name, "in": in, "required": p.Required, "schema": schema}
+	if p.Description != "" {
+		out["description"] = p.Description
+	}
+	return out
+}
+
+// headerObjects are OpenAPI header objects (string values) from
+// descriptions by name.
+func headerObjects(hs map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, d := range hs {
+		out[k] = map[string]any{"description": d, "schema": map[string]any{"type": "string"}}
+	}
+	return out
+}
+
+// securityScheme is the OpenAPI security scheme object of sc.
+func securityScheme(sc SecurityScheme) map[string]any {
+	out := map[string]any{"type": sc.Type}
+	switch sc.Type {
+	case "apiKey":
+		out["in"], out["name"] = "header", sc.Name
+	case "http":
+		out["scheme"] = sc.Scheme
+	}
+	if sc.Description != "" {
+		out["description"] = sc.Description
+	}
+	return out
 }
 
 // paymentInfo is x-payment-info in both dialects.
@@ -282,4 +440,9 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
+}
+
+// isJSONMedia reports whether mt is JSON: application/json or a +json type.
+func isJSONMedia(mt string) bool {
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }

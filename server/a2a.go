@@ -262,7 +262,7 @@ func parseRPC(r *http.Request, body []byte) (*rpcCall, *rpcError) {
 func a2aVersion(r *http.Request) (string, bool) {
 	v := strings.TrimSpace(r.Header.Get("A2A-Version"))
 	if v == "" {
-		v = strings.TrimSpace(r.URL.Query().Get("A2A-Version"))
+		v = strings.TrimSpace(queryValues(r).Get("A2A-Version"))
 	}
 	parts := strings.Split(v, ".")
 	if v == "" || len(parts) > 3 {

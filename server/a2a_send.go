@@ -17,6 +17,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/shapes"
 )
 
 // a2aTierKey is the member of SendMessage params.metadata that chooses the
@@ -35,6 +36,19 @@ type a2aJob struct {
 
 func invalidParams(msg string, detail any) *rpcError {
 	return newRPCError(rpcInvalidParams, "Invalid params: "+msg, nil, detail)
+}
+
+// boundedDetail is the error list of ve as the HTTP 422 body writes it:
+// bounded like every 422 (see shapes.ValidationError.MarshalJSON).
+func boundedDetail(ve *shapes.ValidationError) json.RawMessage {
+	b, err := httpjson.Marshal(ve)
+	var body struct {
+		Detail json.RawMessage `json:"detail"`
+	}
+	if err != nil || json.Unmarshal(b, &body) != nil {
+		return json.RawMessage("[]")
+	}
+	return body.Detail
 }
 
 // parseSend checks a send request: the message, its parts, the tier and
@@ -111,7 +125,7 @@ func (h *a2aHandler) parseSend(c *rpcCall) (*a2aJob, *rpcError) {
 	case err != nil:
 		return nil, newRPCError(rpcInternalError, "Internal error", nil, nil)
 	case ve != nil:
-		return nil, invalidParams("the claim request is not valid", ve.Detail)
+		return nil, invalidParams("the claim request is not valid", boundedDetail(ve))
 	}
 	job.req = req
 	msg := *m

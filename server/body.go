@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/assaykit/assay/internal/httpjson"
@@ -27,9 +28,15 @@ import (
 //
 // On failure it writes the answer and returns false.
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) bool {
+	_, ok := s.decodeBodyBytes(w, r, dst)
+	return ok
+}
+
+// decodeBodyBytes is decodeBody that also returns the body it decoded.
+func (s *Server) decodeBodyBytes(w http.ResponseWriter, r *http.Request, dst any) ([]byte, bool) {
 	data, ok := readBody(w, r)
 	if !ok {
-		return false
+		return nil, false
 	}
 	var err error
 	switch ct := r.Header.Get("Content-Type"); {
@@ -42,7 +49,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) boo
 		err = shapes.Decode(data, dst)
 	}
 	if err == nil {
-		return true
+		return data, true
 	}
 	var ve *shapes.ValidationError
 	switch {
@@ -53,7 +60,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) boo
 	default:
 		s.writeError(w, r, err)
 	}
-	return false
+	return nil, false
 }
 
 // readBody reads the whole request body within the route's limit. On
@@ -91,12 +98,17 @@ func isJSONMediaType(ct string) bool {
 	return main == "application" && (sub == "json" || strings.HasSuffix(sub, "+json"))
 }
 
+// queryValues are the query parameters of r as Starlette reads them
+// (shapes.ParseQuery): a malformed percent escape stays literal text
+// instead of dropping its parameter, as URL.Query does.
+func queryValues(r *http.Request) url.Values { return shapes.ParseQuery(r.URL.RawQuery) }
+
 // decodeQuery reads the query parameters of r into dst (a shapes query
-// type) with FastAPI's rules (last occurrence wins, lax parsing of the
-// strings). On failure it writes a 422 with loc prefixed "query" and
-// returns false.
+// type) with FastAPI's rules (Starlette's parsing, last occurrence wins,
+// lax parsing of the strings). On failure it writes a 422 with loc
+// prefixed "query" and returns false.
 func (s *Server) decodeQuery(w http.ResponseWriter, r *http.Request, dst any) bool {
-	if err := shapes.DecodeQuery(r.URL.Query(), dst); err != nil {
+	if err := shapes.DecodeQuery(queryValues(r), dst); err != nil {
 		var ve *shapes.ValidationError
 		if errors.As(err, &ve) {
 			httpjson.Write(w, http.StatusUnprocessableEntity, ve.WithPrefix("query"))

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -148,6 +149,26 @@ func TestDecodeBodyTooLarge(t *testing.T) {
 	h.ServeHTTP(rr, req)
 	if rr.Code != 413 {
 		t.Fatalf("streamed: got %d %s", rr.Code, rr.Body)
+	}
+}
+
+// A 1 MB body of 95,000 unknown keys (within the body limit) is answered
+// with the first shapes.MaxErrors errors, in fewer bytes than the body.
+func TestDecodeBodyHostileKeys(t *testing.T) {
+	h := bodyRoute(t, 1<<20)
+	var b strings.Builder
+	b.WriteString(`{"claim":"The Base mainnet chain ID is 8453."`)
+	for i := range 95000 {
+		b.WriteString(`,"k` + strconv.Itoa(i) + `":0`)
+	}
+	b.WriteString("}")
+	rec := do(t, h, "POST", "/v1/b", b.String())
+	var body struct{ Detail []map[string]any }
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); rec.Code != 422 || err != nil {
+		t.Fatalf("got %d %.300s", rec.Code, rec.Body)
+	}
+	if len(body.Detail) != shapes.MaxErrors || rec.Body.Len() >= b.Len() {
+		t.Fatalf("%d errors in %d bytes for a %d-byte body", len(body.Detail), rec.Body.Len(), b.Len())
 	}
 }
 

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -25,8 +24,9 @@ import (
 //     200 with the locked price, valid 15 minutes; pay with the quote by
 //     sending its id in X-Agentic-Quote-Id.
 //   - Receipt verification is GET (re-checks the stored receipt) and POST
-//     (checks a presented receipt, {"receipt": {...}} or the bare object);
-//     both answer 200 with the outcome, 404 only when GET finds no receipt.
+//     (checks a presented receipt, {"receipt": {...}}, validated as the
+//     ReceiptVerifyRequest shape: 422 otherwise); both answer 200 with the
+//     outcome, and 404 when no receipt of that order is on record.
 //   - Customers are registered by an admin (POST /v1/admin/customers); the
 //     key (ask_…) is returned once.
 //   - An unknown order and a wrong order token both answer 404 "Order not
@@ -36,7 +36,10 @@ type CommerceConfig struct {
 	// Gate.Cashier()). Nil mounts no commerce routes.
 	Cashier *payment.Cashier
 	// Prefixes are the service prefixes the commerce routes are also
-	// served under. Nil means "/claim-verification"; an empty non-nil
+	// served under. Nil means "/claim-verification" and, for the routes
+	// of orders and receipts (which any paid call hands out), also the
+	// niche prefix when niche discovery is mounted, so that each service
+	// serves the order lookups its paid answers name; an empty non-nil
 	// slice means the root only.
 	Prefixes []string
 	// JWKSPrefixes are the prefixes /.well-known/jwks.json is also served
@@ -52,8 +55,13 @@ func (s *Server) commerceRoutes() ([]*Route, error) {
 		return nil, nil
 	}
 	pre := s.cfg.Commerce.Prefixes
+	orderPre := pre
 	if pre == nil {
 		pre = []string{"/claim-verification"}
+		orderPre = pre
+		if p, err := s.cfg.Niche.resolvedPrefix(); err == nil && s.cfg.Niche.Engine != nil && p != "" && p != pre[0] {
+			orderPre = []string{pre[0], p}
+		}
 	}
 	jwksPre := s.cfg.Commerce.JWKSPrefixes
 	if jwksPre == nil {
@@ -64,17 +72,17 @@ func (s *Server) commerceRoutes() ([]*Route, error) {
 		{ID: "commerce.quotes.create", Summary: "Lock the price of a verification tier for 15 minutes.", Status: "paid-preview",
 			Method: "POST", Path: "/v1/quotes", Prefixes: pre, Body: "QuoteRequest", Handler: http.HandlerFunc(ch.createQuote)},
 		{ID: "commerce.orders.get", Summary: "Read an order with its order token.", Status: "paid-preview",
-			Method: "GET", Path: "/v1/orders/{order_id}", Prefixes: pre, Handler: http.HandlerFunc(ch.getOrder)},
+			Method: "GET", Path: "/v1/orders/{order_id}", Prefixes: orderPre, Handler: http.HandlerFunc(ch.getOrder)},
 		{ID: "commerce.orders.result", Summary: "Read the response delivered for a completed order, with its order token.", Status: "paid-preview",
-			Method: "GET", Path: "/v1/orders/{order_id}/result", Prefixes: pre, Handler: http.HandlerFunc(ch.getResult)},
+			Method: "GET", Path: "/v1/orders/{order_id}/result", Prefixes: orderPre, Handler: http.HandlerFunc(ch.getResult)},
 		{ID: "commerce.customer.orders.list", Summary: "List a registered customer's orders, newest first.", Status: "paid-preview",
-			Method: "GET", Path: "/v1/customer/orders", Prefixes: pre, Query: "CustomerOrdersQuery", Handler: http.HandlerFunc(ch.listCustomerOrders)},
+			Method: "GET", Path: "/v1/customer/orders", Prefixes: orderPre, Query: "CustomerOrdersQuery", Handler: http.HandlerFunc(ch.listCustomerOrders)},
 		{ID: "commerce.customer.orders.get", Summary: "Read one order of a registered customer.", Status: "paid-preview",
-			Method: "GET", Path: "/v1/customer/orders/{order_id}", Prefixes: pre, Handler: http.HandlerFunc(ch.getCustomerOrder)},
+			Method: "GET", Path: "/v1/customer/orders/{order_id}", Prefixes: orderPre, Handler: http.HandlerFunc(ch.getCustomerOrder)},
 		{ID: "commerce.receipts.verify.stored", Summary: "Re-check the signed receipt stored for an order.", Status: "paid-preview",
-			Method: "GET", Path: "/v1/receipts/{order_id}/verify", Prefixes: pre, Handler: http.HandlerFunc(ch.verifyStored)},
+			Method: "GET", Path: "/v1/receipts/{order_id}/verify", Prefixes: orderPre, Handler: http.HandlerFunc(ch.verifyStored)},
 		{ID: "commerce.receipts.verify", Summary: "Check a presented receipt: signature, key id, contents and our records.", Status: "paid-preview",
-			Method: "POST", Path: "/v1/receipts/{order_id}/verify", Prefixes: pre, Body: "ReceiptVerifyRequest", Handler: http.HandlerFunc(ch.verifyPresented)},
+			Method: "POST", Path: "/v1/receipts/{order_id}/verify", Prefixes: orderPre, Body: "ReceiptVerifyRequest", Handler: http.HandlerFunc(ch.verifyPresented)},
 		{ID: "commerce.jwks", Summary: "Public keys (JWKS) that verify receipt signatures offline.", Status: "stable",
 			Method: "GET", Path: "/.well-known/jwks.json", Prefixes: jwksPre, Handler: http.HandlerFunc(ch.jwks)},
 		{ID: "commerce.admin.customers.create", Summary: "Register a customer and issue its key (shown once).", Status: "stable",
@@ -149,7 +157,9 @@ func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 	}
 	t, ok := claims.TierByName(req.Tier)
 	if !ok {
-		h.s.writeError(w, r, payment.ErrUnknownTier)
+		// The tier names are a Literal for the answer (and the published
+		// schema), as FastAPI would report them.
+		httpjson.Write(w, http.StatusUnprocessableEntity, unknownTierError(req.Tier))
 		return
 	}
 	offer, ok := h.s.tierOffers()[t.Name] // the mounted route's offer
@@ -167,6 +177,27 @@ func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 		Currency: q.Currency, CreatedAt: rfc3339(q.CreatedAt), ExpiresAt: rfc3339(q.ExpiresAt), QuoteHeader: payment.HeaderQuoteID,
 		PaymentMethods: []string{payment.ProtocolX402, payment.ProtocolMPP}, PaymentOptions: h.c.PaymentOptions(offer),
 	})
+}
+
+// tierNames are the names of the verification tiers, in table order.
+func tierNames() []string {
+	var out []string
+	for _, t := range claims.Tiers() {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// unknownTierError is the 422 of a quote for a tier that does not exist:
+// Pydantic's literal_error at ["body", "tier"].
+func unknownTierError(tier string) *shapes.ValidationError {
+	var quoted []string
+	for _, n := range tierNames() {
+		quoted = append(quoted, "'"+n+"'")
+	}
+	expected := strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
+	return &shapes.ValidationError{Detail: []shapes.ErrorDetail{{Type: "literal_error", Loc: []any{"body", "tier"},
+		Msg: "Input should be " + expected, Input: tier, Ctx: map[string]any{"expected": expected}}}}
 }
 
 // orderView is an order as its payer sees it.
@@ -324,15 +355,22 @@ func (h *commerceHandlers) listCustomerOrders(w http.ResponseWriter, r *http.Req
 	}
 	// The bounds are the ledger's too; check them here as well so the
 	// answer is the same 422 whatever decoder is in use.
-	if ve := intBounds("limit", q.Limit, 1, 200, r.URL.Query().Get("limit")); ve != nil {
+	if ve := intBounds("limit", q.Limit, 1, 200, queryValues(r).Get("limit")); ve != nil {
 		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
 		return
 	}
-	if ve := intBounds("offset", q.Offset, 0, -1, r.URL.Query().Get("offset")); ve != nil {
+	if ve := intBounds("offset", q.Offset, 0, -1, queryValues(r).Get("offset")); ve != nil {
 		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
 		return
 	}
 	orders, next, err := h.c.Ledger().CustomerOrders(r.Context(), cu.ID, payment.OrderPage{Limit: q.Limit, Offset: q.Offset, Cursor: q.Cursor})
+	if errors.Is(err, payment.ErrBadCursor) {
+		// An HTTPValidationError, as every 422 of the documents.
+		httpjson.Write(w, http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: []shapes.ErrorDetail{{
+			Type: "value_error", Loc: []any{"query", "cursor"}, Msg: "Value error, Invalid cursor: use the nextCursor of a previous page",
+			Input: q.Cursor, Ctx: map[string]any{"error": map[string]any{}}}}})
+		return
+	}
 	if err != nil {
 		h.s.writeError(w, r, err)
 		return
@@ -448,38 +486,35 @@ func (h *commerceHandlers) verifyStored(w http.ResponseWriter, r *http.Request) 
 	httpjson.Write(w, http.StatusOK, h.checkReceipt(id, data, o))
 }
 
+// verifyPresented checks a presented receipt ({"receipt": {...}}, the
+// ReceiptVerifyRequest shape) against our keys and the records of the
+// order: an invalid body is a 422 as FastAPI would answer it; an order
+// without a receipt on record (or an id that names none) is a 404, as for
+// the stored receipt.
 func (h *commerceHandlers) verifyPresented(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
+	var req shapes.ReceiptVerifyRequest
+	body, ok := h.s.decodeBodyBytes(w, r, &req)
 	if !ok {
 		return
 	}
+	// The receipt's own bytes, for the signature: the last "receipt"
+	// member, the one Decode kept.
 	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil || members == nil {
-		httpjson.Write(w, http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: []shapes.ErrorDetail{{
-			Type: "model_attributes_type", Loc: []any{"body"}, Msg: "Input should be a valid dictionary or object to extract fields from", Input: string(body)}}})
+	if err := json.Unmarshal(body, &members); err != nil {
+		h.s.writeError(w, r, err) // unreachable: Decode accepted the body
 		return
-	}
-	data := body
-	if inner, ok := members["receipt"]; ok && len(members) == 1 {
-		if t := bytes.TrimSpace(inner); len(t) == 0 || t[0] != '{' {
-			httpjson.Write(w, http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: []shapes.ErrorDetail{{
-				Type: "dict_type", Loc: []any{"body", "receipt"}, Msg: "Input should be a valid dictionary", Input: json.RawMessage(inner)}}})
-			return
-		}
-		data = inner
 	}
 	id := r.PathValue("order_id")
 	o, err := h.c.Ledger().Order(r.Context(), id)
 	switch {
-	case errors.Is(err, payment.ErrOrderNotFound):
-		o = nil
+	case errors.Is(err, payment.ErrOrderNotFound) || err == nil && o.ReceiptID == "":
+		h.s.writeError(w, r, payment.ErrReceiptNotFound)
+		return
 	case err != nil:
 		h.s.writeError(w, r, err)
 		return
-	case o.ReceiptID == "":
-		o = nil
 	}
-	httpjson.Write(w, http.StatusOK, h.checkReceipt(id, data, o))
+	httpjson.Write(w, http.StatusOK, h.checkReceipt(id, members["receipt"], o))
 }
 
 func (h *commerceHandlers) jwks(w http.ResponseWriter, r *http.Request) {
@@ -603,7 +638,7 @@ func (h *commerceHandlers) adminSummary(w http.ResponseWriter, r *http.Request) 
 	if !h.s.decodeQuery(w, r, &q) {
 		return
 	}
-	if ve := intBounds("days", q.Days, 1, 3650, r.URL.Query().Get("days")); ve != nil {
+	if ve := intBounds("days", q.Days, 1, 3650, queryValues(r).Get("days")); ve != nil {
 		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -616,6 +617,9 @@ func (d *discoverer) components() (map[string]json.RawMessage, error) {
 	if err := addResponseSchemas(comps); err != nil {
 		return nil, err
 	}
+	if err := publishTierNames(comps); err != nil {
+		return nil, err
+	}
 	for _, r := range d.table {
 		if r.Admin {
 			continue // never published
@@ -681,6 +685,7 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 		Lifecycle: t.Lifecycle, Tags: t.Tags, Categories: t.Categories, Base: sbase, Prefix: sv.prefix,
 		Provider: d.provider(base, sv), Components: comps, Provenance: t.Provenance, Policies: t.Policies,
 		Paid: d.paid(), Repository: d.cfg.Repository, Capabilities: []discovery.Capability{t.Capability},
+		SecuritySchemes: securitySchemes(d.webhookHeader()),
 	}
 	svc.Homepage = d.cfg.Homepage
 	if svc.Homepage == "" {
@@ -740,6 +745,11 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 	}
 	if sv.a2a != nil {
 		svc.A2A = &discovery.A2A{Path: "/a2a", Skills: t.Skills}
+		in, err := a2aInputSchema()
+		if err != nil {
+			return nil, err
+		}
+		svc.A2A.InputSchema = in
 		if sv.a2a.Offer != nil {
 			p, err := d.price(ctx, *sv.a2a.Offer, sbase+"/a2a", http.MethodPost)
 			if err != nil {
@@ -807,6 +817,7 @@ func (d *discoverer) rootService(ctx context.Context, base string, comps map[str
 		Key: "assay", Name: d.s.cfg.Service, Version: Version, Base: base, Provider: d.provider(base, nil),
 		Description: "Every public operation of this server: " + serviceNames(d.services) + ".",
 		Homepage:    d.cfg.Homepage, Components: comps, Paid: d.paid(), Categories: primary.text.Categories,
+		SecuritySchemes: securitySchemes(d.webhookHeader()),
 	}
 	if svc.Homepage == "" {
 		svc.Homepage = base + discovery.PathOpenAPI
@@ -815,8 +826,8 @@ func (d *discoverer) rootService(ctx context.Context, base string, comps map[str
 		if r.Admin || strings.HasPrefix(r.ID, "discovery.") || r.Method == "" {
 			continue
 		}
-		if (primary.mcp != nil && r == primary.mcp) || (primary.a2a != nil && r == primary.a2a) {
-			continue
+		if (primary.mcp != nil && r == primary.mcp) || (primary.a2a != nil && r == primary.a2a) || r.ID == "mcp" {
+			continue // agent endpoints, described by their own documents
 		}
 		skip := false
 		for _, sv := range d.services {
@@ -888,6 +899,8 @@ func (d *discoverer) operation(ctx context.Context, sbase string, r *Route, capa
 			}
 		}
 	}
+	d.contract(r, &op)
+	op.Responses = mergeResponses(op.Responses)
 	if t, ok := tierOfRoute(r); ok {
 		op.Idempotent = true // declared idempotent by the interface document
 		op.TimeoutSeconds = int(t.Timeout / time.Second)
@@ -957,11 +970,11 @@ func (d *discoverer) price(ctx context.Context, offer payment.Offer, resURL, met
 	}
 	p = &discovery.Price{AmountMicroUSD: offer.AmountMicroUSD, CardMicroUSD: offer.CardMicroUSD, Description: offer.Description}
 	if d.paid() {
-		methods, err := d.challengeMethods(ctx, offer, resURL, method)
+		methods, media, err := d.challengeMethods(ctx, offer, resURL, method)
 		if err != nil {
 			return nil, errorf("discovery: challenge of %s: %v", offer.ID, err)
 		}
-		p.Methods = methods
+		p.Methods, p.ChallengeMediaType = methods, media
 		if !slices.ContainsFunc(methods, func(m discovery.Method) bool { return m.Scheme == "stripe" }) {
 			p.CardMicroUSD = 0
 		}
@@ -979,20 +992,30 @@ type cashierer interface {
 }
 
 // challengeMethods asks the paywall's processor for the challenge of offer
-// and reads the accepted methods from it. Paywalls that do not expose a
-// processor are described by the cashier-neutral defaults (x402 and MPP).
-func (d *discoverer) challengeMethods(ctx context.Context, offer payment.Offer, resURL, method string) ([]discovery.Method, error) {
+// and reads from it the accepted methods and the media type of the 402
+// (the gate sends application/json when the processor names none).
+// Paywalls that do not expose a processor are described by the
+// cashier-neutral defaults (x402 and MPP, a problem+json 402).
+func (d *discoverer) challengeMethods(ctx context.Context, offer payment.Offer, resURL, method string) ([]discovery.Method, string, error) {
 	cw, ok := d.s.cfg.Paywall.(cashierer)
 	if !ok || cw.Cashier() == nil {
-		return []discovery.Method{{Protocol: payment.ProtocolX402, Scheme: "exact"}, {Protocol: payment.ProtocolMPP, Scheme: "evm", Intent: "charge"}}, nil
+		return []discovery.Method{{Protocol: payment.ProtocolX402, Scheme: "exact"}, {Protocol: payment.ProtocolMPP, Scheme: "evm", Intent: "charge"}},
+			discovery.MediaProblem, nil
 	}
 	ch, err := cw.Cashier().Processor().Challenge(ctx, offer, payment.Resource{URL: resURL, Method: method,
 		Description: offer.Description, MimeType: offer.MimeType})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if ch == nil {
-		return nil, fmt.Errorf("no challenge")
+		return nil, "", fmt.Errorf("no challenge")
 	}
-	return discovery.ChallengeMethods(ch.Header, ch.Body)
+	media := "application/json"
+	if ct := ch.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err == nil {
+			media = mt
+		}
+	}
+	methods, err := discovery.ChallengeMethods(ch.Header, ch.Body)
+	return methods, media, err
 }

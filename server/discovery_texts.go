@@ -132,6 +132,9 @@ func responseTypes() map[string]struct {
 		"subscription.portal":             {"SubscriptionPortal", portalBody{}},
 		"subscription.token.revoke":       {"SubscriptionRevoked", revokedBody{}},
 		"subscription.webhook":            {"SubscriptionWebhookReceipt", webhookBody{}},
+		// The development billing pages answer JSON when asked for it.
+		"subscription.local.checkout.confirm": token,
+		"subscription.local.portal.action":    {"Subscriber", subscriberBody{}},
 	}
 	for _, t := range claims.Tiers() {
 		m["claims.verify."+t.Name] = result
@@ -159,7 +162,8 @@ func composedResponses() map[string]struct {
 }
 
 // nonJSONResponses are the media types of the routes whose 200 response
-// is not JSON.
+// is not (only) application/json: a JSON type among them gets the route's
+// response schema.
 func nonJSONResponses() map[string][]string {
 	html := []string{"text/html"}
 	return map[string][]string{
@@ -170,10 +174,17 @@ func nonJSONResponses() map[string][]string {
 		"subscription.success.claim":          html,
 		"subscription.cancelled":              html,
 		"subscription.local.checkout":         html,
-		"subscription.local.checkout.confirm": html,
+		"subscription.local.checkout.confirm": {"text/html", "application/json"},
 		"subscription.local.portal":           html,
-		"subscription.local.portal.action":    html,
+		"subscription.local.portal.action":    {"text/html", "application/json"},
+		"commerce.jwks":                       {"application/jwk-set+json"},
 	}
+}
+
+// errorTypes are the Go values of error bodies other than {"detail": "..."}
+// and the HTTPValidationError, with their schema names.
+func errorTypes() map[string]any {
+	return map[string]any{"NicheLocked": nicheLockedResponse{}}
 }
 
 // responseSchemaName is the component name of a route's 200 response, ""
@@ -245,6 +256,23 @@ func addResponseSchemas(comps map[string]json.RawMessage) error {
 				// on its own): name them apart in reflectOptions.
 				return errorf("discovery: two response types are both named %q", k)
 			}
+		}
+	}
+	for name, v := range errorTypes() {
+		if _, ok := comps[name]; ok {
+			continue
+		}
+		o := reflectOptions()
+		o.Names[reflect.TypeOf(v)] = name
+		defs := map[string]json.RawMessage{}
+		if _, err := discovery.Reflect(defs, v, o); err != nil {
+			return err
+		}
+		for k, s := range defs {
+			if prev, ok := comps[k]; ok && !bytes.Equal(prev, s) {
+				return errorf("discovery: two response types are both named %q", k)
+			}
+			comps[k] = s
 		}
 	}
 	for _, c := range composedResponses() {

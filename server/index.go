@@ -189,6 +189,9 @@ func (s *Server) indexLinks(base, prefix, key string, services []mountedService)
 		} else if strings.HasPrefix(id, "discovery.") && strings.Count(id, ".") > 1 {
 			continue // another service's document, or a service's at the root
 		}
+		if strings.HasPrefix(id, "mcp.") {
+			id = "mcp" // a service prefix's own MCP endpoint
+		}
 		rel, ok := indexRels[id]
 		if !ok {
 			continue

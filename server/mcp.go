@@ -4,17 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"slices"
+	"strings"
 
 	"github.com/assaykit/assay/payment"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MCPConfig configures the MCP endpoint: the Model Context Protocol over
+// MCPConfig configures the MCP endpoints: the Model Context Protocol over
 // streamable HTTP (official Go SDK, stateless, answers as server-sent events
-// so that progress notifications reach the client), served at "/mcp" and
-// under the service prefixes ("/claim-verification/mcp",
-// "/niche-discovery/mcp"); every mount point serves every tool.
+// so that progress notifications reach the client). "/mcp" serves every
+// tool; each service prefix serves its own ("/claim-verification/mcp" the
+// claim tools, "/niche-discovery/mcp" the niche tools), and each endpoint's
+// title and instructions describe its tools and how to recover a paid call
+// whose answer was lost: repeat it with the same arguments, payment and
+// idempotency key (the stored answer, not charged twice), or read the
+// order with its token.
 //
 // # Tools
 //
@@ -134,7 +138,9 @@ type MCPConfig struct {
 	DisableCrossOriginProtection bool
 }
 
-// mcpRoutes returns the MCP endpoint: POST /mcp and POST {prefix}/mcp.
+// mcpRoutes returns the MCP endpoints: POST /mcp, which serves every
+// tool, and POST {prefix}/mcp under each service prefix, which serves that
+// service's tools, each endpoint with its own title and instructions.
 func (s *Server) mcpRoutes() ([]*Route, error) {
 	cfg := s.cfg.MCP
 	if cfg.Disabled || (s.cfg.Claims.Engine == nil && s.cfg.Niche.Engine == nil) {
@@ -145,53 +151,67 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 		return nil, err
 	}
 	s.mcp = ms
-	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms.srv }, &mcp.StreamableHTTPOptions{
-		Stateless:                  true,
-		JSONResponse:               false, // SSE: progress notifications need it
-		DisableLocalhostProtection: cfg.DisableLocalhostProtection,
-		Logger:                     mcpLogger(s.log),
-	})
-	// The request's Host and peer reach the tools through the context (the
-	// SDK keeps middleware values): resources fall back to the Host when no
-	// public base URL is configured, and free niche searches count against
-	// the peer's quota as over HTTP.
-	sdk := h
-	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := context.WithValue(r.Context(), mcpHostKey{}, r.Host)
-		ctx = context.WithValue(ctx, mcpPeerKey{}, mcpPeer{addr: r.RemoteAddr, forwarded: r.Header.Values("X-Forwarded-For")})
-		sdk.ServeHTTP(w, r.WithContext(ctx))
-	})
-	if !cfg.DisableCrossOriginProtection {
-		cop := http.NewCrossOriginProtection()
-		for _, o := range cfg.TrustedOrigins {
-			if err := cop.AddTrustedOrigin(o); err != nil {
-				return nil, errorf("mcp: trusted origin %q: %v", o, err)
+	handler := func(srv *mcp.Server) (http.Handler, error) {
+		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+			Stateless:                  true,
+			JSONResponse:               false, // SSE: progress notifications need it
+			DisableLocalhostProtection: cfg.DisableLocalhostProtection,
+			Logger:                     mcpLogger(s.log),
+		})
+		// The request's Host and peer reach the tools through the context
+		// (the SDK keeps middleware values): resources fall back to the
+		// Host when no public base URL is configured, and free niche
+		// searches count against the peer's quota as over HTTP.
+		sdk := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := context.WithValue(r.Context(), mcpHostKey{}, r.Host)
+			ctx = context.WithValue(ctx, mcpPeerKey{}, mcpPeer{addr: r.RemoteAddr, forwarded: r.Header.Values("X-Forwarded-For")})
+			sdk.ServeHTTP(w, r.WithContext(ctx))
+		})
+		if !cfg.DisableCrossOriginProtection {
+			cop := http.NewCrossOriginProtection()
+			for _, o := range cfg.TrustedOrigins {
+				if err := cop.AddTrustedOrigin(o); err != nil {
+					return nil, errorf("mcp: trusted origin %q: %v", o, err)
+				}
 			}
+			h = cop.Handler(h)
 		}
-		h = cop.Handler(h)
+		return h, nil
 	}
-	var prefixes []string
-	if s.cfg.Claims.Engine != nil {
-		prefixes = append(prefixes, s.claimsPrefix())
+	all, err := handler(ms.srv)
+	if err != nil {
+		return nil, err
 	}
-	if n, _, _ := s.nicheForMCP(); n != nil && n.prefix != "" && !slices.Contains(prefixes, n.prefix) { // the services may share a prefix
-		prefixes = append(prefixes, n.prefix)
+	routes := []*Route{{
+		ID:      "mcp",
+		Summary: "MCP endpoint (streamable HTTP) with every tool of this server, paid with x402 in the tool call's _meta.",
+		Status:  "paid-preview",
+		Method:  http.MethodPost,
+		Path:    "/mcp",
+		Handler: all,
+	}}
+	for _, sv := range ms.services {
+		h, err := handler(sv.srv)
+		if err != nil {
+			return nil, err
+		}
+		routes = append(routes, &Route{
+			ID:      "mcp." + strings.Join(sv.keys, "+"),
+			Summary: "MCP endpoint (streamable HTTP) of " + sv.name + ": " + strings.Join(sv.toolNames, ", ") + ".",
+			Status:  "paid-preview",
+			Method:  http.MethodPost,
+			Path:    sv.prefix + "/mcp",
+			Handler: h,
+		})
 	}
-	return []*Route{{
-		ID:       "mcp",
-		Summary:  "MCP endpoint (streamable HTTP): claim verification and niche discovery tools, paid with x402 in the tool call's _meta.",
-		Status:   "paid-preview",
-		Method:   http.MethodPost,
-		Path:     "/mcp",
-		Prefixes: prefixes,
-		Handler:  h,
-	}}, nil
+	return routes, nil
 }
 
-// mcpServer holds the MCP server and what its tools need.
+// mcpServer holds the MCP servers and what their tools need.
 type mcpServer struct {
 	s        *Server
-	srv      *mcp.Server
+	srv      *mcp.Server // every tool (POST /mcp)
 	pay      billing
 	base     string // public base URL, no trailing slash ("" when unset)
 	host     string // its host, for mcp:// resources
@@ -199,15 +219,39 @@ type mcpServer struct {
 	// tools are the registered tools, in order (the discovery documents
 	// list them).
 	tools []mcpTool
+	// services are the endpoints of the services, each with its tools.
+	services []*mcpService
 }
 
-// mcpInstructions tell a model what the server offers.
-const mcpInstructions = "Claim verification: verify a factual claim against current web sources and get a structured, " +
-	"cited result (status, conclusion, atomic facts, evidence with excerpts, sources, snapshots with hashes, conflicts, " +
-	"limitations). Call list_verification_tiers for prices and limits. verify_claim_quick, verify_claim, " +
-	"verify_claim_deep and verify_claim_research are paid per call with x402 (USDC): an unpaid call returns the payment " +
-	"requirements; pay and repeat the call with the payment in _meta[\"x402/payment\"]. Results are decision support, " +
-	"not a guarantee of truth."
+// mcpService is the MCP endpoint under one service prefix. Services
+// mounted under the same prefix share it: keys lists them, and its tools
+// are theirs.
+type mcpService struct {
+	keys         []string
+	name, prefix string
+	srv          *mcp.Server
+	toolNames    []string
+}
+
+// Instructions of the MCP endpoints: what each service offers, and how a
+// paid call whose answer was lost is recovered — true of every transport.
+const (
+	mcpClaimsInstructions = "Claim verification: verify a factual claim against current web sources and get a structured, " +
+		"cited result (status, conclusion, atomic facts, evidence with excerpts, sources, snapshots with hashes, conflicts, " +
+		"limitations). Call list_verification_tiers for prices and limits. verify_claim_quick, verify_claim, " +
+		"verify_claim_deep and verify_claim_research are paid per call with x402 (USDC): an unpaid call returns the payment " +
+		"requirements; pay and repeat the call with the payment in _meta[\"x402/payment\"]. Results are decision support, " +
+		"not a guarantee of truth."
+	mcpNicheInstructions = "Niche discovery: search_niches searches reviewed, evidence-linked niche market evaluations and " +
+		"get_niche reads one; their previews are free. With \"full\": true they sell the full evaluations per call with " +
+		"x402 (USDC): an unpaid call returns the payment requirements; pay and repeat the call with the payment in " +
+		"_meta[\"x402/payment\"]. A full evaluation comes with an unlock token that reads it again for a while."
+	mcpRecoveryInstructions = "If the answer of a paid call is lost (a timeout, a dropped connection), do not pay again: " +
+		"repeat the call with the same arguments, the same payment and the same idempotency key " +
+		"(_meta[\"io.assaykit/idempotencyKey\"] or the Idempotency-Key header) and the stored answer of the first call is " +
+		"returned without a second charge; or read the order with its token (commerce.orderId and commerce.orderToken of a " +
+		"result): GET /v1/orders/{orderId} with X-Agentic-Order-Token, and its delivered answer at /v1/orders/{orderId}/result."
+)
 
 func (s *Server) newMCPServer() (*mcpServer, error) {
 	cfg := s.cfg.MCP
@@ -229,16 +273,58 @@ func (s *Server) newMCPServer() (*mcpServer, error) {
 	if ms.readCred == nil {
 		ms.readCred = readX402Credential
 	}
-	ms.srv = mcp.NewServer(&mcp.Implementation{Name: s.cfg.Service, Title: s.cfg.Service + " claim verification", Version: Version},
-		&mcp.ServerOptions{
-			Instructions: mcpInstructions,
-			Logger:       mcpLogger(s.log),
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
-		})
+	if s.cfg.Claims.Engine != nil {
+		ms.addService(claimsServiceKey, "claim verification", s.claimsPrefix())
+	}
+	if n, _, _ := s.nicheForMCP(); n != nil && n.prefix != "" {
+		ms.addService(nicheServiceKey, "niche discovery", n.prefix)
+	}
+	var names, instructions []string
+	for _, sv := range ms.services {
+		var texts []string
+		for _, k := range sv.keys {
+			texts = append(texts, mcpServiceInstructions(k))
+		}
+		names, instructions = append(names, sv.name), append(instructions, texts...)
+		sv.srv = newMCPSDKServer(s, s.cfg.Service+" "+sv.name, strings.Join(append(texts, mcpRecoveryInstructions), " "))
+	}
+	ms.srv = newMCPSDKServer(s, s.cfg.Service+" "+strings.Join(names, " and "), strings.Join(append(instructions, mcpRecoveryInstructions), " "))
 	if err := ms.addTools(); err != nil {
 		return nil, err
 	}
 	return ms, nil
+}
+
+// addService adds the endpoint of a service under its prefix, or, when
+// another service already has that prefix, joins its endpoint.
+func (ms *mcpServer) addService(key, name, prefix string) {
+	for _, sv := range ms.services {
+		if sv.prefix == prefix {
+			sv.keys = append(sv.keys, key)
+			sv.name += " and " + name
+			return
+		}
+	}
+	ms.services = append(ms.services, &mcpService{keys: []string{key}, name: name, prefix: prefix})
+}
+
+// mcpServiceInstructions are the instructions of a service's tools.
+func mcpServiceInstructions(key string) string {
+	if key == nicheServiceKey {
+		return mcpNicheInstructions
+	}
+	return mcpClaimsInstructions
+}
+
+// newMCPSDKServer is one MCP server of the SDK with its title and
+// instructions; its tools are added by mcpServer.add.
+func newMCPSDKServer(s *Server, title, instructions string) *mcp.Server {
+	return mcp.NewServer(&mcp.Implementation{Name: s.cfg.Service, Title: title, Version: Version},
+		&mcp.ServerOptions{
+			Instructions: instructions,
+			Logger:       mcpLogger(s.log),
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		})
 }
 
 // mcpHostKey carries the HTTP request's Host to the tool handlers.

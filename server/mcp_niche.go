@@ -85,54 +85,83 @@ func inProcess(ctx context.Context, path string, q url.Values, pathValues map[st
 
 // nicheArgs reads tool arguments into query values: the named string and
 // integer members, and the boolean "full". Other members, or members of
-// the wrong type, are refused with a 422 body in Pydantic's words.
+// the wrong type, are refused with a 422 body in Pydantic's words and
+// order: the declared members' errors (strs, ints, full), then unknown
+// members in order of first appearance (the first shapes.MaxErrors of
+// them); a repeated member counts with its last value. One pass over the
+// arguments, whatever their number.
 func nicheArgs(raw []byte, strs, ints []string) (url.Values, bool, *shapes.ValidationError) {
-	var m map[string]json.RawMessage
+	notObject := &shapes.ValidationError{Detail: []shapes.ErrorDetail{{Type: "model_attributes_type", Loc: []any{"arguments"},
+		Msg: "Input should be a valid dictionary or object to extract fields from", Input: string(raw)}}}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil || m == nil {
-		return nil, false, &shapes.ValidationError{Detail: []shapes.ErrorDetail{{Type: "model_attributes_type", Loc: []any{"arguments"},
-			Msg: "Input should be a valid dictionary or object to extract fields from", Input: string(raw)}}}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false, notObject
+	}
+	declared := map[string]json.RawMessage{} // last value of each declared member
+	extra := map[string]json.RawMessage{}    // last value of each kept unknown member
+	var extras []string                      // kept unknown members, in order
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false, notObject
+		}
+		k, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false, notObject
+		}
+		switch _, kept := extra[k]; {
+		case k == "full" || contains(strs, k) || contains(ints, k):
+			declared[k] = v
+		case kept:
+			extra[k] = v
+		case len(extras) < shapes.MaxErrors:
+			extras = append(extras, k)
+			extra[k] = v
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, false, notObject
 	}
 	q := url.Values{}
 	full := false
 	var errs []shapes.ErrorDetail
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := m[k]
+	fail := func(typ, k, msg string, v json.RawMessage) {
 		var input any
 		_ = json.Unmarshal(v, &input)
-		if input == nil && (contains(strs, k) || contains(ints, k)) {
-			continue // null: absent, as the schema's optional members allow
+		errs = append(errs, shapes.ErrorDetail{Type: typ, Loc: []any{"arguments", k}, Msg: msg, Input: input})
+	}
+	for _, k := range append(append(append([]string(nil), strs...), ints...), "full") {
+		v, ok := declared[k]
+		if !ok || bytes.Equal(v, []byte("null")) && k != "full" {
+			continue // absent or null: absent, as the schema's optional members allow
 		}
 		switch {
 		case k == "full":
 			if err := json.Unmarshal(v, &full); err != nil {
-				errs = append(errs, shapes.ErrorDetail{Type: "bool_type", Loc: []any{"arguments", k}, Msg: "Input should be a valid boolean", Input: input})
+				fail("bool_type", k, "Input should be a valid boolean", v)
 			}
 		case contains(strs, k):
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
-				errs = append(errs, shapes.ErrorDetail{Type: "string_type", Loc: []any{"arguments", k}, Msg: "Input should be a valid string", Input: input})
+				fail("string_type", k, "Input should be a valid string", v)
 				continue
 			}
 			q.Set(k, s)
-		case contains(ints, k):
+		default:
 			var n json.Number
 			d := json.NewDecoder(bytes.NewReader(v))
 			d.UseNumber()
 			if err := d.Decode(&n); err != nil {
-				errs = append(errs, shapes.ErrorDetail{Type: "int_type", Loc: []any{"arguments", k}, Msg: "Input should be a valid integer", Input: input})
+				fail("int_type", k, "Input should be a valid integer", v)
 				continue
 			}
 			q.Set(k, n.String())
-		default:
-			errs = append(errs, shapes.ErrorDetail{Type: "extra_forbidden", Loc: []any{"arguments", k}, Msg: "Extra inputs are not permitted", Input: input})
 		}
+	}
+	for _, k := range extras {
+		fail("extra_forbidden", k, "Extra inputs are not permitted", extra[k])
 	}
 	if len(errs) > 0 {
 		return nil, false, &shapes.ValidationError{Detail: errs}

@@ -116,15 +116,16 @@ func TestMCPListTools(t *testing.T) {
 			}
 			// maxSources keeps the shape's bound (larger values are clamped
 			// to the tier cap, as on HTTP); minimumSources above the cap is
-			// refused, so the cap is its maximum.
+			// refused (and so is one above the pages the tier checks
+			// quotes on), so the lower of the two is its maximum.
 			if got := s.Props["maxSources"]["maximum"]; got != float64(20) {
 				t.Errorf("%s maxSources maximum = %v, want the shape's 20", tier.Tool, got)
 			}
 			if d, _ := s.Props["maxSources"]["description"].(string); !strings.Contains(d, fmt.Sprintf("clamped to %d", tier.MaxCitedSources)) {
 				t.Errorf("%s maxSources description %q does not say it is clamped to %d", tier.Tool, d, tier.MaxCitedSources)
 			}
-			if got := s.Props["minimumSources"]["maximum"]; got != float64(min(10, tier.MaxCitedSources)) {
-				t.Errorf("%s minimumSources maximum = %v, want %d", tier.Tool, got, min(10, tier.MaxCitedSources))
+			if got := s.Props["minimumSources"]["maximum"]; got != float64(min(10, tier.MaxMinimumSources())) {
+				t.Errorf("%s minimumSources maximum = %v, want %d", tier.Tool, got, min(10, tier.MaxMinimumSources()))
 			}
 			if got := s.Props["claim"]["minLength"]; got != float64(3) {
 				t.Errorf("%s claim minLength = %v", tier.Tool, got)

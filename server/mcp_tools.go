@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/assaykit/assay/claims"
@@ -74,10 +75,16 @@ func (ms *mcpServer) addTools() (err error) {
 	return nil
 }
 
-// add registers a tool and keeps its definition for the discovery
-// documents.
+// add registers a tool on the endpoint of every tool and on its service's
+// endpoint, and keeps its definition for the discovery documents.
 func (ms *mcpServer) add(t mcpTool) {
 	ms.srv.AddTool(t.tool, t.handler)
+	for _, sv := range ms.services {
+		if slices.Contains(sv.keys, t.service) {
+			sv.srv.AddTool(t.tool, t.handler)
+			sv.toolNames = append(sv.toolNames, t.tool.Name)
+		}
+	}
 	ms.tools = append(ms.tools, t)
 }
 
@@ -226,5 +233,6 @@ func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
 			capAt("maxSources", "default", t.MaxCitedSources)
 		}
 	}
+	withClaimRules(out, &t)
 	return httpjson.Marshal(out)
 }

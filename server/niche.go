@@ -425,7 +425,7 @@ func (n *nicheService) listQuery(w http.ResponseWriter, r *http.Request) (*shape
 	if !n.s.decodeQuery(w, r, &q) {
 		return nil, false
 	}
-	if ve := checkQuery(r.URL.Query(), nicheListRules); ve != nil {
+	if ve := checkQuery(queryValues(r), nicheListRules); ve != nil {
 		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
 		return nil, false
 	}
@@ -438,7 +438,7 @@ func (n *nicheService) searchQuery(w http.ResponseWriter, r *http.Request) (*sha
 	if !n.s.decodeQuery(w, r, &q) {
 		return nil, false
 	}
-	if ve := checkQuery(r.URL.Query(), nicheSearchRules); ve != nil {
+	if ve := checkQuery(queryValues(r), nicheSearchRules); ve != nil {
 		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
 		return nil, false
 	}
@@ -1108,7 +1108,7 @@ func (n *nicheService) adminImport(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	actor := strings.TrimSpace(r.URL.Query().Get("actor"))
+	actor := strings.TrimSpace(queryValues(r).Get("actor"))
 	rep, err := n.cfg.Engine.ImportString(r.Context(), string(body), &niche.ImportOptions{Actor: actor})
 	var ie *niche.ImportError
 	if errors.As(err, &ie) {

@@ -243,6 +243,10 @@ func TestNicheQueryValidation(t *testing.T) {
 		{"/v1/search?q=abc&limit=21&sort=x", `{"detail":[{"type":"literal_error","loc":["query","sort"],"msg":"Input should be 'recent' or 'score'","input":"x","ctx":{"expected":"'recent' or 'score'"}},{"type":"less_than_equal","loc":["query","limit"],"msg":"Input should be less than or equal to 20","input":"21","ctx":{"le":20}}]}`},
 		{"/v1/search/pay-per-call?q=" + long, `{"detail":[{"type":"string_too_long","loc":["query","q"],"msg":"String should have at most 150 characters","input":"` + long + `","ctx":{"max_length":150}}]}`},
 		{"/v1/search/pay-per-call?q=invoice&limit=0", `{"detail":[{"type":"greater_than_equal","loc":["query","limit"],"msg":"Input should be greater than or equal to 1","input":"0","ctx":{"ge":1}}]}`},
+		// A malformed percent escape stays literal text, as in Starlette
+		// (URL.Query would drop the parameter).
+		{"/v1/niches?sort=%ZZ", `{"detail":[{"type":"literal_error","loc":["query","sort"],"msg":"Input should be 'recent' or 'score'","input":"%ZZ","ctx":{"expected":"'recent' or 'score'"}}]}`},
+		{"/v1/niches?limit=%ZZ", `{"detail":[{"type":"int_parsing","loc":["query","limit"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"%ZZ"}]}`},
 	}
 	for _, tc := range tests {
 		rec := f.get(t, tc.target)
@@ -256,6 +260,10 @@ func TestNicheQueryValidation(t *testing.T) {
 	}
 	if c := f.pay.charges(); len(c) != 0 {
 		t.Errorf("invalid paid searches were charged: %v", c)
+	}
+	// q=%ZZinvoice searches for the literal text "%ZZinvoice".
+	if rec := f.get(t, "/v1/search?q=%ZZinvoice"); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"%ZZinvoice"`) {
+		t.Errorf("q=%%ZZinvoice: %d %s", rec.Code, rec.Body)
 	}
 	// Signed and zero-padded integers are accepted, like Pydantic. (Its
 	// other lax forms, "5.0" or " 5 ", are the shapes decoder's business.)

@@ -590,7 +590,7 @@ func formValue(r *http.Request, name string) string {
 }
 
 func (s *Server) subsSuccessPage(w http.ResponseWriter, r *http.Request) {
-	id := r.URL.Query().Get("session_id")
+	id := queryValues(r).Get("session_id")
 	if id == "" {
 		s.renderPage(w, r, http.StatusBadRequest, subsPage{Title: "Missing checkout session",
 			Paragraphs: []string{"This page needs the session_id the checkout sent you back with."}})

@@ -69,6 +69,9 @@ const (
 	dtTooSmall        = "dates before 0000 are not supported as unix timestamps"
 	dtTooLarge        = "dates after 9999 are not supported as unix timestamps"
 	dtNotExact        = "Timestamp is not an exact date"
+	// Python's datetime.date refuses year 0, which speedate parses: Pydantic
+	// then fails with date_parsing and this message.
+	pyYearZero = "year 0 is out of range"
 )
 
 const (
@@ -82,7 +85,7 @@ const (
 // is exactly midnight.
 func dateFromString(s []byte) (Date, dateErr) {
 	if d, msg := parseDate(s); msg == "" {
-		return d, dateErr{}
+		return pythonDate(d)
 	}
 	exact, d, msg := parseDateTime(s)
 	switch {
@@ -90,6 +93,15 @@ func dateFromString(s []byte) (Date, dateErr) {
 		return Date{}, dateErr{"date_from_datetime_parsing", msg}
 	case !exact:
 		return Date{}, dateErr{typ: "date_from_datetime_inexact"}
+	}
+	return pythonDate(d)
+}
+
+// pythonDate is the last step of every successful coercion: the Python
+// date made of d, which cannot be in year 0.
+func pythonDate(d Date) (Date, dateErr) {
+	if d.Year == 0 {
+		return Date{}, dateErr{"date_parsing", pyYearZero}
 	}
 	return d, dateErr{}
 }
@@ -126,7 +138,7 @@ func dateFromNumber(lit []byte, isFloat bool) (Date, dateErr) {
 	case !exact:
 		return Date{}, dateErr{typ: "date_from_datetime_inexact"}
 	}
-	return d, dateErr{}
+	return pythonDate(d)
 }
 
 // parseDate parses YYYY-MM-DD exactly, or an integer timestamp at

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/bits"
 	"reflect"
 	"strconv"
 	"unicode/utf8"
@@ -54,6 +53,7 @@ type decoder struct {
 	errs  []ErrorDetail
 	loc   []locElem
 	buf   []byte // scratch for unescaped keys and strings
+	lone  bool   // the last string read held a lone surrogate escape
 	locs  [8]locElem
 }
 
@@ -116,7 +116,7 @@ func (d *decoder) root(sp *structPlan, v reflect.Value) error {
 	case null:
 		return missingBody()
 	case len(d.errs) > 0:
-		return &ValidationError{Detail: d.errs}
+		return &ValidationError{Detail: d.errs, echo: echoBudget(len(d.data))}
 	}
 	return nil
 }
@@ -155,6 +155,7 @@ const (
 	msgDictType        = "Input should be a valid dictionary"
 	msgDateType        = "Input should be a valid date"
 	msgDateInexact     = "Datetimes provided to dates should have zero time - e.g. be exact dates"
+	msgStringUnicode   = "Input should be a valid string, unable to parse raw data as a unicode string"
 )
 
 // locNow copies the current loc, plus extra steps.
@@ -170,8 +171,9 @@ func (d *decoder) locNow(extra ...any) []any {
 	return append(out, extra...)
 }
 
-// add records an error at the current loc.
-func (d *decoder) add(typ, msg string, input, ctx json.RawMessage) {
+// add records an error at the current loc. input is a json.RawMessage or
+// OmittedInput (see echo).
+func (d *decoder) add(typ, msg string, input any, ctx json.RawMessage) {
 	e := ErrorDetail{Type: typ, Loc: d.locNow(), Msg: msg, Input: input}
 	if ctx != nil {
 		e.Ctx = ctx
@@ -189,7 +191,7 @@ func (d *decoder) mismatch(i int, n *node) int {
 }
 
 // typeError records the error Pydantic gives a value of the wrong type.
-func (d *decoder) typeError(n *node, input json.RawMessage) {
+func (d *decoder) typeError(n *node, input any) {
 	switch n.kind {
 	case kString:
 		if n.enum != nil {
@@ -303,8 +305,10 @@ func (d *decoder) generic(i int, v reflect.Value) int {
 }
 
 // stringBytes checks the string at i and returns its decoded bytes (valid
-// until the next call) and the index after it.
+// until the next call) and the index after it; d.lone reports a lone
+// surrogate escape (decoded as U+FFFD).
 func (d *decoder) stringBytes(i int) ([]byte, int) {
+	d.lone = false
 	end, esc := d.scanString(i)
 	if end < 0 {
 		return nil, -1
@@ -312,7 +316,7 @@ func (d *decoder) stringBytes(i int) ([]byte, int) {
 	if !esc {
 		return d.data[i+1 : end-1], end
 	}
-	d.buf = unescape(d.buf[:0], d.data[i:end])
+	d.buf, d.lone = unescape(d.buf[:0], d.data[i:end], false)
 	return d.buf, end
 }
 
@@ -340,8 +344,15 @@ func (d *decoder) stringOf(i int, n *node) (str string, end int, ok bool) {
 	}
 	raw := d.data[i+1 : end-1]
 	if esc {
-		d.buf = unescape(d.buf[:0], d.data[i:end])
+		var lone bool
+		d.buf, lone = unescape(d.buf[:0], d.data[i:end], false)
 		raw = d.buf
+		if lone && (n.enum != nil || n.minLen >= 0 || n.maxLen >= 0 || n.pattern != nil) {
+			// A constrained str makes Pydantic read the Python string as
+			// UTF-8, which a lone surrogate is not.
+			d.add("string_unicode", msgStringUnicode, d.echo(i, end), nil)
+			return "", end, false
+		}
 	}
 	if n.enum != nil {
 		for _, e := range n.enum {
@@ -416,7 +427,19 @@ type scalar struct {
 	kind    byte   // '"' string, 't' true, 'f' false, '0' number; 0 another value
 	raw     []byte // a string's decoded bytes, a number's literal
 	isFloat bool
-	end     int // index after the token; -1 on a syntax error
+	lone    bool // a string holding a lone surrogate escape
+	end     int  // index after the token; -1 on a syntax error
+}
+
+// unicodeError records string_unicode for a string with a lone surrogate
+// given to a number, boolean or date (Pydantic reads the Python string as
+// UTF-8 first) and reports whether it did.
+func (d *decoder) unicodeError(t scalar, i int) bool {
+	if t.kind != '"' || !t.lone || t.end < 0 {
+		return false
+	}
+	d.add("string_unicode", msgStringUnicode, d.echo(i, t.end), nil)
+	return true
 }
 
 // scalarAt reads the token at i when it is a string, boolean or number.
@@ -424,7 +447,7 @@ func (d *decoder) scalarAt(i int) scalar {
 	switch c := d.data[i]; {
 	case c == '"':
 		raw, end := d.stringBytes(i)
-		return scalar{kind: '"', raw: raw, end: end}
+		return scalar{kind: '"', raw: raw, lone: d.lone, end: end}
 	case c == 't' && d.isLit(i, "true"):
 		return scalar{kind: 't', end: i + 4}
 	case c == 'f' && d.isLit(i, "false"):
@@ -441,6 +464,9 @@ func (d *decoder) scalarAt(i int) scalar {
 
 func (d *decoder) intValue(i int, n *node, v reflect.Value) int {
 	t := d.scalarAt(i)
+	if d.unicodeError(t, i) {
+		return t.end
+	}
 	var (
 		val  int64
 		code numCode
@@ -490,7 +516,7 @@ func (d *decoder) intBounds(n *node, val int64, i, end int) bool {
 
 // intError records the error of an int coercion or bound; numBigPos and
 // numBigNeg report the bound they break (or int_parsing_size without one).
-func (d *decoder) intError(n *node, code numCode, input json.RawMessage) {
+func (d *decoder) intError(n *node, code numCode, input any) {
 	switch code {
 	case numType:
 		d.add("int_type", msgIntType, input, nil)
@@ -526,7 +552,7 @@ func (d *decoder) intError(n *node, code numCode, input json.RawMessage) {
 // boundError records a numeric bound error. Int fields show int bounds;
 // float fields show the bound as Rust prints it in msg and as a Python
 // float in ctx ("85" and 85.0), as Pydantic does.
-func (d *decoder) boundError(n *node, typ, words, key string, b bound, input json.RawMessage) {
+func (d *decoder) boundError(n *node, typ, words, key string, b bound, input any) {
 	var text string
 	ctx := []byte(`{"` + key + `":`)
 	if n.kind == kInt {
@@ -541,6 +567,9 @@ func (d *decoder) boundError(n *node, typ, words, key string, b bound, input jso
 
 func (d *decoder) floatValue(i int, n *node, v reflect.Value) int {
 	t := d.scalarAt(i)
+	if d.unicodeError(t, i) {
+		return t.end
+	}
 	var (
 		f    float64
 		code numCode
@@ -568,7 +597,7 @@ func (d *decoder) floatValue(i int, n *node, v reflect.Value) int {
 	if t.end < 0 {
 		return -1
 	}
-	input := func() json.RawMessage { return d.echo(i, t.end) }
+	input := func() any { return d.echo(i, t.end) }
 	switch {
 	case code == numParsing:
 		d.add("float_parsing", msgFloatParsing, input(), nil)
@@ -590,6 +619,9 @@ func (d *decoder) floatValue(i int, n *node, v reflect.Value) int {
 
 func (d *decoder) boolValue(i int, n *node, v reflect.Value) int {
 	t := d.scalarAt(i)
+	if d.unicodeError(t, i) {
+		return t.end
+	}
 	var (
 		b    bool
 		code numCode
@@ -625,6 +657,9 @@ func (d *decoder) boolValue(i int, n *node, v reflect.Value) int {
 
 func (d *decoder) dateValue(i int, n *node, v reflect.Value) int {
 	t := d.scalarAt(i)
+	if d.unicodeError(t, i) {
+		return t.end
+	}
 	var (
 		dt Date
 		de dateErr
@@ -651,7 +686,7 @@ func (d *decoder) dateValue(i int, n *node, v reflect.Value) int {
 }
 
 // dateError records de, if any.
-func (d *decoder) dateError(de dateErr, input json.RawMessage) {
+func (d *decoder) dateError(de dateErr, input any) {
 	switch de.typ {
 	case "":
 	case "date_from_datetime_parsing":
@@ -659,6 +694,9 @@ func (d *decoder) dateError(de dateErr, input json.RawMessage) {
 		d.add(de.typ, "Input should be a valid date or datetime, "+de.msg, input, append(ctx, '}'))
 	case "date_from_datetime_inexact":
 		d.add(de.typ, msgDateInexact, input, nil)
+	case "date_parsing":
+		ctx := append([]byte(`{"error":`), appendPyString(nil, []byte(de.msg))...)
+		d.add(de.typ, "Input should be a valid date in the format YYYY-MM-DD, "+de.msg, input, append(ctx, '}'))
 	default:
 		d.add(de.typ, msgDateType, input, nil)
 	}
@@ -711,19 +749,26 @@ func (d *decoder) array(i int, n *node, v reflect.Value) int {
 	data := d.data
 	errStart := len(d.errs)
 	sl := reflect.MakeSlice(n.typ, 0, countElems(d.data, i))
-	count := 0
+	count, full := 0, false
 	j := d.ws(i + 1)
 	if j < len(data) && data[j] == ']' {
 		j++
 	} else {
 		for {
-			if count == sl.Cap() {
-				sl = reflect.AppendSlice(sl, reflect.MakeSlice(n.typ, max(count, 1), max(count, 1)))
+			if full {
+				// The first MaxErrors errors are known: only check and
+				// count the rest.
+				j = d.skip(j)
+			} else {
+				if count == sl.Cap() {
+					sl = reflect.AppendSlice(sl, reflect.MakeSlice(n.typ, max(count, 1), max(count, 1)))
+				}
+				sl = sl.Slice(0, count+1)
+				d.loc = append(d.loc, locElem{idx: count})
+				j = d.value(j, n.elem, sl.Index(count))
+				d.loc = d.loc[:len(d.loc)-1]
+				full = d.capErrors(errStart)
 			}
-			sl = sl.Slice(0, count+1)
-			d.loc = append(d.loc, locElem{idx: count})
-			j = d.value(j, n.elem, sl.Index(count))
-			d.loc = d.loc[:len(d.loc)-1]
 			if j < 0 {
 				return -1
 			}
@@ -751,6 +796,7 @@ func (d *decoder) stringArray(i int, n *node, v reflect.Value) int {
 	data := d.data
 	errStart := len(d.errs)
 	out := make([]string, 0, countElems(data, i))
+	full := false
 	j := d.ws(i + 1)
 	if j < len(data) && data[j] == ']' {
 		j++
@@ -759,10 +805,15 @@ func (d *decoder) stringArray(i int, n *node, v reflect.Value) int {
 			if j >= len(data) {
 				return d.fail(msgExpectingValue, j)
 			}
-			d.loc = append(d.loc, locElem{idx: len(out)})
 			var s string
-			s, j, _ = d.stringOf(j, n.elem)
-			d.loc = d.loc[:len(d.loc)-1]
+			if full {
+				j = d.skip(j)
+			} else {
+				d.loc = append(d.loc, locElem{idx: len(out)})
+				s, j, _ = d.stringOf(j, n.elem)
+				d.loc = d.loc[:len(d.loc)-1]
+				full = d.capErrors(errStart)
+			}
 			if j < 0 {
 				return -1
 			}
@@ -852,10 +903,24 @@ func listCtx(fieldType, key string, limit, actual int) json.RawMessage {
 	return json.RawMessage(`{"field_type":"` + fieldType + `","` + key + `":` + strconv.Itoa(limit) + `,"actual_length":` + strconv.Itoa(actual) + `}`)
 }
 
+// capErrors keeps at most MaxErrors of the errors recorded since
+// errStart (the first ones: a list's or a dict's errors keep their order
+// in Pydantic's) and reports whether the limit is reached.
+func (d *decoder) capErrors(errStart int) bool {
+	if len(d.errs)-errStart < MaxErrors {
+		return false
+	}
+	clear(d.errs[errStart+MaxErrors:])
+	d.errs = d.errs[:errStart+MaxErrors]
+	return true
+}
+
 // dict decodes a JSON object (data[i] == '{') into the map v (dict[str,
-// T]): each value is validated by n.elem with loc [..., key]; a repeated key
-// keeps its last value, as Python's dict does; the item count is checked
-// against min/max like a list's, with Pydantic's "Dictionary" wording.
+// T]) as Pydantic validates the dict json.loads made of it: a repeated key
+// keeps its first position and its last value, so only the last value's
+// errors count; each value is validated by n.elem with loc [..., key]; the
+// item count is checked against min/max like a list's, with Pydantic's
+// "Dictionary" wording.
 func (d *decoder) dict(i int, n *node, v reflect.Value) int {
 	if d.depth++; d.depth > MaxDepth {
 		return d.tooDeep(i)
@@ -863,6 +928,10 @@ func (d *decoder) dict(i int, n *node, v reflect.Value) int {
 	data := d.data
 	errStart := len(d.errs)
 	m := reflect.MakeMap(n.typ)
+	var (
+		pos    = map[string]int{}    // key → first position
+		groups map[int][]ErrorDetail // first position → errors of the key's last value
+	)
 	j := d.ws(i + 1)
 	if j < len(data) && data[j] == '}' {
 		j++
@@ -871,23 +940,50 @@ func (d *decoder) dict(i int, n *node, v reflect.Value) int {
 			if j >= len(data) || data[j] != '"' {
 				return d.fail(msgPropertyName, j)
 			}
-			key, kend := d.stringBytes(j)
+			k, kend := d.stringBytes(j)
 			if kend < 0 {
 				return -1
 			}
+			name := string(k)
+			key := reflect.ValueOf(name).Convert(n.typ.Key())
 			j = d.ws(kend)
 			if j >= len(data) || data[j] != ':' {
 				return d.fail(msgColon, j)
 			}
 			j = d.ws(j + 1)
-			elem := reflect.New(n.typ.Elem()).Elem()
-			d.loc = append(d.loc, locElem{name: string(key), idx: -1})
-			j = d.value(j, n.elem, elem)
-			d.loc = d.loc[:len(d.loc)-1]
-			if j < 0 {
-				return -1
+			at, seen := pos[name]
+			if !seen {
+				at = len(pos)
+				pos[name] = at
 			}
-			m.SetMapIndex(reflect.ValueOf(string(key)).Convert(n.typ.Key()), elem)
+			elem := reflect.New(n.typ.Elem()).Elem()
+			if n.maxLen >= 0 && len(pos) > n.maxLen {
+				// too_long replaces every item error: check and count only.
+				groups = nil
+				if j = d.skip(j); j < 0 {
+					return -1
+				}
+			} else {
+				before := len(d.errs)
+				d.loc = append(d.loc, locElem{name: name, idx: -1})
+				j = d.value(j, n.elem, elem)
+				d.loc = d.loc[:len(d.loc)-1]
+				if j < 0 {
+					return -1
+				}
+				switch {
+				case len(d.errs) > before:
+					if groups == nil {
+						groups = map[int][]ErrorDetail{}
+					}
+					groups[at] = append([]ErrorDetail(nil), d.errs[before:]...)
+					clear(d.errs[before:])
+					d.errs = d.errs[:before]
+				case seen && groups != nil:
+					delete(groups, at)
+				}
+			}
+			m.SetMapIndex(key, elem)
 			j = d.ws(j)
 			if j < len(data) && data[j] == '}' {
 				j++
@@ -900,18 +996,30 @@ func (d *decoder) dict(i int, n *node, v reflect.Value) int {
 		}
 	}
 	d.depth--
+	if len(groups) > 0 {
+		for at := 0; at < len(pos) && !d.capErrors(errStart); at++ {
+			d.errs = append(d.errs, groups[at]...)
+		}
+	}
 	d.lengthErrors(n, i, j, errStart, m.Len())
 	v.Set(m)
 	return j
 }
 
-// seg is the range of errors one occurrence of a field produced.
-type seg struct{ field, from, to int }
-
-// extraKey is one occurrence of a key a forbidding shape does not know.
+// extraKey is an unknown key of a forbidding shape: where it first
+// appeared (for its loc) and its last value (the input of its error).
 type extraKey struct {
 	key        string
 	start, end int
+}
+
+// objectState is what object keeps about one JSON object while it reads
+// it, for the errors: they come in Pydantic's order, not the input's.
+type objectState struct {
+	fieldErrs [][]ErrorDetail // by field: the errors of its last occurrence
+	extras    []extraKey      // unknown keys in order of first appearance (at most MaxErrors)
+	extraAt   map[string]int  // key → index in extras, once there are several
+	lone      int             // start of the first unknown key with a lone surrogate, or -1
 }
 
 // object decodes a JSON object (data[i] == '{') into the struct v.
@@ -923,10 +1031,9 @@ func (d *decoder) object(i int, sp *structPlan, v reflect.Value) int {
 	data := d.data
 	errStart := len(d.errs)
 	var (
-		seen   uint64
-		segs   []seg
-		extras []extraKey
-		next   int
+		seen uint64
+		st   *objectState // allocated on the first error, repeated key or unknown key
+		next int
 	)
 	j := d.ws(i + 1)
 	if j < len(data) && data[j] == '}' {
@@ -936,6 +1043,7 @@ func (d *decoder) object(i int, sp *structPlan, v reflect.Value) int {
 			if j >= len(data) || data[j] != '"' {
 				return d.fail(msgPropertyName, j)
 			}
+			kstart := j
 			key, kend := d.stringBytes(j)
 			if kend < 0 {
 				return -1
@@ -946,10 +1054,7 @@ func (d *decoder) object(i int, sp *structPlan, v reflect.Value) int {
 				fi, known = sp.byName[string(key)]
 			}
 			next = fi + 1
-			var extra string
-			if !known && sp.forbid {
-				extra = string(key)
-			}
+			lone := d.lone
 			j = d.ws(kend)
 			if j >= len(data) || data[j] != ':' {
 				return d.fail(msgColon, j)
@@ -964,8 +1069,21 @@ func (d *decoder) object(i int, sp *structPlan, v reflect.Value) int {
 				if j < 0 {
 					return -1
 				}
-				if segs != nil || len(d.errs) > before || seen&(1<<fi) != 0 {
-					segs = append(segs, seg{fi, before, len(d.errs)})
+				// Python's dict keeps the last value of a repeated key:
+				// only the errors of a field's last occurrence count.
+				switch {
+				case len(d.errs) > before:
+					if st == nil {
+						st = &objectState{lone: -1}
+					}
+					if st.fieldErrs == nil {
+						st.fieldErrs = make([][]ErrorDetail, len(sp.fields))
+					}
+					st.fieldErrs[fi] = append(st.fieldErrs[fi][:0], d.errs[before:]...)
+					clear(d.errs[before:])
+					d.errs = d.errs[:before]
+				case seen&(1<<fi) != 0 && st != nil && st.fieldErrs != nil:
+					st.fieldErrs[fi] = nil
 				}
 				seen |= 1 << fi
 			} else {
@@ -974,7 +1092,10 @@ func (d *decoder) object(i int, sp *structPlan, v reflect.Value) int {
 					return -1
 				}
 				if sp.forbid {
-					extras = append(extras, extraKey{extra, vs, j})
+					if st == nil {
+						st = &objectState{lone: -1}
+					}
+					st.extra(key, kstart, lone, vs, j)
 				}
 			}
 			j = d.ws(j)
@@ -990,52 +1111,85 @@ func (d *decoder) object(i int, sp *structPlan, v reflect.Value) int {
 	}
 	d.depth--
 	missing := sp.required &^ seen
-	if missing != 0 || extras != nil || len(d.errs) > errStart {
-		d.orderErrors(sp, i, j, errStart, missing, segs, extras)
+	if missing != 0 || st != nil {
+		d.orderErrors(sp, i, j, errStart, missing, st)
 	}
 	return j
 }
 
-// orderErrors rewrites the errors of one object in Pydantic's order: per
-// field in declaration order (the last occurrence of a duplicated key
-// wins, as in Python's dict), missing fields in place, then extra keys in
-// order of first appearance with their last value.
-func (d *decoder) orderErrors(sp *structPlan, start, end, errStart int, missing uint64, segs []seg, extras []extraKey) {
-	ordered := make([]ErrorDetail, 0, len(d.errs)-errStart+bits.OnesCount64(missing)+len(extras))
-	var whole json.RawMessage
+// extra notes an unknown key of a forbidding shape whose value is
+// data[start:end]: a new key takes the next position (the first
+// MaxErrors of them are kept), a repeated one its last value.
+func (s *objectState) extra(key []byte, kstart int, lone bool, start, end int) {
+	if lone && s.lone < 0 {
+		s.lone = kstart
+	}
+	at, ok := -1, false
+	if s.extraAt != nil {
+		at, ok = s.extraAt[string(key)]
+	} else {
+		for k := range s.extras {
+			if s.extras[k].key == string(key) {
+				at, ok = k, true
+				break
+			}
+		}
+	}
+	switch {
+	case ok:
+		s.extras[at].start, s.extras[at].end = start, end
+	case len(s.extras) < MaxErrors:
+		s.extras = append(s.extras, extraKey{string(key), start, end})
+		switch {
+		case s.extraAt != nil:
+			s.extraAt[s.extras[len(s.extras)-1].key] = len(s.extras) - 1
+		case len(s.extras) > 8:
+			s.extraAt = make(map[string]int, MaxErrors)
+			for k, e := range s.extras {
+				s.extraAt[e.key] = k
+			}
+		}
+	}
+}
+
+// orderErrors writes the errors of one object in Pydantic's order: per
+// field in declaration order (the errors of its last occurrence), missing
+// fields in place, then extra keys in order of first appearance with their
+// last value; at most MaxErrors of them. An unknown key with a lone
+// surrogate replaces them all with one string_unicode at the object's loc:
+// Pydantic fails to read that key as UTF-8 while it checks the extras.
+func (d *decoder) orderErrors(sp *structPlan, start, end, errStart int, missing uint64, st *objectState) {
+	d.errs = d.errs[:errStart]
+	if st != nil && st.lone >= 0 {
+		kend, _ := d.scanString(st.lone)
+		d.add("string_unicode", msgStringUnicode, d.echo(st.lone, kend), nil)
+		return
+	}
+	var whole any
 	for fi := range sp.fields {
+		if len(d.errs)-errStart >= MaxErrors {
+			break
+		}
 		if missing&(1<<fi) != 0 {
 			if whole == nil {
 				whole = d.echo(start, end)
 			}
-			ordered = append(ordered, ErrorDetail{Type: "missing", Loc: d.locNow(sp.fields[fi].name),
+			d.errs = append(d.errs, ErrorDetail{Type: "missing", Loc: d.locNow(sp.fields[fi].name),
 				Msg: msgMissing, Input: whole})
 			continue
 		}
-		last := -1
-		for k := range segs {
-			if segs[k].field == fi {
-				last = k
-			}
-		}
-		if last >= 0 {
-			ordered = append(ordered, d.errs[segs[last].from:segs[last].to]...)
+		if st != nil && st.fieldErrs != nil {
+			d.errs = append(d.errs, st.fieldErrs[fi]...)
 		}
 	}
-	for k, e := range extras {
-		first, last := true, k
-		for m := range extras {
-			if extras[m].key == e.key {
-				if m < k {
-					first = false
-				}
-				last = m
+	if st != nil {
+		for _, e := range st.extras {
+			if len(d.errs)-errStart >= MaxErrors {
+				break
 			}
-		}
-		if first {
-			ordered = append(ordered, ErrorDetail{Type: "extra_forbidden", Loc: d.locNow(e.key), Msg: msgExtra,
-				Input: d.echo(extras[last].start, extras[last].end)})
+			d.errs = append(d.errs, ErrorDetail{Type: "extra_forbidden", Loc: d.locNow(e.key), Msg: msgExtra,
+				Input: d.echo(e.start, e.end)})
 		}
 	}
-	d.errs = append(d.errs[:errStart], ordered...)
+	d.capErrors(errStart)
 }

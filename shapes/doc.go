@@ -22,6 +22,10 @@
 // optional fields with defaults are plain values, nullable fields are
 // pointers (nil = null) or slices (nil = null).
 //
+// DecodeQuery validates query parameters the same way; ParseQuery reads a
+// raw query string as Starlette does (a malformed percent escape such as
+// "%ZZ" stays literal text, where URL.Query drops the whole pair).
+//
 // A JSON syntax error yields the single error FastAPI builds from
 // json.JSONDecodeError: type json_invalid, loc [<character offset>], msg
 // "JSON decode error", input {}, ctx {"error": <Python's message>}, with
@@ -82,16 +86,53 @@
 //   - Duplicate keys: the last value wins and errors of earlier occurrences
 //     are dropped, as with Python's dict; an unknown key is reported at its
 //     first position with its last value.
-//   - Integers beyond int64: a field with a bound reports the bound error,
-//     as Pydantic does; a field without one reports int_parsing_size where
-//     Pydantic would accept the big integer. Numbers beyond float64 are
+//   - Integers beyond int64 (Python's ints have no size): when the field's
+//     bounds already exclude the value (an upper bound for a big positive
+//     number, a lower one for a big negative number), the answer is that
+//     bound's error, as Pydantic's. Otherwise — a field with no bound, or
+//     only the bound on the other side: HistoryItem.created (ge=0),
+//     NicheReviseRequest and NicheTransitionRequest .expectedRevision
+//     (ge=1), SearchStep.weights items and
+//     NicheSignalInput.engagement values (no bound) — Pydantic accepts the
+//     integer and Decode answers int_parsing_size, since the Go field (an
+//     int) cannot hold it; this holds for JSON integers, numeric strings
+//     ("100000000000000000000") and whole floats (1e20) alike. The golden
+//     cases mark these "deviation": "int64". Numbers beyond float64 are
 //     infinity, as in Python, and are echoed as written.
 //   - Text that is not UTF-8, and nesting deeper than MaxDepth, give a
 //     json_invalid error wrapping ErrUnreadable (FastAPI answers 400 for
 //     both: UnicodeDecodeError, RecursionError). A UTF-8 byte order mark is
 //     skipped, as json.loads does for bytes; UTF-16 and UTF-32 bodies, which
 //     Python would transcode, are not supported.
-//   - A lone surrogate escape ("\ud800") decodes to U+FFFD.
+//   - A lone surrogate escape ("\ud800"): Python keeps it in the str, and
+//     Pydantic fails as soon as it must read that str as UTF-8 — a string
+//     with a length, pattern or Literal constraint, a number, boolean or
+//     date given as a string, an unknown key of a shape that forbids them
+//     (one string_unicode at the object's loc then replaces all of that
+//     object's errors) — with string_unicode, which Decode reports the
+//     same way. Where Pydantic accepts it (an unconstrained str, a dict
+//     key, an open object), the Go string holds U+FFFD instead. Echoed
+//     inputs write a lone surrogate as its escape ("\ud800"), where
+//     FastAPI would fail to encode its answer (500).
+//   - Bounded answers. FastAPI lists every error and echoes every input, so
+//     a 1 MB body of unknown keys makes a 10 MB answer. Decode keeps the
+//     first MaxErrors errors in Pydantic's order (each list, dict and
+//     object stops collecting there, so the cost stays linear in the
+//     input), leaves out (OmittedInput) an input whose rendering exceeds
+//     MaxEchoBytes, and ValidationError.MarshalJSON writes at most
+//     MaxErrors errors with at most MaxEchoBytes of echoed inputs and locs
+//     in all — no more than the input's own size when it is larger than
+//     MinEchoBytes —, leaving out the input member (not required by the
+//     ValidationError schema) of the errors past that. No golden case
+//     reaches these limits.
+//
+// # Cost
+//
+// Decode and DecodeQuery take time linear in the input on every path:
+// unknown and repeated keys are found through maps once they are many,
+// errors are ordered per object with one pass over its fields, echoes are
+// rendered once and cut at MaxEchoBytes, and nesting stops at MaxDepth.
+// BenchmarkUnknownKeys and bench/hostile measure it.
 //
 // # Package state
 //

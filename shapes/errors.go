@@ -14,13 +14,40 @@ import (
 // body" rather than 422; errors.Is(err, ErrUnreadable) tells them apart.
 var ErrUnreadable = errors.New("shapes: unreadable JSON text")
 
+// MaxErrors is the most errors a ValidationError lists: Decode and
+// DecodeQuery keep the first MaxErrors in Pydantic's order, and
+// ValidationError.MarshalJSON writes at most MaxErrors, whoever built the
+// list. FastAPI lists every error; a hostile body could make it list one
+// per byte.
+const MaxErrors = 100
+
+// MaxEchoBytes bounds the input an answer echoes: ValidationError's
+// MarshalJSON counts the bytes of every error's rendered input and of the
+// strings of its loc, and stops (see MarshalJSON) when they would pass
+// MaxEchoBytes — or, for the errors of Decode and DecodeQuery, the size of
+// the input when it is larger than MinEchoBytes, so that a large hostile
+// body cannot make an answer larger than itself. Decode leaves out
+// (OmittedInput) an input whose rendering alone is larger than
+// MaxEchoBytes.
+const MaxEchoBytes = 256 << 10
+
+// MinEchoBytes is the echo budget of the errors of an input smaller than
+// it (see MaxEchoBytes): small bodies get FastAPI's answer whole.
+const MinEchoBytes = 64 << 10
+
+// OmittedInput is the Input of an error whose input was not echoed because
+// it was too large (see MaxEchoBytes). ErrorDetail.MarshalJSON leaves the
+// input member out, as the ValidationError schema allows (input is not
+// required).
+type OmittedInput struct{}
+
 // ErrorDetail is one entry of an HTTPValidationError, Pydantic v2's error
 // object (the interface document's ValidationError): type, loc, msg, input
 // and ctx, in that key order.
 //
 // Errors made by Decode carry Input and Ctx as json.RawMessage, rendered
 // exactly as FastAPI renders them (Python's json.dumps of the value
-// json.loads produced, ctx keys in Pydantic's order).
+// json.loads produced, ctx keys in Pydantic's order), or OmittedInput{}.
 type ErrorDetail struct {
 	Type  string `json:"type" validate:"required"`
 	Loc   []any  `json:"loc" validate:"required,dive,strint"`
@@ -36,7 +63,12 @@ type ValidationError struct {
 	Detail []ErrorDetail `json:"detail" validate:"omitnil"`
 
 	cause error // ErrUnreadable, or nil
+	// echo is the echo budget of MarshalJSON; 0 means MaxEchoBytes.
+	echo int
 }
+
+// echoBudget is the echo budget of the errors of an input of n bytes.
+func echoBudget(n int) int { return min(MaxEchoBytes, max(MinEchoBytes, n)) }
 
 // Error summarises the first errors.
 func (e *ValidationError) Error() string {
@@ -57,9 +89,21 @@ func (e *ValidationError) Error() string {
 
 // MarshalJSON writes the error as FastAPI does: keys in Pydantic's order,
 // strings as Python's json.dumps(ensure_ascii=False) writes them (U+2028
-// unescaped, for one), raw inputs and contexts as they are.
+// unescaped, for one), raw inputs and contexts as they are. An
+// OmittedInput leaves the input member out.
 func (e ErrorDetail) MarshalJSON() ([]byte, error) {
-	b := append([]byte(`{"type":`), appendPyString(nil, []byte(e.Type))...)
+	in, err := marshalValue(e.Input)
+	if err != nil {
+		return nil, err
+	}
+	return e.appendJSON(nil, in)
+}
+
+// appendJSON appends the error with the rendered input in (nil: no input
+// member).
+func (e ErrorDetail) appendJSON(b, in []byte) ([]byte, error) {
+	b = append(b, `{"type":`...)
+	b = appendPyString(b, []byte(e.Type))
 	b = append(b, `,"loc":[`...)
 	for i, l := range e.Loc {
 		if i > 0 {
@@ -77,12 +121,10 @@ func (e ErrorDetail) MarshalJSON() ([]byte, error) {
 	}
 	b = append(b, `],"msg":`...)
 	b = appendPyString(b, []byte(e.Msg))
-	b = append(b, `,"input":`...)
-	in, err := marshalValue(e.Input)
-	if err != nil {
-		return nil, err
+	if in != nil {
+		b = append(b, `,"input":`...)
+		b = append(b, in...)
 	}
-	b = append(b, in...)
 	if e.Ctx != nil {
 		ctx, err := marshalValue(e.Ctx)
 		if err != nil {
@@ -93,10 +135,65 @@ func (e ErrorDetail) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// MarshalJSON writes {"detail":[...]} as FastAPI does, bounded: at most
+// MaxErrors errors, and the echoed bytes (rendered inputs, and the strings
+// of each loc) stay within MaxEchoBytes (for Decode's errors, within the
+// input's size when that is between MinEchoBytes and MaxEchoBytes). Errors
+// are taken in order; the list ends before the first error (after the
+// first) whose loc no longer fits, and an error whose input no longer fits
+// is written without its input member. So the answer to an input larger
+// than MinEchoBytes echoes at most as many bytes as the input has, plus
+// MaxErrors short errors (the first error's loc, one path through the
+// input, is always written).
+func (e ValidationError) MarshalJSON() ([]byte, error) {
+	if e.Detail == nil {
+		return []byte(`{"detail":null}`), nil
+	}
+	b := []byte(`{"detail":[`)
+	left := e.echo
+	if left <= 0 {
+		left = MaxEchoBytes
+	}
+	for i, d := range e.Detail {
+		if i == MaxErrors {
+			break
+		}
+		locBytes := 0
+		for _, l := range d.Loc {
+			if s, ok := l.(string); ok {
+				locBytes += len(s) + 2
+			}
+		}
+		if i > 0 && locBytes > left {
+			break
+		}
+		left -= locBytes
+		in, err := marshalValue(d.Input)
+		if err != nil {
+			return nil, err
+		}
+		if len(in) > left {
+			in = nil
+		} else if in != nil {
+			left -= len(in)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = d.appendJSON(b, in); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, "]}"...), nil
+}
+
 // marshalValue renders an input or ctx: raw JSON as is, strings as
-// Python writes them, anything else with encoding/json (no HTML escaping).
+// Python writes them, anything else with encoding/json (no HTML
+// escaping); OmittedInput as nil.
 func marshalValue(v any) ([]byte, error) {
 	switch x := v.(type) {
+	case OmittedInput:
+		return nil, nil
 	case json.RawMessage:
 		if x != nil {
 			return x, nil
@@ -118,7 +215,7 @@ func (e *ValidationError) Unwrap() error { return e.cause }
 
 // WithPrefix returns a copy of e whose every loc starts with prefix.
 func (e *ValidationError) WithPrefix(prefix ...any) *ValidationError {
-	out := &ValidationError{Detail: make([]ErrorDetail, len(e.Detail)), cause: e.cause}
+	out := &ValidationError{Detail: make([]ErrorDetail, len(e.Detail)), cause: e.cause, echo: e.echo}
 	for i, d := range e.Detail {
 		loc := make([]any, 0, len(prefix)+len(d.Loc))
 		loc = append(append(loc, prefix...), d.Loc...)

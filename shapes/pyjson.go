@@ -149,8 +149,12 @@ func hex4(b []byte) (uint16, bool) {
 }
 
 // unescape decodes the checked string data[i:end] (quotes included) into
-// buf. Lone surrogates become U+FFFD.
-func unescape(buf, s []byte) []byte {
+// buf and reports whether it held a lone surrogate escape. Lone surrogates
+// become U+FFFD, or with wtf8 their generalized UTF-8 bytes (ED A0..BF xx),
+// which appendPyString writes back as the escape: the echo of an input
+// keeps the Python string json.loads made.
+func unescape(buf, s []byte, wtf8 bool) ([]byte, bool) {
+	lone := false
 	s = s[1 : len(s)-1]
 	for k := 0; k < len(s); k++ {
 		c := s[k]
@@ -183,6 +187,11 @@ func unescape(buf, s []byte) []byte {
 						continue
 					}
 				}
+				lone = true
+				if wtf8 {
+					buf = append(buf, 0xed, byte(0x80|(r>>6)&0x3f), byte(0x80|r&0x3f))
+					continue
+				}
 				ru = utf8.RuneError
 			}
 			buf = utf8.AppendRune(buf, ru)
@@ -190,7 +199,7 @@ func unescape(buf, s []byte) []byte {
 			buf = append(buf, s[k])
 		}
 	}
-	return buf
+	return buf, lone
 }
 
 // scanNumber matches a number at i with the grammar of CPython's scanner
@@ -334,81 +343,67 @@ func (d *decoder) tooDeep(i int) int {
 
 // echo renders the checked value data[i:end] as Python's json.dumps
 // (ensure_ascii=False, compact) renders the object json.loads made of it:
-// the "input" of an error.
-func (d *decoder) echo(i, end int) json.RawMessage {
-	out, _ := appendPy(nil, d.data[:end], i)
-	return out
+// the "input" of an error, as a json.RawMessage, or OmittedInput when the
+// rendering is longer than MaxEchoBytes (it stops there).
+func (d *decoder) echo(i, end int) any {
+	r := pyRender{limit: MaxEchoBytes}
+	r.d.data = d.data[:end]
+	out, _ := r.value(nil, i)
+	if r.over {
+		return OmittedInput{}
+	}
+	return json.RawMessage(out)
 }
 
-// appendPy appends the Python rendering of the checked value at i.
-func appendPy(dst, data []byte, i int) ([]byte, int) {
-	e := &decoder{data: data}
+// pyRender renders checked JSON values as Python would print them, up to
+// limit bytes: past it, over is set and the rendering stops.
+type pyRender struct {
+	d     decoder // the input (data) and its scanner
+	limit int
+	over  bool
+}
+
+// check notes whether out has passed the limit.
+func (r *pyRender) check(out []byte) bool {
+	if len(out) > r.limit {
+		r.over = true
+	}
+	return r.over
+}
+
+// value appends the Python rendering of the value at i and returns the
+// index after it (meaningless once over is set).
+func (r *pyRender) value(dst []byte, i int) ([]byte, int) {
+	data := r.d.data
 	switch c := data[i]; c {
 	case '"':
-		end, esc := e.scanString(i)
+		end, esc := r.d.scanString(i)
 		if !esc {
-			return appendPyString(dst, data[i+1:end-1]), end
+			dst = appendPyString(dst, data[i+1:end-1])
+		} else {
+			raw, _ := unescape(nil, data[i:end], true)
+			dst = appendPyString(dst, raw)
 		}
-		return appendPyString(dst, unescape(nil, data[i:end])), end
+		r.check(dst)
+		return dst, end
 	case '{':
-		type member struct {
-			key []byte
-			val []byte
-		}
-		var members []member
-		j := e.ws(i + 1)
-		if data[j] != '}' {
-			for {
-				kend, esc := e.scanString(j)
-				key := data[j+1 : kend-1]
-				if esc {
-					key = unescape(nil, data[j:kend])
-				}
-				j = e.ws(kend)
-				j = e.ws(j + 1)
-				var val []byte
-				val, j = appendPy(nil, data, j)
-				dup := false
-				for k := range members {
-					if string(members[k].key) == string(key) {
-						members[k].val, dup = val, true
-						break
-					}
-				}
-				if !dup {
-					members = append(members, member{key, val})
-				}
-				j = e.ws(j)
-				if data[j] == '}' {
-					break
-				}
-				j = e.ws(j + 1)
-			}
-		}
-		dst = append(dst, '{')
-		for k, m := range members {
-			if k > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendPyString(dst, m.key)
-			dst = append(dst, ':')
-			dst = append(dst, m.val...)
-		}
-		return append(dst, '}'), j + 1
+		return r.object(dst, i)
 	case '[':
 		dst = append(dst, '[')
-		j := e.ws(i + 1)
+		j := r.d.ws(i + 1)
 		if data[j] != ']' {
 			for first := true; ; first = false {
 				if !first {
 					dst = append(dst, ',')
 				}
-				dst, j = appendPy(dst, data, j)
-				j = e.ws(j)
+				if dst, j = r.value(dst, j); r.over {
+					return dst, j
+				}
+				j = r.d.ws(j)
 				if data[j] == ']' {
 					break
 				}
-				j = e.ws(j + 1)
+				j = r.d.ws(j + 1)
 			}
 		}
 		return append(dst, ']'), j + 1
@@ -419,9 +414,85 @@ func appendPy(dst, data []byte, i int) ([]byte, int) {
 	case 'f':
 		return append(dst, "false"...), i + 5
 	default:
-		end, isFloat, _ := e.scanNumber(i)
-		return appendPyNumber(dst, data[i:end], isFloat), end
+		end, isFloat, _ := r.d.scanNumber(i)
+		dst = appendPyNumber(dst, data[i:end], isFloat)
+		r.check(dst)
+		return dst, end
 	}
+}
+
+// object renders the object at i as Python's dict: a repeated key keeps
+// its first position and its last value.
+func (r *pyRender) object(dst []byte, i int) ([]byte, int) {
+	data := r.d.data
+	type member struct{ key, val []byte }
+	var (
+		members []member
+		index   map[string]int // key → member, once there are many
+		size    int            // rendered bytes of the members so far
+	)
+	j := r.d.ws(i + 1)
+	if data[j] != '}' {
+		for {
+			kend, esc := r.d.scanString(j)
+			key := data[j+1 : kend-1]
+			if esc {
+				key, _ = unescape(nil, data[j:kend], true)
+			}
+			j = r.d.ws(r.d.ws(kend) + 1)
+			var val []byte
+			if val, j = r.value(nil, j); r.over {
+				return dst, j
+			}
+			at, dup := -1, false
+			if index != nil {
+				at, dup = index[string(key)]
+			} else {
+				for k := range members {
+					if string(members[k].key) == string(key) {
+						at, dup = k, true
+						break
+					}
+				}
+			}
+			if dup {
+				size += len(val) - len(members[at].val)
+				members[at].val = val
+			} else {
+				members = append(members, member{key, val})
+				size += len(key) + len(val) + 4
+				if index == nil && len(members) > 16 {
+					index = make(map[string]int, 2*len(members))
+					for k, m := range members {
+						index[string(m.key)] = k
+					}
+				} else if index != nil {
+					index[string(key)] = len(members) - 1
+				}
+			}
+			if len(dst)+size > r.limit {
+				r.over = true
+				return dst, j
+			}
+			j = r.d.ws(j)
+			if data[j] == '}' {
+				break
+			}
+			j = r.d.ws(j + 1)
+		}
+	}
+	dst = append(dst, '{')
+	for k, m := range members {
+		if k > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendPyString(dst, m.key)
+		dst = append(dst, ':')
+		dst = append(dst, m.val...)
+	}
+	dst = append(dst, '}')
+	r.check(dst)
+	return dst, j + 1
 }
 
 // appendPyNumber renders a JSON number literal as Python renders the int
@@ -518,11 +589,14 @@ func appendPyFloat(dst []byte, f float64) []byte {
 	}
 }
 
-// appendPyString renders s as json.dumps(ensure_ascii=False) does.
+// appendPyString renders s as json.dumps(ensure_ascii=False) does. The
+// generalized UTF-8 of a lone surrogate (from unescape with wtf8) is
+// written as its \\uXXXX escape, where Python would write the surrogate
+// itself (and then fail to encode the answer).
 func appendPyString(dst, s []byte) []byte {
 	dst = append(dst, '"')
-	for _, c := range s {
-		switch c {
+	for k := 0; k < len(s); k++ {
+		switch c := s[k]; c {
 		case '"':
 			dst = append(dst, '\\', '"')
 		case '\\':
@@ -537,6 +611,15 @@ func appendPyString(dst, s []byte) []byte {
 			dst = append(dst, '\\', 'b')
 		case '\f':
 			dst = append(dst, '\\', 'f')
+		case 0xed:
+			if k+2 < len(s) && s[k+1] >= 0xa0 && s[k+1] <= 0xbf {
+				const hex = "0123456789abcdef"
+				r := rune(c&0x0f)<<12 | rune(s[k+1]&0x3f)<<6 | rune(s[k+2]&0x3f)
+				dst = append(dst, '\\', 'u', hex[r>>12], hex[r>>8&15], hex[r>>4&15], hex[r&15])
+				k += 2
+				continue
+			}
+			dst = append(dst, c)
 		default:
 			if c < 0x20 {
 				const hex = "0123456789abcdef"

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/assaykit/assay/internal/utf8repair"
 )
 
 // NicheListQuery holds the query parameters of GET /v1/niches.
@@ -51,6 +54,12 @@ func DecodeQuery(values url.Values, dst any) error {
 	v := rv.Elem()
 	setDefaults(sp, v)
 	d := decoder{}
+	size := 0
+	for _, vs := range values {
+		for _, v := range vs {
+			size += len(v)
+		}
+	}
 	for _, f := range sp.fields {
 		vals := values[f.name]
 		d.loc = append(d.loc[:0], locElem{name: f.name, idx: -1})
@@ -77,27 +86,84 @@ func DecodeQuery(values url.Values, dst any) error {
 		d.value(0, f.node, v.Field(f.index))
 	}
 	if len(d.errs) > 0 {
-		return &ValidationError{Detail: d.errs}
+		return &ValidationError{Detail: d.errs, echo: echoBudget(size)}
 	}
 	return nil
 }
 
-// validUTF8 replaces every invalid byte with U+FFFD, as Python decodes a
-// query string with errors="replace".
-func validUTF8(s string) []byte {
-	if utf8.ValidString(s) {
-		return []byte(s)
+// validUTF8 replaces each maximal ill-formed subpart with U+FFFD, as
+// Python decodes a query string with errors="replace".
+func validUTF8(s string) []byte { return []byte(utf8repair.String([]byte(s))) }
+
+// ParseQuery parses a raw query string (URL.RawQuery) as Starlette does
+// for FastAPI (urllib.parse.parse_qsl of the bytes read as Latin-1, blank
+// values kept): pairs are split on "&" only, empty pairs are skipped, a
+// pair without "=" has the value "", "+" is a space, and percent escapes
+// are decoded as UTF-8 with each malformed sequence replaced by U+FFFD.
+// Unlike URL.Query, which drops a pair whose escapes are malformed, a
+// malformed escape ("%ZZ") stays as it is written, and a byte outside
+// ASCII written raw is the Latin-1 character of that byte.
+func ParseQuery(raw string) url.Values {
+	out := url.Values{}
+	for len(raw) > 0 {
+		var part string
+		part, raw, _ = strings.Cut(raw, "&")
+		if part == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		k = pyUnquote(k)
+		out[k] = append(out[k], pyUnquote(v))
 	}
-	out := make([]byte, 0, len(s)+8)
+	return out
+}
+
+// pyUnquote is Python's unquote(s.replace("+", " ")) of a Latin-1 string:
+// runs of ASCII are percent-decoded into bytes read as UTF-8 with
+// errors="replace"; other bytes are Latin-1 characters.
+func pyUnquote(s string) string {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		plain = s[i] != '%' && s[i] != '+' && s[i] < utf8.RuneSelf
+	}
+	if plain {
+		return s
+	}
+	var out, run []byte
 	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size <= 1 {
-			out = utf8.AppendRune(out, utf8.RuneError)
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			out = utf8.AppendRune(out, rune(c))
 			i++
 			continue
 		}
-		out = append(out, s[i:i+size]...)
-		i += size
+		run = run[:0]
+		for ; i < len(s) && s[i] < utf8.RuneSelf; i++ {
+			switch c := s[i]; {
+			case c == '+':
+				run = append(run, ' ')
+			case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+				run = append(run, unhex(s[i+1])<<4|unhex(s[i+2]))
+				i += 2
+			default:
+				run = append(run, c)
+			}
+		}
+		out = utf8repair.Append(out, run)
 	}
-	return out
+	return string(out)
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
 }

@@ -9,6 +9,8 @@ import (
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/encoding/unicode"
+
+	"github.com/assaykit/assay/internal/utf8repair"
 )
 
 // declRule says which in-document declarations of an encoding are read
@@ -116,61 +118,7 @@ func decodeWith(enc encoding.Encoding, body []byte) string {
 
 // decodeUTF8 decodes UTF-8 the WHATWG way: each maximal subpart of an
 // ill-formed sequence becomes one U+FFFD.
-func decodeUTF8(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var sb strings.Builder
-	sb.Grow(len(b) + 16)
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c < 0x80 {
-			sb.WriteByte(c)
-			i++
-			continue
-		}
-		need, lower, upper := 0, byte(0x80), byte(0xBF)
-		switch {
-		case c >= 0xC2 && c <= 0xDF:
-			need = 1
-		case c == 0xE0:
-			need, lower = 2, 0xA0
-		case c == 0xED:
-			need, upper = 2, 0x9F
-		case c >= 0xE1 && c <= 0xEF:
-			need = 2
-		case c == 0xF0:
-			need, lower = 3, 0x90
-		case c == 0xF4:
-			need, upper = 3, 0x8F
-		case c >= 0xF1 && c <= 0xF3:
-			need = 3
-		default:
-			sb.WriteRune(utf8.RuneError)
-			i++
-			continue
-		}
-		j, ok := i+1, true
-		for k := 0; k < need; k++ {
-			lo, hi := byte(0x80), byte(0xBF)
-			if k == 0 {
-				lo, hi = lower, upper
-			}
-			if j >= len(b) || b[j] < lo || b[j] > hi {
-				ok = false
-				break
-			}
-			j++
-		}
-		if ok {
-			sb.Write(b[i:j])
-		} else {
-			sb.WriteRune(utf8.RuneError)
-		}
-		i = j
-	}
-	return sb.String()
-}
+func decodeUTF8(b []byte) string { return utf8repair.String(b) }
 
 // prescanHTML looks for a <meta charset> or <meta http-equiv=content-type
 // content="...charset=..."> declaration in head (the first 1024 bytes),

@@ -6,18 +6,28 @@ validate_python with from_attributes=True) and query parameters.
 
 Run from the repository root:  python3 shapes/testdata/gen/gen.py
 Writes shapes/testdata/golden_body.jsonl.gz and golden_query.jsonl.gz.
-Each line: {"shape", "input" (the raw text, or "query": [[k, v], ...]),
-"errors" (FastAPI's detail list with loc relative to body/query, or null),
-"value" (model_dump(mode="json", by_alias=True) on success, else null)}.
+Each line: {"shape", "input" (the raw text, or "query": [[k, v], ...], or
+"rawQuery": the query string as Starlette receives it, bytes as Latin-1
+characters), "errors" (FastAPI's detail list with loc relative to
+body/query, or null), "value" (model_dump(mode="json", by_alias=True) on
+success, else null)}, and "deviation": "int64" on the cases Pydantic
+accepts with an integer beyond int64 in an int field (shapes answers
+int_parsing_size; see shapes/doc.go).
+
+Lone surrogates (which Python keeps in a str and cannot encode as UTF-8)
+are written as their \\uXXXX escapes, in inputs and answers alike.
 """
 import contextlib
 import copy
+import datetime
 import gzip
 import io
 import json
 import os
 import random
+import re
 import sys
+from urllib.parse import parse_qsl
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -31,8 +41,19 @@ INT64 = (-(2 ** 63), 2 ** 63 - 1)
 
 class Skip(Exception):
     """A case outside the documented agreement (NaN/Infinity literals,
-    integers beyond int64 accepted by Python, lone surrogates kept by
-    Python where Go decodes U+FFFD)."""
+    integers beyond int64 accepted by Python)."""
+
+
+class BigInt(Skip):
+    """Pydantic accepted an integer beyond int64."""
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def esc_surrogates(text):
+    """Writes each lone surrogate of text as its JSON escape."""
+    return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text)
 
 
 def _no_constants(name):
@@ -51,13 +72,11 @@ def _encode_errors(errs):
 
 def _check_ints(v):
     if isinstance(v, str):
-        if any(0xD800 <= ord(c) <= 0xDFFF for c in v):
-            raise Skip("lone surrogate")
         return
     if isinstance(v, bool):
         return
     if isinstance(v, int) and not (INT64[0] <= v <= INT64[1]):
-        raise Skip("big int")
+        raise BigInt("big int")
     if isinstance(v, dict):
         for k, x in v.items():
             _check_ints(k)
@@ -80,9 +99,21 @@ def expected_body(model, text):
     except ValidationError as e:
         return _encode_errors(e.errors(include_url=False)), None
     _check_ints(obj)  # the accepted input, before Pydantic's lossy serialisation
-    value = m.model_dump(mode="json", by_alias=True)
+    # mode="python", then dates as text: mode="json" would write a lone
+    # surrogate as three U+FFFD.
+    value = jsonable(m.model_dump(mode="python", by_alias=True))
     _check_ints(value)
     return None, value
+
+
+def jsonable(v):
+    if isinstance(v, datetime.date):
+        return v.isoformat()
+    if isinstance(v, dict):
+        return {k: jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    return v
 
 
 def dumps(v):
@@ -511,6 +542,73 @@ def expected_query(model, pairs):
     return None, m.model_dump(mode="json")
 
 
+# ------------------------------------------------- hostile and edge inputs
+# Deterministic (no shared rng), generated after the others so that adding
+# them leaves every earlier case as it was.
+
+YEAR0 = ["0000-01-01", "0000-02-29", "0000-12-31", "0000-02-30", "0000-01-01T00:00:00", "0000-01-01T00:00:00Z",
+         "0000-01-01 00:00:00+01:00", "0000-01-01T00:00:01", "0000-01-01T00:00", -62167219200000, -62167219200000.0,
+         "-62167219200000", -62135596800000, -62135596800001, -62167305600000, "0001-01-01", "0001-01-01T00:00:00",
+         -62135596800000.0, "-62135683200000"]
+LONE = ["a\ud800bc", "\udc00", "abc\udbff", "\ud83d\ude00\ud800x"]
+BIG_INTS = [10 ** 20, -(10 ** 20), 2 ** 63, -(2 ** 63) - 1, "100000000000000000000", 1e20]
+
+
+def edge_cases():
+    """(shape, text, deviation) triples: dates in year 0, lone surrogates
+    in every string and key, integers beyond int64 in every int field."""
+    def text(doc):
+        return esc_surrogates(dumps(doc))
+
+    base = BASES["ClaimVerificationRequest"][1]
+    for v in YEAR0:
+        yield "ClaimVerificationRequest", text(dict(base, asOf=v)), None
+    for name, model in models.SHAPES.items():
+        schema = Schema(model)
+        for b in BASES[name][:1]:
+            for path, sub, _ in paths(schema, b, schema.root):
+                if isinstance(path[-1], int) and not isinstance(get(b, path[:-1]), list):
+                    continue
+                s_res, _ = schema.nonnull(sub)
+                vals = list(LONE)
+                if s_res.get("type") == "integer" or (s_res.get("type") == "array" and
+                                                     schema.nonnull(s_res.get("items", {}))[0].get("type") == "integer"):
+                    big = BIG_INTS if s_res.get("type") == "integer" else [[1, x] for x in BIG_INTS]
+                    vals += big
+                for v in vals:
+                    try:
+                        doc = put(b, path, v)
+                    except (KeyError, IndexError, TypeError):
+                        continue
+                    yield name, text(doc), None
+            for prefix, _ in objects(schema, b, schema.root):
+                for extra in ({"\ud800": 1}, {"zz": 1, "y\udc00y": [1], "\ud800": 2}):
+                    doc = copy.deepcopy(b)
+                    get(doc, prefix).update(extra) if prefix else doc.update(extra)
+                    yield name, text(doc), None
+    sig = copy.deepcopy(BASES["NicheSignalInput"][0])
+    for eng in ({"\ud800": 1}, {"a": "x", "a": 1}, {"a": "x", "b": 1, "a": "y"}):
+        yield "NicheSignalInput", text(dict(sig, engagement=eng)), None
+    head = text(dict(sig, engagement={"a": 1}))[:-1]
+    yield "NicheSignalInput", head.replace('{"a":1}', '{"a":"x","b":2,"a":3}') + "}", None
+    yield "NicheSignalInput", head.replace('{"a":1}', '{"a":1,"b":"x","a":"y","c":-1}') + "}", None
+
+
+RAW_VALUES = ["%ZZ", "%ZZinvoice", "%zzabc", "%", "%4", "%41%4", "%e2%82abc", "%C3%A9%C3%A9%C3%A9", "a+b+c",
+              "\xe9\xe9\xe9", "%00abc", "1%2B1", "%32%30", "%2", "1%", "%ed%a0%80abc", "%C3\xa9%A9x", "%f0%9f",
+              "sc%6Fre", "re%63ent", "+20", "2%200"]
+
+
+def raw_query_cases():
+    for name, model in models.QUERIES.items():
+        for f in model.model_fields:
+            for v in RAW_VALUES:
+                yield name, (f + "=" + v) if f == "q" else "q=abcd&" + f + "=" + v
+        for raw in ["q", "q=", "=abcd", "q=abcd;sort=recent", "&&q=abcd&&", "q=abcd&limit=%ZZ&sort=%ZZ",
+                    "q=abc&q", "q=%ZZ%ZZ&limit=1&limit=%ZZ", "q+=abcd", "%71=abcd", "q=abcd&li%6Dit=2"]:
+            yield name, raw
+
+
 @contextlib.contextmanager
 def open_gz(name):
     """A text writer to a gzip file without a timestamp, so that runs are
@@ -525,21 +623,41 @@ def main():
     rng = random.Random(20260601)
     n_body = 0
     with open_gz("golden_body.jsonl.gz") as f:
+        def write(name, text, edge):
+            case = {"shape": name, "input": text}
+            try:
+                case["errors"], case["value"] = expected_body(models.SHAPES[name], text)
+            except BigInt:
+                if not edge:
+                    return 0
+                case["errors"], case["value"], case["deviation"] = None, None, "int64"
+            except (Skip, ValueError):
+                return 0
+            try:
+                line = esc_surrogates(dumps(case))
+                line.encode("utf-8")
+            except (ValueError, UnicodeEncodeError):
+                return 0
+            f.write(line + "\n")
+            return 1
         for gen in (body_cases, syntax_cases):
             for name, text in gen(rng):
-                try:
-                    errors, value = expected_body(models.SHAPES[name], text)
-                    line = dumps({"shape": name, "input": text, "errors": errors, "value": value})
-                    line.encode("utf-8")
-                except (Skip, ValueError, UnicodeEncodeError):
-                    continue
-                f.write(line + "\n")
-                n_body += 1
+                n_body += write(name, text, False)
+        seen = set()
+        for name, text, _ in edge_cases():
+            if (name, text) not in seen:
+                seen.add((name, text))
+                n_body += write(name, text, True)
     n_query = 0
     with open_gz("golden_query.jsonl.gz") as f:
         for name, pairs in query_cases(rng):
             errors, value = expected_query(models.QUERIES[name], pairs)
             f.write(dumps({"shape": name, "query": pairs, "errors": errors, "value": value}) + "\n")
+            n_query += 1
+        for name, raw in raw_query_cases():
+            # Starlette: parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)
+            errors, value = expected_query(models.QUERIES[name], parse_qsl(raw, keep_blank_values=True))
+            f.write(dumps({"shape": name, "rawQuery": raw, "errors": errors, "value": value}) + "\n")
             n_query += 1
     print(f"{n_body} body cases, {n_query} query cases")
 
