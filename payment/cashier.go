@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -250,7 +251,10 @@ type Charge struct {
 	token  string
 	call   *Call
 	res    Resource
-	replay *StoredResponse
+	// replay is the stored response of an order answered again; pending
+	// is true for an order answered again while it is settling.
+	replay  *StoredResponse
+	pending bool
 
 	mu   sync.Mutex
 	done bool
@@ -260,17 +264,27 @@ type Charge struct {
 // names a quote that prices the offer. Errors: a *Problem (malformed,
 // invalid or already used payment, quote problems; the caller answers
 // with a fresh challenge), ErrInvalidCustomerKey, ErrIdempotencyConflict,
-// ErrIdempotencyInFlight, or a storage error.
+// ErrIdempotencyInFlight, ErrPaymentInFlight, or a storage error.
+//
+// The credential is the purchase. When the processor is a
+// PaymentIdentifier (Protocols is), a credential that already opened an
+// order is identified offline (the payer proved by its signature) and
+// answered before pricing and verification, so also after it expired:
+// for the same request (same offer and opts.RequestHash, which the
+// transports compute from the method, resource and body; recovery needs
+// it) a completed order's stored response (Replay) or a settling order
+// (Pending), each with a fresh order token; while the order is still
+// processing, ErrPaymentInFlight; for another request, 402
+// payment_already_used. An order that failed released the payment, which
+// is then charged again normally.
 //
 // When opts.IdempotencyKey names a completed order of the same payer and
-// offer for the same request, Begin returns a replay Charge: Replay
-// returns the stored response, nothing is reserved or settled, and the new
-// credential (when it is a different payment) is voided and stays unused.
-// When the processor is a PaymentIdentifier, a retry with the very payment
-// that opened that order is answered before pricing and verification (so
-// also after the payment expired), and a credential that names a quote
-// prices the call with it when res names none. When the processor is a
-// Holder, its hold is placed after the payment is reserved.
+// offer for the same request, Begin returns a replay Charge with a fresh
+// order token: Replay returns the stored response, nothing is reserved or
+// settled, and the new credential (a different payment) is voided and
+// stays unused. A credential that names a quote prices the call with it
+// when res names none. When the processor is a Holder, its hold is placed
+// after the payment is reserved.
 func (c *Cashier) Begin(ctx context.Context, offer Offer, res Resource, cred *Credential, opts *BeginOptions) (*Charge, error) {
 	ch, err := c.begin(ctx, offer, res, cred, opts)
 	if c.onEvent != nil {
@@ -280,7 +294,7 @@ func (c *Cashier) Begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 		}
 		var p *Problem
 		switch {
-		case err == nil && ch.replay != nil:
+		case err == nil && (ch.replay != nil || ch.pending):
 			ev.Outcome = "idempotent"
 		case err == nil:
 			return ch, nil // reported when the charge completes or fails
@@ -311,28 +325,21 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 		}
 		customer = cu
 	}
-	ident, _ := c.p.(PaymentIdentifier)
-	if cred != nil && ident != nil && res.QuoteID == "" {
-		// A payment that names its quote (x402 payment-identifier "quo_…",
-		// MPP opaque) is priced with it even without X-Agentic-Quote-Id.
-		res.QuoteID = ident.NamedQuote(cred)
-	}
-	if cred != nil && ident != nil && o.IdempotencyKey != "" {
-		// A retry of the same payment gets its stored answer before any
+	if ident, ok := c.p.(PaymentIdentifier); ok && cred != nil {
+		if res.QuoteID == "" {
+			// A payment that names its quote (x402 payment-identifier
+			// "quo_…", MPP opaque) is priced with it even without
+			// X-Agentic-Quote-Id.
+			res.QuoteID = ident.NamedQuote(cred)
+		}
+		// The credential is the purchase: a retry of a payment that
+		// already opened an order is answered from that order before any
 		// check that time (validBefore, challenge expiry), a used quote or
-		// a facilitator could fail: the payer is proved offline by the
-		// credential's signature, and only the very payment that opened
-		// the order is answered here.
+		// a facilitator could fail. The payer is proved offline by the
+		// credential's signature.
 		if id, err := ident.IdentifyPayment(cred); err == nil {
-			prev, err := c.l.OrderByIdempotencyKey(ctx, id.Payer, offer.ID, o.IdempotencyKey)
-			switch {
-			case errors.Is(err, ErrOrderNotFound):
-			case err != nil:
-				return nil, err
-			case prev.ReservationKey == id.ReservationKey:
-				if ch, err := c.replay(ctx, prev, nil, o.RequestHash); ch != nil || err != nil {
-					return ch, err
-				}
+			if ch, err := c.recoverPurchase(ctx, offer, id, o); ch != nil || err != nil {
+				return ch, err
 			}
 		}
 	}
@@ -391,7 +398,14 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 	switch err := c.l.OpenOrder(ctx, &ord); {
 	case errors.Is(err, ErrReservationUsed):
 		// Never void here: the payment belongs to the order that holds it.
-		return nil, problemf(402, "invalid-challenge", ReasonPaymentUsed, "Payment already used")
+		// A concurrent request with this very payment (a client that
+		// retried at once) may have opened it since the lookup above.
+		if _, ok := c.p.(PaymentIdentifier); ok {
+			if ch, err := c.recoverPurchase(ctx, offer, &PaymentIdentity{Payer: auth.Payer, ReservationKey: auth.ReservationKey}, o); ch != nil || err != nil {
+				return ch, err
+			}
+		}
+		return nil, paymentUsed("")
 	case errors.Is(err, ErrQuoteUnavailable):
 		return nil, problemf(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+res.QuoteID+" expired or was already used")
 	case errors.Is(err, ErrIdempotencyInFlight):
@@ -421,6 +435,75 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 	return &Charge{c: c, auth: auth, order: ord, token: token, call: call, res: res}, nil
 }
 
+// paymentUsed is the refusal of a payment that opened an order for
+// another request (or whose order cannot answer again).
+func paymentUsed(why string) *Problem {
+	detail := "Payment already used"
+	if why != "" {
+		detail += ": " + why
+	}
+	return problemf(402, "invalid-challenge", ReasonPaymentUsed, detail)
+}
+
+// recoverPurchase answers a payment that already opened an order (id is
+// the credential's identity, proved offline). For the same request (same
+// offer and request hash: method, resource, body) it returns the
+// purchase: a completed order's stored response with a fresh order token
+// (Charge.Replay), or a settling order with a fresh token
+// (Charge.Pending); a processing order is ErrPaymentInFlight. For another
+// request the payment is used (402 payment_already_used; the same
+// Idempotency-Key for another request is ErrIdempotencyConflict). It
+// returns (nil, nil) when no order holds the payment (never used, or
+// released by a failure): the caller then charges it normally.
+func (c *Cashier) recoverPurchase(ctx context.Context, offer Offer, id *PaymentIdentity, o BeginOptions) (*Charge, error) {
+	prev, err := c.l.OrderByReservation(ctx, id.ReservationKey)
+	switch {
+	case errors.Is(err, ErrOrderNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case prev.Status == OrderFailed:
+		return nil, nil
+	case !strings.EqualFold(prev.Payer, id.Payer):
+		// A key shared by two payers (an MPP challenge id paid by
+		// another signer): never answer one with the other's purchase.
+		return nil, paymentUsed("")
+	case prev.OfferID != offer.ID || o.RequestHash == "" || prev.RequestHash != o.RequestHash:
+		if o.IdempotencyKey != "" && prev.IdempotencyKey == o.IdempotencyKey && prev.OfferID == offer.ID {
+			return nil, ErrIdempotencyConflict
+		}
+		return nil, paymentUsed("")
+	case prev.Status == OrderProcessing:
+		return nil, ErrPaymentInFlight
+	}
+	var stored *StoredResponse
+	if prev.Status == OrderCompleted {
+		stored, err = c.l.Response(ctx, prev.ID)
+		if errors.Is(err, ErrOrderNotFound) {
+			return nil, paymentUsed("its response was streamed and not kept; read the order with its token")
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return c.answerAgain(ctx, prev, stored)
+}
+
+// answerAgain returns the charge that answers prev again (stored is its
+// response, nil while it is settling) with a fresh order token: the
+// previous token stops working, so that a payer whose answer was lost gets
+// a token nobody else holds.
+func (c *Cashier) answerAgain(ctx context.Context, prev *Order, stored *StoredResponse) (*Charge, error) {
+	token := ids.Token(ids.OrderToken)
+	if err := c.l.RotateOrderToken(ctx, prev.ID, ids.Hash(token)); err != nil {
+		return nil, err
+	}
+	ord := *prev
+	ord.TokenHash = ids.Hash(token)
+	call := &Call{Payer: ord.Payer, Protocol: ord.Protocol, OrderID: ord.ID, OrderTokenHash: ord.TokenHash, CustomerID: ord.CustomerID}
+	return &Charge{c: c, order: ord, token: token, call: call, replay: stored, pending: stored == nil, done: true}, nil
+}
+
 // replay answers a retry whose Idempotency-Key is held by prev; auth is
 // the retry's verified payment, nil when it is prev's own payment
 // (identified offline). It returns (nil, nil) when prev does not decide
@@ -448,8 +531,7 @@ func (c *Cashier) replay(ctx context.Context, prev *Order, auth *Authorization, 
 			return nil, err
 		}
 		voidNew()
-		call := &Call{Payer: prev.Payer, Protocol: prev.Protocol, OrderID: prev.ID, OrderTokenHash: prev.TokenHash, CustomerID: prev.CustomerID}
-		return &Charge{c: c, order: *prev, call: call, replay: resp, done: true}, nil
+		return c.answerAgain(ctx, prev, resp)
 	case OrderProcessing, OrderSettling:
 		voidNew()
 		return nil, ErrIdempotencyInFlight
@@ -470,7 +552,8 @@ func (ch *Charge) Call() *Call { return ch.call }
 func (ch *Charge) Order() Order { return ch.order }
 
 // OrderToken returns the order token (ort_…) to hand to the payer; it is
-// not stored and cannot be shown again. "" for a replay.
+// not stored and cannot be shown again. An order answered again (Replay,
+// Pending) has a fresh token: the previous one no longer works.
 func (ch *Charge) OrderToken() string { return ch.token }
 
 // Resource returns the resource the charge pays for, with the quote the
@@ -481,9 +564,18 @@ func (ch *Charge) Resource() Resource { return ch.res }
 // Authorization returns the verified payment (nil for a replay).
 func (ch *Charge) Authorization() *Authorization { return ch.auth }
 
-// Replay returns the stored response when Begin answered an idempotent
-// retry.
+// Replay returns the stored response when Begin answered a retry from a
+// completed order: a retry with the payment that opened it (for the same
+// request), or an Idempotency-Key retry. Nothing is charged; Order has
+// the order as stored and OrderToken a fresh token.
 func (ch *Charge) Replay() (*StoredResponse, bool) { return ch.replay, ch.replay != nil }
+
+// Pending reports that Begin answered a retry with the payment of an order
+// that is settling (its outcome not known yet, for example after a
+// crash): answer as for ErrSettlementPending, with the order id and the
+// fresh OrderToken, so that the payer can poll the order and must not pay
+// again. Nothing is charged.
+func (ch *Charge) Pending() bool { return ch.pending }
 
 func (ch *Charge) finish() error {
 	ch.mu.Lock()

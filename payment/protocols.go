@@ -561,13 +561,11 @@ func problemTitle(t string) string {
 // WithProblem returns a copy of c that reports p: the body's problem
 // members (type, title, status, detail, reason) describe p, and the x402
 // error fields (v1 body "error", v2 PAYMENT-REQUIRED "error") carry
-// p.Reason. The payment options stay, so the payer can pay again.
+// p.Reason (else its detail, else its type). The payment options stay, so
+// the payer can pay again.
 func (c *Challenge) WithProblem(p *Problem) *Challenge {
 	out := &Challenge{Header: c.Header.Clone(), Body: c.Body, PaymentRequired: c.PaymentRequired}
-	reason := p.Reason
-	if reason == "" {
-		reason = p.Type
-	}
+	reason := p.errorCode()
 	var body map[string]any
 	if json.Unmarshal(c.Body, &body) == nil {
 		body["type"] = ProblemTypeBase + p.Type
