@@ -238,7 +238,7 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Begin prices the offer itself (after answering an idempotent retry,
 	// whose quote is already used, from its stored order).
-	reqHash := requestHash(r, body)
+	reqHash := RequestHash(r, body)
 	ch, err := c.Begin(ctx, h.offer, res, cred, &BeginOptions{
 		CustomerKey: customerKey, IdempotencyKey: r.Header.Get(HeaderIdempotencyKey), RequestHash: reqHash})
 	if err != nil {
@@ -603,9 +603,12 @@ func firstValue(v string) string {
 	return strings.TrimSpace(v)
 }
 
-// requestHash identifies a request for idempotency: method, path, query
-// and body.
-func requestHash(r *http.Request, body []byte) string {
+// RequestHash identifies an HTTP request for idempotency and for the
+// recovery of a purchase by its credential (BeginOptions.RequestHash):
+// method, path, query and body. Transports that charge HTTP requests
+// through the Cashier directly use it so that their orders and the gate's
+// agree.
+func RequestHash(r *http.Request, body []byte) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n%s\n", r.Method, r.URL.EscapedPath(), r.URL.RawQuery)
 	h.Write(body)

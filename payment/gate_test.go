@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/store"
@@ -582,6 +583,11 @@ func TestGateIdempotencyKeyReplaysWithoutCharging(t *testing.T) {
 	}
 	if e.proc.Settled("0xa", "n2") != 0 || e.proc.Voided("0xa", "n2") != 1 || e.proc.Settled("0xa", "n1") != 1 || e.h.delivered.Load() != 1 {
 		t.Fatal("the replay charged or ran again")
+	}
+	// The replay hands out a fresh order token; the first one stops working.
+	tok1, tok2 := first.header.Get(payment.HeaderOrderToken), second.header.Get(payment.HeaderOrderToken)
+	if o := e.order(first.header.Get(payment.HeaderOrderID)); tok2 == "" || tok2 == tok1 || o.TokenHash != ids.Hash(tok2) {
+		t.Fatalf("replay token %q (first %q), order token hash %s", tok2, tok1, o.TokenHash)
 	}
 	// The same credential again with the key: a replay too, never voided.
 	third := e.do("POST", "/v1/claims/verify/quick", claimBody, with(pay("0xA", "n1"), "Idempotency-Key", "k1"))
