@@ -245,12 +245,12 @@ type BeginOptions struct {
 // Exactly one of Complete or Fail must be called, unless Replay reports a
 // replay.
 type Charge struct {
-	c      *Cashier
-	auth   *Authorization
-	order  Order
-	token  string
-	call   *Call
-	res    Resource
+	c     *Cashier
+	auth  *Authorization
+	order Order
+	token string
+	call  *Call
+	res   Resource
 	// replay is the stored response of an order answered again; pending
 	// is true for an order answered again while it is settling.
 	replay  *StoredResponse
