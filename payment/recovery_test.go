@@ -3,9 +3,11 @@ package payment_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,4 +167,127 @@ func (e *env) getOrder(id, token string) (int, *payment.Order) {
 		return 404, nil
 	}
 	return 200, o
+}
+
+// lossyProxy stands between the paying Transport and a gate: it loses the
+// answer to the first paid request — after the gate charged for it (the
+// connection is cut), or (timeout) while the gate still works on it (a
+// 504, as a proxy that gave up) — and lets everything else through.
+type lossyProxy struct {
+	next    http.Handler
+	timeout bool
+
+	once     sync.Once
+	lost     chan struct{} // closed when the first paid answer was lost
+	release  chan struct{} // timeout: lets the abandoned work finish
+	finished chan struct{} // timeout: the abandoned work finished
+	statuses []int
+	mu       sync.Mutex
+}
+
+func (p *lossyProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	paid := r.Header.Get("Payment-Signature") != "" || r.Header.Get("X-Payment") != "" || r.Header.Get("Authorization") != ""
+	first := false
+	if paid {
+		p.once.Do(func() { first = true })
+	}
+	switch {
+	case first && p.timeout:
+		body, _ := io.ReadAll(r.Body)
+		r2 := r.Clone(context.WithoutCancel(r.Context()))
+		r2.Body = io.NopCloser(bytes.NewReader(body))
+		go func() {
+			defer close(p.finished)
+			p.next.ServeHTTP(httptest.NewRecorder(), r2)
+		}()
+		close(p.lost)
+		w.WriteHeader(http.StatusGatewayTimeout)
+	case first:
+		rec := httptest.NewRecorder()
+		p.next.ServeHTTP(rec, r)
+		p.record(rec.Code)
+		close(p.lost)
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	default:
+		rec := httptest.NewRecorder()
+		p.next.ServeHTTP(rec, r)
+		p.record(rec.Code)
+		if p.timeout && rec.Code == http.StatusConflict {
+			// The retry found the first request in flight: let it end
+			// before answering, so that the next retry finds it done.
+			close(p.release)
+			<-p.finished
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	}
+}
+
+func (p *lossyProxy) record(code int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.statuses = append(p.statuses, code)
+}
+
+// blockingHandler is a paid handler that waits for release (if set).
+type blockingHandler struct {
+	*paidHandler
+	release chan struct{}
+}
+
+func (h blockingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.release != nil {
+		<-h.release
+	}
+	h.paidHandler.ServeHTTP(w, r)
+}
+
+// The paying Transport recovers an answer lost after the charge (the
+// connection cut) and one lost while the work was still running (a proxy's
+// 504, then 409 while in flight), by presenting the same credential again:
+// one payment signed, one delivery, the purchase's bytes and order.
+func TestTransportRecoversALostAnswer(t *testing.T) {
+	for _, timeout := range []bool{false, true} {
+		name := map[bool]string{false: "cut after the charge", true: "504 during the work"}[timeout]
+		t.Run(name, func(t *testing.T) {
+			e := newRealEnv(t, realOpts{})
+			p := &lossyProxy{timeout: timeout, lost: make(chan struct{}), release: make(chan struct{}), finished: make(chan struct{})}
+			h := blockingHandler{paidHandler: &paidHandler{kind: "verification"}}
+			if timeout {
+				h.release = p.release
+			}
+			p.next = e.gate.Gate(quickOffer, h)
+			srv := httptest.NewServer(p)
+			defer srv.Close()
+			tr := payment.NewTransport(paymenttest.DevWallet(), nil, &payment.TransportOptions{RetryWait: time.Millisecond, MaxRetryWait: time.Millisecond})
+			hc := &http.Client{Transport: tr}
+			resp, err := hc.Post(srv.URL+"/v1/claims/verify/quick", "application/json", strings.NewReader(claimBody))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			info, ok := payment.ResponseInfo(resp)
+			if resp.StatusCode != 200 || !ok || resp.Header.Get(payment.HeaderReplay) != "true" || !strings.HasPrefix(info.OrderID, "ord_") ||
+				info.ReceiptID == "" || info.OrderToken == "" {
+				t.Fatalf("%d %v %s (info %+v)", resp.StatusCode, resp.Header, body, info)
+			}
+			o := e.order(info.OrderID)
+			if o.Status != payment.OrderCompleted || o.TokenHash != ids.Hash(info.OrderToken) || o.ReceiptID != info.ReceiptID {
+				t.Fatalf("order %+v", o)
+			}
+			if h.delivered.Load() != 1 || tr.Spent() != quickOffer.AmountMicroUSD || e.countOrders(payment.OrderCompleted) != 1 {
+				t.Fatalf("deliveries %d, spent %d, completed orders %d; want 1, %d, 1", h.delivered.Load(), tr.Spent(), e.countOrders(payment.OrderCompleted), quickOffer.AmountMicroUSD)
+			}
+			if timeout && (len(p.statuses) < 2 || p.statuses[len(p.statuses)-2] != http.StatusConflict) {
+				t.Fatalf("statuses behind the proxy %v: want a 409 while in flight, then the answer", p.statuses)
+			}
+		})
+	}
 }
