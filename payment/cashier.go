@@ -28,6 +28,13 @@ type CashierOptions struct {
 	// SettleTimeout bounds one Settle call; the payer's disconnection
 	// does not cancel it. Zero means 90 seconds.
 	SettleTimeout time.Duration
+	// CommitTimeout bounds each ledger write that records finished work:
+	// moving an order to settling with its response, completing it,
+	// failing it. Once the work is done these writes are not cut short by
+	// the caller's deadline or disconnection, only by this grace period;
+	// a write whose outcome is unknown (a commit cut short) is read back.
+	// Zero means 30 seconds.
+	CommitTimeout time.Duration
 	// StaleAfter is how long an order may stay processing before
 	// Reconcile treats it as interrupted by a crash. It must exceed the
 	// longest paid call. Zero means 10 minutes.
@@ -54,6 +61,7 @@ type Cashier struct {
 	now        func() time.Time
 	costs      CostPrices
 	settleTO   time.Duration
+	commitTO   time.Duration
 	staleAfter time.Duration
 	reserveFor time.Duration
 	quoteTTL   time.Duration
@@ -92,7 +100,7 @@ func NewCashier(p Processor, l Ledger, o *CashierOptions) (*Cashier, error) {
 		return nil, errors.New("payment: NewCashier needs receipt keys (CashierOptions.Keys)")
 	}
 	c := &Cashier{p: p, l: l, keys: o.Keys, log: o.Logger, now: o.Now, costs: o.Costs,
-		settleTO: o.SettleTimeout, staleAfter: o.StaleAfter, reserveFor: o.ReserveFor, quoteTTL: o.QuoteTTL, onEvent: o.OnEvent}
+		settleTO: o.SettleTimeout, commitTO: o.CommitTimeout, staleAfter: o.StaleAfter, reserveFor: o.ReserveFor, quoteTTL: o.QuoteTTL, onEvent: o.OnEvent}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -101,6 +109,9 @@ func NewCashier(p Processor, l Ledger, o *CashierOptions) (*Cashier, error) {
 	}
 	if c.settleTO <= 0 {
 		c.settleTO = 90 * time.Second
+	}
+	if c.commitTO <= 0 {
+		c.commitTO = 30 * time.Second
 	}
 	if c.staleAfter <= 0 {
 		c.staleAfter = 10 * time.Minute
@@ -669,7 +680,7 @@ func (ch *Charge) complete(ctx context.Context, resp Response) (*Completion, err
 	usage := ch.call.Usage()
 	d := Delivered{ResultKind: kind, ResultID: id, ResultSHA256: digest, Usage: usage,
 		CostMicroUSD: c.costs.Cost(usage), Response: StoredResponse{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body}}
-	if err := c.l.MarkSettling(wctx, ch.order.ID, d); err != nil {
+	if err := c.markSettling(ctx, ch.order.ID, d); err != nil {
 		c.fail(wctx, ch.auth, ch.order.ID, "ledger error before settlement")
 		return nil, err
 	}
@@ -686,7 +697,7 @@ func (ch *Charge) complete(ctx context.Context, resp Response) (*Completion, err
 	case err != nil && !errors.Is(err, ErrSettlementPending) && !errors.Is(err, context.DeadlineExceeded):
 		reason := "settlement failed: " + problemDetail(err)
 		c.void(wctx, ch.auth)
-		if ferr := c.l.FailOrder(wctx, ord.ID, reason); ferr != nil {
+		if ferr := c.failOrder(ctx, ord.ID, reason); ferr != nil {
 			c.log.ErrorContext(ctx, "payment: recording a failed settlement", "order", ord.ID, "err", ferr)
 		}
 		ord.Status, ord.FailureReason = OrderFailed, reason
@@ -714,12 +725,57 @@ func (c *Cashier) completeSettled(ctx context.Context, ord Order, s *Settlement)
 		return nil, err
 	}
 	st := Settled{SettlementRef: s.Reference, Network: s.Network, Dev: ord.Dev, ReceiptID: ord.ReceiptID, Receipt: data, CompletedAt: now}
-	if err := c.l.CompleteOrder(context.WithoutCancel(ctx), ord.ID, st); err != nil {
+	if err := c.completeOrder(ctx, ord.ID, st); err != nil {
 		c.log.ErrorContext(ctx, "payment: recording a settled order", "order", ord.ID, "settlement", s.Reference, "err", err)
 	} else {
 		ord.Status, ord.CompletedAt = OrderCompleted, now
 	}
 	return &Completion{Order: ord, Receipt: r, ReceiptJSON: data, Settlement: s}, nil
+}
+
+// grace returns the context of a ledger write that records finished work:
+// detached from ctx's deadline and cancellation, bounded by CommitTimeout.
+func (c *Cashier) grace(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), c.commitTO)
+}
+
+// recorded runs a ledger write in its own grace period and, when it
+// reports an error, reads the order back: a commit cut short may have
+// succeeded (PostgreSQL answers a cancelled COMMIT with an error whatever
+// it did). done tells from the order read back whether the write took
+// effect; then the error is dropped.
+func (c *Cashier) recorded(ctx context.Context, id string, write func(context.Context) error, done func(*Order) bool) error {
+	gctx, cancel := c.grace(ctx)
+	err := write(gctx)
+	cancel()
+	if err == nil || errors.Is(err, ErrOrderNotFound) {
+		return err
+	}
+	rctx, cancel := c.grace(ctx)
+	defer cancel()
+	if o, rerr := c.l.Order(rctx, id); rerr == nil && done(o) {
+		c.log.WarnContext(ctx, "payment: a ledger write reported an error but took effect", "order", id, "err", err)
+		return nil
+	}
+	return err
+}
+
+// markSettling records what the work delivered (MarkSettling).
+func (c *Cashier) markSettling(ctx context.Context, id string, d Delivered) error {
+	return c.recorded(ctx, id, func(ctx context.Context) error { return c.l.MarkSettling(ctx, id, d) },
+		func(o *Order) bool { return o.Status == OrderSettling && o.ResultSHA256 == d.ResultSHA256 })
+}
+
+// completeOrder records a settled order (CompleteOrder).
+func (c *Cashier) completeOrder(ctx context.Context, id string, st Settled) error {
+	return c.recorded(ctx, id, func(ctx context.Context) error { return c.l.CompleteOrder(ctx, id, st) },
+		func(o *Order) bool { return o.Status == OrderCompleted && o.ReceiptID == st.ReceiptID })
+}
+
+// failOrder records a failed order (FailOrder).
+func (c *Cashier) failOrder(ctx context.Context, id, reason string) error {
+	return c.recorded(ctx, id, func(ctx context.Context) error { return c.l.FailOrder(ctx, id, reason) },
+		func(o *Order) bool { return o.Status == OrderFailed })
 }
 
 func receiptFor(o *Order, issued time.Time) *Receipt {
@@ -757,7 +813,7 @@ func (ch *Charge) Fail(ctx context.Context, reason string) error {
 
 func (c *Cashier) fail(ctx context.Context, a *Authorization, orderID, reason string) error {
 	c.void(ctx, a)
-	if err := c.l.FailOrder(ctx, orderID, reason); err != nil {
+	if err := c.failOrder(ctx, orderID, reason); err != nil {
 		c.log.ErrorContext(ctx, "payment: failing order", "order", orderID, "err", err)
 		return err
 	}
