@@ -81,3 +81,46 @@ func TestRotateOrderTokenMovesTheVerificationGrant(t *testing.T) {
 		})
 	}
 }
+
+// TestReadsDoNotWaitBehindWrites: with every writer connection taken by
+// open write transactions (a burst of paid writes), reads still answer —
+// they have their own pool.
+func TestReadsDoNotWaitBehindWrites(t *testing.T) {
+	for name, dsn := range map[string]func(t *testing.T) string{
+		"sqlite-file": func(t *testing.T) string { return storetest.SQLitePath(t) },
+		"postgres":    func(t *testing.T) string { return storetest.PostgresURL(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			db, err := Open(ctx, dsn(t), &Options{MaxOpenConns: 2, MaxWriteConns: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			o := storetest.NewTestOrder("claims.verify.quick")
+			if err := db.OpenOrder(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			w, _ := db.SQL()
+			for range w.Stats().MaxOpenConnections {
+				tx, err := w.BeginTx(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tx.Rollback()
+			}
+			// A write now waits for a writer connection...
+			wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel()
+			if err := db.OpenOrder(wctx, storetest.NewTestOrder("claims.verify.quick")); err == nil {
+				t.Fatal("a write found a writer connection: the pool was not exhausted")
+			}
+			// ...and a read does not.
+			rctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			if got, err := db.Order(rctx, o.ID); err != nil || got.ID != o.ID {
+				t.Fatalf("a read behind the writes: %v", err)
+			}
+		})
+	}
+}
