@@ -253,8 +253,8 @@ type BeginOptions struct {
 }
 
 // Charge is one paid call in progress: verified, reserved, order open.
-// Exactly one of Complete or Fail must be called, unless Replay reports a
-// replay.
+// Exactly one of Complete or Fail must be called, unless Replay or Pending
+// reports an order answered again.
 type Charge struct {
 	c     *Cashier
 	auth  *Authorization
