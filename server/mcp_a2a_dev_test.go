@@ -222,9 +222,11 @@ func TestA2ADevProcessor(t *testing.T) {
 			}
 		}
 		otherBody := sendBody(method, testClaim+" Really.", map[string]any{"tier": "deep"})
-		st, _, b = env.do("POST", a2aPath, otherBody, a2aHeaders(payment.HeaderPaymentSignature, pay))
-		if st != 402 || !strings.Contains(string(b), payment.ReasonPaymentUsed) {
-			t.Fatalf("%s for another request: %d %s", method, st, b)
+		st, ohd, b := env.do("POST", a2aPath, otherBody, a2aHeaders(payment.HeaderPaymentSignature, pay))
+		var opr payment.PaymentRequired
+		if st != 402 || !strings.Contains(string(b), payment.ReasonPaymentUsed) ||
+			payment.DecodeX402Header(ohd.Get(payment.HeaderPaymentRequired), &opr) != nil || opr.Error != payment.ReasonPaymentUsed {
+			t.Fatalf("%s for another request: %d %s (PAYMENT-REQUIRED error %q)", method, st, b, opr.Error)
 		}
 	}
 }
