@@ -26,10 +26,14 @@ type devEnv struct {
 	proc *payment.Protocols
 }
 
-func newDevEnv(t *testing.T) *devEnv {
+func newDevEnv(t *testing.T) *devEnv { return newDevEnvWith(t, ":memory:", nil) }
+
+// newDevEnvWith is newDevEnv on the database at dsn (shared by the
+// instances of one test) with the payment clock now (nil: time.Now).
+func newDevEnvWith(t *testing.T, dsn string, now func() time.Time) *devEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := store.Open(ctx, dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +48,7 @@ func newDevEnv(t *testing.T) *devEnv {
 		t.Fatal(err)
 	}
 	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
-		MPPSecret: []byte("mpp-secret-for-transport-tests-0123456789"), Realm: "api.example.test"})
+		MPPSecret: []byte("mpp-secret-for-transport-tests-0123456789"), Realm: "api.example.test", Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +56,7 @@ func newDevEnv(t *testing.T) *devEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: agentsTestBase})
+	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys, Now: now}, PublicBaseURL: agentsTestBase})
 	if err != nil {
 		t.Fatal(err)
 	}
