@@ -66,37 +66,19 @@ func TestPaidBurstAtTheDeadlineKeepsFinishedWork(t *testing.T) {
 			const burst = 24
 			const deadline = 300 * time.Millisecond
 			ctx := context.Background()
-			db, err := store.Open(ctx, dsn(t), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			f, err := claimstest.LoadFixture("confirmed")
-			if err != nil {
-				t.Fatal(err)
-			}
-			prov := &deadlineProvider{Provider: f.Provider(), deadlines: map[string]time.Time{}}
-			eng, err := claims.New(prov, &queuedStore{Store: db, prov: prov}, f.Snapshotter(), &claims.Options{Timeout: deadline})
-			if err != nil {
-				t.Fatal(err)
-			}
-			proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			keys, err := payment.LoadKeyring(ctx, db, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: agentsTestBase})
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv, err := New(Config{Paywall: gate, Claims: ClaimsConfig{Engine: eng}, Commerce: CommerceConfig{Cashier: gate.Cashier()}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs := newLoopbackServer(t, srv)
+			env := newDevEnvWith(t, devOptions{dsn: dsn(t), engine: func(db *store.DB) *claims.Engine {
+				f, err := claimstest.LoadFixture("confirmed")
+				if err != nil {
+					t.Fatal(err)
+				}
+				prov := &deadlineProvider{Provider: f.Provider(), deadlines: map[string]time.Time{}}
+				eng, err := claims.New(prov, &queuedStore{Store: db, prov: prov}, f.Snapshotter(), &claims.Options{Timeout: deadline})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return eng
+			}})
+			db, hs := env.db, env.hs
 			const path = "/claim-verification/v1/claims/verify/quick"
 			first, err := http.Post(hs.URL+path, "application/json", strings.NewReader(`{"claim":"`+testClaim+`"}`))
 			if err != nil {
@@ -173,19 +155,17 @@ func (s lyingClaimsStore) SaveVerification(ctx context.Context, rec *claims.Reco
 // 355 verifications for 353 completed orders of the issue).
 func TestSaveOfUnknownOutcomeIsReadBack(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	f, err := claimstest.LoadFixture("confirmed")
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := claims.New(f.Provider(), lyingClaimsStore{db}, f.Snapshotter(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var eng *claims.Engine
+	env := newDevEnvWith(t, devOptions{engine: func(db *store.DB) *claims.Engine {
+		if eng, err = claims.New(f.Provider(), lyingClaimsStore{db}, f.Snapshotter(), nil); err != nil {
+			t.Fatal(err)
+		}
+		return eng
+	}})
 	req, err := f.Request()
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +174,7 @@ func TestSaveOfUnknownOutcomeIsReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a save that took effect was reported as %v", err)
 	}
-	if _, err := db.Verification(ctx, res.VerificationID); err != nil {
+	if _, err := env.db.Verification(ctx, res.VerificationID); err != nil {
 		t.Fatal(err)
 	}
 }

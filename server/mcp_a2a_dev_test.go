@@ -26,27 +26,46 @@ type devEnv struct {
 	proc *payment.Protocols
 }
 
-func newDevEnv(t *testing.T) *devEnv { return newDevEnvWith(t, ":memory:", nil) }
+func newDevEnv(t *testing.T) *devEnv { return newDevEnvWith(t, devOptions{}) }
 
-// newDevEnvWith is newDevEnv on the database at dsn (shared by the
-// instances of one test) with the payment clock now (nil: time.Now).
-func newDevEnvWith(t *testing.T, dsn string, now func() time.Time) *devEnv {
+// devOptions change newDevEnv.
+type devOptions struct {
+	// dsn is the database (shared by the instances of one test); "" means
+	// a private in-memory SQLite database.
+	dsn string
+	// now is the payment clock (nil: time.Now).
+	now func() time.Time
+	// engine builds the claims engine on the database (nil: the
+	// "confirmed" fixture's scripted provider and snapshotter).
+	engine func(db *store.DB) *claims.Engine
+}
+
+func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, dsn, nil)
+	if o.dsn == "" {
+		o.dsn = ":memory:"
+	}
+	db, err := store.Open(ctx, o.dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	f, err := claimstest.LoadFixture("confirmed")
-	if err != nil {
-		t.Fatal(err)
+	var prov *claimstest.Provider
+	var eng *claims.Engine
+	if o.engine != nil {
+		eng = o.engine(db)
+	} else {
+		f, err := claimstest.LoadFixture("confirmed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		prov = f.Provider()
+		if eng, err = claims.New(prov, db, f.Snapshotter(), nil); err != nil {
+			t.Fatal(err)
+		}
 	}
-	prov := f.Provider()
-	eng, err := claims.New(prov, db, f.Snapshotter(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	now := o.now
 	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
 		MPPSecret: []byte("mpp-secret-for-transport-tests-0123456789"), Realm: "api.example.test", Now: now})
 	if err != nil {

@@ -38,7 +38,7 @@ func TestAgentTransportsRecoverByCredentialAcrossInstances(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			d := dsn(t)
 			clk := &testClock{}
-			a, b := newDevEnvWith(t, d, clk.now), newDevEnvWith(t, d, clk.now)
+			a, b := newDevEnvWith(t, devOptions{dsn: d, now: clk.now}), newDevEnvWith(t, devOptions{dsn: d, now: clk.now})
 
 			// MCP.
 			csA, csB := a.mcpSession("/claim-verification/mcp", nil), b.mcpSession("/claim-verification/mcp", nil)
