@@ -114,7 +114,7 @@ const (
 type crashState struct {
 	up       *upSignal
 	mu       sync.Mutex
-	outcomes map[string]outcome // reservation key -> outcome
+	outcomes map[string]outcome // the order's reservation key -> outcome
 	counts   map[outcome]int
 	reasons  map[string]int // refusals after a restart by status and detail
 	inFlight atomic.Int64   // credentials in flight at a kill
@@ -222,10 +222,10 @@ func (c *crashClient) resend(ctx context.Context) bool {
 			} else {
 				c.checkTokens(ctx, id1, a1.header.Get(payment.HeaderOrderToken), a2.header.Get(payment.HeaderOrderToken))
 			}
-			c.cs.record(at.cred.Key, oc)
+			c.cs.record(at.cred.OrderKey, oc)
 		default:
 			c.st.fail("in-flight request refused after restart", "%s (%s %s): %d %s, then %d", at.cred.Key, r.method, r.path, a1.status, snippet(a1.body), a2.status)
-			c.cs.record(at.cred.Key, outRefused)
+			c.cs.record(at.cred.OrderKey, outRefused)
 			c.cs.mu.Lock()
 			c.cs.reasons[fmt.Sprintf("%d %s", a1.status, detailOf(a1.body))]++
 			c.cs.mu.Unlock()
