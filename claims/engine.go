@@ -340,11 +340,35 @@ func (e *Engine) produce(ctx context.Context, eff *Effective, hash string, call 
 	res.VerificationID = ids.New(ids.Verification)
 	rec := &Record{Result: res, Tier: eff.Tier.Name, Scope: call.Scope, RequestHash: hash,
 		Provider: e.providerName(), OrderID: call.OrderID, OrderTokenHash: call.OrderTokenHash, CreatedAt: e.now().UTC()}
-	if err := e.store.SaveVerification(ctx, rec, lease); err != nil {
-		return nil, timeoutErr(ctx, fmt.Errorf("claims: storing the result: %w", err))
+	if err := e.save(ctx, rec, lease); err != nil {
+		return nil, fmt.Errorf("claims: storing the result: %w", err)
 	}
 	e.recent.put(cloneResult(res))
 	return res, nil
+}
+
+// storeGrace bounds the storage of a result the provider has delivered.
+const storeGrace = 30 * time.Second
+
+// save stores a finished result. The work (and the provider's cost) is
+// done, so storing it is not cut short by the caller's deadline or
+// cancellation, only by storeGrace; a save that reports an error is read
+// back, since a commit cut short may have succeeded — a result is never
+// stored for a caller that was told it failed.
+func (e *Engine) save(ctx context.Context, rec *Record, lease *Lease) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeGrace)
+	defer cancel()
+	err := e.store.SaveVerification(sctx, rec, lease)
+	if err == nil || errors.Is(err, ErrExists) {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeGrace)
+	defer cancel()
+	if _, rerr := e.store.Verification(rctx, rec.Result.VerificationID); rerr == nil {
+		e.log.Warn("claims: storing a result reported an error but took effect", "verification", rec.Result.VerificationID, "err", err)
+		return nil
+	}
+	return err
 }
 
 // timeoutErr turns a deadline into ErrTimeout.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +28,13 @@ type CashierOptions struct {
 	// SettleTimeout bounds one Settle call; the payer's disconnection
 	// does not cancel it. Zero means 90 seconds.
 	SettleTimeout time.Duration
+	// CommitTimeout bounds each ledger write that records finished work:
+	// moving an order to settling with its response, completing it,
+	// failing it. Once the work is done these writes are not cut short by
+	// the caller's deadline or disconnection, only by this grace period;
+	// a write whose outcome is unknown (a commit cut short) is read back.
+	// Zero means 30 seconds.
+	CommitTimeout time.Duration
 	// StaleAfter is how long an order may stay processing before
 	// Reconcile treats it as interrupted by a crash. It must exceed the
 	// longest paid call. Zero means 10 minutes.
@@ -53,6 +61,7 @@ type Cashier struct {
 	now        func() time.Time
 	costs      CostPrices
 	settleTO   time.Duration
+	commitTO   time.Duration
 	staleAfter time.Duration
 	reserveFor time.Duration
 	quoteTTL   time.Duration
@@ -91,7 +100,7 @@ func NewCashier(p Processor, l Ledger, o *CashierOptions) (*Cashier, error) {
 		return nil, errors.New("payment: NewCashier needs receipt keys (CashierOptions.Keys)")
 	}
 	c := &Cashier{p: p, l: l, keys: o.Keys, log: o.Logger, now: o.Now, costs: o.Costs,
-		settleTO: o.SettleTimeout, staleAfter: o.StaleAfter, reserveFor: o.ReserveFor, quoteTTL: o.QuoteTTL, onEvent: o.OnEvent}
+		settleTO: o.SettleTimeout, commitTO: o.CommitTimeout, staleAfter: o.StaleAfter, reserveFor: o.ReserveFor, quoteTTL: o.QuoteTTL, onEvent: o.OnEvent}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -100,6 +109,9 @@ func NewCashier(p Processor, l Ledger, o *CashierOptions) (*Cashier, error) {
 	}
 	if c.settleTO <= 0 {
 		c.settleTO = 90 * time.Second
+	}
+	if c.commitTO <= 0 {
+		c.commitTO = 30 * time.Second
 	}
 	if c.staleAfter <= 0 {
 		c.staleAfter = 10 * time.Minute
@@ -241,16 +253,19 @@ type BeginOptions struct {
 }
 
 // Charge is one paid call in progress: verified, reserved, order open.
-// Exactly one of Complete or Fail must be called, unless Replay reports a
-// replay.
+// Exactly one of Complete or Fail must be called, unless Replay or Pending
+// reports an order answered again.
 type Charge struct {
-	c      *Cashier
-	auth   *Authorization
-	order  Order
-	token  string
-	call   *Call
-	res    Resource
-	replay *StoredResponse
+	c     *Cashier
+	auth  *Authorization
+	order Order
+	token string
+	call  *Call
+	res   Resource
+	// replay is the stored response of an order answered again; pending
+	// is true for an order answered again while it is settling.
+	replay  *StoredResponse
+	pending bool
 
 	mu   sync.Mutex
 	done bool
@@ -260,17 +275,27 @@ type Charge struct {
 // names a quote that prices the offer. Errors: a *Problem (malformed,
 // invalid or already used payment, quote problems; the caller answers
 // with a fresh challenge), ErrInvalidCustomerKey, ErrIdempotencyConflict,
-// ErrIdempotencyInFlight, or a storage error.
+// ErrIdempotencyInFlight, ErrPaymentInFlight, or a storage error.
+//
+// The credential is the purchase. When the processor is a
+// PaymentIdentifier (Protocols is), a credential that already opened an
+// order is identified offline (the payer proved by its signature) and
+// answered before pricing and verification, so also after it expired:
+// for the same request (same offer and opts.RequestHash, which the
+// transports compute from the method, resource and body; recovery needs
+// it) a completed order's stored response (Replay) or a settling order
+// (Pending), each with a fresh order token; while the order is still
+// processing, ErrPaymentInFlight; for another request, 402
+// payment_already_used. An order that failed released the payment, which
+// is then charged again normally.
 //
 // When opts.IdempotencyKey names a completed order of the same payer and
-// offer for the same request, Begin returns a replay Charge: Replay
-// returns the stored response, nothing is reserved or settled, and the new
-// credential (when it is a different payment) is voided and stays unused.
-// When the processor is a PaymentIdentifier, a retry with the very payment
-// that opened that order is answered before pricing and verification (so
-// also after the payment expired), and a credential that names a quote
-// prices the call with it when res names none. When the processor is a
-// Holder, its hold is placed after the payment is reserved.
+// offer for the same request, Begin returns a replay Charge with a fresh
+// order token: Replay returns the stored response, nothing is reserved or
+// settled, and the new credential (a different payment) is voided and
+// stays unused. A credential that names a quote prices the call with it
+// when res names none. When the processor is a Holder, its hold is placed
+// after the payment is reserved.
 func (c *Cashier) Begin(ctx context.Context, offer Offer, res Resource, cred *Credential, opts *BeginOptions) (*Charge, error) {
 	ch, err := c.begin(ctx, offer, res, cred, opts)
 	if c.onEvent != nil {
@@ -280,7 +305,7 @@ func (c *Cashier) Begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 		}
 		var p *Problem
 		switch {
-		case err == nil && ch.replay != nil:
+		case err == nil && (ch.replay != nil || ch.pending):
 			ev.Outcome = "idempotent"
 		case err == nil:
 			return ch, nil // reported when the charge completes or fails
@@ -311,28 +336,21 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 		}
 		customer = cu
 	}
-	ident, _ := c.p.(PaymentIdentifier)
-	if cred != nil && ident != nil && res.QuoteID == "" {
-		// A payment that names its quote (x402 payment-identifier "quo_…",
-		// MPP opaque) is priced with it even without X-Agentic-Quote-Id.
-		res.QuoteID = ident.NamedQuote(cred)
-	}
-	if cred != nil && ident != nil && o.IdempotencyKey != "" {
-		// A retry of the same payment gets its stored answer before any
+	if ident, ok := c.p.(PaymentIdentifier); ok && cred != nil {
+		if res.QuoteID == "" {
+			// A payment that names its quote (x402 payment-identifier
+			// "quo_…", MPP opaque) is priced with it even without
+			// X-Agentic-Quote-Id.
+			res.QuoteID = ident.NamedQuote(cred)
+		}
+		// The credential is the purchase: a retry of a payment that
+		// already opened an order is answered from that order before any
 		// check that time (validBefore, challenge expiry), a used quote or
-		// a facilitator could fail: the payer is proved offline by the
-		// credential's signature, and only the very payment that opened
-		// the order is answered here.
+		// a facilitator could fail. The payer is proved offline by the
+		// credential's signature.
 		if id, err := ident.IdentifyPayment(cred); err == nil {
-			prev, err := c.l.OrderByIdempotencyKey(ctx, id.Payer, offer.ID, o.IdempotencyKey)
-			switch {
-			case errors.Is(err, ErrOrderNotFound):
-			case err != nil:
-				return nil, err
-			case prev.ReservationKey == id.ReservationKey:
-				if ch, err := c.replay(ctx, prev, nil, o.RequestHash); ch != nil || err != nil {
-					return ch, err
-				}
+			if ch, err := c.recoverPurchase(ctx, offer, id, o); ch != nil || err != nil {
+				return ch, err
 			}
 		}
 	}
@@ -391,7 +409,14 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 	switch err := c.l.OpenOrder(ctx, &ord); {
 	case errors.Is(err, ErrReservationUsed):
 		// Never void here: the payment belongs to the order that holds it.
-		return nil, problemf(402, "invalid-challenge", ReasonPaymentUsed, "Payment already used")
+		// A concurrent request with this very payment (a client that
+		// retried at once) may have opened it since the lookup above.
+		if _, ok := c.p.(PaymentIdentifier); ok {
+			if ch, err := c.recoverPurchase(ctx, offer, &PaymentIdentity{Payer: auth.Payer, ReservationKey: auth.ReservationKey}, o); ch != nil || err != nil {
+				return ch, err
+			}
+		}
+		return nil, paymentUsed("")
 	case errors.Is(err, ErrQuoteUnavailable):
 		return nil, problemf(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+res.QuoteID+" expired or was already used")
 	case errors.Is(err, ErrIdempotencyInFlight):
@@ -421,6 +446,75 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 	return &Charge{c: c, auth: auth, order: ord, token: token, call: call, res: res}, nil
 }
 
+// paymentUsed is the refusal of a payment that opened an order for
+// another request (or whose order cannot answer again).
+func paymentUsed(why string) *Problem {
+	detail := "Payment already used"
+	if why != "" {
+		detail += ": " + why
+	}
+	return problemf(402, "invalid-challenge", ReasonPaymentUsed, detail)
+}
+
+// recoverPurchase answers a payment that already opened an order (id is
+// the credential's identity, proved offline). For the same request (same
+// offer and request hash: method, resource, body) it returns the
+// purchase: a completed order's stored response with a fresh order token
+// (Charge.Replay), or a settling order with a fresh token
+// (Charge.Pending); a processing order is ErrPaymentInFlight. For another
+// request the payment is used (402 payment_already_used; the same
+// Idempotency-Key for another request is ErrIdempotencyConflict). It
+// returns (nil, nil) when no order holds the payment (never used, or
+// released by a failure): the caller then charges it normally.
+func (c *Cashier) recoverPurchase(ctx context.Context, offer Offer, id *PaymentIdentity, o BeginOptions) (*Charge, error) {
+	prev, err := c.l.OrderByReservation(ctx, id.ReservationKey)
+	switch {
+	case errors.Is(err, ErrOrderNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case prev.Status == OrderFailed:
+		return nil, nil
+	case !strings.EqualFold(prev.Payer, id.Payer):
+		// A key shared by two payers (an MPP challenge id paid by
+		// another signer): never answer one with the other's purchase.
+		return nil, paymentUsed("")
+	case prev.OfferID != offer.ID || o.RequestHash == "" || prev.RequestHash != o.RequestHash:
+		if o.IdempotencyKey != "" && prev.IdempotencyKey == o.IdempotencyKey && prev.OfferID == offer.ID {
+			return nil, ErrIdempotencyConflict
+		}
+		return nil, paymentUsed("")
+	case prev.Status == OrderProcessing:
+		return nil, ErrPaymentInFlight
+	}
+	var stored *StoredResponse
+	if prev.Status == OrderCompleted {
+		stored, err = c.l.Response(ctx, prev.ID)
+		if errors.Is(err, ErrOrderNotFound) {
+			return nil, paymentUsed("its response was streamed and not kept; read the order with its token")
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return c.answerAgain(ctx, prev, stored)
+}
+
+// answerAgain returns the charge that answers prev again (stored is its
+// response, nil while it is settling) with a fresh order token: the
+// previous token stops working, so that a payer whose answer was lost gets
+// a token nobody else holds.
+func (c *Cashier) answerAgain(ctx context.Context, prev *Order, stored *StoredResponse) (*Charge, error) {
+	token := ids.Token(ids.OrderToken)
+	if err := c.l.RotateOrderToken(ctx, prev.ID, ids.Hash(token)); err != nil {
+		return nil, err
+	}
+	ord := *prev
+	ord.TokenHash = ids.Hash(token)
+	call := &Call{Payer: ord.Payer, Protocol: ord.Protocol, OrderID: ord.ID, OrderTokenHash: ord.TokenHash, CustomerID: ord.CustomerID}
+	return &Charge{c: c, order: ord, token: token, call: call, replay: stored, pending: stored == nil, done: true}, nil
+}
+
 // replay answers a retry whose Idempotency-Key is held by prev; auth is
 // the retry's verified payment, nil when it is prev's own payment
 // (identified offline). It returns (nil, nil) when prev does not decide
@@ -448,8 +542,7 @@ func (c *Cashier) replay(ctx context.Context, prev *Order, auth *Authorization, 
 			return nil, err
 		}
 		voidNew()
-		call := &Call{Payer: prev.Payer, Protocol: prev.Protocol, OrderID: prev.ID, OrderTokenHash: prev.TokenHash, CustomerID: prev.CustomerID}
-		return &Charge{c: c, order: *prev, call: call, replay: resp, done: true}, nil
+		return c.answerAgain(ctx, prev, resp)
 	case OrderProcessing, OrderSettling:
 		voidNew()
 		return nil, ErrIdempotencyInFlight
@@ -470,7 +563,8 @@ func (ch *Charge) Call() *Call { return ch.call }
 func (ch *Charge) Order() Order { return ch.order }
 
 // OrderToken returns the order token (ort_…) to hand to the payer; it is
-// not stored and cannot be shown again. "" for a replay.
+// not stored and cannot be shown again. An order answered again (Replay,
+// Pending) has a fresh token: the previous one no longer works.
 func (ch *Charge) OrderToken() string { return ch.token }
 
 // Resource returns the resource the charge pays for, with the quote the
@@ -481,9 +575,18 @@ func (ch *Charge) Resource() Resource { return ch.res }
 // Authorization returns the verified payment (nil for a replay).
 func (ch *Charge) Authorization() *Authorization { return ch.auth }
 
-// Replay returns the stored response when Begin answered an idempotent
-// retry.
+// Replay returns the stored response when Begin answered a retry from a
+// completed order: a retry with the payment that opened it (for the same
+// request), or an Idempotency-Key retry. Nothing is charged; Order has
+// the order as stored and OrderToken a fresh token.
 func (ch *Charge) Replay() (*StoredResponse, bool) { return ch.replay, ch.replay != nil }
+
+// Pending reports that Begin answered a retry with the payment of an order
+// that is settling (its outcome not known yet, for example after a
+// crash): answer as for ErrSettlementPending, with the order id and the
+// fresh OrderToken, so that the payer can poll the order and must not pay
+// again. Nothing is charged.
+func (ch *Charge) Pending() bool { return ch.pending }
 
 func (ch *Charge) finish() error {
 	ch.mu.Lock()
@@ -577,7 +680,7 @@ func (ch *Charge) complete(ctx context.Context, resp Response) (*Completion, err
 	usage := ch.call.Usage()
 	d := Delivered{ResultKind: kind, ResultID: id, ResultSHA256: digest, Usage: usage,
 		CostMicroUSD: c.costs.Cost(usage), Response: StoredResponse{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body}}
-	if err := c.l.MarkSettling(wctx, ch.order.ID, d); err != nil {
+	if err := c.markSettling(ctx, ch.order.ID, d); err != nil {
 		c.fail(wctx, ch.auth, ch.order.ID, "ledger error before settlement")
 		return nil, err
 	}
@@ -594,7 +697,7 @@ func (ch *Charge) complete(ctx context.Context, resp Response) (*Completion, err
 	case err != nil && !errors.Is(err, ErrSettlementPending) && !errors.Is(err, context.DeadlineExceeded):
 		reason := "settlement failed: " + problemDetail(err)
 		c.void(wctx, ch.auth)
-		if ferr := c.l.FailOrder(wctx, ord.ID, reason); ferr != nil {
+		if ferr := c.failOrder(ctx, ord.ID, reason); ferr != nil {
 			c.log.ErrorContext(ctx, "payment: recording a failed settlement", "order", ord.ID, "err", ferr)
 		}
 		ord.Status, ord.FailureReason = OrderFailed, reason
@@ -622,12 +725,57 @@ func (c *Cashier) completeSettled(ctx context.Context, ord Order, s *Settlement)
 		return nil, err
 	}
 	st := Settled{SettlementRef: s.Reference, Network: s.Network, Dev: ord.Dev, ReceiptID: ord.ReceiptID, Receipt: data, CompletedAt: now}
-	if err := c.l.CompleteOrder(context.WithoutCancel(ctx), ord.ID, st); err != nil {
+	if err := c.completeOrder(ctx, ord.ID, st); err != nil {
 		c.log.ErrorContext(ctx, "payment: recording a settled order", "order", ord.ID, "settlement", s.Reference, "err", err)
 	} else {
 		ord.Status, ord.CompletedAt = OrderCompleted, now
 	}
 	return &Completion{Order: ord, Receipt: r, ReceiptJSON: data, Settlement: s}, nil
+}
+
+// grace returns the context of a ledger write that records finished work:
+// detached from ctx's deadline and cancellation, bounded by CommitTimeout.
+func (c *Cashier) grace(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), c.commitTO)
+}
+
+// recorded runs a ledger write in its own grace period and, when it
+// reports an error, reads the order back: a commit cut short may have
+// succeeded (PostgreSQL answers a cancelled COMMIT with an error whatever
+// it did). done tells from the order read back whether the write took
+// effect; then the error is dropped.
+func (c *Cashier) recorded(ctx context.Context, id string, write func(context.Context) error, done func(*Order) bool) error {
+	gctx, cancel := c.grace(ctx)
+	err := write(gctx)
+	cancel()
+	if err == nil || errors.Is(err, ErrOrderNotFound) {
+		return err
+	}
+	rctx, cancel := c.grace(ctx)
+	defer cancel()
+	if o, rerr := c.l.Order(rctx, id); rerr == nil && done(o) {
+		c.log.WarnContext(ctx, "payment: a ledger write reported an error but took effect", "order", id, "err", err)
+		return nil
+	}
+	return err
+}
+
+// markSettling records what the work delivered (MarkSettling).
+func (c *Cashier) markSettling(ctx context.Context, id string, d Delivered) error {
+	return c.recorded(ctx, id, func(ctx context.Context) error { return c.l.MarkSettling(ctx, id, d) },
+		func(o *Order) bool { return o.Status == OrderSettling && o.ResultSHA256 == d.ResultSHA256 })
+}
+
+// completeOrder records a settled order (CompleteOrder).
+func (c *Cashier) completeOrder(ctx context.Context, id string, st Settled) error {
+	return c.recorded(ctx, id, func(ctx context.Context) error { return c.l.CompleteOrder(ctx, id, st) },
+		func(o *Order) bool { return o.Status == OrderCompleted && o.ReceiptID == st.ReceiptID })
+}
+
+// failOrder records a failed order (FailOrder).
+func (c *Cashier) failOrder(ctx context.Context, id, reason string) error {
+	return c.recorded(ctx, id, func(ctx context.Context) error { return c.l.FailOrder(ctx, id, reason) },
+		func(o *Order) bool { return o.Status == OrderFailed })
 }
 
 func receiptFor(o *Order, issued time.Time) *Receipt {
@@ -665,7 +813,7 @@ func (ch *Charge) Fail(ctx context.Context, reason string) error {
 
 func (c *Cashier) fail(ctx context.Context, a *Authorization, orderID, reason string) error {
 	c.void(ctx, a)
-	if err := c.l.FailOrder(ctx, orderID, reason); err != nil {
+	if err := c.failOrder(ctx, orderID, reason); err != nil {
 		c.log.ErrorContext(ctx, "payment: failing order", "order", orderID, "err", err)
 		return err
 	}

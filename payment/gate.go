@@ -238,7 +238,7 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Begin prices the offer itself (after answering an idempotent retry,
 	// whose quote is already used, from its stored order).
-	reqHash := requestHash(r, body)
+	reqHash := RequestHash(r, body)
 	ch, err := c.Begin(ctx, h.offer, res, cred, &BeginOptions{
 		CustomerKey: customerKey, IdempotencyKey: r.Header.Get(HeaderIdempotencyKey), RequestHash: reqHash})
 	if err != nil {
@@ -250,9 +250,10 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, r, h.offer, res, err)
 		return
 	}
+	w.Header().Set(HeaderOrderID, ch.Order().ID)
+	w.Header().Set(HeaderOrderToken, ch.OrderToken())
 	if stored, ok := ch.Replay(); ok {
 		hd := w.Header()
-		hd.Set(HeaderOrderID, ch.Order().ID)
 		if id := ch.Order().ReceiptID; id != "" {
 			hd.Set(HeaderReceiptID, id)
 		}
@@ -264,8 +265,10 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(stored.Body)
 		return
 	}
-	w.Header().Set(HeaderOrderID, ch.Order().ID)
-	w.Header().Set(HeaderOrderToken, ch.OrderToken())
+	if ch.Pending() {
+		g.pending(w, ch.Order().ID)
+		return
+	}
 	if s, ok := h.next.(Streamer); ok && s.StreamsPaidResponse() {
 		g.serveStreaming(w, r, h.next, ch)
 		return
@@ -384,18 +387,9 @@ func failureReason(status int, body []byte) string {
 // completionError answers a call whose work succeeded but whose payment
 // did not settle (yet).
 func (g *Gate) completionError(w http.ResponseWriter, r *http.Request, ch *Charge, err error) {
-	hd := w.Header()
 	switch {
 	case errors.Is(err, ErrSettlementPending):
-		hd.Set("Cache-Control", "no-store")
-		hd.Set("Retry-After", "5")
-		id := ch.Order().ID
-		httpjson.Write(w, http.StatusAccepted, map[string]string{
-			"detail":   "Payment settlement is pending. Do not pay again: poll the order with its token until it is completed, then read its result.",
-			"orderId":  id,
-			"status":   OrderSettling,
-			"orderUrl": g.base + "/v1/orders/" + id,
-		})
+		g.pending(w, ch.Order().ID)
 	case errors.Is(err, ErrSettlementFailed):
 		// The fresh challenge is for this very request: its resource, body
 		// digest and quote (released by the failure), so that it can be
@@ -405,6 +399,23 @@ func (g *Gate) completionError(w http.ResponseWriter, r *http.Request, ch *Charg
 		g.internal(w, r, "completing a paid call", err)
 	}
 }
+
+// pending answers 202 for an order whose settlement outcome is not known
+// yet: the payer must not pay again but poll the order.
+func (g *Gate) pending(w http.ResponseWriter, id string) {
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("Retry-After", "5")
+	httpjson.Write(w, http.StatusAccepted, map[string]string{
+		"detail":   SettlementPendingDetail,
+		"orderId":  id,
+		"status":   OrderSettling,
+		"orderUrl": g.base + "/v1/orders/" + id,
+	})
+}
+
+// SettlementPendingDetail tells a payer whose order is settling what to do.
+const SettlementPendingDetail = "Payment settlement is pending. Do not pay again: poll the order with its token until it is completed, then read its result."
 
 func asProblem(err error, detail string) *Problem {
 	p := &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "settlement_failed"}
@@ -438,6 +449,9 @@ func (g *Gate) refuse(w http.ResponseWriter, r *http.Request, offer Offer, res R
 	case errors.Is(err, ErrIdempotencyInFlight):
 		w.Header().Set("Retry-After", "1")
 		httpjson.Detail(w, http.StatusConflict, "A request with this Idempotency-Key is still being processed")
+	case errors.Is(err, ErrPaymentInFlight):
+		w.Header().Set("Retry-After", "1")
+		httpjson.Detail(w, http.StatusConflict, PaymentInFlightDetail)
 	case errors.Is(err, ErrProcessorUnavailable):
 		g.c.log.WarnContext(r.Context(), "payment: processor unavailable", "path", r.URL.Path, "err", err)
 		w.Header().Set("Retry-After", "5")
@@ -446,6 +460,10 @@ func (g *Gate) refuse(w http.ResponseWriter, r *http.Request, offer Offer, res R
 		g.internal(w, r, "payment", err)
 	}
 }
+
+// PaymentInFlightDetail is the 409 detail for a retry of a payment whose
+// first request is still being processed.
+const PaymentInFlightDetail = "A request with this payment is still being processed; retry with the same payment shortly"
 
 func isQuoteProblem(p *Problem) bool {
 	return p.Reason == ReasonQuoteMismatch || p.Reason == ReasonQuoteUsed || p.Reason == ReasonQuoteUnknown || p.Reason == ReasonQuoteExpired
@@ -458,6 +476,13 @@ func (g *Gate) challenge(w http.ResponseWriter, r *http.Request, offer Offer, re
 	if err != nil || ch == nil {
 		g.internal(w, r, "payment challenge", fmt.Errorf("challenge: %v", err))
 		return
+	}
+	body := ch.Body
+	if p != nil {
+		body = withProblem(body, p)
+		// x402 v2 clients read only PAYMENT-REQUIRED: its error names the
+		// reason too.
+		ch = ch.WithProblem(p)
 	}
 	hd := w.Header()
 	for k, v := range ch.Header {
@@ -473,10 +498,6 @@ func (g *Gate) challenge(w http.ResponseWriter, r *http.Request, offer Offer, re
 		}
 	}
 	hd.Set("Cache-Control", "no-store")
-	body := ch.Body
-	if p != nil {
-		body = withProblem(body, p)
-	}
 	if hd.Get("Content-Type") == "" {
 		hd.Set("Content-Type", "application/json")
 	}
@@ -502,10 +523,8 @@ func withProblem(body []byte, p *Problem) []byte {
 	if p.Detail != "" {
 		m["detail"] = p.Detail
 	}
-	if p.Reason != "" {
-		m["error"] = p.Reason
-	} else if p.Detail != "" {
-		m["error"] = p.Detail
+	if e := p.errorCode(); e != "" {
+		m["error"] = e
 	}
 	out, err := httpjson.Marshal(m)
 	if err != nil {
@@ -584,9 +603,12 @@ func firstValue(v string) string {
 	return strings.TrimSpace(v)
 }
 
-// requestHash identifies a request for idempotency: method, path, query
-// and body.
-func requestHash(r *http.Request, body []byte) string {
+// RequestHash identifies an HTTP request for idempotency and for the
+// recovery of a purchase by its credential (BeginOptions.RequestHash):
+// method, path, query and body. Transports that charge HTTP requests
+// through the Cashier directly use it so that their orders and the gate's
+// agree.
+func RequestHash(r *http.Request, body []byte) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n%s\n", r.Method, r.URL.EscapedPath(), r.URL.RawQuery)
 	h.Write(body)

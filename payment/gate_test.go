@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/store"
@@ -583,6 +584,11 @@ func TestGateIdempotencyKeyReplaysWithoutCharging(t *testing.T) {
 	if e.proc.Settled("0xa", "n2") != 0 || e.proc.Voided("0xa", "n2") != 1 || e.proc.Settled("0xa", "n1") != 1 || e.h.delivered.Load() != 1 {
 		t.Fatal("the replay charged or ran again")
 	}
+	// The replay hands out a fresh order token; the first one stops working.
+	tok1, tok2 := first.header.Get(payment.HeaderOrderToken), second.header.Get(payment.HeaderOrderToken)
+	if o := e.order(first.header.Get(payment.HeaderOrderID)); tok2 == "" || tok2 == tok1 || o.TokenHash != ids.Hash(tok2) {
+		t.Fatalf("replay token %q (first %q), order token hash %s", tok2, tok1, o.TokenHash)
+	}
 	// The same credential again with the key: a replay too, never voided.
 	third := e.do("POST", "/v1/claims/verify/quick", claimBody, with(pay("0xA", "n1"), "Idempotency-Key", "k1"))
 	if third.status != 200 || !bytes.Equal(first.body, third.body) || e.proc.Voided("0xa", "n1") != 0 {
@@ -761,7 +767,8 @@ func raceOnePayment(t *testing.T, envs []*env) {
 	for i, e := range envs {
 		urls[i] = e.url
 	}
-	ok, used := fireOnePayment(t, urls, n, map[string]string{gatetest.Header: gatetest.Credential("0xRace", "same-nonce")})
+	got := fireOnePayment(t, urls, n, map[string]string{gatetest.Header: gatetest.Credential("0xRace", "same-nonce")})
+	ok, used := got.ok, got.used
 	delivered := int64(0)
 	completed := 0
 	for _, e := range envs {
@@ -774,14 +781,25 @@ func raceOnePayment(t *testing.T, envs []*env) {
 	}
 }
 
+// fired counts the answers to copies of one payment.
+type fired struct {
+	ok       int // 200, delivered (not a replay)
+	replayed int // 200 replays of the delivered order
+	inFlight int // 409: the payment's order is still processing
+	pending  int // 202: the payment's order is settling
+	used     int // 402 "Payment already used"
+}
+
 // fireOnePayment sends n concurrent quick-tier calls carrying the same
-// payment headers, spread over the servers at urls, and counts the 200s
-// and the 402 "Payment already used" refusals; any other answer fails t.
-func fireOnePayment(t *testing.T, urls []string, n int, headers map[string]string) (ok, used int) {
+// payment headers, spread over the servers at urls, and counts the
+// answers; any other answer, or a replay of another order than the one
+// delivered, fails t.
+func fireOnePayment(t *testing.T, urls []string, n int, headers map[string]string) fired {
 	t.Helper()
 	var wg sync.WaitGroup
 	statuses := make([]int, n)
 	bodies := make([][]byte, n)
+	hdrs := make([]http.Header, n)
 	for i := range n {
 		wg.Add(1)
 		go func() {
@@ -797,21 +815,35 @@ func fireOnePayment(t *testing.T, urls []string, n int, headers map[string]strin
 			}
 			defer res.Body.Close()
 			statuses[i] = res.StatusCode
+			hdrs[i] = res.Header
 			bodies[i], _ = io.ReadAll(res.Body)
 		}()
 	}
 	wg.Wait()
+	var f fired
+	orders := map[string]bool{}
 	for i, s := range statuses {
 		switch {
+		case s == 200 && hdrs[i].Get(payment.HeaderReplay) == "true":
+			f.replayed++
+			orders[hdrs[i].Get(payment.HeaderOrderID)] = true
 		case s == 200:
-			ok++
+			f.ok++
+			orders[hdrs[i].Get(payment.HeaderOrderID)] = true
+		case s == 409 && strings.Contains(string(bodies[i]), payment.PaymentInFlightDetail):
+			f.inFlight++
+		case s == 202 && strings.Contains(string(bodies[i]), `"status":"settling"`):
+			f.pending++
 		case s == 402 && strings.Contains(string(bodies[i]), "Payment already used"):
-			used++
+			f.used++
 		default:
 			t.Errorf("unexpected answer %d %s", s, bodies[i])
 		}
 	}
-	return ok, used
+	if len(orders) > 1 {
+		t.Errorf("copies of one payment answered with %d orders", len(orders))
+	}
+	return f
 }
 
 func TestNewGateNeedsAPublicBase(t *testing.T) {

@@ -23,11 +23,12 @@ type PaymentIdentity struct {
 // payment from its credential offline. The Cashier uses it for two things
 // before verification:
 //
-//   - An Idempotency-Key retry of the same payment finds its stored answer
-//     first, so that a retry whose authorization has since expired (or
-//     whose MPP challenge has) still gets the bytes it paid for instead of
-//     a 402, and no facilitator is asked about a payment already used. The
-//     payer must be proved, not claimed: IdentifyPayment recovers the
+//   - A retry with the same payment (with or without Idempotency-Key)
+//     finds the order that payment opened first — the credential is the
+//     purchase —, so that a retry whose authorization has since expired
+//     (or whose MPP challenge has) still gets the bytes it paid for instead
+//     of a 402, and no facilitator is asked about a payment already used.
+//     The payer must be proved, not claimed: IdentifyPayment recovers the
 //     signer of an EIP-3009 authorization.
 //   - A payment that names a quote (MPP opaque, x402 payment-identifier
 //     "quo_…") prices the call with it when the request names none.

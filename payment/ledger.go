@@ -39,6 +39,10 @@ var (
 	// ErrIdempotencyInFlight reports an Idempotency-Key whose order is
 	// still processing or settling.
 	ErrIdempotencyInFlight = errors.New("payment: a request with this Idempotency-Key is in progress")
+	// ErrPaymentInFlight reports a retry of a payment whose order is still
+	// processing (its first request has not finished): retry later with
+	// the same credential.
+	ErrPaymentInFlight = errors.New("payment: a request with this payment is still being processed")
 	// ErrIdempotencyConflict reports an Idempotency-Key reused for a
 	// different request.
 	ErrIdempotencyConflict = errors.New("payment: Idempotency-Key was already used for a different request")
@@ -203,6 +207,15 @@ type Ledger interface {
 	// OrderByIdempotencyKey returns the order holding the key for payer
 	// and offer, or ErrOrderNotFound.
 	OrderByIdempotencyKey(ctx context.Context, payer, offerID, key string) (*Order, error)
+	// OrderByReservation returns the order that holds the reservation key
+	// (reserved or consumed: an order that failed gave its keys back), or
+	// ErrOrderNotFound.
+	OrderByReservation(ctx context.Context, key string) (*Order, error)
+	// RotateOrderToken replaces the order's token hash with tokenHash: the
+	// previous token stops working, for the order and for every result the
+	// store grants to the order's token (claim verifications).
+	// ErrOrderNotFound for an unknown order.
+	RotateOrderToken(ctx context.Context, id, tokenHash string) error
 	// MarkSettling moves a processing order to settling and records what
 	// was delivered. ErrConflict when the order is not processing.
 	MarkSettling(ctx context.Context, id string, d Delivered) error

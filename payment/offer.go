@@ -58,25 +58,31 @@
 //     why). A credential the processor cannot read: 400 problem body (or
 //     the processor's 402), never 500.
 //  5. When the processor is a PaymentIdentifier (Protocols is), the
-//     credential is identified offline: a payment that names its quote
+//     credential is identified offline (the payer proved by its
+//     signature, recovered locally): a payment that names its quote
 //     (x402 payment-identifier "quo_…", MPP opaque) is priced with it
-//     even without X-Agentic-Quote-Id; and with an Idempotency-Key
-//     (scoped by payer and offer), a completed order opened by this very
-//     payment for the same request replays its stored response bytes —
-//     before any expiry or facilitator check, so a retry whose
-//     authorization or challenge has since expired still gets what it
-//     paid for. The payer is proved by the signature (recovered locally),
-//     so another payer never gets it.
+//     even without X-Agentic-Quote-Id; and the credential is the
+//     purchase — a payment that already opened an order is answered from
+//     that order, with or without Idempotency-Key, before any expiry or
+//     facilitator check: for the same request (method, path, query and
+//     body) a completed order replays its stored response with the same
+//     order id and receipt id, X-Agentic-Idempotent-Replay: true and a
+//     fresh X-Agentic-Order-Token (the previous token stops working); a
+//     settling order answers 202 as in step 11, with a fresh token; a
+//     processing order answers 409 with Retry-After (its first request is
+//     still running); for another request the payment is used: 402
+//     "Payment already used". A payment whose order failed was released
+//     and is charged normally.
 //  6. The quote prices the offer; Processor.Verify checks the payment. A
 //     refusal is 402 with a fresh challenge and the reason; a processor
 //     that cannot answer is 503 (payment not used).
 //  7. With an Idempotency-Key: a completed order of the same payer for
 //     the same request replays its stored response with the same order id
-//     and receipt id and X-Agentic-Idempotent-Replay: true; the new
-//     credential (a different payment) is neither reserved nor settled,
-//     voided and stays usable elsewhere until it expires. The same key
-//     for a different request is 409; while the first order is in
-//     flight, 409 with Retry-After.
+//     and receipt id, a fresh order token and X-Agentic-Idempotent-Replay:
+//     true; the new credential (a different payment) is neither reserved
+//     nor settled, voided and stays usable elsewhere until it expires. The
+//     same key for a different request is 409; while the first order is
+//     in flight, 409 with Retry-After.
 //  8. The payment's ReservationKey (and ExtraReservationKeys) is reserved
 //     atomically with the order (status processing), the quote claim and
 //     the idempotency claim, in one transaction on a unique key: a second
@@ -119,12 +125,36 @@
 // The order id and token are sent on every answer after step 8, errors
 // included, so that a buyer can look a failed order up. The order token
 // (ort_…) is shown once; only its SHA-256 is stored and it is compared in
-// constant time. An idempotent replay does not repeat the token.
+// constant time. A replay (step 5 or 7) hands out a fresh token and the
+// previous one stops working (for the order and for its stored result): a
+// payer whose first answer was lost gets a token nobody else holds.
+//
+// Records of finished work are written in a grace period of their own
+// (CashierOptions.CommitTimeout, 30 s) that the caller's deadline and
+// disconnection do not cut short, and a write whose outcome is unknown (a
+// COMMIT cut short) is read back: an order is never left failed while its
+// result was stored, nor completed without it.
+//
+// # Payments bound to their route
+//
+// MPP challenges name the resource they were issued for inside their
+// HMAC-bound fields, and an evm authorization's nonce is derived from the
+// challenge id: an MPP payment made for one route is refused at any other
+// (challenge_mismatch). An x402 v2 payment must echo this route's
+// resource (a payload without one, or with another route's, is refused:
+// invalid_payment_requirements); the EIP-3009 signature does not cover
+// that field, so it binds what honest clients send, not what a payer could
+// edit. x402 v1 payloads carry no resource at all: a fresh v1 payment for
+// one route is accepted at another route of the same price. That is a
+// limit of x402 v1. No payment buys twice in any protocol: one that
+// opened an order is refused for every other request.
 //
 // Reconcile, run at start and optionally periodically, fails orders left
 // processing longer than StaleAfter as "interrupted" and releases their
-// reservations (never settles them), re-checks settling orders through the
-// processor when it implements SettlementChecker, and purges consumed
+// reservations (never settles them: the payer may present the credential
+// again and is charged once), re-checks settling orders through the
+// processor when it implements SettlementChecker (completing them, so that
+// the credential then recovers the answer), and purges consumed
 // reservations past their validity.
 //
 // # Receipts

@@ -168,6 +168,18 @@ type Problem struct {
 	Header http.Header
 }
 
+// errorCode is the x402 "error" of a challenge that reports p: the reason
+// code, else the detail, else the problem type.
+func (p *Problem) errorCode() string {
+	switch {
+	case p.Reason != "":
+		return p.Reason
+	case p.Detail != "":
+		return p.Detail
+	}
+	return p.Type
+}
+
 func (p *Problem) Error() string {
 	return fmt.Sprintf("payment: %s (%s): %s", p.Type, p.Reason, p.Detail)
 }

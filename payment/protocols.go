@@ -129,12 +129,17 @@ type ProcessorOptions struct {
 //     then pinned to what the route issues now (realm, method, intent,
 //     request, digest, opaque, no foreign credential header). description
 //     is display-only and not compared. opaque = base64url(JCS
-//     {"n": <16 random bytes, base64url>, "quoteId": Resource.QuoteID}),
-//     quoteId only when a quote is named. The random n makes every id
-//     unique: without it, two 402s of one route in the same second carried
-//     the same id, and the second payer was refused as a replay. Verify
-//     requires a well-formed n (any value: the HMAC binds it) and the
-//     quote this request names.
+//     {"n": <16 random bytes, base64url>, "resource": Resource.URL,
+//     "quoteId": Resource.QuoteID}), quoteId only when a quote is named.
+//     The random n makes every id unique: without it, two 402s of one
+//     route in the same second carried the same id, and the second payer
+//     was refused as a replay. resource names the route the challenge was
+//     issued for, inside the HMAC-bound fields, and the evm authorization's
+//     nonce is keccak256(id ‖ realm): an MPP payment is bound to its route
+//     by its signature, and a credential for one route (one niche's
+//     pay-per-call) is refused at another (challenge_mismatch). Verify
+//     requires a well-formed n (any value: the HMAC binds it), this
+//     request's resource and the quote this request names.
 //   - Card prices: ceil(Offer.CardMicroUSD / 10 000) cents, at least 50
 //     (Stripe's minimum); the Authorization amount is that many cents.
 //   - Status codes: a malformed x402 header is 400; a malformed MPP
@@ -154,9 +159,19 @@ type ProcessorOptions struct {
 //     evm as an extra key, cards as their key): a challenge is single
 //     use even for a second signer.
 //   - x402 v2 payloads must echo the whole accepted object exactly as
-//     issued (field-by-field checks first, for precise reasons); an echoed
-//     resource URL must be this route's. v1 payloads are checked through
-//     scheme, network and the signature (whose domain pins the asset).
+//     issued (field-by-field checks first, for precise reasons) and the
+//     resource exactly as issued (url, description, mimeType): a payload
+//     without a resource, or with another route's, is refused
+//     (invalid_payment_requirements). The EIP-3009 signature does not cover
+//     the resource (its nonce is the client's), so this binds what honest
+//     clients send — the official ones echo the resource verbatim — and
+//     not what the payer could edit; a used payload is refused everywhere
+//     by its reservation key. v1 payloads carry no resource at all: they
+//     are checked through scheme, network and the signature (whose domain
+//     pins the asset), so a fresh v1 payment made for one route is accepted
+//     at another route of the same price — a limit of x402 v1, not
+//     closable here. It never buys twice: the reservation key makes it
+//     single use across routes.
 //   - Payment ids (x402 payment-identifier) are validated (16–128 of
 //     [A-Za-z0-9_-]); an id starting "quo_" is also reported as QuoteID.
 //   - Verification of USDC payments: the route checks above, then the
@@ -345,7 +360,7 @@ func (p *Protocols) requirementsV1(offer Offer, res Resource) PaymentRequirement
 	}
 	return PaymentRequirementsV1{
 		Scheme: SchemeExact, Network: p.net.V1Name, MaxAmountRequired: strconv.FormatInt(offer.AmountMicroUSD, 10),
-		Resource: res.URL, Description: desc, MimeType: mime, OutputSchema: json.RawMessage("null"),
+		Resource: res.URL, Description: desc, MimeType: mime,
 		PayTo: p.payTo.String(), MaxTimeoutSeconds: int64(p.maxTimeout(offer) / time.Second),
 		Asset: p.net.USDC.String(), Extra: map[string]any{"name": p.net.TokenName, "version": p.net.TokenVersion},
 	}
@@ -385,9 +400,10 @@ func (p *Protocols) mppRequest(method string, offer Offer) (string, error) {
 	return "", fmt.Errorf("payment: unknown MPP method %q", method)
 }
 
-// mppOpaque carries the challenge's random nonce and the quote id, if any.
+// mppOpaque carries the challenge's random nonce, the resource it is
+// issued for and the quote id, if any.
 func mppOpaque(nonce string, res Resource) (string, error) {
-	o := map[string]string{"n": nonce}
+	o := map[string]string{"n": nonce, "resource": res.URL}
 	if res.QuoteID != "" {
 		o["quoteId"] = res.QuoteID
 	}
@@ -403,26 +419,33 @@ func (p *Protocols) newChallengeNonce() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
-// checkOpaque reports whether an echoed opaque parameter is one this route
-// issues for res: a nonce of the issued form, and exactly res's quote.
-func checkOpaque(opaque string, res Resource) bool {
+// checkOpaque checks an echoed opaque parameter against what this route
+// issues for res: a nonce of the issued form, exactly res's resource and
+// exactly res's quote. It returns "" or what differs.
+func checkOpaque(opaque string, res Resource) string {
 	raw, err := decodeB64URL(opaque)
 	if err != nil {
-		return false
+		return "The challenge's opaque parameter is not base64url JSON."
 	}
 	var o map[string]string
 	if err := json.Unmarshal(raw, &o); err != nil {
-		return false
+		return "The challenge's opaque parameter is not a JSON object of strings."
 	}
-	n, err := base64.RawURLEncoding.DecodeString(o["n"])
-	if err != nil || len(n) != 16 || o["quoteId"] != res.QuoteID {
-		return false
-	}
-	want := 1
+	want := 2
 	if res.QuoteID != "" {
-		want = 2
+		want = 3
 	}
-	return len(o) == want
+	switch n, err := base64.RawURLEncoding.DecodeString(o["n"]); {
+	case err != nil || len(n) != 16:
+		return "The challenge was not issued by this route."
+	case o["resource"] != res.URL:
+		return fmt.Sprintf("The challenge was issued for resource %q, not this one.", truncate(o["resource"], 200))
+	case o["quoteId"] != res.QuoteID:
+		return "The challenge names another quote."
+	case len(o) != want:
+		return "The challenge was not issued by this route."
+	}
+	return ""
 }
 
 // mppChallenge builds the challenge this route issues for method, expiring
@@ -448,6 +471,19 @@ func (p *Protocols) mppChallenge(method string, offer Offer, res Resource, expir
 		Expires: expires.UTC().Format(time.RFC3339), Digest: res.BodyDigest, Opaque: opaque, Description: desc}
 	c.ID = mppChallengeID(p.secret, c)
 	return c, nil
+}
+
+// resourceInfo is the x402 v2 resource this route issues for res (and
+// that a v2 payment presented here must echo).
+func resourceInfo(offer Offer, res Resource) ResourceInfo {
+	info := ResourceInfo{URL: res.URL, Description: res.Description, MimeType: res.MimeType}
+	if info.Description == "" {
+		info.Description = offer.Description
+	}
+	if info.MimeType == "" {
+		info.MimeType = offer.MimeType
+	}
+	return info
 }
 
 // ErrInvalidOffer reports an offer or resource that cannot be charged for.
@@ -483,14 +519,7 @@ func (p *Protocols) Challenge(_ context.Context, offer Offer, res Resource) (*Ch
 	if err := checkOffer(offer, res); err != nil {
 		return nil, err
 	}
-	desc := res.Description
-	if desc == "" {
-		desc = offer.Description
-	}
-	mime := res.MimeType
-	if mime == "" {
-		mime = offer.MimeType
-	}
+	info := resourceInfo(offer, res)
 	ext := map[string]json.RawMessage{ExtensionPaymentIdentifier: PaymentIdentifierExtension(p.requireID)}
 	if p.extensions != nil {
 		for k, v := range p.extensions(offer, res) {
@@ -501,7 +530,7 @@ func (p *Protocols) Challenge(_ context.Context, offer Offer, res Resource) (*Ch
 	}
 	pr := PaymentRequired{
 		X402Version: 2, Error: HeaderPaymentSignature + " header is required",
-		Resource: &ResourceInfo{URL: res.URL, Description: desc, MimeType: mime},
+		Resource: &info,
 		Accepts:  []PaymentRequirements{p.requirementsV2(offer)}, Extensions: ext,
 	}
 	prJSON, err := marshalJSON(pr)
@@ -588,13 +617,11 @@ func problemTitle(t string) string {
 // WithProblem returns a copy of c that reports p: the body's problem
 // members (type, title, status, detail, reason) describe p, and the x402
 // error fields (v1 body "error", v2 PAYMENT-REQUIRED "error") carry
-// p.Reason. The payment options stay, so the payer can pay again.
+// p.Reason (else its detail, else its type). The payment options stay, so
+// the payer can pay again.
 func (c *Challenge) WithProblem(p *Problem) *Challenge {
 	out := &Challenge{Header: c.Header.Clone(), Body: c.Body, PaymentRequired: c.PaymentRequired}
-	reason := p.Reason
-	if reason == "" {
-		reason = p.Type
-	}
+	reason := p.errorCode()
 	var body map[string]any
 	if json.Unmarshal(c.Body, &body) == nil {
 		body["type"] = ProblemTypeBase + p.Type
@@ -800,9 +827,18 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 		if pr := p.checkAccepted(&acc, &issued, pl.Accepted); pr != nil {
 			return nil, pr
 		}
-		if pl.Resource != nil && pl.Resource.URL != res.URL {
+		// The echoed resource names the route the payment was made for;
+		// one made for another route (or without a resource) is refused.
+		switch want := resourceInfo(offer, res); {
+		case pl.Resource == nil || pl.Resource.URL == "":
+			return nil, fail(http.StatusPaymentRequired, "verification-failed", "invalid_payment_requirements",
+				"The payment does not echo the resource it pays for; send the PaymentPayload with the resource of this route's PAYMENT-REQUIRED.")
+		case pl.Resource.URL != want.URL:
 			return nil, fail(http.StatusPaymentRequired, "verification-failed", "invalid_payment_requirements",
 				"The payment is for resource %q, not this one.", truncate(pl.Resource.URL, 200))
+		case *pl.Resource != want:
+			return nil, fail(http.StatusPaymentRequired, "verification-failed", "invalid_payment_requirements",
+				"The payment's resource does not equal the one this route issues (description or mimeType differ).")
 		}
 		id, err := paymentIdentifierOf(pl.Extensions)
 		if err != nil {
@@ -1010,8 +1046,8 @@ func (p *Protocols) verifyMPP(ctx context.Context, offer Offer, res Resource, c 
 		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge request is not what this route charges.")
 	case ch.Digest != res.BodyDigest:
 		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge was issued for another request body.")
-	case !checkOpaque(ch.Opaque, res):
-		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge names another quote.")
+	case checkOpaque(ch.Opaque, res) != "":
+		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "%s", checkOpaque(ch.Opaque, res))
 	case ch.Header != "" && !strings.EqualFold(ch.Header, HeaderAuthorization):
 		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge names a credential header this server did not issue.")
 	}

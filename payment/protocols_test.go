@@ -207,7 +207,7 @@ func TestChallengeShape(t *testing.T) {
 	if pr.Resource == nil || pr.Accepts[0].Amount != "250000" {
 		t.Errorf("decoded header: %+v", pr)
 	}
-	wantBody := `{"type":"https://paymentauth.org/problems/payment-required","title":"Payment Required","status":402,"detail":"Payment required: 0.25 USDC on eip155:8453, paid with x402 v2 (PAYMENT-REQUIRED header) or v1 (accepts below) or MPP (WWW-Authenticate: Payment, method evm, or stripe for a USD 0.50 card payment); pay one and repeat the request.","x402Version":1,"error":"X-PAYMENT header is required","accepts":[{"scheme":"exact","network":"base","maxAmountRequired":"250000","resource":"https://api.example.com/v1/claims/verify/research","description":"One research-tier claim verification","mimeType":"application/json","outputSchema":null,"payTo":"0x209693Bc6afc0C5328bA36FaF03C514EF312287C","maxTimeoutSeconds":210,"asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","extra":{"name":"USD Coin","version":"2"}}]}`
+	wantBody := `{"type":"https://paymentauth.org/problems/payment-required","title":"Payment Required","status":402,"detail":"Payment required: 0.25 USDC on eip155:8453, paid with x402 v2 (PAYMENT-REQUIRED header) or v1 (accepts below) or MPP (WWW-Authenticate: Payment, method evm, or stripe for a USD 0.50 card payment); pay one and repeat the request.","x402Version":1,"error":"X-PAYMENT header is required","accepts":[{"scheme":"exact","network":"base","maxAmountRequired":"250000","resource":"https://api.example.com/v1/claims/verify/research","description":"One research-tier claim verification","mimeType":"application/json","payTo":"0x209693Bc6afc0C5328bA36FaF03C514EF312287C","maxTimeoutSeconds":210,"asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","extra":{"name":"USD Coin","version":"2"}}]}`
 	if diff := jsonDiff(t, wantBody, string(ch.Body)); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
 	}
@@ -222,10 +222,12 @@ func TestChallengeShape(t *testing.T) {
 	if diff := cmp.Diff(wantEVM, evm); diff != "" {
 		t.Errorf("evm challenge (-want +got):\n%s", diff)
 	}
-	// opaque carries a per-challenge random nonce: two challenges of the
-	// same route at the same instant still have different ids.
+	// opaque carries a per-challenge random nonce (two challenges of the
+	// same route at the same instant still have different ids) and the
+	// resource the challenge is for (bound by the id's HMAC).
 	var op map[string]string
-	if b, err := base64.RawURLEncoding.DecodeString(evm.Opaque); err != nil || json.Unmarshal(b, &op) != nil || len(op["n"]) != 22 || len(op) != 1 {
+	if b, err := base64.RawURLEncoding.DecodeString(evm.Opaque); err != nil || json.Unmarshal(b, &op) != nil || len(op["n"]) != 22 ||
+		op["resource"] != testRes.URL || len(op) != 2 {
 		t.Errorf("opaque = %q (%v)", evm.Opaque, op)
 	}
 	again, err := f.p.Challenge(context.Background(), testOffer, testRes)
@@ -262,7 +264,8 @@ func TestChallengeVariants(t *testing.T) {
 		c := paymenttest.MPPChallenge(t, ch, "evm")
 		b, _ := base64.RawURLEncoding.DecodeString(c.Opaque)
 		var op map[string]string
-		if err := json.Unmarshal(b, &op); err != nil || op["quoteId"] != "quo_0123456789abcdef0123456789abcdef" || len(op["n"]) != 22 || len(op) != 2 {
+		if err := json.Unmarshal(b, &op); err != nil || op["quoteId"] != "quo_0123456789abcdef0123456789abcdef" || len(op["n"]) != 22 ||
+			op["resource"] != testRes.URL || len(op) != 3 {
 			t.Errorf("opaque = %s", b)
 		}
 	})

@@ -32,14 +32,29 @@ type TransportOptions struct {
 	// MaxBodyBytes bounds request bodies buffered for replay (default
 	// 10 MiB).
 	MaxBodyBytes int64
+	// Retries is how many times a paid request whose answer was lost is
+	// sent again with the same credential (default 3; negative: never).
+	// Lost means a transport error while the request's context is live, a
+	// 502, 503 or 504 (a proxy or a server that could not answer), or a
+	// 409 with Retry-After (the payment's first request is still being
+	// processed). The same credential buys nothing twice: an assay server
+	// answers it with the order it opened (the same bytes, order id and
+	// receipt, and a fresh order token), or runs it if it never started.
+	Retries int
+	// RetryWait is the pause before a retry when the answer names none
+	// (default 1 s); MaxRetryWait caps a Retry-After (default 30 s).
+	RetryWait    time.Duration
+	MaxRetryWait time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
 
 // Transport is an http.RoundTripper that pays HTTP 402 challenges (x402 v2
-// and v1, MPP evm) with a Signer and retries the request once with the
-// credential. Use it as an http.Client's Transport; read what was paid with
-// ResponseInfo.
+// and v1, MPP evm) with a Signer and sends the request again with the
+// credential — and with the same credential again while that answer is
+// lost (TransportOptions.Retries): the credential is the purchase, so a
+// retry recovers what was bought instead of paying twice. Use it as an
+// http.Client's Transport; read what was paid with ResponseInfo.
 type Transport struct {
 	signer Signer
 	base   http.RoundTripper
@@ -67,6 +82,15 @@ func NewTransport(signer Signer, base http.RoundTripper, opts *TransportOptions)
 	}
 	if t.opts.Now == nil {
 		t.opts.Now = time.Now
+	}
+	if t.opts.Retries == 0 {
+		t.opts.Retries = 3
+	}
+	if t.opts.RetryWait <= 0 {
+		t.opts.RetryWait = time.Second
+	}
+	if t.opts.MaxRetryWait <= 0 {
+		t.opts.MaxRetryWait = 30 * time.Second
 	}
 	return t
 }
@@ -187,14 +211,56 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.release(opt.amount) // nothing was signed
 		return nil, err
 	}
-	retry, err := t.replayable(first)
-	if err != nil {
-		return nil, err
+	paid := first.WithContext(context.WithValue(first.Context(), paidKey{}, info))
+	paid.Header = first.Header.Clone()
+	paid.Header.Set(name, value)
+	return t.sendPaid(paid)
+}
+
+// sendPaid sends the paid request, and again with the same credential
+// while its answer is lost (see TransportOptions.Retries).
+func (t *Transport) sendPaid(paid *http.Request) (*http.Response, error) {
+	ctx := paid.Context()
+	for attempt := 0; ; attempt++ {
+		r, err := t.replayable(paid)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := t.base.RoundTrip(r)
+		if attempt >= t.opts.Retries || !lostAnswer(ctx, resp, err) {
+			return resp, err
+		}
+		wait := t.opts.RetryWait
+		if resp != nil {
+			if s, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && s >= 0 {
+				wait = min(time.Duration(s)*time.Second, t.opts.MaxRetryWait)
+			}
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
 	}
-	retry = retry.WithContext(context.WithValue(retry.Context(), paidKey{}, info))
-	retry.Header = first.Header.Clone()
-	retry.Header.Set(name, value)
-	return t.base.RoundTrip(retry)
+}
+
+// lostAnswer reports whether a paid request's answer was lost: the
+// credential is then presented again.
+func lostAnswer(ctx context.Context, resp *http.Response, err error) bool {
+	if err != nil {
+		return ctx.Err() == nil
+	}
+	switch resp.StatusCode {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	case http.StatusConflict:
+		return resp.Header.Get("Retry-After") != ""
+	}
+	return false
 }
 
 // replayable returns a clone of req whose body can be sent again.

@@ -96,6 +96,9 @@ type PaymentRequired struct {
 }
 
 // PaymentRequirementsV1 is one x402 v1 "accepts" entry (in the 402 body).
+// The optional members (outputSchema, extra) are omitted when absent, never
+// sent as null: the legacy x402 1.x SDK (x402-fetch) validates them as an
+// object or nothing and refuses a 402 carrying null.
 type PaymentRequirementsV1 struct {
 	Scheme            string          `json:"scheme"`
 	Network           string          `json:"network"`
@@ -103,11 +106,11 @@ type PaymentRequirementsV1 struct {
 	Resource          string          `json:"resource"`
 	Description       string          `json:"description"`
 	MimeType          string          `json:"mimeType"`
-	OutputSchema      json.RawMessage `json:"outputSchema"`
+	OutputSchema      json.RawMessage `json:"outputSchema,omitempty"`
 	PayTo             string          `json:"payTo"`
 	MaxTimeoutSeconds int64           `json:"maxTimeoutSeconds"`
 	Asset             string          `json:"asset"`
-	Extra             map[string]any  `json:"extra"`
+	Extra             map[string]any  `json:"extra,omitempty"`
 }
 
 // PaymentRequiredV1 is the x402 v1 challenge document (the 402 body).

@@ -450,16 +450,60 @@ func (h *a2aHandler) liveStream(w http.ResponseWriter, r *http.Request, body []b
 		sum := sha256.Sum256(body)
 		res.BodyDigest = "sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
 	}
-	ch, err := c.Begin(r.Context(), snd.offer, res, cred, &payment.BeginOptions{CustomerKey: r.Header.Get(payment.HeaderCustomerKey)})
+	ch, err := c.Begin(r.Context(), snd.offer, res, cred, &payment.BeginOptions{CustomerKey: r.Header.Get(payment.HeaderCustomerKey),
+		RequestHash: payment.RequestHash(r, body)})
 	if err != nil {
 		return false
 	}
-	if _, replay := ch.Replay(); replay {
-		return false // cannot happen without an idempotency key
+	if stored, ok := ch.Replay(); ok {
+		h.serveAgain(w, job, ch, stored)
+		return true
+	}
+	if ch.Pending() {
+		h.serveAgain(w, job, ch, nil)
+		return true
 	}
 	h.serveLive(w, r, job, ch)
 	return true
 }
+
+// serveAgain answers a stream paid by a payment whose order already exists
+// (a retry whose first answer was lost): the order headers with the fresh
+// token and the receipt id, then the stored final task as the one event of
+// the stream (its data is the bytes the receipt hashes), or, while the
+// order is settling, a working status that says so.
+func (h *a2aHandler) serveAgain(w http.ResponseWriter, job *a2aJob, ch *payment.Charge, stored *payment.StoredResponse) {
+	ord := ch.Order()
+	hd := w.Header()
+	hd.Set(payment.HeaderOrderID, ord.ID)
+	hd.Set(payment.HeaderOrderToken, ch.OrderToken())
+	if ord.ReceiptID != "" {
+		hd.Set(payment.HeaderReceiptID, ord.ReceiptID)
+	}
+	hd.Set("Content-Type", "text/event-stream")
+	if stored == nil {
+		hd.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		sink := &sseSink{w: w, id: job.id}
+		defer sink.close()
+		t := a2aTask{ID: ord.ID, ContextID: ord.ID, Status: a2aTaskStatus{State: a2aWorking, Timestamp: a2aNow(),
+			Message: agentMessage(ord.ID, ord.ID, settlingText)}, Metadata: map[string]any{"tier": ord.Tier, "orderId": ord.ID, "orderStatus": payment.OrderSettling}}
+		sink.send(a2aEvent{Task: &t})
+		return
+	}
+	hd.Set(payment.HeaderReplay, "true")
+	hd.Set("Cache-Control", "private")
+	w.WriteHeader(http.StatusOK)
+	if strings.HasPrefix(stored.ContentType, "text/event-stream") {
+		// A stream the gate buffered (sent with an Idempotency-Key).
+		_, _ = w.Write(stored.Body)
+		return
+	}
+	_, _ = fmt.Fprintf(w, "data: %s\n\n", bytes.TrimSpace(stored.Body))
+}
+
+// settlingText tells a payer whose paid task is settling what to do.
+const settlingText = "Payment settlement is pending. Do not pay again: read the task with GetTask (or the order with its token) until it is completed."
 
 func (h *a2aHandler) serveLive(w http.ResponseWriter, r *http.Request, job *a2aJob, ch *payment.Charge) {
 	ord := ch.Order()
@@ -521,7 +565,7 @@ func (h *a2aHandler) serveLive(w http.ResponseWriter, r *http.Request, job *a2aJ
 	comp, err := ch.Complete(r.Context(), payment.Response{Body: stored})
 	switch {
 	case errors.Is(err, payment.ErrSettlementPending):
-		sink.send(e.setStatus(a2aWorking, "Payment settlement is pending. Do not pay again: read the task with GetTask (or the order with its token) until it is completed.",
+		sink.send(e.setStatus(a2aWorking, settlingText,
 			map[string]any{"orderId": ord.ID, "orderStatus": payment.OrderSettling}))
 		return
 	case err != nil:

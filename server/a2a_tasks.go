@@ -150,18 +150,22 @@ func (h *a2aHandler) lookup(ctx context.Context, r *http.Request, id string) (*a
 	token := strings.TrimSpace(r.Header.Get(payment.HeaderOrderToken))
 	entry := h.tasks.get(id)
 	if entry != nil {
-		if entry.tokenHash != "" && (token == "" || !ids.Equal(ids.Hash(token), entry.tokenHash)) {
-			return nil, a2aTask{}, taskNotFound(id)
-		}
-		t := entry.snapshot()
 		if entry.paid && h.pay.cashier != nil {
+			// The ledger has the current token: a retry with the task's
+			// payment rotates it.
 			o, err := h.pay.cashier.Ledger().Order(ctx, id)
 			if err != nil {
 				return nil, a2aTask{}, h.internal(ctx, err)
 			}
-			t = withOrderState(t, o)
+			if token == "" || !ids.Equal(ids.Hash(token), o.TokenHash) {
+				return nil, a2aTask{}, taskNotFound(id)
+			}
+			return entry, withOrderState(entry.snapshot(), o), nil
 		}
-		return entry, t, nil
+		if entry.tokenHash != "" && (token == "" || !ids.Equal(ids.Hash(token), entry.tokenHash)) {
+			return nil, a2aTask{}, taskNotFound(id)
+		}
+		return entry, entry.snapshot(), nil
 	}
 	if h.pay.cashier == nil || token == "" || !ids.Valid(ids.Order, id) {
 		return nil, a2aTask{}, taskNotFound(id)

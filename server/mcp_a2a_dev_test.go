@@ -26,25 +26,48 @@ type devEnv struct {
 	proc *payment.Protocols
 }
 
-func newDevEnv(t *testing.T) *devEnv {
+func newDevEnv(t *testing.T) *devEnv { return newDevEnvWith(t, devOptions{}) }
+
+// devOptions change newDevEnv.
+type devOptions struct {
+	// dsn is the database (shared by the instances of one test); "" means
+	// a private in-memory SQLite database.
+	dsn string
+	// now is the payment clock (nil: time.Now).
+	now func() time.Time
+	// engine builds the claims engine on the database (nil: the
+	// "confirmed" fixture's scripted provider and snapshotter).
+	engine func(db *store.DB) *claims.Engine
+}
+
+func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	if o.dsn == "" {
+		o.dsn = ":memory:"
+	}
+	db, err := store.Open(ctx, o.dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	f, err := claimstest.LoadFixture("confirmed")
-	if err != nil {
-		t.Fatal(err)
+	var prov *claimstest.Provider
+	var eng *claims.Engine
+	if o.engine != nil {
+		eng = o.engine(db)
+	} else {
+		f, err := claimstest.LoadFixture("confirmed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		prov = f.Provider()
+		if eng, err = claims.New(prov, db, f.Snapshotter(), nil); err != nil {
+			t.Fatal(err)
+		}
 	}
-	prov := f.Provider()
-	eng, err := claims.New(prov, db, f.Snapshotter(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	now := o.now
 	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
-		MPPSecret: []byte("mpp-secret-for-transport-tests-0123456789"), Realm: "api.example.test"})
+		MPPSecret: []byte("mpp-secret-for-transport-tests-0123456789"), Realm: "api.example.test", Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +75,7 @@ func newDevEnv(t *testing.T) *devEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: agentsTestBase})
+	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys, Now: now}, PublicBaseURL: agentsTestBase})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +133,20 @@ func TestMCPDevProcessor(t *testing.T) {
 	if rc := env.receipt(cm["orderId"].(string)); !rc.Dev || rc.SettlementReference != tx || rc.Tier != "standard" {
 		t.Fatalf("receipt %+v", rc)
 	}
-	// The payment is used: refused again over MCP, and over HTTP (where its
-	// resource is not even this one).
+	// The same payment for the same call is the same purchase: the same
+	// bytes, order and receipt, and a fresh token that replaces the first.
 	again := callTool(t, cs, "verify_claim", map[string]any{"claim": testClaim}, mcp.Meta{metaPayment: payObj})
-	if m := structured(t, again); !again.IsError || m["error"] != payment.ReasonPaymentUsed {
-		t.Fatalf("replay: %v", m)
+	acm, _ := structured(t, again)["commerce"].(map[string]any)
+	if again.IsError || again.Content[0].(*mcp.TextContent).Text != r.Content[0].(*mcp.TextContent).Text || acm["replay"] != true ||
+		acm["orderId"] != cm["orderId"] || acm["receiptId"] != cm["receiptId"] {
+		t.Fatalf("the payment presented again: %v", structured(t, again))
+	}
+	env.checkRotated(cm["orderId"].(string), cm["orderToken"].(string), acm["orderToken"].(string))
+	// For another call it is used: refused over MCP, and over HTTP (where
+	// its resource is not even this one).
+	other := callTool(t, cs, "verify_claim", map[string]any{"claim": testClaim + " Really."}, mcp.Meta{metaPayment: payObj})
+	if m := structured(t, other); !other.IsError || m["error"] != payment.ReasonPaymentUsed {
+		t.Fatalf("another call: %v", m)
 	}
 	st, b := env.post("/claim-verification/v1/claims/verify", string(mustJSON(map[string]string{"claim": testClaim})),
 		map[string]string{payment.HeaderPaymentSignature: base64.StdEncoding.EncodeToString(pay)})
@@ -181,10 +213,58 @@ func TestA2ADevProcessor(t *testing.T) {
 		if o.Status != payment.OrderCompleted || o.Tier != "deep" || !o.Dev {
 			t.Fatalf("%s order %+v", method, o)
 		}
-		// The same payment again: refused by the gate.
-		st, _, b = env.do("POST", a2aPath, body, a2aHeaders(payment.HeaderPaymentSignature, pay))
-		if st != 402 || !strings.Contains(string(b), payment.ReasonPaymentUsed) {
-			t.Fatalf("%s replay: %d %s", method, st, b)
+		// The same payment for the same request: the same purchase again,
+		// with a fresh token; for another request: used.
+		st, ahd, ab := env.do("POST", a2aPath, body, a2aHeaders(payment.HeaderPaymentSignature, pay))
+		if st != 200 || ahd.Get(payment.HeaderReplay) != "true" || ahd.Get(payment.HeaderOrderID) != o.ID || ahd.Get(payment.HeaderReceiptID) != o.ReceiptID {
+			t.Fatalf("%s presented again: %d %v %s", method, st, ahd, ab)
 		}
+		if method == "SendMessage" {
+			if task := decodeRPC(t, ab).task(t); task.ID != o.ID || task.Status.State != a2aCompleted {
+				t.Fatalf("%s presented again: task %+v", method, task)
+			}
+		} else {
+			n := 0
+			sseEvents(t, strings.NewReader(string(ab)), func(_ rpcAnswer, ev a2aEvent) bool {
+				if ev.Task != nil && ev.Task.ID == o.ID && ev.Task.Status.State == a2aCompleted && len(ev.Task.Artifacts) == 1 {
+					n++
+				}
+				return true
+			})
+			if n != 1 {
+				t.Fatalf("%s presented again: %s", method, ab)
+			}
+		}
+		env.checkRotated(o.ID, resp.Header.Get(payment.HeaderOrderToken), ahd.Get(payment.HeaderOrderToken))
+		// GetTask answers the fresh token, not the old one.
+		for tok, want := range map[string]bool{ahd.Get(payment.HeaderOrderToken): true, resp.Header.Get(payment.HeaderOrderToken): false} {
+			_, _, gb := env.do("POST", a2aPath, `{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"`+o.ID+`"}}`,
+				a2aHeaders(payment.HeaderOrderToken, tok))
+			if got := decodeRPC(t, gb).Error == nil; got != want {
+				t.Fatalf("%s GetTask with the %v token: %s", method, map[bool]string{true: "fresh", false: "old"}[want], gb)
+			}
+		}
+		otherBody := sendBody(method, testClaim+" Really.", map[string]any{"tier": "deep"})
+		st, ohd, b := env.do("POST", a2aPath, otherBody, a2aHeaders(payment.HeaderPaymentSignature, pay))
+		var opr payment.PaymentRequired
+		if st != 402 || !strings.Contains(string(b), payment.ReasonPaymentUsed) ||
+			payment.DecodeX402Header(ohd.Get(payment.HeaderPaymentRequired), &opr) != nil || opr.Error != payment.ReasonPaymentUsed {
+			t.Fatalf("%s for another request: %d %s (PAYMENT-REQUIRED error %q)", method, st, b, opr.Error)
+		}
+	}
+}
+
+// checkRotated checks that the order's token is the fresh one: the old
+// token no longer reads the order, the fresh one does.
+func (e *paidEnv) checkRotated(orderID, oldToken, freshToken string) {
+	e.t.Helper()
+	if oldToken == "" || freshToken == "" || oldToken == freshToken {
+		e.t.Fatalf("tokens %q then %q: want two different tokens", oldToken, freshToken)
+	}
+	if st, b := e.get("/claim-verification/v1/orders/"+orderID, map[string]string{payment.HeaderOrderToken: freshToken}); st != 200 {
+		e.t.Fatalf("the fresh token: %d %s", st, b)
+	}
+	if st, b := e.get("/claim-verification/v1/orders/"+orderID, map[string]string{payment.HeaderOrderToken: oldToken}); st != 404 {
+		e.t.Fatalf("the old token still works: %d %s", st, b)
 	}
 }

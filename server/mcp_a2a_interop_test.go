@@ -171,8 +171,19 @@ func checkMCPInterop(t *testing.T, out map[string]any, base string, tools []any)
 	if progress, _ := paid["progress"].([]any); len(progress) < 3 || progress[0] != "0/5 started" || progress[len(progress)-1] != "5/5 done" {
 		t.Errorf("progress %v", progress)
 	}
+	// The same payment for the same call: the same purchase with a fresh
+	// token; for another call: used.
+	again := out["again"].(map[string]any)
+	acm, _ := again["commerce"].(map[string]any)
+	if again["isError"] != false || again["sameText"] != true || acm["replay"] != true || acm["orderId"] != cm["orderId"] ||
+		acm["receiptId"] != cm["receiptId"] || acm["orderToken"] == nil || acm["orderToken"] == cm["orderToken"] {
+		t.Errorf("the same payment again: %v", again)
+	}
 	if r := out["replay"].(map[string]any); r["isError"] != true || r["error"] != payment.ReasonPaymentUsed {
-		t.Errorf("replay %v", r)
+		t.Errorf("the same payment for another call %v", r)
+	}
+	if acm != nil {
+		cm["orderToken"] = acm["orderToken"] // the first token was replaced
 	}
 	// Invalid arguments: the same 422 detail as the HTTP route gives.
 	resp, err := http.Post(base+"/claim-verification/v1/claims/verify", "application/json", strings.NewReader(`{"claim":"ab"}`))
@@ -270,8 +281,12 @@ func checkA2AInterop(t *testing.T, out map[string]any, base string) {
 	if g := out["getTask"].(map[string]any); g["state"] != "TASK_STATE_COMPLETED" || g["artifacts"] != float64(1) {
 		t.Errorf("getTask %v", g)
 	}
+	if r := out["resent"].(map[string]any); r["status"] != float64(200) || r["replay"] != "true" || r["sameOrder"] != true ||
+		r["sameReceipt"] != true || r["freshToken"] != true || r["taskId"] != paid["orderId"] {
+		t.Errorf("the same request resent %v", r)
+	}
 	if out["replayStatus"] != float64(402) {
-		t.Errorf("replay status %v", out["replayStatus"])
+		t.Errorf("the same payment for another message: status %v", out["replayStatus"])
 	}
 	stream, _ := out["stream"].([]any)
 	if len(stream) < 4 || stream[0] != "task:TASK_STATE_SUBMITTED" || !slices.Contains(stream, any("artifact")) ||
@@ -404,7 +419,7 @@ func TestInteropExampleServer(t *testing.T) {
 	// A claim the demo corpus covers.
 	const claim = "The Base mainnet chain ID is 8453."
 	t.Run("mcp", func(t *testing.T) {
-		out := runAgent(t, node, "mcp.mjs", base+"/claim-verification/mcp", "--claim", claim)
+		out := runAgent(t, node, "mcp.mjs", base+"/mcp", "--claim", claim) // the root endpoint: every tool
 		cm := checkMCPInterop(t, out, base, []any{"get_niche", "list_verification_tiers", "search_niches", "verify_claim",
 			"verify_claim_deep", "verify_claim_quick", "verify_claim_research"})
 		if st, dev := orderStatus(t, base, cm["orderId"].(string), cm["orderToken"].(string)); st != payment.OrderCompleted || !dev {

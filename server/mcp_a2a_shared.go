@@ -180,6 +180,8 @@ func paymentRefusal(err error) (status int, detail string, problem *payment.Prob
 		return http.StatusConflict, "Idempotency-Key was already used for a different request", nil
 	case errors.Is(err, payment.ErrIdempotencyInFlight):
 		return http.StatusConflict, "A request with this Idempotency-Key is still being processed", nil
+	case errors.Is(err, payment.ErrPaymentInFlight):
+		return http.StatusConflict, payment.PaymentInFlightDetail, nil
 	case errors.Is(err, payment.ErrProcessorUnavailable):
 		return http.StatusServiceUnavailable, "Payment verification is temporarily unavailable; the payment was not used", nil
 	}
@@ -231,6 +233,8 @@ type commerce struct {
 	// Status is the order status: completed, failed or settling.
 	Status string `json:"status,omitempty"`
 	// Replay is true when the answer is the stored response of an earlier
-	// order with the same idempotency key (nothing was charged).
+	// order: a retry with the payment that opened it, or with its
+	// idempotency key (nothing was charged). OrderToken is then a fresh
+	// token; the previous one no longer works.
 	Replay bool `json:"replay,omitempty"`
 }

@@ -368,11 +368,15 @@ func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, too
 		return ms.refuse(ctx, priced, res, err)
 	}
 	ord := ch.Order()
+	cm := &commerce{OrderID: ord.ID, OrderToken: ch.OrderToken(), OrderURL: ms.orderURL(ord.ID)}
 	if stored, ok := ch.Replay(); ok {
-		cm := &commerce{OrderID: ord.ID, ReceiptID: ord.ReceiptID, OrderURL: ms.orderURL(ord.ID), Status: ord.Status, Replay: true}
+		cm.ReceiptID, cm.Status, cm.Replay = ord.ReceiptID, ord.Status, true
 		return ms.delivered(stored.Body, cm, nil)
 	}
-	cm := &commerce{OrderID: ord.ID, OrderToken: ch.OrderToken(), OrderURL: ms.orderURL(ord.ID)}
+	if ch.Pending() {
+		cm.Status = payment.OrderSettling
+		return detailResult(http.StatusAccepted, payment.SettlementPendingDetail, cm), nil
+	}
 	prog.report(0, "started")
 
 	wctx := payment.WithCall(ctx, ch.Call())
@@ -392,8 +396,7 @@ func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, too
 	switch {
 	case errors.Is(err, payment.ErrSettlementPending):
 		cm.Status = payment.OrderSettling
-		return detailResult(http.StatusAccepted,
-			"Payment settlement is pending. Do not pay again: poll the order with its token until it is completed, then read its result.", cm), nil
+		return detailResult(http.StatusAccepted, payment.SettlementPendingDetail, cm), nil
 	case errors.Is(err, payment.ErrSettlementFailed):
 		var p *payment.Problem
 		if !errors.As(err, &p) {

@@ -409,9 +409,12 @@ func TestMCPIdempotency(t *testing.T) {
 	}
 	a, b := structured(t, first), structured(t, second)
 	ca, cb := a["commerce"].(map[string]any), b["commerce"].(map[string]any)
-	if a["verificationId"] != b["verificationId"] || ca["orderId"] != cb["orderId"] || cb["replay"] != true || cb["orderToken"] != nil {
+	// The replay carries a fresh token, which replaces the first.
+	if a["verificationId"] != b["verificationId"] || ca["orderId"] != cb["orderId"] || cb["replay"] != true ||
+		cb["orderToken"] == nil || cb["orderToken"] == ca["orderToken"] {
 		t.Fatalf("replay: %v / %v", ca, cb)
 	}
+	env.checkRotated(ca["orderId"].(string), ca["orderToken"].(string), cb["orderToken"].(string))
 	if first.Content[0].(*mcp.TextContent).Text != second.Content[0].(*mcp.TextContent).Text {
 		t.Fatal("the replay is not the stored result")
 	}

@@ -76,19 +76,26 @@ func OpenSQLite(ctx context.Context, path string, opts *Options) (*DB, error) {
 // database; migrations are serialised with an advisory lock.
 func OpenPostgres(ctx context.Context, url string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
-	p, err := sql.Open("pgx", url)
+	w, err := sql.Open("pgx", url)
 	if err != nil {
 		return nil, fmt.Errorf("store: open postgres: %w", err)
 	}
-	p.SetMaxOpenConns(o.MaxOpenConns)
-	p.SetMaxIdleConns(o.MaxOpenConns)
-	db := &DB{dialect: Postgres, w: p, r: p, log: o.Logger, now: o.Now, stopAfter: o.stopAfter}
+	w.SetMaxOpenConns(o.MaxWriteConns)
+	w.SetMaxIdleConns(o.MaxWriteConns)
+	r, err := sql.Open("pgx", url)
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("store: open postgres: %w", err)
+	}
+	r.SetMaxOpenConns(o.MaxOpenConns)
+	r.SetMaxIdleConns(o.MaxOpenConns)
+	db := &DB{dialect: Postgres, w: w, r: r, log: o.Logger, now: o.Now, stopAfter: o.stopAfter}
 	if err := db.Ping(ctx); err != nil {
-		_ = p.Close()
+		_ = db.Close()
 		return nil, err
 	}
 	if err := db.migrate(ctx); err != nil {
-		_ = p.Close()
+		_ = db.Close()
 		return nil, err
 	}
 	return db, nil

@@ -164,6 +164,64 @@ func (db *DB) OrderByIdempotencyKey(ctx context.Context, payer, offerID, key str
 	return o, nil
 }
 
+// OrderByReservation implements payment.Ledger.
+func (db *DB) OrderByReservation(ctx context.Context, key string) (*payment.Order, error) {
+	if key == "" {
+		return nil, payment.ErrOrderNotFound
+	}
+	o, err := scanOrder(db.queryRow(ctx, "SELECT "+prefixed("o.", orderColumns)+` FROM payment_reservations r
+		JOIN payment_orders o ON o.id = r.order_id WHERE r.key = ?`, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, payment.ErrOrderNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: order by reservation: %w", err)
+	}
+	return o, nil
+}
+
+// prefixed qualifies every column of a comma-separated list with p.
+func prefixed(p, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// RotateOrderToken implements payment.Ledger: the order's token hash and
+// the claim verification grant of the order (on the verification it
+// delivered) move to tokenHash in one transaction.
+func (db *DB) RotateOrderToken(ctx context.Context, id, tokenHash string) error {
+	if !ids.Valid(ids.Order, id) || tokenHash == "" {
+		return payment.ErrOrderNotFound
+	}
+	err := db.inTx(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, "UPDATE payment_orders SET token_hash = ? WHERE id = ?", tokenHash, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 {
+			return payment.ErrOrderNotFound
+		}
+		// The order's grant is on the verification it delivered (its
+		// result id), found through the primary key.
+		var kind, result string
+		if err := tx.queryRow(ctx, "SELECT result_kind, result_id FROM payment_orders WHERE id = ?", id).Scan(&kind, &result); err != nil {
+			return err
+		}
+		if kind != "verification" || result == "" {
+			return nil
+		}
+		_, err = tx.exec(ctx, `UPDATE claim_verification_access SET order_token_hash = ?
+			WHERE verification_id = ? AND order_id = ?`, tokenHash, result, id)
+		return err
+	})
+	return wrapLedger("rotate order token", err)
+}
+
 // transition runs a conditional status update and reports ErrConflict (or
 // ErrOrderNotFound) when no row matched.
 func (tx *Tx) transition(ctx context.Context, id string, res sql.Result) error {

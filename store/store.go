@@ -18,6 +18,9 @@
 //     synchronous=FULL (a committed payment survives power loss), one writer
 //     connection whose transactions begin IMMEDIATE, and a separate pool of
 //     query_only reader connections.
+//   - PostgreSQL has two pools too: writes and write transactions on one
+//     (Options.MaxWriteConns), reads outside transactions on the other
+//     (Options.MaxOpenConns), so that reads never queue behind paid writes.
 //   - PostgreSQL migrations run under an advisory lock so that several
 //     instances can start at once.
 //
@@ -47,9 +50,16 @@ var ErrClosed = errors.New("store: database is closed")
 type Options struct {
 	// Logger receives migration and maintenance messages. Nil discards them.
 	Logger *slog.Logger
-	// MaxOpenConns bounds the PostgreSQL pool and the SQLite reader pool.
-	// Zero means 16.
+	// MaxOpenConns bounds the reader pool: the connections of reads
+	// outside transactions (free routes, order and result lookups), on
+	// SQLite and on PostgreSQL. Zero means 16.
 	MaxOpenConns int
+	// MaxWriteConns bounds the PostgreSQL writer pool: the connections of
+	// write transactions (orders, reservations, stored results). Reads
+	// never wait for it: a burst of paid writes cannot queue the free
+	// routes. Zero means 16. SQLite has one writer connection whatever
+	// this says (its transactions take the database's write lock).
+	MaxWriteConns int
 	// BusyTimeout is how long an SQLite connection waits for a lock.
 	// Zero means 10 seconds.
 	BusyTimeout time.Duration
@@ -65,7 +75,7 @@ type Options struct {
 type DB struct {
 	dialect string
 	w       *sql.DB // writes and write transactions
-	r       *sql.DB // reads outside transactions (same as w on PostgreSQL)
+	r       *sql.DB // reads outside transactions (its own pool; w itself for an in-memory SQLite database)
 	log     *slog.Logger
 	now     func() time.Time
 	stmts   stmtCache // prepared SQLite reader statements (niche_stmt.go)
@@ -101,6 +111,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if v.MaxOpenConns <= 0 {
 		v.MaxOpenConns = 16
+	}
+	if v.MaxWriteConns <= 0 {
+		v.MaxWriteConns = 16
 	}
 	if v.BusyTimeout <= 0 {
 		v.BusyTimeout = 10 * time.Second
@@ -162,8 +175,8 @@ func (db *DB) CheckIntegrity(ctx context.Context) error {
 	return nil
 }
 
-// SQL returns the underlying handles: the writer and the reader pool (the
-// same handle on PostgreSQL). For tests and maintenance tools only.
+// SQL returns the underlying handles: the writer and the reader pool. For
+// tests and maintenance tools only.
 func (db *DB) SQL() (writer, reader *sql.DB) { return db.w, db.r }
 
 // nowMicros is the current time in stored form.

@@ -213,7 +213,23 @@ func (l *ledger) replay(d *delivery, recover bool) {
 		l.st.fail("idempotent replay", "replay of order %s has different bytes", d.OrderID)
 		return
 	}
+	if d.Token != "" {
+		// A replay hands out a fresh token and the previous one stops
+		// working: the audit reads the order with the latest.
+		prev[0].Token = d.Token
+	}
 	l.replayOK++
+}
+
+// retoken records the latest order token of an order: an answer that
+// replays an order (or tells that it is settling) hands out a fresh token
+// and the previous one stops working.
+func (l *ledger) retoken(orderID, token string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ds := l.byOrder[orderID]; len(ds) > 0 && token != "" {
+		ds[0].Token = token
+	}
 }
 
 // deliveries returns a copy of the list.

@@ -65,6 +65,14 @@ func newCluster(ctx context.Context, cfg *Config, scenario, backend string, inst
 		"ASSAY_NICHE_UNLOCK_TTL": "15m",
 		"GORACE":                 "halt_on_error=0 log_path=" + filepath.Join(dir, "race"),
 	}
+	if instances > 1 {
+		// One public URL for every instance, as behind a real balancer:
+		// payments are bound to the public resource URL, so a payment made
+		// through one instance is answered at the other. Not loopback, so
+		// dev mode is chosen explicitly.
+		env["ASSAY_PUBLIC_BASE_URL"] = "http://assay.loadtest"
+		env["ASSAY_DEV_MODE"] = "true"
+	}
 	for k, v := range extra {
 		env[k] = v
 	}

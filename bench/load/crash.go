@@ -41,10 +41,16 @@ import (
 //
 // After the restart every order left processing must be failed as
 // "interrupted", without settlement reference or receipt (admin order
-// lookup), and every credential a client had in flight at the kill is sent
-// again, twice: it must be served once (a released or never-reserved
-// payment, or an idempotent replay of an order completed just before the
-// kill) or refused the same way both times.
+// lookup), and every request a client had in flight at the kill is sent
+// again with its credential, without Idempotency-Key, twice. The
+// credential is the purchase: the first retry must get the call's answer —
+// the stored answer of an order the kill left completed or settling
+// (recovered: X-Agentic-Idempotent-Replay, a fresh order token that reads
+// the order), or a fresh run when the kill released the payment (served) —
+// and the second the same order again with another fresh token (the first
+// one then stops working). No in-flight request may be refused, every
+// completed order must end up received by its payer, no payment settled
+// twice and no order left processing or settling.
 
 // staleAfter is the cashier's default StaleAfter, which the example server
 // uses.
@@ -99,20 +105,21 @@ func (u *upSignal) wait(ctx context.Context) bool {
 type outcome string
 
 const (
-	outServed    outcome = "served after the restart"
-	outRecovered outcome = "recovered by idempotent replay"
-	outRefused   outcome = "refused consistently"
+	outServed    outcome = "served after the restart (payment released by the kill)"
+	outRecovered outcome = "recovered (the charged order's answer, fresh token)"
+	outRefused   outcome = "refused"
 )
 
 // crashState is shared by the clients and the controller.
 type crashState struct {
 	up       *upSignal
 	mu       sync.Mutex
-	outcomes map[string]outcome // reservation key -> outcome
+	outcomes map[string]outcome // the order's reservation key -> outcome
 	counts   map[outcome]int
 	reasons  map[string]int // refusals after a restart by status and detail
 	inFlight atomic.Int64   // credentials in flight at a kill
 	waits    atomic.Int64   // requests that found the server down
+	tokensOK atomic.Int64   // retried purchases whose fresh token reads the order (and the replaced one no longer)
 }
 
 func (s *crashState) record(key string, o outcome) {
@@ -137,7 +144,8 @@ type crashClient struct {
 	pending []*attempt
 }
 
-// nextRequest returns a random paid request; half carry an Idempotency-Key.
+// nextRequest returns a random paid request, without Idempotency-Key: a
+// request whose answer is lost is recovered by its credential alone.
 func (c *crashClient) nextRequest() paidReq {
 	var r paidReq
 	switch n := c.rng.IntN(10); {
@@ -150,9 +158,6 @@ func (c *crashClient) nextRequest() paidReq {
 		q := url.Values{}
 		q.Set("q", pick(c.rng, c.cat.words))
 		r = paidReq{class: "niche.search.pay-per-call (paid)", method: http.MethodGet, path: "/v1/search/pay-per-call?" + q.Encode()}
-	}
-	if c.rng.IntN(2) == 0 {
-		r.idem = "crash-" + randomHex(12)
 	}
 	return r
 }
@@ -193,40 +198,88 @@ func (c *crashClient) resend(ctx context.Context) bool {
 		at := c.pending[0]
 		r := at.req
 		r.class = "re-send after restart"
-		a1 := c.send(ctx, c.base, r, at.cred)
-		if a1.err != nil {
+		a1, ok := c.resendOnce(ctx, r, at.cred)
+		if !ok {
 			return false
 		}
-		a2 := c.send(ctx, c.base, r, at.cred)
-		if a2.err != nil {
+		a2, ok := c.resendOnce(ctx, r, at.cred)
+		if !ok {
 			return false
 		}
 		c.pending = c.pending[1:]
 		replay1, replay2 := a1.header.Get(payment.HeaderReplay) == "true", a2.header.Get(payment.HeaderReplay) == "true"
-		sameOrder := a1.header.Get(payment.HeaderOrderID) == a2.header.Get(payment.HeaderOrderID)
+		id1, id2 := a1.header.Get(payment.HeaderOrderID), a2.header.Get(payment.HeaderOrderID)
 		switch {
-		case a1.status == http.StatusOK && replay1:
-			if a2.status != http.StatusOK || !replay2 || !sameOrder {
-				c.st.fail("inconsistent after restart", "%s: replayed, then %d replay=%t", at.cred.Key, a2.status, replay2)
-			}
-			c.cs.record(at.cred.Key, outRecovered)
 		case a1.status == http.StatusOK:
-			// Served once; the second copy must be refused, or replay the
-			// same order when an Idempotency-Key was sent.
-			if !(a2.status == http.StatusPaymentRequired || (r.idem != "" && a2.status == http.StatusOK && replay2 && sameOrder)) {
-				c.st.fail("inconsistent after restart", "%s: served, then %d replay=%t (%s)", at.cred.Key, a2.status, replay2, snippet(a2.body))
+			oc := outServed
+			if replay1 {
+				oc = outRecovered
 			}
-			c.cs.record(at.cred.Key, outServed)
-		case a1.status == a2.status && (a1.status == http.StatusPaymentRequired || a1.status == http.StatusConflict):
-			c.cs.record(at.cred.Key, outRefused)
+			// The second copy is the same purchase again, with a token
+			// that replaces the first one.
+			if a2.status != http.StatusOK || !replay2 || id1 != id2 || sha256Hex(a1.body) != sha256Hex(a2.body) {
+				c.st.fail("inconsistent after restart", "%s: %s (%s), then %d replay=%t order %s (%s)", at.cred.Key, oc, id1, a2.status, replay2, id2, snippet(a2.body))
+			} else {
+				c.checkTokens(ctx, id1, a1.header.Get(payment.HeaderOrderToken), a2.header.Get(payment.HeaderOrderToken))
+			}
+			c.cs.record(at.cred.OrderKey, oc)
+		default:
+			c.st.fail("in-flight request refused after restart", "%s (%s %s): %d %s, then %d", at.cred.Key, r.method, r.path, a1.status, snippet(a1.body), a2.status)
+			c.cs.record(at.cred.OrderKey, outRefused)
 			c.cs.mu.Lock()
 			c.cs.reasons[fmt.Sprintf("%d %s", a1.status, detailOf(a1.body))]++
 			c.cs.mu.Unlock()
-		default:
-			c.st.fail("inconsistent after restart", "%s: %d then %d: %s | %s", at.cred.Key, a1.status, a2.status, snippet(a1.body), snippet(a2.body))
 		}
 	}
 	return true
+}
+
+// resendOnce sends a request with its credential again until it has an
+// answer: a 409 (its first request still in flight) or a 202 (its order
+// settling) is asked again shortly. ok is false when the server is down.
+func (c *crashClient) resendOnce(ctx context.Context, r paidReq, cred *credential) (answer, bool) {
+	for range 200 {
+		a := c.send(ctx, c.base, r, cred)
+		if a.err != nil {
+			return a, false
+		}
+		if a.status != http.StatusConflict && a.status != http.StatusAccepted {
+			return a, true
+		}
+		select {
+		case <-ctx.Done():
+			return a, false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return c.send(ctx, c.base, r, cred), true
+}
+
+// checkTokens checks the order tokens of two answers of one purchase: the
+// later one reads the completed order, the earlier one no longer does.
+func (c *crashClient) checkTokens(ctx context.Context, id, earlier, later string) {
+	lookup := func(token string) int {
+		h := http.Header{}
+		h.Set(payment.HeaderOrderToken, token)
+		a := do(ctx, c.hc, c.st, "order lookup after a retry", c.base, http.MethodGet, "/v1/orders/"+id, nil, h)
+		if a.err != nil {
+			return 0
+		}
+		if a.status == http.StatusOK && !strings.Contains(string(a.body), `"status":"completed"`) {
+			c.st.fail("order after a retry", "order %s is not completed: %s", id, snippet(a.body))
+		}
+		return a.status
+	}
+	switch {
+	case earlier == "" || later == "" || earlier == later:
+		c.st.fail("order token after a retry", "order %s: tokens %q then %q, want two fresh tokens", id, earlier, later)
+	case lookup(later) != http.StatusOK:
+		c.st.fail("order token after a retry", "order %s: the fresh token does not read the order", id)
+	case lookup(earlier) != http.StatusNotFound:
+		c.st.fail("order token after a retry", "order %s: the replaced token still reads the order", id)
+	default:
+		c.cs.tokensOK.Add(1)
+	}
 }
 
 // run is the client loop.
@@ -500,9 +553,6 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 		if !ok {
 			oc = "no client re-sent it"
 		}
-		if oc == outRefused && byOutcome[oc] < 5 {
-			st.note("interrupted order %s (%s, %s): its credential was refused after the restart", o.ID, o.ReservationKey, o.Protocol)
-		}
 		byOutcome[oc]++
 	}
 
@@ -516,8 +566,10 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 		st.fail("database check", "%v", err)
 	}
 	// Every promise holds after the kills too: nothing left processing or
-	// settling (start-up resolved what the kills left open).
-	judgeDatabase(st, dbf, false)
+	// settling (start-up resolved what the kills left open), and every
+	// completed order was received by its payer (the retries recovered the
+	// answers the kills cut off).
+	judgeDatabase(st, dbf, true)
 	if kills == 0 {
 		st.fail("no kill", "the scenario ended before the first kill (duration %s, kills %d)", cfg.Duration, cfg.Kills)
 	}
@@ -526,6 +578,7 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 	rep.Deliveries, rep.Kills = len(ds), kills
 	cs.mu.Lock()
 	counts := fmt.Sprintf("%s %d, %s %d, %s %d", outServed, cs.counts[outServed], outRecovered, cs.counts[outRecovered], outRefused, cs.counts[outRefused])
+	rep.InFlight, rep.Recovered, rep.Served, rep.Refused = int(cs.inFlight.Load()), cs.counts[outRecovered], cs.counts[outServed], cs.counts[outRefused]
 	var reasons []string
 	for _, r := range slices.Sorted(maps.Keys(cs.reasons)) {
 		reasons = append(reasons, fmt.Sprintf("%q %d", r, cs.reasons[r]))
@@ -535,15 +588,14 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 	rep.addFact("orders left processing at kills", "%d (aged past the stale window before restart: %d; -crash-age=%t), all failed as interrupted at start-up with no settlement or receipt unless reported below; their credentials: %s",
 		len(interrupted), aged, cfg.CrashAge, formatOutcomes(byOutcome))
 	rep.addFact("orders left settling at kills", "%d, resolved at start-up (completed with a receipt) %d", len(settlingAtKill), settlingResolved)
-	rep.addFact("credentials in flight at kills", "%d, sent again twice after the restart: %s", cs.inFlight.Load(), counts)
+	rep.addFact("requests in flight at kills", "%d, each sent again twice with its credential (no Idempotency-Key) after the restart: %s", cs.inFlight.Load(), counts)
+	rep.addFact("in flight / recovered / served / refused", "%d / %d / %d / %d", rep.InFlight, rep.Recovered, rep.Served, rep.Refused)
+	rep.addFact("order tokens after the retries", "%d purchases: the fresh token reads the completed order, the replaced one no longer does", cs.tokensOK.Load())
 	rep.addFact("refusals after a restart", "%s", orNone(strings.Join(reasons, ", ")))
-	rep.addFact("paid deliveries", "%d (recovered after a kill by idempotent replay: %d); credentials signed %d", len(ds), led.recovered, led.signed)
+	rep.addFact("paid deliveries", "%d (recovered after a kill by presenting the credential again: %d); credentials signed %d", len(ds), led.recovered, led.signed)
 	rep.addFact("double deliveries", "%d (by payment nonce and by order id)", led.doubles)
 	rep.addFact("audit", "%d delivered orders looked up, %d receipts verified offline against the JWKS and the received bytes", len(ds), verified)
 	rep.addFact("database", "%s", dbf.describe())
-	if n := len(dbf.UndeliveredCompleted); n > 0 {
-		rep.addFact("settled, answer lost at a kill", "%d completed orders no client received (killed between settlement and the response; recoverable only with an Idempotency-Key)", n)
-	}
 	rep.addFact("server logs", "%s", logs)
 	rep.finish(st)
 	return rep, nil

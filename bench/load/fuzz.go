@@ -88,6 +88,9 @@ type fuzzer struct {
 	// badText counts 500s explained by the known defect of PostgreSQL
 	// text parameters (NUL or invalid UTF-8 in a path id or a filter).
 	badText *int
+	// answeredAgain counts used credentials presented for the very
+	// request they paid for and answered with that purchase.
+	answeredAgain *int
 }
 
 var paramRE = regexp.MustCompile(`\{([a-z_]+)\}`)
@@ -472,6 +475,13 @@ func (f *fuzzer) one(ctx context.Context) {
 		f.st.known("PostgreSQL: 500 for NUL or invalid UTF-8 in an id or a filter", "%s %s (%s) -> %d", method, truncateStr(path, 120), kind, res.StatusCode)
 	case res.StatusCode >= 500:
 		f.st.fail("5xx answer", "%s %s%s (%s) -> %d %s", method, base, truncateStr(path, 120), kind, res.StatusCode, snippet(rb))
+	case res.StatusCode < 300 && paidRoutes[c.ID] && method == c.Method && strings.HasPrefix(kind, "payment: replayed (") &&
+		res.Header.Get(payment.HeaderReplay) == "true":
+		// A used credential presented for the very request it paid for is
+		// that purchase answered again (stored bytes, nothing charged).
+		f.mu.Lock()
+		*f.answeredAgain++
+		f.mu.Unlock()
 	case res.StatusCode < 300 && paidRoutes[c.ID] && method == c.Method && strings.HasPrefix(kind, "payment:"):
 		f.st.fail("forged or replayed payment accepted", "%s %s (%s) -> %d", method, path, kind, res.StatusCode)
 	case res.StatusCode < 300:

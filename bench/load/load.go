@@ -17,7 +17,8 @@ import (
 
 // counters are the scenario-wide tallies of the paid operations.
 type counters struct {
-	replays, replaysRefused     atomic.Int64
+	replays, replaysAnswered    atomic.Int64
+	replaysRefused              atomic.Int64
 	dupPairs, dupOneWinner      atomic.Int64
 	idemTries, idemReplayed     atomic.Int64
 	orderLookups, orderComplete atomic.Int64
@@ -222,8 +223,11 @@ func (c *loadClient) searchPPC(ctx context.Context) {
 	c.paid(ctx, paidReq{class: "niche.search.pay-per-call (paid)", method: http.MethodGet, path: "/v1/search/pay-per-call?" + q.Encode()})
 }
 
-// replay sends a used credential again, to either instance: it must be
-// refused with 402 and deliver nothing.
+// replay sends a used credential again, to either instance. For the same
+// request it is the same purchase: its answer again (the same order and
+// bytes, a fresh token that replaces the client's); for another request
+// (a claim with another body) it must be refused with 402 and deliver
+// nothing.
 func (c *loadClient) replay(ctx context.Context) {
 	if len(c.used) == 0 {
 		c.verify(ctx, "quick", tiers[0].path)
@@ -234,15 +238,26 @@ func (c *loadClient) replay(ctx context.Context) {
 	c.cnt.replays.Add(1)
 	r := pc.req
 	r.class = "replay of a used credential"
+	elsewhere := r.body != nil && c.rng.IntN(2) == 0
+	if elsewhere {
+		r.class = "replay of a used credential (another request)"
+		r.body = []byte(fmt.Sprintf(`{"claim":"%s (replayed elsewhere)"}`, claimTexts[c.rng.IntN(len(claimTexts))]))
+	}
 	a := c.send(ctx, base, r, pc.cred)
 	if a.err != nil {
 		return
 	}
-	if a.status == http.StatusPaymentRequired {
+	switch {
+	case elsewhere && a.status == http.StatusPaymentRequired:
 		c.cnt.replaysRefused.Add(1)
-		return
+	case !elsewhere && a.status == http.StatusOK && a.header.Get(payment.HeaderReplay) == "true" &&
+		a.header.Get(payment.HeaderOrderID) == pc.ans.header.Get(payment.HeaderOrderID):
+		c.cnt.replaysAnswered.Add(1)
+		c.retoken(a)
+	default:
+		c.st.fail("replay of a used credential", "%s %s (%s, another request: %t) replayed on %s -> %d replay=%q: %s", r.method, r.path, pc.cred.Protocol,
+			elsewhere, base, a.status, a.header.Get(payment.HeaderReplay), snippet(a.body))
 	}
-	c.st.fail("replay not refused", "%s %s (%s) replayed on %s -> %d: %s", r.method, r.path, pc.cred.Protocol, base, a.status, snippet(a.body))
 }
 
 // duplicate sends one fresh credential twice at the same moment, to both
@@ -261,22 +276,42 @@ func (c *loadClient) duplicate(ctx context.Context) {
 	c.cnt.dupPairs.Add(1)
 	var wg sync.WaitGroup
 	answers := make([]answer, 2)
-	for i, base := range []string{c.base(), c.other()} {
+	bases := []string{c.base(), c.other()}
+	for i, base := range bases {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answers[i] = c.send(ctx, base, r, cred)
+			answers[i] = do(ctx, c.hc, c.st, r.class, base, r.method, r.path, r.body, c.headers(r, cred))
 		}()
 	}
 	wg.Wait()
+	// Booked in order: the delivery, then a replay of it. The copy that
+	// lost the race found the order open, so its token (a replay's, or a
+	// 202's while settling) replaced the winner's.
+	for _, replays := range []bool{false, true} {
+		for i, a := range answers {
+			if a.err == nil && a.status == http.StatusOK && (a.header.Get(payment.HeaderReplay) == "true") == replays {
+				c.record(bases[i], r, cred, a)
+			}
+		}
+	}
+	for _, a := range answers {
+		if a.err == nil && a.status == http.StatusAccepted {
+			c.retoken(a)
+		}
+	}
+	// The copy that loses the race is the same purchase: in flight (409),
+	// settling (202) or the winner's answer again (a replay).
 	won, lost := 0, 0
 	for _, a := range answers {
 		switch {
 		case a.err != nil:
 			return
-		case a.status == http.StatusOK:
+		case a.status == http.StatusPaymentRequired && c.sharedRefusal(cred, a):
+			lost++
+		case a.status == http.StatusOK && a.header.Get(payment.HeaderReplay) != "true":
 			won++
-		case a.status == http.StatusPaymentRequired:
+		case a.status == http.StatusOK || a.status == http.StatusConflict || a.status == http.StatusAccepted:
 			lost++
 		default:
 			c.st.fail("unexpected status", "duplicate credential -> %d: %s", a.status, snippet(a.body))
@@ -315,6 +350,19 @@ func (c *loadClient) idempotent(ctx context.Context) {
 		return
 	}
 	c.cnt.idemReplayed.Add(1)
+	c.retoken(second.ans)
+}
+
+// retoken adopts the fresh order token of an answer that replayed an
+// order (or told that it is settling): the previous one stops working.
+func (c *loadClient) retoken(a answer) {
+	id, tok := a.header.Get(payment.HeaderOrderID), a.header.Get(payment.HeaderOrderToken)
+	for _, d := range c.mine {
+		if d.OrderID == id {
+			d.Token = tok
+		}
+	}
+	c.led.retoken(id, tok)
 }
 
 // orderLookup reads one of the client's orders with its token.
@@ -418,7 +466,8 @@ func runLoad(ctx context.Context, cfg *Config, name, backend string, instances i
 	rep.Deliveries = len(ds)
 	rep.addFact("paid deliveries", "%d (%s); credentials signed %d", len(ds), cnt.protoSummary(), led.signed)
 	rep.addFact("double deliveries", "%d (by credential nonce and by order id)", led.doubles)
-	rep.addFact("replayed credentials", "%d sent, %d refused with 402", cnt.replays.Load(), cnt.replaysRefused.Load())
+	rep.addFact("replayed credentials", "%d sent; same request: %d answered with their order again; another request: %d refused with 402",
+		cnt.replays.Load(), cnt.replaysAnswered.Load(), cnt.replaysRefused.Load())
 	rep.addFact("concurrent duplicates", "%d pairs (across instances: %t), %d with exactly one delivery", cnt.dupPairs.Load(), instances > 1, cnt.dupOneWinner.Load())
 	rep.addFact("idempotent retries", "%d, %d replayed the first order's bytes", cnt.idemTries.Load(), cnt.idemReplayed.Load())
 	rep.addFact("order lookups during load", "%d, %d completed", cnt.orderLookups.Load(), cnt.orderComplete.Load())

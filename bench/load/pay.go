@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +32,9 @@ type credential struct {
 	Header   string
 	Value    string
 	Key      string // x402:<chain>:<from>:<nonce> or mpp:<challenge id>
+	// OrderKey is the reservation key the server's order records (the
+	// EIP-3009 key, for MPP too).
+	OrderKey string
 	Nonce    string // <payer address>/<EIP-3009 nonce>: the client's own account of its payment
 	Amount   int64
 }
@@ -88,7 +92,7 @@ func (c *challenge) pay(ctx context.Context, signer payment.Signer, proto string
 		if err != nil {
 			return nil, err
 		}
-		return &credential{Protocol: proto, Header: payment.HeaderPaymentSignature, Value: v, Key: key, Nonce: nonce, Amount: atoi64(req.Amount)}, nil
+		return &credential{Protocol: proto, Header: payment.HeaderPaymentSignature, Value: v, Key: key, OrderKey: key, Nonce: nonce, Amount: atoi64(req.Amount)}, nil
 	case protoX402V1:
 		if c.v1 == nil {
 			return nil, errors.New("no x402 v1 offer")
@@ -106,7 +110,7 @@ func (c *challenge) pay(ctx context.Context, signer payment.Signer, proto string
 		if err != nil {
 			return nil, err
 		}
-		return &credential{Protocol: proto, Header: payment.HeaderXPayment, Value: v, Key: key, Nonce: nonce, Amount: atoi64(req.MaxAmountRequired)}, nil
+		return &credential{Protocol: proto, Header: payment.HeaderXPayment, Value: v, Key: key, OrderKey: key, Nonce: nonce, Amount: atoi64(req.MaxAmountRequired)}, nil
 	case protoMPP:
 		if len(c.mpp) == 0 {
 			return nil, errors.New("no MPP evm offer")
@@ -123,7 +127,14 @@ func (c *challenge) pay(ctx context.Context, signer payment.Signer, proto string
 		var req payment.MPPEVMRequest
 		_ = ch.MPPRequest(&req)
 		nonce := signer.Address().Hex() + "/" + strings.ToLower(payment.MPPNonce(ch.ID, ch.Realm))
-		return &credential{Protocol: proto, Header: payment.HeaderAuthorization, Value: v, Key: "mpp:" + ch.ID, Nonce: nonce, Amount: atoi64(req.Amount)}, nil
+		var orderKey string
+		var auth payment.EIP3009Authorization
+		if n, ok := payment.LookupNetwork(strconv.FormatUint(req.MethodDetails.ChainID, 10)); ok && json.Unmarshal(cred.Payload, &auth) == nil {
+			if a, err := auth.Parse(); err == nil {
+				orderKey = a.ReservationKey(n)
+			}
+		}
+		return &credential{Protocol: proto, Header: payment.HeaderAuthorization, Value: v, Key: "mpp:" + ch.ID, OrderKey: orderKey, Nonce: nonce, Amount: atoi64(req.Amount)}, nil
 	}
 	return nil, fmt.Errorf("unknown protocol %q", proto)
 }

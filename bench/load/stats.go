@@ -219,6 +219,14 @@ type report struct {
 	// Kills the number of SIGKILLs (crash).
 	Deliveries int `json:"deliveries"`
 	Kills      int `json:"kills"`
+	// InFlight counts the paid requests in flight at the kills (crash),
+	// each sent again with its credential after the restart: Recovered
+	// got the answer of the order the kill left charged, Served ran anew
+	// (the kill released the payment), Refused were refused.
+	InFlight  int `json:"inFlight"`
+	Recovered int `json:"recovered"`
+	Served    int `json:"served"`
+	Refused   int `json:"refused"`
 	// KnownFiveXX counts 5xx answers explained by a known defect.
 	KnownFiveXX int      `json:"knownDefect5xx"`
 	Memory      []memRow `json:"memory"`

@@ -31,6 +31,8 @@ type config struct {
 	LogLevel      string
 	LogFormat     string
 	MaxBodyBytes  int64
+	DBReadConns   int64
+	DBWriteConns  int64
 	ReadTimeout   time.Duration
 	WriteTimeout  time.Duration
 	ShutdownWait  time.Duration
@@ -334,6 +336,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.str(&c.LogLevel, "log-level", "ASSAY_LOG_LEVEL", "info", "log level: debug, info, warn, error (debug: migrations, each demo evaluation, MCP sessions, details of warnings)")
 	f.str(&c.LogFormat, "log-format", "ASSAY_LOG_FORMAT", "text", "log format: text or json (every line on stderr)")
 	f.int64(&c.MaxBodyBytes, "max-body", "ASSAY_MAX_BODY_BYTES", 1<<20, "largest request body in bytes (413 above)")
+	f.int64(&c.DBReadConns, "db-read-conns", "ASSAY_DB_READ_CONNS", 16, "database connections for reads (SQLite and PostgreSQL); reads never wait behind writes")
+	f.int64(&c.DBWriteConns, "db-write-conns", "ASSAY_DB_WRITE_CONNS", 16, "PostgreSQL connections for writes (orders, payments, stored results); SQLite always writes through one")
 	f.dur(&c.ReadTimeout, "read-timeout", "ASSAY_READ_TIMEOUT", 30*time.Second, "time to read a request")
 	f.dur(&c.WriteTimeout, "write-timeout", "ASSAY_WRITE_TIMEOUT", 150*time.Second, "time to write a response (covers a 120 s verification)")
 	f.dur(&c.ShutdownWait, "shutdown-wait", "ASSAY_SHUTDOWN_WAIT", 130*time.Second, "how long shutdown waits for in-flight calls")

@@ -154,6 +154,8 @@ func TestPaidVerificationEndToEnd(t *testing.T) {
 	}
 }
 
+// A payment presented again answers its purchase for the same request
+// (the credential is the purchase) and is refused for another.
 func TestReplayedPaymentRefused(t *testing.T) {
 	base := startServer(t, nil)
 	wallet := paymenttest.DevWallet()
@@ -175,7 +177,7 @@ func TestReplayedPaymentRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	send := func() int {
+	send := func(body []byte) (int, string) {
 		r, _ := http.NewRequest("POST", base+"/v1/claims/verify/quick", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Payment-Signature", payload)
@@ -184,13 +186,16 @@ func TestReplayedPaymentRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		res.Body.Close()
-		return res.StatusCode
+		return res.StatusCode, res.Header.Get(payment.HeaderReplay)
 	}
-	if s := send(); s != 200 {
+	if s, _ := send(body); s != 200 {
 		t.Fatalf("first use: %d", s)
 	}
-	if s := send(); s != 402 {
-		t.Fatalf("replay: %d, want 402", s)
+	if s, replay := send(body); s != 200 || replay != "true" {
+		t.Fatalf("the same request again: %d (replay %q), want 200 and its purchase", s, replay)
+	}
+	if s, _ := send([]byte(`{"claim":"USDC on Base uses 6 decimals."}`)); s != 402 {
+		t.Fatalf("another request: %d, want 402", s)
 	}
 }
 

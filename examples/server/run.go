@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			soleOwner = true
 		}
 	}
-	db, err := store.Open(ctx, dsn, &store.Options{Logger: log})
+	db, err := store.Open(ctx, dsn, &store.Options{Logger: log, MaxOpenConns: int(cfg.DBReadConns), MaxWriteConns: int(cfg.DBWriteConns)})
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,8 @@ func (c *config) checkServer(p *problems) {
 		v, min    int64
 	}{
 		{"max-body", "ASSAY_MAX_BODY_BYTES", c.MaxBodyBytes, 1},
+		{"db-read-conns", "ASSAY_DB_READ_CONNS", c.DBReadConns, 1},
+		{"db-write-conns", "ASSAY_DB_WRITE_CONNS", c.DBWriteConns, 1},
 		{"snapshot-max-bytes", "ASSAY_SNAPSHOT_MAX_BYTES", c.SnapshotMaxBytes, 1},
 		{"niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", c.NicheSearchPrice, 1},
 		// 0: no free searches; -1 (server.UnlimitedSearches): no quota.

@@ -17,7 +17,9 @@ const base = process.argv[2];
 if (!base) fail("usage", "node a2a.mjs <service base URL> [--claim text]");
 
 let last; // the last HTTP response, to read payment and order headers
+let lastRequest; // the last request sent: url and init
 const fetchImpl = async (input, init) => {
+  lastRequest = { url: input, init };
   const res = await fetch(input, init);
   last = res;
   return res;
@@ -81,6 +83,23 @@ out.paid = {
 };
 if (settle.payer?.toLowerCase() !== account.address.toLowerCase()) fail("payer", settle);
 
+// The very same request again (the SDK numbers its JSON-RPC ids, so a
+// retry whose answer was lost resends the bytes it sent): the same
+// purchase, with a fresh order token.
+const paidRequest = lastRequest;
+const resent = await fetch(paidRequest.url, paidRequest.init);
+const resentBody = await resent.json();
+out.resent = {
+  status: resent.status,
+  replay: resent.headers.get("x-agentic-idempotent-replay"),
+  sameOrder: resent.headers.get("x-agentic-order-id") === order.orderId,
+  sameReceipt: resent.headers.get("x-agentic-receipt-id") === order.receiptId,
+  freshToken: Boolean(resent.headers.get("x-agentic-order-token")) && resent.headers.get("x-agentic-order-token") !== order.orderToken,
+  taskId: resentBody?.result?.task?.id ?? null,
+};
+order.orderToken = resent.headers.get("x-agentic-order-token") ?? order.orderToken;
+out.paid.orderToken = order.orderToken;
+
 // GetTask with the order token (free), and without it (refused).
 const task = await client.getTask({ id: result.id }, { serviceParameters: { "X-Agentic-Order-Token": order.orderToken } });
 out.getTask = { state: TaskState[task.status.state], artifacts: task.artifacts.length };
@@ -91,7 +110,7 @@ try {
   out.getTaskWithoutToken = String(e.message ?? e).slice(0, 80);
 }
 
-// The same payment again: refused.
+// The same payment for another message: refused.
 try {
   await client.sendMessage(message(), { serviceParameters: sig });
   fail("replay", "accepted");

@@ -58,9 +58,17 @@ out.paid = {
 };
 if (settle.payer?.toLowerCase() !== account.address.toLowerCase()) fail("payer", settle);
 
-// The same payment again: refused with a fresh PaymentRequired.
+// The same payment again for the same call: the same purchase (the answer
+// whose response was lost), with a fresh order token.
 const again = await client.callTool({ name: "verify_claim", arguments: { claim }, _meta: { "x402/payment": payment } });
-out.replay = { isError: again.isError, error: again.structuredContent?.error };
+out.again = {
+  isError: again.isError ?? false,
+  sameText: again.content?.[0]?.text === paid.content[0].text,
+  commerce: again.structuredContent?.commerce,
+};
+// For another call: refused with a fresh PaymentRequired.
+const other = await client.callTool({ name: "verify_claim", arguments: { claim: claim + " Really." }, _meta: { "x402/payment": payment } });
+out.replay = { isError: other.isError, error: other.structuredContent?.error };
 
 // Invalid arguments: the 422 detail, not a payment request.
 const invalid = await client.callTool({ name: "verify_claim", arguments: { claim: "ab" }, _meta: { "x402/payment": payment } });

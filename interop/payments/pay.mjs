@@ -7,12 +7,16 @@
 //          "targets": [{"name", "method", "url", "body"?, "amount"}]}
 //
 // For every target and every client (x402 v2 through the fetch wrapper, x402
-// v2 by hand, x402 v1 through the fetch wrapper against the v1 body, mppx
-// evm charge) it checks: 200; X-Agentic-Order-Id/-Token/-Receipt-Id; the
-// protocol's settlement header; the signed receipt read back with the order
-// token verifies with the published JWKS (Ed25519 over RFC 8785 JSON) and
-// names the order, the amount and the SHA-256 of the bytes received; and
-// presenting the same payment again is refused.
+// v2 by hand, x402 v1 through the fetch wrapper against the v1 body, the
+// legacy x402 1.x SDK — x402-fetch 1.2.0 with x402 1.2.0 —, mppx evm charge)
+// it checks: 200; X-Agentic-Order-Id/-Token/-Receipt-Id; the protocol's
+// settlement header; the signed receipt read back with the order token
+// verifies with the published JWKS (Ed25519 over RFC 8785 JSON) and names
+// the order, the amount and the SHA-256 of the bytes received; presenting
+// the same payment again for the same request returns the same purchase
+// (same bytes, order and receipt, X-Agentic-Idempotent-Replay) with a fresh
+// order token that replaces the first; and for another request it is
+// refused.
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { privateKeyToAccount } from "viem/accounts";
 import { wrapFetchWithPayment, x402Client, decodePaymentResponseHeader } from "@x402/fetch";
@@ -21,9 +25,11 @@ import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { ExactEvmSchemeV1 } from "@x402/evm/exact/v1/client";
 import { Mppx, evm } from "mppx/client";
 import { Receipt } from "mppx";
+import { wrapFetchWithPayment as legacyWrapFetch, createSigner as legacyCreateSigner } from "x402-fetch";
 
 // Public Hardhat/Anvil key #0: test funds only, and nothing settles in dev mode.
-const account = privateKeyToAccount("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80");
+const TEST_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+const account = privateKeyToAccount(TEST_KEY);
 const config = JSON.parse(process.argv[2]);
 
 const PAYMENT_HEADERS = ["payment-signature", "x-payment", "authorization"];
@@ -132,14 +138,37 @@ async function report(client, t, res, rec, extra = {}) {
     out.receiptProtocol = r.protocol;
     out.receiptDev = r.dev;
   }
-  // Replay: the very same payment header again.
+  // The very same payment header again, for the same request: the same
+  // purchase with a fresh token; the first token stops working.
   if (rec && rec.value) {
     const again = await fetch(t.url, init(t, { [rec.header]: rec.value }));
+    const againBytes = Buffer.from(await again.arrayBuffer());
     out.replayStatus = again.status;
-    out.replayBody = (await again.text()).slice(0, 300);
     out.replayHeader = rec.header;
+    out.replayFlag = again.headers.get("x-agentic-idempotent-replay");
+    out.replaySameBytes = againBytes.equals(bytes);
+    out.replaySameOrder = again.headers.get("x-agentic-order-id") === out.orderId;
+    out.replaySameReceipt = again.headers.get("x-agentic-receipt-id") === out.receiptId;
+    if (again.status !== 200) out.replayBody = againBytes.toString("utf8").slice(0, 300);
+    const fresh = again.headers.get("x-agentic-order-token");
+    const first = res.headers.get("x-agentic-order-token");
+    if (fresh && first && out.orderId) {
+      out.freshTokenReads = (await orderStatus(out.orderId, fresh)) === 200;
+      out.oldTokenReads = (await orderStatus(out.orderId, first)) === 200;
+    }
+    // For another request: refused.
+    const other = await fetch(t.otherUrl ?? t.url, init({ ...t, body: t.otherBody ?? t.body }, { [rec.header]: rec.value }));
+    out.otherStatus = other.status;
+    out.otherError = other.headers.get("payment-required") ? JSON.parse(Buffer.from(other.headers.get("payment-required"), "base64").toString("utf8")).error : null;
+    await other.arrayBuffer();
   }
   console.log(JSON.stringify(out));
+}
+
+async function orderStatus(orderId, token) {
+  const res = await fetch(`${config.origin}/v1/orders/${encodeURIComponent(orderId)}`, { headers: { "x-agentic-order-token": token } });
+  await res.arrayBuffer();
+  return res.status;
 }
 
 async function run(client, t, fn) {
@@ -172,6 +201,14 @@ for (const t of config.targets) {
     const c = new x402Client().registerV1("base", new ExactEvmSchemeV1(account));
     const res = await wrapFetchWithPayment(f, c)(t.url, init(t));
     await report("x402-v1-fetch", t, res, rec);
+  });
+  await run("x402-v1-legacy", t, async () => {
+    // The legacy SDK reads the v1 body of the 402 (it ignores
+    // PAYMENT-REQUIRED); its default spending cap is 0.10 USDC.
+    const [f, rec] = recordingFetch();
+    const signer = await legacyCreateSigner("base", TEST_KEY);
+    const res = await legacyWrapFetch(f, signer, BigInt(1_000_000))(t.url, init(t));
+    await report("x402-v1-legacy", t, res, rec);
   });
   await run("mppx-evm", t, async () => {
     const [f, rec] = recordingFetch();

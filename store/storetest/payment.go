@@ -24,6 +24,7 @@ func TestLedger(t *testing.T, open func(t *testing.T) payment.Ledger) {
 	t.Run("Quotes", func(t *testing.T) { ledgerQuotes(t, open(t)) })
 	t.Run("Idempotency", func(t *testing.T) { ledgerIdempotency(t, open(t)) })
 	t.Run("Transitions", func(t *testing.T) { ledgerTransitions(t, open(t)) })
+	t.Run("ByReservation", func(t *testing.T) { ledgerByReservation(t, open(t)) })
 	t.Run("Customers", func(t *testing.T) { ledgerCustomers(t, open(t)) })
 	t.Run("Summary", func(t *testing.T) { ledgerSummary(t, open(t)) })
 }
@@ -374,6 +375,57 @@ func ledgerTransitions(t *testing.T, l payment.Ledger) {
 	}
 	if n, err := l.PurgeReservations(ctx, o.ReservedUntil.Add(time.Second)); err != nil || n != 1 {
 		t.Fatalf("purge after expiry removed %d (%v), want 1", n, err)
+	}
+}
+
+// ledgerByReservation: the order holding a reservation key (primary or
+// extra) is found while it holds it, also once completed, and no longer
+// after it failed; a token rotation replaces the token hash.
+func ledgerByReservation(t *testing.T, l payment.Ledger) {
+	ctx := context.Background()
+	o := NewTestOrder("o")
+	extra := "mpp:" + ids.New("")
+	o.ExtraReservationKeys, o.RequestHash = []string{extra}, "h1"
+	if err := l.OpenOrder(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{o.ReservationKey, extra} {
+		got, err := l.OrderByReservation(ctx, k)
+		if err != nil || got.ID != o.ID || got.RequestHash != "h1" || got.Status != payment.OrderProcessing {
+			t.Fatalf("OrderByReservation(%s) = %+v, %v", k, got, err)
+		}
+	}
+	if _, err := l.OrderByReservation(ctx, "unknown:"+ids.New("")); !errors.Is(err, payment.ErrOrderNotFound) {
+		t.Fatalf("unknown key: %v, want ErrOrderNotFound", err)
+	}
+	if err := l.MarkSettling(ctx, o.ID, payment.Delivered{ResultSHA256: "abc", Response: payment.StoredResponse{Status: 200, Body: []byte("{}")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.CompleteOrder(ctx, o.ID, payment.Settled{SettlementRef: "0xtx", ReceiptID: ids.New(ids.Receipt), Receipt: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.OrderByReservation(ctx, o.ReservationKey); err != nil || got.Status != payment.OrderCompleted {
+		t.Fatalf("a consumed reservation: %+v, %v", got, err)
+	}
+	newHash := ids.Hash(ids.Token(ids.OrderToken))
+	if err := l.RotateOrderToken(ctx, o.ID, newHash); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.Order(ctx, o.ID); err != nil || got.TokenHash != newHash {
+		t.Fatalf("after rotation the token hash is %v (%v)", got, err)
+	}
+	if err := l.RotateOrderToken(ctx, ids.New(ids.Order), newHash); !errors.Is(err, payment.ErrOrderNotFound) {
+		t.Fatalf("rotating an unknown order: %v", err)
+	}
+	f := NewTestOrder("o")
+	if err := l.OpenOrder(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.FailOrder(ctx, f.ID, "work failed"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.OrderByReservation(ctx, f.ReservationKey); !errors.Is(err, payment.ErrOrderNotFound) {
+		t.Fatalf("a released reservation: %v, want ErrOrderNotFound", err)
 	}
 }
 

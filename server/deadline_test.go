@@ -1,0 +1,180 @@
+package server
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/storetest"
+)
+
+// deadlineProvider answers at once and remembers, per claim, the deadline
+// of the work (which the caller's own deadline precedes).
+type deadlineProvider struct {
+	*claimstest.Provider
+	mu        sync.Mutex
+	deadlines map[string]time.Time
+}
+
+func (p *deadlineProvider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims.ProviderResponse, error) {
+	d, _ := ctx.Deadline()
+	p.mu.Lock()
+	p.deadlines[q.Claim] = d
+	p.mu.Unlock()
+	return p.Provider.Search(ctx, q)
+}
+
+// queuedStore is a claims store behind a queue: every save starts only
+// after the deadline of its call has passed — what a burst of paid calls
+// in front of a busy database does to the calls whose provider answered
+// just before their deadline.
+type queuedStore struct {
+	claims.Store
+	prov *deadlineProvider
+}
+
+func (s *queuedStore) SaveVerification(ctx context.Context, rec *claims.Record, lease *claims.Lease) error {
+	s.prov.mu.Lock()
+	d := s.prov.deadlines[rec.Result.Claim]
+	s.prov.mu.Unlock()
+	time.Sleep(time.Until(d) + time.Millisecond)
+	return s.Store.SaveVerification(ctx, rec, lease)
+}
+
+// A burst of paid calls whose provider answers just before the deadline,
+// and whose results reach the store only after it: every call is
+// delivered (no 504 after the answer arrived), every stored verification
+// has its completed order and every completed order its verification — on
+// SQLite and on PostgreSQL.
+func TestPaidBurstAtTheDeadlineKeepsFinishedWork(t *testing.T) {
+	for name, dsn := range map[string]func(t *testing.T) string{
+		"sqlite":   func(t *testing.T) string { return storetest.SQLitePath(t) },
+		"postgres": func(t *testing.T) string { return storetest.PostgresURL(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			const burst = 24
+			const deadline = 300 * time.Millisecond
+			ctx := context.Background()
+			env := newDevEnvWith(t, devOptions{dsn: dsn(t), engine: func(db *store.DB) *claims.Engine {
+				f, err := claimstest.LoadFixture("confirmed")
+				if err != nil {
+					t.Fatal(err)
+				}
+				prov := &deadlineProvider{Provider: f.Provider(), deadlines: map[string]time.Time{}}
+				eng, err := claims.New(prov, &queuedStore{Store: db, prov: prov}, f.Snapshotter(), &claims.Options{Timeout: deadline})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return eng
+			}})
+			db, hs := env.db, env.hs
+			const path = "/claim-verification/v1/claims/verify/quick"
+			first, err := http.Post(hs.URL+path, "application/json", strings.NewReader(`{"claim":"`+testClaim+`"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			first.Body.Close()
+			pr, _ := base64.StdEncoding.DecodeString(first.Header.Get(payment.HeaderPaymentRequired))
+			ch := &payment.Challenge{Header: http.Header{}}
+			ch.Header.Set(payment.HeaderPaymentRequired, base64.StdEncoding.EncodeToString(pr))
+
+			statuses := make([]int, burst)
+			bodies := make([]string, burst)
+			var wg sync.WaitGroup
+			for i := range burst {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					body := fmt.Sprintf(`{"claim":"%s (call %d)"}`, strings.TrimSuffix(testClaim, "."), i)
+					req, _ := http.NewRequest("POST", hs.URL+path, strings.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set(payment.HeaderPaymentSignature, paymenttest.X402V2(t, paymenttest.DevWallet(), ch, time.Now()))
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					statuses[i], bodies[i] = resp.StatusCode, string(b)
+				}()
+			}
+			wg.Wait()
+			for i, st := range statuses {
+				if st != http.StatusOK {
+					t.Errorf("call %d: %d %s", i, st, bodies[i])
+				}
+			}
+			// Every stored verification has its completed order, and every
+			// completed order its verification.
+			_, r := db.SQL()
+			var verifications, orphans, completed, missing int
+			q := func(dst *int, sql string) {
+				if err := r.QueryRowContext(ctx, sql).Scan(dst); err != nil {
+					t.Fatal(err)
+				}
+			}
+			q(&verifications, `SELECT COUNT(*) FROM claim_verifications`)
+			q(&orphans, `SELECT COUNT(*) FROM claim_verifications v LEFT JOIN payment_orders o ON o.id = v.order_id
+				WHERE o.id IS NULL OR o.status <> 'completed' OR o.result_id <> v.id`)
+			q(&completed, `SELECT COUNT(*) FROM payment_orders WHERE status = 'completed'`)
+			q(&missing, `SELECT COUNT(*) FROM payment_orders o LEFT JOIN claim_verifications v ON v.id = o.result_id
+				WHERE o.status = 'completed' AND v.id IS NULL`)
+			if verifications != burst || completed != burst || orphans != 0 || missing != 0 {
+				t.Fatalf("%d verifications (%d without a completed order), %d completed orders (%d without a verification); want %d, 0, %d, 0",
+					verifications, orphans, completed, missing, burst, burst)
+			}
+		})
+	}
+}
+
+// lyingClaimsStore commits every save and then reports an error, as a
+// PostgreSQL COMMIT cut short does whatever it did.
+type lyingClaimsStore struct{ claims.Store }
+
+func (s lyingClaimsStore) SaveVerification(ctx context.Context, rec *claims.Record, lease *claims.Lease) error {
+	if err := s.Store.SaveVerification(ctx, rec, lease); err != nil {
+		return err
+	}
+	return fmt.Errorf("store: commit: %w", context.DeadlineExceeded)
+}
+
+// A stored result whose save reported an error is read back and
+// delivered: never a verification stored for a call that was refused (the
+// 355 verifications for 353 completed orders of the issue).
+func TestSaveOfUnknownOutcomeIsReadBack(t *testing.T) {
+	ctx := context.Background()
+	f, err := claimstest.LoadFixture("confirmed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eng *claims.Engine
+	env := newDevEnvWith(t, devOptions{engine: func(db *store.DB) *claims.Engine {
+		if eng, err = claims.New(f.Provider(), lyingClaimsStore{db}, f.Snapshotter(), nil); err != nil {
+			t.Fatal(err)
+		}
+		return eng
+	}})
+	req, err := f.Request()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Verify(ctx, claims.Standard, req, nil)
+	if err != nil {
+		t.Fatalf("a save that took effect was reported as %v", err)
+	}
+	if _, err := env.db.Verification(ctx, res.VerificationID); err != nil {
+		t.Fatal(err)
+	}
+}
