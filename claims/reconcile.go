@@ -435,8 +435,13 @@ func parsePublished(s string) (earliest, latest time.Time, ok bool) {
 func (d *draft) checkFreshness() {
 	eff := d.eff
 	ref := d.returnedAt
+	// The prose names the window's end without the clock, so that two
+	// otherwise identical verifications state the same limitations; the
+	// instant is the result's observedAt.
+	windowEnd := "at observedAt"
 	if eff.AsOf != nil {
 		ref = eff.AsOf.Time().AddDate(0, 0, 1)
+		windowEnd = "at the end of asOf (" + eff.AsOf.String() + ")"
 	}
 	var undated, future, afterAsOf []string
 	for _, ev := range d.evidence {
@@ -463,7 +468,7 @@ func (d *draft) checkFreshness() {
 			ev.stale = true
 			ev.notes = append(ev.notes, fmt.Sprintf("stale: published before the %d-hour freshness window", eff.FreshnessHours))
 			d.limit("Evidence %s (published %s) is older than the %d-hour freshness window ending %s.",
-				ev.ID, *ev.PublishedAt, eff.FreshnessHours, ref.Format(time.RFC3339))
+				ev.ID, *ev.PublishedAt, eff.FreshnessHours, windowEnd)
 		}
 	}
 	if len(undated) > 0 {
