@@ -100,4 +100,12 @@ func TestCommandAndNode(t *testing.T) {
 	if !strings.Contains(r.fatal, "absent is not installed in "+dir) || !strings.Contains(r.fatal, "npm ci --prefix "+dir) {
 		t.Fatalf("missing module: fatal %q", r.fatal)
 	}
+	// A relative directory is named absolutely, so that the advice works
+	// from any shell directory.
+	t.Chdir(filepath.Dir(dir))
+	r = &recorder{TB: t}
+	r.do(func() { Node(r, filepath.Base(dir), "absent") })
+	if !strings.Contains(r.fatal, "npm ci --prefix "+dir+")") {
+		t.Fatalf("relative directory: fatal %q", r.fatal)
+	}
 }
