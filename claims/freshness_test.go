@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -136,34 +135,6 @@ func TestFutureDateIsNotFresh(t *testing.T) {
 	res = runFixtureWith(t, "confirmed", func(r *claims.Request) { r.FreshnessHours = nil }, future).res
 	if res.Status != claims.StatusConfirmed || !hasLimitation(res, "the evidence was treated as undated") {
 		t.Fatalf("no window: %s %q", res.Status, res.Limitations)
-	}
-}
-
-// Two identical calls a second apart give identical prose: no limitation,
-// qualityReason, explanation or conclusion contains the clock.
-func TestProseDoesNotDependOnTheClock(t *testing.T) {
-	prose := func(now time.Time) []string {
-		f := fixture(t, "stale_source")
-		req, _ := f.Request()
-		s := f.Snapshotter()
-		s.Now = func() time.Time { return now }
-		e, _ := newEngine(t, f.Provider(), s, &claims.Options{Now: func() time.Time { return now }})
-		res, err := e.Verify(context.Background(), f.Tier, req, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := append([]string{res.Conclusion}, res.Limitations...)
-		for _, fct := range res.AtomicFacts {
-			out = append(out, fct.Explanation)
-		}
-		for _, ev := range res.Evidence {
-			out = append(out, idPattern.ReplaceAllString(ev.QualityReason, "ID"))
-		}
-		return out
-	}
-	a, b := prose(testNow), prose(testNow.Add(time.Second))
-	if d := cmp.Diff(a, b); d != "" {
-		t.Fatalf("prose differs a second later (-first +second):\n%s", d)
 	}
 }
 

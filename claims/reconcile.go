@@ -434,6 +434,9 @@ func (d *draft) timeSensitive(statement string, mark *bool) bool {
 func (d *draft) checkFreshness() {
 	eff := d.eff
 	ref := d.returnedAt
+	// The prose names the window's end without the clock, so that two
+	// otherwise identical verifications state the same limitations; the
+	// instant is the result's observedAt.
 	if eff.AsOf != nil {
 		ref = eff.AsOf.Time().AddDate(0, 0, 1)
 	}

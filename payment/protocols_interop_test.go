@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assaykit/assay/internal/testenv"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
 )
@@ -125,16 +126,10 @@ func TestOfficialClientFixtures(t *testing.T) {
 
 // TestOfficialClientsLive runs the official npm clients against an
 // httptest server using the Processor (dev mode, real clock). It needs
-// node and testdata/npm/node_modules (npm ci); otherwise it says so and
-// skips.
+// node and testdata/npm/node_modules (npm ci --prefix payment/testdata/npm);
+// otherwise it stops through testenv.Node.
 func TestOfficialClientsLive(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("SKIPPED: node is not installed; the official-client live interop test did not run")
-	}
-	if _, err := os.Stat(filepath.Join("testdata", "npm", "node_modules", "mppx")); err != nil {
-		t.Skip("SKIPPED: run `npm ci` in payment/testdata/npm to enable the official-client live interop test")
-	}
+	node := testenv.Node(t, filepath.Join("testdata", "npm"), "mppx", "@x402/fetch")
 	g := &testGate{}
 	srv := newGateServer(t, g)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

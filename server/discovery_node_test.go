@@ -6,26 +6,22 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/assaykit/assay/internal/testenv"
 )
 
-// interopDir is the Node project of the official-client interop tests.
+// interopDir is the Node project of the official-client interop tests:
+// it returns node and the directory, or stops through testenv.Node when
+// node or module is not installed there (npm ci --prefix interop/payments).
 func interopDir(t *testing.T, module string) (node, dir string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("SKIPPED: node is not installed; the Node interop checks did not run")
-	}
 	dir = filepath.Join("..", "interop", "payments")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", module)); err != nil {
-		t.Skipf("SKIPPED: run `npm ci` in interop/payments to enable this test (%s is missing)", module)
-	}
-	return node, dir
+	return testenv.Node(t, dir, module), dir
 }
 
 // runNode runs a script of interop/payments and returns its JSON lines.

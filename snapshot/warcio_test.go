@@ -13,31 +13,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assaykit/assay/internal/testenv"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 )
 
 // TestWARCParsesWithWarcio exports a capture of a gzip-encoded page and has
 // warcio (webrecorder's WARC library, testdata/warc) parse it and check its
-// payload digest. It needs Node.js; without it the test is skipped with a
-// message. The first run installs the locked dependencies with npm ci.
+// payload digest. It needs Node.js and warcio installed in testdata/warc
+// (npm ci --prefix snapshot/testdata/warc; .ci/run does it); the test
+// installs nothing itself, and without them it stops through testenv.Node.
 func TestWARCParsesWithWarcio(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("SKIPPED: node is not installed, so the warcio check of the WARC export did not run (the Go reader test still did)")
-	}
 	dir, _ := filepath.Abs("testdata/warc")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "warcio")); err != nil {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			t.Skip("SKIPPED: npm is not installed, so warcio cannot be installed for the WARC check")
-		}
-		cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-		}
-	}
+	node := testenv.Node(t, dir, "warcio")
 
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -49,29 +48,6 @@ func TestGeneratorIsDeterministic(t *testing.T) {
 	if !slices.Equal(q1, q2) || !slices.Equal(b1, b2) {
 		t.Fatal("queries not deterministic")
 	}
-}
-
-// TestSmoke runs the whole benchmark on a small catalogue for a moment,
-// on SQLite and (when configured) PostgreSQL, and checks that every
-// measurement answered without errors.
-func TestSmoke(t *testing.T) {
-	if testing.Short() {
-		t.Skip("smoke run skipped in -short mode")
-	}
-	var out bytes.Buffer
-	cfg := config{N: 1500, Seed: 3, Clients: 4, Warm: 100 * time.Millisecond, Duration: time.Second, Out: &out}
-	if err := run(context.Background(), cfg, os.Getenv("ASSAY_TEST_POSTGRES")); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "ratios against") || strings.Contains(out.String(), "n=0 ") {
-		t.Fatalf("output:\n%s", out.String())
-	}
-	for _, line := range strings.Split(out.String(), "\n") {
-		if strings.Contains(line, "err=") && !strings.Contains(line, "err=0 ") {
-			t.Errorf("errors: %s", line)
-		}
-	}
-	t.Log("\n" + out.String())
 }
 
 // benchEngine returns an engine over a 10,000-evaluation SQLite catalogue,

@@ -124,10 +124,11 @@ func TestServerAnswersHealthAndCapabilities(t *testing.T) {
 		t.Fatalf("capabilities: %d %+v", res.StatusCode, caps)
 	}
 	// A request is observed once its handler has returned, which may be
-	// just after the client read the answer: scrape until it shows.
+	// just after the client read the answer: scrape until it shows (30 s
+	// bounds a loaded machine; it shows within milliseconds).
 	const healthLine = `assay_http_requests_total{method="GET",route="health.live",status="200"} 1`
 	var mb []byte
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		res, err = http.Get(base + "/metrics")
 		if err != nil {
 			t.Fatal(err)

@@ -72,6 +72,11 @@ func Node(tb testing.TB, dir string, modules ...string) string {
 	node := Command(tb, "node", "install Node.js 20 or later")
 	for _, m := range modules {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", m)); err != nil {
+			// The message names the directory absolutely: a relative one
+			// would be relative to the test's package, not to the shell.
+			if abs, err := filepath.Abs(dir); err == nil {
+				dir = abs
+			}
 			Missing(tb, "%s is not installed in %s (run: npm ci --prefix %s)", m, dir, dir)
 		}
 	}

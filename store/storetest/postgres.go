@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/internal/testenv"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 )
@@ -27,13 +28,14 @@ const PostgresEnv = "ASSAY_TEST_POSTGRES"
 // server named by ASSAY_TEST_POSTGRES; the schema is dropped when the test
 // ends. Every connection made with the URL uses that schema, so several
 // store.DB values opened with it share one database, as several server
-// instances would. Without the variable the test is skipped with a message
-// that says so.
+// instances would. Without the variable the test stops through
+// testenv.Missing: it is skipped with a message that says so, or fails
+// under ASSAY_TEST_STRICT=1 (as in .ci/run).
 func PostgresURL(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(PostgresEnv)
 	if base == "" {
-		t.Skipf("PostgreSQL tests skipped: set %s (for example postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", PostgresEnv)
+		testenv.Missing(t, "PostgreSQL: set %s (for example postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", PostgresEnv)
 	}
 	u, err := url.Parse(base)
 	if err != nil {

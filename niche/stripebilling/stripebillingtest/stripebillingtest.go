@@ -22,7 +22,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +29,8 @@ import (
 
 	"github.com/stripe/stripe-go/v85"
 	"github.com/stripe/stripe-go/v85/webhook"
+
+	"github.com/assaykit/assay/internal/testenv"
 )
 
 // Price is the price the fake serves.
@@ -379,30 +380,12 @@ const StripeMockVersion = "v0.203.0"
 
 // StartStripeMock starts stripe-mock listening on loopback only (both its
 // HTTP and HTTPS listeners) and returns its HTTP base URL; it is stopped
-// when the test ends. The binary is looked up in PATH, then in
-// $(go env GOPATH)/bin and ~/go/bin. When it is missing the test is skipped
-// with a message saying how to install it.
+// when the test ends. The binary is found by testenv.Command (PATH, then
+// $GOPATH/bin and ~/go/bin); when it is missing the test is skipped with a
+// message saying how to install it, or fails under ASSAY_TEST_STRICT=1.
 func StartStripeMock(tb testing.TB) string {
 	tb.Helper()
-	bin, err := exec.LookPath("stripe-mock")
-	if err != nil {
-		var candidates []string
-		if gp := os.Getenv("GOPATH"); gp != "" {
-			candidates = append(candidates, filepath.Join(gp, "bin", "stripe-mock"))
-		}
-		if home, err := os.UserHomeDir(); err == nil {
-			candidates = append(candidates, filepath.Join(home, "go", "bin", "stripe-mock"))
-		}
-		for _, c := range candidates {
-			if fi, err := os.Stat(c); err == nil && !fi.IsDir() {
-				bin = c
-				break
-			}
-		}
-	}
-	if bin == "" {
-		tb.Skipf("stripe-mock tests skipped: stripe-mock is not installed (go install github.com/stripe/stripe-mock@%s)", StripeMockVersion)
-	}
+	bin := testenv.Command(tb, "stripe-mock", "go install github.com/stripe/stripe-mock@"+StripeMockVersion)
 	cmd := exec.Command(bin, "-http-addr", "127.0.0.1:0", "-https-addr", "127.0.0.1:0")
 	pr, pw, err := os.Pipe()
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build heavy
+
 package main
 
 import (
@@ -6,6 +8,9 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/assaykit/assay/internal/testenv"
+	"github.com/assaykit/assay/store/storetest"
 )
 
 // smallConfig is the CI size: a few seconds per scenario, a few clients.
@@ -13,7 +18,7 @@ func smallConfig(t *testing.T) *Config {
 	cfg := defaultConfig()
 	cfg.Log = &bytes.Buffer{}
 	cfg.WorkDir = t.TempDir()
-	cfg.Postgres = os.Getenv("ASSAY_TEST_POSTGRES")
+	cfg.Postgres = os.Getenv(storetest.PostgresEnv)
 	cfg.Duration = 5 * time.Second
 	cfg.Clients = 4
 	cfg.Kills = 2
@@ -29,11 +34,9 @@ func smallConfig(t *testing.T) *Config {
 // TestScenarios runs every scenario at a small size against the example
 // server built once: load on SQLite and on PostgreSQL (two instances),
 // crash on SQLite, bad input on both. Each must keep every promise listed
-// in main.go; the summary tables are logged.
+// in main.go; the summary tables are logged. The scenarios start server
+// processes for about a minute, so they are heavy (go test -tags heavy).
 func TestScenarios(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load, crash and bad-input scenarios start server processes: skipped under -short")
-	}
 	cfg := smallConfig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -54,7 +57,7 @@ func TestScenarios(t *testing.T) {
 	} {
 		t.Run(tc.scenario+"/"+tc.backend, func(t *testing.T) {
 			if tc.backend == backendPostgres && cfg.Postgres == "" {
-				t.Skip("PostgreSQL scenarios skipped: set ASSAY_TEST_POSTGRES (for example postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
+				testenv.Missing(t, "PostgreSQL scenarios: set %s (for example postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", storetest.PostgresEnv)
 			}
 			rep, err := runScenario(ctx, cfg, tc.scenario, tc.backend)
 			if err != nil {
