@@ -18,7 +18,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // The quick start: one store holds everything (here in memory; a file
@@ -30,7 +30,7 @@ import (
 // store charges).
 func Example() {
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

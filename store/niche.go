@@ -580,7 +580,7 @@ func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, boo
 	if err == nil {
 		return out, replayed, nil
 	}
-	if isUniqueViolation(err) || errors.Is(err, niche.ErrConflict) {
+	if db.isUniqueViolation(err) || errors.Is(err, niche.ErrConflict) {
 		// A concurrent writer may have completed the same operation.
 		h, rec, err2 := db.Operation(ctx, w.OperationID)
 		if err2 == nil && rec != nil {
@@ -589,7 +589,7 @@ func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, boo
 			}
 			return nil, false, niche.ErrOperationConflict
 		}
-		if isUniqueViolation(err) {
+		if db.isUniqueViolation(err) {
 			return nil, false, &niche.RevisionConflictError{ID: w.Record.ID, Expected: w.ExpectedRevision, Current: w.ExpectedRevision + 1}
 		}
 	}
@@ -668,7 +668,7 @@ func (db *DB) BulkLoadNiche(ctx context.Context, signals []niche.Signal, recs []
 			return fmt.Errorf("store: bulk load niche: %w", err)
 		}
 	}
-	if db.dialect == Postgres {
+	if db.drv.Dialect == Postgres {
 		if _, err := db.exec(ctx, `ANALYZE niche_evaluations`); err != nil {
 			return fmt.Errorf("store: bulk load niche: analyze: %w", err)
 		}
@@ -820,7 +820,7 @@ func (db *DB) ListPublished(ctx context.Context, q niche.ListQuery) ([]niche.Lis
 		}
 		b.WriteString(orderBy(q.Sort, "e."))
 		b.WriteString(` LIMIT ?`)
-	case db.dialect == SQLite:
+	case db.drv.Dialect == SQLite:
 		b.WriteString(`SELECT ` + listingCols + ` FROM (SELECT s.seq, s.id, s.score, s.updated_at
 			FROM niche_fts JOIN niche_search s ON s.seq = niche_fts.rowid WHERE niche_fts MATCH ?`)
 		args = append(args, ftsExpr(q.Query.Tokens, q.Full))

@@ -1,4 +1,4 @@
-package storetest
+package nichetest
 
 import (
 	"context"
@@ -19,18 +19,18 @@ import (
 	"github.com/assaykit/assay/niche"
 )
 
-// NicheOpen returns a fresh, empty niche store and a function that opens
+// StoreOpener returns a fresh, empty niche store and a function that opens
 // another handle on the same database, as a second server instance would
 // (it may return the same handle when the implementation has no such
 // notion).
-type NicheOpen func(t *testing.T) (st niche.Store, another func() niche.Store)
+type StoreOpener func(t *testing.T) (st niche.Store, another func() niche.Store)
 
 //go:embed testdata/niche_search.golden.json
 var nicheSearchGolden []byte
 
-// TestNicheStore runs the niche.Store conformance suite against the stores
+// TestStore runs the niche.Store conformance suite against the stores
 // open returns. Most checks go through niche.Engine, the store's real user.
-func TestNicheStore(t *testing.T, open NicheOpen) {
+func TestStore(t *testing.T, open StoreOpener) {
 	t.Run("Signals", func(t *testing.T) { testNicheSignals(t, open) })
 	t.Run("Curation", func(t *testing.T) { testNicheCuration(t, open) })
 	t.Run("Idempotency", func(t *testing.T) { testNicheIdempotency(t, open) })
@@ -50,21 +50,21 @@ func TestNicheStore(t *testing.T, open NicheOpen) {
 	t.Run("Rescore", func(t *testing.T) { testNicheRescore(t, open) })
 }
 
-// NicheClock is a deterministic clock for tests: every call advances it by
+// Clock is a deterministic clock for tests: every call advances it by
 // Step.
-type NicheClock struct {
+type Clock struct {
 	mu   sync.Mutex
 	now  time.Time
 	Step time.Duration
 }
 
-// NewNicheClock returns a clock starting at start.
-func NewNicheClock(start time.Time, step time.Duration) *NicheClock {
-	return &NicheClock{now: start.UTC(), Step: step}
+// NewClock returns a clock starting at start.
+func NewClock(start time.Time, step time.Duration) *Clock {
+	return &Clock{now: start.UTC(), Step: step}
 }
 
 // Now returns the current time and advances the clock.
-func (c *NicheClock) Now() time.Time {
+func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.now
@@ -82,7 +82,7 @@ func nicheEngine(t *testing.T, st niche.Store, opts *niche.Options) *niche.Engin
 		o = *opts
 	}
 	if o.Now == nil {
-		o.Now = NewNicheClock(nicheEpoch, time.Second).Now
+		o.Now = NewClock(nicheEpoch, time.Second).Now
 	}
 	e, err := niche.New(st, &o)
 	if err != nil {
@@ -134,7 +134,7 @@ func nicheDraft(title string, signals []string) niche.Draft {
 	}
 }
 
-func testNicheSignals(t *testing.T, open NicheOpen) {
+func testNicheSignals(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -232,7 +232,7 @@ func testNicheSignals(t *testing.T, open NicheOpen) {
 	}
 }
 
-func testNicheCuration(t *testing.T, open NicheOpen) {
+func testNicheCuration(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -366,7 +366,7 @@ func testNicheCuration(t *testing.T, open NicheOpen) {
 	}
 }
 
-func testNicheIdempotency(t *testing.T, open NicheOpen) {
+func testNicheIdempotency(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -414,7 +414,7 @@ func testNicheIdempotency(t *testing.T, open NicheOpen) {
 	}
 }
 
-func testNichePublicReads(t *testing.T, open NicheOpen) {
+func testNichePublicReads(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -518,7 +518,7 @@ type goldenFile struct {
 
 // testNicheSearchGolden runs the golden searches, twice when the engine
 // caches results (the second time from the cache).
-func testNicheSearchGolden(t *testing.T, open NicheOpen, opts *niche.Options) {
+func testNicheSearchGolden(t *testing.T, open StoreOpener, opts *niche.Options) {
 	ctx := context.Background()
 	var g goldenFile
 	if err := json.Unmarshal(nicheSearchGolden, &g); err != nil {
@@ -580,7 +580,7 @@ func testNicheSearchGoldenPass(t *testing.T, e *niche.Engine, g goldenFile) {
 	}
 }
 
-func testNicheSearchTruncated(t *testing.T, open NicheOpen) {
+func testNicheSearchTruncated(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, &niche.Options{SearchCandidates: 3, SearchWindow: 4})
@@ -626,7 +626,7 @@ func testNicheSearchTruncated(t *testing.T, open NicheOpen) {
 // second engine ranking at most 5 candidates among the newest 20 matches
 // checks broad (truncated) searches exactly as well: every store must
 // choose the same window and rank it with niche.Relevance.
-func testNicheSearchBruteForce(t *testing.T, open NicheOpen) {
+func testNicheSearchBruteForce(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -800,7 +800,7 @@ func testNicheSearchBruteForce(t *testing.T, open NicheOpen) {
 // testNicheConcurrentRevisions runs many writers, half on a second handle,
 // each incrementing a counter kept in the evaluation's notes with
 // optimistic concurrency. A lost update would leave the counter short.
-func testNicheConcurrentRevisions(t *testing.T, open NicheOpen) {
+func testNicheConcurrentRevisions(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, another := open(t)
 	st2 := another()
@@ -892,7 +892,7 @@ func testNicheConcurrentRevisions(t *testing.T, open NicheOpen) {
 // testNicheConcurrentOperation sends the same operation from many
 // goroutines on two handles: exactly one evaluation is created and every
 // caller gets it.
-func testNicheConcurrentOperation(t *testing.T, open NicheOpen) {
+func testNicheConcurrentOperation(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, another := open(t)
 	st2 := another()
@@ -938,7 +938,7 @@ func testNicheConcurrentOperation(t *testing.T, open NicheOpen) {
 	}
 }
 
-func testNicheQuota(t *testing.T, open NicheOpen) {
+func testNicheQuota(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, another := open(t)
 	st2 := another()
@@ -984,7 +984,7 @@ func testNicheQuota(t *testing.T, open NicheOpen) {
 	}
 }
 
-func testNicheImport(t *testing.T, open NicheOpen) {
+func testNicheImport(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)

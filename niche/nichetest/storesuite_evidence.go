@@ -1,4 +1,4 @@
-package storetest
+package nichetest
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // testNicheDuplicatePages checks that the publication floor counts demand
 // signals once per page: the same URL spelt differently, or collected by
 // two origins, is one page.
-func testNicheDuplicatePages(t *testing.T, open NicheOpen) {
+func testNicheDuplicatePages(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -57,7 +57,7 @@ func testNicheDuplicatePages(t *testing.T, open NicheOpen) {
 // evaluation that then falls below the floor (withdrawn automatically,
 // with a revision naming the signal), by one that keeps enough evidence
 // (stays published, counts drop) and by a draft (counts drop).
-func testNicheRejectedSignal(t *testing.T, open NicheOpen) {
+func testNicheRejectedSignal(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -171,7 +171,7 @@ func testNicheRejectedSignal(t *testing.T, open NicheOpen) {
 // rejection (then re-checked and withdrawn), or checked by the engine
 // before it and committed after (then refused by the store) — the
 // evaluation must never end published while linking the rejected signal.
-func testNicheRejectionRace(t *testing.T, open NicheOpen) {
+func testNicheRejectionRace(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, another := open(t)
 	st2 := another()
@@ -246,7 +246,7 @@ func testNicheRejectionRace(t *testing.T, open NicheOpen) {
 // testNicheAccessLevels checks that words only in the hidden text (the
 // problem past the teaser, the solution hypothesis) are matched by
 // full-level reads only, and notes by none.
-func testNicheAccessLevels(t *testing.T, open NicheOpen) {
+func testNicheAccessLevels(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -303,7 +303,7 @@ func testNicheAccessLevels(t *testing.T, open NicheOpen) {
 
 // testNicheRescore writes evaluations with one scorer and rescores them
 // with another, through the store's id-ordered paging.
-func testNicheRescore(t *testing.T, open NicheOpen) {
+func testNicheRescore(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)

@@ -1,4 +1,4 @@
-package storetest
+package snapshottest
 
 import (
 	"bytes"
@@ -54,9 +54,9 @@ func sampleSnapshots(at time.Time) []*snapshot.Snapshot {
 	}
 }
 
-// TestSnapshotStore is the conformance suite for snapshot.Store. open must
+// TestStore is the conformance suite for snapshot.Store. open must
 // return an empty store.
-func TestSnapshotStore(t *testing.T, open func(t *testing.T) snapshot.Store) {
+func TestStore(t *testing.T, open func(t *testing.T) snapshot.Store) {
 	ctx := context.Background()
 	at := time.Date(2026, 2, 3, 4, 5, 6, 789123000, time.UTC)
 
@@ -197,9 +197,9 @@ func TestSnapshotStore(t *testing.T, open func(t *testing.T) snapshot.Store) {
 	})
 }
 
-// TestSnapshotBlobStore is the conformance suite for snapshot.BlobStore.
+// TestBlobStore is the conformance suite for snapshot.BlobStore.
 // open must return an empty store that reads the time from now.
-func TestSnapshotBlobStore(t *testing.T, open func(t *testing.T, now func() time.Time) snapshot.BlobStore) {
+func TestBlobStore(t *testing.T, open func(t *testing.T, now func() time.Time) snapshot.BlobStore) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -331,7 +331,7 @@ func TestSnapshotBlobStore(t *testing.T, open func(t *testing.T, now func() time
 	})
 }
 
-// testSnapshotBatch is the Batch part of TestSnapshotStore, for stores that
+// testSnapshotBatch is the Batch part of TestStore, for stores that
 // implement snapshot.BatchStore.
 func testSnapshotBatch(t *testing.T, open func(t *testing.T) snapshot.Store, at time.Time) {
 	ctx := context.Background()
