@@ -13,3 +13,11 @@ func TestMemStoreConforms(t *testing.T) {
 		return st, func() niche.Store { return st }
 	})
 }
+
+func TestMemSubscriptionsConform(t *testing.T) {
+	nichetest.TestSubscriptionStore(t, func(t *testing.T) niche.SubscriptionStore { return nichetest.NewMemSubscriptions(nil) })
+	nichetest.TestSubscriptionStoreShared(t, func(t *testing.T) (a, b niche.SubscriptionStore) {
+		s := nichetest.NewMemSubscriptions(nil)
+		return s, s
+	})
+}
