@@ -119,8 +119,10 @@ func TestSnapshotters(t *testing.T) {
 
 func TestMemStoreConforms(t *testing.T) {
 	TestStore(t, func(t *testing.T) claims.Store { return NewMemStore(nil) })
-	TestStoreShared(t, func(t *testing.T) (claims.Store, claims.Store) {
-		s := NewMemStore(nil)
-		return s, s
+	t.Run("Shared", func(t *testing.T) {
+		TestStoreShared(t, func(t *testing.T) (claims.Store, claims.Store) {
+			s := NewMemStore(nil)
+			return s, s
+		})
 	})
 }

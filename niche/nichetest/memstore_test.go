@@ -16,8 +16,10 @@ func TestMemStoreConforms(t *testing.T) {
 
 func TestMemSubscriptionsConform(t *testing.T) {
 	nichetest.TestSubscriptionStore(t, func(t *testing.T) niche.SubscriptionStore { return nichetest.NewMemSubscriptions(nil) })
-	nichetest.TestSubscriptionStoreShared(t, func(t *testing.T) (a, b niche.SubscriptionStore) {
-		s := nichetest.NewMemSubscriptions(nil)
-		return s, s
+	t.Run("Shared", func(t *testing.T) {
+		nichetest.TestSubscriptionStoreShared(t, func(t *testing.T) (a, b niche.SubscriptionStore) {
+			s := nichetest.NewMemSubscriptions(nil)
+			return s, s
+		})
 	})
 }
