@@ -298,24 +298,6 @@ func TestNicheSearchFrequentWords(t *testing.T) {
 	if err := db.BulkLoadNiche(ctx, nil, recs, 50); err != nil {
 		t.Fatal(err)
 	}
-	direct := func(expr string) []string {
-		_, r := db.SQL()
-		rows, err := r.QueryContext(ctx, `SELECT e.id FROM niche_fts JOIN niche_search e ON e.seq = niche_fts.rowid
-			WHERE niche_fts MATCH ? ORDER BY e.id`, expr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		out := []string{}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, id)
-		}
-		return out
-	}
 	for _, tc := range []struct {
 		query    string
 		frequent []string
@@ -345,31 +327,60 @@ func TestNicheSearchFrequentWords(t *testing.T) {
 			}
 		}
 		for _, full := range []bool{false, true} {
-			cands, truncated, err := db.SearchCandidates(ctx, niche.CandidateQuery{Query: q, Limit: tc.limit, Full: full})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := direct(store.FtsExpr(q.Tokens, full))
-			if len(want) > tc.limit {
-				if !truncated || len(cands) != tc.limit {
-					t.Errorf("%q full=%v limit %d: %d matches, got truncated=%v with %d", tc.query, full, tc.limit, len(want), truncated, len(cands))
-				}
-				continue
-			}
-			got := []string{}
-			for _, c := range cands {
-				got = append(got, c.ID)
-				if c.Listing.ID != c.ID || c.Listing.Title == "" || !strings.HasPrefix(c.Listing.Title, "Gamma") && !strings.HasPrefix(c.Listing.Title, "Beta") {
-					t.Errorf("%q: candidate listing %+v", tc.query, c.Listing)
-				}
-				if !full && c.Extra != "" {
-					t.Errorf("%q: a preview-level candidate carries hidden text %q", tc.query, c.Extra)
-				}
-			}
-			slices.Sort(got)
-			if truncated || !slices.Equal(want, got) {
-				t.Errorf("%q full=%v limit %d: truncated=%v, ids differ from the index's (-index +got):\n%s", tc.query, full, tc.limit, truncated, cmp.Diff(want, got))
-			}
+			checkCandidates(t, db, tc.query, tc.limit, full)
 		}
 	}
+}
+
+// checkCandidates compares SearchCandidates of query at a level with the
+// full-text index's own answer.
+func checkCandidates(t *testing.T, db *store.DB, query string, limit int, full bool) {
+	t.Helper()
+	q := niche.ParseQuery(query)
+	cands, truncated, err := db.SearchCandidates(context.Background(), niche.CandidateQuery{Query: q, Limit: limit, Full: full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ftsIDs(t, db, store.FtsExpr(q.Tokens, full))
+	if len(want) > limit {
+		if !truncated || len(cands) != limit {
+			t.Errorf("%q full=%v limit %d: %d matches, got truncated=%v with %d", query, full, limit, len(want), truncated, len(cands))
+		}
+		return
+	}
+	got := []string{}
+	for _, c := range cands {
+		got = append(got, c.ID)
+		if c.Listing.ID != c.ID || c.Listing.Title == "" || !strings.HasPrefix(c.Listing.Title, "Gamma") && !strings.HasPrefix(c.Listing.Title, "Beta") {
+			t.Errorf("%q: candidate listing %+v", query, c.Listing)
+		}
+		if !full && c.Extra != "" {
+			t.Errorf("%q: a preview-level candidate carries hidden text %q", query, c.Extra)
+		}
+	}
+	slices.Sort(got)
+	if truncated || !slices.Equal(want, got) {
+		t.Errorf("%q full=%v limit %d: truncated=%v, ids differ from the index's (-index +got):\n%s", query, full, limit, truncated, cmp.Diff(want, got))
+	}
+}
+
+// ftsIDs returns the ids FTS5 itself matches with expr, in id order.
+func ftsIDs(t *testing.T, db *store.DB, expr string) []string {
+	t.Helper()
+	_, r := db.SQL()
+	rows, err := r.QueryContext(context.Background(), `SELECT e.id FROM niche_fts JOIN niche_search e ON e.seq = niche_fts.rowid
+		WHERE niche_fts MATCH ? ORDER BY e.id`, expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, id)
+	}
+	return out
 }

@@ -57,278 +57,319 @@ func sampleSnapshots(at time.Time) []*snapshot.Snapshot {
 // TestStore is the conformance suite for snapshot.Store. open must
 // return an empty store.
 func TestStore(t *testing.T, open func(t *testing.T) snapshot.Store) {
-	ctx := context.Background()
 	at := time.Date(2026, 2, 3, 4, 5, 6, 789123000, time.UTC)
-
-	t.Run("RoundTrip", func(t *testing.T) {
-		st := open(t)
-		for _, s := range sampleSnapshots(at) {
-			if err := st.InsertSnapshot(ctx, s); err != nil {
-				t.Fatalf("insert %s: %v", s.Status, err)
-			}
-			got, err := st.GetSnapshot(ctx, s.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := s.Clone()
-			want.Text = "" // never stored
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Fatalf("%s record (-want +got):\n%s", s.Status, diff)
-			}
-			if got.RetrievedAt.Location() != time.UTC {
-				t.Fatal("retrievedAt not UTC")
-			}
-		}
-	})
-
+	t.Run("RoundTrip", func(t *testing.T) { storeRoundTrip(t, open, at) })
 	// Batch is registered only for a store that implements the optional
 	// snapshot.BatchStore: a store without it has nothing to test there, and
 	// no subtest is skipped for it.
 	if _, ok := open(t).(snapshot.BatchStore); ok {
 		t.Run("Batch", func(t *testing.T) { testSnapshotBatch(t, open, at) })
 	}
+	t.Run("Immutable", func(t *testing.T) { storeImmutable(t, open, at) })
+	t.Run("InvalidLeavesNothing", func(t *testing.T) { storeInvalidLeavesNothing(t, open, at) })
+	t.Run("NotFound", func(t *testing.T) { storeNotFound(t, open) })
+	t.Run("PurgeAndReferences", func(t *testing.T) { storePurgeAndReferences(t, open, at) })
+	t.Run("Concurrent", func(t *testing.T) { storeConcurrent(t, open, at) })
+}
 
-	t.Run("Immutable", func(t *testing.T) {
-		st := open(t)
-		s := sampleSnapshots(at)[0]
+// storeRoundTrip is the RoundTrip part of TestStore.
+func storeRoundTrip(t *testing.T, open func(t *testing.T) snapshot.Store, at time.Time) {
+	ctx := context.Background()
+	st := open(t)
+	for _, s := range sampleSnapshots(at) {
+		if err := st.InsertSnapshot(ctx, s); err != nil {
+			t.Fatalf("insert %s: %v", s.Status, err)
+		}
+		got, err := st.GetSnapshot(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := s.Clone()
+		want.Text = "" // never stored
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%s record (-want +got):\n%s", s.Status, diff)
+		}
+		if got.RetrievedAt.Location() != time.UTC {
+			t.Fatal("retrievedAt not UTC")
+		}
+	}
+}
+
+// storeImmutable is the Immutable part of TestStore.
+func storeImmutable(t *testing.T, open func(t *testing.T) snapshot.Store, at time.Time) {
+	ctx := context.Background()
+	st := open(t)
+	s := sampleSnapshots(at)[0]
+	if err := st.InsertSnapshot(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	changed := s.Clone()
+	changed.Status = snapshot.StatusFailed
+	changed.FailureReason = sp("rewritten")
+	if err := st.InsertSnapshot(ctx, changed); !errors.Is(err, snapshot.ErrConflict) {
+		t.Fatalf("second insert: %v, want ErrConflict", err)
+	}
+	got, _ := st.GetSnapshot(ctx, s.ID)
+	if got.Status != snapshot.StatusCaptured || got.FailureReason != nil {
+		t.Fatal("a stored record changed")
+	}
+}
+
+// storeInvalidLeavesNothing is the InvalidLeavesNothing part of TestStore.
+func storeInvalidLeavesNothing(t *testing.T, open func(t *testing.T) snapshot.Store, at time.Time) {
+	ctx := context.Background()
+	st := open(t)
+	good := sampleSnapshots(at)[1]
+	bad := []*snapshot.Snapshot{
+		nil,
+		{ID: "snap_123", RequestedURL: "http://x/", RetrievedAt: at, Status: snapshot.StatusFailed},
+		{ID: ids.New(ids.Niche), RequestedURL: "http://x/", RetrievedAt: at, Status: snapshot.StatusFailed},
+		{ID: good.ID, RequestedURL: "http://x/", RetrievedAt: at, Status: "done"},
+		{ID: good.ID, RequestedURL: "http://x/", Status: snapshot.StatusFailed},
+	}
+	for i, b := range bad {
+		if err := st.InsertSnapshot(ctx, b); !errors.Is(err, snapshot.ErrInvalid) {
+			t.Errorf("bad record %d: %v, want ErrInvalid", i, err)
+		}
+	}
+	if _, err := st.GetSnapshot(ctx, good.ID); !errors.Is(err, snapshot.ErrNotFound) {
+		t.Fatalf("a rejected record was stored: %v", err)
+	}
+}
+
+// storeNotFound is the NotFound part of TestStore.
+func storeNotFound(t *testing.T, open func(t *testing.T) snapshot.Store) {
+	ctx := context.Background()
+	st := open(t)
+	for _, id := range []string{ids.New(ids.Snapshot), "", "snap_", "x' OR '1'='1", strings.Repeat("a", 5000)} {
+		if _, err := st.GetSnapshot(ctx, id); !errors.Is(err, snapshot.ErrNotFound) {
+			t.Errorf("GetSnapshot(%.20q) = %v", id, err)
+		}
+	}
+}
+
+// storePurgeAndReferences is the PurgeAndReferences part of TestStore.
+func storePurgeAndReferences(t *testing.T, open func(t *testing.T) snapshot.Store, at time.Time) {
+	ctx := context.Background()
+	st := open(t)
+	old := sampleSnapshots(at)
+	recent := sampleSnapshots(at.Add(48 * time.Hour))
+	for _, s := range append(old, recent...) {
 		if err := st.InsertSnapshot(ctx, s); err != nil {
 			t.Fatal(err)
 		}
-		changed := s.Clone()
-		changed.Status = snapshot.StatusFailed
-		changed.FailureReason = sp("rewritten")
-		if err := st.InsertSnapshot(ctx, changed); !errors.Is(err, snapshot.ErrConflict) {
-			t.Fatalf("second insert: %v, want ErrConflict", err)
+	}
+	sum := *old[0].RawSHA256
+	if used, err := st.SnapshotBlobInUse(ctx, sum); err != nil || !used {
+		t.Fatalf("in use: %v %v", used, err)
+	}
+	n, err := st.DeleteSnapshotsBefore(ctx, at.Add(time.Hour))
+	if err != nil || n != int64(len(old)) {
+		t.Fatalf("deleted %d (%v), want %d", n, err, len(old))
+	}
+	for _, s := range old {
+		if _, err := st.GetSnapshot(ctx, s.ID); !errors.Is(err, snapshot.ErrNotFound) {
+			t.Fatal("old record survived")
 		}
-		got, _ := st.GetSnapshot(ctx, s.ID)
-		if got.Status != snapshot.StatusCaptured || got.FailureReason != nil {
-			t.Fatal("a stored record changed")
+	}
+	for _, s := range recent {
+		if _, err := st.GetSnapshot(ctx, s.ID); err != nil {
+			t.Fatal("recent record purged")
 		}
-	})
+	}
+	if used, _ := st.SnapshotBlobInUse(ctx, sum); !used {
+		t.Fatal("blob used by a recent record reported unused")
+	}
+	if n, _ := st.DeleteSnapshotsBefore(ctx, at.Add(72*time.Hour)); n != int64(len(recent)) {
+		t.Fatalf("second purge deleted %d", n)
+	}
+	if used, _ := st.SnapshotBlobInUse(ctx, sum); used {
+		t.Fatal("blob still in use after every record went")
+	}
+}
 
-	t.Run("InvalidLeavesNothing", func(t *testing.T) {
-		st := open(t)
-		good := sampleSnapshots(at)[1]
-		bad := []*snapshot.Snapshot{
-			nil,
-			{ID: "snap_123", RequestedURL: "http://x/", RetrievedAt: at, Status: snapshot.StatusFailed},
-			{ID: ids.New(ids.Niche), RequestedURL: "http://x/", RetrievedAt: at, Status: snapshot.StatusFailed},
-			{ID: good.ID, RequestedURL: "http://x/", RetrievedAt: at, Status: "done"},
-			{ID: good.ID, RequestedURL: "http://x/", Status: snapshot.StatusFailed},
-		}
-		for i, b := range bad {
-			if err := st.InsertSnapshot(ctx, b); !errors.Is(err, snapshot.ErrInvalid) {
-				t.Errorf("bad record %d: %v, want ErrInvalid", i, err)
-			}
-		}
-		if _, err := st.GetSnapshot(ctx, good.ID); !errors.Is(err, snapshot.ErrNotFound) {
-			t.Fatalf("a rejected record was stored: %v", err)
-		}
-	})
-
-	t.Run("NotFound", func(t *testing.T) {
-		st := open(t)
-		for _, id := range []string{ids.New(ids.Snapshot), "", "snap_", "x' OR '1'='1", strings.Repeat("a", 5000)} {
-			if _, err := st.GetSnapshot(ctx, id); !errors.Is(err, snapshot.ErrNotFound) {
-				t.Errorf("GetSnapshot(%.20q) = %v", id, err)
-			}
-		}
-	})
-
-	t.Run("PurgeAndReferences", func(t *testing.T) {
-		st := open(t)
-		old := sampleSnapshots(at)
-		recent := sampleSnapshots(at.Add(48 * time.Hour))
-		for _, s := range append(old, recent...) {
+// storeConcurrent is the Concurrent part of TestStore.
+func storeConcurrent(t *testing.T, open func(t *testing.T) snapshot.Store, at time.Time) {
+	ctx := context.Background()
+	st := open(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for range 40 {
+		wg.Go(func() {
+			s := sampleSnapshots(at)[0]
 			if err := st.InsertSnapshot(ctx, s); err != nil {
-				t.Fatal(err)
+				errs <- err
+				return
 			}
-		}
-		sum := *old[0].RawSHA256
-		if used, err := st.SnapshotBlobInUse(ctx, sum); err != nil || !used {
-			t.Fatalf("in use: %v %v", used, err)
-		}
-		n, err := st.DeleteSnapshotsBefore(ctx, at.Add(time.Hour))
-		if err != nil || n != int64(len(old)) {
-			t.Fatalf("deleted %d (%v), want %d", n, err, len(old))
-		}
-		for _, s := range old {
-			if _, err := st.GetSnapshot(ctx, s.ID); !errors.Is(err, snapshot.ErrNotFound) {
-				t.Fatal("old record survived")
-			}
-		}
-		for _, s := range recent {
 			if _, err := st.GetSnapshot(ctx, s.ID); err != nil {
-				t.Fatal("recent record purged")
+				errs <- err
 			}
-		}
-		if used, _ := st.SnapshotBlobInUse(ctx, sum); !used {
-			t.Fatal("blob used by a recent record reported unused")
-		}
-		if n, _ := st.DeleteSnapshotsBefore(ctx, at.Add(72*time.Hour)); n != int64(len(recent)) {
-			t.Fatalf("second purge deleted %d", n)
-		}
-		if used, _ := st.SnapshotBlobInUse(ctx, sum); used {
-			t.Fatal("blob still in use after every record went")
-		}
-	})
-
-	t.Run("Concurrent", func(t *testing.T) {
-		st := open(t)
-		var wg sync.WaitGroup
-		errs := make(chan error, 40)
-		for range 40 {
-			wg.Go(func() {
-				s := sampleSnapshots(at)[0]
-				if err := st.InsertSnapshot(ctx, s); err != nil {
-					errs <- err
-					return
-				}
-				if _, err := st.GetSnapshot(ctx, s.ID); err != nil {
-					errs <- err
-				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
-	})
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 }
 
 // TestBlobStore is the conformance suite for snapshot.BlobStore.
 // open must return an empty store that reads the time from now.
 func TestBlobStore(t *testing.T, open func(t *testing.T, now func() time.Time) snapshot.BlobStore) {
-	ctx := context.Background()
-	var mu sync.Mutex
-	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
+	c := &blobClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	t.Run("PutOpen", func(t *testing.T) { blobsPutOpen(t, open, c) })
+	t.Run("Integrity", func(t *testing.T) { blobsIntegrity(t, open, c) })
+	t.Run("DedupeAndAge", func(t *testing.T) { blobsDedupeAndAge(t, open, c) })
+	t.Run("Concurrent", func(t *testing.T) { blobsConcurrent(t, open, c) })
+}
 
+// blobClock is the clock of TestBlobStore: it moves only when advanced.
+type blobClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *blobClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *blobClock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+// blobContent is the content TestBlobStore stores, and its address.
+func blobContent() ([]byte, string) {
 	content := bytes.Repeat([]byte("evidence "), 1000)
-	sum := snapshot.RawSHA256(content)
+	return content, snapshot.RawSHA256(content)
+}
 
-	t.Run("PutOpen", func(t *testing.T) {
-		bs := open(t, now)
-		if err := bs.PutBlob(ctx, sum, int64(len(content)), bytes.NewReader(content)); err != nil {
-			t.Fatal(err)
-		}
-		b, err := bs.OpenBlob(ctx, sum)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer b.Close()
-		if b.Size() != int64(len(content)) {
-			t.Fatalf("size %d", b.Size())
-		}
-		got, _ := io.ReadAll(b)
-		if !bytes.Equal(got, content) {
-			t.Fatal("content differs")
-		}
-		// Seekable, for range requests.
-		if _, err := b.Seek(9, io.SeekStart); err != nil {
-			t.Fatal(err)
-		}
-		part := make([]byte, 8)
-		if _, err := io.ReadFull(b, part); err != nil || string(part) != "evidence" {
-			t.Fatalf("after seek: %q %v", part, err)
-		}
-	})
+// blobsPutOpen is the PutOpen part of TestBlobStore.
+func blobsPutOpen(t *testing.T, open func(t *testing.T, now func() time.Time) snapshot.BlobStore, c *blobClock) {
+	ctx := context.Background()
+	content, sum := blobContent()
+	bs := open(t, c.Now)
+	if err := bs.PutBlob(ctx, sum, int64(len(content)), bytes.NewReader(content)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bs.OpenBlob(ctx, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if b.Size() != int64(len(content)) {
+		t.Fatalf("size %d", b.Size())
+	}
+	got, _ := io.ReadAll(b)
+	if !bytes.Equal(got, content) {
+		t.Fatal("content differs")
+	}
+	// Seekable, for range requests.
+	if _, err := b.Seek(9, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	part := make([]byte, 8)
+	if _, err := io.ReadFull(b, part); err != nil || string(part) != "evidence" {
+		t.Fatalf("after seek: %q %v", part, err)
+	}
+}
 
-	t.Run("Integrity", func(t *testing.T) {
-		bs := open(t, now)
-		other := snapshot.RawSHA256([]byte("other"))
-		if err := bs.PutBlob(ctx, other, int64(len(content)), bytes.NewReader(content)); !errors.Is(err, snapshot.ErrIntegrity) {
-			t.Fatalf("wrong hash: %v", err)
+// blobsIntegrity is the Integrity part of TestBlobStore.
+func blobsIntegrity(t *testing.T, open func(t *testing.T, now func() time.Time) snapshot.BlobStore, c *blobClock) {
+	ctx := context.Background()
+	content, sum := blobContent()
+	bs := open(t, c.Now)
+	other := snapshot.RawSHA256([]byte("other"))
+	if err := bs.PutBlob(ctx, other, int64(len(content)), bytes.NewReader(content)); !errors.Is(err, snapshot.ErrIntegrity) {
+		t.Fatalf("wrong hash: %v", err)
+	}
+	if err := bs.PutBlob(ctx, sum, int64(len(content))-1, bytes.NewReader(content)); !errors.Is(err, snapshot.ErrIntegrity) {
+		t.Fatalf("wrong size: %v", err)
+	}
+	for _, bad := range []string{"", "abc", strings.ToUpper(sum), "../" + sum[3:]} {
+		if err := bs.PutBlob(ctx, bad, 1, strings.NewReader("x")); !errors.Is(err, snapshot.ErrInvalid) {
+			t.Fatalf("address %q: %v", bad, err)
 		}
-		if err := bs.PutBlob(ctx, sum, int64(len(content))-1, bytes.NewReader(content)); !errors.Is(err, snapshot.ErrIntegrity) {
-			t.Fatalf("wrong size: %v", err)
+		if _, err := bs.OpenBlob(ctx, bad); !errors.Is(err, snapshot.ErrNotFound) {
+			t.Fatalf("open %q: %v", bad, err)
 		}
-		for _, bad := range []string{"", "abc", strings.ToUpper(sum), "../" + sum[3:]} {
-			if err := bs.PutBlob(ctx, bad, 1, strings.NewReader("x")); !errors.Is(err, snapshot.ErrInvalid) {
-				t.Fatalf("address %q: %v", bad, err)
-			}
-			if _, err := bs.OpenBlob(ctx, bad); !errors.Is(err, snapshot.ErrNotFound) {
-				t.Fatalf("open %q: %v", bad, err)
-			}
+	}
+	for _, s := range []string{other, sum} {
+		if _, err := bs.OpenBlob(ctx, s); !errors.Is(err, snapshot.ErrNotFound) {
+			t.Fatalf("rejected content was stored: %v", err)
 		}
-		for _, s := range []string{other, sum} {
-			if _, err := bs.OpenBlob(ctx, s); !errors.Is(err, snapshot.ErrNotFound) {
-				t.Fatalf("rejected content was stored: %v", err)
-			}
-		}
-	})
+	}
+}
 
-	t.Run("DedupeAndAge", func(t *testing.T) {
-		bs := open(t, now)
-		if err := bs.PutBlob(ctx, sum, int64(len(content)), bytes.NewReader(content)); err != nil {
-			t.Fatal(err)
-		}
-		small := []byte("small")
-		smallSum := snapshot.RawSHA256(small)
-		if err := bs.PutBlob(ctx, smallSum, int64(len(small)), bytes.NewReader(small)); err != nil {
-			t.Fatal(err)
-		}
-		advance(time.Hour)
-		cut := now()
-		advance(time.Hour)
-		// Re-putting refreshes; the reader need not even be read.
-		if err := bs.PutBlob(ctx, sum, int64(len(content)), bytes.NewReader(content)); err != nil {
-			t.Fatal(err)
-		}
-		old, err := bs.BlobsBefore(ctx, cut)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff([]string{smallSum}, old); diff != "" {
-			t.Fatalf("old blobs (-want +got):\n%s", diff)
-		}
-		if del, err := bs.DeleteBlob(ctx, sum, cut); err != nil || del {
-			t.Fatalf("deleted a refreshed blob: %v %v", del, err)
-		}
-		if del, err := bs.DeleteBlob(ctx, smallSum, cut); err != nil || !del {
-			t.Fatalf("delete: %v %v", del, err)
-		}
-		if del, err := bs.DeleteBlob(ctx, smallSum, cut); err != nil || del {
-			t.Fatalf("delete twice: %v %v", del, err)
-		}
-		if _, err := bs.OpenBlob(ctx, smallSum); !errors.Is(err, snapshot.ErrNotFound) {
-			t.Fatal("deleted blob opens")
-		}
-		if b, err := bs.OpenBlob(ctx, sum); err != nil {
-			t.Fatal(err)
-		} else {
-			b.Close()
-		}
-	})
-
-	t.Run("Concurrent", func(t *testing.T) {
-		bs := open(t, now)
-		var wg sync.WaitGroup
-		errs := make(chan error, 20)
-		for range 20 {
-			wg.Go(func() {
-				if err := bs.PutBlob(ctx, sum, int64(len(content)), bytes.NewReader(content)); err != nil {
-					errs <- err
-				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
-		b, err := bs.OpenBlob(ctx, sum)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _ := io.ReadAll(b)
+// blobsDedupeAndAge is the DedupeAndAge part of TestBlobStore.
+func blobsDedupeAndAge(t *testing.T, open func(t *testing.T, now func() time.Time) snapshot.BlobStore, c *blobClock) {
+	ctx := context.Background()
+	content, sum := blobContent()
+	bs := open(t, c.Now)
+	if err := bs.PutBlob(ctx, sum, int64(len(content)), bytes.NewReader(content)); err != nil {
+		t.Fatal(err)
+	}
+	small := []byte("small")
+	smallSum := snapshot.RawSHA256(small)
+	if err := bs.PutBlob(ctx, smallSum, int64(len(small)), bytes.NewReader(small)); err != nil {
+		t.Fatal(err)
+	}
+	c.advance(time.Hour)
+	cut := c.Now()
+	c.advance(time.Hour)
+	// Re-putting refreshes; the reader need not even be read.
+	if err := bs.PutBlob(ctx, sum, int64(len(content)), bytes.NewReader(content)); err != nil {
+		t.Fatal(err)
+	}
+	old, err := bs.BlobsBefore(ctx, cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{smallSum}, old); diff != "" {
+		t.Fatalf("old blobs (-want +got):\n%s", diff)
+	}
+	if del, err := bs.DeleteBlob(ctx, sum, cut); err != nil || del {
+		t.Fatalf("deleted a refreshed blob: %v %v", del, err)
+	}
+	if del, err := bs.DeleteBlob(ctx, smallSum, cut); err != nil || !del {
+		t.Fatalf("delete: %v %v", del, err)
+	}
+	if del, err := bs.DeleteBlob(ctx, smallSum, cut); err != nil || del {
+		t.Fatalf("delete twice: %v %v", del, err)
+	}
+	if _, err := bs.OpenBlob(ctx, smallSum); !errors.Is(err, snapshot.ErrNotFound) {
+		t.Fatal("deleted blob opens")
+	}
+	if b, err := bs.OpenBlob(ctx, sum); err != nil {
+		t.Fatal(err)
+	} else {
 		b.Close()
-		if !bytes.Equal(got, content) {
-			t.Fatal("content differs after concurrent puts")
-		}
-	})
+	}
+}
+
+// blobsConcurrent is the Concurrent part of TestBlobStore.
+func blobsConcurrent(t *testing.T, open func(t *testing.T, now func() time.Time) snapshot.BlobStore, c *blobClock) {
+	ctx := context.Background()
+	content, sum := blobContent()
+	bs := open(t, c.Now)
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Go(func() {
+			if err := bs.PutBlob(ctx, sum, int64(len(content)), bytes.NewReader(content)); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	b, err := bs.OpenBlob(ctx, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(b)
+	b.Close()
+	if !bytes.Equal(got, content) {
+		t.Fatal("content differs after concurrent puts")
+	}
 }
 
 // testSnapshotBatch is the Batch part of TestStore, for stores that
