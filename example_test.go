@@ -21,8 +21,9 @@ import (
 	"github.com/assaykit/assay/store/sqlite"
 )
 
-// The quick start: one store holds everything (here in memory; a file
-// path for SQLite or a postgres:// URL in production); the niche
+// The quick start: one store holds everything (here SQLite in memory; a
+// file with sqlite.Open, or PostgreSQL with postgres.Open, in
+// production); the niche
 // catalogue, the snapshot service and the claims engine are built on it,
 // and server.New composes them into one *server.Server (an http.Handler).
 // The offline demo corpus stands in for OpenAI, and payment.Free serves
