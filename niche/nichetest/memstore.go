@@ -140,13 +140,24 @@ func (m *MemStore) PutSignals(ctx context.Context, signals []niche.Signal) ([]ni
 func (m *MemStore) Signals(ctx context.Context, ids []string) (map[string]niche.Signal, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[string]niche.Signal, len(ids))
+	return byID(ids, func(id string) (niche.Signal, bool) {
+		s, ok := m.signals[id]
+		if !ok {
+			return niche.Signal{}, false
+		}
+		return copySignal(s), true
+	}), nil
+}
+
+// byID returns, keyed by id, what get finds for each of ids.
+func byID[V any](ids []string, get func(id string) (V, bool)) map[string]V {
+	out := make(map[string]V, len(ids))
 	for _, id := range ids {
-		if s, ok := m.signals[id]; ok {
-			out[id] = copySignal(s)
+		if v, ok := get(id); ok {
+			out[id] = v
 		}
 	}
-	return out, nil
+	return out
 }
 
 // ListSignals implements niche.SignalStore.
@@ -454,41 +465,38 @@ func (m *MemStore) listing(r *niche.Record) niche.Listing {
 func (m *MemStore) Published(ctx context.Context, ids []string) (map[string]*niche.Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[string]*niche.Record, len(ids))
-	for _, id := range ids {
+	return byID(ids, func(id string) (*niche.Record, bool) {
 		if e := m.published(id); e != nil {
-			out[id] = copyRecord(&e.rec)
+			return copyRecord(&e.rec), true
 		}
-	}
-	return out, nil
+		return nil, false
+	}), nil
 }
 
 // Listings implements niche.CatalogueStore.
 func (m *MemStore) Listings(ctx context.Context, ids []string) (map[string]niche.Listing, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[string]niche.Listing, len(ids))
-	for _, id := range ids {
+	return byID(ids, func(id string) (niche.Listing, bool) {
 		if e := m.published(id); e != nil {
-			out[id] = m.listing(&e.rec)
+			return m.listing(&e.rec), true
 		}
-	}
-	return out, nil
+		return niche.Listing{}, false
+	}), nil
 }
 
 // SignalCounts implements niche.CatalogueStore.
 func (m *MemStore) SignalCounts(ctx context.Context, ids []string) (map[string]int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[string]int, len(ids))
-	for _, id := range ids {
-		if e, ok := m.evals[id]; ok {
-			if n := m.signalCount(&e.rec); n > 0 {
-				out[id] = n
-			}
+	return byID(ids, func(id string) (int, bool) {
+		e, ok := m.evals[id]
+		if !ok {
+			return 0, false
 		}
-	}
-	return out, nil
+		n := m.signalCount(&e.rec)
+		return n, n > 0
+	}), nil
 }
 
 // matches returns the published evaluations of category key (any when
