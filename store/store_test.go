@@ -164,3 +164,15 @@ func TestTimesAndTx(t *testing.T) {
 		})
 	}
 }
+
+// TestNewRefusesAnUnknownDialect: New needs a writer and one of the two
+// dialects whose SQL it holds.
+func TestNewRefusesAnUnknownDialect(t *testing.T) {
+	ctx := context.Background()
+	if _, err := store.New(ctx, store.Driver{Dialect: "oracle"}, nil, nil, nil); err == nil {
+		t.Fatal("New accepted an unknown dialect without handles")
+	}
+	if _, err := store.New(ctx, store.Driver{Dialect: store.SQLite}, nil, nil, nil); err == nil {
+		t.Fatal("New accepted no writer")
+	}
+}
