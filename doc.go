@@ -19,21 +19,27 @@
 //   - niche: the niche catalogue engine (evaluations, signals, scores,
 //     access levels, unlock tokens, subscriptions); niche/nichedemo is the
 //     demo catalogue, niche/stripebilling sells subscriptions through
-//     Stripe, niche/nichetest and niche/stripebilling/stripebillingtest
-//     are test helpers.
+//     Stripe, niche/nichetest (in-memory stores and the conformance
+//     suites of niche.Store and niche.SubscriptionStore) and
+//     niche/stripebilling/stripebillingtest are test helpers.
 //   - claims: the verification engine (tiers, providers, reconciliation,
 //     verdict rules); claims/openai and claims/corpus are its providers
 //     (OpenAI web search; an offline corpus), claims/claimstest has
-//     scripted providers and fixtures.
+//     scripted providers, fixtures, an in-memory claims.Store and its
+//     conformance suite.
 //   - snapshot: SSRF-safe URL capture with reproducible hashes;
 //     snapshot/warc exports WARC records, snapshot/snapshottest has
-//     in-memory stores.
+//     in-memory stores and their conformance suites.
 //   - payment: prices, x402 and MPP, verification, the facilitator client,
 //     the 402 Gate and transport-neutral Cashier, orders, quotes, signed
 //     receipts, and the paying client Transport; payment/paymenttest has a
-//     dev wallet and fakes, payment/gatetest a scripted processor.
-//   - store: SQLite (embedded default) and PostgreSQL implementations of
-//     every store interface; store/storetest is the conformance suite.
+//     dev wallet, fakes, an in-memory ledger and its conformance suite,
+//     payment/gatetest a scripted processor.
+//   - store: the SQL implementation of every store interface, shared by
+//     SQLite and PostgreSQL; store/sqlite (the embedded default) and
+//     store/postgres open it, each linking only its own driver, and
+//     store/anydb opens either from a DSN; store/storetest gives tests a
+//     database.
 //   - server: the HTTP handlers (REST, MCP, A2A, discovery documents,
 //     health, readiness, capabilities, and an index at / and at each
 //     service prefix), composed by server.New into one *server.Server, an
@@ -57,7 +63,7 @@
 // One store holds everything; the engines are built on it and server.New
 // composes them (Example runs this with the offline corpus):
 //
-//	db, err := store.Open(ctx, "assay-data/assay.db", nil) // or postgres://…
+//	db, err := sqlite.Open(ctx, "assay-data/assay.db", nil) // or postgres.Open(ctx, "postgres://…", nil)
 //	if err != nil { ... }
 //	catalogue, err := niche.New(db, nil)
 //	if err != nil { ... }

@@ -18,11 +18,12 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
-// The quick start: one store holds everything (here in memory; a file
-// path for SQLite or a postgres:// URL in production); the niche
+// The quick start: one store holds everything (here SQLite in memory; a
+// file with sqlite.Open, or PostgreSQL with postgres.Open, in
+// production); the niche
 // catalogue, the snapshot service and the claims engine are built on it,
 // and server.New composes them into one *server.Server (an http.Handler).
 // The offline demo corpus stands in for OpenAI, and payment.Free serves
@@ -30,7 +31,7 @@ import (
 // store charges).
 func Example() {
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/assaykit/assay/shapes"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // The adversarial table: provider answers an attacker (or a careless
@@ -328,7 +328,7 @@ func TestAdversarialAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			db, err := store.Open(ctx, ":memory:", nil)
+			db, err := sqlite.Open(ctx, ":memory:", nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,14 +9,14 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 func benchEngine(b *testing.B, providerDelay, pageDelay time.Duration) (*claims.Engine, *claimstest.Provider) {
 	b.Helper()
 	site := claimstest.NewSlowSite(pageDelay)
 	b.Cleanup(site.Close)
-	db, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), nil)
+	db, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

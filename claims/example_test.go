@@ -9,7 +9,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // scripted is what a search provider might report for a claim about
@@ -53,7 +53,7 @@ func scripted() *claims.ProviderResponse {
 // in the snapshot of its page.
 func ExampleEngine_Verify() {
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func ExampleEngine_Verify() {
 // tier cannot cite the four sources the request demands.
 func ExampleEngine_Check() {
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

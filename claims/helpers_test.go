@@ -17,6 +17,7 @@ import (
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/shapes"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -30,7 +31,7 @@ func clock() time.Time { return testNow }
 
 func openStore(t testing.TB) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), ":memory:", nil)
+	db, err := sqlite.Open(context.Background(), ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

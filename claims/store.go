@@ -8,8 +8,9 @@ import (
 )
 
 // Store keeps verification results, who may read them, and idempotency
-// leases. *store.DB implements it on SQLite and PostgreSQL; the conformance
-// suite in store/storetest (TestClaimsStore) states the contract.
+// leases. *store.DB implements it on SQLite and PostgreSQL, and
+// claimstest.MemStore in memory; the conformance suite claimstest.TestStore
+// states the contract.
 //
 // Every method is safe for concurrent use, including from several
 // processes sharing one database: leases are the cross-instance lock that

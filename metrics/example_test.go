@@ -15,7 +15,7 @@ import (
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // The host creates the collectors and hands each piece its hook: the
@@ -26,7 +26,7 @@ func ExampleNew() {
 	ctx := context.Background()
 	m := metrics.New(&metrics.Options{NoRuntime: true}) // NoRuntime: no Go runtime or process metrics
 
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/niche"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // engineOn returns an engine over a fresh in-memory store, with demand
@@ -20,7 +20,7 @@ import (
 func engineOn(t *testing.T, opts *niche.Options) *niche.Engine {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestCustomScorer(t *testing.T) {
 	if err != nil || ev.Score != 60 || ev.ScoreVersion != "gap-heavy-v1" { // (50·4 + 50·2) / 5
 		t.Fatalf("weighted scorer: %+v %v", ev, err)
 	}
-	db, err := store.Open(context.Background(), ":memory:", nil)
+	db, err := sqlite.Open(context.Background(), ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

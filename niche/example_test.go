@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/niche"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // A curator ingests evidence, writes an evaluation and publishes it; the
@@ -17,7 +17,7 @@ import (
 // never taken from the draft.
 func ExampleNew() {
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -5,9 +5,14 @@ import (
 	"time"
 )
 
-// Store persists the catalogue. *store.DB implements it for SQLite and
-// PostgreSQL; store/storetest.TestNicheStore is the conformance suite
-// every implementation must pass.
+// Store persists the catalogue. It is the union of five narrower stores,
+// one per concern, so that each can be read, faked or replaced on its own:
+// SignalStore (evidence), CurationStore (evaluations and their revisions),
+// CatalogueStore (public reads), Searcher (search candidates, the one part
+// that reproduces the relevance formula) and QuotaStore (free-use quotas).
+// *store.DB implements it on SQLite and PostgreSQL, nichetest.MemStore in
+// memory; nichetest.TestStore is the conformance suite every
+// implementation must pass.
 //
 // The engine applies the rules (validation, score, publication floor);
 // the store guarantees atomicity: a revision is written only if the
@@ -15,6 +20,16 @@ import (
 // request hash in the same transaction, and only published evaluations
 // are returned by the public read methods.
 type Store interface {
+	SignalStore
+	CurationStore
+	CatalogueStore
+	Searcher
+	QuotaStore
+}
+
+// SignalStore keeps signals (the evidence evaluations link) and the runs
+// of the collectors that ingest them.
+type SignalStore interface {
 	// PutSignals stores signals in one transaction. A signal whose
 	// (Origin, ExternalID) is already stored is a duplicate: the stored
 	// signal is returned with Created false. A signal whose ID is taken by
@@ -39,7 +54,11 @@ type Store interface {
 	RecordCollection(ctx context.Context, c Collection) error
 	// LastCollections returns the latest collection run of each origin.
 	LastCollections(ctx context.Context) ([]Collection, error)
+}
 
+// CurationStore keeps evaluations of every status with their revision
+// log and the operations that wrote them.
+type CurationStore interface {
 	// ApplyWrite writes one revision atomically (see Write). When w's
 	// operation id was already recorded with the same request hash it
 	// writes nothing and returns the state that operation left, with
@@ -57,7 +76,10 @@ type Store interface {
 	// is greater than afterID, in id order (for maintenance such as
 	// Engine.Rescore).
 	Evaluations(ctx context.Context, afterID string, limit int) ([]*Record, error)
+}
 
+// CatalogueStore answers the public reads: published evaluations only.
+type CatalogueStore interface {
 	// Published returns the published evaluations among ids, keyed by id.
 	Published(ctx context.Context, ids []string) (map[string]*Record, error)
 	// Listings returns the listings of the published evaluations among
@@ -71,6 +93,14 @@ type Store interface {
 	// desc, id), filtered by category key and, when q.Query has tokens, by
 	// full text: every token in the text of q's level (see SearchFields).
 	ListPublished(ctx context.Context, q ListQuery) ([]Listing, error)
+	// HasPublished reports whether any evaluation is published.
+	HasPublished(ctx context.Context) (bool, error)
+}
+
+// Searcher finds the candidates of a search. It is the only part of Store
+// that must reproduce the engine's relevance formula (for the window of a
+// broad query), so that every store returns the same candidates.
+type Searcher interface {
 	// SearchCandidates returns published evaluations whose text of q's
 	// level (SearchFields: Title and Preview, or with q.Full Title, Body
 	// and Extra) has every token of q.Query (and q.CategoryKey when set),
@@ -80,9 +110,10 @@ type Store interface {
 	// then id — computed by the database with exactly Relevance's formula
 	// — and the q.Limit best are returned with truncated true.
 	SearchCandidates(ctx context.Context, q CandidateQuery) (cands []Candidate, truncated bool, err error)
-	// HasPublished reports whether any evaluation is published.
-	HasPublished(ctx context.Context) (bool, error)
+}
 
+// QuotaStore counts the free uses of callers per day.
+type QuotaStore interface {
 	// TakeQuota counts one use by caller on the UTC day starting at day
 	// (unix seconds) if fewer than limit were counted, returning the
 	// count after the call and whether the use was allowed. Rows of days

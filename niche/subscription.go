@@ -152,12 +152,22 @@ type BillingEvent struct {
 
 // SubscriptionStore keeps subscriptions, subscriber tokens (as SHA-256 hex
 // hashes only), completed checkouts awaiting their one-time token claim, and
-// the ids of processed billing events. store.DB implements it; the
-// conformance suite is storetest.TestSubscriptionStore.
+// the ids of processed billing events. It is the union of
+// SubscriptionEvents, SubscriptionReader and SubscriberTokens. *store.DB
+// implements it on SQLite and PostgreSQL, nichetest.MemSubscriptions in
+// memory; the conformance suite is nichetest.TestSubscriptionStore.
 //
 // Every method is safe for concurrent use, also across processes sharing
 // one database.
 type SubscriptionStore interface {
+	SubscriptionEvents
+	SubscriptionReader
+	SubscriberTokens
+}
+
+// SubscriptionEvents applies processor events to subscriptions, each at
+// most once.
+type SubscriptionEvents interface {
 	// SubscriptionEventSeen reports whether the event was already applied. It is
 	// an optimisation only: ApplySubscriptionEvent decides.
 	SubscriptionEventSeen(ctx context.Context, provider, eventID string) (bool, error)
@@ -169,7 +179,10 @@ type SubscriptionStore interface {
 	// PruneSubscriptionEvents forgets event ids recorded before t and returns how
 	// many were removed.
 	PruneSubscriptionEvents(ctx context.Context, before time.Time) (int64, error)
+}
 
+// SubscriptionReader reads subscriptions.
+type SubscriptionReader interface {
 	// Subscription returns the subscription with our id, or
 	// ErrSubscriptionNotFound.
 	Subscription(ctx context.Context, id string) (*Subscription, error)
@@ -179,7 +192,11 @@ type SubscriptionStore interface {
 	// SubscriptionByToken returns the subscription a live (unrevoked) token
 	// hash belongs to, or ErrSubscriptionTokenInvalid.
 	SubscriptionByToken(ctx context.Context, tokenHash string) (*Subscription, error)
+}
 
+// SubscriberTokens issues, rotates and revokes subscriber tokens. A
+// subscription has at most one live token.
+type SubscriberTokens interface {
 	// ClaimSubscriptionCheckout exchanges a completed checkout for a token, once: it
 	// stores tokenHash for the checkout's subscription, revokes the
 	// subscription's other tokens and marks the checkout claimed. It fails

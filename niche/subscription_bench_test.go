@@ -8,7 +8,7 @@ import (
 
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/niche"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/anydb"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -28,7 +28,7 @@ func BenchmarkActive(b *testing.B) {
 	for name, dsn := range dsns {
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
-			db, err := store.Open(ctx, dsn(b), nil)
+			db, err := anydb.Open(ctx, dsn(b), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

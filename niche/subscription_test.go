@@ -14,6 +14,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // clock is a settable clock shared by the service, the backend and the store.
@@ -38,7 +39,7 @@ func (c *clock) Advance(d time.Duration) {
 
 func openStore(t *testing.T, clk *clock) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), ":memory:", &store.Options{Now: clk.Now})
+	db, err := sqlite.Open(context.Background(), ":memory:", &store.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

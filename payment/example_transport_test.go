@@ -10,7 +10,7 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // A buyer's http.Client pays 402 challenges by itself: the Transport reads
@@ -20,7 +20,7 @@ import (
 // on-chain).
 func ExampleNewTransport() {
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -9,14 +9,14 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // A host sells one of its own routes: a store for the ledger, a receipt
 // key kept in it, a processor (here the test fake), and the Gate.
 func ExampleNewGate() {
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

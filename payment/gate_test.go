@@ -20,6 +20,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/anydb"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -116,7 +117,7 @@ func (c *clock) advance(d time.Duration) {
 
 func openDB(t testing.TB, dsn string) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), dsn, nil)
+	db, err := anydb.Open(context.Background(), dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

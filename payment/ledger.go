@@ -190,9 +190,10 @@ type OfferSummary struct {
 }
 
 // Ledger records reservations, orders, receipts, quotes and customers.
-// store.DB implements it on SQLite and PostgreSQL; storetest.TestLedger is
-// its conformance suite. Every method is safe for concurrent use, also from
-// several processes sharing one database.
+// store.DB implements it on SQLite and PostgreSQL, paymenttest.MemLedger in
+// memory; paymenttest.TestLedger is its conformance suite. Every method is
+// safe for concurrent use, also from several processes sharing one
+// database.
 type Ledger interface {
 	// OpenOrder atomically reserves o.ReservationKey and every one of
 	// o.ExtraReservationKeys (ErrReservationUsed when any is reserved or

@@ -13,7 +13,7 @@ import (
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -27,7 +27,7 @@ type claimsEnv struct {
 
 func newClaimsEnv(t *testing.T, prov *claimstest.Provider, opts *claims.Options) *claimsEnv {
 	t.Helper()
-	db, err := store.Open(context.Background(), ":memory:", nil)
+	db, err := sqlite.Open(context.Background(), ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ type passThrough struct{}
 func (passThrough) Gate(_ payment.Offer, next http.Handler) http.Handler { return next }
 
 func TestClaimsWithOtherPaywallsAndConfig(t *testing.T) {
-	db, err := store.Open(context.Background(), ":memory:", nil)
+	db, err := sqlite.Open(context.Background(), ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -43,7 +44,7 @@ func (paidEcho) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func newCommerceEnv(t *testing.T) *commerceEnv {
 	t.Helper()
-	db, err := store.Open(context.Background(), ":memory:", nil)
+	db, err := sqlite.Open(context.Background(), ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

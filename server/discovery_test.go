@@ -25,6 +25,7 @@ import (
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -60,7 +61,7 @@ func newDiscoveryEnvWith(t *testing.T, proc payment.Processor, base string, mod 
 	t.Helper()
 	ctx := context.Background()
 	paid := proc != nil
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // verificationPieces builds a claims engine over the offline demo corpus
@@ -43,7 +43,7 @@ func verificationPieces(ctx context.Context) (engine *claims.Engine, snaps *snap
 		return nil, nil, nil, err
 	}
 	closers = append(closers, func() { site.Close() })
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/anydb"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -46,7 +47,7 @@ func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
 	if o.dsn == "" {
 		o.dsn = ":memory:"
 	}
-	db, err := store.Open(ctx, o.dsn, nil)
+	db, err := anydb.Open(ctx, o.dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -44,7 +45,7 @@ func agentsNode(t *testing.T) string {
 func interopServer(t *testing.T) (base string, db *store.DB) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "assay.db"), nil)
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "assay.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // agentsTestBase is the public base URL of the test servers.
@@ -70,7 +71,7 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 		o = &envOptions{}
 	}
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

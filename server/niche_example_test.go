@@ -12,7 +12,7 @@ import (
 	"github.com/assaykit/assay/niche/nichetest"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // Example_nicheCatalogue wires the niche catalogue the way a host (or
@@ -20,7 +20,7 @@ import (
 // idempotently, subscribers and the paywall plugged in.
 func Example_nicheCatalogue() {
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		panic(err)
 	}

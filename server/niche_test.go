@@ -19,6 +19,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichetest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 type nicheFixture struct {
@@ -46,7 +47,7 @@ func newNicheFixture(t *testing.T, cfg NicheConfig) *nicheFixture {
 func newNicheFixtureWith(t *testing.T, cfg NicheConfig, configure func(*Config, *store.DB)) *nicheFixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,7 +532,7 @@ func TestNicheSearchResults(t *testing.T) {
 }
 
 func TestNichePaidSearchEmptyCatalogue(t *testing.T) {
-	db, err := store.Open(context.Background(), ":memory:", nil)
+	db, err := sqlite.Open(context.Background(), ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -713,7 +714,7 @@ func TestNicheAdminImport(t *testing.T) {
 }
 
 func TestNicheConfigErrors(t *testing.T) {
-	db, _ := store.Open(context.Background(), ":memory:", nil)
+	db, _ := sqlite.Open(context.Background(), ":memory:", nil)
 	defer db.Close()
 	eng, _ := niche.New(db, nil)
 	shared := strings.Repeat("k", 40)

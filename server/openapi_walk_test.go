@@ -28,7 +28,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/snapshot"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // walkCasesPerOperation is how many requests the walk sends to each
@@ -94,7 +94,7 @@ type walkEnv struct {
 func newWalkEnv(t *testing.T) *walkEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

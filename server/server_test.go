@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/assaykit/assay/snapshot"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -179,7 +179,7 @@ func TestHealthAndCapabilities(t *testing.T) {
 // exactly the routing table: the same (id, method, path) triples, sorted
 // by path then method.
 func TestCapabilitiesListTheRoutingTable(t *testing.T) {
-	sdb, err := store.Open(context.Background(), ":memory:", nil)
+	sdb, err := sqlite.Open(context.Background(), ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

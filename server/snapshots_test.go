@@ -24,7 +24,7 @@ import (
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/snapshot/warc"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 const xssPage = `<html><body><script>alert(document.cookie)</script><svg onload="alert(1)"></svg><p>Chain id 8453</p></body></html>`
@@ -94,7 +94,7 @@ func snapshotService(t *testing.T) (*snapshot.Service, map[string]*snapshot.Snap
 func TestSnapshotRetrievalPublicWhenPaid(t *testing.T) {
 	ctx := context.Background()
 	svc, snaps := snapshotService(t)
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

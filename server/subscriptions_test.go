@@ -19,6 +19,7 @@ import (
 	"github.com/assaykit/assay/niche/stripebilling"
 	sbt "github.com/assaykit/assay/niche/stripebilling/stripebillingtest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // subsEnv is a running server with subscriptions configured.
@@ -31,7 +32,7 @@ type subsEnv struct {
 
 func newSubsEnv(t *testing.T, billing niche.Billing, cfg SubscriptionConfig) *subsEnv {
 	t.Helper()
-	db, err := store.Open(context.Background(), ":memory:", nil)
+	db, err := sqlite.Open(context.Background(), ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -154,7 +155,7 @@ func TestDiscoveryResponsesMatchSchemas(t *testing.T) {
 // needs its own).
 func e0db(t *testing.T, _ *Config) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), ":memory:", nil)
+	db, err := sqlite.Open(context.Background(), ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // Normalize is the documented, versioned algorithm behind
@@ -67,7 +67,7 @@ func ExampleNewService() {
 	defer site.Close()
 	addr := strings.TrimPrefix(site.URL, "http://")
 
-	db, err := store.Open(ctx, ":memory:", nil) // records, and (db is a BlobStore too) content
+	db, err := sqlite.Open(ctx, ":memory:", nil) // records, and (db is a BlobStore too) content
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 // Store keeps snapshot records. Records are immutable: there is no update.
 // Implementations: store.DB (SQLite, PostgreSQL) and snapshottest.MemStore;
-// all pass the conformance suite store/storetest.TestSnapshotStore.
+// all pass the conformance suite snapshottest.TestStore.
 type Store interface {
 	// InsertSnapshot stores a new record (Text is not stored; Exchange,
 	// Charset and Normalization are). ErrConflict when the id exists,
@@ -44,7 +44,7 @@ type Blob interface {
 // of its bytes (a snapshot's rawSha256), so identical pages are stored
 // once. Implementations: FileBlobStore (the default), store.DB (for
 // several instances sharing a database) and snapshottest.MemBlobs; all
-// pass store/storetest.TestSnapshotBlobStore.
+// pass snapshottest.TestBlobStore.
 type BlobStore interface {
 	// PutBlob stores size bytes read from r under sum, verifying that they
 	// hash to sum (ErrIntegrity otherwise; nothing is stored). When the

@@ -156,7 +156,7 @@ func (db *DB) SaveVerification(ctx context.Context, rec *claims.Record, lease *c
 		}
 		return nil
 	})
-	if isUniqueViolation(err) {
+	if db.isUniqueViolation(err) {
 		return fmt.Errorf("store: save verification %s: %w", r.VerificationID, claims.ErrExists)
 	}
 	if err != nil {

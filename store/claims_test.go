@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/store/storetest"
 )
@@ -13,7 +14,7 @@ import (
 func TestClaimsStore(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
-			storetest.TestClaimsStore(t, func(t *testing.T) claims.Store { return open(t) })
+			claimstest.TestStore(t, func(t *testing.T) claims.Store { return open(t) })
 		})
 	}
 }
@@ -30,7 +31,7 @@ func TestClaimsStoreShared(t *testing.T) {
 		},
 	}
 	for name, open := range cases {
-		t.Run(name, func(t *testing.T) { storetest.TestClaimsStoreShared(t, open) })
+		t.Run(name, func(t *testing.T) { claimstest.TestStoreShared(t, open) })
 	}
 }
 

@@ -44,7 +44,7 @@ func Migrations(dialect string) ([]string, error) {
 }
 
 func (db *DB) migrate(ctx context.Context) error {
-	names, err := Migrations(db.dialect)
+	names, err := Migrations(db.drv.Dialect)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
 	defer conn.Close()
-	if db.dialect == Postgres {
+	if db.drv.Dialect == Postgres {
 		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", advisoryLockKey); err != nil {
 			return fmt.Errorf("store: migrate: lock: %w", err)
 		}
@@ -91,7 +91,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		if applied[name] {
 			continue
 		}
-		body, err := migrationFiles.ReadFile("migrations/" + db.dialect + "/" + name)
+		body, err := migrationFiles.ReadFile("migrations/" + db.drv.Dialect + "/" + name)
 		if err != nil {
 			return err
 		}
@@ -116,11 +116,11 @@ func (db *DB) migrate(ctx context.Context) error {
 		if err := tx.Commit(); err != nil {
 			return fmt.Errorf("store: migrate %s: %w", name, err)
 		}
-		db.log.Debug("store: applied migration", "dialect", db.dialect, "name", name)
+		db.log.Debug("store: applied migration", "dialect", db.drv.Dialect, "name", name)
 		n++
 	}
 	if n > 0 {
-		db.log.Info(fmt.Sprintf("store: %d migrations applied", n), "dialect", db.dialect)
+		db.log.Info(fmt.Sprintf("store: %d migrations applied", n), "dialect", db.drv.Dialect)
 	}
 	return nil
 }

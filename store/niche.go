@@ -465,131 +465,178 @@ func (db *DB) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record, boo
 	var out *niche.Record
 	replayed := false
 	err := db.inTx(ctx, func(tx *Tx) error {
-		out, replayed = nil, false
-		var hash, nid string
-		var rev int
-		err := tx.queryRow(ctx, `SELECT request_hash, niche_id, revision FROM niche_operations WHERE operation_id = ?`,
-			w.OperationID).Scan(&hash, &nid, &rev)
-		if err == nil {
-			if hash != w.RequestHash {
-				return niche.ErrOperationConflict
-			}
-			rec, err := revisionState(ctx, tx.queryRow, nid, rev)
-			if err != nil {
-				return err
-			}
-			out, replayed = rec, true
-			return nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
+		var err error
+		out, err = operationState(ctx, tx, w)
+		if replayed = out != nil; replayed || err != nil {
 			return err
 		}
-		r := w.Record
-		if w.CheckSignals {
-			// Before the evaluation's row: moderation locks signals first
-			// too.
-			if err := checkLinkable(ctx, tx, r.SignalIDs); err != nil {
-				return err
-			}
-		}
-		terms := map[string]int{}
-		if w.ExpectedRevision > 0 {
-			var status, st, sp, sb, sc string
-			err := tx.queryRow(ctx, `SELECT status, st, sp, sb, sc FROM niche_evaluations WHERE id = ?`, r.ID).Scan(&status, &st, &sp, &sb, &sc)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-			if err == nil && status == string(niche.StatusPublished) {
-				addTerms(terms, -1, st, sp, sb, sc)
-			}
-		}
-		if _, err := tx.exec(ctx, `INSERT INTO niche_operations (operation_id, request_hash, niche_id, revision, created_at)
-			VALUES (?, ?, ?, ?, ?)`, w.OperationID, w.RequestHash, r.ID, r.Revision, toMicros(w.At)); err != nil {
-			return err
-		}
-		signalIDs, err := json.Marshal(r.SignalIDs)
-		if err != nil {
-			return err
-		}
-		weights, err := json.Marshal(r.ScoreWeights)
-		if err != nil {
-			return err
-		}
-		if w.ExpectedRevision == 0 {
-			if err := insertEvaluation(ctx, tx, &r, string(signalIDs), string(weights)); err != nil {
-				return err
-			}
-		} else {
-			st, sp, sb, sc := searchColumns(&r)
-			d := r.Dimensions
-			res, err := tx.exec(ctx, `UPDATE niche_evaluations SET status = ?, revision = ?, title = ?, problem = ?,
-				buyer = ?, category = ?, category_key = ?, solution_hypothesis = ?, evaluation_notes = ?, pain = ?,
-				frequency = ?, willingness_to_pay = ?, reachable_buyers = ?, feasibility = ?, competition_gap = ?,
-				signal_ids = ?, score = ?, score_version = ?, score_weights = ?, st = ?, sp = ?, sb = ?, sc = ?,
-				updated_at = ?, published_at = ?
-				WHERE id = ? AND revision = ?`,
-				string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
-				r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
-				d.Feasibility, d.CompetitionGap, string(signalIDs), r.Score, r.ScoreVersion, string(weights), st, sp, sb, sc,
-				toMicros(r.UpdatedAt), toMicros(r.PublishedAt), r.ID, w.ExpectedRevision)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n != 1 {
-				var cur int
-				err := tx.queryRow(ctx, `SELECT revision FROM niche_evaluations WHERE id = ?`, r.ID).Scan(&cur)
-				if errors.Is(err, sql.ErrNoRows) {
-					return &niche.NotFoundError{What: "Niche", ID: r.ID}
-				}
-				if err != nil {
-					return err
-				}
-				return &niche.RevisionConflictError{ID: r.ID, Expected: w.ExpectedRevision, Current: cur}
-			}
-		}
-		if err := writeLinks(ctx, tx, r.ID, r.SignalIDs, w.ExpectedRevision > 0); err != nil {
-			return err
-		}
-		if r.Status == niche.StatusPublished {
-			st, sp, sb, sc := searchColumns(&r)
-			addTerms(terms, 1, st, sp, sb, sc)
-		}
-		if err := applyTerms(ctx, tx, terms); err != nil {
-			return err
-		}
-		state, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.exec(ctx, `INSERT INTO niche_revisions (niche_id, revision, action, actor, reason, operation_id, at, state)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Revision, w.Action, w.Actor, w.Reason, w.OperationID,
-			toMicros(w.At), string(state)); err != nil {
-			return err
-		}
-		if len(w.Accept) > 0 {
-			args := []any{"accepted when linked by " + r.ID + " revision " + fmt.Sprint(r.Revision), w.Actor, toMicros(w.At)}
-			args = append(args, anyArgs(w.Accept)...)
-			if _, err := tx.exec(ctx, `UPDATE niche_signals SET state = 'accepted', moderation_note = ?, moderated_by = ?,
-				moderated_at = ? WHERE state = 'pending' AND id IN (`+placeholders(len(w.Accept))+`)`, args...); err != nil {
-				return err
-			}
-		}
-		out = &r
-		return nil
+		out, err = writeRevision(ctx, tx, w)
+		return err
 	})
 	if err == nil {
 		return out, replayed, nil
 	}
-	if isUniqueViolation(err) || errors.Is(err, niche.ErrConflict) {
-		// A concurrent writer may have completed the same operation.
-		h, rec, err2 := db.Operation(ctx, w.OperationID)
-		if err2 == nil && rec != nil {
-			if h == w.RequestHash {
-				return rec, true, nil
-			}
-			return nil, false, niche.ErrOperationConflict
+	return db.applyWriteErr(ctx, w, err)
+}
+
+// operationState returns the state w's operation left when it was
+// recorded before (nil when it was not), or ErrOperationConflict when it
+// was recorded with another request hash.
+func operationState(ctx context.Context, tx *Tx, w niche.Write) (*niche.Record, error) {
+	var hash, nid string
+	var rev int
+	err := tx.queryRow(ctx, `SELECT request_hash, niche_id, revision FROM niche_operations WHERE operation_id = ?`,
+		w.OperationID).Scan(&hash, &nid, &rev)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case hash != w.RequestHash:
+		return nil, niche.ErrOperationConflict
+	}
+	return revisionState(ctx, tx.queryRow, nid, rev)
+}
+
+// writeRevision writes w in tx: the operation, the evaluation row, its
+// links and search terms, the revision log entry and the accepted
+// signals.
+func writeRevision(ctx context.Context, tx *Tx, w niche.Write) (*niche.Record, error) {
+	r := w.Record
+	if w.CheckSignals {
+		// Before the evaluation's row: moderation locks signals first
+		// too.
+		if err := checkLinkable(ctx, tx, r.SignalIDs); err != nil {
+			return nil, err
 		}
-		if isUniqueViolation(err) {
+	}
+	terms := map[string]int{}
+	if w.ExpectedRevision > 0 {
+		if err := removePublishedTerms(ctx, tx, r.ID, terms); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO niche_operations (operation_id, request_hash, niche_id, revision, created_at)
+		VALUES (?, ?, ?, ?, ?)`, w.OperationID, w.RequestHash, r.ID, r.Revision, toMicros(w.At)); err != nil {
+		return nil, err
+	}
+	signalIDs, err := json.Marshal(r.SignalIDs)
+	if err != nil {
+		return nil, err
+	}
+	weights, err := json.Marshal(r.ScoreWeights)
+	if err != nil {
+		return nil, err
+	}
+	if w.ExpectedRevision == 0 {
+		err = insertEvaluation(ctx, tx, &r, string(signalIDs), string(weights))
+	} else {
+		err = updateEvaluation(ctx, tx, &r, w.ExpectedRevision, string(signalIDs), string(weights))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := writeLinks(ctx, tx, r.ID, r.SignalIDs, w.ExpectedRevision > 0); err != nil {
+		return nil, err
+	}
+	if r.Status == niche.StatusPublished {
+		st, sp, sb, sc := searchColumns(&r)
+		addTerms(terms, 1, st, sp, sb, sc)
+	}
+	if err := applyTerms(ctx, tx, terms); err != nil {
+		return nil, err
+	}
+	if err := logRevision(ctx, tx, w, &r); err != nil {
+		return nil, err
+	}
+	return &r, acceptSignals(ctx, tx, w, &r)
+}
+
+// removePublishedTerms subtracts from terms the words of evaluation id
+// when it is published now (its text is about to change).
+func removePublishedTerms(ctx context.Context, tx *Tx, id string, terms map[string]int) error {
+	var status, st, sp, sb, sc string
+	err := tx.queryRow(ctx, `SELECT status, st, sp, sb, sc FROM niche_evaluations WHERE id = ?`, id).Scan(&status, &st, &sp, &sb, &sc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err == nil && status == string(niche.StatusPublished) {
+		addTerms(terms, -1, st, sp, sb, sc)
+	}
+	return err
+}
+
+// updateEvaluation replaces the row of r if its revision is expected, and
+// otherwise reports a *niche.RevisionConflictError or a
+// *niche.NotFoundError.
+func updateEvaluation(ctx context.Context, tx *Tx, r *niche.Record, expected int, signalIDs, weights string) error {
+	st, sp, sb, sc := searchColumns(r)
+	d := r.Dimensions
+	res, err := tx.exec(ctx, `UPDATE niche_evaluations SET status = ?, revision = ?, title = ?, problem = ?,
+		buyer = ?, category = ?, category_key = ?, solution_hypothesis = ?, evaluation_notes = ?, pain = ?,
+		frequency = ?, willingness_to_pay = ?, reachable_buyers = ?, feasibility = ?, competition_gap = ?,
+		signal_ids = ?, score = ?, score_version = ?, score_weights = ?, st = ?, sp = ?, sb = ?, sc = ?,
+		updated_at = ?, published_at = ?
+		WHERE id = ? AND revision = ?`,
+		string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
+		r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
+		d.Feasibility, d.CompetitionGap, signalIDs, r.Score, r.ScoreVersion, weights, st, sp, sb, sc,
+		toMicros(r.UpdatedAt), toMicros(r.PublishedAt), r.ID, expected)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	var cur int
+	err = tx.queryRow(ctx, `SELECT revision FROM niche_evaluations WHERE id = ?`, r.ID).Scan(&cur)
+	if errors.Is(err, sql.ErrNoRows) {
+		return &niche.NotFoundError{What: "Niche", ID: r.ID}
+	}
+	if err != nil {
+		return err
+	}
+	return &niche.RevisionConflictError{ID: r.ID, Expected: expected, Current: cur}
+}
+
+// logRevision appends the revision w writes (the state r) to the log.
+func logRevision(ctx context.Context, tx *Tx, w niche.Write, r *niche.Record) error {
+	state, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec(ctx, `INSERT INTO niche_revisions (niche_id, revision, action, actor, reason, operation_id, at, state)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Revision, w.Action, w.Actor, w.Reason, w.OperationID,
+		toMicros(w.At), string(state))
+	return err
+}
+
+// acceptSignals moves the pending signals of w.Accept to accepted.
+func acceptSignals(ctx context.Context, tx *Tx, w niche.Write, r *niche.Record) error {
+	if len(w.Accept) == 0 {
+		return nil
+	}
+	args := []any{"accepted when linked by " + r.ID + " revision " + fmt.Sprint(r.Revision), w.Actor, toMicros(w.At)}
+	args = append(args, anyArgs(w.Accept)...)
+	_, err := tx.exec(ctx, `UPDATE niche_signals SET state = 'accepted', moderation_note = ?, moderated_by = ?,
+		moderated_at = ? WHERE state = 'pending' AND id IN (`+placeholders(len(w.Accept))+`)`, args...)
+	return err
+}
+
+// applyWriteErr returns what ApplyWrite reports for the failure err of
+// its transaction. A conflict may be a concurrent writer that completed
+// the same operation: that operation is then replayed (same request hash)
+// or reported as an operation conflict.
+func (db *DB) applyWriteErr(ctx context.Context, w niche.Write, err error) (*niche.Record, bool, error) {
+	unique := db.isUniqueViolation(err)
+	if unique || errors.Is(err, niche.ErrConflict) {
+		h, rec, err2 := db.Operation(ctx, w.OperationID)
+		switch {
+		case err2 == nil && rec != nil && h == w.RequestHash:
+			return rec, true, nil
+		case err2 == nil && rec != nil:
+			return nil, false, niche.ErrOperationConflict
+		case unique:
 			return nil, false, &niche.RevisionConflictError{ID: w.Record.ID, Expected: w.ExpectedRevision, Current: w.ExpectedRevision + 1}
 		}
 	}
@@ -668,7 +715,7 @@ func (db *DB) BulkLoadNiche(ctx context.Context, signals []niche.Signal, recs []
 			return fmt.Errorf("store: bulk load niche: %w", err)
 		}
 	}
-	if db.dialect == Postgres {
+	if db.drv.Dialect == Postgres {
 		if _, err := db.exec(ctx, `ANALYZE niche_evaluations`); err != nil {
 			return fmt.Errorf("store: bulk load niche: analyze: %w", err)
 		}
@@ -820,7 +867,7 @@ func (db *DB) ListPublished(ctx context.Context, q niche.ListQuery) ([]niche.Lis
 		}
 		b.WriteString(orderBy(q.Sort, "e."))
 		b.WriteString(` LIMIT ?`)
-	case db.dialect == SQLite:
+	case db.drv.Dialect == SQLite:
 		b.WriteString(`SELECT ` + listingCols + ` FROM (SELECT s.seq, s.id, s.score, s.updated_at
 			FROM niche_fts JOIN niche_search s ON s.seq = niche_fts.rowid WHERE niche_fts MATCH ?`)
 		args = append(args, ftsExpr(q.Query.Tokens, q.Full))

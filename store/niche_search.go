@@ -38,7 +38,7 @@ func (db *DB) SearchCandidates(ctx context.Context, q niche.CandidateQuery) ([]n
 	if q.Query.Empty() || q.Limit <= 0 {
 		return []niche.Candidate{}, false, nil
 	}
-	if db.dialect == Postgres {
+	if db.drv.Dialect == Postgres {
 		return db.searchPostgres(ctx, q)
 	}
 	docs, total, err := db.termDocs(ctx, q.Query.Tokens)
@@ -111,7 +111,7 @@ func tsvColumn(full bool) string {
 // with its arguments; seq names the row-order column. The candidate
 // columns are those of alias e.
 func (db *DB) matchClause(q niche.CandidateQuery) (from string, args []any, seq string) {
-	if db.dialect == SQLite {
+	if db.drv.Dialect == SQLite {
 		from = ` FROM niche_fts JOIN niche_search e ON e.seq = niche_fts.rowid WHERE niche_fts MATCH ?`
 		args = append(args, ftsExpr(q.Query.Tokens, q.Full))
 		seq = "niche_fts.rowid"
@@ -169,7 +169,7 @@ func (db *DB) relevanceSQL(q niche.CandidateQuery) (string, []any) {
 		body, extra = "e.sb", "e.sc"
 	}
 	find := "instr"
-	if db.dialect == Postgres {
+	if db.drv.Dialect == Postgres {
 		find = "strpos"
 	}
 	var terms []string
@@ -199,7 +199,7 @@ func (db *DB) relevanceSQL(q niche.CandidateQuery) (string, []any) {
 func (db *DB) rankOrder(q niche.CandidateQuery) (string, []any) {
 	rel, args := db.relevanceSQL(q)
 	id := "e.id"
-	if db.dialect == Postgres {
+	if db.drv.Dialect == Postgres {
 		id = `e.id COLLATE "C"`
 	}
 	order := ` ORDER BY ` + rel + ` DESC, `
@@ -228,7 +228,7 @@ func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked boo
 	from, args, seq := db.matchClause(q)
 	query := `SELECT ` + candidateCols(q.Full) + from
 	switch {
-	case !ranked && db.dialect == SQLite:
+	case !ranked && db.drv.Dialect == SQLite:
 		// All matches or more than limit: the order does not matter, and
 		// FTS5 walks doclists forwards faster than backwards.
 		query += ` ORDER BY ` + seq + ` LIMIT ?`

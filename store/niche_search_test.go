@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -12,29 +12,32 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/anydb"
 	"github.com/assaykit/assay/store/storetest"
 )
 
 // Checks of the search tables of migrations 0007 to 0009 (some
 // SQLite-specific). The behaviour itself is covered by
-// storetest.TestNicheStore on every store.
+// nichetest.TestStore on every store.
 
 // indexTerms returns the document frequency of every word as the
 // full-text index itself counts them (fts5vocab on SQLite, ts_stat on
 // PostgreSQL), with "" counting the published evaluations.
-func indexTerms(t *testing.T, db *DB) map[string]int {
+func indexTerms(t *testing.T, db *store.DB) map[string]int {
 	t.Helper()
 	ctx := context.Background()
+	w, _ := db.SQL()
 	q := `SELECT word, ndoc FROM ts_stat('SELECT tsv || tsp FROM niche_evaluations WHERE status = ''published''')
 		UNION ALL SELECT '', count(*) FROM niche_evaluations WHERE status = 'published'`
-	if db.dialect == SQLite {
-		if _, err := db.w.ExecContext(ctx, `CREATE VIRTUAL TABLE IF NOT EXISTS temp.v USING fts5vocab(main, niche_fts, row)`); err != nil {
+	if db.Dialect() == store.SQLite {
+		if _, err := w.ExecContext(ctx, `CREATE VIRTUAL TABLE IF NOT EXISTS temp.v USING fts5vocab(main, niche_fts, row)`); err != nil {
 			t.Fatal(err)
 		}
 		q = `SELECT term, doc FROM temp.v UNION ALL SELECT '', count(*) FROM niche_search`
 	}
 	out := map[string]int{}
-	rows, err := db.w.QueryContext(ctx, q)
+	rows, err := w.QueryContext(ctx, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +55,11 @@ func indexTerms(t *testing.T, db *DB) map[string]int {
 	return out
 }
 
-func storedTerms(t *testing.T, db *DB) map[string]int {
+func storedTerms(t *testing.T, db *store.DB) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	rows, err := db.w.QueryContext(context.Background(), `SELECT term, docs FROM niche_terms`)
+	w, _ := db.SQL()
+	rows, err := w.QueryContext(context.Background(), `SELECT term, docs FROM niche_terms`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +178,7 @@ func TestNicheSearchMigrations(t *testing.T) {
 
 func testNicheSearchMigrations(t *testing.T, dsn string) {
 	ctx := context.Background()
-	old, err := Open(ctx, dsn, &Options{stopAfter: "0006_subscriptions.sql"})
+	old, err := anydb.Open(ctx, dsn, store.StopAfter("0006_subscriptions.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +207,7 @@ func testNicheSearchMigrations(t *testing.T, dsn string) {
 		f := r.SearchFields()
 		ids, _ := json.Marshal(r.SignalIDs)
 		d := r.Dimensions
-		if _, err := old.exec(ctx, `INSERT INTO niche_evaluations (id, status, revision, title, problem, buyer, category,
+		if _, err := old.ExecT(ctx, `INSERT INTO niche_evaluations (id, status, revision, title, problem, buyer, category,
 			category_key, solution_hypothesis, evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers,
 			feasibility, competition_gap, signal_ids, score, score_version, score_weights, st, sb, sc, created_at,
 			updated_at, published_at)
@@ -211,7 +215,7 @@ func testNicheSearchMigrations(t *testing.T, dsn string) {
 			r.ID, string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
 			r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
 			d.Feasibility, d.CompetitionGap, string(ids), r.Score, r.ScoreVersion, `{}`, f.Title, f.Body, f.Extra,
-			toMicros(r.CreatedAt), toMicros(r.UpdatedAt), toMicros(r.PublishedAt)); err != nil {
+			store.ToMicros(r.CreatedAt), store.ToMicros(r.UpdatedAt), store.ToMicros(r.PublishedAt)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -222,7 +226,7 @@ func testNicheSearchMigrations(t *testing.T, dsn string) {
 		t.Fatalf("niche_terms differs from the index (-index +niche_terms):\n%s", diff)
 	}
 	var sp string
-	if err := db.queryRow(ctx, `SELECT sp FROM niche_evaluations WHERE id = ?`, recs[0].ID).Scan(&sp); err != nil ||
+	if err := db.QueryRowT(ctx, `SELECT sp FROM niche_evaluations WHERE id = ?`, recs[0].ID).Scan(&sp); err != nil ||
 		sp != recs[0].SearchFields().Preview || strings.Contains(sp, "zanzibar") {
 		t.Fatalf("sp = %q (%v), want %q", sp, err, recs[0].SearchFields().Preview)
 	}
@@ -253,29 +257,6 @@ func testNicheSearchMigrations(t *testing.T, dsn string) {
 	_, linked, err := db.ModerateSignal(ctx, sigs[0].ID, niche.Moderation{State: niche.StateAccepted, Actor: "mod", At: time.Now()})
 	if want := []string{recs[0].ID, recs[1].ID}; err != nil || !slices.Equal(linked, want) {
 		t.Fatalf("linked by %v (%v), want %v (the draft links it too)", linked, err, want)
-	}
-}
-
-func TestMayHaveToken(t *testing.T) {
-	for _, tc := range []struct {
-		text string
-		want bool
-	}{
-		{"owners of shops", false}, // a whole word: certain, not uncertain
-		{"shop owner", false},
-		{"ownersꟊ shop", true},
-		{"ownersᦰ shop", true},
-		{"shop ꟊowners", true},
-		{"shop ꟊownersꟊ", true},
-		{"xowners shop", false},
-		{"ownersx", false},
-		{"ownersꟊx", true},
-		{"", false},
-	} {
-		c := niche.Candidate{Body: tc.text}
-		if got := mayHaveToken(&c, "owners"); got != tc.want {
-			t.Errorf("mayHaveToken(%q, owners) = %v, want %v", tc.text, got, tc.want)
-		}
 	}
 }
 
@@ -317,23 +298,6 @@ func TestNicheSearchFrequentWords(t *testing.T) {
 	if err := db.BulkLoadNiche(ctx, nil, recs, 50); err != nil {
 		t.Fatal(err)
 	}
-	direct := func(expr string) []string {
-		rows, err := db.r.QueryContext(ctx, `SELECT e.id FROM niche_fts JOIN niche_search e ON e.seq = niche_fts.rowid
-			WHERE niche_fts MATCH ? ORDER BY e.id`, expr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		out := []string{}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, id)
-		}
-		return out
-	}
 	for _, tc := range []struct {
 		query    string
 		frequent []string
@@ -348,46 +312,75 @@ func TestNicheSearchFrequentWords(t *testing.T) {
 		{"zeta owners", []string{"owners"}, 300},
 	} {
 		q := niche.ParseQuery(tc.query)
-		docs, total, err := db.termDocs(ctx, q.Tokens)
+		docs, total, err := db.TermDocsT(ctx, q.Tokens)
 		if err != nil {
 			t.Fatal(err)
 		}
-		frequent := frequentWords(q.Tokens, docs, total)
+		frequent := store.FrequentWords(q.Tokens, docs, total)
 		if diff := cmp.Diff(tc.frequent, frequent, cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })); diff != "" && len(tc.frequent)+len(frequent) > 0 {
 			t.Errorf("%q: frequent words (-want +got):\n%s", tc.query, diff)
 		}
 		if tc.query == "beta gamma" {
-			_, done, err := db.prunedFirstPass(ctx, niche.CandidateQuery{Query: q, Limit: tc.limit, Full: true}, frequent)
+			_, done, err := db.PrunedFirstPassT(ctx, niche.CandidateQuery{Query: q, Limit: tc.limit, Full: true}, frequent)
 			if err != nil || done != (tc.limit > 10) {
 				t.Errorf("%q limit %d: pruned first pass done=%v %v", tc.query, tc.limit, done, err)
 			}
 		}
 		for _, full := range []bool{false, true} {
-			cands, truncated, err := db.SearchCandidates(ctx, niche.CandidateQuery{Query: q, Limit: tc.limit, Full: full})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := direct(ftsExpr(q.Tokens, full))
-			if len(want) > tc.limit {
-				if !truncated || len(cands) != tc.limit {
-					t.Errorf("%q full=%v limit %d: %d matches, got truncated=%v with %d", tc.query, full, tc.limit, len(want), truncated, len(cands))
-				}
-				continue
-			}
-			got := []string{}
-			for _, c := range cands {
-				got = append(got, c.ID)
-				if c.Listing.ID != c.ID || c.Listing.Title == "" || !strings.HasPrefix(c.Listing.Title, "Gamma") && !strings.HasPrefix(c.Listing.Title, "Beta") {
-					t.Errorf("%q: candidate listing %+v", tc.query, c.Listing)
-				}
-				if !full && c.Extra != "" {
-					t.Errorf("%q: a preview-level candidate carries hidden text %q", tc.query, c.Extra)
-				}
-			}
-			slices.Sort(got)
-			if truncated || !slices.Equal(want, got) {
-				t.Errorf("%q full=%v limit %d: truncated=%v, ids differ from the index's (-index +got):\n%s", tc.query, full, tc.limit, truncated, cmp.Diff(want, got))
-			}
+			checkCandidates(t, db, tc.query, tc.limit, full)
 		}
 	}
+}
+
+// checkCandidates compares SearchCandidates of query at a level with the
+// full-text index's own answer.
+func checkCandidates(t *testing.T, db *store.DB, query string, limit int, full bool) {
+	t.Helper()
+	q := niche.ParseQuery(query)
+	cands, truncated, err := db.SearchCandidates(context.Background(), niche.CandidateQuery{Query: q, Limit: limit, Full: full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ftsIDs(t, db, store.FtsExpr(q.Tokens, full))
+	if len(want) > limit {
+		if !truncated || len(cands) != limit {
+			t.Errorf("%q full=%v limit %d: %d matches, got truncated=%v with %d", query, full, limit, len(want), truncated, len(cands))
+		}
+		return
+	}
+	got := []string{}
+	for _, c := range cands {
+		got = append(got, c.ID)
+		if c.Listing.ID != c.ID || c.Listing.Title == "" || !strings.HasPrefix(c.Listing.Title, "Gamma") && !strings.HasPrefix(c.Listing.Title, "Beta") {
+			t.Errorf("%q: candidate listing %+v", query, c.Listing)
+		}
+		if !full && c.Extra != "" {
+			t.Errorf("%q: a preview-level candidate carries hidden text %q", query, c.Extra)
+		}
+	}
+	slices.Sort(got)
+	if truncated || !slices.Equal(want, got) {
+		t.Errorf("%q full=%v limit %d: truncated=%v, ids differ from the index's (-index +got):\n%s", query, full, limit, truncated, cmp.Diff(want, got))
+	}
+}
+
+// ftsIDs returns the ids FTS5 itself matches with expr, in id order.
+func ftsIDs(t *testing.T, db *store.DB, expr string) []string {
+	t.Helper()
+	_, r := db.SQL()
+	rows, err := r.QueryContext(context.Background(), `SELECT e.id FROM niche_fts JOIN niche_search e ON e.seq = niche_fts.rowid
+		WHERE niche_fts MATCH ? ORDER BY e.id`, expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, id)
+	}
+	return out
 }

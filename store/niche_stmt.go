@@ -23,7 +23,7 @@ const maxCachedStmts = 256
 // stmt returns the prepared reader statement for q (already rebound), or
 // nil when q is not cached (PostgreSQL, or a full cache).
 func (db *DB) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
-	if db.dialect != SQLite {
+	if db.drv.Dialect != SQLite {
 		return nil, nil
 	}
 	c := &db.stmts

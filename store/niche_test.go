@@ -1,31 +1,27 @@
-package store
+package store_test
 
 import (
 	"testing"
 
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/niche/nichetest"
 	"github.com/assaykit/assay/store/storetest"
 )
 
-func TestNicheStoreSQLiteFile(t *testing.T) {
-	storetest.TestNicheStore(t, func(t *testing.T) (niche.Store, func() niche.Store) {
-		path := storetest.SQLitePath(t)
-		db := mustOpen(t, path)
-		return db, func() niche.Store { return mustOpen(t, path) }
-	})
-}
-
-func TestNicheStoreSQLiteMemory(t *testing.T) {
-	storetest.TestNicheStore(t, func(t *testing.T) (niche.Store, func() niche.Store) {
-		db := mustOpen(t, ":memory:")
-		return db, func() niche.Store { return db }
-	})
-}
-
-func TestNicheStorePostgres(t *testing.T) {
-	storetest.TestNicheStore(t, func(t *testing.T) (niche.Store, func() niche.Store) {
-		url := storetest.PostgresURL(t)
-		db := mustOpen(t, url)
-		return db, func() niche.Store { return mustOpen(t, url) }
-	})
+// TestNicheStore runs the niche.Store suite on every backend; a second
+// handle on the same database plays a second instance (an in-memory
+// SQLite database has no second handle: the suite gets the same one).
+func TestNicheStore(t *testing.T) {
+	for name, dsn := range storetest.Backends() {
+		t.Run(name, func(t *testing.T) {
+			nichetest.TestStore(t, func(t *testing.T) (niche.Store, func() niche.Store) {
+				d := dsn(t)
+				db := mustOpen(t, d)
+				if d == ":memory:" {
+					return db, func() niche.Store { return db }
+				}
+				return db, func() niche.Store { return mustOpen(t, d) }
+			})
+		})
+	}
 }

@@ -82,7 +82,7 @@ func (db *DB) OpenOrder(ctx context.Context, o *payment.Order) error {
 		for _, k := range keys {
 			if _, err := tx.exec(ctx, `INSERT INTO payment_reservations (key, order_id, status, expires_at, created_at)
 				VALUES (?, ?, ?, ?, ?)`, k, o.ID, reservationReserved, toMicros(o.ReservedUntil), now); err != nil {
-				if isUniqueViolation(err) {
+				if db.isUniqueViolation(err) {
 					return payment.ErrReservationUsed
 				}
 				return err
@@ -112,7 +112,7 @@ func (db *DB) OpenOrder(ctx context.Context, o *payment.Order) error {
 			o.Payer, emptyAsNull(o.CustomerID), o.AmountMicroUSD, currency, o.ReservationKey, toMicros(o.ReservedUntil),
 			emptyAsNull(o.QuoteID), emptyAsNull(o.IdempotencyKey), o.RequestHash, payment.OrderProcessing, boolInt(o.Dev), now, now)
 		if err != nil {
-			if isUniqueViolation(err) {
+			if db.isUniqueViolation(err) {
 				// The order id is random, so the conflict is the
 				// idempotency index.
 				return payment.ErrIdempotencyInFlight

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -10,13 +10,15 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/storetest"
 )
 
 func TestLedgerConformance(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
-			storetest.TestLedger(t, func(t *testing.T) payment.Ledger { return open(t) })
+			paymenttest.TestLedger(t, func(t *testing.T) payment.Ledger { return open(t) })
 		})
 	}
 }
@@ -36,7 +38,7 @@ func TestLedgerSharedDatabase(t *testing.T) {
 		},
 	}
 	for name, open := range cases {
-		t.Run(name, func(t *testing.T) { storetest.TestLedgerShared(t, open) })
+		t.Run(name, func(t *testing.T) { paymenttest.TestLedgerShared(t, open) })
 	}
 }
 
@@ -49,7 +51,7 @@ func TestRotateOrderTokenMovesTheVerificationGrant(t *testing.T) {
 			ctx := context.Background()
 			db := open(t)
 			now := time.Now().UTC()
-			o := storetest.NewTestOrder("claims.verify.quick")
+			o := paymenttest.NewTestOrder("claims.verify.quick")
 			if err := db.OpenOrder(ctx, o); err != nil {
 				t.Fatal(err)
 			}
@@ -92,12 +94,8 @@ func TestReadsDoNotWaitBehindWrites(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			db, err := Open(ctx, dsn(t), &Options{MaxOpenConns: 2, MaxWriteConns: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			o := storetest.NewTestOrder("claims.verify.quick")
+			db := storetest.Open(t, dsn(t), &store.Options{MaxOpenConns: 2, MaxWriteConns: 2})
+			o := paymenttest.NewTestOrder("claims.verify.quick")
 			if err := db.OpenOrder(ctx, o); err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +110,7 @@ func TestReadsDoNotWaitBehindWrites(t *testing.T) {
 			// A write now waits for a writer connection...
 			wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 			defer cancel()
-			if err := db.OpenOrder(wctx, storetest.NewTestOrder("claims.verify.quick")); err == nil {
+			if err := db.OpenOrder(wctx, paymenttest.NewTestOrder("claims.verify.quick")); err == nil {
 				t.Fatal("a write found a writer connection: the pool was not exhausted")
 			}
 			// ...and a read does not.

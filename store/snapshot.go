@@ -30,7 +30,7 @@ func (db *DB) InsertSnapshot(ctx context.Context, s *snapshot.Snapshot) error {
 	if err != nil {
 		return err
 	}
-	return insertSnapshotErr(db.execInsertSnapshot(ctx, db.exec, args))
+	return db.insertSnapshotErr(db.execInsertSnapshot(ctx, db.exec, args))
 }
 
 // InsertSnapshots implements snapshot.BatchStore: every record in one
@@ -44,7 +44,7 @@ func (db *DB) InsertSnapshots(ctx context.Context, snaps []*snapshot.Snapshot) e
 		}
 		all[i] = args
 	}
-	return insertSnapshotErr(db.inTx(ctx, func(tx *Tx) error {
+	return db.insertSnapshotErr(db.inTx(ctx, func(tx *Tx) error {
 		for _, args := range all {
 			if err := db.execInsertSnapshot(ctx, tx.exec, args); err != nil {
 				return err
@@ -81,11 +81,11 @@ func (db *DB) execInsertSnapshot(ctx context.Context, exec func(context.Context,
 	return err
 }
 
-func insertSnapshotErr(err error) error {
+func (db *DB) insertSnapshotErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case isUniqueViolation(err):
+	case db.isUniqueViolation(err):
 		return snapshot.ErrConflict
 	case errors.Is(err, snapshot.ErrInvalid):
 		return err

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -11,32 +11,23 @@ import (
 
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
+	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/storetest"
 )
 
 func TestSnapshotStoreConformance(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
-			storetest.TestSnapshotStore(t, func(t *testing.T) snapshot.Store { return open(t) })
+			snapshottest.TestStore(t, func(t *testing.T) snapshot.Store { return open(t) })
 		})
 	}
 }
 
 func TestSnapshotBlobStoreConformance(t *testing.T) {
-	dsns := map[string]func(t *testing.T) string{
-		"sqlite-file": func(t *testing.T) string { return storetest.SQLitePath(t) },
-		"sqlite-mem":  func(*testing.T) string { return ":memory:" },
-		"postgres":    func(t *testing.T) string { return storetest.PostgresURL(t) },
-	}
-	for name, dsn := range dsns {
+	for name, dsn := range storetest.Backends() {
 		t.Run(name, func(t *testing.T) {
-			storetest.TestSnapshotBlobStore(t, func(t *testing.T, now func() time.Time) snapshot.BlobStore {
-				db, err := Open(context.Background(), dsn(t), &Options{Now: now})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { db.Close() })
-				return db
+			snapshottest.TestBlobStore(t, func(t *testing.T, now func() time.Time) snapshot.BlobStore {
+				return storetest.Open(t, dsn(t), &store.Options{Now: now})
 			})
 		})
 	}
@@ -62,7 +53,7 @@ func TestSnapshotServiceOnSharedDatabase(t *testing.T) {
 			ctx := context.Background()
 			url := dsn(t)
 			a, b := mustOpen(t, url), mustOpen(t, url)
-			newSvc := func(db *DB) *snapshot.Service {
+			newSvc := func(db *store.DB) *snapshot.Service {
 				tw := &snapshottest.Tripwire{}
 				svc, err := snapshot.NewService(db, db, &snapshot.Options{
 					HostMap:    map[string]string{"docs.example.org:80": addr},
@@ -87,7 +78,7 @@ func TestSnapshotServiceOnSharedDatabase(t *testing.T) {
 				t.Fatalf("other instance: %v %+v", err, re)
 			}
 			var n int
-			if err := a.queryRow(ctx, "SELECT COUNT(*) FROM snapshot_blobs").Scan(&n); err != nil || n != 1 {
+			if err := a.QueryRowT(ctx, "SELECT COUNT(*) FROM snapshot_blobs").Scan(&n); err != nil || n != 1 {
 				t.Fatalf("%d blobs stored for identical content (%v)", n, err)
 			}
 			st, err := sb.Purge(ctx, time.Now().Add(time.Hour))

@@ -1,11 +1,22 @@
-// Package store holds the database implementations of every assay Store:
-// SQLite (modernc.org/sqlite, pure Go, the embedded default) and PostgreSQL
-// (pgx, for deployments of several instances sharing one database).
+// Package store holds the SQL implementations of every assay Store, shared
+// by both databases it supports: SQLite (package store/sqlite:
+// modernc.org/sqlite, pure Go, the embedded default) and PostgreSQL
+// (package store/postgres: pgx, for deployments of several instances
+// sharing one database). Store itself imports no database driver: an
+// application that opens its database with store/sqlite links no pgx, and
+// one that opens it with store/postgres links no SQLite. store/anydb opens
+// either from a DSN, for programs configured at run time.
 //
-// One *DB serves every domain: it implements niche.Store, snapshot.Store,
-// claims.Store and the payment ledger. Each domain keeps its SQL in its own
-// file (niche.go, snapshot.go, ...) and its tables in its own migration files
-// under migrations/<dialect>/.
+// One *DB serves every domain: it implements niche.Store,
+// niche.SubscriptionStore, snapshot.Store and snapshot.BlobStore,
+// claims.Store and payment.Ledger. Each domain keeps its SQL in its own
+// file (niche.go, snapshot.go, ...) and its tables in its own migration
+// files under migrations/<dialect>/. The conformance suites the
+// implementation passes live beside the interfaces (claimstest.TestStore,
+// nichetest.TestStore, nichetest.TestSubscriptionStore,
+// snapshottest.TestStore, snapshottest.TestBlobStore,
+// paymenttest.TestLedger); this package's tests run them on SQLite (a
+// file and :memory:) and PostgreSQL.
 //
 // Choices made here, the same for both databases:
 //   - Times are stored as BIGINT microseconds since the Unix epoch, UTC
@@ -14,17 +25,17 @@
 //   - Queries are written with '?' placeholders and rebound to $n for
 //     PostgreSQL. SQL that differs between dialects (full-text search, row
 //     locks) goes through small dialect helpers.
+//   - What differs per driver — opening connections, reading the driver's
+//     errors — is the Driver a dialect package passes to New.
 //   - SQLite runs in WAL mode with a busy timeout, foreign keys on,
 //     synchronous=FULL (a committed payment survives power loss), one writer
 //     connection whose transactions begin IMMEDIATE, and a separate pool of
-//     query_only reader connections.
+//     query_only reader connections (see store/sqlite).
 //   - PostgreSQL has two pools too: writes and write transactions on one
 //     (Options.MaxWriteConns), reads outside transactions on the other
 //     (Options.MaxOpenConns), so that reads never queue behind paid writes.
 //   - PostgreSQL migrations run under an advisory lock so that several
 //     instances can start at once.
-//
-// Open never imports a driver into core packages: only this package does.
 package store
 
 import (
@@ -46,7 +57,9 @@ const (
 // ErrClosed is returned by operations on a closed DB.
 var ErrClosed = errors.New("store: database is closed")
 
-// Options configure Open. A nil *Options means defaults.
+// Options configure the Open functions of store/sqlite, store/postgres and
+// store/anydb, and New. A nil *Options means defaults; each field says
+// which database reads it.
 type Options struct {
 	// Logger receives migration and maintenance messages. Nil discards them.
 	Logger *slog.Logger
@@ -71,37 +84,69 @@ type Options struct {
 	stopAfter string
 }
 
+// Driver is what a dialect package (store/sqlite, store/postgres) tells
+// New about its database driver.
+type Driver struct {
+	// Dialect is SQLite or Postgres: it selects the migrations and the SQL
+	// that differs between the two.
+	Dialect string
+	// IsUniqueViolation reports whether err is a unique or primary-key
+	// constraint failure. Nil means never.
+	IsUniqueViolation func(err error) bool
+	// IsRetryable reports whether a transaction failed for a reason that
+	// running it again can fix (PostgreSQL serialization failures and
+	// deadlocks, SQLite busy errors that outlasted the busy timeout). Nil
+	// means never.
+	IsRetryable func(err error) bool
+}
+
 // DB is an open assay database.
 type DB struct {
-	dialect string
-	w       *sql.DB // writes and write transactions
-	r       *sql.DB // reads outside transactions (its own pool; w itself for an in-memory SQLite database)
-	log     *slog.Logger
-	now     func() time.Time
-	stmts   stmtCache // prepared SQLite reader statements (niche_stmt.go)
+	drv   Driver
+	w     *sql.DB // writes and write transactions
+	r     *sql.DB // reads outside transactions (its own pool; w itself for an in-memory SQLite database)
+	log   *slog.Logger
+	now   func() time.Time
+	stmts stmtCache // prepared SQLite reader statements (niche_stmt.go)
 	// stopAfter is Options.stopAfter.
 	stopAfter string
 }
 
-// Open opens the database named by dsn and applies pending migrations.
-//
-//   - "postgres://…" or "postgresql://…": PostgreSQL.
-//   - ":memory:": a private in-memory SQLite database (one connection).
-//   - "sqlite:<path>", "file:<path>" or a plain path: an SQLite file.
-func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
-	switch {
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return OpenPostgres(ctx, dsn, opts)
-	default:
-		path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
-		if i := strings.IndexByte(path, '?'); i >= 0 {
-			path = path[:i]
-		}
-		return OpenSQLite(ctx, path, opts)
+// New returns a DB over writer (writes and write transactions) and reader
+// (reads outside transactions; it may be writer itself), after applying
+// the pending migrations of d.Dialect. The dialect packages' Open
+// functions call it with handles configured for their database; call it
+// yourself only with handles you configured the same way (see
+// store/sqlite and store/postgres). New takes ownership of the handles:
+// DB.Close closes them, and so does New when it fails.
+func New(ctx context.Context, d Driver, writer, reader *sql.DB, opts *Options) (*DB, error) {
+	o := opts.WithDefaults()
+	if reader == nil {
+		reader = writer
 	}
+	db := &DB{drv: d, w: writer, r: reader, log: o.Logger, now: o.Now, stopAfter: o.stopAfter}
+	if writer == nil || (d.Dialect != SQLite && d.Dialect != Postgres) {
+		if writer != nil {
+			_ = db.Close()
+		}
+		return nil, fmt.Errorf("store: New needs a writer handle and the dialect %q or %q (got %q)", SQLite, Postgres, d.Dialect)
+	}
+	if d.Dialect == Postgres {
+		if err := db.Ping(ctx); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+	}
+	if err := db.migrate(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
-func (o *Options) withDefaults() Options {
+// WithDefaults returns the options of o (nil: none) with every unset field
+// set to its default. The dialect packages read their settings through it.
+func (o *Options) WithDefaults() Options {
 	var v Options
 	if o != nil {
 		v = *o
@@ -125,7 +170,19 @@ func (o *Options) withDefaults() Options {
 }
 
 // Dialect returns SQLite or Postgres.
-func (db *DB) Dialect() string { return db.dialect }
+func (db *DB) Dialect() string { return db.drv.Dialect }
+
+// isUniqueViolation reports whether err is a unique or primary-key
+// constraint failure (Driver.IsUniqueViolation).
+func (db *DB) isUniqueViolation(err error) bool {
+	return err != nil && db.drv.IsUniqueViolation != nil && db.drv.IsUniqueViolation(err)
+}
+
+// isRetryable reports whether a failed transaction may be retried
+// (Driver.IsRetryable).
+func (db *DB) isRetryable(err error) bool {
+	return err != nil && db.drv.IsRetryable != nil && db.drv.IsRetryable(err)
+}
 
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error {
@@ -148,7 +205,7 @@ func (db *DB) Close() error {
 // integrity_check on SQLite; on PostgreSQL, a ping (the server guarantees
 // its own page integrity).
 func (db *DB) CheckIntegrity(ctx context.Context) error {
-	if db.dialect != SQLite {
+	if db.drv.Dialect != SQLite {
 		return db.Ping(ctx)
 	}
 	rows, err := db.w.QueryContext(ctx, "PRAGMA integrity_check")
@@ -202,7 +259,7 @@ func fromMicros(us int64) time.Time {
 // marks inside single-quoted literals, double-quoted identifiers and
 // comments are left alone.
 func (db *DB) rebind(q string) string {
-	if db.dialect != Postgres || !strings.Contains(q, "?") {
+	if db.drv.Dialect != Postgres || !strings.Contains(q, "?") {
 		return q
 	}
 	var b strings.Builder
@@ -255,7 +312,7 @@ func (db *DB) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 // " FOR UPDATE" on PostgreSQL, nothing on SQLite (whose IMMEDIATE
 // transactions already hold the database's single write lock).
 func (db *DB) forUpdate() string {
-	if db.dialect == Postgres {
+	if db.drv.Dialect == Postgres {
 		return " FOR UPDATE"
 	}
 	return ""
@@ -287,7 +344,7 @@ func (db *DB) inTx(ctx context.Context, fn func(*Tx) error) error {
 	var err error
 	for i := range attempts {
 		err = db.tryTx(ctx, fn)
-		if err == nil || !isRetryable(err) || ctx.Err() != nil {
+		if err == nil || !db.isRetryable(err) || ctx.Err() != nil {
 			return err
 		}
 		time.Sleep(time.Duration(i+1) * 5 * time.Millisecond)

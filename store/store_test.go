@@ -1,33 +1,27 @@
-package store
+package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/storetest"
 )
 
 // openers lists every backend the core tests run against.
-func openers() map[string]func(t *testing.T) *DB {
-	return map[string]func(t *testing.T) *DB{
-		"sqlite-file": func(t *testing.T) *DB { return mustOpen(t, storetest.SQLitePath(t)) },
-		"sqlite-mem":  func(t *testing.T) *DB { return mustOpen(t, ":memory:") },
-		"postgres":    func(t *testing.T) *DB { return mustOpen(t, storetest.PostgresURL(t)) },
+func openers() map[string]func(t *testing.T) *store.DB {
+	out := map[string]func(t *testing.T) *store.DB{}
+	for name, dsn := range storetest.Backends() {
+		out[name] = func(t *testing.T) *store.DB { return mustOpen(t, dsn(t)) }
 	}
+	return out
 }
 
-func mustOpen(t *testing.T, dsn string) *DB {
-	t.Helper()
-	db, err := Open(context.Background(), dsn, nil)
-	if err != nil {
-		t.Fatalf("Open(%q): %v", dsn, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
+func mustOpen(t *testing.T, dsn string) *store.DB { return storetest.Open(t, dsn, nil) }
 
 func TestOpenMigratesAndMeta(t *testing.T) {
 	for name, open := range openers() {
@@ -37,18 +31,18 @@ func TestOpenMigratesAndMeta(t *testing.T) {
 			if err := db.Ping(ctx); err != nil {
 				t.Fatal(err)
 			}
-			names, err := Migrations(db.Dialect())
+			names, err := store.Migrations(db.Dialect())
 			if err != nil || len(names) == 0 {
 				t.Fatalf("Migrations: %v %v", names, err)
 			}
 			var n int
-			if err := db.queryRow(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&n); err != nil || n != len(names) {
+			if err := db.QueryRowT(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&n); err != nil || n != len(names) {
 				t.Fatalf("applied %d of %d migrations (%v)", n, len(names), err)
 			}
-			if err := db.migrate(ctx); err != nil { // idempotent
+			if err := db.MigrateT(ctx); err != nil { // idempotent
 				t.Fatalf("second migrate: %v", err)
 			}
-			if _, err := db.Meta(ctx, "absent"); !errors.Is(err, ErrNotFound) {
+			if _, err := db.Meta(ctx, "absent"); !errors.Is(err, store.ErrNotFound) {
 				t.Fatalf("Meta(absent) = %v, want ErrNotFound", err)
 			}
 			if err := db.SetMeta(ctx, "k", "v1"); err != nil {
@@ -73,14 +67,14 @@ func TestUniqueViolationDetected(t *testing.T) {
 			ctx := context.Background()
 			db := open(t)
 			q := "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)"
-			if _, err := db.exec(ctx, q, "dup", "a", 1); err != nil {
+			if _, err := db.ExecT(ctx, q, "dup", "a", 1); err != nil {
 				t.Fatal(err)
 			}
-			_, err := db.exec(ctx, q, "dup", "b", 2)
-			if !isUniqueViolation(err) {
+			_, err := db.ExecT(ctx, q, "dup", "b", 2)
+			if !db.IsUniqueViolationT(err) {
 				t.Fatalf("second insert: %v, want unique violation", err)
 			}
-			if isUniqueViolation(errors.New("other")) {
+			if db.IsUniqueViolationT(errors.New("other")) {
 				t.Fatal("plain error classified as unique violation")
 			}
 		})
@@ -90,12 +84,12 @@ func TestUniqueViolationDetected(t *testing.T) {
 // TestSetMetaOnceRace: many writers, possibly on several DB handles sharing
 // one database, agree on a single value.
 func TestSetMetaOnceRace(t *testing.T) {
-	cases := map[string]func(t *testing.T) (*DB, *DB){
-		"sqlite-file": func(t *testing.T) (*DB, *DB) {
+	cases := map[string]func(t *testing.T) (*store.DB, *store.DB){
+		"sqlite-file": func(t *testing.T) (*store.DB, *store.DB) {
 			p := storetest.SQLitePath(t)
 			return mustOpen(t, p), mustOpen(t, p)
 		},
-		"postgres": func(t *testing.T) (*DB, *DB) {
+		"postgres": func(t *testing.T) (*store.DB, *store.DB) {
 			u := storetest.PostgresURL(t)
 			return mustOpen(t, u), mustOpen(t, u)
 		},
@@ -130,43 +124,23 @@ func TestSetMetaOnceRace(t *testing.T) {
 	}
 }
 
-func TestRebind(t *testing.T) {
-	pg := &DB{dialect: Postgres}
-	cases := map[string]string{
-		"SELECT a FROM t WHERE x = ? AND y = ?":  "SELECT a FROM t WHERE x = $1 AND y = $2",
-		"SELECT '?' , \"q?\" FROM t WHERE z = ?": "SELECT '?' , \"q?\" FROM t WHERE z = $1",
-		"SELECT 1 -- what?\nFROM t WHERE a = ?":  "SELECT 1 -- what?\nFROM t WHERE a = $1",
-		"INSERT INTO t VALUES (?, 'it''s ?', ?)": "INSERT INTO t VALUES ($1, 'it''s ?', $2)",
-		"no placeholders":                        "no placeholders",
-	}
-	for in, want := range cases {
-		if got := pg.rebind(in); got != want {
-			t.Errorf("rebind(%q) = %q, want %q", in, got, want)
-		}
-	}
-	lite := &DB{dialect: SQLite}
-	if got := lite.rebind("a = ?"); got != "a = ?" {
-		t.Errorf("sqlite rebind changed the query: %q", got)
-	}
-}
-
 func TestTimesAndTx(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			db := open(t)
 			now := time.Date(2026, 11, 22, 10, 11, 12, 123456000, time.UTC)
-			if got := fromMicros(toMicros(now)); !got.Equal(now) || got.Location() != time.UTC {
+			if got := store.FromMicros(store.ToMicros(now)); !got.Equal(now) || got.Location() != time.UTC {
 				t.Fatalf("round trip %v -> %v", now, got)
 			}
-			if !fromMicros(toMicros(time.Time{})).IsZero() {
+			if !store.FromMicros(store.ToMicros(time.Time{})).IsZero() {
 				t.Fatal("zero time not preserved")
 			}
-			err := db.inTx(ctx, func(tx *Tx) error {
-				if _, err := tx.exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "t", "1", toMicros(now)); err != nil {
+			err := db.InTxT(ctx, func(exec func(string, ...any) (sql.Result, error), query func(string, ...any) (*sql.Rows, error)) error {
+				if _, err := exec("INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "t", "1", store.ToMicros(now)); err != nil {
 					return err
 				}
-				rows, err := tx.query(ctx, "SELECT key FROM assay_meta WHERE key = ?"+db.forUpdate(), "t")
+				rows, err := query("SELECT key FROM assay_meta WHERE key = ?"+db.ForUpdateT(), "t")
 				if err != nil {
 					return err
 				}
@@ -179,7 +153,7 @@ func TestTimesAndTx(t *testing.T) {
 			if err == nil || err.Error() != "roll back" {
 				t.Fatalf("inTx: %v", err)
 			}
-			rows, err := db.query(ctx, "SELECT key FROM assay_meta WHERE key = ?", "t")
+			rows, err := db.QueryT(ctx, "SELECT key FROM assay_meta WHERE key = ?", "t")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,5 +162,17 @@ func TestTimesAndTx(t *testing.T) {
 				t.Fatal("rolled-back row is visible")
 			}
 		})
+	}
+}
+
+// TestNewRefusesAnUnknownDialect: New needs a writer and one of the two
+// dialects whose SQL it holds.
+func TestNewRefusesAnUnknownDialect(t *testing.T) {
+	ctx := context.Background()
+	if _, err := store.New(ctx, store.Driver{Dialect: "oracle"}, nil, nil, nil); err == nil {
+		t.Fatal("New accepted an unknown dialect without handles")
+	}
+	if _, err := store.New(ctx, store.Driver{Dialect: store.SQLite}, nil, nil, nil); err == nil {
+		t.Fatal("New accepted no writer")
 	}
 }

@@ -1,16 +1,17 @@
-package store
+package store_test
 
 import (
 	"testing"
 
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/niche/nichetest"
 	"github.com/assaykit/assay/store/storetest"
 )
 
 func TestSubscriptionStore(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
-			storetest.TestSubscriptionStore(t, func(t *testing.T) niche.SubscriptionStore { return open(t) })
+			nichetest.TestSubscriptionStore(t, func(t *testing.T) niche.SubscriptionStore { return open(t) })
 		})
 	}
 }
@@ -30,6 +31,6 @@ func TestSubscriptionStoreShared(t *testing.T) {
 		},
 	}
 	for name, open := range pairs {
-		t.Run(name, func(t *testing.T) { storetest.TestSubscriptionStoreShared(t, open) })
+		t.Run(name, func(t *testing.T) { nichetest.TestSubscriptionStoreShared(t, open) })
 	}
 }

@@ -41,7 +41,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 func median(d []time.Duration) time.Duration {
@@ -85,7 +85,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	db, err := store.Open(ctx, filepath.Join(dir, "bench.db"), nil)
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "bench.db"), nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/anydb"
 )
 
 // fetchJWKS reads the receipt keys from every base and checks that all
@@ -159,7 +159,7 @@ var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // twice) and completed orders that no client received.
 func checkDatabase(ctx context.Context, dsn string, led *ledger) (dbFacts, error) {
 	var f dbFacts
-	db, err := store.Open(ctx, dsn, nil)
+	db, err := anydb.Open(ctx, dsn, nil)
 	if err != nil {
 		return f, err
 	}

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/anydb"
 )
 
 // tableState is the content of one table: a hash per row (with how many
@@ -391,7 +391,7 @@ func runBadInput(ctx context.Context, cfg *Config, backend string, instances int
 		}
 	}
 	integrity := "ok"
-	if db, err := store.Open(ctx, cl.dsn, nil); err != nil {
+	if db, err := anydb.Open(ctx, cl.dsn, nil); err != nil {
 		st.fail("database", "%v", err)
 	} else {
 		if err := db.CheckIntegrity(ctx); err != nil {

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	_ "github.com/assaykit/assay/store" // registers the sqlite and pgx drivers
+	_ "github.com/assaykit/assay/store/anydb" // registers the sqlite and pgx drivers
 )
 
 // Backends.

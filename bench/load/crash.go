@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/anydb"
 )
 
 // The crash scenario kills the server with SIGKILL during paid load and
@@ -321,7 +321,7 @@ type afterKill struct {
 // check, orders left in flight, and (age) the simulated passage of the
 // stale window for the processing ones.
 func inspectAfterKill(ctx context.Context, dsn string, age bool) (*afterKill, error) {
-	db, err := store.Open(ctx, dsn, nil)
+	db, err := anydb.Open(ctx, dsn, nil)
 	if err != nil {
 		return nil, err
 	}

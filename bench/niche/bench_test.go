@@ -17,6 +17,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // TestGeneratorIsDeterministic checks that a seed always gives the same
@@ -65,7 +66,7 @@ func benchEngine(b *testing.B, ttl time.Duration) *niche.Engine {
 	if n, err := strconv.Atoi(os.Getenv("ASSAY_BENCH_CONNS")); err == nil && n > 0 {
 		opts = &store.Options{MaxOpenConns: n}
 	}
-	db, err := store.Open(ctx, path, opts)
+	db, err := sqlite.Open(ctx, path, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -44,6 +44,9 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/anydb"
+	"github.com/assaykit/assay/store/postgres"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 func main() {
@@ -100,7 +103,7 @@ func loadOnlyInto(ctx context.Context, cfg config, dsn string) error {
 	if err := createSearchPath(ctx, dsn); err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, dsn, nil)
+	db, err := anydb.Open(ctx, dsn, nil)
 	if err != nil {
 		return err
 	}
@@ -120,12 +123,12 @@ func run(ctx context.Context, cfg config, pg string) error {
 	backends := []backend{sqliteBackend(dir, cfg)}
 	if cfg.ReuseSQLite != "" {
 		backends[0] = backend{Name: "sqlite", Reuse: true, Open: func(ctx context.Context) (*store.DB, error) {
-			return store.Open(ctx, cfg.ReuseSQLite, cfg.sqliteOptions())
+			return sqlite.Open(ctx, cfg.ReuseSQLite, cfg.sqliteOptions())
 		}, Cleanup: func() {}}
 	}
 	if cfg.ReusePostgres != "" {
 		backends = append(backends, backend{Name: "postgres", Reuse: true, Open: func(ctx context.Context) (*store.DB, error) {
-			return store.Open(ctx, cfg.ReusePostgres, &store.Options{MaxOpenConns: 32})
+			return postgres.Open(ctx, cfg.ReusePostgres, &store.Options{MaxOpenConns: 32})
 		}, Cleanup: func() {}})
 	} else if pg != "" {
 		b, err := postgresBackend(pg)

@@ -22,6 +22,8 @@ import (
 	"github.com/assaykit/assay/niche/nichetest"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/postgres"
+	"github.com/assaykit/assay/store/sqlite"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 )
@@ -177,7 +179,7 @@ func (cfg config) sqliteOptions() *store.Options {
 // sqliteBackend is a fresh SQLite file under dir.
 func sqliteBackend(dir string, cfg config) backend {
 	return backend{Name: "sqlite", Open: func(ctx context.Context) (*store.DB, error) {
-		return store.Open(ctx, dir+"/bench.db", cfg.sqliteOptions())
+		return sqlite.Open(ctx, dir+"/bench.db", cfg.sqliteOptions())
 	}, Cleanup: func() {}}
 }
 
@@ -202,7 +204,7 @@ func postgresBackend(base string) (backend, error) {
 			return nil, err
 		}
 		created = true
-		return store.Open(ctx, u.String(), &store.Options{MaxOpenConns: 32})
+		return postgres.Open(ctx, u.String(), &store.Options{MaxOpenConns: 32})
 	}, Cleanup: func() {
 		if created {
 			_, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE")

@@ -40,7 +40,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/payment/paymenttest"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/anydb"
 )
 
 const body = `{"claim":"The Eiffel Tower is 330 metres tall","minimumSources":2}`
@@ -72,7 +72,7 @@ func main() {
 		defer os.RemoveAll(dir)
 		*dsn = filepath.Join(dir, "bench.db")
 	}
-	db, err := store.Open(ctx, *dsn, nil)
+	db, err := anydb.Open(ctx, *dsn, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

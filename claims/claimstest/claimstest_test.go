@@ -116,3 +116,13 @@ func TestSnapshotters(t *testing.T) {
 		t.Fatalf("refused connection: %+v", recs[10])
 	}
 }
+
+func TestMemStoreConforms(t *testing.T) {
+	TestStore(t, func(t *testing.T) claims.Store { return NewMemStore(nil) })
+	t.Run("Shared", func(t *testing.T) {
+		TestStoreShared(t, func(t *testing.T) (claims.Store, claims.Store) {
+			s := NewMemStore(nil)
+			return s, s
+		})
+	})
+}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
-	"github.com/assaykit/assay/store"
 )
 
 // A recorded fixture replays a provider answer and serves the pages it
@@ -24,16 +23,11 @@ func ExampleLoadFixture() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	db, err := store.Open(ctx, ":memory:", nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer db.Close()
 	now := func() time.Time { return time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC) }
 	pages := f.Snapshotter()
 	pages.Now = now
 	provider := f.Provider()
-	engine, err := claims.New(provider, db, pages, &claims.Options{Now: now})
+	engine, err := claims.New(provider, claimstest.NewMemStore(now), pages, &claims.Options{Now: now})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/shapes"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // usageLog records the engine's provider usage reports.
@@ -37,7 +37,7 @@ func (l *usageLog) ProviderUsed(u claims.ProviderUsage) {
 func engineOver(t *testing.T, replies []reply, pages map[string]string) (*claims.Engine, *fakeAPI, *usageLog) {
 	t.Helper()
 	p, api := newTestProvider(t, replies, nil)
-	db, err := store.Open(context.Background(), ":memory:", nil)
+	db, err := sqlite.Open(context.Background(), ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

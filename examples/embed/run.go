@@ -26,6 +26,7 @@ import (
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // config is the host's configuration: flags, each with an ASSAY_*
@@ -226,7 +227,7 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 			_ = a.Close()
 		}
 	}()
-	db, err := store.Open(ctx, filepath.Join(cfg.DataDir, "assay.db"), &store.Options{Logger: log})
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "assay.db"), &store.Options{Logger: log})
 	if err != nil {
 		return nil, err
 	}

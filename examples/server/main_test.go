@@ -16,7 +16,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // startServer runs the example server on a free loopback port with its data
@@ -344,7 +344,7 @@ func TestSecondProcessOnTheSameDataRefused(t *testing.T) {
 func TestStartReleasesLeasesOfACrash(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "assay.db"), nil)
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "assay.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestStartReleasesLeasesOfACrash(t *testing.T) {
 	db.Close()
 
 	startServer(t, map[string]string{"ASSAY_DATA": dir})
-	db, err = store.Open(ctx, filepath.Join(dir, "assay.db"), nil)
+	db, err = sqlite.Open(ctx, filepath.Join(dir, "assay.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

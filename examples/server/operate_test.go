@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 const testPayee = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
@@ -302,7 +302,7 @@ func TestShutdownFinishesInFlightPaidCalls(t *testing.T) {
 		t.Fatalf("run after shutdown: %v", err)
 	}
 
-	db, err := store.Open(context.Background(), filepath.Join(dir, "assay.db"), nil)
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "assay.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/anydb"
 )
 
 // run starts the service and blocks until ctx is cancelled, then shuts down
@@ -86,7 +87,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			soleOwner = true
 		}
 	}
-	db, err := store.Open(ctx, dsn, &store.Options{Logger: log, MaxOpenConns: int(cfg.DBReadConns), MaxWriteConns: int(cfg.DBWriteConns)})
+	db, err := anydb.Open(ctx, dsn, &store.Options{Logger: log, MaxOpenConns: int(cfg.DBReadConns), MaxWriteConns: int(cfg.DBWriteConns)})
 	if err != nil {
 		return err
 	}

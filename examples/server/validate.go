@@ -14,6 +14,7 @@ import (
 
 	"github.com/assaykit/assay/claims/openai"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/store/anydb"
 )
 
 // settlementMargin is the time the write timeout must leave after a
@@ -90,7 +91,7 @@ func (c *config) checkServer(p *problems) {
 			p.add("metrics-addr", "ASSAY_METRICS_ADDR", "%q is also -addr: give /metrics its own address", c.MetricsAddr)
 		}
 	}
-	if c.PostgresURL != "" && !strings.HasPrefix(c.PostgresURL, "postgres://") && !strings.HasPrefix(c.PostgresURL, "postgresql://") {
+	if c.PostgresURL != "" && !anydb.IsPostgres(c.PostgresURL) {
 		p.add("postgres", "ASSAY_POSTGRES_URL", "not a postgres:// or postgresql:// URL")
 	}
 	if c.PublicBaseURL != "" && !isHTTPURL(c.PublicBaseURL) {

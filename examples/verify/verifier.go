@@ -11,6 +11,7 @@ import (
 	"github.com/assaykit/assay/shapes"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // verifier holds the engine and everything it needs, for one process.
@@ -50,7 +51,7 @@ func newVerifier(ctx context.Context, corpusDir string, snap *snapshot.Options) 
 	// ":memory:" is a private SQLite database that lives as long as db: the
 	// result and the snapshot records (and, as db is also a BlobStore, the
 	// captured bytes) are gone when the program ends.
-	if v.db, err = store.Open(ctx, ":memory:", nil); err != nil {
+	if v.db, err = sqlite.Open(ctx, ":memory:", nil); err != nil {
 		return nil, err
 	}
 	var opts snapshot.Options

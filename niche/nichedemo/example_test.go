@@ -7,7 +7,7 @@ import (
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // Load fills an engine with the demonstration catalogue through the bulk
@@ -15,7 +15,7 @@ import (
 // every start.
 func ExampleLoad() {
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

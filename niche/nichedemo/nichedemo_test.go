@@ -7,13 +7,13 @@ import (
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 func TestLoadIsIdempotentAndMeaningful(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir() + "/demo.db"
-	db, err := store.Open(ctx, path, nil)
+	db, err := sqlite.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestLoadIsIdempotentAndMeaningful(t *testing.T) {
 	}
 	// A restart a week later stores nothing new.
 	later := now.Add(7 * 24 * time.Hour)
-	db2, err := store.Open(ctx, path, nil)
+	db2, err := sqlite.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/niche/nichetest"
 )
 
@@ -23,4 +25,24 @@ func ExampleSubscribers() {
 	// Output:
 	// cus_1 active <nil>
 	// true 2
+}
+
+// MemStore runs the catalogue engine without a database: here with the
+// demo catalogue, searched at the preview level.
+func ExampleMemStore() {
+	ctx := context.Background()
+	e, err := niche.New(nichetest.NewMemStore(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	rep, err := nichedemo.Load(ctx, e, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	list, err := e.List(ctx, niche.ListOptions{Limit: 100})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(rep.PublishedNiches, "published,", len(list.Previews), "listed")
+	// Output: 42 published, 42 listed
 }

@@ -1,5 +1,17 @@
 // Package nichetest offers fakes for testing code that uses the niche
-// catalogue: an in-memory niche.Subscribers.
+// catalogue, and the conformance suites of its stores:
+//
+//   - MemStore, an in-memory niche.Store, and TestStore, the suite every
+//     niche.Store passes (the testing/fstest.TestFS pattern: the suite
+//     takes a constructor and runs against any implementation; package
+//     store runs it on SQLite and PostgreSQL);
+//   - MemSubscriptions, an in-memory niche.SubscriptionStore, and
+//     TestSubscriptionStore and TestSubscriptionStoreShared, its suites;
+//   - Subscribers, an in-memory niche.Subscribers;
+//   - Clock, a deterministic clock.
+//
+// Nothing here opens a database: a test of code built on the catalogue
+// runs on MemStore alone.
 package nichetest
 
 import (

@@ -15,6 +15,7 @@ import (
 	"github.com/assaykit/assay/niche/stripebilling"
 	sbt "github.com/assaykit/assay/niche/stripebilling/stripebillingtest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 const (
@@ -214,7 +215,7 @@ func newEnv(t *testing.T) *env {
 	e.fake.SetPrice(sbt.MonthlyPrice(priceID))
 	e.b = newBilling(t, e.fake.URL, e.clk, nil)
 	var err error
-	e.db, err = store.Open(context.Background(), ":memory:", &store.Options{Now: e.clk.Now})
+	e.db, err = sqlite.Open(context.Background(), ":memory:", &store.Options{Now: e.clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +556,7 @@ func TestStripeMock(t *testing.T) {
 	if offer.PriceRef != priceID || offer.AmountMicroUSD <= 0 || offer.Currency != "USD" {
 		t.Fatalf("offer %+v", offer)
 	}
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // The fake processor lets a test pay with a readable header and then count
@@ -17,7 +17,7 @@ import (
 // charged, and a payment is used once.
 func ExampleProcessor() {
 	ctx := context.Background()
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,9 +1,11 @@
 // Package snapshottest provides fakes for testing code that uses package
 // snapshot: in-memory record and blob stores, a resolver that answers from
 // a table without any network, and a dial tripwire that refuses (and
-// records) every non-loopback connection.
-//
-// The stores pass the conformance suites in store/storetest.
+// records) every non-loopback connection; and the conformance suites of
+// snapshot.Store (TestStore, with the optional snapshot.BatchStore) and
+// snapshot.BlobStore (TestBlobStore). MemStore, MemBlobs and
+// snapshot.FileBlobStore pass them in this package's tests; package store
+// runs them on SQLite and PostgreSQL.
 package snapshottest
 
 import (
@@ -133,7 +135,7 @@ func NewMemBlobs(now func() time.Time) *MemBlobs {
 
 // PutBlob implements snapshot.BlobStore.
 func (m *MemBlobs) PutBlob(ctx context.Context, sum string, size int64, r io.Reader) error {
-	if !snapshot.ValidSum(sum) {
+	if !snapshot.ValidSum(sum) || size < 0 {
 		return snapshot.ErrInvalid
 	}
 	m.mu.Lock()
@@ -144,7 +146,7 @@ func (m *MemBlobs) PutBlob(ctx context.Context, sum string, size int64, r io.Rea
 		return nil
 	}
 	m.mu.Unlock()
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, size+1))
 	if err != nil {
 		return err
 	}

@@ -6,21 +6,20 @@ import (
 
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
-	"github.com/assaykit/assay/store/storetest"
 )
 
 func TestMemStoreConforms(t *testing.T) {
-	storetest.TestSnapshotStore(t, func(t *testing.T) snapshot.Store { return snapshottest.NewMemStore() })
+	snapshottest.TestStore(t, func(t *testing.T) snapshot.Store { return snapshottest.NewMemStore() })
 }
 
 func TestMemBlobsConform(t *testing.T) {
-	storetest.TestSnapshotBlobStore(t, func(t *testing.T, now func() time.Time) snapshot.BlobStore {
+	snapshottest.TestBlobStore(t, func(t *testing.T, now func() time.Time) snapshot.BlobStore {
 		return snapshottest.NewMemBlobs(now)
 	})
 }
 
 func TestFileBlobStoreConforms(t *testing.T) {
-	storetest.TestSnapshotBlobStore(t, func(t *testing.T, now func() time.Time) snapshot.BlobStore {
+	snapshottest.TestBlobStore(t, func(t *testing.T, now func() time.Time) snapshot.BlobStore {
 		bs, err := snapshot.NewFileBlobStore(t.TempDir(), now)
 		if err != nil {
 			t.Fatal(err)

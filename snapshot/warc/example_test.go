@@ -14,7 +14,7 @@ import (
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/snapshot/warc"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // A snapshot's WARC export can be checked without assay: read the records
@@ -29,7 +29,7 @@ func ExampleNewReader() {
 	}))
 	defer site.Close()
 	addr := strings.TrimPrefix(site.URL, "http://")
-	db, err := store.Open(ctx, ":memory:", nil)
+	db, err := sqlite.Open(ctx, ":memory:", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

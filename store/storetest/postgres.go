@@ -1,9 +1,14 @@
-// Package storetest holds the conformance suites that every implementation
-// of assay's Store interfaces must pass (the testing/fstest.TestFS pattern),
-// and helpers that give tests an isolated PostgreSQL schema.
+// Package storetest gives tests a database: a fresh SQLite file
+// (SQLitePath), an isolated PostgreSQL schema (PostgresURL), the list of
+// every backend a store test runs on (Backends) and an opener that closes
+// the database when the test ends (Open).
 //
-// Suites take a constructor, so the same tests run against SQLite files,
-// in-memory SQLite, PostgreSQL, or a third-party implementation.
+// The conformance suites of the domain stores live beside their
+// interfaces, with an in-memory implementation each: claimstest.TestStore,
+// nichetest.TestStore and nichetest.TestSubscriptionStore,
+// snapshottest.TestStore and snapshottest.TestBlobStore,
+// paymenttest.TestLedger. Package store's tests run them on every backend
+// listed here.
 package storetest
 
 import (
@@ -16,6 +21,8 @@ import (
 
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/internal/testenv"
+	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/anydb"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 )
@@ -68,4 +75,28 @@ func PostgresURL(t testing.TB) string {
 func SQLitePath(t testing.TB) string {
 	t.Helper()
 	return fmt.Sprintf("%s/assay.db", t.TempDir())
+}
+
+// Backends returns, by name, a function giving a fresh data source name of
+// every backend a store test runs on: "sqlite-file" (SQLitePath),
+// "sqlite-mem" (":memory:") and "postgres" (PostgresURL, which stops the
+// test through testenv.Missing without ASSAY_TEST_POSTGRES).
+func Backends() map[string]func(t testing.TB) string {
+	return map[string]func(t testing.TB) string{
+		"sqlite-file": SQLitePath,
+		"sqlite-mem":  func(testing.TB) string { return ":memory:" },
+		"postgres":    PostgresURL,
+	}
+}
+
+// Open opens the database dsn names (anydb.Open) with opts and closes it
+// when the test ends.
+func Open(t testing.TB, dsn string, opts *store.Options) *store.DB {
+	t.Helper()
+	db, err := anydb.Open(context.Background(), dsn, opts)
+	if err != nil {
+		t.Fatalf("open %q: %v", dsn, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -1,4 +1,4 @@
-package storetest
+package claimstest
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestClaimsStore runs the conformance suite of claims.Store against
+// TestStore runs the conformance suite of claims.Store against
 // stores made by open (each call returns a fresh, empty store).
-func TestClaimsStore(t *testing.T, open func(t *testing.T) claims.Store) {
+func TestStore(t *testing.T, open func(t *testing.T) claims.Store) {
 	t.Run("SaveAndRead", func(t *testing.T) { testClaimsSaveAndRead(t, open(t)) })
 	t.Run("Grant", func(t *testing.T) { testClaimsGrant(t, open(t)) })
 	t.Run("IdempotencyLifecycle", func(t *testing.T) { testClaimsIdempotency(t, open(t)) })
@@ -30,10 +30,10 @@ func TestClaimsStore(t *testing.T, open func(t *testing.T) claims.Store) {
 	})
 }
 
-// TestClaimsStoreShared checks that two stores opened on one database (two
+// TestStoreShared checks that two stores opened on one database (two
 // instances sharing PostgreSQL, or two handles on one SQLite file) agree on
 // idempotency leases and see each other's results.
-func TestClaimsStoreShared(t *testing.T, open func(t *testing.T) (claims.Store, claims.Store)) {
+func TestStoreShared(t *testing.T, open func(t *testing.T) (claims.Store, claims.Store)) {
 	t.Run("ConcurrentAcquire", func(t *testing.T) {
 		a, b := open(t)
 		testClaimsConcurrentAcquire(t, a, b)

@@ -1,4 +1,4 @@
-package storetest
+package nichetest
 
 import (
 	"context"
@@ -19,18 +19,18 @@ import (
 	"github.com/assaykit/assay/niche"
 )
 
-// NicheOpen returns a fresh, empty niche store and a function that opens
+// StoreOpener returns a fresh, empty niche store and a function that opens
 // another handle on the same database, as a second server instance would
 // (it may return the same handle when the implementation has no such
 // notion).
-type NicheOpen func(t *testing.T) (st niche.Store, another func() niche.Store)
+type StoreOpener func(t *testing.T) (st niche.Store, another func() niche.Store)
 
 //go:embed testdata/niche_search.golden.json
 var nicheSearchGolden []byte
 
-// TestNicheStore runs the niche.Store conformance suite against the stores
+// TestStore runs the niche.Store conformance suite against the stores
 // open returns. Most checks go through niche.Engine, the store's real user.
-func TestNicheStore(t *testing.T, open NicheOpen) {
+func TestStore(t *testing.T, open StoreOpener) {
 	t.Run("Signals", func(t *testing.T) { testNicheSignals(t, open) })
 	t.Run("Curation", func(t *testing.T) { testNicheCuration(t, open) })
 	t.Run("Idempotency", func(t *testing.T) { testNicheIdempotency(t, open) })
@@ -50,21 +50,21 @@ func TestNicheStore(t *testing.T, open NicheOpen) {
 	t.Run("Rescore", func(t *testing.T) { testNicheRescore(t, open) })
 }
 
-// NicheClock is a deterministic clock for tests: every call advances it by
+// Clock is a deterministic clock for tests: every call advances it by
 // Step.
-type NicheClock struct {
+type Clock struct {
 	mu   sync.Mutex
 	now  time.Time
 	Step time.Duration
 }
 
-// NewNicheClock returns a clock starting at start.
-func NewNicheClock(start time.Time, step time.Duration) *NicheClock {
-	return &NicheClock{now: start.UTC(), Step: step}
+// NewClock returns a clock starting at start.
+func NewClock(start time.Time, step time.Duration) *Clock {
+	return &Clock{now: start.UTC(), Step: step}
 }
 
 // Now returns the current time and advances the clock.
-func (c *NicheClock) Now() time.Time {
+func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.now
@@ -82,7 +82,7 @@ func nicheEngine(t *testing.T, st niche.Store, opts *niche.Options) *niche.Engin
 		o = *opts
 	}
 	if o.Now == nil {
-		o.Now = NewNicheClock(nicheEpoch, time.Second).Now
+		o.Now = NewClock(nicheEpoch, time.Second).Now
 	}
 	e, err := niche.New(st, &o)
 	if err != nil {
@@ -134,11 +134,19 @@ func nicheDraft(title string, signals []string) niche.Draft {
 	}
 }
 
-func testNicheSignals(t *testing.T, open NicheOpen) {
-	ctx := context.Background()
+func testNicheSignals(t *testing.T, open StoreOpener) {
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
+	signalsIngest(t, e)
+	signalsDuplicates(t, e)
+	signalsInvalid(t, e)
+	signalsModerate(t, e)
+}
 
+// signalsIngest stores two signals and reads them back normalised.
+func signalsIngest(t *testing.T, e *niche.Engine) {
+	t.Helper()
+	ctx := context.Background()
 	in := []niche.SignalInput{
 		nicheSignal(1, niche.KindComplaint, "https://WWW.Example.com/a#frag", 5),
 		nicheSignal(2, niche.KindNewsReport, "https://news.example.co.uk/story", 50),
@@ -168,11 +176,17 @@ func testNicheSignals(t *testing.T, open NicheOpen) {
 	if s, _ := e.Signal(ctx, sigID(2)); s == nil || s.State != niche.StatePending || s.SourceDomain != "example.co.uk" {
 		t.Errorf("signal 2 = %+v", s)
 	}
+}
 
+// signalsDuplicates: a known (origin, externalId) is a duplicate; a taken
+// id with another external id refuses the whole batch.
+func signalsDuplicates(t *testing.T, e *niche.Engine) {
+	t.Helper()
+	ctx := context.Background()
 	// The same (origin, externalId) again, under a fresh id: a duplicate.
 	dup := nicheSignal(1, niche.KindComplaint, "https://example.com/a", 5)
 	dup.ID = ""
-	res, err = e.IngestSignals(ctx, []niche.SignalInput{dup})
+	res, err := e.IngestSignals(ctx, []niche.SignalInput{dup})
 	if err != nil || res[0].Outcome != "duplicate" || res[0].ID != sigID(1) {
 		t.Fatalf("duplicate: %+v %v", res, err)
 	}
@@ -186,7 +200,12 @@ func testNicheSignals(t *testing.T, open NicheOpen) {
 	if _, err := e.Signal(ctx, sigID(3)); !errors.Is(err, niche.ErrNotFound) {
 		t.Fatalf("signal of a refused batch was stored: %v", err)
 	}
-	// Invalid input names the field and stores nothing.
+}
+
+// signalsInvalid: invalid input names the field and stores nothing.
+func signalsInvalid(t *testing.T, e *niche.Engine) {
+	t.Helper()
+	ctx := context.Background()
 	bad := []niche.SignalInput{
 		{Kind: "rumour", SourceURL: "https://x.example.com", Origin: "test", Title: "abc", License: "x", ObservedAt: nicheEpoch},
 		{Kind: niche.KindComplaint, SourceURL: "ftp://x.example.com", Origin: "test", Title: "abc", License: "x", ObservedAt: nicheEpoch},
@@ -204,6 +223,13 @@ func testNicheSignals(t *testing.T, open NicheOpen) {
 			t.Errorf("bad signal %d: %v, want an InvalidError on signals[0].%s", i, err, wantField[i])
 		}
 	}
+}
+
+// signalsModerate lists the two stored signals, moderates one and reads
+// the source's status.
+func signalsModerate(t *testing.T, e *niche.Engine) {
+	t.Helper()
+	ctx := context.Background()
 	all, err := e.Signals(ctx, niche.SignalFilter{})
 	if err != nil || len(all) != 2 {
 		t.Fatalf("stored %d signals (%v), want 2", len(all), err)
@@ -232,7 +258,7 @@ func testNicheSignals(t *testing.T, open NicheOpen) {
 	}
 }
 
-func testNicheCuration(t *testing.T, open NicheOpen) {
+func testNicheCuration(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -249,9 +275,19 @@ func testNicheCuration(t *testing.T, open NicheOpen) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-
-	// Score computed at write time.
 	d := nicheDraft("Scheduling for mobile dog groomers", []string{sigID(51)})
+	id := curationCreate(t, e, d)
+	curationFloor(t, e, id, floor, &d)
+	curationRefusedWrites(t, e, id, floor, &d)
+	curationLifecycle(t, e, id, floor, d)
+	curationRevisionLog(t, e, id)
+}
+
+// curationCreate creates d, checks the score computed at write time and
+// the acceptance of the pending signal it links, and returns its id.
+func curationCreate(t *testing.T, e *niche.Engine, d niche.Draft) string {
+	t.Helper()
+	ctx := context.Background()
 	ev, err := e.Create(ctx, niche.Op{ID: "create-1", Actor: "ana", Reason: "first cut"}, d)
 	if err != nil {
 		t.Fatal(err)
@@ -265,31 +301,44 @@ func testNicheCuration(t *testing.T, open NicheOpen) {
 	if s, _ := e.Signal(ctx, sigID(51)); s.State != niche.StateAccepted || !strings.Contains(s.ModerationNote, ev.ID) {
 		t.Fatalf("linked pending signal not accepted: %+v", s)
 	}
+	return ev.ID
+}
 
-	// Publishing without enough evidence is refused and changes nothing.
-	if _, err := e.Publish(ctx, ev.ID, 1, niche.Op{}); !errors.Is(err, niche.ErrEvidence) {
+// curationFloor: publishing without enough evidence is refused and
+// changes nothing; revision 2 links more signals.
+func curationFloor(t *testing.T, e *niche.Engine, id string, floor []string, d *niche.Draft) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.Publish(ctx, id, 1, niche.Op{}); !errors.Is(err, niche.ErrEvidence) {
 		t.Fatalf("publish with 1 signal: %v", err)
 	}
 	// Two demand signals on www.forum-a and forum-a count as one source;
 	// the news report does not count.
 	d.SignalIDs = []string{floor[0], floor[1], sigID(50), sigID(52)}
-	ev2, err := e.Revise(ctx, ev.ID, 1, niche.Op{ID: "revise-1", Actor: "ana", Reason: "more evidence"}, d)
+	ev2, err := e.Revise(ctx, id, 1, niche.Op{ID: "revise-1", Actor: "ana", Reason: "more evidence"}, *d)
 	if err != nil || ev2.Revision != 2 {
 		t.Fatalf("revise: %+v %v", ev2, err)
 	}
 	var ee *niche.EvidenceError
 	d.SignalIDs = []string{floor[0], floor[1], sigID(50)}
 	d.Publish = true
-	if _, err := e.Revise(ctx, ev.ID, 2, niche.Op{}, d); !errors.As(err, &ee) || ee.DemandSignals != 2 || ee.IndependentSources != 1 {
+	if _, err := e.Revise(ctx, id, 2, niche.Op{}, *d); !errors.As(err, &ee) || ee.DemandSignals != 2 || ee.IndependentSources != 1 {
 		t.Fatalf("publish with 2 demand signals from one domain: %v", err)
 	}
+}
+
+// curationRefusedWrites: unknown and rejected signals, a stale revision
+// and an unknown niche are refused, and change nothing.
+func curationRefusedWrites(t *testing.T, e *niche.Engine, id string, floor []string, d *niche.Draft) {
+	t.Helper()
+	ctx := context.Background()
 	// Unknown and rejected ids are named.
 	if _, err := e.ModerateSignal(ctx, sigID(52), niche.StateRejected, "spam", "mod"); err != nil {
 		t.Fatal(err)
 	}
 	d.SignalIDs = []string{floor[0], sigID(52), sigID(404)}
 	var re *niche.SignalRefError
-	if _, err := e.Revise(ctx, ev.ID, 2, niche.Op{}, d); !errors.As(err, &re) ||
+	if _, err := e.Revise(ctx, id, 2, niche.Op{}, *d); !errors.As(err, &re) ||
 		!cmp.Equal(re.Unknown, []string{sigID(404)}) || !cmp.Equal(re.Rejected, []string{sigID(52)}) {
 		t.Fatalf("bad refs: %v", err)
 	}
@@ -299,21 +348,26 @@ func testNicheCuration(t *testing.T, open NicheOpen) {
 	// Stale revision.
 	var ce *niche.RevisionConflictError
 	d.SignalIDs = floor
-	if _, err := e.Revise(ctx, ev.ID, 1, niche.Op{}, d); !errors.As(err, &ce) || ce.Current != 2 {
+	if _, err := e.Revise(ctx, id, 1, niche.Op{}, *d); !errors.As(err, &ce) || ce.Current != 2 {
 		t.Fatalf("stale revise: %v", err)
 	}
 	// Unknown niche.
-	if _, err := e.Revise(ctx, "niche_"+strings.Repeat("0", 32), 1, niche.Op{}, d); !errors.Is(err, niche.ErrNotFound) {
+	if _, err := e.Revise(ctx, "niche_"+strings.Repeat("0", 32), 1, niche.Op{}, *d); !errors.Is(err, niche.ErrNotFound) {
 		t.Fatalf("unknown niche: %v", err)
 	}
 	// Nothing above changed the stored evaluation.
-	cur, err := e.Evaluation(ctx, ev.ID)
+	cur, err := e.Evaluation(ctx, id)
 	if err != nil || cur.Revision != 2 || cur.Status != niche.StatusDraft {
 		t.Fatalf("after refused writes: %+v %v", cur, err)
 	}
+}
 
-	// Publish through revise, then withdraw, then publish again.
-	ev3, err := e.Revise(ctx, ev.ID, 2, niche.Op{ID: "revise-2", Actor: "ben", Reason: "ready"}, d)
+// curationLifecycle publishes through revise, then withdraws, then
+// publishes again.
+func curationLifecycle(t *testing.T, e *niche.Engine, id string, floor []string, d niche.Draft) {
+	t.Helper()
+	ctx := context.Background()
+	ev3, err := e.Revise(ctx, id, 2, niche.Op{ID: "revise-2", Actor: "ben", Reason: "ready"}, d)
 	if err != nil || ev3.Status != niche.StatusPublished || ev3.PublishedAt == nil || ev3.Revision != 3 {
 		t.Fatalf("publish via revise: %+v %v", ev3, err)
 	}
@@ -323,20 +377,25 @@ func testNicheCuration(t *testing.T, open NicheOpen) {
 	if ev3.Evidence[0].ID != floor[0] || ev3.Evidence[3].ID != floor[3] {
 		t.Fatalf("evidence not newest first: %+v", ev3.Evidence)
 	}
-	if _, err := e.Withdraw(ctx, ev.ID, 3, niche.Op{ID: "withdraw-1", Reason: "outdated"}); err != nil {
+	if _, err := e.Withdraw(ctx, id, 3, niche.Op{ID: "withdraw-1", Reason: "outdated"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Published(ctx, ev.ID); !errors.Is(err, niche.ErrNotFound) {
+	if _, err := e.Published(ctx, id); !errors.Is(err, niche.ErrNotFound) {
 		t.Fatalf("withdrawn still public: %v", err)
 	}
-	if _, err := e.Withdraw(ctx, ev.ID, 4, niche.Op{}); !errors.Is(err, niche.ErrInvalid) {
+	if _, err := e.Withdraw(ctx, id, 4, niche.Op{}); !errors.Is(err, niche.ErrInvalid) {
 		t.Fatalf("withdrawing a withdrawn evaluation: %v", err)
 	}
-	ev5, err := e.Publish(ctx, ev.ID, 4, niche.Op{ID: "publish-2"})
+	ev5, err := e.Publish(ctx, id, 4, niche.Op{ID: "publish-2"})
 	if err != nil || ev5.Status != niche.StatusPublished || ev5.Revision != 5 {
 		t.Fatalf("republish: %+v %v", ev5, err)
 	}
-	revs, err := e.Revisions(ctx, ev.ID)
+}
+
+// curationRevisionLog checks the five revisions the curation wrote.
+func curationRevisionLog(t *testing.T, e *niche.Engine, id string) {
+	t.Helper()
+	revs, err := e.Revisions(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +409,7 @@ func testNicheCuration(t *testing.T, open NicheOpen) {
 	var got []rv
 	for _, r := range revs {
 		got = append(got, rv{r.Revision, r.Action, r.Actor, r.Reason, r.OperationID, r.State.Status, len(r.State.SignalIDs)})
-		if r.At.IsZero() || r.NicheID != ev.ID {
+		if r.At.IsZero() || r.NicheID != id {
 			t.Errorf("revision %d: %+v", r.Revision, r)
 		}
 	}
@@ -366,7 +425,7 @@ func testNicheCuration(t *testing.T, open NicheOpen) {
 	}
 }
 
-func testNicheIdempotency(t *testing.T, open NicheOpen) {
+func testNicheIdempotency(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -414,7 +473,7 @@ func testNicheIdempotency(t *testing.T, open NicheOpen) {
 	}
 }
 
-func testNichePublicReads(t *testing.T, open NicheOpen) {
+func testNichePublicReads(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -518,7 +577,7 @@ type goldenFile struct {
 
 // testNicheSearchGolden runs the golden searches, twice when the engine
 // caches results (the second time from the cache).
-func testNicheSearchGolden(t *testing.T, open NicheOpen, opts *niche.Options) {
+func testNicheSearchGolden(t *testing.T, open StoreOpener, opts *niche.Options) {
 	ctx := context.Background()
 	var g goldenFile
 	if err := json.Unmarshal(nicheSearchGolden, &g); err != nil {
@@ -580,7 +639,7 @@ func testNicheSearchGoldenPass(t *testing.T, e *niche.Engine, g goldenFile) {
 	}
 }
 
-func testNicheSearchTruncated(t *testing.T, open NicheOpen) {
+func testNicheSearchTruncated(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, &niche.Options{SearchCandidates: 3, SearchWindow: 4})
@@ -626,181 +685,228 @@ func testNicheSearchTruncated(t *testing.T, open NicheOpen) {
 // second engine ranking at most 5 candidates among the newest 20 matches
 // checks broad (truncated) searches exactly as well: every store must
 // choose the same window and rank it with niche.Relevance.
-func testNicheSearchBruteForce(t *testing.T, open NicheOpen) {
+func testNicheSearchBruteForce(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
-	e := nicheEngine(t, st, nil)
-	floor := ingestFloor(t, e)
-	tools := []string{"scheduling", "invoicing", "inventory", "booking", "payroll", "routing"}
-	trades := []string{"plumbers", "dentists", "bakers", "florists", "tutors", "farmers", "roofers"}
-	sizes := []string{"small", "rural", "family"}
-	draft := func(i int) niche.Draft {
-		tool, trade, size := tools[i%len(tools)], trades[(i/2)%len(trades)], sizes[(i/3)%len(sizes)]
-		d := nicheDraft(fmt.Sprintf("%s for %s %s", strings.ToUpper(tool[:1])+tool[1:], size, trade), floor)
-		d.Problem = fmt.Sprintf("%s %s struggle with %s every week; owners mention %s.", size, trade, tool, tools[(i*7+3)%len(tools)])
-		if i%4 != 0 {
-			d.Problem += " Most of them run a small shop."
-		}
-		if i%5 == 0 {
-			// The words of the problem land past the preview's teaser.
-			d.Problem = "An introduction that says nothing at all about the trade and goes on for long enough that the rest " +
-				"lands well past the teaser of the preview. " + d.Problem
-		}
-		d.Buyer = "Owners of " + size + " " + trade + " businesses"
-		d.SolutionHypothesis = fmt.Sprintf("A focused %s tool for %s that owners set up in a day.", tool, trade)
-		d.Pain, d.Frequency = i%6, (i/6)%6
-		d.Publish = true
-		return d
-	}
-	var live []*niche.Evaluation
-	created := map[string]int{} // creation order: newer is larger
+	b := &bruteForce{t: t, st: st, e: nicheEngine(t, st, nil), created: map[string]int{}}
+	b.floor = ingestFloor(t, b.e)
 	for i := range 90 {
-		ev, err := e.Create(ctx, niche.Op{ID: fmt.Sprintf("brute-%d", i)}, draft(i))
+		ev, err := b.e.Create(ctx, niche.Op{ID: fmt.Sprintf("brute-%d", i)}, b.draft(i))
 		if err != nil {
 			t.Fatal(err)
 		}
-		live = append(live, ev)
-		created[ev.ID] = i
+		b.live = append(b.live, ev)
+		b.created[ev.ID] = i
 	}
-	narrow := nicheEngine(t, st, &niche.Options{SearchCandidates: 5, SearchWindow: 20})
-	queries := []string{
-		"owners", "small owners", "plumbers owners", "owners for plumbers", "scheduling plumbers",
-		"small plumbers scheduling", "rural bakers owners shop", "shop", "owners shop most",
-		"invoicing dentists owners", "family tutors", "nomatch owners", "owners small a", "plumbers day",
-		"day dentists small", "struggle", "owners mention", "focused tool", "introduction trade",
-	}
-	type hit struct {
-		r   *niche.Record
-		rel int
-	}
-	order := func(sort string) func(a, b hit) int {
-		return func(a, b hit) int {
-			if a.rel != b.rel {
-				return b.rel - a.rel
-			}
-			if sort == niche.SortScore && a.r.Score != b.r.Score {
-				return b.r.Score - a.r.Score
-			}
-			if c := b.r.UpdatedAt.Compare(a.r.UpdatedAt); c != 0 {
-				return c
-			}
-			return strings.Compare(a.r.ID, b.r.ID)
-		}
-	}
-	ids := func(hs []hit, n int) []string {
-		out := []string{}
-		for i := 0; i < len(hs) && i < n; i++ {
-			out = append(out, hs[i].r.ID)
-		}
-		return out
-	}
-	search := func(eng *niche.Engine, raw, sort string, full bool) ([]string, bool) {
-		t.Helper()
-		res, err := eng.Search(ctx, niche.SearchOptions{Query: raw, Sort: sort, Full: full})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := []string{}
-		for _, p := range res.Previews {
-			got = append(got, p.ID)
-		}
-		for _, ev := range res.Evaluations {
-			got = append(got, ev.ID)
-		}
-		return got, res.Truncated
-	}
-	check := func(step string) {
-		t.Helper()
-		var recs []*niche.Record
-		for _, ev := range live {
-			if ev.Status != niche.StatusPublished {
-				continue
-			}
-			m, err := st.Published(ctx, []string{ev.ID})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r, ok := m[ev.ID]; ok {
-				recs = append(recs, r)
-			}
-		}
-		for _, raw := range queries {
-			for _, full := range []bool{false, true} {
-				for _, sort := range []string{niche.SortScore, niche.SortRecent} {
-					q := niche.ParseQuery(raw)
-					var hits []hit
-					for _, r := range recs {
-						f := r.SearchFields()
-						c := niche.Candidate{Title: f.Title, Body: f.Preview}
-						if full {
-							c.Body, c.Extra = f.Body, f.Extra
-						}
-						all := true
-						for _, tok := range q.Tokens {
-							all = all && (niche.ContainsWord(c.Title, tok) || niche.ContainsWord(c.Body, tok) || niche.ContainsWord(c.Extra, tok))
-						}
-						if all {
-							hits = append(hits, hit{r, niche.Relevance(q, &c)})
-						}
-					}
-					slices.SortFunc(hits, order(sort))
-					want := ids(hits, 20)
-					got, truncated := search(e, raw, sort, full)
-					if diff := cmp.Diff(want, got); diff != "" || truncated {
-						t.Errorf("%s: search %q full=%v sort %s (truncated %v, %d matches) (-want +got):\n%s", step, raw, full, sort, truncated, len(hits), diff)
-					}
-					// The narrow engine: the same answer when at most 5
-					// match, else the best 5 of the newest 20 matches.
-					got, truncated = search(narrow, raw, sort, full)
-					if len(hits) > 5 {
-						window := slices.Clone(hits)
-						slices.SortFunc(window, func(a, b hit) int { return created[b.r.ID] - created[a.r.ID] })
-						window = window[:min(len(window), 20)]
-						slices.SortFunc(window, order(sort))
-						want = ids(window, 5)
-					}
-					if diff := cmp.Diff(want, got); diff != "" || truncated != (len(hits) > 5) {
-						t.Errorf("%s: narrow search %q full=%v sort %s (truncated %v, %d matches) (-want +got):\n%s", step, raw, full, sort, truncated, len(hits), diff)
-					}
-				}
-			}
-		}
-	}
-	check("created")
+	b.narrow = nicheEngine(t, st, &niche.Options{SearchCandidates: 5, SearchWindow: 20})
+	b.check("created")
 	// Withdraw a third, revise some of the text away, republish a few.
-	for i, ev := range live {
+	for i, ev := range b.live {
 		var err error
 		switch i % 6 {
 		case 0, 3:
-			live[i], err = e.Withdraw(ctx, ev.ID, ev.Revision, niche.Op{})
+			b.live[i], err = b.e.Withdraw(ctx, ev.ID, ev.Revision, niche.Op{})
 		case 1:
-			d := draft(i)
+			d := b.draft(i)
 			d.Title = "Bookkeeping for rural farmers"
 			d.Problem = "Rural farmers keep books on paper and lose receipts at the end of each season."
 			d.Buyer = "Farm managers"
 			d.SolutionHypothesis = "A receipt scanner with seasonal summaries for the accountant."
-			live[i], err = e.Revise(ctx, ev.ID, ev.Revision, niche.Op{}, d)
+			b.live[i], err = b.e.Revise(ctx, ev.ID, ev.Revision, niche.Op{}, d)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	check("revised")
-	for i, ev := range live {
+	b.check("revised")
+	for i, ev := range b.live {
 		if i%12 == 0 {
 			var err error
-			if live[i], err = e.Publish(ctx, ev.ID, ev.Revision, niche.Op{}); err != nil {
+			if b.live[i], err = b.e.Publish(ctx, ev.ID, ev.Revision, niche.Op{}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	check("republished")
+	b.check("republished")
+}
+
+// bruteForce is the state of testNicheSearchBruteForce: the store, an
+// engine with the default search bounds and a narrow one (at most 5
+// candidates among the newest 20 matches), and the evaluations written.
+type bruteForce struct {
+	t         *testing.T
+	st        niche.Store
+	e, narrow *niche.Engine
+	floor     []string
+	live      []*niche.Evaluation
+	created   map[string]int // creation order: newer is larger
+}
+
+// bruteQueries have words found in every evaluation, in most of them and
+// in few, and words only past the preview's teaser.
+var bruteQueries = []string{
+	"owners", "small owners", "plumbers owners", "owners for plumbers", "scheduling plumbers",
+	"small plumbers scheduling", "rural bakers owners shop", "shop", "owners shop most",
+	"invoicing dentists owners", "family tutors", "nomatch owners", "owners small a", "plumbers day",
+	"day dentists small", "struggle", "owners mention", "focused tool", "introduction trade",
+}
+
+// draft returns the i-th evaluation of the corpus.
+func (b *bruteForce) draft(i int) niche.Draft {
+	tools := []string{"scheduling", "invoicing", "inventory", "booking", "payroll", "routing"}
+	trades := []string{"plumbers", "dentists", "bakers", "florists", "tutors", "farmers", "roofers"}
+	sizes := []string{"small", "rural", "family"}
+	tool, trade, size := tools[i%len(tools)], trades[(i/2)%len(trades)], sizes[(i/3)%len(sizes)]
+	d := nicheDraft(fmt.Sprintf("%s for %s %s", strings.ToUpper(tool[:1])+tool[1:], size, trade), b.floor)
+	d.Problem = fmt.Sprintf("%s %s struggle with %s every week; owners mention %s.", size, trade, tool, tools[(i*7+3)%len(tools)])
+	if i%4 != 0 {
+		d.Problem += " Most of them run a small shop."
+	}
+	if i%5 == 0 {
+		// The words of the problem land past the preview's teaser.
+		d.Problem = "An introduction that says nothing at all about the trade and goes on for long enough that the rest " +
+			"lands well past the teaser of the preview. " + d.Problem
+	}
+	d.Buyer = "Owners of " + size + " " + trade + " businesses"
+	d.SolutionHypothesis = fmt.Sprintf("A focused %s tool for %s that owners set up in a day.", tool, trade)
+	d.Pain, d.Frequency = i%6, (i/6)%6
+	d.Publish = true
+	return d
+}
+
+// bruteHit is a record matching a query, with its relevance.
+type bruteHit struct {
+	r   *niche.Record
+	rel int
+}
+
+// bruteOrder is the engine's final ordering: relevance, then the sort,
+// then the id.
+func bruteOrder(sort string) func(a, b bruteHit) int {
+	return func(a, b bruteHit) int {
+		if a.rel != b.rel {
+			return b.rel - a.rel
+		}
+		if sort == niche.SortScore && a.r.Score != b.r.Score {
+			return b.r.Score - a.r.Score
+		}
+		if c := b.r.UpdatedAt.Compare(a.r.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.r.ID, b.r.ID)
+	}
+}
+
+// bruteIDs returns the ids of the first n hits.
+func bruteIDs(hs []bruteHit, n int) []string {
+	out := []string{}
+	for i := 0; i < len(hs) && i < n; i++ {
+		out = append(out, hs[i].r.ID)
+	}
+	return out
+}
+
+// search returns the ids a search of eng finds, and whether it was
+// truncated.
+func (b *bruteForce) search(eng *niche.Engine, raw, sort string, full bool) ([]string, bool) {
+	b.t.Helper()
+	res, err := eng.Search(context.Background(), niche.SearchOptions{Query: raw, Sort: sort, Full: full})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	got := []string{}
+	for _, p := range res.Previews {
+		got = append(got, p.ID)
+	}
+	for _, ev := range res.Evaluations {
+		got = append(got, ev.ID)
+	}
+	return got, res.Truncated
+}
+
+// published reads the published records of the live evaluations.
+func (b *bruteForce) published() []*niche.Record {
+	b.t.Helper()
+	var recs []*niche.Record
+	for _, ev := range b.live {
+		if ev.Status != niche.StatusPublished {
+			continue
+		}
+		m, err := b.st.Published(context.Background(), []string{ev.ID})
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		if r, ok := m[ev.ID]; ok {
+			recs = append(recs, r)
+		}
+	}
+	return recs
+}
+
+// bruteHits computes the brute-force answer of raw at a level: every record
+// whose text of the level has every query word, ranked.
+func bruteHits(recs []*niche.Record, raw, sort string, full bool) []bruteHit {
+	q := niche.ParseQuery(raw)
+	var hits []bruteHit
+	for _, r := range recs {
+		f := r.SearchFields()
+		c := niche.Candidate{Title: f.Title, Body: f.Preview}
+		if full {
+			c.Body, c.Extra = f.Body, f.Extra
+		}
+		all := true
+		for _, tok := range q.Tokens {
+			all = all && (niche.ContainsWord(c.Title, tok) || niche.ContainsWord(c.Body, tok) || niche.ContainsWord(c.Extra, tok))
+		}
+		if all {
+			hits = append(hits, bruteHit{r, niche.Relevance(q, &c)})
+		}
+	}
+	slices.SortFunc(hits, bruteOrder(sort))
+	return hits
+}
+
+// check compares every query, level and sort of both engines with the
+// brute-force answer.
+func (b *bruteForce) check(step string) {
+	b.t.Helper()
+	recs := b.published()
+	for _, raw := range bruteQueries {
+		for _, full := range []bool{false, true} {
+			for _, sort := range []string{niche.SortScore, niche.SortRecent} {
+				b.checkQuery(step, bruteHits(recs, raw, sort, full), raw, sort, full)
+			}
+		}
+	}
+}
+
+// checkQuery compares one search of both engines with hits.
+func (b *bruteForce) checkQuery(step string, hits []bruteHit, raw, sort string, full bool) {
+	b.t.Helper()
+	want := bruteIDs(hits, 20)
+	got, truncated := b.search(b.e, raw, sort, full)
+	if diff := cmp.Diff(want, got); diff != "" || truncated {
+		b.t.Errorf("%s: search %q full=%v sort %s (truncated %v, %d matches) (-want +got):\n%s", step, raw, full, sort, truncated, len(hits), diff)
+	}
+	// The narrow engine: the same answer when at most 5 match, else the
+	// best 5 of the newest 20 matches.
+	got, truncated = b.search(b.narrow, raw, sort, full)
+	if len(hits) > 5 {
+		window := slices.Clone(hits)
+		slices.SortFunc(window, func(x, y bruteHit) int { return b.created[y.r.ID] - b.created[x.r.ID] })
+		window = window[:min(len(window), 20)]
+		slices.SortFunc(window, bruteOrder(sort))
+		want = bruteIDs(window, 5)
+	}
+	if diff := cmp.Diff(want, got); diff != "" || truncated != (len(hits) > 5) {
+		b.t.Errorf("%s: narrow search %q full=%v sort %s (truncated %v, %d matches) (-want +got):\n%s", step, raw, full, sort, truncated, len(hits), diff)
+	}
 }
 
 // testNicheConcurrentRevisions runs many writers, half on a second handle,
 // each incrementing a counter kept in the evaluation's notes with
 // optimistic concurrency. A lost update would leave the counter short.
-func testNicheConcurrentRevisions(t *testing.T, open NicheOpen) {
+func testNicheConcurrentRevisions(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, another := open(t)
 	st2 := another()
@@ -892,7 +998,7 @@ func testNicheConcurrentRevisions(t *testing.T, open NicheOpen) {
 // testNicheConcurrentOperation sends the same operation from many
 // goroutines on two handles: exactly one evaluation is created and every
 // caller gets it.
-func testNicheConcurrentOperation(t *testing.T, open NicheOpen) {
+func testNicheConcurrentOperation(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, another := open(t)
 	st2 := another()
@@ -938,7 +1044,7 @@ func testNicheConcurrentOperation(t *testing.T, open NicheOpen) {
 	}
 }
 
-func testNicheQuota(t *testing.T, open NicheOpen) {
+func testNicheQuota(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, another := open(t)
 	st2 := another()
@@ -984,7 +1090,7 @@ func testNicheQuota(t *testing.T, open NicheOpen) {
 	}
 }
 
-func testNicheImport(t *testing.T, open NicheOpen) {
+func testNicheImport(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)

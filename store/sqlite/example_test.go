@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/snapshot"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // One *store.DB is every store of the SDK. Open creates the SQLite file if
@@ -26,16 +26,17 @@ func ExampleOpen() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "assay.db")
 
-	db, err := store.Open(ctx, path, nil)
+	db, err := sqlite.Open(ctx, path, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	var (
-		_ niche.Store        = db
-		_ claims.Store       = db
-		_ snapshot.Store     = db
-		_ snapshot.BlobStore = db
-		_ payment.Ledger     = db
+		_ niche.Store             = db
+		_ niche.SubscriptionStore = db
+		_ claims.Store            = db
+		_ snapshot.Store          = db
+		_ snapshot.BlobStore      = db
+		_ payment.Ledger          = db
 	)
 	fmt.Println(db.Dialect(), db.Ping(ctx), db.CheckIntegrity(ctx))
 	first, err := db.SetMetaOnce(ctx, "example.setting", "blue")
@@ -46,7 +47,7 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 
-	db, err = store.Open(ctx, "sqlite:"+path, nil)
+	db, err = sqlite.Open(ctx, path, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -61,22 +62,9 @@ func ExampleOpen() {
 	// blue blue
 }
 
-// With a PostgreSQL URL the same code runs on PostgreSQL, and several
-// instances may share the database: migrations run under an advisory lock,
-// payment reservations and idempotency leases are atomic across instances.
-func ExampleOpen_postgres() {
-	ctx := context.Background()
-	db, err := store.Open(ctx, os.Getenv("ASSAY_POSTGRES_URL"), nil) // postgres://user:pass@host:5432/assay?sslmode=require
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer db.Close()
-	fmt.Println(db.Dialect())
-}
-
 // ":memory:" is a private in-memory database: for tests and one-shot tools.
 func ExampleOpen_memory() {
-	db, err := store.Open(context.Background(), ":memory:", nil)
+	db, err := sqlite.Open(context.Background(), ":memory:", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

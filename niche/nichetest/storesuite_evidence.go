@@ -1,4 +1,4 @@
-package storetest
+package nichetest
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // testNicheDuplicatePages checks that the publication floor counts demand
 // signals once per page: the same URL spelt differently, or collected by
 // two origins, is one page.
-func testNicheDuplicatePages(t *testing.T, open NicheOpen) {
+func testNicheDuplicatePages(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -57,7 +57,7 @@ func testNicheDuplicatePages(t *testing.T, open NicheOpen) {
 // evaluation that then falls below the floor (withdrawn automatically,
 // with a revision naming the signal), by one that keeps enough evidence
 // (stays published, counts drop) and by a draft (counts drop).
-func testNicheRejectedSignal(t *testing.T, open NicheOpen) {
+func testNicheRejectedSignal(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -86,30 +86,46 @@ func testNicheRejectedSignal(t *testing.T, open NicheOpen) {
 	if p, err := e.Preview(ctx, b.ID); err != nil || p.SignalCount != 5 {
 		t.Fatalf("preview before: %+v %v", p, err)
 	}
+	rejectWithdraws(t, e, a.ID, floor[2])
+	rejectKeepsSpare(t, e, b.ID)
+	rejectedInDraft(t, e, st, a.ID, b.ID, c.ID, floor[2])
+	rejectAgainAndAccept(t, e, a.ID, b.ID, floor[2])
+}
 
-	if _, err := e.ModerateSignal(ctx, floor[2], niche.StateRejected, "the review was fake", "mod-ann"); err != nil {
+// rejectWithdraws rejects sig, the signal evaluation a (exactly at the
+// floor) cannot do without: a is withdrawn by the system, with a revision
+// naming the signal, the moderator and the note.
+func rejectWithdraws(t *testing.T, e *niche.Engine, a, sig string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.ModerateSignal(ctx, sig, niche.StateRejected, "the review was fake", "mod-ann"); err != nil {
 		t.Fatal(err)
 	}
 	// a: 2 pages from 2 domains left, below 3: withdrawn by the system.
-	if _, err := e.Published(ctx, a.ID); !errors.Is(err, niche.ErrNotFound) {
+	if _, err := e.Published(ctx, a); !errors.Is(err, niche.ErrNotFound) {
 		t.Fatalf("evaluation below the floor still published: %v", err)
 	}
-	revs, err := e.Revisions(ctx, a.ID)
+	revs, err := e.Revisions(ctx, a)
 	if err != nil || len(revs) != 2 {
 		t.Fatalf("revisions of a: %+v %v", revs, err)
 	}
 	last := revs[1]
 	if last.Action != niche.ActionWithdraw || last.Actor != niche.SystemActor || last.State.Status != niche.StatusWithdrawn ||
-		!strings.Contains(last.Reason, floor[2]) || !strings.Contains(last.Reason, "mod-ann") || !strings.Contains(last.Reason, "the review was fake") {
+		!strings.Contains(last.Reason, sig) || !strings.Contains(last.Reason, "mod-ann") || !strings.Contains(last.Reason, "the review was fake") {
 		t.Fatalf("withdrawal revision %+v", last)
 	}
-	// b: still 4 pages from 3 domains: published, counts without the
-	// rejected signal everywhere.
-	full, err := e.Published(ctx, b.ID)
+}
+
+// rejectKeepsSpare: b still has 4 pages from 3 domains: it stays
+// published, and every read counts its signals without the rejected one.
+func rejectKeepsSpare(t *testing.T, e *niche.Engine, b string) {
+	t.Helper()
+	ctx := context.Background()
+	full, err := e.Published(ctx, b)
 	if err != nil || full.EvidenceSummary.SignalCount != 4 || full.Revision != 1 || len(full.Evidence) != 4 {
 		t.Fatalf("evaluation with spare evidence: %+v %v", full, err)
 	}
-	p, err := e.Preview(ctx, b.ID)
+	p, err := e.Preview(ctx, b)
 	if err != nil || p.SignalCount != 4 {
 		t.Fatalf("preview after: %+v %v", p, err)
 	}
@@ -121,13 +137,20 @@ func testNicheRejectedSignal(t *testing.T, open NicheOpen) {
 	if err != nil || len(res.Previews) != 1 || res.Previews[0].SignalCount != 4 {
 		t.Fatalf("search after: %+v %v", res, err)
 	}
+}
+
+// rejectedInDraft: the draft c is untouched but counts 0, and the store
+// itself refuses a write linking the rejected signal sig.
+func rejectedInDraft(t *testing.T, e *niche.Engine, st niche.Store, a, b, c, sig string) {
+	t.Helper()
+	ctx := context.Background()
 	// c: a draft, untouched but counting 0.
-	if ev, err := e.Evaluation(ctx, c.ID); err != nil || ev.Status != niche.StatusDraft || ev.Revision != 1 || ev.EvidenceSummary.SignalCount != 0 {
+	if ev, err := e.Evaluation(ctx, c); err != nil || ev.Status != niche.StatusDraft || ev.Revision != 1 || ev.EvidenceSummary.SignalCount != 0 {
 		t.Fatalf("draft: %+v %v", ev, err)
 	}
 	// The store itself refuses a write that links the rejected signal
 	// with CheckSignals (the engine checks first; this closes the race).
-	cur, err := st.Evaluation(ctx, c.ID)
+	cur, err := st.Evaluation(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,31 +159,36 @@ func testNicheRejectedSignal(t *testing.T, open NicheOpen) {
 	var re *niche.SignalRefError
 	_, _, err = st.ApplyWrite(ctx, niche.Write{OperationID: "check-signals", RequestHash: "h", ExpectedRevision: cur.Revision,
 		Record: next, Action: niche.ActionRevise, Actor: "test", At: cur.UpdatedAt, CheckSignals: true})
-	if !errors.As(err, &re) || !slices.Equal(re.Rejected, []string{floor[2]}) {
+	if !errors.As(err, &re) || !slices.Equal(re.Rejected, []string{sig}) {
 		t.Fatalf("store write linking a rejected signal with CheckSignals: %v", err)
 	}
-	counts, err := st.SignalCounts(ctx, []string{a.ID, b.ID, c.ID})
-	if diff := cmp.Diff(map[string]int{a.ID: 2, b.ID: 4}, counts); err != nil || diff != "" {
+	counts, err := st.SignalCounts(ctx, []string{a, b, c})
+	if diff := cmp.Diff(map[string]int{a: 2, b: 4}, counts); err != nil || diff != "" {
 		t.Fatalf("signal counts (-want +got):\n%s %v", diff, err)
 	}
-	// Moderating it again changes nothing more; accepting it again
-	// restores the counts but republishes nothing.
-	if _, err := e.ModerateSignal(ctx, floor[2], niche.StateRejected, "still fake", "mod-bob"); err != nil {
+}
+
+// rejectAgainAndAccept: moderating sig again changes nothing more;
+// accepting it again restores the counts but republishes nothing.
+func rejectAgainAndAccept(t *testing.T, e *niche.Engine, a, b, sig string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.ModerateSignal(ctx, sig, niche.StateRejected, "still fake", "mod-bob"); err != nil {
 		t.Fatal(err)
 	}
-	if revs, _ := e.Revisions(ctx, a.ID); len(revs) != 2 {
+	if revs, _ := e.Revisions(ctx, a); len(revs) != 2 {
 		t.Fatalf("a second rejection wrote %d revisions", len(revs))
 	}
-	if _, err := e.ModerateSignal(ctx, floor[2], niche.StateAccepted, "it was real after all", "mod-ann"); err != nil {
+	if _, err := e.ModerateSignal(ctx, sig, niche.StateAccepted, "it was real after all", "mod-ann"); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := e.Preview(ctx, b.ID); err != nil || p.SignalCount != 5 {
+	if p, err := e.Preview(ctx, b); err != nil || p.SignalCount != 5 {
 		t.Fatalf("preview after re-acceptance: %+v %v", p, err)
 	}
-	if _, err := e.Published(ctx, a.ID); !errors.Is(err, niche.ErrNotFound) {
+	if _, err := e.Published(ctx, a); !errors.Is(err, niche.ErrNotFound) {
 		t.Fatalf("re-acceptance republished: %v", err)
 	}
-	if _, err := e.Publish(ctx, a.ID, 2, niche.Op{ID: "republish"}); err != nil {
+	if _, err := e.Publish(ctx, a, 2, niche.Op{ID: "republish"}); err != nil {
 		t.Fatalf("curator republishes: %v", err)
 	}
 }
@@ -171,7 +199,7 @@ func testNicheRejectedSignal(t *testing.T, open NicheOpen) {
 // rejection (then re-checked and withdrawn), or checked by the engine
 // before it and committed after (then refused by the store) — the
 // evaluation must never end published while linking the rejected signal.
-func testNicheRejectionRace(t *testing.T, open NicheOpen) {
+func testNicheRejectionRace(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, another := open(t)
 	st2 := another()
@@ -246,7 +274,7 @@ func testNicheRejectionRace(t *testing.T, open NicheOpen) {
 // testNicheAccessLevels checks that words only in the hidden text (the
 // problem past the teaser, the solution hypothesis) are matched by
 // full-level reads only, and notes by none.
-func testNicheAccessLevels(t *testing.T, open NicheOpen) {
+func testNicheAccessLevels(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
@@ -303,7 +331,7 @@ func testNicheAccessLevels(t *testing.T, open NicheOpen) {
 
 // testNicheRescore writes evaluations with one scorer and rescores them
 // with another, through the store's id-ordered paging.
-func testNicheRescore(t *testing.T, open NicheOpen) {
+func testNicheRescore(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	e := nicheEngine(t, st, nil)
