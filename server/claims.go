@@ -165,7 +165,7 @@ func (h *verifyHandler) Precheck(w http.ResponseWriter, r *http.Request) (*http.
 			io.Closer
 		}{io.TeeReader(r.Body, &raw), r.Body}
 	}
-	var req shapes.ClaimVerificationRequest
+	var req claims.Request
 	if !h.s.decodeBody(w, r, &req) {
 		return r, false
 	}

@@ -1,42 +1,12 @@
 package shapes
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/assaykit/assay/field"
 )
-
-// Date is a calendar date without time or zone, written "YYYY-MM-DD".
-type Date struct {
-	Year  int
-	Month time.Month
-	Day   int
-}
-
-// String returns the date as YYYY-MM-DD.
-func (d Date) String() string { return fmt.Sprintf("%04d-%02d-%02d", d.Year, int(d.Month), d.Day) }
-
-// Time returns midnight UTC at the start of the date.
-func (d Date) Time() time.Time { return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC) }
-
-// MarshalJSON writes "YYYY-MM-DD".
-func (d Date) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
-
-// UnmarshalJSON reads "YYYY-MM-DD". Decode accepts more (Pydantic's lax
-// forms); this method serves plain encoding/json round trips.
-func (d *Date) UnmarshalJSON(b []byte) error {
-	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return fmt.Errorf("shapes: date must be a string")
-	}
-	s := string(b[1 : len(b)-1])
-	t, err := time.Parse(time.DateOnly, s)
-	if err != nil {
-		return fmt.Errorf("shapes: invalid date %q", s)
-	}
-	*d = Date{t.Year(), t.Month(), t.Day()}
-	return nil
-}
 
 // dateErr is a failed date coercion: a Pydantic error type and, for
 // date_from_datetime_parsing, the parser's message.
@@ -83,50 +53,50 @@ const (
 // dateFromString is Pydantic's lax str → date: an RFC 3339 date or a unix
 // timestamp at midnight; failing that, a datetime (or timestamp) whose time
 // is exactly midnight.
-func dateFromString(s []byte) (Date, dateErr) {
+func dateFromString(s []byte) (field.Date, dateErr) {
 	if d, msg := parseDate(s); msg == "" {
 		return pythonDate(d)
 	}
 	exact, d, msg := parseDateTime(s)
 	switch {
 	case msg != "":
-		return Date{}, dateErr{"date_from_datetime_parsing", msg}
+		return field.Date{}, dateErr{"date_from_datetime_parsing", msg}
 	case !exact:
-		return Date{}, dateErr{typ: "date_from_datetime_inexact"}
+		return field.Date{}, dateErr{typ: "date_from_datetime_inexact"}
 	}
 	return pythonDate(d)
 }
 
 // pythonDate is the last step of every successful coercion: the Python
 // date made of d, which cannot be in year 0.
-func pythonDate(d Date) (Date, dateErr) {
+func pythonDate(d field.Date) (field.Date, dateErr) {
 	if d.Year == 0 {
-		return Date{}, dateErr{"date_parsing", pyYearZero}
+		return field.Date{}, dateErr{"date_parsing", pyYearZero}
 	}
 	return d, dateErr{}
 }
 
 // dateFromNumber is Pydantic's lax number → date: a unix timestamp in
 // seconds (milliseconds above 2e10 in magnitude) at exactly midnight.
-func dateFromNumber(lit []byte, isFloat bool) (Date, dateErr) {
+func dateFromNumber(lit []byte, isFloat bool) (field.Date, dateErr) {
 	var sec int64
 	var micro uint32
 	if !isFloat {
 		v, big, neg := parseJSONInt(lit)
 		switch {
 		case big && neg:
-			return Date{}, dateErr{"date_from_datetime_parsing", dtTooSmall}
+			return field.Date{}, dateErr{"date_from_datetime_parsing", dtTooSmall}
 		case big:
-			return Date{}, dateErr{"date_from_datetime_parsing", dtTooLarge}
+			return field.Date{}, dateErr{"date_from_datetime_parsing", dtTooLarge}
 		}
 		sec = v
 	} else {
 		f, _ := strconv.ParseFloat(string(lit), 64)
 		switch {
 		case f < -9e18: // -Inf included
-			return Date{}, dateErr{"date_from_datetime_parsing", dtTooSmall}
+			return field.Date{}, dateErr{"date_from_datetime_parsing", dtTooSmall}
 		case f > 9e18: // +Inf included
-			return Date{}, dateErr{"date_from_datetime_parsing", dtTooLarge}
+			return field.Date{}, dateErr{"date_from_datetime_parsing", dtTooLarge}
 		}
 		_, frac := math.Modf(f)
 		sec, micro = int64(math.Floor(f)), uint32(math.Round(math.Abs(frac)*1e6))
@@ -134,16 +104,16 @@ func dateFromNumber(lit []byte, isFloat bool) (Date, dateErr) {
 	exact, d, msg := dateTimeFromTimestamp(sec, micro)
 	switch {
 	case msg != "":
-		return Date{}, dateErr{"date_from_datetime_parsing", msg}
+		return field.Date{}, dateErr{"date_from_datetime_parsing", msg}
 	case !exact:
-		return Date{}, dateErr{typ: "date_from_datetime_inexact"}
+		return field.Date{}, dateErr{typ: "date_from_datetime_inexact"}
 	}
 	return pythonDate(d)
 }
 
 // parseDate parses YYYY-MM-DD exactly, or an integer timestamp at
 // midnight; msg is the parser's error.
-func parseDate(s []byte) (Date, string) {
+func parseDate(s []byte) (field.Date, string) {
 	d, msg := parseDatePart(s)
 	if msg == "" && len(s) > 10 {
 		msg = dtExtra
@@ -154,18 +124,18 @@ func parseDate(s []byte) (Date, string) {
 	if ts, ok := speedInt(s); ok {
 		sec, micro, m := watershed(ts)
 		if m != "" {
-			return Date{}, m
+			return field.Date{}, m
 		}
 		d, rem, m := dateFromSeconds(sec)
 		if m != "" {
-			return Date{}, m
+			return field.Date{}, m
 		}
 		if rem != 0 || micro != 0 {
-			return Date{}, dtNotExact
+			return field.Date{}, dtNotExact
 		}
 		return d, ""
 	}
-	return Date{}, msg
+	return field.Date{}, msg
 }
 
 func digitAt(s []byte, i int) (int, bool) {
@@ -176,33 +146,33 @@ func digitAt(s []byte, i int) (int, bool) {
 }
 
 // parseDatePart reads the YYYY-MM-DD at the start of s.
-func parseDatePart(s []byte) (Date, string) {
+func parseDatePart(s []byte) (field.Date, string) {
 	if len(s) < 10 {
-		return Date{}, dtTooShort
+		return field.Date{}, dtTooShort
 	}
 	year := 0
 	for k := range 4 {
 		v, ok := digitAt(s, k)
 		if !ok {
-			return Date{}, dtCharYear
+			return field.Date{}, dtCharYear
 		}
 		year = year*10 + v
 	}
 	if s[4] != '-' {
-		return Date{}, dtDateSep
+		return field.Date{}, dtDateSep
 	}
 	m1, ok1 := digitAt(s, 5)
 	m2, ok2 := digitAt(s, 6)
 	if !ok1 || !ok2 {
-		return Date{}, dtCharMonth
+		return field.Date{}, dtCharMonth
 	}
 	if s[7] != '-' {
-		return Date{}, dtDateSep
+		return field.Date{}, dtDateSep
 	}
 	d1, ok1 := digitAt(s, 8)
 	d2, ok2 := digitAt(s, 9)
 	if !ok1 || !ok2 {
-		return Date{}, dtCharDay
+		return field.Date{}, dtCharDay
 	}
 	month, day := m1*10+m2, d1*10+d2
 	var maxDays int
@@ -217,12 +187,12 @@ func parseDatePart(s []byte) (Date, string) {
 			maxDays = 29
 		}
 	default:
-		return Date{}, dtRangeMonth
+		return field.Date{}, dtRangeMonth
 	}
 	if day < 1 || day > maxDays {
-		return Date{}, dtRangeDay
+		return field.Date{}, dtRangeDay
 	}
-	return Date{year, time.Month(month), day}, ""
+	return field.Date{Year: year, Month: time.Month(month), Day: day}, ""
 }
 
 func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
@@ -318,27 +288,27 @@ func watershed(ts int64) (int64, uint32, string) {
 }
 
 // dateFromSeconds is the date of a unix time and the seconds left over.
-func dateFromSeconds(sec int64) (Date, int64, string) {
+func dateFromSeconds(sec int64) (field.Date, int64, string) {
 	if sec < unix0000 {
-		return Date{}, 0, dtTooSmall
+		return field.Date{}, 0, dtTooSmall
 	}
 	if sec > unix9999 {
-		return Date{}, 0, dtTooLarge
+		return field.Date{}, 0, dtTooLarge
 	}
 	t := time.Unix(sec, 0).UTC()
 	rem := sec % 86400
 	if rem < 0 {
 		rem += 86400
 	}
-	return Date{t.Year(), t.Month(), t.Day()}, rem, ""
+	return field.DateOf(t), rem, ""
 }
 
 // dateTimeFromTimestamp reports whether a timestamp (seconds or, above
 // 2e10, milliseconds, plus microseconds) is exactly midnight, and its date.
-func dateTimeFromTimestamp(ts int64, micro uint32) (exact bool, d Date, msg string) {
+func dateTimeFromTimestamp(ts int64, micro uint32) (exact bool, d field.Date, msg string) {
 	sec, extra, msg := watershed(ts)
 	if msg != "" {
-		return false, Date{}, msg
+		return false, field.Date{}, msg
 	}
 	micro += extra
 	if micro >= 1_000_000 {
@@ -347,14 +317,14 @@ func dateTimeFromTimestamp(ts int64, micro uint32) (exact bool, d Date, msg stri
 	}
 	d, rem, msg := dateFromSeconds(sec)
 	if msg != "" {
-		return false, Date{}, msg
+		return false, field.Date{}, msg
 	}
 	return rem == 0 && micro == 0, d, ""
 }
 
 // parseDateTime parses an RFC 3339 datetime or a numeric timestamp and
 // reports whether its time is exactly midnight (the zone is ignored).
-func parseDateTime(s []byte) (exact bool, d Date, msg string) {
+func parseDateTime(s []byte) (exact bool, d field.Date, msg string) {
 	d, msg = parseDatePart(s)
 	if msg == "" {
 		if len(s) < 11 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ' && s[10] != '_') {
@@ -375,11 +345,11 @@ func parseDateTime(s []byte) (exact bool, d Date, msg string) {
 		}
 		sec := math.Floor(f)
 		if math.Abs(sec) > 9e18 {
-			return false, Date{}, dtTooLarge
+			return false, field.Date{}, dtTooLarge
 		}
 		return dateTimeFromTimestamp(int64(sec), uint32(math.Round((f-sec)*1e6)))
 	}
-	return false, Date{}, msg
+	return false, field.Date{}, msg
 }
 
 // parseTime parses HH:MM[:SS[.ffffff]][Z|±HH[:]MM] at off and reports

@@ -1,5 +1,7 @@
 package shapes
 
+import "github.com/assaykit/assay/niche"
+
 // Request shapes of the niche curator routes (/v1/admin/niche/...). The
 // interface document defines no operation that accepts a NicheDraft; these
 // wrap it with what curation needs: an operation id for idempotency, the
@@ -15,8 +17,8 @@ type NicheCreateRequest struct {
 	// Actor names the curator (default "curator").
 	Actor string `json:"actor" validate:"omitempty,max=120"`
 	// Reason is kept in the revision log.
-	Reason string     `json:"reason" validate:"omitempty,max=2000"`
-	Draft  NicheDraft `json:"draft" validate:"required"`
+	Reason string      `json:"reason" validate:"omitempty,max=2000"`
+	Draft  niche.Draft `json:"draft" validate:"required"`
 }
 
 // NicheReviseRequest is the body of PUT /v1/admin/niche/evaluations/{niche_id}.
@@ -25,8 +27,8 @@ type NicheReviseRequest struct {
 	Actor       string  `json:"actor" validate:"omitempty,max=120"`
 	Reason      string  `json:"reason" validate:"omitempty,max=2000"`
 	// ExpectedRevision must be the current revision (409 otherwise).
-	ExpectedRevision int        `json:"expectedRevision" validate:"required,gte=1"`
-	Draft            NicheDraft `json:"draft" validate:"required"`
+	ExpectedRevision int         `json:"expectedRevision" validate:"required,gte=1"`
+	Draft            niche.Draft `json:"draft" validate:"required"`
 }
 
 // NicheTransitionRequest is the body of the publish and withdraw routes.
@@ -76,8 +78,8 @@ type NicheModerationRequest struct {
 
 // NicheSignalListQuery holds the query of GET /v1/admin/niche/signals.
 type NicheSignalListQuery struct {
-	State  *string `json:"state" query:"state" validate:"omitempty,oneof=pending accepted rejected"`
-	Origin *string `json:"origin" query:"origin" validate:"omitempty,max=64"`
+	State  *string `json:"state" query:"state" validate:"omitnil,oneof=pending accepted rejected"`
+	Origin *string `json:"origin" query:"origin" validate:"omitnil,max=64"`
 	Limit  int     `json:"limit" query:"limit" validate:"gte=1,lte=500"`
 }
 
