@@ -235,31 +235,7 @@ func speedFloat(s []byte) (float64, bool) {
 	for k < len(body) && isDigit(body[k]) {
 		k++
 	}
-	if k == len(body) || body[k] != '.' {
-		return 0, false
-	}
-	digits := k
-	k++
-	for k < len(body) && isDigit(body[k]) {
-		k, digits = k+1, digits+1
-	}
-	if digits == 0 {
-		return 0, false
-	}
-	if k < len(body) && (body[k] == 'e' || body[k] == 'E') {
-		k++
-		if k < len(body) && (body[k] == '+' || body[k] == '-') {
-			k++
-		}
-		e := k
-		for k < len(body) && isDigit(body[k]) {
-			k++
-		}
-		if k == e {
-			return 0, false
-		}
-	}
-	if k != len(body) {
+	if k == len(body) || body[k] != '.' || !isDecimal(body) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(string(s), 64)
@@ -355,106 +331,133 @@ func parseDateTime(s []byte) (exact bool, d field.Date, msg string) {
 // parseTime parses HH:MM[:SS[.ffffff]][Z|±HH[:]MM] at off and reports
 // whether the time is 00:00:00.000000.
 func parseTime(s []byte, off int) (bool, string) {
-	if len(s)-off < 5 {
-		return false, dtTooShort
+	hour, minute, msg := parseHourMinute(s, off)
+	if msg != "" {
+		return false, msg
 	}
-	h1, ok1 := digitAt(s, off)
-	h2, ok2 := digitAt(s, off+1)
-	if !ok1 || !ok2 {
-		return false, dtCharHour
-	}
-	if s[off+2] != ':' {
-		return false, dtTimeSep
-	}
-	n1, ok1 := digitAt(s, off+3)
-	n2, ok2 := digitAt(s, off+4)
-	if !ok1 || !ok2 {
-		return false, dtCharMinute
-	}
-	hour, minute := h1*10+h2, n1*10+n2
-	if hour > 23 {
-		return false, dtRangeHour
-	}
-	if minute > 59 {
-		return false, dtRangeMinute
-	}
-	pos := off + 5
-	second, micro := 0, 0
-	if pos < len(s) && s[pos] == ':' {
-		s1, ok1 := digitAt(s, off+6)
-		s2, ok2 := digitAt(s, off+7)
-		if !ok1 || !ok2 {
-			return false, dtCharSecond
-		}
-		second = s1*10 + s2
-		if second > 59 {
-			return false, dtRangeSecond
-		}
-		pos = off + 8
-		if pos < len(s) && (s[pos] == '.' || s[pos] == ',') {
-			pos++
-			k := 0
-			for pos+k < len(s) && isDigit(s[pos+k]) {
-				if k < 6 {
-					micro = micro*10 + int(s[pos+k]-'0')
-				}
-				k++
-			}
-			if k == 0 {
-				return false, dtFractionMissing
-			}
-			pos += k
-		}
+	pos, second, micro, msg := parseSeconds(s, off+5)
+	if msg != "" {
+		return false, msg
 	}
 	if pos < len(s) {
-		c := s[pos]
-		pos++
-		if c != 'Z' && c != 'z' {
-			switch {
-			case c == '+' || c == '-':
-			case c == 0xe2: // U+2212 MINUS SIGN
-				if pos+1 >= len(s) || s[pos] != 0x88 || s[pos+1] != 0x92 {
-					return false, dtTzSign
-				}
-				pos += 2
-			default:
-				return false, dtTzSign
-			}
-			t1, ok1 := digitAt(s, pos)
-			t2, ok2 := digitAt(s, pos+1)
-			if !ok1 || !ok2 {
-				return false, dtTzHour
-			}
-			var m1 int
-			switch {
-			case pos+2 < len(s) && s[pos+2] == ':':
-				pos += 3
-				v, ok := digitAt(s, pos)
-				if !ok {
-					return false, dtTzMinute
-				}
-				m1 = v
-			case pos+2 < len(s) && isDigit(s[pos+2]):
-				pos += 2
-				m1 = int(s[pos] - '0')
-			default:
-				return false, dtTzMinute
-			}
-			m2, ok := digitAt(s, pos+1)
-			if !ok {
-				return false, dtTzMinute
-			}
-			if m1*600+m2*60 >= 3600 {
-				return false, dtRangeTzMinute
-			}
-			if t1*36000+t2*3600+m1*600+m2*60 >= 24*3600 {
-				return false, dtRangeTz
-			}
-			pos += 2
+		if pos, msg = parseZone(s, pos); msg != "" {
+			return false, msg
 		}
 	}
 	if len(s) > pos {
 		return false, dtExtra
 	}
 	return hour == 0 && minute == 0 && second == 0 && micro == 0, ""
+}
+
+// parseHourMinute parses HH:MM at off.
+func parseHourMinute(s []byte, off int) (hour, minute int, msg string) {
+	if len(s)-off < 5 {
+		return 0, 0, dtTooShort
+	}
+	h1, ok1 := digitAt(s, off)
+	h2, ok2 := digitAt(s, off+1)
+	if !ok1 || !ok2 {
+		return 0, 0, dtCharHour
+	}
+	if s[off+2] != ':' {
+		return 0, 0, dtTimeSep
+	}
+	n1, ok1 := digitAt(s, off+3)
+	n2, ok2 := digitAt(s, off+4)
+	if !ok1 || !ok2 {
+		return 0, 0, dtCharMinute
+	}
+	hour, minute = h1*10+h2, n1*10+n2
+	if hour > 23 {
+		return 0, 0, dtRangeHour
+	}
+	if minute > 59 {
+		return 0, 0, dtRangeMinute
+	}
+	return hour, minute, ""
+}
+
+// parseSeconds parses the optional :SS[.ffffff] at pos and returns the
+// index after it.
+func parseSeconds(s []byte, pos int) (end, second, micro int, msg string) {
+	if pos >= len(s) || s[pos] != ':' {
+		return pos, 0, 0, ""
+	}
+	s1, ok1 := digitAt(s, pos+1)
+	s2, ok2 := digitAt(s, pos+2)
+	if !ok1 || !ok2 {
+		return 0, 0, 0, dtCharSecond
+	}
+	second = s1*10 + s2
+	if second > 59 {
+		return 0, 0, 0, dtRangeSecond
+	}
+	pos += 3
+	if pos < len(s) && (s[pos] == '.' || s[pos] == ',') {
+		pos++
+		k := 0
+		for pos+k < len(s) && isDigit(s[pos+k]) {
+			if k < 6 {
+				micro = micro*10 + int(s[pos+k]-'0')
+			}
+			k++
+		}
+		if k == 0 {
+			return 0, 0, 0, dtFractionMissing
+		}
+		pos += k
+	}
+	return pos, second, micro, ""
+}
+
+// parseZone parses the zone at pos (Z, or a sign and HH[:]MM) and returns
+// the index after it.
+func parseZone(s []byte, pos int) (int, string) {
+	c := s[pos]
+	pos++
+	if c == 'Z' || c == 'z' {
+		return pos, ""
+	}
+	switch {
+	case c == '+' || c == '-':
+	case c == 0xe2: // U+2212 MINUS SIGN
+		if pos+1 >= len(s) || s[pos] != 0x88 || s[pos+1] != 0x92 {
+			return 0, dtTzSign
+		}
+		pos += 2
+	default:
+		return 0, dtTzSign
+	}
+	t1, ok1 := digitAt(s, pos)
+	t2, ok2 := digitAt(s, pos+1)
+	if !ok1 || !ok2 {
+		return 0, dtTzHour
+	}
+	var m1 int
+	switch {
+	case pos+2 < len(s) && s[pos+2] == ':':
+		pos += 3
+		v, ok := digitAt(s, pos)
+		if !ok {
+			return 0, dtTzMinute
+		}
+		m1 = v
+	case pos+2 < len(s) && isDigit(s[pos+2]):
+		pos += 2
+		m1 = int(s[pos] - '0')
+	default:
+		return 0, dtTzMinute
+	}
+	m2, ok := digitAt(s, pos+1)
+	if !ok {
+		return 0, dtTzMinute
+	}
+	if m1*600+m2*60 >= 3600 {
+		return 0, dtRangeTzMinute
+	}
+	if t1*36000+t2*3600+m1*600+m2*60 >= 24*3600 {
+		return 0, dtRangeTz
+	}
+	return pos + 2, ""
 }
