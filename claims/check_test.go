@@ -55,6 +55,7 @@ func TestCheck(t *testing.T) {
 		{"too many domains", claims.Standard, func(r *claims.Request) { r.AllowedDomains = make([]string, 101) },
 			"allowedDomains: List should have at most 100 items after validation, not 101", "allowedDomains"},
 		{"unknown tier", "turbo", nil, `Unknown verification tier "turbo"`, ""},
+		{"no claim", claims.Standard, func(r *claims.Request) { r.Claim = "" }, "claim: Field required", "claim"},
 		{"short claim", claims.Standard, func(r *claims.Request) { r.Claim = "ab" }, "claim: String should have at least 3 characters", "claim"},
 		{"freshness bound", claims.Standard, func(r *claims.Request) { r.FreshnessHours = field.Value(0) },
 			"freshnessHours: Input should be greater than or equal to 1", "freshnessHours"},
