@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/assaykit/assay/internal/ids"
 )
@@ -261,6 +260,16 @@ func (e *Engine) Signals(ctx context.Context, f SignalFilter) ([]Signal, error) 
 	return e.st.ListSignals(ctx, f)
 }
 
+// ModerationRequest is a moderation as a curator sends it (the body of
+// POST /v1/admin/niche/signals/{signal_id}/moderation,
+// NicheModerationRequest): its validate tags state the bounds once, for
+// ModerateSignal and shapes.Decode.
+type ModerationRequest struct {
+	State SignalState `json:"state" validate:"required,oneof=pending accepted rejected"`
+	Note  string      `json:"note" validate:"omitempty,max=1000"`
+	Actor string      `json:"actor" validate:"omitempty,max=120"`
+}
+
 // ModerateSignal sets a signal's moderation state. A rejected signal can
 // no longer be linked; evaluations that already link it stop showing and
 // counting it as evidence (evidence summary, preview signal count), and
@@ -272,17 +281,15 @@ func (e *Engine) Signals(ctx context.Context, f SignalFilter) ([]Signal, error) 
 // rejected signal is moderated as rejected, so repeating the moderation
 // completes a check that failed. Accepting a rejected signal again
 // republishes nothing (curators republish).
+//
+// state, note and actor are checked against ModerationRequest's bounds;
+// an empty actor is "curator".
 func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalState, note, actor string) (*Signal, error) {
-	if !state.Valid() {
-		return nil, invalid("state", "must be pending, accepted or rejected")
-	}
-	if utf8.RuneCountInString(note) > 1000 {
-		return nil, invalid("note", "must have at most 1000 characters")
-	}
-	actor, err := checkActor(actor)
-	if err != nil {
+	actor = strings.TrimSpace(actor)
+	if err := check(&ModerationRequest{State: state, Note: note, Actor: actor}); err != nil {
 		return nil, err
 	}
+	actor = cmp.Or(actor, "curator")
 	if !ids.Valid(ids.Signal, id) {
 		return nil, &NotFoundError{What: "Signal", ID: id}
 	}
@@ -359,47 +366,37 @@ func (e *Engine) recheckEvidence(ctx context.Context, id string, sig *Signal) er
 
 // ---- Curation ----
 
-// Op describes a curation operation.
+// Op describes a curation operation. The curator routes' bodies embed it
+// (NicheCreateRequest, NicheReviseRequest, NicheTransitionRequest): its
+// validate tags state their bounds once, checked by the engine on a Go
+// value and by shapes.Decode on a JSON body.
 type Op struct {
 	// ID makes the operation idempotent: repeating it with the same input
 	// returns the stored result; with different input it fails with
 	// ErrOperationConflict. Empty means a fresh random id (no replay
-	// protection). At most 128 characters of A-Z a-z 0-9 . _ : -.
-	ID string
-	// Actor names who made the change (at most 120 characters). Empty
-	// means "curator".
-	Actor string
-	// Reason says why (at most 2000 characters).
-	Reason string
+	// protection). Characters: A-Z a-z 0-9 . _ : -, starting with a letter
+	// or digit.
+	ID string `json:"operationId,omitempty" validate:"omitnil,omitempty,min=1,max=128"`
+	// Actor names who made the change. Empty means "curator".
+	Actor string `json:"actor" validate:"omitempty,max=120"`
+	// Reason says why.
+	Reason string `json:"reason" validate:"omitempty,max=2000"`
 }
 
-var opIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-
-func checkActor(actor string) (string, error) {
-	actor = strings.TrimSpace(actor)
-	if actor == "" {
-		actor = "curator"
-	}
-	if utf8.RuneCountInString(actor) > 120 {
-		return "", invalid("actor", "must have at most 120 characters")
-	}
-	return actor, nil
-}
+var opIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
 
 func (op Op) normalize() (Op, error) {
-	if op.ID == "" {
-		op.ID = ids.New("op_")
-	} else if !opIDPattern.MatchString(op.ID) {
-		return op, invalid("operationId", "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'")
-	}
-	var err error
-	if op.Actor, err = checkActor(op.Actor); err != nil {
+	op.Actor, op.Reason = strings.TrimSpace(op.Actor), strings.TrimSpace(op.Reason)
+	if err := check(&op); err != nil {
 		return op, err
 	}
-	op.Reason = strings.TrimSpace(op.Reason)
-	if utf8.RuneCountInString(op.Reason) > 2000 {
-		return op, invalid("reason", "must have at most 2000 characters")
+	switch {
+	case op.ID == "":
+		op.ID = ids.New("op_")
+	case !opIDPattern.MatchString(op.ID):
+		return op, invalid("operationId", "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'")
 	}
+	op.Actor = cmp.Or(op.Actor, "curator")
 	return op, nil
 }
 

@@ -867,11 +867,11 @@ func (n *nicheService) adminSignal(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *nicheService) adminModerate(w http.ResponseWriter, r *http.Request) {
-	var b shapes.NicheModerationRequest
+	var b niche.ModerationRequest
 	if !n.s.decodeBody(w, r, &b) {
 		return
 	}
-	s, err := n.cfg.Engine.ModerateSignal(r.Context(), r.PathValue("signal_id"), niche.SignalState(b.State), b.Note, b.Actor)
+	s, err := n.cfg.Engine.ModerateSignal(r.Context(), r.PathValue("signal_id"), b.State, b.Note, b.Actor)
 	if err != nil {
 		n.s.writeError(w, r, err)
 		return
@@ -884,7 +884,7 @@ func (n *nicheService) adminCreate(w http.ResponseWriter, r *http.Request) {
 	if !n.s.decodeBody(w, r, &b) {
 		return
 	}
-	ev, err := n.cfg.Engine.Create(r.Context(), niche.Op{ID: deref(b.OperationID), Actor: b.Actor, Reason: b.Reason}, b.Draft)
+	ev, err := n.cfg.Engine.Create(r.Context(), b.Op, b.Draft)
 	if err != nil {
 		n.s.writeError(w, r, err)
 		return
@@ -907,7 +907,7 @@ func (n *nicheService) adminRevise(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev, err := n.cfg.Engine.Revise(r.Context(), r.PathValue("niche_id"), b.ExpectedRevision,
-		niche.Op{ID: deref(b.OperationID), Actor: b.Actor, Reason: b.Reason}, b.Draft)
+		b.Op, b.Draft)
 	if err != nil {
 		n.s.writeError(w, r, err)
 		return
@@ -930,7 +930,7 @@ func (n *nicheService) adminTransition(action string) http.HandlerFunc {
 		if !n.s.decodeBody(w, r, &b) {
 			return
 		}
-		op := niche.Op{ID: deref(b.OperationID), Actor: b.Actor, Reason: b.Reason}
+		op := b.Op
 		var ev *niche.Evaluation
 		var err error
 		if action == niche.ActionPublish {

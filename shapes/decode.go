@@ -1074,7 +1074,7 @@ func (d *decoder) object(i int, sp *structPlan, v reflect.Value) int {
 				f := &sp.fields[fi]
 				before := len(d.errs)
 				d.loc = append(d.loc, locElem{name: f.name, idx: -1})
-				j = d.value(j, f.node, v.Field(f.index))
+				j = d.value(j, f.node, f.of(v))
 				d.loc = d.loc[:len(d.loc)-1]
 				if j < 0 {
 					return -1

@@ -59,9 +59,18 @@ type node struct {
 // fieldPlan is one field of a struct shape.
 type fieldPlan struct {
 	name       string // wire name
-	index      int    // Go field index
+	embed      int    // Go index of the embedded struct holding the field, or -1
+	index      int    // Go field index (in the embedded struct when embed >= 0)
 	node       *node
 	deprecated bool
+}
+
+// of returns the field in v, a value of the shape.
+func (f *fieldPlan) of(v reflect.Value) reflect.Value {
+	if f.embed >= 0 {
+		v = v.Field(f.embed)
+	}
+	return v.Field(f.index)
 }
 
 // structPlan is the compiled plan of a struct shape.
@@ -170,34 +179,53 @@ func (c *planCache) compileStruct(t reflect.Type, building map[reflect.Type]*str
 	}
 	for i := range t.NumField() {
 		sf := t.Field(i)
-		if !sf.IsExported() {
+		if !sf.Anonymous || sf.Type.Kind() != reflect.Struct || sf.Tag.Get("json") != "" {
+			if err := c.addField(p, sf, -1, i, building); err != nil {
+				return nil, err
+			}
 			continue
 		}
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if q := sf.Tag.Get("query"); q != "" {
-			name = q
+		// An embedded struct (niche.Op in the curator bodies): its fields
+		// are the shape's, in place, as encoding/json reads them.
+		for j := range sf.Type.NumField() {
+			if err := c.addField(p, sf.Type.Field(j), i, j, building); err != nil {
+				return nil, err
+			}
 		}
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		n, err := c.compileField(sf.Type, sf.Tag.Get("validate"), building)
-		if err != nil {
-			return nil, fmt.Errorf("shapes: %v.%s: %w", t, sf.Name, err)
-		}
-		if len(p.fields) == 64 {
-			return nil, fmt.Errorf("shapes: %v has more than 64 fields", t)
-		}
-		if n.required {
-			p.required |= 1 << len(p.fields)
-		}
-		p.byName[name] = len(p.fields)
-		p.fields = append(p.fields, fieldPlan{name: name, index: i, node: n,
-			deprecated: strings.Contains(sf.Tag.Get("shapes"), "deprecated")})
 	}
 	return p, nil
+}
+
+// addField adds the field sf of a struct shape, at index of the struct
+// embedded at embed (-1: of the shape itself).
+func (c *planCache) addField(p *structPlan, sf reflect.StructField, embed, index int, building map[reflect.Type]*structPlan) error {
+	if !sf.IsExported() {
+		return nil
+	}
+	name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+	if q := sf.Tag.Get("query"); q != "" {
+		name = q
+	}
+	if name == "-" {
+		return nil
+	}
+	if name == "" {
+		name = sf.Name
+	}
+	n, err := c.compileField(sf.Type, sf.Tag.Get("validate"), building)
+	if err != nil {
+		return fmt.Errorf("shapes: %v.%s: %w", p.typ, sf.Name, err)
+	}
+	if len(p.fields) == 64 {
+		return fmt.Errorf("shapes: %v has more than 64 fields", p.typ)
+	}
+	if n.required {
+		p.required |= 1 << len(p.fields)
+	}
+	p.byName[name] = len(p.fields)
+	p.fields = append(p.fields, fieldPlan{name: name, embed: embed, index: index, node: n,
+		deprecated: strings.Contains(sf.Tag.Get("shapes"), "deprecated")})
+	return nil
 }
 
 // sharesMemory reports whether copying v would share mutable memory: a

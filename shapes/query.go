@@ -60,7 +60,7 @@ func DecodeQuery(values url.Values, dst any) error {
 			doc = appendPyString(nil, validUTF8(vals[len(vals)-1]))
 		}
 		d.data, d.str = doc, string(doc)
-		d.value(0, f.node, v.Field(f.index))
+		d.value(0, f.node, f.of(v))
 	}
 	if len(d.errs) > 0 {
 		return &ValidationError{Detail: d.errs, echo: echoBudget(size)}

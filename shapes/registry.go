@@ -64,7 +64,7 @@ func shapeTable() map[string]func() any {
 		"NicheTransitionRequest":   func() any { return new(NicheTransitionRequest) },
 		"NicheSignalInput":         func() any { return new(NicheSignalInput) },
 		"NicheSignalBatch":         func() any { return new(NicheSignalBatch) },
-		"NicheModerationRequest":   func() any { return new(NicheModerationRequest) },
+		"NicheModerationRequest":   func() any { return new(niche.ModerationRequest) },
 		"NicheSignalListQuery":     func() any { return new(NicheSignalListQuery) },
 		"CustomerOrdersQuery":      func() any { return new(CustomerOrdersQuery) },
 		"AdminOrderSummaryQuery":   func() any { return new(AdminOrderSummaryQuery) },

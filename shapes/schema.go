@@ -115,7 +115,7 @@ func completeStruct(def *jsonschema.Schema, sp *structPlan) error {
 		}
 		if f.node.required {
 			def.Required = append(def.Required, f.name)
-		} else if dv := defaults.Elem().Field(f.index); hasDefault(dv, f.node) {
+		} else if dv := f.of(defaults.Elem()); hasDefault(dv, f.node) {
 			ps.Default = dv.Interface()
 		}
 		ps = constrain(ps, f.node)

@@ -67,9 +67,10 @@ func TestValidatorAgreesWithDecode(t *testing.T) {
 		"ClaimVerificationRequest": {`{"claim":"Base mainnet uses chain ID 8453."}`,
 			`{"claim":"abc","asOf":"2026-01-02","jurisdiction":"EU","freshnessHours":24,"sourcePolicy":"official_only","minimumSources":1,"maxSources":2,"allowedDomains":["who.int"],"blockedDomains":[],"includeConflicts":false,"language":"de"}`,
 			`{"claim":"abc","freshnessHours":null}`},
-		"NicheDraft":       {draft},
-		"NicheListQuery":   {`{"limit":1}`, `{"q":"abc","category":"Trades","sort":"recent","limit":100}`},
-		"NicheSearchQuery": {`{"q":"dental clinics","limit":5}`, `{"q":"abc","category":"Trades","sort":"score","limit":20}`},
+		"NicheDraft":             {draft},
+		"NicheListQuery":         {`{"limit":1}`, `{"q":"abc","category":"Trades","sort":"recent","limit":100}`},
+		"NicheSearchQuery":       {`{"q":"dental clinics","limit":5}`, `{"q":"abc","category":"Trades","sort":"score","limit":20}`},
+		"NicheModerationRequest": {`{"state":"accepted","note":"checked","actor":"ana"}`},
 	}
 	agreed, refused := 0, 0
 	for name, docs := range bases {
