@@ -74,19 +74,8 @@ func TestValidatorAgreesWithDecode(t *testing.T) {
 	}
 	agreed, refused := 0, 0
 	for name, docs := range bases {
-		raw, _ := Schema(name)
-		var schema map[string]any
-		if err := json.Unmarshal(raw, &schema); err != nil {
-			t.Fatal(err)
-		}
 		for _, base := range docs {
-			var doc any
-			if err := json.Unmarshal([]byte(base), &doc); err != nil {
-				t.Fatal(err)
-			}
-			w := &schemaWalker{defs: schema["$defs"].(map[string]any)}
-			w.walk(doc, nil, schema, doc)
-			for _, f := range append([]fixture{{"base", doc}}, w.fixtures...) {
+			for _, f := range boundaryFixtures(t, name, base) {
 				b, _ := json.Marshal(f.doc)
 				ok, bad := agree(t, name, b)
 				if ok {
