@@ -13,9 +13,14 @@
 //
 // This root package holds no code: it documents the module. The packages:
 //
-//   - shapes: every request shape of the interface documents, decoded and
+//   - shapes: the request shapes of the interface documents, decoded and
 //     validated exactly as the existing services (Pydantic v2 lax mode)
 //     do, with FastAPI's 422 bodies and JSON Schemas from the same tags.
+//     A shape with a domain twin is the domain type (claims.Request,
+//     niche.Draft, niche.SearchOptions, …): its bounds are its validate
+//     tags, which the engines check on Go values with validator/v10.
+//   - field: the value types those requests share (field.Date, and
+//     field.Nullable for a field that may be unset, null or a value).
 //   - niche: the niche catalogue engine (evaluations, signals, scores,
 //     access levels, unlock tokens, subscriptions); niche/nichedemo is the
 //     demo catalogue, niche/stripebilling sells subscriptions through

@@ -15,7 +15,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/openai"
-	"github.com/assaykit/assay/shapes"
+	"github.com/assaykit/assay/field"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/store/sqlite"
@@ -224,7 +224,7 @@ type advRow struct {
 	name   string
 	tier   string
 	claim  string
-	mutate func(*shapes.ClaimVerificationRequest)
+	mutate func(*claims.Request)
 	evs    []ev
 	facts  []fact
 	// want
@@ -272,12 +272,12 @@ func TestAdversarialAnswers(t *testing.T) {
 		unchecked("SSRF: redirect to a private address", "http://www.redirector-exampleton.gov/wage",
 			"refused the page (redirect to http://metadata.exampleton-cloud.gov/latest/wage refused",
 			"not checked, because the capture guard refused the page (redirect to http://metadata.exampleton-cloud.gov/latest/wage refused"),
-		{name: "minimumSources 4 on standard, the fourth quote invented", mutate: func(r *shapes.ClaimVerificationRequest) { r.MinimumSources = 4 },
+		{name: "minimumSources 4 on standard, the fourth quote invented", mutate: func(r *claims.Request) { r.MinimumSources = 4 },
 			evs: []ev{good, second(secondURL), {"e3", oppositeURL, wageQuote, "supports", fresh},
 				{"e4", "http://www.courts-exampleton.gov/ruling", wageQuote, "supports", fresh}},
 			facts:   []fact{{statement: wageClaim, ids: []string{"e1", "e2", "e3", "e4"}}},
 			refused: "The standard tier checks quotes on at most 3 captured pages; minimumSources (4) cannot be met; the deep tier checks up to 8"},
-		{name: "minimumSources 4 on deep, the fourth quote invented", tier: claims.Deep, mutate: func(r *shapes.ClaimVerificationRequest) { r.MinimumSources = 4 },
+		{name: "minimumSources 4 on deep, the fourth quote invented", tier: claims.Deep, mutate: func(r *claims.Request) { r.MinimumSources = 4 },
 			evs: []ev{good, second(secondURL), {"e3", oppositeURL, wageQuote, "supports", fresh},
 				{"e4", "http://www.courts-exampleton.gov/ruling", wageQuote, "supports", fresh}},
 			facts:  []fact{{statement: wageClaim, ids: []string{"e1", "e2", "e3", "e4"}}},
@@ -293,13 +293,13 @@ func TestAdversarialAnswers(t *testing.T) {
 			status: claims.StatusConfirmed, maxConf: 0.60, snapshots: 2, limitIn: "Atomic fact 1 rests only on evidence older than the freshness window; its confidence is capped at 0.60."},
 		{name: "present-state claim, 400-day-old sources, freshnessHours 24 (unmarked answer)",
 			claim:  "Exampleton's current minimum wage is $18.00 per hour.",
-			mutate: func(r *shapes.ClaimVerificationRequest) { h := 24; r.FreshnessHours = &h },
+			mutate: func(r *claims.Request) { r.FreshnessHours = field.Value(24) },
 			evs:    []ev{{"e1", goodURL, wageQuote, "supports", date("2025-10-18")}, {"e2", secondURL, wageQuote, "supports", date("2025-10-18")}},
 			facts:  []fact{{statement: "The minimum wage is $18.00 per hour.", ids: []string{"e1", "e2"}}},
 			status: claims.StatusInsufficientEvidence, maxConf: 0.49, snapshots: 2,
 			limitIn: "Atomic fact 1 concerns a state that changes over time and rests only on evidence older than the 24-hour freshness window (e1, e2); it is insufficient_evidence."},
 		{name: "present-state fact marked by the provider, freshnessHours 24",
-			mutate: func(r *shapes.ClaimVerificationRequest) { h := 24; r.FreshnessHours = &h },
+			mutate: func(r *claims.Request) { r.FreshnessHours = field.Value(24) },
 			evs:    []ev{{"e1", goodURL, wageQuote, "supports", date("2025-10-18")}, {"e2", secondURL, wageQuote, "supports", date("2025-10-18")}},
 			facts:  []fact{{statement: wageClaim, ids: []string{"e1", "e2"}, sensitive: &yes}},
 			status: claims.StatusInsufficientEvidence, maxConf: 0.49, snapshots: 2,
@@ -342,7 +342,7 @@ func TestAdversarialAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var req shapes.ClaimVerificationRequest
+			var req claims.Request
 			req.SetDefaults()
 			req.Claim = wageClaim
 			if tc.claim != "" {

@@ -31,7 +31,7 @@ func benchEngine(b *testing.B, providerDelay, pageDelay time.Duration) (*claims.
 
 func benchRequest(i int) *claims.Request {
 	return &claims.Request{Claim: fmt.Sprintf("Exampleton's minimum wage is $18.00 per hour (%d).", i),
-		SourcePolicy: "open_web", MinimumSources: 1, MaxSources: 20, IncludeConflicts: true, Language: "auto"}
+		SourcePolicy: "open_web", MinimumSources: 1, MaxSources: 20, IncludeConflicts: new(true), Language: "auto"}
 }
 
 // BenchmarkVerifyResearchLoopback: a research-tier call with a provider

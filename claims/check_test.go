@@ -7,12 +7,12 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
-	"github.com/assaykit/assay/shapes"
+	"github.com/assaykit/assay/field"
 	"github.com/google/go-cmp/cmp"
 )
 
 func defaultRequest(claim string) *claims.Request {
-	var r shapes.ClaimVerificationRequest
+	var r claims.Request
 	r.SetDefaults()
 	r.Claim = claim
 	return &r
@@ -20,7 +20,6 @@ func defaultRequest(claim string) *claims.Request {
 
 func TestCheck(t *testing.T) {
 	e, _ := newEngine(t, claimstest.NewProvider(), nil, nil)
-	ptr := func(n int) *int { return &n }
 	tests := []struct {
 		name   string
 		tier   string
@@ -54,17 +53,19 @@ func TestCheck(t *testing.T) {
 		{"ip domain", claims.Standard, func(r *claims.Request) { r.AllowedDomains = []string{"10.0.0.1"} },
 			"allowedDomains[0]: domain '10.0.0.1' is an IP address", "allowedDomains"},
 		{"too many domains", claims.Standard, func(r *claims.Request) { r.AllowedDomains = make([]string, 101) },
-			"allowedDomains must have at most 100 items (got 101)", "allowedDomains"},
+			"allowedDomains: List should have at most 100 items after validation, not 101", "allowedDomains"},
 		{"unknown tier", "turbo", nil, `Unknown verification tier "turbo"`, ""},
-		{"short claim", claims.Standard, func(r *claims.Request) { r.Claim = "ab" }, "claim must be 3 to 4000 characters long (got 2)", "claim"},
-		{"freshness bound", claims.Standard, func(r *claims.Request) { r.FreshnessHours = ptr(0) },
-			"freshnessHours must be between 1 and 8760 (got 0)", "freshnessHours"},
-		{"freshness null is fine", claims.Standard, func(r *claims.Request) { r.FreshnessHours = nil }, "", ""},
+		{"no claim", claims.Standard, func(r *claims.Request) { r.Claim = "" }, "claim: Field required", "claim"},
+		{"short claim", claims.Standard, func(r *claims.Request) { r.Claim = "ab" }, "claim: String should have at least 3 characters", "claim"},
+		{"freshness bound", claims.Standard, func(r *claims.Request) { r.FreshnessHours = field.Value(0) },
+			"freshnessHours: Input should be greater than or equal to 1", "freshnessHours"},
+		{"freshness null is fine", claims.Standard, func(r *claims.Request) { r.FreshnessHours = field.Null[int]() }, "", ""},
 		{"bad policy", claims.Standard, func(r *claims.Request) { r.SourcePolicy = "anything" },
-			"sourcePolicy must be 'official_only', 'authoritative' or 'open_web'", "sourcePolicy"},
-		{"maxSources bound", claims.Standard, func(r *claims.Request) { r.MaxSources = 21 }, "maxSources must be between 1 and 20 (got 21)", "maxSources"},
-		{"minimumSources bound", claims.Standard, func(r *claims.Request) { r.MinimumSources = 0 }, "minimumSources must be between 1 and 10 (got 0)", "minimumSources"},
-		{"language bound", claims.Standard, func(r *claims.Request) { r.Language = "x" }, "language must be 2 to 35 characters long", "language"},
+			"sourcePolicy: Input should be 'official_only', 'authoritative' or 'open_web'", "sourcePolicy"},
+		{"maxSources bound", claims.Standard, func(r *claims.Request) { r.MaxSources = 21 }, "maxSources: Input should be less than or equal to 20", "maxSources"},
+		{"minimumSources bound", claims.Standard, func(r *claims.Request) { r.MinimumSources = -1 }, "minimumSources: Input should be greater than or equal to 1", "minimumSources"},
+		{"minimumSources unset takes the default", claims.Standard, func(r *claims.Request) { r.MinimumSources = 0 }, "", ""},
+		{"language bound", claims.Standard, func(r *claims.Request) { r.Language = "x" }, "language: String should have at least 2 characters", "language"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,10 +118,10 @@ func TestEffectiveRequest(t *testing.T) {
 		"claim":    func(r *claims.Request) { r.Claim += "!" },
 		"policy":   func(r *claims.Request) { r.SourcePolicy = "open_web" },
 		"min":      func(r *claims.Request) { r.MinimumSources = 1 },
-		"fresh":    func(r *claims.Request) { r.FreshnessHours = nil },
+		"fresh":    func(r *claims.Request) { r.FreshnessHours = field.Null[int]() },
 		"asOf":     func(r *claims.Request) { r.AsOf = dateOf(2025, 1, 1) },
 		"lang":     func(r *claims.Request) { r.Language = "de" },
-		"conflict": func(r *claims.Request) { r.IncludeConflicts = false },
+		"conflict": func(r *claims.Request) { r.IncludeConflicts = new(false) },
 	} {
 		c := defaultRequest("Claim text here")
 		c.AllowedDomains, c.BlockedDomains, c.MaxSources = b.AllowedDomains, b.BlockedDomains, 3

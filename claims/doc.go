@@ -1,6 +1,6 @@
 // Package claims verifies factual claims against web sources.
 //
-// An Engine takes a ClaimVerificationRequest on one of four tiers (quick,
+// An Engine takes a ClaimVerificationRequest (Request) on one of four tiers (quick,
 // standard, deep, research: see Tiers), asks a SearchProvider to search and
 // analyse, and turns what the provider reported into a ClaimVerificationResult
 // by deterministic rules: the provider reports, the engine decides. Nothing
@@ -8,8 +8,34 @@
 // are all re-checked here.
 //
 //	e, err := claims.New(provider, db, snapshotter, nil)
-//	eff, err := e.Check("deep", req)          // before payment: tier rules only
+//	req := &claims.Request{Claim: "USDC on Base has 6 decimals."} // every other field: its default
+//	eff, err := e.Check("deep", req)          // before payment: bounds and tier rules only
 //	res, err := e.Verify(ctx, "deep", req, &claims.Call{IdempotencyKey: key, Scope: "payer:0x…"})
+//
+// # The request
+//
+// Request is the document's ClaimVerificationRequest and its bounds are
+// its validate tags, stated once: Check and Verify check them with
+// validator/v10 (Request.Validate), and the HTTP, MCP and A2A layers
+// decode JSON with package shapes from the same tags, with Pydantic's
+// errors. A broken bound gets the same message on every path: Go callers
+// get a *RequestError whose Msg is the field and Pydantic's message
+// ("claim: String should have at least 3 characters"), JSON callers a 422
+// with that message at loc ["body", "claim"]. The rules between fields and
+// tiers (below) come after the bounds, with their own messages.
+//
+// Unset fields take the documented defaults in the engine, so the zero
+// value works: Request{Claim: "…"} is verified exactly as the body
+// {"claim": "…"} (freshnessHours 168, sourcePolicy authoritative,
+// minimumSources 2, maxSources 8, no asOf, jurisdiction or domain lists,
+// includeConflicts true, language auto; the Default* constants).
+// SetDefaults writes them into a Request (shapes calls it before reading a
+// body) and is never needed for correctness. An explicit value that is
+// also a zero value is written with the field's type: IncludeConflicts:
+// new(false); FreshnessHours: field.Null[int]() for the document's null (no
+// freshness requirement), field.Value(24) for 24 hours. A zero
+// minimumSources, maxSources, sourcePolicy or language is outside the
+// document's bounds, so in Go it can only mean unset.
 //
 // # Choices where the interface document is silent
 //

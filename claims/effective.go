@@ -1,15 +1,15 @@
 package claims
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"unicode/utf8"
 
+	"github.com/assaykit/assay/field"
 	"github.com/assaykit/assay/internal/urlnorm"
-	"github.com/assaykit/assay/shapes"
 )
 
 // Source policies.
@@ -25,7 +25,7 @@ const (
 type Effective struct {
 	Tier             Tier
 	Claim            string
-	AsOf             *shapes.Date
+	AsOf             *field.Date
 	Jurisdiction     *string
 	FreshnessHours   int // 0: no freshness requirement (freshnessHours null)
 	SourcePolicy     string
@@ -80,9 +80,10 @@ func reqErr(field, format string, args ...any) *RequestError {
 // or a *RequestError. It does no I/O: the HTTP layer calls it before asking
 // for payment, so nothing it refuses is ever charged.
 //
-// The document's bounds are checked again here (the HTTP decoder checks
-// them first) so that callers using the engine directly get the same
-// guarantees.
+// The bounds of the request's validate tags are checked here too
+// (Request.Validate: the HTTP decoder checks the same tags first), so that
+// callers using the engine directly get the same guarantees and the same
+// messages; unset fields take their documented defaults.
 func (e *Engine) Check(tier string, req *Request) (*Effective, error) {
 	return check(tier, req)
 }
@@ -95,90 +96,89 @@ func check(tier string, req *Request) (*Effective, error) {
 	if req == nil {
 		return nil, reqErr("", "The request is empty")
 	}
-	if n := utf8.RuneCountInString(req.Claim); n < 3 || n > 4000 {
-		return nil, reqErr("claim", "claim must be 3 to 4000 characters long (got %d)", n)
-	}
-	if req.Jurisdiction != nil && utf8.RuneCountInString(*req.Jurisdiction) > 100 {
-		return nil, reqErr("jurisdiction", "jurisdiction must be at most 100 characters long")
-	}
-	fresh := 0
-	if req.FreshnessHours != nil {
-		fresh = *req.FreshnessHours
-		if fresh < 1 || fresh > 8760 {
-			return nil, reqErr("freshnessHours", "freshnessHours must be between 1 and 8760 (got %d)", fresh)
-		}
-	}
-	policy := req.SourcePolicy
-	if policy == "" {
-		policy = PolicyAuthoritative
-	}
-	if policy != PolicyOfficialOnly && policy != PolicyAuthoritative && policy != PolicyOpenWeb {
-		return nil, reqErr("sourcePolicy", "sourcePolicy must be 'official_only', 'authoritative' or 'open_web'")
-	}
-	if req.MinimumSources < 1 || req.MinimumSources > 10 {
-		return nil, reqErr("minimumSources", "minimumSources must be between 1 and 10 (got %d)", req.MinimumSources)
-	}
-	if req.MaxSources < 1 || req.MaxSources > 20 {
-		return nil, reqErr("maxSources", "maxSources must be between 1 and 20 (got %d)", req.MaxSources)
-	}
-	lang := req.Language
-	if lang == "" {
-		lang = "auto"
-	}
-	if n := utf8.RuneCountInString(lang); n < 2 || n > 35 {
-		return nil, reqErr("language", "language must be 2 to 35 characters long")
-	}
-	if req.MinimumSources > req.MaxSources {
-		return nil, reqErr("", "minimumSources (%d) must not exceed maxSources (%d)", req.MinimumSources, req.MaxSources)
-	}
-	maxSources := min(req.MaxSources, t.MaxCitedSources)
-	if req.MinimumSources > maxSources {
-		return nil, reqErr("", "The %s tier supports at most %d cited sources; minimumSources (%d) cannot be met",
-			t.Name, t.MaxCitedSources, req.MinimumSources)
-	}
-	if n := t.CheckablePages(); req.MinimumSources > n {
-		return nil, reqErr("", "The %s tier checks quotes on at most %d captured pages; minimumSources (%d) cannot be met%s",
-			t.Name, n, req.MinimumSources, tierThatChecks(req.MinimumSources))
-	}
-	allowed, err := normDomains("allowedDomains", req.AllowedDomains)
-	if err != nil {
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	blocked, err := normDomains("blockedDomains", req.BlockedDomains)
-	if err != nil {
+	eff := effective(t, req)
+	if err := eff.checkSources(); err != nil {
 		return nil, err
+	}
+	if err := eff.setDomains(req.AllowedDomains, req.BlockedDomains); err != nil {
+		return nil, err
+	}
+	return eff, nil
+}
+
+// effective is the request with its defaults applied and maxSources
+// capped by the tier (domains are set by setDomains).
+func effective(t Tier, req *Request) *Effective {
+	eff := &Effective{Tier: t, Claim: req.Claim, FreshnessHours: DefaultFreshnessHours,
+		SourcePolicy:     cmp.Or(req.SourcePolicy, DefaultSourcePolicy),
+		MinimumSources:   cmp.Or(req.MinimumSources, DefaultMinimumSources),
+		MaxSources:       cmp.Or(req.MaxSources, DefaultMaxSources),
+		IncludeConflicts: DefaultIncludeConflicts, Language: cmp.Or(req.Language, DefaultLanguage)}
+	if req.AsOf != nil {
+		eff.AsOf = new(*req.AsOf)
+	}
+	if req.Jurisdiction != nil {
+		eff.Jurisdiction = new(*req.Jurisdiction)
+	}
+	if h, ok := req.FreshnessHours.Get(); ok {
+		eff.FreshnessHours = h
+	} else if req.FreshnessHours.IsNull() {
+		eff.FreshnessHours = 0
+	}
+	if req.IncludeConflicts != nil {
+		eff.IncludeConflicts = *req.IncludeConflicts
+	}
+	return eff
+}
+
+// checkSources applies the rules between minimumSources, maxSources and
+// the tier, and caps maxSources by the tier.
+func (e *Effective) checkSources() error {
+	t := e.Tier
+	if e.MinimumSources > e.MaxSources {
+		return reqErr("", "minimumSources (%d) must not exceed maxSources (%d)", e.MinimumSources, e.MaxSources)
+	}
+	e.MaxSources = min(e.MaxSources, t.MaxCitedSources)
+	if e.MinimumSources > e.MaxSources {
+		return reqErr("", "The %s tier supports at most %d cited sources; minimumSources (%d) cannot be met",
+			t.Name, t.MaxCitedSources, e.MinimumSources)
+	}
+	if n := t.CheckablePages(); e.MinimumSources > n {
+		return reqErr("", "The %s tier checks quotes on at most %d captured pages; minimumSources (%d) cannot be met%s",
+			t.Name, n, e.MinimumSources, tierThatChecks(e.MinimumSources))
+	}
+	return nil
+}
+
+// setDomains normalises the domain lists and applies the rules between
+// them and the source policy.
+func (e *Effective) setDomains(allowedIn, blockedIn []string) error {
+	allowed, err := normDomains("allowedDomains", allowedIn)
+	if err != nil {
+		return err
+	}
+	blocked, err := normDomains("blockedDomains", blockedIn)
+	if err != nil {
+		return err
 	}
 	for _, d := range allowed {
 		if _, found := slices.BinarySearch(blocked, d); found {
-			return nil, reqErr("", "Domain %q is both allowed and blocked", d)
+			return reqErr("", "Domain %q is both allowed and blocked", d)
 		}
 	}
-	if policy == PolicyOfficialOnly && len(allowed) == 0 {
-		return nil, reqErr("", "allowedDomains is required when sourcePolicy is official_only")
+	if e.SourcePolicy == PolicyOfficialOnly && len(allowed) == 0 {
+		return reqErr("", "allowedDomains is required when sourcePolicy is official_only")
 	}
-	var asOf *shapes.Date
-	if req.AsOf != nil {
-		d := *req.AsOf
-		asOf = &d
-	}
-	var jur *string
-	if req.Jurisdiction != nil {
-		j := *req.Jurisdiction
-		jur = &j
-	}
-	return &Effective{
-		Tier: t, Claim: req.Claim, AsOf: asOf, Jurisdiction: jur, FreshnessHours: fresh,
-		SourcePolicy: policy, MinimumSources: req.MinimumSources, MaxSources: maxSources,
-		AllowedDomains: allowed, BlockedDomains: blocked, IncludeConflicts: req.IncludeConflicts,
-		Language: lang,
-	}, nil
+	e.AllowedDomains, e.BlockedDomains = allowed, blocked
+	return nil
 }
 
-// normDomains normalises, deduplicates and sorts a domain list.
-func normDomains(field string, in []string) ([]string, error) {
-	if len(in) > 100 {
-		return nil, reqErr(field, "%s must have at most 100 items (got %d)", field, len(in))
-	}
+// normDomains normalises, deduplicates and sorts a domain list (its length
+// is a bound of Request, checked by Validate).
+func normDomains(name string, in []string) ([]string, error) {
 	out := make([]string, 0, len(in))
 	for i, d := range in {
 		n, err := urlnorm.Domain(d)
@@ -187,7 +187,7 @@ func normDomains(field string, in []string) ([]string, error) {
 			if ue, ok := err.(*urlnorm.Error); ok {
 				msg = ue.Msg
 			}
-			return nil, reqErr(field, "%s[%d]: %s", field, i, msg)
+			return nil, reqErr(name, "%s[%d]: %s", name, i, msg)
 		}
 		out = append(out, n)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/field"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/store"
 )
@@ -312,7 +313,7 @@ func TestResultCache(t *testing.T) {
 	}
 	validate(t, second)
 	// freshnessHours null never uses the cache.
-	req.FreshnessHours = nil
+	req.FreshnessHours = field.Null[int]()
 	if _, err := e.Verify(t.Context(), claims.Standard, req, nil); err != nil || p.Calls() != 2 {
 		t.Fatalf("null freshness: %v calls %d", err, p.Calls())
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/field"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -68,9 +69,7 @@ func ExampleEngine_Verify() {
 		log.Fatal(err)
 	}
 
-	req := &claims.Request{}
-	req.SetDefaults() // what the HTTP layer's decoder does
-	req.Claim = "Exampleton's minimum wage is $18.00 per hour."
+	req := &claims.Request{Claim: "Exampleton's minimum wage is $18.00 per hour."} // the other fields: their defaults
 	res, err := engine.Verify(ctx, claims.Standard, req, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -115,10 +114,7 @@ func ExampleEngine_Check() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	req := &claims.Request{}
-	req.SetDefaults()
-	req.Claim = "Base mainnet uses chain ID 8453."
-	req.MinimumSources = 4
+	req := &claims.Request{Claim: "Base mainnet uses chain ID 8453.", MinimumSources: 4}
 
 	_, err = engine.Check(claims.Quick, req)
 	var re *claims.RequestError
@@ -136,6 +132,43 @@ func ExampleEngine_Check() {
 	// true The quick tier supports at most 3 cited sources; minimumSources (4) cannot be met
 	// deep 8 4
 	// true
+}
+
+// A Request's zero value takes the documented defaults; an explicit value
+// that is also a zero value is written with the field's type, and a
+// broken bound reads as it does over HTTP (Pydantic's message).
+func ExampleRequest() {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, ":memory:", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	engine, err := claims.New(nil, db, nil, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	req := &claims.Request{Claim: "Base mainnet uses chain ID 8453."}
+	eff, err := engine.Check(claims.Standard, req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(eff.FreshnessHours, eff.SourcePolicy, eff.MinimumSources, eff.MaxSources, eff.IncludeConflicts, eff.Language)
+
+	req.FreshnessHours = field.Null[int]() // no freshness requirement (the document's null)
+	req.IncludeConflicts = new(false)
+	req.MinimumSources = 1
+	if eff, err = engine.Check(claims.Standard, req); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(eff.FreshnessHours, eff.SourcePolicy, eff.MinimumSources, eff.MaxSources, eff.IncludeConflicts, eff.Language)
+
+	_, err = engine.Check(claims.Standard, &claims.Request{Claim: "ok"})
+	fmt.Println(err)
+	// Output:
+	// 168 authoritative 2 8 true auto
+	// 0 authoritative 1 8 false auto
+	// claims: claim: String should have at least 3 characters
 }
 
 // The tier table drives prices, budgets, snapshot policy and routes.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/field"
 )
 
 func TestTimeSensitiveCues(t *testing.T) {
@@ -86,7 +87,7 @@ func TestTimeSensitiveFactNeedsFreshEvidence(t *testing.T) {
 		t.Fatalf("timeless: %s %+v %q", res.Status, res.AtomicFacts, res.Limitations)
 	}
 	// No freshness requirement: dates do not matter.
-	res = runFixtureWith(t, "stale_only", func(r *claims.Request) { r.FreshnessHours = nil }, markFacts(true)).res
+	res = runFixtureWith(t, "stale_only", func(r *claims.Request) { r.FreshnessHours = field.Null[int]() }, markFacts(true)).res
 	if res.Status != claims.StatusConfirmed || res.AtomicFacts[0].Confidence != 0.75 {
 		t.Fatalf("freshnessHours null: %s %+v %q", res.Status, res.AtomicFacts, res.Limitations)
 	}
@@ -132,7 +133,7 @@ func TestFutureDateIsNotFresh(t *testing.T) {
 		t.Fatalf("time-sensitive: %s %q", res.Status, res.Limitations)
 	}
 	// Without a freshness window it is undated.
-	res = runFixtureWith(t, "confirmed", func(r *claims.Request) { r.FreshnessHours = nil }, future).res
+	res = runFixtureWith(t, "confirmed", func(r *claims.Request) { r.FreshnessHours = field.Null[int]() }, future).res
 	if res.Status != claims.StatusConfirmed || !hasLimitation(res, "the evidence was treated as undated") {
 		t.Fatalf("no window: %s %q", res.Status, res.Limitations)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
-	"github.com/assaykit/assay/shapes"
+	"github.com/assaykit/assay/field"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/sqlite"
 	"github.com/google/go-cmp/cmp"
@@ -210,4 +210,4 @@ func hasLimitation(res *claims.Result, substr string) bool {
 	return false
 }
 
-func dateOf(y int, m time.Month, d int) *shapes.Date { return &shapes.Date{Year: y, Month: m, Day: d} }
+func dateOf(y int, m time.Month, d int) *field.Date { return &field.Date{Year: y, Month: m, Day: d} }

@@ -10,6 +10,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/claims/corpus"
+	"github.com/assaykit/assay/field"
 	"github.com/assaykit/assay/internal/urlnorm"
 	"github.com/google/go-cmp/cmp"
 )
@@ -186,7 +187,7 @@ func TestStaleSource(t *testing.T) {
 	if !hasLimitation(r.res, "Evidence s3 is older than the freshness window and is superseded by fresher evidence") {
 		t.Fatalf("the superseded stale source is not reported: %q", r.res.Limitations)
 	}
-	r2 := runFixture(t, "stale_source", func(req *claims.Request) { req.FreshnessHours = nil })
+	r2 := runFixture(t, "stale_source", func(req *claims.Request) { req.FreshnessHours = field.Null[int]() })
 	if r2.res.Status != claims.StatusAmbiguous || len(r2.res.Conflicts) == 0 {
 		t.Fatalf("without freshness: status %s conflicts %+v", r2.res.Status, r2.res.Conflicts)
 	}

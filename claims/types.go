@@ -3,12 +3,89 @@ package claims
 import (
 	"time"
 
-	"github.com/assaykit/assay/shapes"
+	"github.com/assaykit/assay/field"
+	"github.com/assaykit/assay/internal/valid"
 	"github.com/assaykit/assay/snapshot"
 )
 
-// Request is the interface document's ClaimVerificationRequest.
-type Request = shapes.ClaimVerificationRequest
+// Request is the interface document's ClaimVerificationRequest, the body of
+// every verification tier (no extra properties).
+//
+// Its zero value works: a field left unset takes the documented default
+// when the engine reads the request (Check, Verify), as the same field
+// left out of a JSON body does, so Request{Claim: "…"} is verified exactly
+// as the body {"claim": "…"} (freshnessHours 168, sourcePolicy
+// authoritative, minimumSources 2, maxSources 8, no domain lists,
+// includeConflicts true, language auto). SetDefaults writes the defaults
+// into the fields; no caller needs it for correctness.
+//
+// Unset is the zero value. Where a zero value is itself an explicit
+// choice, the field says so by its type: IncludeConflicts is a pointer
+// (nil: the default, true; new(false): no conflicts), FreshnessHours a
+// field.Nullable (unset: the default, 168 hours; field.Null[int](): no
+// freshness requirement, the document's null; field.Value(24): 24 hours).
+// An explicit zero elsewhere (minimumSources 0, language "") is outside
+// the document's bounds, so zero can only mean unset.
+//
+// The validate tags state each bound once: Validate checks them on a Go
+// value (validator/v10) and shapes.Decode on a JSON body, with Pydantic's
+// errors, from the same tags.
+type Request struct {
+	Claim        string      `json:"claim" validate:"required,min=3,max=4000"`
+	AsOf         *field.Date `json:"asOf" validate:"omitnil"`                 // date or null, default null
+	Jurisdiction *string     `json:"jurisdiction" validate:"omitnil,max=100"` // default null
+	// FreshnessHours: unset means DefaultFreshnessHours, null no
+	// freshness requirement.
+	FreshnessHours field.Nullable[int] `json:"freshnessHours" validate:"omitnil,gte=1,lte=8760"`
+	SourcePolicy   string              `json:"sourcePolicy" validate:"omitempty,oneof=official_only authoritative open_web"`
+	MinimumSources int                 `json:"minimumSources" validate:"omitempty,gte=1,lte=10"`
+	MaxSources     int                 `json:"maxSources" validate:"omitempty,gte=1,lte=20"`
+	AllowedDomains []string            `json:"allowedDomains" validate:"max=100"`
+	BlockedDomains []string            `json:"blockedDomains" validate:"max=100"`
+	// IncludeConflicts: nil means DefaultIncludeConflicts.
+	IncludeConflicts *bool  `json:"includeConflicts"`
+	Language         string `json:"language" validate:"omitempty,min=2,max=35"`
+}
+
+// The documented defaults of a Request's fields (the asOf, jurisdiction
+// and domain lists default to none).
+const (
+	DefaultFreshnessHours   = 168
+	DefaultSourcePolicy     = PolicyAuthoritative
+	DefaultMinimumSources   = 2
+	DefaultMaxSources       = 8
+	DefaultIncludeConflicts = true
+	DefaultLanguage         = "auto"
+)
+
+// SetDefaults sets every field to its documented default, as a JSON body
+// holding only a claim would; shapes.Decode calls it before reading a body
+// (and its JSON Schema shows these defaults). The engine applies the same
+// defaults to unset fields itself.
+func (r *Request) SetDefaults() {
+	*r = Request{
+		FreshnessHours:   field.Value(DefaultFreshnessHours),
+		SourcePolicy:     DefaultSourcePolicy,
+		MinimumSources:   DefaultMinimumSources,
+		MaxSources:       DefaultMaxSources,
+		AllowedDomains:   []string{},
+		BlockedDomains:   []string{},
+		IncludeConflicts: new(DefaultIncludeConflicts),
+		Language:         DefaultLanguage,
+	}
+}
+
+// Validate checks the bounds of the validate tags and returns a
+// *RequestError for the first field that breaks one, with Pydantic's
+// message prefixed by the field ("claim: String should have at least 3
+// characters"): the message a JSON body with the same value gets. Unset
+// fields pass (they take their defaults). Check and Verify call it.
+func (r *Request) Validate() error {
+	if es := valid.Struct(r); len(es) > 0 {
+		return &RequestError{Field: es[0].Path(), Msg: es[0].Error()}
+	}
+	return nil
+}
 
 // Status is the interface document's VerificationStatus.
 type Status string

@@ -24,7 +24,7 @@ func TestVerdictFixtures(t *testing.T) {
 		{"mixed", nil, claims.StatusPartiallyConfirmed, S("confirmed", "contradicted"), 0, "Partially confirmed: 1 of 2"},
 		{"contradicted", nil, claims.StatusContradicted, S("contradicted"), 0, "The claim is contradicted"},
 		{"conflict", nil, claims.StatusAmbiguous, S("ambiguous"), 1, "Ambiguous: the evidence conflicts on 1 of 1"},
-		{"conflict", func(r *claims.Request) { r.IncludeConflicts = false }, claims.StatusAmbiguous, S("ambiguous"), 0, "Ambiguous"},
+		{"conflict", func(r *claims.Request) { r.IncludeConflicts = new(false) }, claims.StatusAmbiguous, S("ambiguous"), 0, "Ambiguous"},
 		{"overclaim", nil, claims.StatusInsufficientEvidence, S("insufficient_evidence"), 0, "Insufficient evidence: the usable evidence comes from 0"},
 		{"policy", nil, claims.StatusInsufficientEvidence, S("insufficient_evidence"), 0, "Insufficient evidence"},
 		{"policy", func(r *claims.Request) { r.SourcePolicy = "open_web" }, claims.StatusConfirmed, S("confirmed"), 0, "Confirmed"},

@@ -144,7 +144,7 @@ func TestReadCacheServesRepeatedReads(t *testing.T) {
 	// Other options are other keys.
 	for _, o := range []SearchOptions{
 		{Query: "plumbing invoices", Sort: SortRecent},
-		{Query: "plumbing invoices", Category: "Trades"},
+		{Query: "plumbing invoices", Category: new("Trades")},
 		{Query: "plumbing invoices", Limit: 5},
 		{Query: "plumbing invoices", Full: true},
 	} {
@@ -193,7 +193,8 @@ func TestReadCacheClearedByWrites(t *testing.T) {
 	search()
 	d := Draft{Title: "A title long enough", Problem: "A problem statement that is long enough.", Buyer: "Buyers",
 		Category: "Trades", SolutionHypothesis: "A hypothesis long enough", EvaluationNotes: "Notes that are long enough here.",
-		SignalIDs: []string{"sig_" + fmt.Sprintf("%032d", 1)}}
+		SignalIDs: []string{"sig_" + fmt.Sprintf("%032d", 1)},
+		Pain:      new(0), Frequency: new(0), WillingnessToPay: new(0), ReachableBuyers: new(0), Feasibility: new(0), CompetitionGap: new(0)}
 	if _, err := e.Create(ctx, Op{}, d); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,25 @@
 // preview and the full evaluation. It knows nothing of HTTP; the server
 // package maps its errors to statuses.
 //
+// # Inputs and their bounds
+//
+// The inputs that are also request shapes carry their bounds in validate
+// tags, stated once: Draft (the NicheDraft), ListOptions and SearchOptions
+// (the queries of GET /v1/niches and GET /v1/search), Op (the operation id,
+// actor and reason the curator bodies embed) and ModerationRequest. The
+// engine checks them on Go values with validator/v10, and the server
+// decodes the same types from JSON and query strings with package shapes
+// (Pydantic's errors), so a broken bound reads the same on both paths: the
+// engine returns an *InvalidError with the field and Pydantic's message
+// (q: "String should have at least 3 characters"). The engine's bounds
+// are the routes': a search returns 1 to 20 results (0: DefaultLimit,
+// 20) for a query of 3 to 150 characters, a list 1 to 100. Unset options
+// take their defaults (sort by score, DefaultLimit). Draft's six criteria
+// are pointers, since 0 is a valid score: a Go draft without one is
+// refused as the JSON draft without the key is. Draft.Normalize trims the
+// text before checking it, so a title of spaces is refused by the engine
+// with the message of a title too short.
+//
 // # Choices where the interface document says "not shown"
 //
 // Evaluation object. Every key is camelCase, nested ones included

@@ -6,73 +6,69 @@ import (
 	"unicode/utf8"
 
 	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/internal/valid"
 )
 
 // Draft is the NicheDraft of the interface document: what a curator
-// writes. Its JSON names are the document's (snake_case).
+// writes. Its JSON names are the document's (snake_case); it states no
+// additional-property rule, so unknown keys are ignored.
+//
+// Its validate tags state the document's bounds once: Normalize checks
+// them on a Go value (validator/v10, after trimming the text) and
+// shapes.Decode on a JSON body, with Pydantic's errors. Every field but
+// Publish (default false) is required; the six criteria are pointers
+// because 0 is a valid score: nil is a missing score, new(0) a score of 0.
 type Draft struct {
-	Title              string   `json:"title"`
-	Problem            string   `json:"problem"`
-	Buyer              string   `json:"buyer"`
-	Category           string   `json:"category"`
-	SolutionHypothesis string   `json:"solution_hypothesis"`
-	Pain               int      `json:"pain"`
-	Frequency          int      `json:"frequency"`
-	WillingnessToPay   int      `json:"willingness_to_pay"`
-	ReachableBuyers    int      `json:"reachable_buyers"`
-	Feasibility        int      `json:"feasibility"`
-	CompetitionGap     int      `json:"competition_gap"`
-	EvaluationNotes    string   `json:"evaluation_notes"`
-	SignalIDs          []string `json:"signal_ids"`
-	Publish            bool     `json:"publish"`
+	Title              string   `json:"title" validate:"required,min=8,max=180"`
+	Problem            string   `json:"problem" validate:"required,min=30,max=2000"`
+	Buyer              string   `json:"buyer" validate:"required,min=3,max=180"`
+	Category           string   `json:"category" validate:"required,min=2,max=80"`
+	SolutionHypothesis string   `json:"solution_hypothesis" validate:"required,min=20,max=2000"`
+	Pain               *int     `json:"pain" validate:"required,gte=0,lte=5"`
+	Frequency          *int     `json:"frequency" validate:"required,gte=0,lte=5"`
+	WillingnessToPay   *int     `json:"willingness_to_pay" validate:"required,gte=0,lte=5"`
+	ReachableBuyers    *int     `json:"reachable_buyers" validate:"required,gte=0,lte=5"`
+	Feasibility        *int     `json:"feasibility" validate:"required,gte=0,lte=5"`
+	CompetitionGap     *int     `json:"competition_gap" validate:"required,gte=0,lte=5"`
+	EvaluationNotes    string   `json:"evaluation_notes" validate:"required,min=30,max=4000"`
+	SignalIDs          []string `json:"signal_ids" validate:"required,min=1,max=100"`
+	Publish            bool     `json:"publish"` // default false
 }
 
-// Dimensions returns the draft's six criteria.
+// Dimensions returns the draft's six criteria (a missing one as 0).
 func (d Draft) Dimensions() Dimensions {
-	return Dimensions{Pain: d.Pain, Frequency: d.Frequency, WillingnessToPay: d.WillingnessToPay,
-		ReachableBuyers: d.ReachableBuyers, Feasibility: d.Feasibility, CompetitionGap: d.CompetitionGap}
+	v := func(p *int) int {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	return Dimensions{Pain: v(d.Pain), Frequency: v(d.Frequency), WillingnessToPay: v(d.WillingnessToPay),
+		ReachableBuyers: v(d.ReachableBuyers), Feasibility: v(d.Feasibility), CompetitionGap: v(d.CompetitionGap)}
 }
 
-// Normalize checks the NicheDraft bounds of the interface document (all
-// inclusive) and returns the draft with text trimmed of surrounding
-// white space and signal ids deduplicated in order. The HTTP layer
-// validates the same bounds with Pydantic's messages before the engine
-// sees a draft; this check keeps direct users of the engine honest.
+// Normalize trims the text of surrounding white space, checks the bounds
+// of the validate tags (all inclusive) on the trimmed draft and that every
+// signal id is one, and returns the draft with signal ids deduplicated in
+// order. An error is an *InvalidError naming the field, with Pydantic's
+// message for a broken bound (title: "String should have at least 8
+// characters"): the message the HTTP layer gives the same value before
+// the engine sees it.
 func (d Draft) Normalize() (Draft, error) {
-	type textRule struct {
-		name     string
-		v        *string
-		min, max int
-	}
-	for _, r := range []textRule{
-		{"title", &d.Title, 8, 180},
-		{"problem", &d.Problem, 30, 2000},
-		{"buyer", &d.Buyer, 3, 180},
-		{"category", &d.Category, 2, 80},
-		{"solution_hypothesis", &d.SolutionHypothesis, 20, 2000},
-		{"evaluation_notes", &d.EvaluationNotes, 30, 4000},
-	} {
-		*r.v = strings.TrimSpace(*r.v)
-		if !utf8.ValidString(*r.v) {
-			return d, invalid(r.name, "must be valid UTF-8")
-		}
-		if n := utf8.RuneCountInString(*r.v); n < r.min || n > r.max {
-			return d, invalid(r.name, "must have %d to %d characters (has %d)", r.min, r.max, n)
-		}
-	}
-	for _, c := range []struct {
+	for _, f := range []struct {
 		name string
-		v    int
+		v    *string
 	}{
-		{"pain", d.Pain}, {"frequency", d.Frequency}, {"willingness_to_pay", d.WillingnessToPay},
-		{"reachable_buyers", d.ReachableBuyers}, {"feasibility", d.Feasibility}, {"competition_gap", d.CompetitionGap},
+		{"title", &d.Title}, {"problem", &d.Problem}, {"buyer", &d.Buyer}, {"category", &d.Category},
+		{"solution_hypothesis", &d.SolutionHypothesis}, {"evaluation_notes", &d.EvaluationNotes},
 	} {
-		if c.v < 0 || c.v > 5 {
-			return d, invalid(c.name, "must be an integer from 0 to 5")
+		*f.v = strings.TrimSpace(*f.v)
+		if !utf8.ValidString(*f.v) {
+			return d, invalid(f.name, "must be valid UTF-8")
 		}
 	}
-	if n := len(d.SignalIDs); n < 1 || n > 100 {
-		return d, invalid("signal_ids", "must list 1 to 100 signal ids (has %d)", n)
+	if err := check(&d); err != nil {
+		return d, err
 	}
 	seen := make(map[string]bool, len(d.SignalIDs))
 	out := make([]string, 0, len(d.SignalIDs))
@@ -88,4 +84,13 @@ func (d Draft) Normalize() (Draft, error) {
 	}
 	d.SignalIDs = out
 	return d, nil
+}
+
+// check validates the tags of v (a pointer to a struct) and returns an
+// *InvalidError for the first broken rule, with Pydantic's message.
+func check(v any) error {
+	if es := valid.Struct(v); len(es) > 0 {
+		return &InvalidError{Field: es[0].Path(), Reason: es[0].Msg}
+	}
+	return nil
 }

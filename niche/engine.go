@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/assaykit/assay/internal/ids"
 )
@@ -261,6 +260,16 @@ func (e *Engine) Signals(ctx context.Context, f SignalFilter) ([]Signal, error) 
 	return e.st.ListSignals(ctx, f)
 }
 
+// ModerationRequest is a moderation as a curator sends it (the body of
+// POST /v1/admin/niche/signals/{signal_id}/moderation,
+// NicheModerationRequest): its validate tags state the bounds once, for
+// ModerateSignal and shapes.Decode.
+type ModerationRequest struct {
+	State SignalState `json:"state" validate:"required,oneof=pending accepted rejected"`
+	Note  string      `json:"note" validate:"omitempty,max=1000"`
+	Actor string      `json:"actor" validate:"omitempty,max=120"`
+}
+
 // ModerateSignal sets a signal's moderation state. A rejected signal can
 // no longer be linked; evaluations that already link it stop showing and
 // counting it as evidence (evidence summary, preview signal count), and
@@ -272,17 +281,15 @@ func (e *Engine) Signals(ctx context.Context, f SignalFilter) ([]Signal, error) 
 // rejected signal is moderated as rejected, so repeating the moderation
 // completes a check that failed. Accepting a rejected signal again
 // republishes nothing (curators republish).
+//
+// state, note and actor are checked against ModerationRequest's bounds;
+// an empty actor is "curator".
 func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalState, note, actor string) (*Signal, error) {
-	if !state.Valid() {
-		return nil, invalid("state", "must be pending, accepted or rejected")
-	}
-	if utf8.RuneCountInString(note) > 1000 {
-		return nil, invalid("note", "must have at most 1000 characters")
-	}
-	actor, err := checkActor(actor)
-	if err != nil {
+	actor = strings.TrimSpace(actor)
+	if err := check(&ModerationRequest{State: state, Note: note, Actor: actor}); err != nil {
 		return nil, err
 	}
+	actor = cmp.Or(actor, "curator")
 	if !ids.Valid(ids.Signal, id) {
 		return nil, &NotFoundError{What: "Signal", ID: id}
 	}
@@ -359,47 +366,37 @@ func (e *Engine) recheckEvidence(ctx context.Context, id string, sig *Signal) er
 
 // ---- Curation ----
 
-// Op describes a curation operation.
+// Op describes a curation operation. The curator routes' bodies embed it
+// (NicheCreateRequest, NicheReviseRequest, NicheTransitionRequest): its
+// validate tags state their bounds once, checked by the engine on a Go
+// value and by shapes.Decode on a JSON body.
 type Op struct {
 	// ID makes the operation idempotent: repeating it with the same input
 	// returns the stored result; with different input it fails with
 	// ErrOperationConflict. Empty means a fresh random id (no replay
-	// protection). At most 128 characters of A-Z a-z 0-9 . _ : -.
-	ID string
-	// Actor names who made the change (at most 120 characters). Empty
-	// means "curator".
-	Actor string
-	// Reason says why (at most 2000 characters).
-	Reason string
+	// protection). Characters: A-Z a-z 0-9 . _ : -, starting with a letter
+	// or digit.
+	ID string `json:"operationId,omitempty" validate:"omitnil,omitempty,min=1,max=128"`
+	// Actor names who made the change. Empty means "curator".
+	Actor string `json:"actor" validate:"omitempty,max=120"`
+	// Reason says why.
+	Reason string `json:"reason" validate:"omitempty,max=2000"`
 }
 
-var opIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-
-func checkActor(actor string) (string, error) {
-	actor = strings.TrimSpace(actor)
-	if actor == "" {
-		actor = "curator"
-	}
-	if utf8.RuneCountInString(actor) > 120 {
-		return "", invalid("actor", "must have at most 120 characters")
-	}
-	return actor, nil
-}
+var opIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
 
 func (op Op) normalize() (Op, error) {
-	if op.ID == "" {
-		op.ID = ids.New("op_")
-	} else if !opIDPattern.MatchString(op.ID) {
-		return op, invalid("operationId", "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'")
-	}
-	var err error
-	if op.Actor, err = checkActor(op.Actor); err != nil {
+	op.Actor, op.Reason = strings.TrimSpace(op.Actor), strings.TrimSpace(op.Reason)
+	if err := check(&op); err != nil {
 		return op, err
 	}
-	op.Reason = strings.TrimSpace(op.Reason)
-	if utf8.RuneCountInString(op.Reason) > 2000 {
-		return op, invalid("reason", "must have at most 2000 characters")
+	switch {
+	case op.ID == "":
+		op.ID = ids.New("op_")
+	case !opIDPattern.MatchString(op.ID):
+		return op, invalid("operationId", "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'")
 	}
+	op.Actor = cmp.Or(op.Actor, "curator")
 	return op, nil
 }
 
@@ -848,24 +845,37 @@ func (e *Engine) Preview(ctx context.Context, id string) (*Preview, error) {
 // catalogue answers paid searches with 503 before charging).
 func (e *Engine) HasPublished(ctx context.Context) (bool, error) { return e.st.HasPublished(ctx) }
 
-// ListOptions select a page of the public list.
+// ListOptions select a page of the public list. They are the query of
+// GET /v1/niches too (NicheListQuery): their validate tags state its
+// bounds once, checked by List on a Go value and by shapes.DecodeQuery on
+// a query string. The zero value lists the first DefaultLimit previews by
+// score.
 type ListOptions struct {
 	// Query filters by text (every word must match) when it has a letter
 	// or digit: the words previews show (title, problem teaser, buyer,
 	// category), or with Full the full text.
-	Query string
+	Query string `json:"q" query:"q" validate:"max=150"`
 	// Full matches Query against the full text (the whole problem and the
 	// solution hypothesis too): for callers entitled to full evaluations
 	// only, since matches reveal words of the hidden text. The items are
 	// previews either way.
-	Full bool
-	// Category filters by category, case-insensitively, when non-empty.
-	Category string
+	Full bool `json:"-" query:"-"`
+	// Category filters by category, case-insensitively, when set and
+	// not empty.
+	Category *string `json:"category" query:"category" validate:"omitnil,max=80"`
 	// Sort is SortScore (default) or SortRecent.
-	Sort string
-	// Limit is 1..100; 0 means 20.
-	Limit int
+	Sort string `json:"sort" query:"sort" validate:"omitempty,oneof=recent score"`
+	// Limit is 1..100; 0 means DefaultLimit.
+	Limit int `json:"limit" query:"limit" validate:"omitempty,gte=1,lte=100"`
 }
+
+// DefaultLimit is the page size of List and Search when Limit is 0.
+const DefaultLimit = 20
+
+// SetDefaults sets the documented defaults (sort score, limit 20), as a
+// query without parameters has them; List applies them to unset fields
+// itself.
+func (o *ListOptions) SetDefaults() { *o = ListOptions{Sort: SortScore, Limit: DefaultLimit} }
 
 // ListResult is a page of the public list.
 type ListResult struct {
@@ -873,34 +883,27 @@ type ListResult struct {
 	Previews []Preview `json:"previews"`
 }
 
-func checkSort(s string) (string, error) {
-	switch s {
-	case "":
-		return SortScore, nil
-	case SortScore, SortRecent:
-		return s, nil
+// category is the category filter of an option (nil: none).
+func category(c *string) string {
+	if c == nil {
+		return ""
 	}
-	return "", invalid("sort", "must be recent or score")
+	return CategoryKey(*c)
 }
 
 // List returns previews of published evaluations.
 func (e *Engine) List(ctx context.Context, o ListOptions) (*ListResult, error) {
-	sort, err := checkSort(o.Sort)
-	if err != nil {
+	if err := check(&o); err != nil {
 		return nil, err
 	}
-	if o.Limit == 0 {
-		o.Limit = 20
-	}
-	if o.Limit < 1 || o.Limit > 100 {
-		return nil, invalid("limit", "must be from 1 to 100")
-	}
+	sort := cmp.Or(o.Sort, SortScore)
+	o.Limit = cmp.Or(o.Limit, DefaultLimit)
 	q := ParseQuery(o.Query)
 	res := &ListResult{Query: q, Previews: []Preview{}}
 	if strings.TrimSpace(o.Query) != "" && q.Empty() {
 		return res, nil // no word to match: nothing matches
 	}
-	lq := ListQuery{Query: q, Full: o.Full, CategoryKey: CategoryKey(o.Category), Sort: sort, Limit: o.Limit}
+	lq := ListQuery{Query: q, Full: o.Full, CategoryKey: category(o.Category), Sort: sort, Limit: o.Limit}
 	load := func(ctx context.Context) (any, error) {
 		ls, err := e.st.ListPublished(ctx, lq)
 		if err != nil {
@@ -912,7 +915,10 @@ func (e *Engine) List(ctx context.Context, o ListOptions) (*ListResult, error) {
 		}
 		return ps, nil
 	}
-	var v any
+	var (
+		v   any
+		err error
+	)
 	if e.cache != nil {
 		v, err = e.cache.get(ctx, cacheKey("list", q.Phrase(), lq.CategoryKey, sort, strconv.Itoa(o.Limit), strconv.FormatBool(o.Full)), load)
 	} else {
@@ -925,24 +931,32 @@ func (e *Engine) List(ctx context.Context, o ListOptions) (*ListResult, error) {
 	return res, nil
 }
 
-// SearchOptions select a search.
+// SearchOptions select a search. They are the query of GET /v1/search and
+// GET /v1/search/pay-per-call too (NicheSearchQuery): their validate tags
+// state its bounds once, checked by Search on a Go value and by
+// shapes.DecodeQuery on a query string.
 type SearchOptions struct {
-	// Query is the text; every word must match (AND). Without Full the
-	// words are matched against what previews show (title, problem
-	// teaser, buyer, category) and ranked on that text alone, so nothing
-	// of the hidden text can be probed; with Full against the full text.
-	Query string
-	// Category filters case-insensitively when non-empty.
-	Category string
+	// Query is the text (required, 3 to 150 characters); every word must
+	// match (AND). Without Full the words are matched against what
+	// previews show (title, problem teaser, buyer, category) and ranked on
+	// that text alone, so nothing of the hidden text can be probed; with
+	// Full against the full text.
+	Query string `json:"q" query:"q" validate:"required,min=3,max=150"`
+	// Category filters case-insensitively when set and not empty.
+	Category *string `json:"category" query:"category" validate:"omitnil,max=80"`
 	// Sort is the tie-break after relevance: SortScore (default) or
 	// SortRecent.
-	Sort string
-	// Limit is 1..100; 0 means 20.
-	Limit int
+	Sort string `json:"sort" query:"sort" validate:"omitempty,oneof=recent score"`
+	// Limit is 1..20; 0 means DefaultLimit.
+	Limit int `json:"limit" query:"limit" validate:"omitempty,gte=1,lte=20"`
 	// Full returns full evaluations instead of previews, matched and
 	// ranked on the full text.
-	Full bool
+	Full bool `json:"-" query:"-"`
 }
+
+// SetDefaults sets the documented defaults (sort score, limit 20); Search
+// applies them to unset fields itself.
+func (o *SearchOptions) SetDefaults() { *o = SearchOptions{Sort: SortScore, Limit: DefaultLimit} }
 
 // SearchResult is a ranked page of search results.
 type SearchResult struct {
@@ -1019,16 +1033,11 @@ func ContainsWord(text, w string) bool {
 // recently updated; recent: most recently updated), then id. The final
 // ordering is done here, identically for every store.
 func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, error) {
-	sort, err := checkSort(o.Sort)
-	if err != nil {
+	if err := check(&o); err != nil {
 		return nil, err
 	}
-	if o.Limit == 0 {
-		o.Limit = 20
-	}
-	if o.Limit < 1 || o.Limit > 100 {
-		return nil, invalid("limit", "must be from 1 to 100")
-	}
+	sort := cmp.Or(o.Sort, SortScore)
+	o.Limit = cmp.Or(o.Limit, DefaultLimit)
 	q := ParseQuery(o.Query)
 	if q.Empty() {
 		res := &SearchResult{Query: q, Relevance: []int{}}
@@ -1040,11 +1049,11 @@ func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, er
 		return res, nil
 	}
 	if e.cache == nil {
-		return e.search(ctx, q, CategoryKey(o.Category), sort, o.Limit, o.Full)
+		return e.search(ctx, q, category(o.Category), sort, o.Limit, o.Full)
 	}
-	key := cacheKey("search", q.Phrase(), CategoryKey(o.Category), sort, strconv.Itoa(o.Limit), strconv.FormatBool(o.Full))
+	key := cacheKey("search", q.Phrase(), category(o.Category), sort, strconv.Itoa(o.Limit), strconv.FormatBool(o.Full))
 	v, err := e.cache.get(ctx, key, func(ctx context.Context) (any, error) {
-		return e.search(ctx, q, CategoryKey(o.Category), sort, o.Limit, o.Full)
+		return e.search(ctx, q, category(o.Category), sort, o.Limit, o.Full)
 	})
 	if err != nil {
 		return nil, err

@@ -54,7 +54,7 @@ func testDraft(signals []string) niche.Draft {
 	return niche.Draft{Title: "Evidence floor test draft", Problem: "A problem statement long enough for the bounds.",
 		Buyer: "Buyers", Category: "Tests", SolutionHypothesis: "A hypothesis long enough.",
 		EvaluationNotes: "Notes long enough to pass the lower bound.", SignalIDs: signals,
-		Pain: 4, Frequency: 4, WillingnessToPay: 2, ReachableBuyers: 3, Feasibility: 3, CompetitionGap: 2, Publish: true}
+		Pain: new(4), Frequency: new(4), WillingnessToPay: new(2), ReachableBuyers: new(3), Feasibility: new(3), CompetitionGap: new(2), Publish: true}
 }
 
 // TestEvidenceFloorOptions checks the publication floor with other values

@@ -55,7 +55,7 @@ func ExampleNew() {
 		Buyer:              "Independent bakeries with 1-20 staff",
 		Category:           "Food & Beverage",
 		SolutionHypothesis: "A recipe-linked label generator that updates every label when an ingredient changes.",
-		Pain:               4, Frequency: 4, WillingnessToPay: 2, ReachableBuyers: 3, Feasibility: 3, CompetitionGap: 2,
+		Pain:               new(4), Frequency: new(4), WillingnessToPay: new(2), ReachableBuyers: new(3), Feasibility: new(3), CompetitionGap: new(2),
 		EvaluationNotes: "Three complaints from two independent sites within a week; willingness to pay is unproven.",
 		SignalIDs:       ids,
 		Publish:         true,
@@ -76,7 +76,7 @@ func ExampleNew() {
 	// refused.
 	again, err := eng.Create(ctx, niche.Op{ID: "create-allergen-labels", Actor: "editor"}, draft)
 	fmt.Println(again.ID == ev.ID, err)
-	draft.Pain = 5
+	draft.Pain = new(5)
 	_, err = eng.Create(ctx, niche.Op{ID: "create-allergen-labels", Actor: "editor"}, draft)
 	fmt.Println(errors.Is(err, niche.ErrOperationConflict))
 	// Output:

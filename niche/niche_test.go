@@ -325,7 +325,7 @@ func TestDraftNormalize(t *testing.T) {
 		Title: "  A good title  ", Problem: strings.Repeat("p", 30), Buyer: "abc", Category: "ab",
 		SolutionHypothesis: strings.Repeat("h", 20), EvaluationNotes: strings.Repeat("n", 30),
 		SignalIDs: []string{"sig_" + strings.Repeat("a", 32), "sig_" + strings.Repeat("a", 32), "sig_" + strings.Repeat("b", 32)},
-		Pain:      5,
+		Pain:      new(5), Frequency: new(0), WillingnessToPay: new(0), ReachableBuyers: new(0), Feasibility: new(0), CompetitionGap: new(0),
 	}
 	d, err := good.Normalize()
 	if err != nil {
@@ -337,8 +337,8 @@ func TestDraftNormalize(t *testing.T) {
 	bad := map[string]func(*Draft){
 		"title":            func(d *Draft) { d.Title = "short" },
 		"problem":          func(d *Draft) { d.Problem = strings.Repeat("p", 2001) },
-		"pain":             func(d *Draft) { d.Pain = 6 },
-		"competition_gap":  func(d *Draft) { d.CompetitionGap = -1 },
+		"pain":             func(d *Draft) { d.Pain = new(6) },
+		"competition_gap":  func(d *Draft) { d.CompetitionGap = new(-1) },
 		"signal_ids":       func(d *Draft) { d.SignalIDs = nil },
 		"signal_ids[0]":    func(d *Draft) { d.SignalIDs = []string{"sig_nope"} },
 		"evaluation_notes": func(d *Draft) { d.EvaluationNotes = "too short" },

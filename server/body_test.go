@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/shapes"
 )
@@ -23,12 +25,12 @@ import (
 type testService struct{ s *Server }
 
 func (ts testService) Precheck(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	var req shapes.ClaimVerificationRequest
+	var req claims.Request
 	return r, ts.s.decodeBody(w, r, &req)
 }
 
 func (ts testService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var q shapes.NicheListQuery
+	var q niche.ListOptions
 	if !ts.s.decodeQuery(w, r, &q) {
 		return
 	}
@@ -84,7 +86,7 @@ func bodyRoute(t *testing.T, maxBody int64) http.Handler {
 	s := &Server{cfg: Config{MaxBodyBytes: 1 << 20}}
 	return testHandler(t, &Route{ID: "b", Method: "POST", Path: "/v1/b", MaxBodyBytes: maxBody,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			var req shapes.ClaimVerificationRequest
+			var req claims.Request
 			if s.decodeBody(w, r, &req) {
 				fmt.Fprintf(w, "ok %s", req.Claim)
 			}
@@ -233,9 +235,9 @@ func TestDecodeQueryFastAPI(t *testing.T) {
 	s := &Server{cfg: Config{MaxBodyBytes: 1 << 20}}
 	h := testHandler(t, &Route{ID: "q", Method: "GET", Path: "/v1/q",
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			var q shapes.NicheSearchQuery
+			var q niche.SearchOptions
 			if s.decodeQuery(w, r, &q) {
-				fmt.Fprintf(w, "%s %s %d", q.Q, q.Sort, q.Limit)
+				fmt.Fprintf(w, "%s %s %d", q.Query, q.Sort, q.Limit)
 			}
 		})})
 	for _, tc := range []struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/internal/valid"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/shapes"
 )
@@ -139,7 +140,7 @@ func idempotencyKeyError(key string) *shapes.ValidationError {
 	return &shapes.ValidationError{Detail: []shapes.ErrorDetail{{
 		Type:  "string_too_long",
 		Loc:   []any{"header", "idempotency-key"},
-		Msg:   "String should have at most 255 characters",
+		Msg:   valid.StringTooLong(claims.MaxIdempotencyKeyLength),
 		Input: key,
 		Ctx:   map[string]any{"max_length": claims.MaxIdempotencyKeyLength},
 	}}}
@@ -165,7 +166,7 @@ func (h *verifyHandler) Precheck(w http.ResponseWriter, r *http.Request) (*http.
 			io.Closer
 		}{io.TeeReader(r.Body, &raw), r.Body}
 	}
-	var req shapes.ClaimVerificationRequest
+	var req claims.Request
 	if !h.s.decodeBody(w, r, &req) {
 		return r, false
 	}

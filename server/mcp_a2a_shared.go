@@ -114,7 +114,7 @@ func (s *Server) verifyFor(ctx context.Context, tier string, req *claims.Request
 // failure it returns the 422 body the HTTP route would give (loc prefixed
 // "body"); raw is the request object as received.
 func (s *Server) decodeClaimRequest(tier string, raw []byte) (*claims.Request, *claims.Effective, *shapes.ValidationError, error) {
-	var req shapes.ClaimVerificationRequest
+	var req claims.Request
 	if err := shapes.Decode(raw, &req); err != nil {
 		var ve *shapes.ValidationError
 		if errors.As(err, &ve) {

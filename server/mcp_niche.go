@@ -334,7 +334,7 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 					r.Header["X-Forwarded-For"] = p.forwarded
 				}
 				if sq, ok := n.searchQuery(rec, r); ok {
-					if quota, ok := n.searchQuota(rec, r, sq.Q, nil); ok {
+					if quota, ok := n.searchQuota(rec, r, sq.Query, nil); ok {
 						n.runSearch(rec, r, sq, false, quota, "preview")
 					}
 				}

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/niche"
@@ -299,147 +298,21 @@ func nicheStatus(err error) (int, string, bool) {
 
 // ---- query validation ----
 
-// queryRule is one query parameter's declared bounds.
-type queryRule struct {
-	name     string
-	required bool
-	minLen   int
-	maxLen   int
-	enum     []string
-	isInt    bool
-	ge, le   int
-}
-
-var (
-	nicheListRules = []queryRule{
-		{name: "q", maxLen: 150},
-		{name: "category", maxLen: 80},
-		{name: "sort", enum: []string{"recent", "score"}},
-		{name: "limit", isInt: true, ge: 1, le: 100},
-	}
-	nicheSearchRules = []queryRule{
-		{name: "q", required: true, minLen: 3, maxLen: 150},
-		{name: "category", maxLen: 80},
-		{name: "sort", enum: []string{"recent", "score"}},
-		{name: "limit", isInt: true, ge: 1, le: 20},
-	}
-)
-
-// checkQuery validates the declared bounds of the query parameters with
-// Pydantic v2's error types and messages (FastAPI reads the last value of
-// a repeated parameter). It complements decodeQuery until the shapes
-// decoder enforces the same bounds itself.
-func checkQuery(values url.Values, rules []queryRule) *shapes.ValidationError {
-	var out []shapes.ErrorDetail
-	for _, r := range rules {
-		vs, ok := values[r.name]
-		if !ok || len(vs) == 0 {
-			if r.required {
-				out = append(out, shapes.ErrorDetail{Type: "missing", Loc: []any{"query", r.name}, Msg: "Field required", Input: nil})
-			}
-			continue
-		}
-		v := vs[len(vs)-1]
-		loc := []any{"query", r.name}
-		switch {
-		case r.isInt:
-			n, ok := laxInt(v)
-			switch {
-			case !ok:
-				out = append(out, shapes.ErrorDetail{Type: "int_parsing", Loc: loc,
-					Msg: "Input should be a valid integer, unable to parse string as an integer", Input: v})
-			case n < r.ge:
-				out = append(out, shapes.ErrorDetail{Type: "greater_than_equal", Loc: loc,
-					Msg: fmt.Sprintf("Input should be greater than or equal to %d", r.ge), Input: v, Ctx: map[string]any{"ge": r.ge}})
-			case n > r.le:
-				out = append(out, shapes.ErrorDetail{Type: "less_than_equal", Loc: loc,
-					Msg: fmt.Sprintf("Input should be less than or equal to %d", r.le), Input: v, Ctx: map[string]any{"le": r.le}})
-			}
-		case r.enum != nil:
-			found := false
-			for _, e := range r.enum {
-				found = found || v == e
-			}
-			if !found {
-				quoted := make([]string, len(r.enum))
-				for i, e := range r.enum {
-					quoted[i] = "'" + e + "'"
-				}
-				expected := strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
-				out = append(out, shapes.ErrorDetail{Type: "literal_error", Loc: loc, Msg: "Input should be " + expected,
-					Input: v, Ctx: map[string]any{"expected": expected}})
-			}
-		default:
-			n := utf8.RuneCountInString(v)
-			switch {
-			case n < r.minLen:
-				out = append(out, shapes.ErrorDetail{Type: "string_too_short", Loc: loc,
-					Msg: fmt.Sprintf("String should have at least %d character%s", r.minLen, plural(r.minLen)), Input: v,
-					Ctx: map[string]any{"min_length": r.minLen}})
-			case r.maxLen > 0 && n > r.maxLen:
-				out = append(out, shapes.ErrorDetail{Type: "string_too_long", Loc: loc,
-					Msg: fmt.Sprintf("String should have at most %d character%s", r.maxLen, plural(r.maxLen)), Input: v,
-					Ctx: map[string]any{"max_length": r.maxLen}})
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return &shapes.ValidationError{Detail: out}
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-// laxInt parses an integer the way Pydantic's lax mode does for query
-// strings: surrounding white space, a sign, leading zeros, underscores
-// between digits and an integral fraction ("20.0") are accepted.
-func laxInt(s string) (int, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" || strings.HasPrefix(s, "_") || strings.HasSuffix(s, "_") || strings.Contains(s, "__") {
-		return 0, false
-	}
-	clean := strings.ReplaceAll(s, "_", "")
-	if n, err := strconv.ParseInt(clean, 10, 64); err == nil {
-		if n > math.MaxInt32 || n < math.MinInt32 {
-			return int(max(min(n, math.MaxInt32), math.MinInt32)), true
-		}
-		return int(n), true
-	}
-	if i := strings.IndexByte(clean, '.'); i > 0 && strings.Trim(clean[i+1:], "0") == "" && len(clean) > i+1 {
-		if n, err := strconv.ParseInt(clean[:i], 10, 64); err == nil {
-			return int(max(min(n, math.MaxInt32), math.MinInt32)), true
-		}
-	}
-	return 0, false
-}
-
-// listQuery decodes and validates the query of the list route.
-func (n *nicheService) listQuery(w http.ResponseWriter, r *http.Request) (*shapes.NicheListQuery, bool) {
-	var q shapes.NicheListQuery
+// listQuery decodes and validates the query of the list route: its
+// bounds are niche.ListOptions' tags, the engine's own.
+func (n *nicheService) listQuery(w http.ResponseWriter, r *http.Request) (*niche.ListOptions, bool) {
+	var q niche.ListOptions
 	if !n.s.decodeQuery(w, r, &q) {
-		return nil, false
-	}
-	if ve := checkQuery(queryValues(r), nicheListRules); ve != nil {
-		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
 		return nil, false
 	}
 	return &q, true
 }
 
-// searchQuery decodes and validates the query of the search routes.
-func (n *nicheService) searchQuery(w http.ResponseWriter, r *http.Request) (*shapes.NicheSearchQuery, bool) {
-	var q shapes.NicheSearchQuery
+// searchQuery decodes and validates the query of the search routes: its
+// bounds are niche.SearchOptions' tags, the engine's own.
+func (n *nicheService) searchQuery(w http.ResponseWriter, r *http.Request) (*niche.SearchOptions, bool) {
+	var q niche.SearchOptions
 	if !n.s.decodeQuery(w, r, &q) {
-		return nil, false
-	}
-	if ve := checkQuery(queryValues(r), nicheSearchRules); ve != nil {
-		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
 		return nil, false
 	}
 	return &q, true
@@ -585,13 +458,13 @@ func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
 	var sub *niche.Subscriber
 	var quota *niche.QuotaStatus
 	scope := ""
-	if !niche.ParseQuery(q.Q).Empty() {
+	if !niche.ParseQuery(q.Query).Empty() {
 		// A text filter is a search: it counts against the same quota,
 		// and matches the full text for subscribers only.
 		if sub, ok = n.caller(w, r); !ok {
 			return
 		}
-		if quota, ok = n.searchQuota(w, r, q.Q, sub); !ok {
+		if quota, ok = n.searchQuota(w, r, q.Query, sub); !ok {
 			return
 		}
 		scope = "preview"
@@ -601,14 +474,15 @@ func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Vary", "Authorization")
 	}
-	res, err := n.cfg.Engine.List(r.Context(), niche.ListOptions{Query: q.Q, Full: sub != nil, Category: deref(q.Category),
-		Sort: q.Sort, Limit: q.Limit})
+	o := *q
+	o.Full = sub != nil
+	res, err := n.cfg.Engine.List(r.Context(), o)
 	if err != nil {
 		n.s.writeError(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, nicheListResponse{
-		Niches: n.withUnlock(res.Previews), Count: len(res.Previews), Query: q.Q, Category: q.Category,
+		Niches: n.withUnlock(res.Previews), Count: len(res.Previews), Query: q.Query, Category: q.Category,
 		Sort: q.Sort, Limit: q.Limit, Access: "preview", QueryScope: scope, Quota: quota, SearchPath: n.prefix + "/v1/search",
 	})
 }
@@ -763,14 +637,16 @@ type nicheSearchOffer struct {
 	PriceUSD       string `json:"priceUsd"`
 }
 
-func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *shapes.NicheSearchQuery, full bool, quota *niche.QuotaStatus, access string) {
-	res, err := n.cfg.Engine.Search(r.Context(), niche.SearchOptions{Query: q.Q, Category: deref(q.Category), Sort: q.Sort, Limit: q.Limit, Full: full})
+func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *niche.SearchOptions, full bool, quota *niche.QuotaStatus, access string) {
+	o := *q
+	o.Full = full
+	res, err := n.cfg.Engine.Search(r.Context(), o)
 	if err != nil {
 		n.s.writeError(w, r, err)
 		return
 	}
 	out := nicheSearchResponse{
-		Query: q.Q, NormalizedQuery: res.Query.Phrase(), Category: q.Category, Sort: q.Sort, Limit: q.Limit,
+		Query: q.Query, NormalizedQuery: res.Query.Phrase(), Category: q.Category, Sort: q.Sort, Limit: q.Limit,
 		Access: access, RankingMethod: niche.RelevanceVersion + ", then " + q.Sort + ", then id",
 		Truncated: res.Truncated, Quota: quota,
 	}
@@ -794,7 +670,7 @@ func (n *nicheService) search(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	quota, ok := n.searchQuota(w, r, q.Q, sub)
+	quota, ok := n.searchQuota(w, r, q.Query, sub)
 	if !ok {
 		return
 	}
@@ -922,15 +798,6 @@ func (n *nicheService) sources(w http.ResponseWriter, r *http.Request) {
 
 // ---- curator handlers ----
 
-func draftFromShape(d shapes.NicheDraft) niche.Draft {
-	return niche.Draft{
-		Title: d.Title, Problem: d.Problem, Buyer: d.Buyer, Category: d.Category,
-		SolutionHypothesis: d.SolutionHypothesis, Pain: d.Pain, Frequency: d.Frequency,
-		WillingnessToPay: d.WillingnessToPay, ReachableBuyers: d.ReachableBuyers, Feasibility: d.Feasibility,
-		CompetitionGap: d.CompetitionGap, EvaluationNotes: d.EvaluationNotes, SignalIDs: d.SignalIDs, Publish: d.Publish,
-	}
-}
-
 func parseTime(field, v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
@@ -982,11 +849,6 @@ func (n *nicheService) adminSignals(w http.ResponseWriter, r *http.Request) {
 	if !n.s.decodeQuery(w, r, &q) {
 		return
 	}
-	if q.Limit < 1 || q.Limit > 500 {
-		httpjson.Write(w, http.StatusUnprocessableEntity, checkQuery(url.Values{"limit": {strconv.Itoa(q.Limit)}},
-			[]queryRule{{name: "limit", isInt: true, ge: 1, le: 500}}))
-		return
-	}
 	list, err := n.cfg.Engine.Signals(r.Context(), niche.SignalFilter{State: niche.SignalState(deref(q.State)), Origin: deref(q.Origin), Limit: q.Limit})
 	if err != nil {
 		n.s.writeError(w, r, err)
@@ -1005,11 +867,11 @@ func (n *nicheService) adminSignal(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *nicheService) adminModerate(w http.ResponseWriter, r *http.Request) {
-	var b shapes.NicheModerationRequest
+	var b niche.ModerationRequest
 	if !n.s.decodeBody(w, r, &b) {
 		return
 	}
-	s, err := n.cfg.Engine.ModerateSignal(r.Context(), r.PathValue("signal_id"), niche.SignalState(b.State), b.Note, b.Actor)
+	s, err := n.cfg.Engine.ModerateSignal(r.Context(), r.PathValue("signal_id"), b.State, b.Note, b.Actor)
 	if err != nil {
 		n.s.writeError(w, r, err)
 		return
@@ -1022,7 +884,7 @@ func (n *nicheService) adminCreate(w http.ResponseWriter, r *http.Request) {
 	if !n.s.decodeBody(w, r, &b) {
 		return
 	}
-	ev, err := n.cfg.Engine.Create(r.Context(), niche.Op{ID: deref(b.OperationID), Actor: b.Actor, Reason: b.Reason}, draftFromShape(b.Draft))
+	ev, err := n.cfg.Engine.Create(r.Context(), b.Op, b.Draft)
 	if err != nil {
 		n.s.writeError(w, r, err)
 		return
@@ -1045,7 +907,7 @@ func (n *nicheService) adminRevise(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev, err := n.cfg.Engine.Revise(r.Context(), r.PathValue("niche_id"), b.ExpectedRevision,
-		niche.Op{ID: deref(b.OperationID), Actor: b.Actor, Reason: b.Reason}, draftFromShape(b.Draft))
+		b.Op, b.Draft)
 	if err != nil {
 		n.s.writeError(w, r, err)
 		return
@@ -1068,7 +930,7 @@ func (n *nicheService) adminTransition(action string) http.HandlerFunc {
 		if !n.s.decodeBody(w, r, &b) {
 			return
 		}
-		op := niche.Op{ID: deref(b.OperationID), Actor: b.Actor, Reason: b.Reason}
+		op := b.Op
 		var ev *niche.Evaluation
 		var err error
 		if action == niche.ActionPublish {

@@ -1,6 +1,7 @@
 package shapes
 
 import (
+	"github.com/assaykit/assay/claims"
 	"os"
 	"strconv"
 	"testing"
@@ -49,7 +50,7 @@ func BenchmarkUnknownKeys(b *testing.B) {
 	for _, n := range []int{1000, 10000, 95000} {
 		data := unknownKeys(n)
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			var r ClaimVerificationRequest
+			var r claims.Request
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
 				if err := Decode(data, &r); err == nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 )
 
@@ -25,7 +26,7 @@ func validationError(t *testing.T, err error) *ValidationError {
 func TestBoundedAnswers(t *testing.T) {
 	t.Run("95,000 unknown keys", func(t *testing.T) {
 		body := unknownKeys(95000)
-		var r ClaimVerificationRequest
+		var r claims.Request
 		ve := validationError(t, Decode(body, &r))
 		if len(ve.Detail) != MaxErrors {
 			t.Fatalf("%d errors, want %d", len(ve.Detail), MaxErrors)
@@ -50,7 +51,7 @@ func TestBoundedAnswers(t *testing.T) {
 			b.WriteString(`"z` + strconv.Itoa(i) + `":0,`)
 		}
 		b.WriteString(`"z3":[1],"maxSources":"many","claim":1}`)
-		var r ClaimVerificationRequest
+		var r claims.Request
 		ve := validationError(t, Decode([]byte(b.String()), &r))
 		if len(ve.Detail) != MaxErrors {
 			t.Fatalf("%d errors", len(ve.Detail))
@@ -73,7 +74,7 @@ func TestBoundedAnswers(t *testing.T) {
 		// its value: FastAPI would send the value twice.
 		for _, n := range []int{MinEchoBytes, 100 << 10, 200 << 10, 900 << 10} {
 			body := []byte(`{"k":"` + strings.Repeat("a", n) + `"}`)
-			var r ClaimVerificationRequest
+			var r claims.Request
 			ve := validationError(t, Decode(body, &r))
 			b, err := httpjson.Marshal(ve)
 			if err != nil {
@@ -87,7 +88,7 @@ func TestBoundedAnswers(t *testing.T) {
 	t.Run("numbers that render longer", func(t *testing.T) {
 		// 1E15 renders as 1000000000000000.0: the echo is cut, not grown.
 		body := []byte(`{"claim":[` + strings.TrimSuffix(strings.Repeat("1E15,", 200000), ",") + `]}`)
-		var r ClaimVerificationRequest
+		var r claims.Request
 		ve := validationError(t, Decode(body, &r))
 		if _, omitted := ve.Detail[0].Input.(OmittedInput); !omitted {
 			t.Fatalf("input %T, want OmittedInput", ve.Detail[0].Input)

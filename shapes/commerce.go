@@ -24,8 +24,6 @@ type CapabilitiesResponse struct {
 	Capabilities []Capability `json:"capabilities" validate:"required"`
 }
 
-func (*CapabilitiesResponse) extraForbidden() {}
-
 // Capability is one operation of a CapabilitiesResponse (no extra
 // properties, all required).
 type Capability struct {
@@ -35,5 +33,3 @@ type Capability struct {
 	Method  string `json:"method" validate:"required"`
 	Path    string `json:"path" validate:"required"`
 }
-
-func (*Capability) extraForbidden() {}

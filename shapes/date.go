@@ -1,42 +1,12 @@
 package shapes
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/assaykit/assay/field"
 )
-
-// Date is a calendar date without time or zone, written "YYYY-MM-DD".
-type Date struct {
-	Year  int
-	Month time.Month
-	Day   int
-}
-
-// String returns the date as YYYY-MM-DD.
-func (d Date) String() string { return fmt.Sprintf("%04d-%02d-%02d", d.Year, int(d.Month), d.Day) }
-
-// Time returns midnight UTC at the start of the date.
-func (d Date) Time() time.Time { return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC) }
-
-// MarshalJSON writes "YYYY-MM-DD".
-func (d Date) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
-
-// UnmarshalJSON reads "YYYY-MM-DD". Decode accepts more (Pydantic's lax
-// forms); this method serves plain encoding/json round trips.
-func (d *Date) UnmarshalJSON(b []byte) error {
-	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return fmt.Errorf("shapes: date must be a string")
-	}
-	s := string(b[1 : len(b)-1])
-	t, err := time.Parse(time.DateOnly, s)
-	if err != nil {
-		return fmt.Errorf("shapes: invalid date %q", s)
-	}
-	*d = Date{t.Year(), t.Month(), t.Day()}
-	return nil
-}
 
 // dateErr is a failed date coercion: a Pydantic error type and, for
 // date_from_datetime_parsing, the parser's message.
@@ -83,50 +53,50 @@ const (
 // dateFromString is Pydantic's lax str → date: an RFC 3339 date or a unix
 // timestamp at midnight; failing that, a datetime (or timestamp) whose time
 // is exactly midnight.
-func dateFromString(s []byte) (Date, dateErr) {
+func dateFromString(s []byte) (field.Date, dateErr) {
 	if d, msg := parseDate(s); msg == "" {
 		return pythonDate(d)
 	}
 	exact, d, msg := parseDateTime(s)
 	switch {
 	case msg != "":
-		return Date{}, dateErr{"date_from_datetime_parsing", msg}
+		return field.Date{}, dateErr{"date_from_datetime_parsing", msg}
 	case !exact:
-		return Date{}, dateErr{typ: "date_from_datetime_inexact"}
+		return field.Date{}, dateErr{typ: "date_from_datetime_inexact"}
 	}
 	return pythonDate(d)
 }
 
 // pythonDate is the last step of every successful coercion: the Python
 // date made of d, which cannot be in year 0.
-func pythonDate(d Date) (Date, dateErr) {
+func pythonDate(d field.Date) (field.Date, dateErr) {
 	if d.Year == 0 {
-		return Date{}, dateErr{"date_parsing", pyYearZero}
+		return field.Date{}, dateErr{"date_parsing", pyYearZero}
 	}
 	return d, dateErr{}
 }
 
 // dateFromNumber is Pydantic's lax number → date: a unix timestamp in
 // seconds (milliseconds above 2e10 in magnitude) at exactly midnight.
-func dateFromNumber(lit []byte, isFloat bool) (Date, dateErr) {
+func dateFromNumber(lit []byte, isFloat bool) (field.Date, dateErr) {
 	var sec int64
 	var micro uint32
 	if !isFloat {
 		v, big, neg := parseJSONInt(lit)
 		switch {
 		case big && neg:
-			return Date{}, dateErr{"date_from_datetime_parsing", dtTooSmall}
+			return field.Date{}, dateErr{"date_from_datetime_parsing", dtTooSmall}
 		case big:
-			return Date{}, dateErr{"date_from_datetime_parsing", dtTooLarge}
+			return field.Date{}, dateErr{"date_from_datetime_parsing", dtTooLarge}
 		}
 		sec = v
 	} else {
 		f, _ := strconv.ParseFloat(string(lit), 64)
 		switch {
 		case f < -9e18: // -Inf included
-			return Date{}, dateErr{"date_from_datetime_parsing", dtTooSmall}
+			return field.Date{}, dateErr{"date_from_datetime_parsing", dtTooSmall}
 		case f > 9e18: // +Inf included
-			return Date{}, dateErr{"date_from_datetime_parsing", dtTooLarge}
+			return field.Date{}, dateErr{"date_from_datetime_parsing", dtTooLarge}
 		}
 		_, frac := math.Modf(f)
 		sec, micro = int64(math.Floor(f)), uint32(math.Round(math.Abs(frac)*1e6))
@@ -134,16 +104,16 @@ func dateFromNumber(lit []byte, isFloat bool) (Date, dateErr) {
 	exact, d, msg := dateTimeFromTimestamp(sec, micro)
 	switch {
 	case msg != "":
-		return Date{}, dateErr{"date_from_datetime_parsing", msg}
+		return field.Date{}, dateErr{"date_from_datetime_parsing", msg}
 	case !exact:
-		return Date{}, dateErr{typ: "date_from_datetime_inexact"}
+		return field.Date{}, dateErr{typ: "date_from_datetime_inexact"}
 	}
 	return pythonDate(d)
 }
 
 // parseDate parses YYYY-MM-DD exactly, or an integer timestamp at
 // midnight; msg is the parser's error.
-func parseDate(s []byte) (Date, string) {
+func parseDate(s []byte) (field.Date, string) {
 	d, msg := parseDatePart(s)
 	if msg == "" && len(s) > 10 {
 		msg = dtExtra
@@ -154,18 +124,18 @@ func parseDate(s []byte) (Date, string) {
 	if ts, ok := speedInt(s); ok {
 		sec, micro, m := watershed(ts)
 		if m != "" {
-			return Date{}, m
+			return field.Date{}, m
 		}
 		d, rem, m := dateFromSeconds(sec)
 		if m != "" {
-			return Date{}, m
+			return field.Date{}, m
 		}
 		if rem != 0 || micro != 0 {
-			return Date{}, dtNotExact
+			return field.Date{}, dtNotExact
 		}
 		return d, ""
 	}
-	return Date{}, msg
+	return field.Date{}, msg
 }
 
 func digitAt(s []byte, i int) (int, bool) {
@@ -176,33 +146,33 @@ func digitAt(s []byte, i int) (int, bool) {
 }
 
 // parseDatePart reads the YYYY-MM-DD at the start of s.
-func parseDatePart(s []byte) (Date, string) {
+func parseDatePart(s []byte) (field.Date, string) {
 	if len(s) < 10 {
-		return Date{}, dtTooShort
+		return field.Date{}, dtTooShort
 	}
 	year := 0
 	for k := range 4 {
 		v, ok := digitAt(s, k)
 		if !ok {
-			return Date{}, dtCharYear
+			return field.Date{}, dtCharYear
 		}
 		year = year*10 + v
 	}
 	if s[4] != '-' {
-		return Date{}, dtDateSep
+		return field.Date{}, dtDateSep
 	}
 	m1, ok1 := digitAt(s, 5)
 	m2, ok2 := digitAt(s, 6)
 	if !ok1 || !ok2 {
-		return Date{}, dtCharMonth
+		return field.Date{}, dtCharMonth
 	}
 	if s[7] != '-' {
-		return Date{}, dtDateSep
+		return field.Date{}, dtDateSep
 	}
 	d1, ok1 := digitAt(s, 8)
 	d2, ok2 := digitAt(s, 9)
 	if !ok1 || !ok2 {
-		return Date{}, dtCharDay
+		return field.Date{}, dtCharDay
 	}
 	month, day := m1*10+m2, d1*10+d2
 	var maxDays int
@@ -217,12 +187,12 @@ func parseDatePart(s []byte) (Date, string) {
 			maxDays = 29
 		}
 	default:
-		return Date{}, dtRangeMonth
+		return field.Date{}, dtRangeMonth
 	}
 	if day < 1 || day > maxDays {
-		return Date{}, dtRangeDay
+		return field.Date{}, dtRangeDay
 	}
-	return Date{year, time.Month(month), day}, ""
+	return field.Date{Year: year, Month: time.Month(month), Day: day}, ""
 }
 
 func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
@@ -265,31 +235,7 @@ func speedFloat(s []byte) (float64, bool) {
 	for k < len(body) && isDigit(body[k]) {
 		k++
 	}
-	if k == len(body) || body[k] != '.' {
-		return 0, false
-	}
-	digits := k
-	k++
-	for k < len(body) && isDigit(body[k]) {
-		k, digits = k+1, digits+1
-	}
-	if digits == 0 {
-		return 0, false
-	}
-	if k < len(body) && (body[k] == 'e' || body[k] == 'E') {
-		k++
-		if k < len(body) && (body[k] == '+' || body[k] == '-') {
-			k++
-		}
-		e := k
-		for k < len(body) && isDigit(body[k]) {
-			k++
-		}
-		if k == e {
-			return 0, false
-		}
-	}
-	if k != len(body) {
+	if k == len(body) || body[k] != '.' || !isDecimal(body) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(string(s), 64)
@@ -318,27 +264,27 @@ func watershed(ts int64) (int64, uint32, string) {
 }
 
 // dateFromSeconds is the date of a unix time and the seconds left over.
-func dateFromSeconds(sec int64) (Date, int64, string) {
+func dateFromSeconds(sec int64) (field.Date, int64, string) {
 	if sec < unix0000 {
-		return Date{}, 0, dtTooSmall
+		return field.Date{}, 0, dtTooSmall
 	}
 	if sec > unix9999 {
-		return Date{}, 0, dtTooLarge
+		return field.Date{}, 0, dtTooLarge
 	}
 	t := time.Unix(sec, 0).UTC()
 	rem := sec % 86400
 	if rem < 0 {
 		rem += 86400
 	}
-	return Date{t.Year(), t.Month(), t.Day()}, rem, ""
+	return field.DateOf(t), rem, ""
 }
 
 // dateTimeFromTimestamp reports whether a timestamp (seconds or, above
 // 2e10, milliseconds, plus microseconds) is exactly midnight, and its date.
-func dateTimeFromTimestamp(ts int64, micro uint32) (exact bool, d Date, msg string) {
+func dateTimeFromTimestamp(ts int64, micro uint32) (exact bool, d field.Date, msg string) {
 	sec, extra, msg := watershed(ts)
 	if msg != "" {
-		return false, Date{}, msg
+		return false, field.Date{}, msg
 	}
 	micro += extra
 	if micro >= 1_000_000 {
@@ -347,14 +293,14 @@ func dateTimeFromTimestamp(ts int64, micro uint32) (exact bool, d Date, msg stri
 	}
 	d, rem, msg := dateFromSeconds(sec)
 	if msg != "" {
-		return false, Date{}, msg
+		return false, field.Date{}, msg
 	}
 	return rem == 0 && micro == 0, d, ""
 }
 
 // parseDateTime parses an RFC 3339 datetime or a numeric timestamp and
 // reports whether its time is exactly midnight (the zone is ignored).
-func parseDateTime(s []byte) (exact bool, d Date, msg string) {
+func parseDateTime(s []byte) (exact bool, d field.Date, msg string) {
 	d, msg = parseDatePart(s)
 	if msg == "" {
 		if len(s) < 11 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ' && s[10] != '_') {
@@ -375,116 +321,143 @@ func parseDateTime(s []byte) (exact bool, d Date, msg string) {
 		}
 		sec := math.Floor(f)
 		if math.Abs(sec) > 9e18 {
-			return false, Date{}, dtTooLarge
+			return false, field.Date{}, dtTooLarge
 		}
 		return dateTimeFromTimestamp(int64(sec), uint32(math.Round((f-sec)*1e6)))
 	}
-	return false, Date{}, msg
+	return false, field.Date{}, msg
 }
 
 // parseTime parses HH:MM[:SS[.ffffff]][Z|±HH[:]MM] at off and reports
 // whether the time is 00:00:00.000000.
 func parseTime(s []byte, off int) (bool, string) {
-	if len(s)-off < 5 {
-		return false, dtTooShort
+	hour, minute, msg := parseHourMinute(s, off)
+	if msg != "" {
+		return false, msg
 	}
-	h1, ok1 := digitAt(s, off)
-	h2, ok2 := digitAt(s, off+1)
-	if !ok1 || !ok2 {
-		return false, dtCharHour
-	}
-	if s[off+2] != ':' {
-		return false, dtTimeSep
-	}
-	n1, ok1 := digitAt(s, off+3)
-	n2, ok2 := digitAt(s, off+4)
-	if !ok1 || !ok2 {
-		return false, dtCharMinute
-	}
-	hour, minute := h1*10+h2, n1*10+n2
-	if hour > 23 {
-		return false, dtRangeHour
-	}
-	if minute > 59 {
-		return false, dtRangeMinute
-	}
-	pos := off + 5
-	second, micro := 0, 0
-	if pos < len(s) && s[pos] == ':' {
-		s1, ok1 := digitAt(s, off+6)
-		s2, ok2 := digitAt(s, off+7)
-		if !ok1 || !ok2 {
-			return false, dtCharSecond
-		}
-		second = s1*10 + s2
-		if second > 59 {
-			return false, dtRangeSecond
-		}
-		pos = off + 8
-		if pos < len(s) && (s[pos] == '.' || s[pos] == ',') {
-			pos++
-			k := 0
-			for pos+k < len(s) && isDigit(s[pos+k]) {
-				if k < 6 {
-					micro = micro*10 + int(s[pos+k]-'0')
-				}
-				k++
-			}
-			if k == 0 {
-				return false, dtFractionMissing
-			}
-			pos += k
-		}
+	pos, second, micro, msg := parseSeconds(s, off+5)
+	if msg != "" {
+		return false, msg
 	}
 	if pos < len(s) {
-		c := s[pos]
-		pos++
-		if c != 'Z' && c != 'z' {
-			switch {
-			case c == '+' || c == '-':
-			case c == 0xe2: // U+2212 MINUS SIGN
-				if pos+1 >= len(s) || s[pos] != 0x88 || s[pos+1] != 0x92 {
-					return false, dtTzSign
-				}
-				pos += 2
-			default:
-				return false, dtTzSign
-			}
-			t1, ok1 := digitAt(s, pos)
-			t2, ok2 := digitAt(s, pos+1)
-			if !ok1 || !ok2 {
-				return false, dtTzHour
-			}
-			var m1 int
-			switch {
-			case pos+2 < len(s) && s[pos+2] == ':':
-				pos += 3
-				v, ok := digitAt(s, pos)
-				if !ok {
-					return false, dtTzMinute
-				}
-				m1 = v
-			case pos+2 < len(s) && isDigit(s[pos+2]):
-				pos += 2
-				m1 = int(s[pos] - '0')
-			default:
-				return false, dtTzMinute
-			}
-			m2, ok := digitAt(s, pos+1)
-			if !ok {
-				return false, dtTzMinute
-			}
-			if m1*600+m2*60 >= 3600 {
-				return false, dtRangeTzMinute
-			}
-			if t1*36000+t2*3600+m1*600+m2*60 >= 24*3600 {
-				return false, dtRangeTz
-			}
-			pos += 2
+		if pos, msg = parseZone(s, pos); msg != "" {
+			return false, msg
 		}
 	}
 	if len(s) > pos {
 		return false, dtExtra
 	}
 	return hour == 0 && minute == 0 && second == 0 && micro == 0, ""
+}
+
+// parseHourMinute parses HH:MM at off.
+func parseHourMinute(s []byte, off int) (hour, minute int, msg string) {
+	if len(s)-off < 5 {
+		return 0, 0, dtTooShort
+	}
+	h1, ok1 := digitAt(s, off)
+	h2, ok2 := digitAt(s, off+1)
+	if !ok1 || !ok2 {
+		return 0, 0, dtCharHour
+	}
+	if s[off+2] != ':' {
+		return 0, 0, dtTimeSep
+	}
+	n1, ok1 := digitAt(s, off+3)
+	n2, ok2 := digitAt(s, off+4)
+	if !ok1 || !ok2 {
+		return 0, 0, dtCharMinute
+	}
+	hour, minute = h1*10+h2, n1*10+n2
+	if hour > 23 {
+		return 0, 0, dtRangeHour
+	}
+	if minute > 59 {
+		return 0, 0, dtRangeMinute
+	}
+	return hour, minute, ""
+}
+
+// parseSeconds parses the optional :SS[.ffffff] at pos and returns the
+// index after it.
+func parseSeconds(s []byte, pos int) (end, second, micro int, msg string) {
+	if pos >= len(s) || s[pos] != ':' {
+		return pos, 0, 0, ""
+	}
+	s1, ok1 := digitAt(s, pos+1)
+	s2, ok2 := digitAt(s, pos+2)
+	if !ok1 || !ok2 {
+		return 0, 0, 0, dtCharSecond
+	}
+	second = s1*10 + s2
+	if second > 59 {
+		return 0, 0, 0, dtRangeSecond
+	}
+	pos += 3
+	if pos < len(s) && (s[pos] == '.' || s[pos] == ',') {
+		pos++
+		k := 0
+		for pos+k < len(s) && isDigit(s[pos+k]) {
+			if k < 6 {
+				micro = micro*10 + int(s[pos+k]-'0')
+			}
+			k++
+		}
+		if k == 0 {
+			return 0, 0, 0, dtFractionMissing
+		}
+		pos += k
+	}
+	return pos, second, micro, ""
+}
+
+// parseZone parses the zone at pos (Z, or a sign and HH[:]MM) and returns
+// the index after it.
+func parseZone(s []byte, pos int) (int, string) {
+	c := s[pos]
+	pos++
+	if c == 'Z' || c == 'z' {
+		return pos, ""
+	}
+	switch {
+	case c == '+' || c == '-':
+	case c == 0xe2: // U+2212 MINUS SIGN
+		if pos+1 >= len(s) || s[pos] != 0x88 || s[pos+1] != 0x92 {
+			return 0, dtTzSign
+		}
+		pos += 2
+	default:
+		return 0, dtTzSign
+	}
+	t1, ok1 := digitAt(s, pos)
+	t2, ok2 := digitAt(s, pos+1)
+	if !ok1 || !ok2 {
+		return 0, dtTzHour
+	}
+	var m1 int
+	switch {
+	case pos+2 < len(s) && s[pos+2] == ':':
+		pos += 3
+		v, ok := digitAt(s, pos)
+		if !ok {
+			return 0, dtTzMinute
+		}
+		m1 = v
+	case pos+2 < len(s) && isDigit(s[pos+2]):
+		pos += 2
+		m1 = int(s[pos] - '0')
+	default:
+		return 0, dtTzMinute
+	}
+	m2, ok := digitAt(s, pos+1)
+	if !ok {
+		return 0, dtTzMinute
+	}
+	if m1*600+m2*60 >= 3600 {
+		return 0, dtRangeTzMinute
+	}
+	if t1*36000+t2*3600+m1*600+m2*60 >= 24*3600 {
+		return 0, dtRangeTz
+	}
+	return pos + 2, ""
 }

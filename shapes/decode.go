@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/assaykit/assay/field"
+	"github.com/assaykit/assay/internal/valid"
 )
 
 // Decode decodes the JSON document data into dst, a non-nil pointer to a
@@ -139,7 +142,7 @@ func (d *decoder) syntaxError() *ValidationError {
 // Error messages of Pydantic v2.
 const (
 	msgModelAttributes = "Input should be a valid dictionary or object to extract fields from"
-	msgMissing         = "Field required"
+	msgMissing         = valid.MsgMissing
 	msgExtra           = "Extra inputs are not permitted"
 	msgStringType      = "Input should be a valid string"
 	msgIntType         = "Input should be a valid integer"
@@ -195,7 +198,7 @@ func (d *decoder) typeError(n *node, input any) {
 	switch n.kind {
 	case kString:
 		if n.enum != nil {
-			d.add("literal_error", "Input should be "+n.expected, input, ctxExpected(n))
+			d.add("literal_error", valid.Literal(n.expected), input, ctxExpected(n))
 			return
 		}
 		d.add("string_type", msgStringType, input, nil)
@@ -235,17 +238,26 @@ func (d *decoder) value(i int, n *node, v reflect.Value) int {
 		if !d.isLit(i, "null") {
 			return d.fail(msgExpectingValue, i)
 		}
-		if n.nullable {
-			v.SetZero()
-		} else {
+		switch {
+		case !n.nullable:
 			d.typeError(n, json.RawMessage("null"))
+		case n.opt:
+			v.SetZero()
+			v.Field(nullableNull).SetBool(true)
+		default:
+			v.SetZero()
 		}
 		return i + 4
 	}
-	if n.ptr {
+	switch {
+	case n.ptr:
 		p := reflect.New(n.typ)
 		v.Set(p)
 		v = p.Elem()
+	case n.opt:
+		v.SetZero()
+		v.Field(nullableValid).SetBool(true)
+		v = v.Field(nullableValue)
 	}
 	switch n.kind {
 	case kString:
@@ -360,7 +372,7 @@ func (d *decoder) stringOf(i int, n *node) (str string, end int, ok bool) {
 				return e, end, true
 			}
 		}
-		d.add("literal_error", "Input should be "+n.expected, d.echo(i, end), ctxExpected(n))
+		d.add("literal_error", valid.Literal(n.expected), d.echo(i, end), ctxExpected(n))
 		return "", end, false
 	}
 	if typ, msg, ctx := checkString(n, raw); typ != "" {
@@ -380,28 +392,18 @@ func checkString(n *node, s []byte) (typ, msg string, ctx json.RawMessage) {
 	if (n.minLen >= 0 && n.minLen > len(s)/4) || (n.maxLen >= 0 && n.maxLen < len(s)) {
 		c := utf8.RuneCount(s)
 		if n.minLen >= 0 && c < n.minLen {
-			return "string_too_short", "String should have at least " + plural(n.minLen, "character"),
-				intCtx("min_length", n.minLen)
+			return "string_too_short", valid.StringTooShort(n.minLen), intCtx("min_length", n.minLen)
 		}
 		if n.maxLen >= 0 && c > n.maxLen {
-			return "string_too_long", "String should have at most " + plural(n.maxLen, "character"),
-				intCtx("max_length", n.maxLen)
+			return "string_too_long", valid.StringTooLong(n.maxLen), intCtx("max_length", n.maxLen)
 		}
 	}
 	if n.pattern != nil && !n.pattern.Match(s) {
 		src := n.pattern.String()
 		b := append([]byte(`{"pattern":`), appendPyString(nil, []byte(src))...)
-		return "string_pattern_mismatch", "String should match pattern '" + src + "'", append(b, '}')
+		return "string_pattern_mismatch", valid.PatternMismatch(src), append(b, '}')
 	}
 	return "", "", nil
-}
-
-func plural(k int, word string) string {
-	s := strconv.Itoa(k) + " " + word
-	if k != 1 {
-		s += "s"
-	}
-	return s
 }
 
 func intCtx(key string, v int) json.RawMessage {
@@ -501,13 +503,13 @@ func (d *decoder) intBounds(n *node, val int64, i, end int) bool {
 	f := float64(val)
 	switch {
 	case n.le.set && !(f <= n.le.val):
-		d.boundError(n, "less_than_equal", "less than or equal to", "le", n.le, d.echo(i, end))
+		d.boundError(n, valid.LessThanEqual, n.le, d.echo(i, end))
 	case n.lt.set && !(f < n.lt.val):
-		d.boundError(n, "less_than", "less than", "lt", n.lt, d.echo(i, end))
+		d.boundError(n, valid.LessThan, n.lt, d.echo(i, end))
 	case n.ge.set && !(f >= n.ge.val):
-		d.boundError(n, "greater_than_equal", "greater than or equal to", "ge", n.ge, d.echo(i, end))
+		d.boundError(n, valid.GreaterThanEqual, n.ge, d.echo(i, end))
 	case n.gt.set && !(f > n.gt.val):
-		d.boundError(n, "greater_than", "greater than", "gt", n.gt, d.echo(i, end))
+		d.boundError(n, valid.GreaterThan, n.gt, d.echo(i, end))
 	default:
 		return true
 	}
@@ -529,18 +531,18 @@ func (d *decoder) intError(n *node, code numCode, input any) {
 	case numBigPos:
 		switch {
 		case n.le.set:
-			d.boundError(n, "less_than_equal", "less than or equal to", "le", n.le, input)
+			d.boundError(n, valid.LessThanEqual, n.le, input)
 		case n.lt.set:
-			d.boundError(n, "less_than", "less than", "lt", n.lt, input)
+			d.boundError(n, valid.LessThan, n.lt, input)
 		default:
 			d.add("int_parsing_size", msgIntParsingSize, input, nil)
 		}
 	case numBigNeg:
 		switch {
 		case n.ge.set:
-			d.boundError(n, "greater_than_equal", "greater than or equal to", "ge", n.ge, input)
+			d.boundError(n, valid.GreaterThanEqual, n.ge, input)
 		case n.gt.set:
-			d.boundError(n, "greater_than", "greater than", "gt", n.gt, input)
+			d.boundError(n, valid.GreaterThan, n.gt, input)
 		default:
 			d.add("int_parsing_size", msgIntParsingSize, input, nil)
 		}
@@ -549,20 +551,30 @@ func (d *decoder) intError(n *node, code numCode, input any) {
 	}
 }
 
-// boundError records a numeric bound error. Int fields show int bounds;
-// float fields show the bound as Rust prints it in msg and as a Python
-// float in ctx ("85" and 85.0), as Pydantic does.
-func (d *decoder) boundError(n *node, typ, words, key string, b bound, input any) {
-	var text string
+// boundError records a numeric bound error of type typ (valid.LessThan,
+// …). Int fields show int bounds; float fields show the bound as Rust
+// prints it in msg and as a Python float in ctx ("85" and 85.0), as
+// Pydantic does.
+func (d *decoder) boundError(n *node, typ string, b bound, input any) {
+	var key string
+	switch typ {
+	case valid.LessThanEqual:
+		key = "le"
+	case valid.LessThan:
+		key = "lt"
+	case valid.GreaterThanEqual:
+		key = "ge"
+	case valid.GreaterThan:
+		key = "gt"
+	}
+	text := valid.BoundText(b.val, n.kind == kInt)
 	ctx := []byte(`{"` + key + `":`)
 	if n.kind == kInt {
-		text = strconv.FormatInt(int64(b.val), 10)
 		ctx = append(ctx, text...)
 	} else {
-		text = strconv.FormatFloat(b.val, 'f', -1, 64)
 		ctx = appendPyFloat(ctx, b.val)
 	}
-	d.add(typ, "Input should be "+words+" "+text, input, append(ctx, '}'))
+	d.add(typ, valid.Bound(typ, text), input, append(ctx, '}'))
 }
 
 func (d *decoder) floatValue(i int, n *node, v reflect.Value) int {
@@ -604,13 +616,13 @@ func (d *decoder) floatValue(i int, n *node, v reflect.Value) int {
 	case code == numType:
 		d.add("float_type", msgFloatType, input(), nil)
 	case n.le.set && !(f <= n.le.val):
-		d.boundError(n, "less_than_equal", "less than or equal to", "le", n.le, input())
+		d.boundError(n, valid.LessThanEqual, n.le, input())
 	case n.lt.set && !(f < n.lt.val):
-		d.boundError(n, "less_than", "less than", "lt", n.lt, input())
+		d.boundError(n, valid.LessThan, n.lt, input())
 	case n.ge.set && !(f >= n.ge.val):
-		d.boundError(n, "greater_than_equal", "greater than or equal to", "ge", n.ge, input())
+		d.boundError(n, valid.GreaterThanEqual, n.ge, input())
 	case n.gt.set && !(f > n.gt.val):
-		d.boundError(n, "greater_than", "greater than", "gt", n.gt, input())
+		d.boundError(n, valid.GreaterThan, n.gt, input())
 	default:
 		v.SetFloat(f)
 	}
@@ -661,7 +673,7 @@ func (d *decoder) dateValue(i int, n *node, v reflect.Value) int {
 		return t.end
 	}
 	var (
-		dt Date
+		dt field.Date
 		de dateErr
 	)
 	switch t.kind {
@@ -680,7 +692,7 @@ func (d *decoder) dateValue(i int, n *node, v reflect.Value) int {
 	case de.typ != "":
 		d.dateError(de, d.echo(i, t.end))
 	default:
-		*(*Date)(v.Addr().UnsafePointer()) = dt
+		*(*field.Date)(v.Addr().UnsafePointer()) = dt
 	}
 	return t.end
 }
@@ -891,11 +903,9 @@ func (d *decoder) lengthErrors(n *node, i, end, errStart, count int) {
 	switch {
 	case n.maxLen >= 0 && count > n.maxLen:
 		d.errs = d.errs[:errStart]
-		d.add("too_long", what+" should have at most "+plural(n.maxLen, "item")+" after validation, not "+strconv.Itoa(count),
-			d.echo(i, end), listCtx(what, "max_length", n.maxLen, count))
+		d.add("too_long", valid.ItemsTooLong(what, n.maxLen, count), d.echo(i, end), listCtx(what, "max_length", n.maxLen, count))
 	case len(d.errs) == errStart && n.minLen >= 0 && count < n.minLen:
-		d.add("too_short", what+" should have at least "+plural(n.minLen, "item")+" after validation, not "+strconv.Itoa(count),
-			d.echo(i, end), listCtx(what, "min_length", n.minLen, count))
+		d.add("too_short", valid.ItemsTooShort(what, n.minLen, count), d.echo(i, end), listCtx(what, "min_length", n.minLen, count))
 	}
 }
 
@@ -1064,7 +1074,7 @@ func (d *decoder) object(i int, sp *structPlan, v reflect.Value) int {
 				f := &sp.fields[fi]
 				before := len(d.errs)
 				d.loc = append(d.loc, locElem{name: f.name, idx: -1})
-				j = d.value(j, f.node, v.Field(f.index))
+				j = d.value(j, f.node, f.of(v))
 				d.loc = d.loc[:len(d.loc)-1]
 				if j < 0 {
 					return -1

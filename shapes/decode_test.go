@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/google/go-cmp/cmp"
 )
@@ -57,7 +58,7 @@ func TestDecodeChoices(t *testing.T) {
 			`{"detail":[{"type":"missing","loc":["claim"],"msg":"Field required","input":{"x":[1,2.5]}},{"type":"extra_forbidden","loc":["x"],"msg":"Extra inputs are not permitted","input":[1,2.5]}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var r ClaimVerificationRequest
+			var r claims.Request
 			if got := render(t, Decode([]byte(tc.in), &r)); got != tc.want {
 				t.Fatalf("got  %s\nwant %s", got, tc.want)
 			}
@@ -67,13 +68,13 @@ func TestDecodeChoices(t *testing.T) {
 
 func TestDecodeUnreadable(t *testing.T) {
 	for _, in := range []string{"{\"claim\":\"\xff\"}", strings.Repeat("[", MaxDepth+1), `{"claim":"abc","allowedDomains":` + strings.Repeat("[", MaxDepth) + `]}`} {
-		var r ClaimVerificationRequest
+		var r claims.Request
 		err := Decode([]byte(in), &r)
 		if !errors.Is(err, ErrUnreadable) {
 			t.Errorf("%.40q: %v does not wrap ErrUnreadable", in, err)
 		}
 	}
-	var r ClaimVerificationRequest
+	var r claims.Request
 	if err := Decode([]byte(`{"claim":"abc"}`), &r); errors.Is(err, ErrUnreadable) || err != nil {
 		t.Fatal(err)
 	}
@@ -91,11 +92,11 @@ func TestDecodeDefaults(t *testing.T) {
 	if diff := cmp.Diff(want, r); diff != "" {
 		t.Fatal(diff)
 	}
-	var c ClaimVerificationRequest
+	var c claims.Request
 	if err := Decode([]byte(`{"claim":"abc","freshnessHours":null,"asOf":"2026-03-04T00:00:00Z"}`), &c); err != nil {
 		t.Fatal(err)
 	}
-	if c.FreshnessHours != nil || c.AsOf == nil || c.AsOf.String() != "2026-03-04" || c.MaxSources != 8 {
+	if !c.FreshnessHours.IsNull() || c.AsOf == nil || c.AsOf.String() != "2026-03-04" || c.MaxSources != 8 {
 		t.Fatalf("%+v", c)
 	}
 }

@@ -1,10 +1,22 @@
-// Package shapes holds every request shape of the two interface documents
-// as Go types, decodes and validates JSON into them exactly as a FastAPI
-// service with Pydantic v2 models would (Decode, DecodeQuery), reports
-// failures as FastAPI's HTTPValidationError (ValidationError), and
-// generates their JSON Schemas from the same tags (Schema,
-// OpenAPISchemas). New makes a shape by its document name; Names lists
-// them.
+// Package shapes decodes and validates JSON into the request shapes of
+// the two interface documents exactly as a FastAPI service with Pydantic
+// v2 models would (Decode, DecodeQuery), reports failures as FastAPI's
+// HTTPValidationError (ValidationError), and generates their JSON Schemas
+// from the same tags (Schema, OpenAPISchemas). New makes a shape by its
+// document name; Names lists them.
+//
+// A shape with a domain twin is the domain type itself, and its bounds
+// are stated once, in its tags: ClaimVerificationRequest is
+// claims.Request, NicheDraft niche.Draft, NicheListQuery and
+// NicheSearchQuery niche.ListOptions and niche.SearchOptions,
+// NicheModerationRequest niche.ModerationRequest, and the curator bodies
+// embed niche.Op. The engines check the same tags on Go values with
+// validator/v10 (through internal/valid, with Pydantic's messages), so a
+// bound broken in Go and in JSON reads the same. shapes imports the
+// domains, never the reverse: claims and niche link neither this package
+// nor its JSON Schema library. The shapes that only exist on the wire
+// (place-photo discovery, support, commerce, the ValidationError itself)
+// are this package's own types.
 //
 // # Semantics
 //
@@ -18,9 +30,9 @@
 // input order), with loc relative to the document root. Missing, zero and
 // null are distinct: a missing required key is "missing", null for a
 // non-nullable field is a type error, 0 is a value. After a successful
-// Decode the documents' defaults are applied: required fields and
-// optional fields with defaults are plain values, nullable fields are
-// pointers (nil = null) or slices (nil = null).
+// Decode the documents' defaults are applied: every field holds the
+// input's value or its default; null is nil (a pointer, slice or map), the
+// zero value, or Null (a field.Nullable).
 //
 // DecodeQuery validates query parameters the same way; ParseQuery reads a
 // raw query string as Starlette does (a malformed percent escape such as
@@ -37,29 +49,62 @@
 //
 // Any struct can be decoded; its plan is compiled from the tags on first
 // use and cached. Fields are named by `json:"name"` (bodies) or
-// `query:"name"` (queries). Constraints use go-playground/validator
-// syntax in `validate:"..."`, read with Pydantic's meaning:
+// `query:"name"` (queries); `json:"-"` and `query:"-"` leave a field out
+// (niche.SearchOptions.Full), and the fields of an embedded struct without
+// a json name are the shape's own, in place, as encoding/json reads them.
+// Constraints use go-playground/validator syntax in `validate:"..."`, and
+// mean the same on both paths — validator/v10 checks a Go value, Decode a
+// JSON document — with one convention where JSON says more than Go:
 //
-//   - required: the key must be present (not "non-zero": 0, "" and false
-//     are values). Fields without it are optional and keep the value
-//     SetDefaults gave them.
-//   - min, max, len: length of strings (in characters) and slices (items);
-//     on numbers, like gte and lte.
+//   - Absent, null and zero. JSON tells them apart; a Go value cannot
+//     (encoding/json leaves an absent key zero). So in the domain types
+//     the zero value of a field means unset, and the engine applies the
+//     documented default (claims.Request{Claim: "…"} is the body
+//     {"claim": "…"}); Decode applies the defaults itself (SetDefaults,
+//     which also gives the schema its defaults). A field whose zero value
+//     is a meaningful explicit value is a pointer (nil: unset) or, when
+//     null is a value of its own, a field.Nullable (unset, null or a
+//     value).
+//   - required: validator's meaning is a non-zero value (a non-nil
+//     pointer); Decode reads it as Pydantic's, the key must be present.
+//     They agree because a required field whose zero value is valid is a
+//     pointer (niche.Draft's scores: nil is absent, new(0) a score of 0),
+//     and the other required fields refuse their zero value anyway (a
+//     claim of "" is too short). Wire-only shapes that no Go code builds
+//     (ErrorDetail.type, PoiViewRequest.heading) keep plain types: only
+//     Decode reads them, and the presence of the key is what it checks.
+//   - omitempty: validator lets the zero value through (unset: the
+//     default applies); Decode ignores it, since a key that is present
+//     holds a value, so "minimumSources": 0 is refused with Pydantic's
+//     greater_than_equal while MinimumSources 0 in Go is the default 2.
+//   - omitnil: JSON null is accepted, and for validator a nil pointer or
+//     an unset or null field.Nullable skips the other rules. A field
+//     without omitnil refuses null (a pointer too: includeConflicts null
+//     is a bool_type error; an any field holds every JSON value, null
+//     included). Null leaves the zero value (nil), or Null in a
+//     field.Nullable.
+//   - min, max, len: length of strings (in characters) and slices
+//     (items); on numbers, like gte and lte.
 //   - gte, lte, gt, lt: numeric bounds (ge, le, gt, lt).
-//   - oneof=a b c: a Literal; omitempty is accepted and ignored.
-//   - omitnil on a slice, map or any field: null is accepted (nil). Pointer
-//     fields always accept null.
+//   - oneof=a b c: a Literal.
 //   - dive: the tags after it apply to slice elements.
-//   - tagkey, stepid, historyid: named patterns (see the registry in
-//     plan.go; the same strings go to the JSON Schema).
+//   - tagkey, stepid, historyid: named patterns (one registry, in
+//     internal/valid, for the validator, the decoder and the JSON Schema).
 //   - strint (an any element holding a string or an int) and object (an any
 //     field holding an object): the unions of the ValidationError shape.
 //
-// A shape that forbids unknown keys (extra_forbidden) has the marker method
-// extraForbidden(); the others ignore unknown keys. A `shapes:"deprecated"`
-// tag marks a field deprecated in the schema. SetDefaults() (pointer
-// receiver) sets the documented defaults; Decode calls it on every struct
-// it fills, after zeroing it.
+// TestValidatorAgreesWithDecode checks the convention on boundary fixtures
+// derived from the domain shapes' schemas: both paths accept and refuse
+// the same documents, with the same field, error type and message. Every
+// shape's tags are read by validator/v10 in TestValidatorReadsEveryShape
+// (an unknown tag would panic at first use).
+//
+// The shapes whose documents say "no extra properties" are listed in the
+// registry (forbidsExtra); their unknown keys are extra_forbidden, the
+// others ignore unknown keys. A `shapes:"deprecated"` tag marks a field
+// deprecated in the schema. SetDefaults() (pointer receiver) sets the
+// documented defaults; Decode calls it on every struct it fills, after
+// zeroing it. Dates are field.Date.
 //
 // # Choices where the documents leave room
 //
@@ -75,6 +120,11 @@
 //   - ValidationError (ErrorDetail) declares type, loc, msg, input, ctx in
 //     that order (the order FastAPI prints), so its own errors come in
 //     that order; the document lists loc, msg, type.
+//   - NicheSignalInput is a wire shape beside niche.SignalInput, not the
+//     domain type: its observedAt and collectedAt are RFC 3339 text that
+//     the route parses into time.Time (a parse error is the route's 422,
+//     not a Pydantic one), so the signal's text bounds are stated in both
+//     (niche checks them again after trimming, for Go callers).
 //   - Free-text fields whose values the documents do not show (status,
 //     severity, channel, priority, QuoteRequest.tier) accept any string.
 //

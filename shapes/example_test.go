@@ -8,13 +8,16 @@ import (
 	"net/url"
 	"os"
 
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/shapes"
 )
 
 // Decode applies the documented defaults, then reads and validates the
 // body the way the existing FastAPI services do (Pydantic v2, lax mode).
+// The shapes with a domain twin are the domain types (claims.Request).
 func ExampleDecode() {
-	var req shapes.ClaimVerificationRequest
+	var req claims.Request
 	if err := shapes.Decode([]byte(`{"claim":"Base mainnet uses chain ID 8453.","minimumSources":"1"}`), &req); err != nil {
 		log.Fatal(err)
 	}
@@ -33,7 +36,7 @@ func ExampleDecode() {
 // the HTTP layer does. (Checked against Pydantic 2.13 validating the same
 // model from the parsed JSON, as FastAPI does.)
 func ExampleDecode_validationError() {
-	var req shapes.ClaimVerificationRequest
+	var req claims.Request
 	err := shapes.Decode([]byte(`{"claim":"x","minimumSources":0,"sourcePolicy":"everything","colour":"red"}`), &req)
 	var ve *shapes.ValidationError
 	if !errors.As(err, &ve) {
@@ -97,13 +100,14 @@ func ExampleDecode_validationError() {
 }
 
 // DecodeQuery reads query parameters with FastAPI's behaviour: strings are
-// coerced to the field's type, defaults fill what is absent.
+// coerced to the field's type, defaults fill what is absent. The niche
+// list query is the engine's niche.ListOptions.
 func ExampleDecodeQuery() {
-	var q shapes.NicheListQuery
+	var q niche.ListOptions
 	if err := shapes.DecodeQuery(url.Values{"q": {"allergen labels"}, "limit": {"5"}}, &q); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%q %v %q %d\n", q.Q, q.Category, q.Sort, q.Limit)
+	fmt.Printf("%q %v %q %d\n", q.Query, q.Category, q.Sort, q.Limit)
 
 	err := shapes.DecodeQuery(url.Values{"limit": {"500"}}, &q)
 	fmt.Println(err)
@@ -123,7 +127,7 @@ func ExampleSchema() {
 	if err := shapes.Decode([]byte(`{"claim":"USDC on Base has 6 decimals.","maxSources":3}`), v); err != nil {
 		log.Fatal(err)
 	}
-	req := v.(*shapes.ClaimVerificationRequest)
+	req := v.(*claims.Request)
 	fmt.Println(req.MaxSources, req.MinimumSources)
 
 	raw, ok := shapes.Schema("ClaimVerificationRequest")

@@ -14,19 +14,15 @@ type TagFilter struct {
 	Required bool    `json:"required"`                         // default true
 }
 
-func (*TagFilter) extraForbidden() {}
-
 // SetDefaults sets the documented defaults.
 func (f *TagFilter) SetDefaults() { *f = TagFilter{Required: true} }
 
 // NumericFilter bounds one numeric OSM tag (no extra properties).
 type NumericFilter struct {
 	Key     string   `json:"key" validate:"required,min=1,max=80,tagkey"`
-	Minimum *float64 `json:"minimum"` // default null
-	Maximum *float64 `json:"maximum"` // default null
+	Minimum *float64 `json:"minimum" validate:"omitnil"` // default null
+	Maximum *float64 `json:"maximum" validate:"omitnil"` // default null
 }
-
-func (*NumericFilter) extraForbidden() {}
 
 // OSMFeatureQuery selects OSM features (no extra properties).
 // SelectionHints are soft candidate priorities, never hard constraints.
@@ -38,8 +34,6 @@ type OSMFeatureQuery struct {
 	ProximityMeters int             `json:"proximityMeters" validate:"gte=0,lte=500"`
 	SelectionHints  []string        `json:"selectionHints" validate:"max=3,dive,oneof=large-footprint small-footprint more-storeys"`
 }
-
-func (*OSMFeatureQuery) extraForbidden() {}
 
 // SetDefaults sets the documented defaults.
 func (q *OSMFeatureQuery) SetDefaults() {
@@ -57,8 +51,6 @@ type Requirement struct {
 	Evidence   string   `json:"evidence" validate:"oneof=visual spatial provider combined"`
 	StepIDs    []string `json:"stepIds" validate:"required,max=8"`
 }
-
-func (*Requirement) extraForbidden() {}
 
 // SetDefaults sets the documented defaults.
 func (r *Requirement) SetDefaults() { *r = Requirement{Evidence: "visual"} }
@@ -79,8 +71,6 @@ type SearchStep struct {
 	RadiusMeters    int               `json:"radiusMeters" validate:"gte=100,lte=2000"`
 }
 
-func (*SearchStep) extraForbidden() {}
-
 // SetDefaults sets the documented defaults.
 func (s *SearchStep) SetDefaults() {
 	*s = SearchStep{Inputs: []string{}, Queries: []string{}, GeographicKinds: []string{},
@@ -93,8 +83,6 @@ type SearchProgram struct {
 	Output string       `json:"output" validate:"required,min=1,max=40"`
 }
 
-func (*SearchProgram) extraForbidden() {}
-
 // SearchBranch is one alternative of a search (no extra properties).
 type SearchBranch struct {
 	PoiQueries            []string          `json:"poiQueries" validate:"max=4"`
@@ -104,8 +92,6 @@ type SearchBranch struct {
 	FeatureCombination    string            `json:"featureCombination" validate:"oneof=all any"`
 	VisualIntent          string            `json:"visualIntent" validate:"max=1000"`
 }
-
-func (*SearchBranch) extraForbidden() {}
 
 // SetDefaults sets the documented defaults.
 func (b *SearchBranch) SetDefaults() {
@@ -122,19 +108,15 @@ type RouteEndpoint struct {
 	Label *string  `json:"label" validate:"omitnil,max=350"`
 }
 
-func (*RouteEndpoint) extraForbidden() {}
-
 // RouteRequest searches along a route (no extra properties).
 // CorridorMeters is the maximum distance from the route, not a circle
 // search radius.
 type RouteRequest struct {
-	Origin         *RouteEndpoint `json:"origin"` // default null
+	Origin         *RouteEndpoint `json:"origin" validate:"omitnil"` // default null
 	Destination    RouteEndpoint  `json:"destination" validate:"required"`
 	TravelMode     string         `json:"travelMode" validate:"oneof=walk drive"`
 	CorridorMeters int            `json:"corridorMeters" validate:"gte=50,lte=2000"`
 }
-
-func (*RouteRequest) extraForbidden() {}
 
 // SetDefaults sets the documented defaults.
 func (r *RouteRequest) SetDefaults() { *r = RouteRequest{TravelMode: "walk", CorridorMeters: 50} }
@@ -150,8 +132,8 @@ func (r *RouteRequest) SetDefaults() { *r = RouteRequest{TravelMode: "walk", Cor
 type ExploreRequest struct {
 	Lat                   float64           `json:"lat" validate:"required,gte=-85,lte=85"`
 	Lon                   float64           `json:"lon" validate:"required,gte=-180,lte=180"`
-	Route                 *RouteRequest     `json:"route"`
-	SearchProgram         *SearchProgram    `json:"searchProgram"`
+	Route                 *RouteRequest     `json:"route" validate:"omitnil"`
+	SearchProgram         *SearchProgram    `json:"searchProgram" validate:"omitnil"`
 	SearchBranches        []SearchBranch    `json:"searchBranches" validate:"max=6"`
 	Query                 string            `json:"query" validate:"max=1000"`
 	Radius                int               `json:"radius" validate:"gte=100,lte=20000"`
@@ -190,7 +172,7 @@ func (r *SearchTaskRequest) SetDefaults() { (*ExploreRequest)(r).SetDefaults() }
 type IntentRequest struct {
 	Lat                   float64           `json:"lat" validate:"required,gte=-85,lte=85"`
 	Lon                   float64           `json:"lon" validate:"required,gte=-180,lte=180"`
-	Route                 *RouteRequest     `json:"route"`
+	Route                 *RouteRequest     `json:"route" validate:"omitnil"`
 	SubjectRole           string            `json:"subjectRole" validate:"oneof=scene portrait-background existing-subject"`
 	Query                 string            `json:"query" validate:"max=1000"`
 	Radius                int               `json:"radius" validate:"gte=100,lte=20000"`
@@ -220,7 +202,7 @@ type SearchParameters struct {
 	Lat                   float64           `json:"lat" validate:"required,gte=-85,lte=85"`
 	Lon                   float64           `json:"lon" validate:"required,gte=-180,lte=180"`
 	Radius                int               `json:"radius" validate:"gte=100,lte=20000"`
-	SearchProgram         *SearchProgram    `json:"searchProgram"`
+	SearchProgram         *SearchProgram    `json:"searchProgram" validate:"omitnil"`
 	SearchBranches        []SearchBranch    `json:"searchBranches" validate:"max=6"`
 	PoiQueries            []string          `json:"poiQueries" validate:"max=4"`
 	GeographicKinds       []string          `json:"geographicKinds" validate:"max=6,dive,oneof=lake sea river peak forest waterside"`
@@ -234,8 +216,6 @@ type SearchParameters struct {
 	ScoringIntent         string            `json:"scoringIntent" validate:"max=1000"`
 	Preferences           string            `json:"preferences" validate:"max=500"`
 }
-
-func (*SearchParameters) extraForbidden() {}
 
 // SetDefaults sets the documented defaults.
 func (p *SearchParameters) SetDefaults() {

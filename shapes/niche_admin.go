@@ -1,40 +1,34 @@
 package shapes
 
+import "github.com/assaykit/assay/niche"
+
 // Request shapes of the niche curator routes (/v1/admin/niche/...). The
 // interface document defines no operation that accepts a NicheDraft; these
-// wrap it with what curation needs: an operation id for idempotency, the
-// actor and reason kept in the revision log, and the expected revision for
-// optimistic concurrency. Field names are camelCase except inside the
-// NicheDraft, which keeps the document's names.
+// wrap it with what curation needs: the operation (niche.Op, embedded: an
+// operationId for idempotency, the actor and reason kept in the revision
+// log, with their bounds) and the expected revision for optimistic
+// concurrency. Field names are camelCase except inside the NicheDraft,
+// which keeps the document's names.
 
 // NicheCreateRequest is the body of POST /v1/admin/niche/evaluations.
+// Without an operationId a repeated call creates another evaluation.
 type NicheCreateRequest struct {
-	// OperationID makes the call idempotent (optional: without it a
-	// repeated call creates another evaluation).
-	OperationID *string `json:"operationId" validate:"omitnil,min=1,max=128"`
-	// Actor names the curator (default "curator").
-	Actor string `json:"actor" validate:"omitempty,max=120"`
-	// Reason is kept in the revision log.
-	Reason string     `json:"reason" validate:"omitempty,max=2000"`
-	Draft  NicheDraft `json:"draft" validate:"required"`
+	niche.Op
+	Draft niche.Draft `json:"draft" validate:"required"`
 }
 
 // NicheReviseRequest is the body of PUT /v1/admin/niche/evaluations/{niche_id}.
 type NicheReviseRequest struct {
-	OperationID *string `json:"operationId" validate:"omitnil,min=1,max=128"`
-	Actor       string  `json:"actor" validate:"omitempty,max=120"`
-	Reason      string  `json:"reason" validate:"omitempty,max=2000"`
+	niche.Op
 	// ExpectedRevision must be the current revision (409 otherwise).
-	ExpectedRevision int        `json:"expectedRevision" validate:"required,gte=1"`
-	Draft            NicheDraft `json:"draft" validate:"required"`
+	ExpectedRevision int         `json:"expectedRevision" validate:"required,gte=1"`
+	Draft            niche.Draft `json:"draft" validate:"required"`
 }
 
 // NicheTransitionRequest is the body of the publish and withdraw routes.
 type NicheTransitionRequest struct {
-	OperationID      *string `json:"operationId" validate:"omitnil,min=1,max=128"`
-	Actor            string  `json:"actor" validate:"omitempty,max=120"`
-	Reason           string  `json:"reason" validate:"omitempty,max=2000"`
-	ExpectedRevision int     `json:"expectedRevision" validate:"required,gte=1"`
+	niche.Op
+	ExpectedRevision int `json:"expectedRevision" validate:"required,gte=1"`
 }
 
 // NicheSignalInput is one signal submitted for ingestion.
@@ -66,18 +60,10 @@ type NicheSignalBatch struct {
 	Signals []NicheSignalInput `json:"signals" validate:"required,min=1,max=1000,dive"`
 }
 
-// NicheModerationRequest is the body of POST
-// /v1/admin/niche/signals/{signal_id}/moderation.
-type NicheModerationRequest struct {
-	State string `json:"state" validate:"required,oneof=pending accepted rejected"`
-	Note  string `json:"note" validate:"omitempty,max=1000"`
-	Actor string `json:"actor" validate:"omitempty,max=120"`
-}
-
 // NicheSignalListQuery holds the query of GET /v1/admin/niche/signals.
 type NicheSignalListQuery struct {
-	State  *string `json:"state" query:"state" validate:"omitempty,oneof=pending accepted rejected"`
-	Origin *string `json:"origin" query:"origin" validate:"omitempty,max=64"`
+	State  *string `json:"state" query:"state" validate:"omitnil,oneof=pending accepted rejected"`
+	Origin *string `json:"origin" query:"origin" validate:"omitnil,max=64"`
 	Limit  int     `json:"limit" query:"limit" validate:"gte=1,lte=500"`
 }
 

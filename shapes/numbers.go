@@ -119,62 +119,73 @@ func intFromString(raw []byte) (int64, numCode) {
 // ".5", "5."), underscores between digits, and inf, infinity and nan in
 // any case, with an optional sign.
 func floatFromString(raw []byte) (float64, bool) {
-	s := trimSpace(raw)
-	if bytes.IndexByte(s, '_') >= 0 {
-		clean := make([]byte, 0, len(s))
-		for k, c := range s {
-			if c == '_' {
-				if k == 0 || k+1 == len(s) || !isDigit(s[k-1]) || !isDigit(s[k+1]) {
-					return 0, false
-				}
-				continue
-			}
-			clean = append(clean, c)
-		}
-		s = clean
+	s, ok := dropUnderscores(trimSpace(raw))
+	if !ok {
+		return 0, false
 	}
 	body := s
 	if len(body) > 0 && (body[0] == '+' || body[0] == '-') {
 		body = body[1:]
 	}
-	switch {
-	case asciiEqualFold(body, "inf"), asciiEqualFold(body, "infinity"), asciiEqualFold(body, "nan"):
-	default:
-		k, digits := 0, 0
-		for k < len(body) && isDigit(body[k]) {
-			k, digits = k+1, digits+1
-		}
-		if k < len(body) && body[k] == '.' {
-			k++
-			for k < len(body) && isDigit(body[k]) {
-				k, digits = k+1, digits+1
-			}
-		}
-		if digits == 0 {
-			return 0, false
-		}
-		if k < len(body) && (body[k] == 'e' || body[k] == 'E') {
-			k++
-			if k < len(body) && (body[k] == '+' || body[k] == '-') {
-				k++
-			}
-			e := 0
-			for k < len(body) && isDigit(body[k]) {
-				k, e = k+1, e+1
-			}
-			if e == 0 {
-				return 0, false
-			}
-		}
-		if k != len(body) {
-			return 0, false
-		}
+	if !asciiEqualFold(body, "inf") && !asciiEqualFold(body, "infinity") && !asciiEqualFold(body, "nan") && !isDecimal(body) {
+		return 0, false
 	}
 	f, err := strconv.ParseFloat(string(s), 64)
 	if err != nil && !math.IsInf(f, 0) && f != 0 {
 		return 0, false
 	}
 	return f, true
+}
+
+// dropUnderscores removes the underscores of s, each of which must stand
+// between two digits.
+func dropUnderscores(s []byte) ([]byte, bool) {
+	if bytes.IndexByte(s, '_') < 0 {
+		return s, true
+	}
+	clean := make([]byte, 0, len(s))
+	for k, c := range s {
+		if c == '_' {
+			if k == 0 || k+1 == len(s) || !isDigit(s[k-1]) || !isDigit(s[k+1]) {
+				return nil, false
+			}
+			continue
+		}
+		clean = append(clean, c)
+	}
+	return clean, true
+}
+
+// isDecimal reports whether s (without a sign) is digits with an optional
+// fraction ("5.", ".5": at least one digit) and an optional exponent.
+func isDecimal(s []byte) bool {
+	k, digits := 0, 0
+	for k < len(s) && isDigit(s[k]) {
+		k, digits = k+1, digits+1
+	}
+	if k < len(s) && s[k] == '.' {
+		k++
+		for k < len(s) && isDigit(s[k]) {
+			k, digits = k+1, digits+1
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if k < len(s) && (s[k] == 'e' || s[k] == 'E') {
+		k++
+		if k < len(s) && (s[k] == '+' || s[k] == '-') {
+			k++
+		}
+		e := k
+		for k < len(s) && isDigit(s[k]) {
+			k++
+		}
+		if k == e {
+			return false
+		}
+	}
+	return k == len(s)
 }
 
 func asciiEqualFold(b []byte, lower string) bool {

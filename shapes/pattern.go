@@ -45,59 +45,14 @@ func newMatcher(src string) *matcher {
 	if len(src) < 2 || src[0] != '^' || src[len(src)-1] != '$' {
 		return m
 	}
-	p := src[1 : len(src)-1]
 	var elems []patElem
-	for p != "" {
-		if p[0] != '[' {
+	for p := src[1 : len(src)-1]; p != ""; {
+		e, rest, ok := parseClass(p)
+		if !ok {
 			return m
 		}
-		var e patElem
-		k := 1
-		for k < len(p) && p[k] != ']' {
-			lo := p[k]
-			if lo == '\\' || lo == '^' || lo == '[' || lo >= 128 {
-				return m
-			}
-			hi := lo
-			if k+2 < len(p) && p[k+1] == '-' && p[k+2] != ']' {
-				hi = p[k+2]
-				k += 2
-			}
-			for c := int(lo); c <= int(hi); c++ {
-				e.class[c>>6] |= 1 << (c & 63)
-			}
-			k++
-		}
-		if k >= len(p) {
+		if e.min, e.max, p, ok = parseQuant(rest); !ok {
 			return m
-		}
-		p = p[k+1:]
-		e.min, e.max = 1, 1
-		switch {
-		case p != "" && p[0] == '+':
-			e.max, p = -1, p[1:]
-		case p != "" && p[0] == '*':
-			e.min, e.max, p = 0, -1, p[1:]
-		case p != "" && p[0] == '{':
-			var lo, hi, k int
-			k = 1
-			for k < len(p) && isDigit(p[k]) {
-				lo = lo*10 + int(p[k]-'0')
-				k++
-			}
-			hi = lo
-			if k < len(p) && p[k] == ',' {
-				k++
-				hi = 0
-				for k < len(p) && isDigit(p[k]) {
-					hi = hi*10 + int(p[k]-'0')
-					k++
-				}
-			}
-			if k >= len(p) || p[k] != '}' {
-				return m
-			}
-			e.min, e.max, p = lo, hi, p[k+1:]
 		}
 		elems = append(elems, e)
 	}
@@ -108,4 +63,64 @@ func newMatcher(src string) *matcher {
 	}
 	m.elems = elems
 	return m
+}
+
+// parseClass reads a character class of plain ASCII characters and ranges
+// ("[A-Za-z0-9_]") at the start of p and returns the rest of p.
+func parseClass(p string) (patElem, string, bool) {
+	var e patElem
+	if p[0] != '[' {
+		return e, "", false
+	}
+	k := 1
+	for k < len(p) && p[k] != ']' {
+		lo := p[k]
+		if lo == '\\' || lo == '^' || lo == '[' || lo >= 128 {
+			return e, "", false
+		}
+		hi := lo
+		if k+2 < len(p) && p[k+1] == '-' && p[k+2] != ']' {
+			hi = p[k+2]
+			k += 2
+		}
+		for c := int(lo); c <= int(hi); c++ {
+			e.class[c>>6] |= 1 << (c & 63)
+		}
+		k++
+	}
+	if k >= len(p) {
+		return e, "", false
+	}
+	return e, p[k+1:], true
+}
+
+// parseQuant reads an optional quantifier (+, *, {n}, {n,m}, {n,}) at the
+// start of p: its repetition bounds (max < 0: unbounded) and the rest of p.
+func parseQuant(p string) (lo, hi int, rest string, ok bool) {
+	switch {
+	case p != "" && p[0] == '+':
+		return 1, -1, p[1:], true
+	case p != "" && p[0] == '*':
+		return 0, -1, p[1:], true
+	case p == "" || p[0] != '{':
+		return 1, 1, p, true
+	}
+	k := 1
+	for k < len(p) && isDigit(p[k]) {
+		lo = lo*10 + int(p[k]-'0')
+		k++
+	}
+	hi = lo
+	if k < len(p) && p[k] == ',' {
+		k++
+		hi = 0
+		for k < len(p) && isDigit(p[k]) {
+			hi = hi*10 + int(p[k]-'0')
+			k++
+		}
+	}
+	if k >= len(p) || p[k] != '}' {
+		return 0, 0, "", false
+	}
+	return lo, hi, p[k+1:], true
 }

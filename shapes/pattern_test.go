@@ -1,6 +1,7 @@
 package shapes
 
 import (
+	"github.com/assaykit/assay/internal/valid"
 	"regexp"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 func TestMatcherAgreesWithRegexp(t *testing.T) {
 	srcs := []string{`^[a-z]+$`, `^[A-Z][a-z0-9]{2}[x-z]*$`, `^(a|b)$`, `a[b]`}
 	fast := 0
-	for _, src := range patterns() {
+	for _, src := range valid.Patterns() {
 		srcs = append(srcs, src)
 	}
 	inputs := []string{"", "a", "A", "ab", "Ab1", "Abc", "Ab1xyz", "a b", "é", "aé", "9abc", "a_b:c.d-e",
@@ -26,7 +27,7 @@ func TestMatcherAgreesWithRegexp(t *testing.T) {
 			}
 		}
 	}
-	if fast < len(patterns()) {
+	if fast < len(valid.Patterns()) {
 		t.Errorf("only %d patterns take the fast path", fast)
 	}
 }

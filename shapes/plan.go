@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/assaykit/assay/field"
+	"github.com/assaykit/assay/internal/valid"
 )
 
 // kind is what a plan node decodes.
@@ -17,7 +20,7 @@ const (
 	kInt                // int, int64, int32
 	kFloat              // float64
 	kBool               // bool
-	kDate               // Date
+	kDate               // field.Date
 	kStruct             // a struct shape (a Pydantic model)
 	kSlice              // []T
 	kObject             // map[string]any: an open JSON object
@@ -36,8 +39,9 @@ type bound struct {
 // node is the compiled plan for one value.
 type node struct {
 	kind     kind
-	nullable bool         // JSON null is accepted (nil pointer, nil slice or map)
+	nullable bool         // JSON null is accepted (the tag has omitnil)
 	ptr      bool         // the Go value is a pointer to typ
+	opt      bool         // the Go value is a field.Nullable of typ
 	typ      reflect.Type // Go type of the value, pointer removed
 	required bool         // only on field nodes: the key must be present
 
@@ -55,9 +59,18 @@ type node struct {
 // fieldPlan is one field of a struct shape.
 type fieldPlan struct {
 	name       string // wire name
-	index      int    // Go field index
+	embed      int    // Go index of the embedded struct holding the field, or -1
+	index      int    // Go field index (in the embedded struct when embed >= 0)
 	node       *node
 	deprecated bool
+}
+
+// of returns the field in v, a value of the shape.
+func (f *fieldPlan) of(v reflect.Value) reflect.Value {
+	if f.embed >= 0 {
+		v = v.Field(f.embed)
+	}
+	return v.Field(f.index)
 }
 
 // structPlan is the compiled plan of a struct shape.
@@ -73,20 +86,6 @@ type structPlan struct {
 
 // defaulter is implemented by shapes that have documented defaults.
 type defaulter interface{ SetDefaults() }
-
-// extraForbidder marks shapes whose documents say "no extra properties".
-type extraForbidder interface{ extraForbidden() }
-
-// patterns is the registry of named pattern tags: one place for the
-// decoder, the JSON Schema and the documentation. Patterns stay in the RE2
-// subset so Go, Pydantic (Rust regex) and ECMA-262 agree.
-func patterns() map[string]string {
-	return map[string]string{
-		"tagkey":    `^[A-Za-z0-9_:.-]+$`,
-		"stepid":    `^[a-zA-Z][a-zA-Z0-9_]{0,39}$`,
-		"historyid": `^[A-Za-z0-9:_-]+$`,
-	}
-}
 
 // planCache maps a struct type to its *structPlan or compile error.
 type planCache struct {
@@ -146,7 +145,7 @@ func (c *planCache) regexp(name string) (*matcher, bool) {
 	if re, ok := c.res[name]; ok {
 		return re, true
 	}
-	src, ok := patterns()[name]
+	src, ok := valid.Patterns()[name]
 	if !ok {
 		return nil, false
 	}
@@ -167,7 +166,7 @@ func (c *planCache) compileStruct(t reflect.Type, building map[reflect.Type]*str
 	}
 	pt := reflect.PointerTo(t)
 	p := &structPlan{typ: t, byName: map[string]int{},
-		forbid:   pt.Implements(reflect.TypeFor[extraForbidder]()),
+		forbid:   forbidsExtra(t),
 		defaults: pt.Implements(reflect.TypeFor[defaulter]()),
 	}
 	building[t] = p
@@ -180,34 +179,53 @@ func (c *planCache) compileStruct(t reflect.Type, building map[reflect.Type]*str
 	}
 	for i := range t.NumField() {
 		sf := t.Field(i)
-		if !sf.IsExported() {
+		if !sf.Anonymous || sf.Type.Kind() != reflect.Struct || sf.Tag.Get("json") != "" {
+			if err := c.addField(p, sf, -1, i, building); err != nil {
+				return nil, err
+			}
 			continue
 		}
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if q := sf.Tag.Get("query"); q != "" {
-			name = q
+		// An embedded struct (niche.Op in the curator bodies): its fields
+		// are the shape's, in place, as encoding/json reads them.
+		for j := range sf.Type.NumField() {
+			if err := c.addField(p, sf.Type.Field(j), i, j, building); err != nil {
+				return nil, err
+			}
 		}
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		n, err := c.compileField(sf.Type, sf.Tag.Get("validate"), building)
-		if err != nil {
-			return nil, fmt.Errorf("shapes: %v.%s: %w", t, sf.Name, err)
-		}
-		if len(p.fields) == 64 {
-			return nil, fmt.Errorf("shapes: %v has more than 64 fields", t)
-		}
-		if n.required {
-			p.required |= 1 << len(p.fields)
-		}
-		p.byName[name] = len(p.fields)
-		p.fields = append(p.fields, fieldPlan{name: name, index: i, node: n,
-			deprecated: strings.Contains(sf.Tag.Get("shapes"), "deprecated")})
 	}
 	return p, nil
+}
+
+// addField adds the field sf of a struct shape, at index of the struct
+// embedded at embed (-1: of the shape itself).
+func (c *planCache) addField(p *structPlan, sf reflect.StructField, embed, index int, building map[reflect.Type]*structPlan) error {
+	if !sf.IsExported() {
+		return nil
+	}
+	name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+	if q := sf.Tag.Get("query"); q != "" {
+		name = q
+	}
+	if name == "-" {
+		return nil
+	}
+	if name == "" {
+		name = sf.Name
+	}
+	n, err := c.compileField(sf.Type, sf.Tag.Get("validate"), building)
+	if err != nil {
+		return fmt.Errorf("shapes: %v.%s: %w", p.typ, sf.Name, err)
+	}
+	if len(p.fields) == 64 {
+		return fmt.Errorf("shapes: %v has more than 64 fields", p.typ)
+	}
+	if n.required {
+		p.required |= 1 << len(p.fields)
+	}
+	p.byName[name] = len(p.fields)
+	p.fields = append(p.fields, fieldPlan{name: name, embed: embed, index: index, node: n,
+		deprecated: strings.Contains(sf.Tag.Get("shapes"), "deprecated")})
+	return nil
 }
 
 // sharesMemory reports whether copying v would share mutable memory: a
@@ -270,145 +288,185 @@ func (c *planCache) compileField(t reflect.Type, tag string, building map[reflec
 func (c *planCache) compileType(t reflect.Type, tags []string, building map[reflect.Type]*structPlan) (*node, error) {
 	n := &node{minLen: -1, maxLen: -1}
 	if t.Kind() == reflect.Pointer {
-		n.ptr, n.nullable = true, true
+		n.ptr = true
 		t = t.Elem()
+	} else if inner, ok := nullableOf(t); ok {
+		n.opt = true
+		t = inner
 	}
 	n.typ = t
-	switch {
-	case t == reflect.TypeFor[Date]():
-		n.kind = kDate
-	case t == reflect.TypeFor[map[string]any]():
-		n.kind = kObject
-	case t == reflect.TypeFor[any]():
-		n.kind = kAny
-	default:
-		switch t.Kind() {
-		case reflect.String:
-			n.kind = kString
-		case reflect.Int, reflect.Int64, reflect.Int32:
-			n.kind = kInt
-		case reflect.Float64, reflect.Float32:
-			n.kind = kFloat
-		case reflect.Bool:
-			n.kind = kBool
-		case reflect.Struct:
-			n.kind = kStruct
-			st, err := c.compileStruct(t, building)
-			if err != nil {
-				return nil, err
-			}
-			n.st = st
-		case reflect.Slice:
-			n.kind = kSlice
-			if n.ptr {
-				return nil, fmt.Errorf("pointer to slice %v: use a nil slice with omitnil", t)
-			}
-			e, err := c.compileType(t.Elem(), nil, building)
-			if err != nil {
-				return nil, err
-			}
-			n.elem = e
-		case reflect.Map:
-			if t.Key().Kind() != reflect.String {
-				return nil, fmt.Errorf("unsupported map key type %v", t)
-			}
-			n.kind = kMap
-			if n.ptr {
-				return nil, fmt.Errorf("pointer to map %v: use a nil map with omitnil", t)
-			}
-			e, err := c.compileType(t.Elem(), nil, building)
-			if err != nil {
-				return nil, err
-			}
-			n.elem = e
-		default:
-			return nil, fmt.Errorf("unsupported type %v", t)
-		}
+	if err := c.setKind(n, building); err != nil {
+		return nil, err
 	}
 	for _, tg := range tags {
-		key, val, _ := strings.Cut(tg, "=")
-		switch key {
-		case "":
-		case "required":
-			n.required = true
-		case "omitempty":
-		case "omitnil":
-			if n.kind == kSlice || n.kind == kMap || n.kind == kObject || n.kind == kAny {
-				n.nullable = true
-			}
-		case "min", "max", "len":
-			v, err := strconv.Atoi(val)
-			if err != nil && n.kind != kInt && n.kind != kFloat {
-				return nil, fmt.Errorf("bad %s=%q", key, val)
-			}
-			switch n.kind {
-			case kString, kSlice, kMap:
-				if key != "max" {
-					n.minLen = v
-				}
-				if key != "min" {
-					n.maxLen = v
-				}
-			case kInt, kFloat:
-				b, err := parseBound(val)
-				if err != nil {
-					return nil, err
-				}
-				if key != "max" {
-					n.ge = b
-				}
-				if key != "min" {
-					n.le = b
-				}
-			default:
-				return nil, fmt.Errorf("%s on %v", key, t)
-			}
-		case "gte", "lte", "gt", "lt":
-			if n.kind != kInt && n.kind != kFloat {
-				return nil, fmt.Errorf("%s on %v", key, t)
-			}
-			b, err := parseBound(val)
-			if err != nil {
-				return nil, err
-			}
-			switch key {
-			case "gte":
-				n.ge = b
-			case "lte":
-				n.le = b
-			case "gt":
-				n.gt = b
-			case "lt":
-				n.lt = b
-			}
-		case "oneof":
-			if n.kind != kString {
-				return nil, fmt.Errorf("oneof on %v", t)
-			}
-			n.enum = splitOneOf(val)
-			n.expected = expectedText(n.enum)
-		case "strint":
-			if n.kind != kAny {
-				return nil, fmt.Errorf("strint on %v", t)
-			}
-			n.kind = kStrInt
-		case "object":
-			if n.kind != kAny {
-				return nil, fmt.Errorf("object on %v", t)
-			}
-			n.kind = kObject
-		default:
-			re, ok := c.regexp(key)
-			if !ok || val != "" {
-				return nil, fmt.Errorf("unknown validation tag %q", tg)
-			}
-			if n.kind != kString {
-				return nil, fmt.Errorf("pattern %s on %v", key, t)
-			}
-			n.pattern, n.patternName = re, key
+		if err := c.applyTag(n, tg); err != nil {
+			return nil, err
 		}
 	}
+	if n.opt && !n.nullable {
+		return nil, fmt.Errorf("field.Nullable %v without omitnil", t)
+	}
 	return n, nil
+}
+
+// nullableOf reports whether t is a field.Nullable and returns the type
+// of its value.
+func nullableOf(t reflect.Type) (reflect.Type, bool) {
+	if t.Kind() != reflect.Struct || t.PkgPath() != fieldPkg || !strings.HasPrefix(t.Name(), "Nullable[") {
+		return nil, false
+	}
+	return t.Field(0).Type, true
+}
+
+// Field indices of field.Nullable (checked by a test).
+const (
+	nullableValue = 0 // V
+	nullableValid = 1 // Valid
+	nullableNull  = 2 // Null
+)
+
+// fieldPkg is the import path of package field.
+var fieldPkg = reflect.TypeFor[field.Date]().PkgPath()
+
+// setKind sets n.kind (and the element or struct plan) from n.typ.
+func (c *planCache) setKind(n *node, building map[reflect.Type]*structPlan) error {
+	t := n.typ
+	switch {
+	case t == reflect.TypeFor[field.Date]():
+		n.kind = kDate
+		return nil
+	case t == reflect.TypeFor[map[string]any]():
+		n.kind = kObject
+		return nil
+	case t == reflect.TypeFor[any]():
+		n.kind = kAny
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.String:
+		n.kind = kString
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		n.kind = kInt
+	case reflect.Float64, reflect.Float32:
+		n.kind = kFloat
+	case reflect.Bool:
+		n.kind = kBool
+	case reflect.Struct:
+		n.kind = kStruct
+		st, err := c.compileStruct(t, building)
+		if err != nil {
+			return err
+		}
+		n.st = st
+	case reflect.Slice, reflect.Map:
+		return c.setContainer(n, building)
+	default:
+		return fmt.Errorf("unsupported type %v", t)
+	}
+	return nil
+}
+
+// setContainer sets up a slice ([]T) or map (map[string]T) node.
+func (c *planCache) setContainer(n *node, building map[reflect.Type]*structPlan) error {
+	t := n.typ
+	n.kind = kSlice
+	if t.Kind() == reflect.Map {
+		if t.Key().Kind() != reflect.String {
+			return fmt.Errorf("unsupported map key type %v", t)
+		}
+		n.kind = kMap
+	}
+	if n.ptr || n.opt {
+		return fmt.Errorf("pointer to %v: use a nil value with omitnil", t)
+	}
+	e, err := c.compileType(t.Elem(), nil, building)
+	if err != nil {
+		return err
+	}
+	n.elem = e
+	return nil
+}
+
+// applyTag applies one validate tag to n, read with Pydantic's meaning.
+func (c *planCache) applyTag(n *node, tg string) error {
+	key, val, _ := strings.Cut(tg, "=")
+	switch key {
+	case "", "omitempty":
+	case "required":
+		n.required = true
+	case "omitnil":
+		n.nullable = true
+	case "min", "max", "len":
+		return applyLength(n, key, val)
+	case "gte", "lte", "gt", "lt":
+		return applyBound(n, key, val)
+	case "oneof":
+		if n.kind != kString {
+			return fmt.Errorf("oneof on %v", n.typ)
+		}
+		n.enum = valid.SplitOneOf(val)
+		n.expected = valid.Expected(n.enum)
+	case "strint", "object":
+		if n.kind != kAny {
+			return fmt.Errorf("%s on %v", key, n.typ)
+		}
+		n.kind = map[string]kind{"strint": kStrInt, "object": kObject}[key]
+	default:
+		re, ok := c.regexp(key)
+		if !ok || val != "" {
+			return fmt.Errorf("unknown validation tag %q", tg)
+		}
+		if n.kind != kString {
+			return fmt.Errorf("pattern %s on %v", key, n.typ)
+		}
+		n.pattern, n.patternName = re, key
+	}
+	return nil
+}
+
+// applyLength applies min, max or len: a length on strings, slices and
+// maps, a bound (like gte, lte) on numbers.
+func applyLength(n *node, key, val string) error {
+	switch n.kind {
+	case kString, kSlice, kMap:
+		v, err := strconv.Atoi(val)
+		if err != nil {
+			return fmt.Errorf("bad %s=%q", key, val)
+		}
+		if key != "max" {
+			n.minLen = v
+		}
+		if key != "min" {
+			n.maxLen = v
+		}
+	case kInt, kFloat:
+		b, err := parseBound(val)
+		if err != nil {
+			return err
+		}
+		if key != "max" {
+			n.ge = b
+		}
+		if key != "min" {
+			n.le = b
+		}
+	default:
+		return fmt.Errorf("%s on %v", key, n.typ)
+	}
+	return nil
+}
+
+// applyBound applies gte, lte, gt or lt to a number.
+func applyBound(n *node, key, val string) error {
+	if n.kind != kInt && n.kind != kFloat {
+		return fmt.Errorf("%s on %v", key, n.typ)
+	}
+	b, err := parseBound(val)
+	if err != nil {
+		return err
+	}
+	*map[string]*bound{"gte": &n.ge, "lte": &n.le, "gt": &n.gt, "lt": &n.lt}[key] = b
+	return nil
 }
 
 func parseBound(s string) (bound, error) {
@@ -417,78 +475,4 @@ func parseBound(s string) (bound, error) {
 		return bound{}, fmt.Errorf("bad bound %q", s)
 	}
 	return bound{set: true, val: f, text: s}, nil
-}
-
-// splitOneOf splits a validator oneof list: space separated, single quotes
-// around values that contain spaces.
-func splitOneOf(s string) []string {
-	var out []string
-	for s != "" {
-		s = strings.TrimLeft(s, " ")
-		if s == "" {
-			break
-		}
-		if s[0] == '\'' {
-			end := strings.IndexByte(s[1:], '\'')
-			if end < 0 {
-				out = append(out, s[1:])
-				break
-			}
-			out = append(out, s[1:end+1])
-			s = s[end+2:]
-			continue
-		}
-		v, rest, _ := strings.Cut(s, " ")
-		out = append(out, v)
-		s = rest
-	}
-	return out
-}
-
-// expectedText renders Pydantic's literal_error expectation:
-// 'a', 'b' or 'c'.
-func expectedText(vals []string) string {
-	var b strings.Builder
-	for i, v := range vals {
-		if i > 0 {
-			if i == len(vals)-1 {
-				b.WriteString(" or ")
-			} else {
-				b.WriteString(", ")
-			}
-		}
-		b.WriteString(pyRepr(v))
-	}
-	return b.String()
-}
-
-// pyRepr is Python's repr of a str.
-func pyRepr(s string) string {
-	q := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == rune(q):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
 }

@@ -261,70 +261,14 @@ func (d *decoder) skip(i int) int {
 		end, _ := d.scanString(i)
 		return end
 	case '{':
-		if d.depth++; d.depth > MaxDepth {
-			return d.tooDeep(i)
-		}
-		defer func() { d.depth-- }()
-		j := d.ws(i + 1)
-		if j < len(data) && data[j] == '}' {
-			return j + 1
-		}
-		for {
-			if j >= len(data) || data[j] != '"' {
-				return d.fail(msgPropertyName, j)
-			}
-			if j, _ = d.scanString(j); j < 0 {
-				return -1
-			}
-			j = d.ws(j)
-			if j >= len(data) || data[j] != ':' {
-				return d.fail(msgColon, j)
-			}
-			if j = d.skip(d.ws(j + 1)); j < 0 {
-				return -1
-			}
-			j = d.ws(j)
-			if j < len(data) && data[j] == '}' {
-				return j + 1
-			}
-			if j >= len(data) || data[j] != ',' {
-				return d.fail(msgComma, j)
-			}
-			j = d.ws(j + 1)
-		}
+		return d.skipObject(i)
 	case '[':
-		if d.depth++; d.depth > MaxDepth {
-			return d.tooDeep(i)
-		}
-		defer func() { d.depth-- }()
-		j := d.ws(i + 1)
-		if j < len(data) && data[j] == ']' {
-			return j + 1
-		}
-		for {
-			if j = d.skip(j); j < 0 {
-				return -1
+		return d.skipArray(i)
+	case 'n', 't', 'f':
+		for _, lit := range []string{"null", "true", "false"} {
+			if c == lit[0] && d.isLit(i, lit) {
+				return i + len(lit)
 			}
-			j = d.ws(j)
-			if j < len(data) && data[j] == ']' {
-				return j + 1
-			}
-			if j >= len(data) || data[j] != ',' {
-				return d.fail(msgComma, j)
-			}
-			j = d.ws(j + 1)
-		}
-	case 'n':
-		if d.isLit(i, "null") {
-			return i + 4
-		}
-	case 't':
-		if d.isLit(i, "true") {
-			return i + 4
-		}
-	case 'f':
-		if d.isLit(i, "false") {
-			return i + 5
 		}
 	default:
 		if end, _, ok := d.scanNumber(i); ok {
@@ -332,6 +276,70 @@ func (d *decoder) skip(i int) int {
 		}
 	}
 	return d.fail(msgExpectingValue, i)
+}
+
+// skipObject checks the object at i (data[i] == '{') and returns the index
+// after it.
+func (d *decoder) skipObject(i int) int {
+	if d.depth++; d.depth > MaxDepth {
+		return d.tooDeep(i)
+	}
+	defer func() { d.depth-- }()
+	data := d.data
+	j := d.ws(i + 1)
+	if j < len(data) && data[j] == '}' {
+		return j + 1
+	}
+	for {
+		if j >= len(data) || data[j] != '"' {
+			return d.fail(msgPropertyName, j)
+		}
+		if j, _ = d.scanString(j); j < 0 {
+			return -1
+		}
+		j = d.ws(j)
+		if j >= len(data) || data[j] != ':' {
+			return d.fail(msgColon, j)
+		}
+		if j = d.skip(d.ws(j + 1)); j < 0 {
+			return -1
+		}
+		j = d.ws(j)
+		if j < len(data) && data[j] == '}' {
+			return j + 1
+		}
+		if j >= len(data) || data[j] != ',' {
+			return d.fail(msgComma, j)
+		}
+		j = d.ws(j + 1)
+	}
+}
+
+// skipArray checks the array at i (data[i] == '[') and returns the index
+// after it.
+func (d *decoder) skipArray(i int) int {
+	if d.depth++; d.depth > MaxDepth {
+		return d.tooDeep(i)
+	}
+	defer func() { d.depth-- }()
+	data := d.data
+	j := d.ws(i + 1)
+	if j < len(data) && data[j] == ']' {
+		return j + 1
+	}
+	for {
+		if j = d.skip(j); j < 0 {
+			return -1
+		}
+		j = d.ws(j)
+		if j < len(data) && data[j] == ']' {
+			return j + 1
+		}
+		if j >= len(data) || data[j] != ',' {
+			return d.fail(msgComma, j)
+		}
+		j = d.ws(j + 1)
+	}
 }
 
 func (d *decoder) tooDeep(i int) int {

@@ -11,29 +11,6 @@ import (
 	"github.com/assaykit/assay/internal/utf8repair"
 )
 
-// NicheListQuery holds the query parameters of GET /v1/niches.
-type NicheListQuery struct {
-	Q        string  `json:"q" query:"q" validate:"max=150"`                      // default ""
-	Category *string `json:"category" query:"category" validate:"omitnil,max=80"` // optional
-	Sort     string  `json:"sort" query:"sort" validate:"oneof=recent score"`     // default score
-	Limit    int     `json:"limit" query:"limit" validate:"gte=1,lte=100"`        // default 20
-}
-
-// SetDefaults sets the documented defaults.
-func (q *NicheListQuery) SetDefaults() { *q = NicheListQuery{Sort: "score", Limit: 20} }
-
-// NicheSearchQuery holds the query parameters of GET /v1/search and GET
-// /v1/search/pay-per-call.
-type NicheSearchQuery struct {
-	Q        string  `json:"q" query:"q" validate:"required,min=3,max=150"`
-	Category *string `json:"category" query:"category" validate:"omitnil,max=80"` // optional
-	Sort     string  `json:"sort" query:"sort" validate:"oneof=recent score"`     // default score
-	Limit    int     `json:"limit" query:"limit" validate:"gte=1,lte=20"`         // default 20
-}
-
-// SetDefaults sets the documented defaults.
-func (q *NicheSearchQuery) SetDefaults() { *q = NicheSearchQuery{Sort: "score", Limit: 20} }
-
 // DecodeQuery reads query parameters into dst (a pointer to a struct whose
 // fields carry `query:"name"` and `validate` tags) as FastAPI does: each
 // parameter is the string of its last occurrence (slice fields take every
@@ -83,7 +60,7 @@ func DecodeQuery(values url.Values, dst any) error {
 			doc = appendPyString(nil, validUTF8(vals[len(vals)-1]))
 		}
 		d.data, d.str = doc, string(doc)
-		d.value(0, f.node, v.Field(f.index))
+		d.value(0, f.node, f.of(v))
 	}
 	if len(d.errs) > 0 {
 		return &ValidationError{Detail: d.errs, echo: echoBudget(size)}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/assaykit/assay/field"
 	"github.com/invopop/jsonschema"
 )
 
@@ -19,30 +20,27 @@ import (
 // deprecated and additionalProperties:false for the shapes that forbid
 // extra keys.
 
-// schemaName is the definition name of a Go type: the interface
-// documents' names.
-func schemaName(t reflect.Type) string {
-	switch t {
-	case reflect.TypeFor[ValidationError]():
-		return "HTTPValidationError"
-	case reflect.TypeFor[ErrorDetail]():
-		return "ValidationError"
+// schemaNamer names the definition of a Go type: the registry's name for
+// a shape (the interface documents' names: claims.Request is
+// "ClaimVerificationRequest"), else the Go name.
+func schemaNamer() func(reflect.Type) string {
+	names := typeNames()
+	return func(t reflect.Type) string {
+		if n, ok := names[t]; ok {
+			return n
+		}
+		return t.Name()
 	}
-	return t.Name()
 }
 
 // reflectSchemas reflects every shape into one set of definitions.
 func reflectSchemas() (jsonschema.Definitions, error) {
+	schemaName := schemaNamer()
 	r := &jsonschema.Reflector{
 		RequiredFromJSONSchemaTags: true,
 		AllowAdditionalProperties:  true,
 		Namer:                      schemaName,
-		Mapper: func(t reflect.Type) *jsonschema.Schema {
-			if t == reflect.TypeFor[Date]() {
-				return &jsonschema.Schema{Type: "string", Format: "date"}
-			}
-			return nil
-		},
+		Mapper:                     mapType,
 	}
 	defs := jsonschema.Definitions{}
 	for _, name := range Names() {
@@ -71,6 +69,33 @@ func reflectSchemas() (jsonschema.Definitions, error) {
 	return defs, nil
 }
 
+// mapType gives the schemas of the field types: field.Date is a date
+// string, a field.Nullable the schema of its value (null is added by
+// constrain, as for every nullable field).
+func mapType(t reflect.Type) *jsonschema.Schema {
+	if t == reflect.TypeFor[field.Date]() {
+		return &jsonschema.Schema{Type: "string", Format: "date"}
+	}
+	inner, ok := nullableOf(t)
+	if !ok {
+		return nil
+	}
+	if s := mapType(inner); s != nil {
+		return s
+	}
+	switch inner.Kind() {
+	case reflect.String:
+		return &jsonschema.Schema{Type: "string"}
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		return &jsonschema.Schema{Type: "integer"}
+	case reflect.Float32, reflect.Float64:
+		return &jsonschema.Schema{Type: "number"}
+	case reflect.Bool:
+		return &jsonschema.Schema{Type: "boolean"}
+	}
+	return nil
+}
+
 // completeStruct applies a struct plan to its reflected definition.
 func completeStruct(def *jsonschema.Schema, sp *structPlan) error {
 	if sp.forbid {
@@ -90,17 +115,25 @@ func completeStruct(def *jsonschema.Schema, sp *structPlan) error {
 		}
 		if f.node.required {
 			def.Required = append(def.Required, f.name)
-		} else {
-			dv := defaults.Elem().Field(f.index)
-			if !(dv.Kind() == reflect.Pointer || dv.Kind() == reflect.Slice || dv.Kind() == reflect.Map || dv.Kind() == reflect.Interface) || !dv.IsNil() {
-				ps.Default = dv.Interface()
-			}
+		} else if dv := f.of(defaults.Elem()); hasDefault(dv, f.node) {
+			ps.Default = dv.Interface()
 		}
 		ps = constrain(ps, f.node)
 		ps.Deprecated = f.deprecated
 		def.Properties.Set(f.name, ps)
 	}
 	return nil
+}
+
+// hasDefault reports whether the default dv of a field is shown: not a
+// nil pointer, slice, map or interface, nor the zero value of a nullable
+// field (null, which Pydantic leaves out of the schema too).
+func hasDefault(dv reflect.Value, n *node) bool {
+	switch dv.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+		return !dv.IsNil()
+	}
+	return !(n.nullable && dv.IsZero())
 }
 
 // constrain applies a node's constraints to the schema of its value and
@@ -200,7 +233,7 @@ func Schema(name string) (json.RawMessage, bool) {
 	if err != nil {
 		return nil, false
 	}
-	root := schemaName(reflect.TypeOf(v).Elem())
+	root := schemaNamer()(reflect.TypeOf(v).Elem())
 	used := jsonschema.Definitions{}
 	var visit func(string)
 	visit = func(n string) {

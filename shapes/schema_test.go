@@ -206,6 +206,24 @@ func (w *schemaWalker) add(root any, path []any, what string, edit func(any) any
 	w.fixtures = append(w.fixtures, fixture{fmt.Sprintf("%v %s", path, what), doc})
 }
 
+// boundaryFixtures is base, a valid document of the named shape, and the
+// fixtures the walker derives from it with the shape's schema.
+func boundaryFixtures(t *testing.T, name, base string) []fixture {
+	t.Helper()
+	raw, _ := Schema(name)
+	var schema map[string]any
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(base), &doc); err != nil {
+		t.Fatal(err)
+	}
+	w := &schemaWalker{defs: schema["$defs"].(map[string]any)}
+	w.walk(doc, nil, schema, doc)
+	return append([]fixture{{"base", doc}}, w.fixtures...)
+}
+
 // TestSchemaAgreesWithDecode derives boundary fixtures (min−1, min, max,
 // max+1, enum and pattern counter-examples, extra keys, missing required
 // keys, wrong types) from each shape's schema and checks that a real JSON
@@ -238,22 +256,11 @@ func TestSchemaAgreesWithDecode(t *testing.T) {
 			continue
 		}
 		sch := compileSchema(t, name)
-		raw, _ := Schema(name)
-		var schema map[string]any
-		if err := json.Unmarshal(raw, &schema); err != nil {
-			t.Fatal(err)
-		}
 		if len(bases[name]) == 0 {
 			t.Errorf("%s: no valid base document", name)
 		}
 		for _, base := range bases[name] {
-			var doc any
-			if err := json.Unmarshal([]byte(base), &doc); err != nil {
-				t.Fatal(err)
-			}
-			w := &schemaWalker{defs: schema["$defs"].(map[string]any)}
-			w.walk(doc, nil, schema, doc)
-			for _, f := range append([]fixture{{"base", doc}}, w.fixtures...) {
+			for _, f := range boundaryFixtures(t, name, base) {
 				b, _ := json.Marshal(f.doc)
 				inst, err := sjs.UnmarshalJSON(bytes.NewReader(b))
 				if err != nil {

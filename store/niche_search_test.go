@@ -135,7 +135,7 @@ func testNicheTermsFollowWrites(t *testing.T, dsn string) {
 		return niche.Draft{Title: title, Problem: "Owners of small bakeries throw away bread every evening.",
 			Buyer: "Bakery owners", Category: "Food", SolutionHypothesis: "A waste log that suggests smaller batches.",
 			EvaluationNotes: "Notes that are never indexed for search at all.", SignalIDs: ids,
-			Pain: 3, Frequency: 3, WillingnessToPay: 2, ReachableBuyers: 2, Feasibility: 3, CompetitionGap: 2, Publish: publish}
+			Pain: new(3), Frequency: new(3), WillingnessToPay: new(2), ReachableBuyers: new(2), Feasibility: new(3), CompetitionGap: new(2), Publish: publish}
 	}
 	a, err := e.Create(ctx, niche.Op{}, draft("Waste tracking for bakeries", true))
 	if err != nil {

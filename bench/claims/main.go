@@ -126,7 +126,7 @@ func main() {
 	}
 	engine := func(i int) time.Duration {
 		req := &claims.Request{Claim: fmt.Sprintf("Exampleton's minimum wage is $18.00 per hour (round %d).", i),
-			SourcePolicy: "open_web", MinimumSources: 1, MaxSources: 20, IncludeConflicts: true, Language: "auto"}
+			SourcePolicy: "open_web", MinimumSources: 1, MaxSources: 20, IncludeConflicts: new(true), Language: "auto"}
 		start := time.Now()
 		res, err := eng.Verify(ctx, claims.Research, req, &claims.Call{Scope: "payer:bench"})
 		if err != nil {
@@ -155,7 +155,7 @@ func main() {
 
 	// Replays.
 	req := &claims.Request{Claim: "Exampleton's minimum wage is $18.00 per hour.", SourcePolicy: "open_web",
-		MinimumSources: 1, MaxSources: 20, IncludeConflicts: true, Language: "auto"}
+		MinimumSources: 1, MaxSources: 20, IncludeConflicts: new(true), Language: "auto"}
 	call := func() *claims.Call {
 		return &claims.Call{IdempotencyKey: "bench-key", Scope: "payer:bench", OrderID: ids.New(ids.Order), OrderTokenHash: ids.Hash(ids.Token(ids.OrderToken))}
 	}

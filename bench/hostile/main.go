@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -191,7 +192,7 @@ func decodeTable(rounds int) float64 {
 		var answer []byte
 		var errs int
 		for range max(rounds, 5) {
-			var req shapes.ClaimVerificationRequest
+			var req claims.Request
 			start := time.Now()
 			err := shapes.Decode(body, &req)
 			best = min(best, time.Since(start))

@@ -39,7 +39,7 @@ type Fixture struct {
 
 // Request decodes the fixture's request with the documented defaults.
 func (f *Fixture) Request() (*claims.Request, error) {
-	var r shapes.ClaimVerificationRequest
+	var r claims.Request
 	if err := shapes.Decode(f.RawRequest, &r); err != nil {
 		return nil, fmt.Errorf("claimstest: fixture %s: request: %w", f.Name, err)
 	}

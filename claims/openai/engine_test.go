@@ -13,7 +13,6 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
-	"github.com/assaykit/assay/shapes"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -54,8 +53,8 @@ func engineOver(t *testing.T, replies []reply, pages map[string]string) (*claims
 	return e, api, log
 }
 
-func request(claim string, mod func(*shapes.ClaimVerificationRequest)) *claims.Request {
-	var r shapes.ClaimVerificationRequest
+func request(claim string, mod func(*claims.Request)) *claims.Request {
+	var r claims.Request
 	r.SetDefaults()
 	r.Claim = claim
 	if mod != nil {
@@ -100,14 +99,14 @@ func TestThroughTheEngine(t *testing.T) {
 		},
 		{
 			name: "success, open_web", file: "success.json",
-			req:    request(baseClaim, func(r *shapes.ClaimVerificationRequest) { r.SourcePolicy = "open_web" }),
+			req:    request(baseClaim, func(r *claims.Request) { r.SourcePolicy = "open_web" }),
 			pages:  basePages,
 			status: claims.StatusPartiallyConfirmed, facts: []claims.Status{claims.StatusConfirmed, claims.StatusInsufficientEvidence},
 			pv: basePV, usage: baseUsage, limitIn: "Token decimals were checked for the canonical USDC contract only.",
 		},
 		{
 			name: "private-use cite markers", file: "cite_markers.json",
-			req: request("Mount Everest is 8,850 metres tall.", func(r *shapes.ClaimVerificationRequest) {
+			req: request("Mount Everest is 8,850 metres tall.", func(r *claims.Request) {
 				r.SourcePolicy, r.MinimumSources = "open_web", 1
 			}),
 			pages:  map[string]string{"https://www.example-survey.org/everest-2020": "Survey results. The new height of Mount Everest is 8,848.86 metres."},

@@ -35,7 +35,7 @@ func ExampleLoad() {
 	fmt.Println(first.SignalsCreated, first.DraftsCreated, first.PublishedNiches)
 	fmt.Println(again.SignalsCreated, again.SignalsDuplicate, again.DraftsReplayed)
 
-	page, err := eng.List(ctx, niche.ListOptions{Category: "Food & Beverage", Limit: 3})
+	page, err := eng.List(ctx, niche.ListOptions{Category: new("Food & Beverage"), Limit: 3})
 	if err != nil {
 		log.Fatal(err)
 	}

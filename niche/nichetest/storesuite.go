@@ -128,7 +128,7 @@ func nicheDraft(title string, signals []string) niche.Draft {
 		Buyer:              "Small business owners",
 		Category:           "Operations",
 		SolutionHypothesis: "A focused tool that automates the chore end to end.",
-		Pain:               4, Frequency: 4, WillingnessToPay: 2, ReachableBuyers: 3, Feasibility: 3, CompetitionGap: 2,
+		Pain:               new(4), Frequency: new(4), WillingnessToPay: new(2), ReachableBuyers: new(3), Feasibility: new(3), CompetitionGap: new(2),
 		EvaluationNotes: "Evidence from forums and reviews shows repeated complaints; incumbents are generic.",
 		SignalIDs:       signals,
 	}
@@ -481,7 +481,7 @@ func testNichePublicReads(t *testing.T, open StoreOpener) {
 	mk := func(op, title, category string, dims [6]int, publish bool) *niche.Evaluation {
 		d := nicheDraft(title, floor)
 		d.Category = category
-		d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers, d.Feasibility, d.CompetitionGap = dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]
+		d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers, d.Feasibility, d.CompetitionGap = new(dims[0]), new(dims[1]), new(dims[2]), new(dims[3]), new(dims[4]), new(dims[5])
 		d.Publish = publish
 		ev, err := e.Create(ctx, niche.Op{ID: op}, d)
 		if err != nil {
@@ -514,10 +514,10 @@ func testNichePublicReads(t *testing.T, open StoreOpener) {
 	if diff := cmp.Diff([]string{c.ID, b.ID, a.ID}, list(niche.ListOptions{Sort: niche.SortRecent})); diff != "" {
 		t.Errorf("sort=recent (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{c.ID, a.ID}, list(niche.ListOptions{Category: " healthCare "})); diff != "" {
+	if diff := cmp.Diff([]string{c.ID, a.ID}, list(niche.ListOptions{Category: new(" healthCare ")})); diff != "" {
 		t.Errorf("category (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{c.ID}, list(niche.ListOptions{Query: "CLINIC", Category: "healthcare"})); diff != "" {
+	if diff := cmp.Diff([]string{c.ID}, list(niche.ListOptions{Query: "CLINIC", Category: new("healthcare")})); diff != "" {
 		t.Errorf("q filter (-want +got):\n%s", diff)
 	}
 	if got := list(niche.ListOptions{Query: "!!!"}); len(got) != 0 {
@@ -589,8 +589,8 @@ func testNicheSearchGolden(t *testing.T, open StoreOpener, opts *niche.Options) 
 	for i, c := range g.Corpus {
 		d := niche.Draft{Title: c.Title, Problem: c.Problem, Buyer: c.Buyer, Category: c.Category,
 			SolutionHypothesis: c.Hypothesis, EvaluationNotes: c.Notes, SignalIDs: floor,
-			Pain: c.Dimensions[0], Frequency: c.Dimensions[1], WillingnessToPay: c.Dimensions[2],
-			ReachableBuyers: c.Dimensions[3], Feasibility: c.Dimensions[4], CompetitionGap: c.Dimensions[5],
+			Pain: new(c.Dimensions[0]), Frequency: new(c.Dimensions[1]), WillingnessToPay: new(c.Dimensions[2]),
+			ReachableBuyers: new(c.Dimensions[3]), Feasibility: new(c.Dimensions[4]), CompetitionGap: new(c.Dimensions[5]),
 			Publish: c.Status != "draft"}
 		ev, err := e.Create(ctx, niche.Op{ID: fmt.Sprintf("golden-%d", i)}, d)
 		if err != nil {
@@ -616,7 +616,7 @@ func testNicheSearchGoldenPass(t *testing.T, e *niche.Engine, g goldenFile) {
 	ctx := context.Background()
 	var got []goldenQuery
 	for _, q := range g.Queries {
-		res, err := e.Search(ctx, niche.SearchOptions{Query: q.Query, Category: q.Category, Sort: q.Sort})
+		res, err := e.Search(ctx, niche.SearchOptions{Query: q.Query, Category: new(q.Category), Sort: q.Sort})
 		if err != nil {
 			t.Fatalf("%q: %v", q.Query, err)
 		}
@@ -624,7 +624,7 @@ func testNicheSearchGoldenPass(t *testing.T, e *niche.Engine, g goldenFile) {
 		for _, p := range res.Previews {
 			r.Titles = append(r.Titles, p.Title)
 		}
-		full, err := e.Search(ctx, niche.SearchOptions{Query: q.Query, Category: q.Category, Sort: q.Sort, Full: true})
+		full, err := e.Search(ctx, niche.SearchOptions{Query: q.Query, Category: new(q.Category), Sort: q.Sort, Full: true})
 		if err != nil {
 			t.Fatalf("%q: %v", q.Query, err)
 		}
@@ -769,7 +769,7 @@ func (b *bruteForce) draft(i int) niche.Draft {
 	}
 	d.Buyer = "Owners of " + size + " " + trade + " businesses"
 	d.SolutionHypothesis = fmt.Sprintf("A focused %s tool for %s that owners set up in a day.", tool, trade)
-	d.Pain, d.Frequency = i%6, (i/6)%6
+	d.Pain, d.Frequency = new(i%6), new((i/6)%6)
 	d.Publish = true
 	return d
 }

@@ -340,7 +340,7 @@ func testNicheRescore(t *testing.T, open StoreOpener) {
 	for i := range 5 {
 		d := nicheDraft(fmt.Sprintf("Rescore candidate number %d", i), floor)
 		d.Publish = i%2 == 0
-		d.Pain = i
+		d.Pain = new(i)
 		ev, err := e.Create(ctx, niche.Op{}, d)
 		if err != nil {
 			t.Fatal(err)
