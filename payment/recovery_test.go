@@ -180,6 +180,7 @@ type lossyProxy struct {
 	once     sync.Once
 	lost     chan struct{} // closed when the first paid answer was lost
 	release  chan struct{} // timeout: lets the abandoned work finish
+	entered  chan struct{} // timeout: the abandoned work reached the handler (its payment is reserved)
 	finished chan struct{} // timeout: the abandoned work finished
 	statuses []int
 	mu       sync.Mutex
@@ -200,6 +201,9 @@ func (p *lossyProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			defer close(p.finished)
 			p.next.ServeHTTP(httptest.NewRecorder(), r2)
 		}()
+		// Answer 504 only once the work holds the payment, so that the
+		// retry finds it in flight whatever the scheduling.
+		<-p.entered
 		close(p.lost)
 		w.WriteHeader(http.StatusGatewayTimeout)
 	case first:
@@ -235,14 +239,17 @@ func (p *lossyProxy) record(code int) {
 	p.statuses = append(p.statuses, code)
 }
 
-// blockingHandler is a paid handler that waits for release (if set).
+// blockingHandler is a paid handler that, when release is set, closes
+// entered and waits for release. The paywall runs it at most once per
+// test, so entered is closed once.
 type blockingHandler struct {
 	*paidHandler
-	release chan struct{}
+	entered, release chan struct{}
 }
 
 func (h blockingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.release != nil {
+		close(h.entered)
 		<-h.release
 	}
 	h.paidHandler.ServeHTTP(w, r)
@@ -257,10 +264,10 @@ func TestTransportRecoversALostAnswer(t *testing.T) {
 		name := map[bool]string{false: "cut after the charge", true: "504 during the work"}[timeout]
 		t.Run(name, func(t *testing.T) {
 			e := newRealEnv(t, realOpts{})
-			p := &lossyProxy{timeout: timeout, lost: make(chan struct{}), release: make(chan struct{}), finished: make(chan struct{})}
+			p := &lossyProxy{timeout: timeout, lost: make(chan struct{}), release: make(chan struct{}), entered: make(chan struct{}), finished: make(chan struct{})}
 			h := blockingHandler{paidHandler: &paidHandler{kind: "verification"}}
 			if timeout {
-				h.release = p.release
+				h.entered, h.release = p.entered, p.release
 			}
 			p.next = e.gate.Gate(quickOffer, h)
 			srv := httptest.NewServer(p)

@@ -19,26 +19,25 @@ import (
 	"github.com/assaykit/assay/store/storetest"
 )
 
-// deadlineProvider answers at once and remembers, per claim, the deadline
-// of the work (which the caller's own deadline precedes).
+// deadlineProvider answers at once and remembers, per claim, the context
+// of the work, whose deadline the caller's own deadline precedes.
 type deadlineProvider struct {
 	*claimstest.Provider
-	mu        sync.Mutex
-	deadlines map[string]time.Time
+	mu    sync.Mutex
+	works map[string]context.Context
 }
 
 func (p *deadlineProvider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims.ProviderResponse, error) {
-	d, _ := ctx.Deadline()
 	p.mu.Lock()
-	p.deadlines[q.Claim] = d
+	p.works[q.Claim] = ctx
 	p.mu.Unlock()
 	return p.Provider.Search(ctx, q)
 }
 
 // queuedStore is a claims store behind a queue: every save starts only
-// after the deadline of its call has passed — what a burst of paid calls
-// in front of a busy database does to the calls whose provider answered
-// just before their deadline.
+// once the deadline of the work of its call has passed — what a burst of
+// paid calls in front of a busy database does to the calls whose provider
+// answered just before their deadline.
 type queuedStore struct {
 	claims.Store
 	prov *deadlineProvider
@@ -46,8 +45,9 @@ type queuedStore struct {
 
 func (s *queuedStore) SaveVerification(ctx context.Context, rec *claims.Record, lease *claims.Lease) error {
 	s.prov.mu.Lock()
-	d := s.prov.deadlines[rec.Result.Claim]
+	work := s.prov.works[rec.Result.Claim]
 	s.prov.mu.Unlock()
+	d, _ := work.Deadline()
 	time.Sleep(time.Until(d) + time.Millisecond)
 	return s.Store.SaveVerification(ctx, rec, lease)
 }
@@ -64,14 +64,16 @@ func TestPaidBurstAtTheDeadlineKeepsFinishedWork(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			const burst = 24
-			const deadline = 300 * time.Millisecond
+			// Long enough for the provider to answer before it even on a
+			// loaded machine under -race; every save waits for it to pass.
+			const deadline = 2 * time.Second
 			ctx := context.Background()
 			env := newDevEnvWith(t, devOptions{dsn: dsn(t), engine: func(db *store.DB) *claims.Engine {
 				f, err := claimstest.LoadFixture("confirmed")
 				if err != nil {
 					t.Fatal(err)
 				}
-				prov := &deadlineProvider{Provider: f.Provider(), deadlines: map[string]time.Time{}}
+				prov := &deadlineProvider{Provider: f.Provider(), works: map[string]context.Context{}}
 				eng, err := claims.New(prov, &queuedStore{Store: db, prov: prov}, f.Snapshotter(), &claims.Options{Timeout: deadline})
 				if err != nil {
 					t.Fatal(err)
