@@ -283,8 +283,8 @@ func (c *crashClient) checkTokens(ctx context.Context, id, earlier, later string
 }
 
 // run is the client loop.
-func (c *crashClient) run(ctx context.Context, deadline time.Time) {
-	for ctx.Err() == nil && time.Now().Before(deadline) {
+func (c *crashClient) run(ctx context.Context, stop <-chan struct{}) {
+	for ctx.Err() == nil && !closed(stop) {
 		if len(c.pending) > 0 {
 			if !c.cs.up.wait(ctx) {
 				return
@@ -422,6 +422,11 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 
 	start := time.Now()
 	deadline := start.Add(cfg.Duration)
+	// The clients run until the controller has made every kill and the
+	// restarted server has served a while, however slow a restart is (a
+	// fixed deadline let a loaded machine end the run before the last
+	// kill).
+	stop := make(chan struct{})
 	// The clients stop at once if the controller fails (a server that does
 	// not restart must not leave them waiting).
 	cctx, stopClients := context.WithCancel(ctx)
@@ -440,7 +445,7 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.run(cctx, deadline)
+			c.run(cctx, stop)
 		}()
 	}
 
@@ -459,9 +464,6 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 		select {
 		case <-ctx.Done():
 		case <-time.After(wait):
-		}
-		if time.Now().After(deadline.Add(-every / 4)) {
-			break
 		}
 		cs.up.down()
 		if err := srv.kill(); err != nil {
@@ -519,6 +521,17 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 		}
 		cs.up.up()
 	}
+	// After the last kill the restarted server serves at least a quarter
+	// interval, and the run lasts at least its configured duration.
+	tail := time.Until(deadline)
+	if tail < every/4 {
+		tail = every / 4
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(tail):
+	}
+	close(stop)
 	if ctrlErr != nil {
 		stopClients()
 	}
@@ -626,4 +639,14 @@ func formatOutcomes(m map[outcome]int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", k, v))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// closed reports whether c is closed.
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
