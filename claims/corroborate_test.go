@@ -270,3 +270,19 @@ func TestCorroborationAllFail(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// Rule 6 also holds for a provider that never answers: its call ends
+// before the call's deadline and the other's answer stands.
+func TestCorroborationProviderHangs(t *testing.T) {
+	a := named("a", answerOf("a", says18, "a1.example"))
+	b := claimstest.NewProvider(claimstest.Step{Response: answerOf("b", says18, "b1.example"), Gate: make(chan struct{})})
+	b.ProviderName = "b"
+	e, _ := newEngine(t, a, pagesFor([]string{"a1.example"}, nil), &claims.Options{Providers: []claims.SearchProvider{b}, Timeout: 2 * time.Second})
+	res, err := e.Verify(context.Background(), claims.Deep, wageRequest(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != claims.StatusConfirmed || !hasLimitation(res, "Provider b failed (claims: provider timed out") {
+		t.Fatalf("status %s limitations %q", res.Status, res.Limitations)
+	}
+}

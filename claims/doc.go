@@ -358,6 +358,9 @@
 // With more than one provider (New's and Options.Providers), the deep and
 // research tiers ask every provider concurrently, under the one deadline
 // of the call, with the same query; quick and standard ask only the first.
+// Each provider call then ends at three quarters of the time left, so that
+// one that hangs leaves the others' answer time for its quote checks (it
+// fails as timed out, see rule 6).
 // No provider's facts are matched to another's (two models word and split
 // a claim differently): each answer is reconciled and judged on the
 // evidence reached through it, by the rules above (quote checks share the
