@@ -155,12 +155,11 @@ func corroborate(eff *Effective, drafts []*draft, answers []*answer) *Result {
 // the evidence of answer x.
 func corroborateFact(f AtomicFact, x judged, js []judged, disagree bool) AtomicFact {
 	f.EvidenceIDs = slices.Clone(f.EvidenceIDs)
-	var others, short []string
+	var short []string
 	for _, y := range js {
 		if y.a == x.a {
 			continue
 		}
-		others = append(others, y.a.name)
 		want := sideSupports
 		if f.Status == StatusContradicted {
 			want = sideContradicts

@@ -713,7 +713,7 @@ func (e *Engine) providerErr(ctx context.Context, p SearchProvider, resp *Provid
 		return nil
 	}
 	if ctx.Err() != nil {
-		return &ProviderError{Kind: ProviderTimeout, Err: fmt.Errorf("%w: the provider did not answer in time", ErrTimeout)}
+		return &ProviderError{Kind: ProviderTimeout, Err: ctx.Err()}
 	}
 	e.log.Warn("claims: provider failed", "provider", p.Name(), "err", err)
 	var pe *ProviderError
