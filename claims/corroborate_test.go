@@ -220,7 +220,9 @@ func TestCorroborationOneProviderOnly(t *testing.T) {
 // with a Conflict naming the counting evidence of both.
 func TestCorroborationDisagreement(t *testing.T) {
 	a := named("a", answerOf("a", says18, "a1.example"))
-	b := named("b", answerOf("b", says15, "b1.example"))
+	rb := answerOf("b", says15, "b1.example")
+	rb.Analysis.Limitations = []string{"Only one page was found."}
+	b := named("b", rb)
 	res, _, err := corroborate(t, claims.Deep, a, b, pagesFor([]string{"a1.example"}, []string{"b1.example"}), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -237,6 +239,9 @@ func TestCorroborationDisagreement(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("conflicts %+v", res.Conflicts)
+	}
+	if !slices.Contains(res.Limitations, "b: Only one page was found.") {
+		t.Fatalf("a limitation of one answer does not name its provider: %q", res.Limitations)
 	}
 }
 

@@ -403,7 +403,8 @@
 // page reported by several providers is one provider source whose
 // searchCallIds name the calls of each (its provider is the first that
 // reported it). A limitation "Corroboration: … were asked" lists each
-// provider's own verdict. The usage carried in Call.Usage is the sum of the
+// provider's own verdict; a limitation of one answer that the others do
+// not share starts with "<provider>: ". The usage carried in Call.Usage is the sum of the
 // calls, with provider and model names joined by "+"; the Observer gets
 // every call on its own. The result cache and the collapse of identical
 // requests key on the joined provider names.

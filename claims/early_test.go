@@ -157,3 +157,19 @@ func TestEarlyCapturesNeedStreamingAndSnapshots(t *testing.T) {
 		t.Fatalf("quick: requests %v fetches %v status %s", snaps.Requests(), snaps.Fetches(), res.Status)
 	}
 }
+
+// Streamed sources on blocked domains are never captured, early or late.
+func TestEarlyCapturesSkipBlockedDomains(t *testing.T) {
+	snaps := pagesFor([]string{"a1.example", "blocked.example"}, nil)
+	p := claimstest.NewProvider(claimstest.Step{Response: streamed([]string{"a1.example"}, "blocked.example"), Stream: true})
+	e, _ := newEngine(t, p, snaps, nil)
+	req := wageRequest()
+	req.BlockedDomains = []string{"blocked.example"}
+	res, err := e.Verify(context.Background(), claims.Research, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snaps.Requests(); len(got) != 1 || !slices.Equal(got[0], []string{"https://a1.example/wage"}) || res.Provenance.SnapshottedSourceCount != 1 {
+		t.Fatalf("requests %v", got)
+	}
+}
