@@ -144,7 +144,7 @@ type Evaluation struct {
 	Score        int       `json:"score"`
 	ScoreVersion string    `json:"scoreVersion"`
 	ScoreType    string    `json:"scoreType"`
-	ScoreWeights       Weights    `json:"scoreWeights"`
+	ScoreWeights Weights   `json:"scoreWeights"`
 	// Confidence is "high", "medium" or "low" (see the package
 	// documentation for the rule).
 	Confidence      string          `json:"confidence"`
@@ -216,8 +216,8 @@ type EvidenceSummary struct {
 	CapturedSignalCount     int        `json:"capturedSignalCount"`
 	CapturedDemandPageCount int        `json:"capturedDemandPageCount"`
 	CapturedSourceCount     int        `json:"capturedSourceCount"`
-	NewestObservedAt       *time.Time `json:"newestObservedAt"`
-	OldestObservedAt       *time.Time `json:"oldestObservedAt"`
+	NewestObservedAt        *time.Time `json:"newestObservedAt"`
+	OldestObservedAt        *time.Time `json:"oldestObservedAt"`
 }
 
 // Trend directions.
