@@ -87,23 +87,7 @@ func testNicheEvidenceCapture(t *testing.T, open StoreOpener) {
 	if s.CapturedSignalCount != 4 || s.CapturedDemandPageCount != 4 || s.CapturedSourceCount != 3 || s.DemandPageCount != 5 {
 		t.Fatalf("summary %+v: want 4 captured signals on 4 pages from 3 domains of 5 pages", s)
 	}
-	byID := evidenceByID(ev)
-	for _, id := range sigs[:4] {
-		x := byID[id]
-		if x.CaptureStatus != "captured" || x.SnapshotID == nil || x.Snapshot == nil || *x.SnapshotID != x.Snapshot.ID ||
-			x.Snapshot.RawSHA256 == nil || x.Snapshot.NormalizedSHA256 == nil || !x.Snapshot.RetrievedAt.Equal(nicheEpoch) ||
-			x.Snapshot.RequestedURL != x.SourceURL || x.CaptureReason != nil {
-			t.Fatalf("evidence %s: %+v, want a capture with its id, time and hashes", id, x)
-		}
-		body := []byte(c.Pages[x.SourceURL])
-		if *x.Snapshot.RawSHA256 != snapshot.RawSHA256(body) {
-			t.Fatalf("evidence %s: raw hash %s is not the page's", id, *x.Snapshot.RawSHA256)
-		}
-	}
-	gone := byID[sigs[4]]
-	if gone.CaptureStatus != "failed" || gone.CaptureReason == nil || *gone.CaptureReason != "HTTP 404 Not Found" || gone.SnapshotID == nil {
-		t.Fatalf("uncaptured evidence: %+v, want status failed with its reason and snapshot id", gone)
-	}
+	checkCapturedEvidence(t, ev, c, sigs)
 
 	// The captures are stored: another handle reads the same evidence.
 	e2 := nicheEngine(t, another(), &niche.Options{Capturer: c, MinDemandSignals: 4, MinIndependentSources: 3})
@@ -267,4 +251,28 @@ func testNicheRationale(t *testing.T, open StoreOpener) {
 	if got.Review.Status != niche.ReviewDue || !got.Review.NextReviewDue.Equal(got.Review.LastReviewedAt.Add(time.Millisecond)) {
 		t.Fatalf("review %+v, want review_due", got.Review)
 	}
+}
+
+// checkCapturedEvidence checks that the first four of sigs show their
+// capture (id, time, hashes of the page) and the fifth its failure.
+func checkCapturedEvidence(t *testing.T, ev *niche.Evaluation, c *Capturer, sigs []string) {
+	t.Helper()
+	byID := evidenceByID(ev)
+	for _, id := range sigs[:4] {
+		x := byID[id]
+		if x.CaptureStatus != "captured" || x.SnapshotID == nil || x.Snapshot == nil || *x.SnapshotID != x.Snapshot.ID ||
+			x.Snapshot.RawSHA256 == nil || x.Snapshot.NormalizedSHA256 == nil || !x.Snapshot.RetrievedAt.Equal(nicheEpoch) ||
+			x.Snapshot.RequestedURL != x.SourceURL || x.CaptureReason != nil {
+			t.Fatalf("evidence %s: %+v, want a capture with its id, time and hashes", id, x)
+		}
+		body := []byte(c.Pages[x.SourceURL])
+		if *x.Snapshot.RawSHA256 != snapshot.RawSHA256(body) {
+			t.Fatalf("evidence %s: raw hash %s is not the page's", id, *x.Snapshot.RawSHA256)
+		}
+	}
+	gone := byID[sigs[4]]
+	if gone.CaptureStatus != "failed" || gone.CaptureReason == nil || *gone.CaptureReason != "HTTP 404 Not Found" || gone.SnapshotID == nil {
+		t.Fatalf("uncaptured evidence: %+v, want status failed with its reason and snapshot id", gone)
+	}
+
 }
