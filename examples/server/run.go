@@ -123,10 +123,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if subs != nil {
 		subscribers = subs
 	}
-	catalogue, err := newCatalogue(ctx, cfg, db, subscribers, log.With("component", "niche"))
+	catalogue, closeCatalogue, err := newCatalogue(ctx, cfg, db, verify, subscribers, log.With("component", "niche"))
 	if err != nil {
 		return err
 	}
+	defer closeCatalogue()
 	bz := &server.Bazaar{}
 	proc, probe, err := newProcessor(payCfg, publicBase, cfg.Discovery, bz, log.With("component", "payment"))
 	if err != nil {
@@ -166,7 +167,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Claims:       server.ClaimsConfig{Engine: verify.engine, Prefix: cfg.ClaimsPrefix, ServiceSlug: cfg.ClaimsServiceSlug},
 		MCP: server.MCPConfig{DisableLocalhostProtection: cfg.MCPNoLocalhostProtection,
 			TrustedOrigins: splitList(cfg.MCPTrustedOrigins)},
-		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: []string{cfg.ClaimsPrefix}},
+		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: snapshotPrefixes(cfg)},
 		Subscriptions: server.SubscriptionConfig{Service: subs},
 		// Each check is documented in ready.go.
 		Ready: map[string]func(context.Context) error{
@@ -289,6 +290,17 @@ func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *ve
 		case <-t.C:
 		}
 	}
+}
+
+// snapshotPrefixes are the service prefixes of the snapshot routes: the
+// claims' (whose verifications cite snapshots) and the niche catalogue's
+// (whose evidence is captured), when it is another one.
+func snapshotPrefixes(cfg *config) []string {
+	p := []string{cfg.ClaimsPrefix}
+	if cfg.NichePrefix != "" && cfg.NichePrefix != cfg.ClaimsPrefix {
+		p = append(p, cfg.NichePrefix)
+	}
+	return p
 }
 
 // splitList splits a comma-separated setting, dropping empty entries.

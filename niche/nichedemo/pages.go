@@ -28,14 +28,14 @@ import (
 // real HTTP responses, as the claims demo corpus does (claims/corpus).
 // The demo's URLs name real sites over HTTPS; Pages answers for them on
 // 127.0.0.1 only, with a certificate made at start-up for those host
-// names and trusted by nothing but the TLSConfig it hands out. Give
+// names and trusted only by the TLSConfig it hands out. Give
 // HostMap, AllowList and TLSConfig to the snapshot.Options of the service
 // that captures the demo's evidence (never to one that captures the live
 // web: it would send those hosts to the loopback server).
 type Pages struct {
 	pages map[string][]byte // host + request URI → page
 	hosts []string
-	pool  *x509.CertPool
+	cert  *x509.Certificate
 	ln    net.Listener
 	srv   *http.Server
 	done  chan struct{}
@@ -48,11 +48,11 @@ func ServePages() (*Pages, error) {
 	if err := p.load(); err != nil {
 		return nil, err
 	}
-	cert, pool, err := selfSigned(p.hosts)
+	cert, err := selfSigned(p.hosts)
 	if err != nil {
 		return nil, fmt.Errorf("nichedemo: pages certificate: %w", err)
 	}
-	p.pool = pool
+	p.cert = cert.Leaf
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("nichedemo: %w", err)
@@ -161,9 +161,16 @@ func (p *Pages) HostMap() map[string]string {
 // AllowList is the loopback address the capturer must be allowed to dial.
 func (p *Pages) AllowList() []string { return []string{p.Addr()} }
 
-// TLSConfig trusts the pages' certificate and nothing else.
+// TLSConfig trusts the pages' certificate besides the system roots (so a
+// capturer given it still captures other sites), or the pages' certificate
+// alone when the system roots cannot be read.
 func (p *Pages) TLSConfig() *tls.Config {
-	return &tls.Config{RootCAs: p.pool, MinVersion: tls.VersionTLS12}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	pool.AddCert(p.cert)
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 }
 
 // Close stops the server and waits for it.
@@ -173,19 +180,18 @@ func (p *Pages) Close() error {
 	return err
 }
 
-// selfSigned makes a certificate for hosts, valid for a day, and a pool
-// trusting it.
-func selfSigned(hosts []string) (tls.Certificate, *x509.CertPool, error) {
+// selfSigned makes a certificate for hosts, valid for a day.
+func selfSigned(hosts []string) (tls.Certificate, error) {
 	if len(hosts) == 0 {
-		return tls.Certificate{}, nil, errors.New("no hosts")
+		return tls.Certificate{}, errors.New("no hosts")
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return tls.Certificate{}, nil, err
+		return tls.Certificate{}, err
 	}
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
 	if err != nil {
-		return tls.Certificate{}, nil, err
+		return tls.Certificate{}, err
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
@@ -197,15 +203,13 @@ func selfSigned(hosts []string) (tls.Certificate, *x509.CertPool, error) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return tls.Certificate{}, nil, err
+		return tls.Certificate{}, err
 	}
 	leaf, err := x509.ParseCertificate(der)
 	if err != nil {
-		return tls.Certificate{}, nil, err
+		return tls.Certificate{}, err
 	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool, nil
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
 }
 
 // Client returns an HTTP client that sends requests for the demo hosts to
