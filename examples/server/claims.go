@@ -22,8 +22,8 @@ type verification struct {
 	engine    *claims.Engine
 	snapshots *snapshot.Service
 	blobs     snapshot.BlobStore // the snapshots' content store
-	health    *providerHealth // the provider's recent failures (readiness)
-	provider  string          // what answers searches, for the start-up line
+	health    *providerHealth    // the provider's recent failures (readiness)
+	provider  string             // what answers searches, for the start-up line
 	closers   []func() error
 }
 
