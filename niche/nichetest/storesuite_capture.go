@@ -107,6 +107,19 @@ func testNicheEvidenceCapture(t *testing.T, open StoreOpener) {
 		t.Fatalf("held %q, want the five current captures %q (the replaced failure released)", got, heldWant)
 	}
 
+	// A capture that cannot be stored fails the write, which stores
+	// nothing.
+	c.Err = errors.New("snapshot store unavailable")
+	failing := nicheEngine(t, st, &niche.Options{Capturer: c, MinDemandSignals: 4, MinIndependentSources: 3})
+	d.Title = "Not stored when captures fail"
+	if _, err := failing.Create(ctx, niche.Op{ID: "capture-fails"}, d); !errors.Is(err, c.Err) {
+		t.Fatalf("create with a failing capturer: %v, want the capture error", err)
+	}
+	if h, rec, err := st.Operation(ctx, "capture-fails"); err != nil || h != "" || rec != nil {
+		t.Fatalf("a failed capture left operation %q %v (%v)", h, rec, err)
+	}
+	c.Err = nil
+
 	// Counting uncaptured signals is an option.
 	loose := nicheEngine(t, st, &niche.Options{Capturer: c, CountUncaptured: true, MinDemandSignals: 4, MinIndependentSources: 3})
 	d.Title, d.SignalIDs = "Four pages counted uncaptured", []string{sigs[0], sigs[2], sigs[3], sigs[4]}
