@@ -116,16 +116,28 @@ const releaseBatch = 500
 // signal is rejected, or no draft or published evaluation links it) and
 // releases their holds, so that the snapshot purger removes them once
 // they are older than its retention. It returns how many it released.
-// The engine runs it after withdrawals, revisions and rejections; a host
-// may run it on a schedule as well. Without a Capturer it does nothing.
+// After withdrawals, revisions and rejections the engine releases the
+// captures of the signals concerned; ReleaseEvidence sweeps every signal,
+// for a host to run on a schedule (it also catches what a failed release
+// left). Without a Capturer it does nothing.
 func (e *Engine) ReleaseEvidence(ctx context.Context) (int, error) {
 	c := e.opts.Capturer
 	if c == nil {
 		return 0, nil
 	}
+	return e.release(ctx, nil)
+}
+
+// release releases the captures no evaluation needs among the signals of
+// scope (nil: all; a scope is one evaluation's links, at most 100).
+func (e *Engine) release(ctx context.Context, scope []string) (int, error) {
+	c := e.opts.Capturer
+	if c == nil || (scope != nil && len(scope) == 0) {
+		return 0, nil
+	}
 	n := 0
 	for {
-		ids, err := e.st.ReleaseSignalSnapshots(ctx, releaseBatch)
+		ids, err := e.st.ReleaseSignalSnapshots(ctx, scope, releaseBatch)
 		if err != nil {
 			return n, err
 		}
@@ -141,10 +153,12 @@ func (e *Engine) ReleaseEvidence(ctx context.Context) (int, error) {
 	}
 }
 
-// releaseEvidence runs ReleaseEvidence after a write, logging a failure
-// (the write stands; the next run releases what this one could not).
-func (e *Engine) releaseEvidence(ctx context.Context) {
-	if n, err := e.ReleaseEvidence(ctx); err != nil {
+// releaseEvidence releases, after a write, the captures of the signals
+// it may have made unneeded (those it unlinked, or those of a withdrawn
+// evaluation, or a rejected signal), logging a failure: the write stands,
+// and ReleaseEvidence releases what this call could not.
+func (e *Engine) releaseEvidence(ctx context.Context, signalIDs []string) {
+	if n, err := e.release(ctx, signalIDs); err != nil {
 		e.log.WarnContext(ctx, "niche: releasing evidence captures failed", "err", err)
 	} else if n > 0 {
 		e.log.DebugContext(ctx, "niche: evidence captures released", "count", n)

@@ -321,7 +321,7 @@ func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalStat
 				return nil, fmt.Errorf("niche: signal %s is rejected, but re-checking the evidence of %s failed (moderate it again to retry): %w", sig.ID, nid, err)
 			}
 		}
-		e.releaseEvidence(ctx)
+		e.releaseEvidence(ctx, []string{sig.ID})
 	}
 	return sig, nil
 }
@@ -597,7 +597,7 @@ func (e *Engine) Revise(ctx context.Context, id string, expectedRevision int, op
 		At: now, Accept: pending, CheckSignals: true,
 	})
 	if err == nil {
-		e.releaseEvidence(ctx) // signals may have been unlinked
+		e.releaseEvidence(ctx, cur.SignalIDs) // some may have been unlinked
 	}
 	return ev, err
 }
@@ -665,7 +665,7 @@ func (e *Engine) transition(ctx context.Context, id string, expectedRevision int
 		CheckSignals: action == ActionPublish,
 	})
 	if err == nil && action == ActionWithdraw {
-		e.releaseEvidence(ctx)
+		e.releaseEvidence(ctx, rec.SignalIDs)
 	}
 	return ev, err
 }

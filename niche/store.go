@@ -41,8 +41,9 @@ type EvidenceStore interface {
 	// ReleaseSignalSnapshots clears, for up to limit signals whose
 	// capture no evaluation needs — the signal is rejected, or no draft
 	// or published evaluation links it — the recorded capture, in one
-	// transaction, and returns the snapshot ids it cleared.
-	ReleaseSignalSnapshots(ctx context.Context, limit int) ([]string, error)
+	// transaction, and returns the snapshot ids it cleared. Only the
+	// signals among scope are considered; a nil scope means all.
+	ReleaseSignalSnapshots(ctx context.Context, scope []string, limit int) ([]string, error)
 }
 
 // SignalStore keeps signals (the evidence evaluations link) and the runs

@@ -44,11 +44,20 @@ const releasable = `snapshot_id <> '' AND (state = 'rejected' OR NOT EXISTS (SEL
 	JOIN niche_evaluations e ON e.id = l.niche_id WHERE l.signal_id = niche_signals.id AND e.status <> 'withdrawn'))`
 
 // ReleaseSignalSnapshots implements niche.EvidenceStore.
-func (db *DB) ReleaseSignalSnapshots(ctx context.Context, limit int) ([]string, error) {
+func (db *DB) ReleaseSignalSnapshots(ctx context.Context, scope []string, limit int) ([]string, error) {
+	if scope != nil && len(scope) == 0 {
+		return []string{}, nil
+	}
+	q, args := `SELECT id, snapshot_id FROM niche_signals WHERE `+releasable, []any{}
+	if scope != nil {
+		q += ` AND id IN (` + placeholders(len(scope)) + `)`
+		args = anyArgs(scope)
+	}
+	args = append(args, limit)
 	out := []string{}
 	err := db.inTx(ctx, func(tx *Tx) error {
 		out = out[:0]
-		rows, err := tx.query(ctx, `SELECT id, snapshot_id FROM niche_signals WHERE `+releasable+` ORDER BY id LIMIT ?`, limit)
+		rows, err := tx.query(ctx, q+` ORDER BY id LIMIT ?`, args...)
 		if err != nil {
 			return err
 		}

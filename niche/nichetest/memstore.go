@@ -105,7 +105,7 @@ func (m *MemStore) SetSignalSnapshots(ctx context.Context, snaps map[string]*sna
 }
 
 // ReleaseSignalSnapshots implements niche.EvidenceStore.
-func (m *MemStore) ReleaseSignalSnapshots(ctx context.Context, limit int) ([]string, error) {
+func (m *MemStore) ReleaseSignalSnapshots(ctx context.Context, scope []string, limit int) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	needed := map[string]bool{}
@@ -117,13 +117,17 @@ func (m *MemStore) ReleaseSignalSnapshots(ctx context.Context, limit int) ([]str
 		}
 	}
 	ids := slices.Sorted(maps.Keys(m.signals))
+	if scope != nil {
+		ids = slices.Sorted(slices.Values(scope))
+		ids = slices.Compact(ids)
+	}
 	out := []string{}
 	for _, id := range ids {
 		s := m.signals[id]
 		if len(out) >= limit {
 			break
 		}
-		if s.Snapshot != nil && (s.State == niche.StateRejected || !needed[id]) {
+		if s != nil && s.Snapshot != nil && (s.State == niche.StateRejected || !needed[id]) {
 			out = append(out, s.Snapshot.ID)
 			s.Snapshot = nil
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/snapshot"
 )
@@ -153,9 +154,26 @@ func testNicheEvidenceLifecycle(t *testing.T, open StoreOpener) {
 	if n, err := e.ReleaseEvidence(ctx); err != nil || n != 0 {
 		t.Fatalf("release with every capture needed: %d %v", n, err)
 	}
+	// A capture no evaluation needs, left by an earlier failure: the
+	// releases after writes look only at the signals they concern, the
+	// sweep finds it.
+	orphan := &snapshot.Snapshot{ID: ids.New(ids.Snapshot), RequestedURL: "https://gone.example.io/x",
+		RetrievedAt: nicheEpoch, Status: snapshot.StatusFailed}
+	if err := c.Hold(ctx, []string{orphan.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetSignalSnapshots(ctx, map[string]*snapshot.Snapshot{sigs[4]: orphan}); err != nil {
+		t.Fatal(err)
+	}
 	a, err = e.Withdraw(ctx, a.ID, a.Revision, niche.Op{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if held := c.Held(); !slices.Contains(held, orphan.ID) || len(held) != 2 {
+		t.Fatalf("after the withdrawal %q are held, want the draft's capture and the orphan", held)
+	}
+	if n, err := e.ReleaseEvidence(ctx); err != nil || n != 1 {
+		t.Fatalf("the sweep released %d (%v), want the orphan", n, err)
 	}
 	held := c.Held()
 	if len(held) != 1 || held[0] != *evidenceByID(b)[sigs[3]].SnapshotID {
