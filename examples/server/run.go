@@ -141,7 +141,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	go purgeLoop(ctx, cfg.PurgeInterval, log, verify)
+	go purgeLoop(ctx, cfg.PurgeInterval, log, verify, catalogue.Engine)
 
 	var metricsRoute http.Handler
 	if metricsLn == nil {
@@ -269,11 +269,17 @@ func listen(flagName, env, addr string) (net.Listener, error) {
 }
 
 // purgeLoop deletes expired verifications and snapshots (and their
-// unreferenced content) every interval, starting at once.
-func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *verification) {
+// unreferenced content) every interval, starting at once, after releasing
+// the evidence captures no niche evaluation needs any more.
+func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *verification, cat *niche.Engine) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
+		if n, err := cat.ReleaseEvidence(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("release niche evidence captures", "err", err)
+		} else if n > 0 {
+			log.Info("released niche evidence captures", "count", n)
+		}
 		if n, err := v.engine.PurgeExpired(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("purge verifications", "err", err)
 		} else if n > 0 {
