@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/assaykit/assay/snapshot"
 )
@@ -134,6 +135,9 @@ func (e *Engine) release(ctx context.Context, scope []string) (int, error) {
 	c := e.opts.Capturer
 	if c == nil || (scope != nil && len(scope) == 0) {
 		return 0, nil
+	}
+	if scope != nil {
+		scope = slices.Compact(slices.Sorted(slices.Values(scope)))
 	}
 	n := 0
 	for {

@@ -316,12 +316,13 @@ func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalStat
 		return nil, err
 	}
 	if sig.State == StateRejected {
+		unneeded := []string{sig.ID} // and the signals of evaluations withdrawn now
 		for _, nid := range linkedBy {
-			if err := e.recheckEvidence(ctx, nid, sig); err != nil {
+			if err := e.recheckEvidence(ctx, nid, sig, &unneeded); err != nil {
 				return nil, fmt.Errorf("niche: signal %s is rejected, but re-checking the evidence of %s failed (moderate it again to retry): %w", sig.ID, nid, err)
 			}
 		}
-		e.releaseEvidence(ctx, []string{sig.ID})
+		e.releaseEvidence(ctx, unneeded)
 	}
 	return sig, nil
 }
@@ -331,8 +332,9 @@ func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalStat
 const recheckAttempts = 20
 
 // recheckEvidence withdraws evaluation id when it is published, links the
-// rejected signal sig and no longer meets the publication floor.
-func (e *Engine) recheckEvidence(ctx context.Context, id string, sig *Signal) error {
+// rejected signal sig and no longer meets the publication floor, adding
+// the signals of a withdrawn evaluation to withdrawn.
+func (e *Engine) recheckEvidence(ctx context.Context, id string, sig *Signal, withdrawn *[]string) error {
 	for range recheckAttempts {
 		rec, err := e.st.Evaluation(ctx, id)
 		if isNotFound(err) {
@@ -372,6 +374,7 @@ func (e *Engine) recheckEvidence(ctx context.Context, id string, sig *Signal) er
 		case err == nil:
 			e.log.WarnContext(ctx, "niche: evaluation withdrawn after a linked signal was rejected", "niche", rec.ID,
 				"revision", next.Revision, "signal", sig.ID, "moderator", sig.ModeratedBy)
+			*withdrawn = append(*withdrawn, rec.SignalIDs...)
 			return nil
 		case errors.Is(err, ErrConflict), errors.Is(err, ErrOperationConflict):
 			continue // another write came first: look again

@@ -216,6 +216,17 @@ func testNicheEvidenceLifecycle(t *testing.T, open StoreOpener) {
 	if err != nil || sig.Snapshot != nil {
 		t.Fatalf("rejected signal keeps its capture: %+v %v", sig, err)
 	}
+	// A rejection that withdraws the evaluation (two pages left) releases
+	// the captures of its other signals too.
+	if _, err := e.ModerateSignal(ctx, sigs[3], niche.StateRejected, "spam", "mod"); err != nil {
+		t.Fatal(err)
+	}
+	if cur, err := e.Evaluation(ctx, a.ID); err != nil || cur.Status != niche.StatusWithdrawn {
+		t.Fatalf("evaluation after a second rejection: %v %v, want withdrawn", cur.Status, err)
+	}
+	if held := c.Held(); len(held) != 0 {
+		t.Fatalf("%q held after the evaluation was withdrawn, want none", held)
+	}
 }
 
 // testNicheRationale checks that the per-criterion rationale is stored,
