@@ -221,6 +221,16 @@ func (v *Service) Release(ctx context.Context, ids []string) error {
 	return h.ReleaseSnapshots(ctx, ids)
 }
 
+// Held reports whether the record id is held (exempt from the retention
+// purge); false when the record store cannot hold records.
+func (v *Service) Held(ctx context.Context, id string) (bool, error) {
+	h, ok := v.records.(HoldStore)
+	if !ok {
+		return false, nil
+	}
+	return h.SnapshotHeld(ctx, id)
+}
+
 // PurgeStats reports what a purge removed.
 type PurgeStats struct {
 	Records int64

@@ -46,6 +46,8 @@ type HoldStore interface {
 	// ReleaseSnapshots releases the holds on these ids; the records then
 	// fall under the retention purge again, by their retrieval time.
 	ReleaseSnapshots(ctx context.Context, ids []string) error
+	// SnapshotHeld reports whether id is held.
+	SnapshotHeld(ctx context.Context, id string) (bool, error)
 }
 
 // Blob is stored content opened for reading.

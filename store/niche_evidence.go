@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -94,6 +96,19 @@ func (db *DB) HoldSnapshots(ctx context.Context, ids []string) error {
 		}
 		return nil
 	})
+}
+
+// SnapshotHeld implements snapshot.HoldStore.
+func (db *DB) SnapshotHeld(ctx context.Context, id string) (bool, error) {
+	var one int
+	err := db.queryRow(ctx, `SELECT 1 FROM snapshot_holds WHERE snapshot_id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: snapshot held: %w", err)
+	}
+	return true, nil
 }
 
 // ReleaseSnapshots implements snapshot.HoldStore.

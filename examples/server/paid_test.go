@@ -277,8 +277,8 @@ func checkCapturedEvidence(t *testing.T, base string, full []byte) {
 	}
 	id := *ev.Evidence[0].SnapshotID
 	if status, _, b := get(t, http.DefaultClient, base+"/niche-discovery/v1/url-snapshots/"+id); status != 200 ||
-		!strings.Contains(string(b), ev.Evidence[0].Snapshot.RawSHA256) {
-		t.Fatalf("snapshot record: %d %s", status, b)
+		!strings.Contains(string(b), ev.Evidence[0].Snapshot.RawSHA256) || !strings.Contains(string(b), `"expiresAt":null`) {
+		t.Fatalf("snapshot record: %d %s, want the hash and no expiry (held while the evaluation needs it)", status, b)
 	}
 	status, _, page := get(t, http.DefaultClient, base+"/niche-discovery/v1/url-snapshots/"+id+"/content")
 	if status != 200 {

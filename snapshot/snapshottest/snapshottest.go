@@ -52,6 +52,13 @@ func (m *MemStore) HoldSnapshots(ctx context.Context, ids []string) error {
 	return nil
 }
 
+// SnapshotHeld implements snapshot.HoldStore.
+func (m *MemStore) SnapshotHeld(ctx context.Context, id string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holds[id], nil
+}
+
 // ReleaseSnapshots implements snapshot.HoldStore.
 func (m *MemStore) ReleaseSnapshots(ctx context.Context, ids []string) error {
 	m.mu.Lock()

@@ -95,6 +95,12 @@ func storeHolds(t *testing.T, open func(t *testing.T) snapshot.Store, at time.Ti
 	if err := h.HoldSnapshots(ctx, []string{held.ID}); err != nil {
 		t.Fatalf("holding again: %v", err)
 	}
+	if yes, err := h.SnapshotHeld(ctx, held.ID); err != nil || !yes {
+		t.Fatalf("held record reported not held: %v", err)
+	}
+	if yes, err := h.SnapshotHeld(ctx, old[1].ID); err != nil || yes {
+		t.Fatalf("record never held reported held: %v", err)
+	}
 	n, err := st.DeleteSnapshotsBefore(ctx, at.Add(time.Hour))
 	if err != nil || n != int64(len(old)-1) {
 		t.Fatalf("purge with one hold deleted %d (%v), want %d", n, err, len(old)-1)
@@ -113,6 +119,9 @@ func storeHolds(t *testing.T, open func(t *testing.T) snapshot.Store, at time.Ti
 	}
 	if _, err := st.GetSnapshot(ctx, held.ID); !errors.Is(err, snapshot.ErrNotFound) {
 		t.Fatalf("released record survived the purge: %v", err)
+	}
+	if yes, err := h.SnapshotHeld(ctx, held.ID); err != nil || yes {
+		t.Fatalf("released record reported held: %v", err)
 	}
 }
 
