@@ -33,9 +33,10 @@
 // ("editorial_hypothesis": the score is an editorial hypothesis from six
 // criteria, not a market-size estimate), scoreWeights, confidence, an
 // evidence summary, a trend, the linked evidence, status, revision and
-// timestamps. Evidence is ordered newest observation first and includes
-// the stored excerpt with its license and attribution; rejected signals
-// are left out.
+// timestamps, the per-criterion rationale and the review status.
+// Evidence is ordered newest observation first and includes the stored
+// excerpt with its license and attribution and the page's capture;
+// rejected signals are left out.
 //
 // Score. A Scorer computes an integer 0..100 when an evaluation is
 // written; the score is stored with the scorer's version and weights and
@@ -93,6 +94,40 @@
 // thrown out). Rejected signals never count: evidence summaries and the
 // preview's signalCount count the linked signals that are not rejected.
 // Accepting a signal again restores the counts but republishes nothing.
+//
+// Checkable evidence. With Options.Capturer (a *snapshot.Service, behind
+// a small interface so that this package imports no HTTP code), the source
+// page of every signal an evaluation links is captured when the
+// evaluation is created, revised or published — "when a signal is added"
+// is read as added to an evaluation, since collectors ingest far more
+// signals than curators keep — once per distinct URL, and never again
+// once captured (a failed capture is tried again at the next write). The
+// capture record (the EvidenceSnapshot fields: snapshotId, requestedUrl,
+// finalUrl, retrievedAt, status, httpStatus, contentType, contentLength,
+// rawSha256, normalizedSha256, failureReason) is stored with the signal
+// and listed with each evidence item (snapshotId, captureStatus,
+// captureReason, snapshot); the snapshot routes serve its record,
+// content and WARC. A page that cannot be captured is listed with its
+// status and reason, not dropped, and by default does not count toward
+// the publication floor (Options.CountUncaptured counts it). Captures
+// follow the evaluation's lifecycle rather than the snapshot retention
+// (30 days, for claims): the engine holds them (snapshot.HoldStore) while
+// a draft or published evaluation links the signal, and releases them
+// after a withdrawal, an unlinking revision or a rejection
+// (ReleaseEvidence); the snapshot purger then removes them once older
+// than its retention. The bulk import's up-front check of the floor
+// counts every page (nothing is captured before the drafts are created);
+// each draft's creation then applies the captured-only floor, a failure
+// being reported in its line. Without a Capturer every evidence item says
+// "not_captured" and the floor counts every page.
+//
+// Reviewable scores. A draft may carry a short rationale per criterion
+// (Draft.Rationale, 10 to 300 characters each), stored with the
+// evaluation, kept in every revision's state and shown with the score.
+// Each evaluation shows its review: the time and actor of the last
+// curator create, revise or publish (rescores and withdrawals are not
+// reviews), "reviewed" until Options.ReviewInterval (180 days) has passed,
+// then "review_due"; "unreviewed" when none is recorded.
 //
 // Access. The public reads (List, Search without Full, Preview) return
 // Preview values: a separate type filled from an allow-list (id, title,

@@ -334,6 +334,14 @@ func TestDraftNormalize(t *testing.T) {
 	if d.Title != "A good title" || len(d.SignalIDs) != 2 {
 		t.Fatalf("normalized %+v", d)
 	}
+	withReasons := good
+	withReasons.Rationale = &DraftRationale{Feasibility: "  Built from off-the-shelf parts.  "}
+	if d, err = withReasons.Normalize(); err != nil || d.RationaleOf() != (Rationale{Feasibility: "Built from off-the-shelf parts."}) {
+		t.Fatalf("rationale normalised to %+v (%v)", d.Rationale, err)
+	}
+	if withReasons.Rationale.Feasibility != "  Built from off-the-shelf parts.  " {
+		t.Fatal("Normalize changed the caller's rationale")
+	}
 	bad := map[string]func(*Draft){
 		"title":            func(d *Draft) { d.Title = "short" },
 		"problem":          func(d *Draft) { d.Problem = strings.Repeat("p", 2001) },
@@ -342,6 +350,10 @@ func TestDraftNormalize(t *testing.T) {
 		"signal_ids":       func(d *Draft) { d.SignalIDs = nil },
 		"signal_ids[0]":    func(d *Draft) { d.SignalIDs = []string{"sig_nope"} },
 		"evaluation_notes": func(d *Draft) { d.EvaluationNotes = "too short" },
+		"rationale.pain":   func(d *Draft) { d.Rationale = &DraftRationale{Pain: "   too short   "} },
+		"rationale.competition_gap": func(d *Draft) {
+			d.Rationale = &DraftRationale{Pain: strings.Repeat("r", 300), CompetitionGap: strings.Repeat("r", 301)}
+		},
 	}
 	for field, mutate := range bad {
 		d := good

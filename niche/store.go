@@ -3,13 +3,16 @@ package niche
 import (
 	"context"
 	"time"
+
+	"github.com/assaykit/assay/snapshot"
 )
 
-// Store persists the catalogue. It is the union of five narrower stores,
+// Store persists the catalogue. It is the union of six narrower stores,
 // one per concern, so that each can be read, faked or replaced on its own:
 // SignalStore (evidence), CurationStore (evaluations and their revisions),
 // CatalogueStore (public reads), Searcher (search candidates, the one part
-// that reproduces the relevance formula) and QuotaStore (free-use quotas).
+// that reproduces the relevance formula), QuotaStore (free-use quotas) and
+// EvidenceStore (captures of evidence pages).
 // *store.DB implements it on SQLite and PostgreSQL, nichetest.MemStore in
 // memory; nichetest.TestStore is the conformance suite every
 // implementation must pass.
@@ -25,6 +28,22 @@ type Store interface {
 	CatalogueStore
 	Searcher
 	QuotaStore
+	EvidenceStore
+}
+
+// EvidenceStore keeps the capture of each signal's page (Signal.Snapshot,
+// returned by every read of signals) and finds the captures no evaluation
+// needs any more.
+type EvidenceStore interface {
+	// SetSignalSnapshots records the capture of each signal keyed by
+	// signal id, replacing any earlier one. Unknown ids are ignored.
+	SetSignalSnapshots(ctx context.Context, snaps map[string]*snapshot.Snapshot) error
+	// ReleaseSignalSnapshots clears, for up to limit signals whose
+	// capture no evaluation needs — the signal is rejected, or no draft
+	// or published evaluation links it — the recorded capture, in one
+	// transaction, and returns the snapshot ids it cleared. Only the
+	// signals among scope are considered; a nil scope means all.
+	ReleaseSignalSnapshots(ctx context.Context, scope []string, limit int) ([]string, error)
 }
 
 // SignalStore keeps signals (the evidence evaluations link) and the runs

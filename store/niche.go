@@ -48,14 +48,18 @@ import (
 
 var _ niche.Store = (*DB)(nil)
 
-const signalCols = `id, origin, external_id, kind, source_url, source_domain, title, excerpt,
+// signalInsertCols are the columns PutSignals writes; signalCols adds the
+// capture (SetSignalSnapshots writes it).
+const signalInsertCols = `id, origin, external_id, kind, source_url, source_domain, title, excerpt,
 	observed_at, collected_at, license, attribution, engagement, state, moderation_note,
 	moderated_by, moderated_at, created_at`
+
+const signalCols = signalInsertCols + `, snapshot`
 
 const evalCols = `id, status, revision, title, problem, buyer, category, solution_hypothesis,
 	evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers, feasibility,
 	competition_gap, signal_ids, score, score_version, score_weights, created_at, updated_at,
-	published_at`
+	published_at, rationale, reviewed_at, reviewed_by`
 
 // listingCols are the columns of a niche.Listing (scanListing's order) of
 // the niche_evaluations row aliased e, the signal count included.
@@ -83,13 +87,18 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanSignal(sc scanner) (niche.Signal, error) {
 	var s niche.Signal
-	var kind, state, engagement string
+	var kind, state, engagement, snap string
 	var observed, collected, moderated, created int64
 	err := sc.Scan(&s.ID, &s.Origin, &s.ExternalID, &kind, &s.SourceURL, &s.SourceDomain, &s.Title, &s.Excerpt,
 		&observed, &collected, &s.License, &s.Attribution, &engagement, &state, &s.ModerationNote,
-		&s.ModeratedBy, &moderated, &created)
+		&s.ModeratedBy, &moderated, &created, &snap)
 	if err != nil {
 		return s, err
+	}
+	if snap != "" {
+		if err := json.Unmarshal([]byte(snap), &s.Snapshot); err != nil {
+			return s, fmt.Errorf("store: signal %s snapshot: %w", s.ID, err)
+		}
 	}
 	s.Kind, s.State = niche.SignalKind(kind), niche.SignalState(state)
 	s.ObservedAt, s.CollectedAt, s.CreatedAt = fromMicros(observed), fromMicros(collected), fromMicros(created)
@@ -107,17 +116,22 @@ func scanSignal(sc scanner) (niche.Signal, error) {
 
 func scanRecord(sc scanner) (*niche.Record, error) {
 	var r niche.Record
-	var status, signalIDs, weights string
-	var created, updated, published int64
+	var status, signalIDs, weights, rationale string
+	var created, updated, published, reviewed int64
 	d := &r.Dimensions
 	err := sc.Scan(&r.ID, &status, &r.Revision, &r.Title, &r.Problem, &r.Buyer, &r.Category, &r.SolutionHypothesis,
 		&r.EvaluationNotes, &d.Pain, &d.Frequency, &d.WillingnessToPay, &d.ReachableBuyers, &d.Feasibility,
-		&d.CompetitionGap, &signalIDs, &r.Score, &r.ScoreVersion, &weights, &created, &updated, &published)
+		&d.CompetitionGap, &signalIDs, &r.Score, &r.ScoreVersion, &weights, &created, &updated, &published,
+		&rationale, &reviewed, &r.ReviewedBy)
 	if err != nil {
 		return nil, err
 	}
 	r.Status = niche.Status(status)
 	r.CreatedAt, r.UpdatedAt, r.PublishedAt = fromMicros(created), fromMicros(updated), fromMicros(published)
+	r.ReviewedAt = fromMicros(reviewed)
+	if err := json.Unmarshal([]byte(rationale), &r.Rationale); err != nil {
+		return nil, fmt.Errorf("store: niche %s rationale: %w", r.ID, err)
+	}
 	if err := json.Unmarshal([]byte(signalIDs), &r.SignalIDs); err != nil {
 		return nil, fmt.Errorf("store: niche %s signal ids: %w", r.ID, err)
 	}
@@ -166,7 +180,7 @@ func (db *DB) PutSignals(ctx context.Context, signals []niche.Signal) ([]niche.P
 			if s.ModeratedAt != nil {
 				moderatedAt = toMicros(*s.ModeratedAt)
 			}
-			res, err := tx.exec(ctx, `INSERT INTO niche_signals (`+signalCols+`)
+			res, err := tx.exec(ctx, `INSERT INTO niche_signals (`+signalInsertCols+`)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 				s.ID, s.Origin, s.ExternalID, string(s.Kind), s.SourceURL, s.SourceDomain, s.Title, s.Excerpt,
 				toMicros(s.ObservedAt), toMicros(s.CollectedAt), s.License, s.Attribution, engagement, string(s.State),
@@ -175,6 +189,7 @@ func (db *DB) PutSignals(ctx context.Context, signals []niche.Signal) ([]niche.P
 				return fmt.Errorf("store: put signal: %w", err)
 			}
 			if n, _ := res.RowsAffected(); n == 1 {
+				s.Snapshot = nil // not stored here: SetSignalSnapshots records captures
 				out[i] = niche.PutResult{Signal: s, Created: true}
 				continue
 			}
@@ -576,12 +591,13 @@ func updateEvaluation(ctx context.Context, tx *Tx, r *niche.Record, expected int
 		buyer = ?, category = ?, category_key = ?, solution_hypothesis = ?, evaluation_notes = ?, pain = ?,
 		frequency = ?, willingness_to_pay = ?, reachable_buyers = ?, feasibility = ?, competition_gap = ?,
 		signal_ids = ?, score = ?, score_version = ?, score_weights = ?, st = ?, sp = ?, sb = ?, sc = ?,
-		updated_at = ?, published_at = ?
+		updated_at = ?, published_at = ?, rationale = ?, reviewed_at = ?, reviewed_by = ?
 		WHERE id = ? AND revision = ?`,
 		string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
 		r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
 		d.Feasibility, d.CompetitionGap, signalIDs, r.Score, r.ScoreVersion, weights, st, sp, sb, sc,
-		toMicros(r.UpdatedAt), toMicros(r.PublishedAt), r.ID, expected)
+		toMicros(r.UpdatedAt), toMicros(r.PublishedAt), rationaleJSON(r), toMicros(r.ReviewedAt), r.ReviewedBy,
+		r.ID, expected)
 	if err != nil {
 		return err
 	}
@@ -653,13 +669,20 @@ func insertEvaluation(ctx context.Context, tx *Tx, r *niche.Record, signalIDs, w
 	_, err := tx.exec(ctx, `INSERT INTO niche_evaluations (id, status, revision, title, problem, buyer, category,
 		category_key, solution_hypothesis, evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers,
 		feasibility, competition_gap, signal_ids, score, score_version, score_weights, st, sp, sb, sc, created_at,
-		updated_at, published_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		updated_at, published_at, rationale, reviewed_at, reviewed_by)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
 		r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
 		d.Feasibility, d.CompetitionGap, signalIDs, r.Score, r.ScoreVersion, weights, st, sp, sb, sc,
-		toMicros(r.CreatedAt), toMicros(r.UpdatedAt), toMicros(r.PublishedAt))
+		toMicros(r.CreatedAt), toMicros(r.UpdatedAt), toMicros(r.PublishedAt), rationaleJSON(r),
+		toMicros(r.ReviewedAt), r.ReviewedBy)
 	return err
+}
+
+// rationaleJSON is the stored form of r's rationale.
+func rationaleJSON(r *niche.Record) string {
+	b, _ := json.Marshal(r.Rationale) // a struct of strings always marshals
+	return string(b)
 }
 
 // BulkLoadNiche stores signals and evaluation records as they are, in

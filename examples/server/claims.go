@@ -21,8 +21,9 @@ import (
 type verification struct {
 	engine    *claims.Engine
 	snapshots *snapshot.Service
-	health    *providerHealth // the provider's recent failures (readiness)
-	provider  string          // what answers searches, for the start-up line
+	blobs     snapshot.BlobStore // the snapshots' content store
+	health    *providerHealth    // the provider's recent failures (readiness)
+	provider  string             // what answers searches, for the start-up line
 	closers   []func() error
 }
 
@@ -115,7 +116,7 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 		_ = v.Close()
 		return nil, err
 	}
-	v.snapshots = snaps
+	v.snapshots, v.blobs = snaps, blobs
 	v.closers = append(v.closers, func() error { snaps.Close(); return nil })
 
 	v.health = newProviderHealth(m.ClaimsObserver(provider.Name()))

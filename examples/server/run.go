@@ -124,10 +124,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if subs != nil {
 		subscribers = subs
 	}
-	catalogue, err := newCatalogue(ctx, cfg, db, subscribers, log.With("component", "niche"))
+	catalogue, closeCatalogue, err := newCatalogue(ctx, cfg, db, verify, subscribers, log.With("component", "niche"))
 	if err != nil {
 		return err
 	}
+	defer closeCatalogue()
 	bz := &server.Bazaar{}
 	proc, probe, err := newProcessor(payCfg, publicBase, cfg.Discovery, bz, log.With("component", "payment"))
 	if err != nil {
@@ -141,7 +142,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	go purgeLoop(ctx, cfg.PurgeInterval, log, verify)
+	go purgeLoop(ctx, cfg.PurgeInterval, log, verify, catalogue.Engine)
 
 	var metricsRoute http.Handler
 	if metricsLn == nil {
@@ -169,7 +170,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			agents.MCP{DisableLocalhostProtection: cfg.MCPNoLocalhostProtection, TrustedOrigins: splitList(cfg.MCPTrustedOrigins)},
 			agents.A2A{},
 		},
-		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: []string{cfg.ClaimsPrefix}},
+		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: snapshotPrefixes(cfg)},
 		Subscriptions: server.SubscriptionConfig{Service: subs},
 		// Each check is documented in ready.go.
 		Ready: map[string]func(context.Context) error{
@@ -271,11 +272,17 @@ func listen(flagName, env, addr string) (net.Listener, error) {
 }
 
 // purgeLoop deletes expired verifications and snapshots (and their
-// unreferenced content) every interval, starting at once.
-func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *verification) {
+// unreferenced content) every interval, starting at once, after releasing
+// the evidence captures no niche evaluation needs any more.
+func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *verification, cat *niche.Engine) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
+		if n, err := cat.ReleaseEvidence(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("release niche evidence captures", "err", err)
+		} else if n > 0 {
+			log.Info("released niche evidence captures", "count", n)
+		}
 		if n, err := v.engine.PurgeExpired(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("purge verifications", "err", err)
 		} else if n > 0 {
@@ -292,6 +299,17 @@ func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *ve
 		case <-t.C:
 		}
 	}
+}
+
+// snapshotPrefixes are the service prefixes of the snapshot routes: the
+// claims' (whose verifications cite snapshots) and the niche catalogue's
+// (whose evidence is captured), when it is another one.
+func snapshotPrefixes(cfg *config) []string {
+	p := []string{cfg.ClaimsPrefix}
+	if cfg.NichePrefix != "" && cfg.NichePrefix != cfg.ClaimsPrefix {
+		p = append(p, cfg.NichePrefix)
+	}
+	return p
 }
 
 // splitList splits a comma-separated setting, dropping empty entries.

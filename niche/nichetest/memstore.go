@@ -13,6 +13,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/internal/memstore"
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/snapshot"
 )
 
 // MemStore is an in-memory niche.Store: signals, evaluations with their
@@ -75,7 +76,63 @@ func storedSignal(s niche.Signal) *niche.Signal {
 	if len(s.Engagement) == 0 {
 		s.Engagement = nil
 	}
+	s.Snapshot = nil // captures are recorded by SetSignalSnapshots only
 	return &s
+}
+
+// storedSnapshot is a capture record as the stores keep it: the
+// documented fields, times at microseconds.
+func storedSnapshot(s *snapshot.Snapshot) *snapshot.Snapshot {
+	if s == nil {
+		return nil
+	}
+	c := s.Clone()
+	c.Text, c.Exchange, c.Normalization, c.Charset = "", nil, "", ""
+	c.RetrievedAt = memstore.Time(c.RetrievedAt)
+	return c
+}
+
+// SetSignalSnapshots implements niche.EvidenceStore.
+func (m *MemStore) SetSignalSnapshots(ctx context.Context, snaps map[string]*snapshot.Snapshot) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, snap := range snaps {
+		if s, ok := m.signals[id]; ok && snap != nil {
+			s.Snapshot = storedSnapshot(snap)
+		}
+	}
+	return nil
+}
+
+// ReleaseSignalSnapshots implements niche.EvidenceStore.
+func (m *MemStore) ReleaseSignalSnapshots(ctx context.Context, scope []string, limit int) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	needed := map[string]bool{}
+	for _, ev := range m.evals {
+		if ev.rec.Status != niche.StatusWithdrawn {
+			for _, id := range ev.rec.SignalIDs {
+				needed[id] = true
+			}
+		}
+	}
+	ids := slices.Sorted(maps.Keys(m.signals))
+	if scope != nil {
+		ids = slices.Sorted(slices.Values(scope))
+		ids = slices.Compact(ids)
+	}
+	out := []string{}
+	for _, id := range ids {
+		s := m.signals[id]
+		if len(out) >= limit {
+			break
+		}
+		if s != nil && s.Snapshot != nil && (s.State == niche.StateRejected || !needed[id]) {
+			out = append(out, s.Snapshot.ID)
+			s.Snapshot = nil
+		}
+	}
+	return out, nil
 }
 
 // storedTimePtr returns a copy of t in stored form (nil for nil or zero).
@@ -93,6 +150,7 @@ func copySignal(s *niche.Signal) niche.Signal {
 	c := *s
 	c.Engagement = maps.Clone(s.Engagement)
 	c.ModeratedAt = storedTimePtr(s.ModeratedAt)
+	c.Snapshot = s.Snapshot.Clone()
 	return c
 }
 

@@ -48,6 +48,9 @@ func TestStore(t *testing.T, open StoreOpener) {
 	t.Run("RejectionRace", func(t *testing.T) { testNicheRejectionRace(t, open) })
 	t.Run("AccessLevels", func(t *testing.T) { testNicheAccessLevels(t, open) })
 	t.Run("Rescore", func(t *testing.T) { testNicheRescore(t, open) })
+	t.Run("EvidenceCapture", func(t *testing.T) { testNicheEvidenceCapture(t, open) })
+	t.Run("EvidenceLifecycle", func(t *testing.T) { testNicheEvidenceLifecycle(t, open) })
+	t.Run("Rationale", func(t *testing.T) { testNicheRationale(t, open) })
 }
 
 // Clock is a deterministic clock for tests: every call advances it by
