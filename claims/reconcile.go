@@ -72,6 +72,7 @@ type draft struct {
 	limitations []string
 	snapshots   []*snapshot.Snapshot
 	offline     bool // the provider searched a local collection, not the web
+	checkLimit  int  // pages this draft may capture (its share of the tier's cap); 0: the tier's cap
 }
 
 func (d *draft) limit(format string, args ...any) {
@@ -506,6 +507,9 @@ func (d *draft) checkFreshness() {
 func (d *draft) planChecks(referenced map[string]bool) []string {
 	t := d.eff.Tier
 	limit, verb := t.MaxSnapshots, "captured"
+	if d.checkLimit > 0 {
+		limit = d.checkLimit
+	}
 	if t.SnapshotMode == SnapshotNone {
 		limit, verb = d.eff.MaxSources, "fetched"
 	}
