@@ -263,7 +263,7 @@ func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims
 	}
 	dl, _ := ctx.Deadline()
 	ctx = context.WithValue(ctx, deadlineKey{}, dl)
-	final, err := p.stream(ctx, params)
+	final, err := p.stream(ctx, q, params)
 	if err != nil {
 		return nil, err
 	}
@@ -276,9 +276,10 @@ func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims
 
 // stream runs the streamed call and returns the final Response object (of
 // the response.completed, response.incomplete or response.failed event).
-// Each web_search_call item is read as soon as its
-// response.output_item.done event arrives.
-func (p *Provider) stream(ctx context.Context, params responses.ResponseNewParams) (*responses.Response, error) {
+// Each web_search_call item is reported through q.ReportSearchCall as soon
+// as its response.output_item.done event arrives, so that the engine can
+// start capturing its sources before the answer is written.
+func (p *Provider) stream(ctx context.Context, q *claims.ProviderQuery, params responses.ResponseNewParams) (*responses.Response, error) {
 	var last *http.Response
 	s := p.responses.NewStreaming(ctx, params, option.WithResponseInto(&last))
 	defer s.Close()
@@ -289,6 +290,7 @@ func (p *Provider) stream(ctx context.Context, params responses.ResponseNewParam
 		case "response.output_item.done":
 			if ev.Item.Type == "web_search_call" {
 				p.log.DebugContext(ctx, "openai: web search call done", "id", ev.Item.ID, "status", ev.Item.Status)
+				q.ReportSearchCall(searchCall(ev.Item.AsWebSearchCall()))
 			}
 		case "response.completed", "response.incomplete", "response.failed":
 			r := ev.Response

@@ -966,3 +966,59 @@ func TestRetryAfterParsing(t *testing.T) {
 		}
 	}
 }
+
+// TestEarlySearchCalls: every web_search_call is reported through
+// OnSearchCall while the answer streams, as the final response lists it.
+func TestEarlySearchCalls(t *testing.T) {
+	p, _ := newTestProvider(t, ok(), nil)
+	q := query(claims.Standard)
+	var mu sync.Mutex
+	var early []claims.SearchCall
+	q.OnSearchCall = func(c claims.SearchCall) {
+		mu.Lock()
+		defer mu.Unlock()
+		early = append(early, c)
+	}
+	pr, err := p.Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(early) != 3 {
+		t.Fatalf("early reports = %d, want 3", len(early))
+	}
+	if d := cmp.Diff(pr.SearchCalls, early); d != "" {
+		t.Errorf("early reports differ from the final search calls (-final +early):\n%s", d)
+	}
+}
+
+// TestStreamFailures: a stream that ends without a final response, or
+// carries an error event, is a classified failure.
+func TestStreamFailures(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want error
+	}{
+		{"no final response", "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\",\"output\":[]}}\n\n", claims.ErrProviderBadOutput},
+		{"error event", "event: error\ndata: {\"type\":\"error\",\"sequence_number\":1,\"code\":\"server_error\",\"message\":\"The server had an error.\",\"param\":null}\n\n", claims.ErrProviderFailed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			p, err := New(&Options{APIKey: "sk-test", BaseURL: srv.URL + "/v1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = p.Search(context.Background(), query(claims.Quick))
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
