@@ -27,8 +27,9 @@
 // advise, not replaced: MaxRetries 1 (DefaultMaxRetries; the SDK's default
 // is 2), Retry-After (and retry-after-ms) obeyed up to MaxRetryAfter (20 s;
 // a longer one ends the call with claims.ProviderRateLimited carrying the
-// server's value), the SDK's backoff (0.5 s·2^n, at most 8 s, minus up to
-// 25 % jitter) otherwise, AttemptTimeout per attempt, stream included. The
+// server's value), the SDK's backoff otherwise (0.5 s·2^n, capped at
+// MaxRetryAfter, minus up to 25 % jitter; only the first, 0.5 s, is used
+// with one retry), AttemptTimeout per attempt, stream included. The
 // SDK decides on HTTP status alone, so a middleware vetoes its retry (by
 // setting x-should-retry: false on the answer, which the SDK obeys) where
 // that is wrong: 429 insufficient_quota (billing: never retried, logged at
