@@ -224,27 +224,79 @@ func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims
 	}
 	dl, _ := ctx.Deadline()
 	ctx = context.WithValue(ctx, deadlineKey{}, dl)
-	msg, err := p.stream(ctx, q, params)
+	queries := map[string][]string{}
+	msg, err := p.stream(ctx, q, params, queries)
 	if err != nil {
 		return nil, err
 	}
-	pr, err := p.parseMessage(msg)
+	// A paused turn (pause_turn: the server paused a long-running turn of
+	// server tools) is sent back as-is to let the model continue it.
+	msgs := []*sdk.Message{msg}
+	for msg.StopReason == sdk.StopReasonPauseTurn && len(msgs) <= MaxContinuations {
+		p.log.DebugContext(ctx, "anthropic: continuing a paused turn", "message", msg.ID)
+		params.Messages = append(params.Messages, msg.ToParam())
+		next, err := p.stream(ctx, q, params, queries)
+		if err != nil {
+			// What the paused part cost is still accounted.
+			pr, _ := p.parseMessage(merge(msgs))
+			return pr, err
+		}
+		msgs = append(msgs, next)
+		msg = next
+	}
+	pr, err := p.parseMessage(merge(msgs))
 	if pr != nil && err == nil {
 		pr.Analysis.Limitations = append(pr.Analysis.Limitations, limits...)
 	}
 	return pr, err
 }
 
+// MaxContinuations is how many times a paused turn is continued; a turn
+// still paused after that fails as stopped short (pause_turn).
+const MaxContinuations = 2
+
+// turn is one assistant turn, possibly made of several messages (a paused
+// turn and its continuations).
+type turn struct {
+	msg *sdk.Message    // the first message, with every message's content and the usage summed
+	raw json.RawMessage // the message object, or an array of them when continued
+}
+
+// merge joins the messages of a continued turn: the content in order, the
+// last stop reason, the usage summed (each request is billed), the first
+// message's id.
+func merge(msgs []*sdk.Message) turn {
+	if len(msgs) == 1 {
+		return turn{msg: msgs[0], raw: json.RawMessage(msgs[0].RawJSON())}
+	}
+	m := *msgs[0]
+	m.Content = nil
+	m.Usage = sdk.Usage{}
+	raws := make([]json.RawMessage, 0, len(msgs))
+	for _, x := range msgs {
+		m.Content = append(m.Content, x.Content...)
+		m.StopReason = x.StopReason
+		m.Usage.InputTokens += x.Usage.InputTokens
+		m.Usage.OutputTokens += x.Usage.OutputTokens
+		m.Usage.CacheReadInputTokens += x.Usage.CacheReadInputTokens
+		m.Usage.CacheCreationInputTokens += x.Usage.CacheCreationInputTokens
+		m.Usage.ServerToolUse.WebSearchRequests += x.Usage.ServerToolUse.WebSearchRequests
+		raws = append(raws, json.RawMessage(x.RawJSON()))
+	}
+	raw, _ := json.Marshal(raws) // raw messages: cannot fail
+	return turn{msg: &m, raw: raw}
+}
+
 // stream runs the streamed call, accumulating the message with the SDK's
 // accumulator. Each finished web_search_tool_result block is reported
-// through q.ReportSearchCall at once.
-func (p *Provider) stream(ctx context.Context, q *claims.ProviderQuery, params sdk.MessageNewParams) (*sdk.Message, error) {
+// through q.ReportSearchCall at once; queries collects the search queries
+// of server_tool_use blocks across the messages of a turn.
+func (p *Provider) stream(ctx context.Context, q *claims.ProviderQuery, params sdk.MessageNewParams, queries map[string][]string) (*sdk.Message, error) {
 	var last *http.Response
 	s := p.messages.NewStreaming(ctx, params, option.WithResponseInto(&last))
 	defer s.Close()
 	var msg sdk.Message
 	started, stopped := false, false
-	queries := map[string][]string{}
 	for s.Next() {
 		ev := s.Current()
 		if err := msg.Accumulate(ev); err != nil {

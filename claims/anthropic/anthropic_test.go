@@ -614,3 +614,67 @@ func TestNotConfigured(t *testing.T) {
 		t.Errorf("capabilities: %s", d)
 	}
 }
+
+// A paused turn is sent back as-is and continued; the turn's content,
+// searches and usage are joined.
+func TestPauseTurnContinued(t *testing.T) {
+	p, api := newTestProvider(t, []reply{{file: "pause_turn.json"}, {file: "continued.json"}}, nil)
+	q := query(claims.Standard)
+	var mu sync.Mutex
+	var early []string
+	q.OnSearchCall = func(c claims.SearchCall) {
+		mu.Lock()
+		defer mu.Unlock()
+		early = append(early, c.ID)
+	}
+	got, err := p.Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if api.count() != 2 {
+		t.Fatalf("requests = %d, want 2", api.count())
+	}
+	var second struct {
+		Messages []struct {
+			Role    string           `json:"role"`
+			Content []map[string]any `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(api.request(1).body, &second); err != nil {
+		t.Fatal(err)
+	}
+	if len(second.Messages) != 2 || second.Messages[1].Role != "assistant" || len(second.Messages[1].Content) != 2 ||
+		second.Messages[1].Content[0]["type"] != "server_tool_use" || second.Messages[1].Content[1]["type"] != "web_search_tool_result" {
+		t.Errorf("continuation request messages = %+v", second.Messages)
+	}
+	if got.ResponseID != "msg_01PausedTurn00000000000001" || len(got.SearchCalls) != 2 || len(got.SearchCalls[0].Queries) != 1 ||
+		got.Analysis.Status != claims.StatusConfirmed || len(got.Analysis.Evidence) != 3 {
+		t.Errorf("response = %+v", got)
+	}
+	if want := (claims.Usage{InputTokens: 9000 + 12000 + 2048, CachedInputTokens: 2048, OutputTokens: 200 + 1190}); got.Usage != want {
+		t.Errorf("usage = %+v, want %+v", got.Usage, want)
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(got.Raw, &raws); err != nil || len(raws) != 2 {
+		t.Errorf("Raw is not the two messages: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if d := cmp.Diff([]string{"srvtoolu_01WYG3ziw53XMcoyKL4XcZmE", "srvtoolu_02Pq7dGvB5T4aNnR9x1uK3cW"}, early); d != "" {
+		t.Errorf("early reports: %s", d)
+	}
+}
+
+// A turn still paused after MaxContinuations fails as stopped short, with
+// what it cost.
+func TestPauseTurnGivesUp(t *testing.T) {
+	p, api := newTestProvider(t, []reply{{file: "pause_turn.json"}}, nil)
+	pr, err := p.Search(context.Background(), query(claims.Standard))
+	var re *ResponseError
+	if !errors.Is(err, claims.ErrProviderBadOutput) || !errors.As(err, &re) || re.StopReason != "pause_turn" {
+		t.Fatalf("error = %v", err)
+	}
+	if api.count() != 1+MaxContinuations || pr == nil || pr.Usage.OutputTokens != 200*(1+MaxContinuations) {
+		t.Errorf("requests %d, partial %+v", api.count(), pr)
+	}
+}

@@ -57,6 +57,14 @@
 // billed search without a result block) a limitation says so. Raw is the
 // accumulated message JSON.
 //
+// A turn that stops with pause_turn (the server paused a long run of
+// server-tool calls) is sent back as-is, the paused message appended as the
+// assistant turn, and continued, at most MaxContinuations (2) times within
+// the one deadline: the messages' content is joined, their usage summed
+// (each request is billed), the response id is the first message's and Raw
+// is the array of the messages. A turn still paused after that fails as
+// stopped short.
+//
 // # Retries: the SDK's, configured
 //
 // As in claims/openai, the SDK's retry loop is kept and configured:
@@ -84,7 +92,8 @@
 //	error event in the stream                  by its type as above (overloaded_error: ProviderFailed)
 //	context deadline                           ProviderTimeout
 //	stop_reason max_tokens (truncated JSON),   ProviderBadOutput (ResponseError), with the partial response
-//	  refusal, pause_turn, other
+//	  refusal, pause_turn after
+//	  MaxContinuations, other
 //	stream not JSON events or ended early,     ProviderBadOutput (OutputError)
 //	  answer without a JSON object, schema
 //	  violation
@@ -94,6 +103,7 @@
 // Classifying errors by type and error_code into claims.ProviderError kinds
 // (spend limits arrive as 429 like rate limits); a cap on Retry-After; a
 // deadline-aware retry; validating the answer against the schema (no
-// structured outputs with citations); pause_turn continuation (a paused
-// turn is reported as a failure, not resumed).
+// structured outputs with citations); continuing a pause_turn (the SDK
+// converts the message back to a param, Message.ToParam, and the loop is
+// ours).
 package anthropic

@@ -11,11 +11,12 @@ import (
 	"github.com/assaykit/assay/claims/internal/analysis"
 )
 
-// parseMessage turns the accumulated message into a ProviderResponse. When
+// parseMessage turns the accumulated turn into a ProviderResponse. When
 // the answer stopped short or its output is unusable the partial response
 // (search calls, citations, usage, raw payload) is returned with the
 // error.
-func (p *Provider) parseMessage(m *sdk.Message) (*claims.ProviderResponse, error) {
+func (p *Provider) parseMessage(t turn) (*claims.ProviderResponse, error) {
+	m := t.msg
 	if m.ID == "" {
 		return nil, badOutput("", "the message has no id")
 	}
@@ -26,7 +27,7 @@ func (p *Provider) parseMessage(m *sdk.Message) (*claims.ProviderResponse, error
 		ResponseID:  m.ID,
 		SearchCalls: []claims.SearchCall{},
 		Citations:   []claims.Citation{},
-		Raw:         json.RawMessage(m.RawJSON()),
+		Raw:         t.raw,
 		Usage: claims.Usage{
 			// input_tokens excludes the cached parts; the engine's input
 			// count includes them, as OpenAI's does.
