@@ -138,7 +138,7 @@ func corroborate(eff *Effective, drafts []*draft, answers []*answer) *Result {
 		}
 		m.Evidence = append(m.Evidence, x.res.Evidence...)
 		m.Conflicts = append(m.Conflicts, x.res.Conflicts...)
-		limits = appendUnique(limits, x.res.Limitations...)
+		limits = appendUnique(limits, ownLimitations(x, js)...)
 	}
 	if disagree && eff.IncludeConflicts {
 		m.Conflicts = append(m.Conflicts, providerConflict(js, supporters, contradictors))
@@ -151,16 +151,36 @@ func corroborate(eff *Effective, drafts []*draft, answers []*answer) *Result {
 	return m
 }
 
+// ownLimitations are the limitations of answer x, those that not every
+// answer shares starting with "<provider>: " (they speak of "the
+// provider", which is then that one).
+func ownLimitations(x judged, js []judged) []string {
+	var out []string
+	for _, l := range x.res.Limitations {
+		shared := true
+		for _, y := range js {
+			if !slices.Contains(y.res.Limitations, l) {
+				shared = false
+				break
+			}
+		}
+		if !shared {
+			l = x.a.name + ": " + l
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
 // corroborateFact applies the corroboration rules to one fact judged on
 // the evidence of answer x.
 func corroborateFact(f AtomicFact, x judged, js []judged, disagree bool) AtomicFact {
 	f.EvidenceIDs = slices.Clone(f.EvidenceIDs)
-	var others, short []string
+	var short []string
 	for _, y := range js {
 		if y.a == x.a {
 			continue
 		}
-		others = append(others, y.a.name)
 		want := sideSupports
 		if f.Status == StatusContradicted {
 			want = sideContradicts

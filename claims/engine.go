@@ -662,8 +662,18 @@ type answer struct {
 
 // ask asks every provider concurrently under ctx; early hears the sources
 // each reports before its answer.
+// With several providers each call ends at three quarters of the time
+// left (see providerShare), so that one provider that hangs cannot take
+// the others' answer down with it.
 func (e *Engine) ask(ctx context.Context, eff *Effective, provs []SearchProvider, early *early) []*answer {
 	out := make([]*answer, len(provs))
+	if len(provs) > 1 {
+		if dl, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)*providerShare/4))
+			defer cancel()
+		}
+	}
 	var wg sync.WaitGroup
 	for i, p := range provs {
 		wg.Go(func() {
@@ -689,6 +699,11 @@ func (e *Engine) ask(ctx context.Context, eff *Effective, provs []SearchProvider
 	return out
 }
 
+// providerShare is the part, in quarters, of the time left that the
+// providers of a corroborating call get; the rest is for the quote checks,
+// the verdicts and storage once one of them has answered.
+const providerShare = 3
+
 // providerErr classifies the outcome of one provider call (nil: usable).
 func (e *Engine) providerErr(ctx context.Context, p SearchProvider, resp *ProviderResponse, err error) error {
 	if err == nil && resp == nil {
@@ -698,7 +713,7 @@ func (e *Engine) providerErr(ctx context.Context, p SearchProvider, resp *Provid
 		return nil
 	}
 	if ctx.Err() != nil {
-		return &ProviderError{Kind: ProviderTimeout, Err: fmt.Errorf("%w: the provider did not answer in time", ErrTimeout)}
+		return &ProviderError{Kind: ProviderTimeout, Err: ctx.Err()}
 	}
 	e.log.Warn("claims: provider failed", "provider", p.Name(), "err", err)
 	var pe *ProviderError

@@ -83,8 +83,8 @@ type ProviderQuery struct {
 	//   - Report an action once, with the sources it reported (SearchCall.URL
 	//     counts as a source of open_page and find_in_page).
 	//   - It may be called from any goroutine, also concurrently; it never
-	//     blocks (the engine only queues the URLs). Calls after Search has
-	//     returned are ignored.
+	//     blocks (the engine only starts captures). Calls after Search has
+	//     returned may be ignored.
 	OnSearchCall func(SearchCall) `json:"-"`
 }
 

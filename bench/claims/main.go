@@ -197,8 +197,16 @@ func main() {
 		median(granted).Round(time.Microsecond), pct(granted, 0.99).Round(time.Microsecond), float64(median(granted))/float64(time.Millisecond))
 	fmt.Printf("  provider calls in total: %d (rounds+warm-up+1)\n", prov.Calls())
 
+	streamingScenario(ctx, resp, db, snaps, *rounds, *providerDelay, *searchDelay, *pageDelay)
+}
+
+// streamingScenario measures a research-tier Verify whose provider streams
+// its search call early against the provider alone (scenario 3), and
+// prints the ratio as the last line.
+func streamingScenario(ctx context.Context, resp *claims.ProviderResponse, db claims.Store, snaps claims.Snapshotter,
+	rounds int, providerDelay, searchDelay, pageDelay time.Duration) {
 	// Captures as sources arrive.
-	streaming := claimstest.NewProvider(claimstest.Step{Response: resp, Delay: *providerDelay, Stream: true, StreamAfter: *searchDelay})
+	streaming := claimstest.NewProvider(claimstest.Step{Response: resp, Delay: providerDelay, Stream: true, StreamAfter: searchDelay})
 	seng, err := claims.New(streaming, db, snaps, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -226,13 +234,13 @@ func main() {
 	}
 	research(-1)
 	var aloneT, researchT []time.Duration
-	for i := range *rounds {
+	for i := range rounds {
 		aloneT = append(aloneT, alone())
 		researchT = append(researchT, research(i))
 	}
 	ma, mr := median(aloneT), median(researchT)
 	fmt.Printf("captures as sources arrive (research tier, search call streamed at %v, answer at %v, 20 pages x %v), %d rounds\n",
-		*searchDelay, *providerDelay, *pageDelay, *rounds)
+		searchDelay, providerDelay, pageDelay, rounds)
 	fmt.Printf("  baseline provider alone: median %v\n", ma.Round(time.Microsecond))
 	fmt.Printf("  engine Verify:           median %v\n", mr.Round(time.Microsecond))
 	fmt.Printf("research/provider-alone ratio %.3f\n", float64(mr)/float64(ma))
