@@ -3,16 +3,21 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 func TestProviderHealth(t *testing.T) {
@@ -193,5 +198,49 @@ func TestReceiptKeyCheck(t *testing.T) {
 	}
 	if err := receiptKeyCheck(keys); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// -provider openai,anthropic wires both providers into one engine, each
+// with its own health, in order.
+func TestVerificationWithTwoProviders(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := parseConfig([]string{"-provider", "openai,anthropic", "-data", dir}, func(k string) string {
+		return map[string]string{"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"}[k]
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "assay.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	v, err := newVerification(cfg, db, metrics.New(nil), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if v.provider != "OpenAI web search + Anthropic web search (corroborating on deep and research)" {
+		t.Errorf("provider line %q", v.provider)
+	}
+	if len(v.health) != 2 || v.health[0].name != "openai" || v.health[1].name != "anthropic" {
+		t.Fatalf("health %+v", v.health)
+	}
+	if err := v.ready(context.Background()); err != nil {
+		t.Fatalf("ready: %v", err)
+	}
+	quota := &claims.ProviderError{Kind: claims.ProviderQuotaExhausted, Err: errors.New("spend limit")}
+	for range providerFailLimit {
+		v.health[1].record(quota)
+	}
+	if err := v.ready(context.Background()); err != nil {
+		t.Fatalf("a failing second provider made the server unready: %v", err)
+	}
+	for range providerFailLimit {
+		v.health[0].record(quota)
+	}
+	if err := v.ready(context.Background()); err == nil || !strings.Contains(err.Error(), "openai:") || !strings.Contains(err.Error(), "anthropic:") {
+		t.Fatalf("both failing: %v", err)
 	}
 }
