@@ -28,8 +28,9 @@
 //     suites of niche.Store and niche.SubscriptionStore) and
 //     niche/stripebilling/stripebillingtest are test helpers.
 //   - claims: the verification engine (tiers, providers, reconciliation,
-//     verdict rules); claims/openai and claims/corpus are its providers
-//     (OpenAI web search; an offline corpus), claims/claimstest has
+//     verdict rules); claims/openai, claims/anthropic and claims/corpus
+//     are its providers (OpenAI web search and Anthropic web search, both
+//     on the official SDKs; an offline corpus), claims/claimstest has
 //     scripted providers, fixtures, an in-memory claims.Store and its
 //     conformance suite.
 //   - snapshot: SSRF-safe URL capture with reproducible hashes;

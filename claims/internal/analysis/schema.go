@@ -1,4 +1,4 @@
-package openai
+package analysis
 
 import (
 	_ "embed"
@@ -11,18 +11,19 @@ import (
 )
 
 // analysisSchemaJSON is the strict JSON Schema of the model's analysis. It is
-// sent as text.format.schema and the same document validates the output.
+// sent to the model and the same document validates the output.
 //
 //go:embed analysis.schema.json
 var analysisSchemaJSON []byte
 
-// SchemaName is the text.format name of the analysis schema.
+// SchemaName is the name under which the schema is sent (OpenAI's
+// text.format.name).
 const SchemaName = "claim_verification"
 
-// AnalysisSchema returns a copy of the strict JSON Schema that the provider
-// sends as the structured-output format and validates the model's output
-// against.
-func AnalysisSchema() json.RawMessage {
+// Schema returns a copy of the strict JSON Schema of the analysis: OpenAI
+// sends it as the structured-output format, Anthropic states it in the
+// prompt, and both validate the model's output against it.
+func Schema() json.RawMessage {
 	return json.RawMessage(slices.Clone(analysisSchemaJSON))
 }
 
@@ -74,7 +75,7 @@ func answerSchema() (*schemaNode, error) {
 func parseSchema(doc []byte) (*schemaNode, error) {
 	var n schemaNode
 	if err := json.Unmarshal(doc, &n); err != nil {
-		return nil, fmt.Errorf("openai: analysis schema: %w", err)
+		return nil, fmt.Errorf("analysis schema: %w", err)
 	}
 	return &n, nil
 }
