@@ -135,7 +135,7 @@ func claimTierOffer(t claims.Tier, work time.Duration) payment.Offer {
 	}
 }
 
-type quoteView struct {
+type Quote struct {
 	QuoteID            string                  `json:"quoteId"`
 	Tier               string                  `json:"tier"`
 	Operation          string                  `json:"operation"`
@@ -171,7 +171,7 @@ func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
-	httpjson.Write(w, http.StatusOK, quoteView{
+	httpjson.Write(w, http.StatusOK, Quote{
 		QuoteID: q.ID, Tier: q.Tier, Operation: t.Path, AmountMicroUSD: q.AmountMicroUSD, CardAmountMicroUSD: q.CardMicroUSD,
 		Currency: q.Currency, CreatedAt: rfc3339(q.CreatedAt), ExpiresAt: rfc3339(q.ExpiresAt), QuoteHeader: payment.HeaderQuoteID,
 		PaymentMethods: []string{payment.ProtocolX402, payment.ProtocolMPP}, PaymentOptions: h.c.PaymentOptions(offer),
@@ -199,8 +199,8 @@ func unknownTierError(tier string) *shapes.ValidationError {
 		Msg: "Input should be " + expected, Input: tier, Ctx: map[string]any{"expected": expected}}}}
 }
 
-// orderView is an order as its payer sees it.
-type orderView struct {
+// Order is an order as its payer sees it.
+type Order struct {
 	OrderID             string          `json:"orderId"`
 	Status              string          `json:"status"`
 	OfferID             string          `json:"offerId"`
@@ -226,8 +226,8 @@ type orderView struct {
 	Receipt             json.RawMessage `json:"receipt"`
 }
 
-func newOrderView(o *payment.Order, receipt []byte) orderView {
-	v := orderView{
+func newOrderView(o *payment.Order, receipt []byte) Order {
+	v := Order{
 		OrderID: o.ID, Status: o.Status, OfferID: o.OfferID, Tier: optional(o.Tier), Currency: o.Currency,
 		AmountMicroUSD: o.AmountMicroUSD, PaymentProtocol: o.Protocol, PaymentMethod: o.Method, Network: optional(o.Network),
 		Payer: o.Payer, CustomerID: optional(o.CustomerID), QuoteID: optional(o.QuoteID), SettlementReference: optional(o.SettlementRef),
@@ -336,11 +336,11 @@ func (h *commerceHandlers) customer(w http.ResponseWriter, r *http.Request) (*pa
 	return cu, true
 }
 
-type customerOrdersView struct {
-	Orders     []orderView `json:"orders"`
-	Limit      int         `json:"limit"`
-	Offset     int         `json:"offset"`
-	NextCursor *string     `json:"nextCursor"`
+type CustomerOrders struct {
+	Orders     []Order `json:"orders"`
+	Limit      int     `json:"limit"`
+	Offset     int     `json:"offset"`
+	NextCursor *string `json:"nextCursor"`
 }
 
 func (h *commerceHandlers) listCustomerOrders(w http.ResponseWriter, r *http.Request) {
@@ -364,7 +364,7 @@ func (h *commerceHandlers) listCustomerOrders(w http.ResponseWriter, r *http.Req
 		h.s.writeError(w, r, err)
 		return
 	}
-	v := customerOrdersView{Orders: make([]orderView, 0, len(orders)), Limit: q.Limit, Offset: q.Offset, NextCursor: optional(next)}
+	v := CustomerOrders{Orders: make([]Order, 0, len(orders)), Limit: q.Limit, Offset: q.Offset, NextCursor: optional(next)}
 	for i := range orders {
 		v.Orders = append(v.Orders, newOrderView(&orders[i], nil))
 	}
@@ -394,8 +394,8 @@ func (h *commerceHandlers) getCustomerOrder(w http.ResponseWriter, r *http.Reque
 	httpjson.Write(w, http.StatusOK, newOrderView(o, receipt))
 }
 
-// receiptCheck is the answer of both receipt verification routes.
-type receiptCheck struct {
+// ReceiptCheck is the answer of both receipt verification routes.
+type ReceiptCheck struct {
 	OrderID            string   `json:"orderId"`
 	ReceiptID          *string  `json:"receiptId"`
 	Valid              bool     `json:"valid"`
@@ -410,8 +410,8 @@ type receiptCheck struct {
 
 // checkReceipt verifies data with our keys and compares it with the order
 // (nil when we have no such order).
-func (h *commerceHandlers) checkReceipt(orderID string, data []byte, o *payment.Order) receiptCheck {
-	v := receiptCheck{OrderID: orderID, SignatureAlgorithm: payment.ReceiptAlgorithm, Problems: []string{}}
+func (h *commerceHandlers) checkReceipt(orderID string, data []byte, o *payment.Order) ReceiptCheck {
+	v := ReceiptCheck{OrderID: orderID, SignatureAlgorithm: payment.ReceiptAlgorithm, Problems: []string{}}
 	rc, err := payment.VerifyReceipt(data, h.c.Keys())
 	if rc != nil {
 		v.ReceiptID, v.KeyID = optional(rc.ReceiptID), optional(rc.KeyID)
@@ -543,7 +543,7 @@ type usageView struct {
 }
 
 type adminOrderView struct {
-	orderView
+	Order
 	ReservationKey string    `json:"reservationKey"`
 	IdempotencyKey *string   `json:"idempotencyKey"`
 	Usage          usageView `json:"usage"`
@@ -564,7 +564,7 @@ func (h *commerceHandlers) adminOrder(w http.ResponseWriter, r *http.Request) {
 		h.s.writeError(w, r, err)
 		return
 	}
-	v := adminOrderView{orderView: newOrderView(o, receipt), ReservationKey: o.ReservationKey, IdempotencyKey: optional(o.IdempotencyKey),
+	v := adminOrderView{Order: newOrderView(o, receipt), ReservationKey: o.ReservationKey, IdempotencyKey: optional(o.IdempotencyKey),
 		Usage: usageView{Provider: optional(o.Usage.Provider), Model: optional(o.Usage.Model), InputTokens: o.Usage.InputTokens,
 			CachedInputTokens: o.Usage.CachedInputTokens, OutputTokens: o.Usage.OutputTokens, SearchCalls: o.Usage.SearchCalls},
 		CostMicroUSD: o.CostMicroUSD}

@@ -433,7 +433,7 @@ func (n *nicheService) callerKey(ip string) string {
 
 // ---- public handlers ----
 
-type nicheListResponse struct {
+type NicheListResponse struct {
 	Niches   []niche.Preview `json:"niches"`
 	Count    int             `json:"count"`
 	Query    string          `json:"query"`
@@ -481,13 +481,13 @@ func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
 		n.s.writeError(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, nicheListResponse{
+	httpjson.Write(w, http.StatusOK, NicheListResponse{
 		Niches: n.withUnlock(res.Previews), Count: len(res.Previews), Query: q.Query, Category: q.Category,
 		Sort: q.Sort, Limit: q.Limit, Access: "preview", QueryScope: scope, Quota: quota, SearchPath: n.prefix + "/v1/search",
 	})
 }
 
-type nichePreviewResponse struct {
+type NichePreviewResponse struct {
 	niche.Preview
 	Access string `json:"access"`
 }
@@ -499,7 +499,7 @@ func (n *nicheService) preview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Unlock = n.unlock(p.ID)
-	httpjson.Write(w, http.StatusOK, nichePreviewResponse{Preview: *p, Access: "preview"})
+	httpjson.Write(w, http.StatusOK, NichePreviewResponse{Preview: *p, Access: "preview"})
 }
 
 // nicheAccess says how a full evaluation was unlocked.
@@ -515,12 +515,12 @@ type nicheAccess struct {
 	Payer string `json:"payer,omitempty"`
 }
 
-type nicheFullResponse struct {
+type NicheEvaluationResponse struct {
 	*niche.Evaluation
 	Access nicheAccess `json:"access"`
 }
 
-type nicheLockedResponse struct {
+type NicheLocked struct {
 	Detail string        `json:"detail"`
 	Unlock *niche.Unlock `json:"unlock"`
 }
@@ -555,10 +555,10 @@ func (n *nicheService) get(w http.ResponseWriter, r *http.Request) {
 			detail = "The subscription token is not active; subscribe again or buy this evaluation per call"
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="niche-discovery"`)
-		httpjson.Write(w, http.StatusUnauthorized, nicheLockedResponse{Detail: detail, Unlock: n.unlock(id)})
+		httpjson.Write(w, http.StatusUnauthorized, NicheLocked{Detail: detail, Unlock: n.unlock(id)})
 		return
 	}
-	httpjson.Write(w, http.StatusOK, nicheFullResponse{Evaluation: ev, Access: nicheAccess{Kind: access}})
+	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: nicheAccess{Kind: access}})
 }
 
 // nichePaidEvaluation is the pay-per-call evaluation handler: Precheck
@@ -610,10 +610,10 @@ func (h *nichePaidEvaluation) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 		w.Header().Set("X-Niche-Paid-Call", tok)
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
-	httpjson.Write(w, http.StatusOK, nicheFullResponse{Evaluation: ev, Access: access})
+	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: access})
 }
 
-type nicheSearchResponse struct {
+type NicheSearchResponse struct {
 	Niches          any                `json:"niches"`
 	Count           int                `json:"count"`
 	Query           string             `json:"query"`
@@ -645,7 +645,7 @@ func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *nich
 		n.s.writeError(w, r, err)
 		return
 	}
-	out := nicheSearchResponse{
+	out := NicheSearchResponse{
 		Query: q.Query, NormalizedQuery: res.Query.Phrase(), Category: q.Category, Sort: q.Sort, Limit: q.Limit,
 		Access: access, RankingMethod: niche.RelevanceVersion + ", then " + q.Sort + ", then id",
 		Truncated: res.Truncated, Quota: quota,
@@ -781,7 +781,7 @@ func (h *nichePaidSearch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.n.runSearch(w, r, q, true, nil, "pay_per_call")
 }
 
-type nicheSourcesResponse struct {
+type NicheSourcesResponse struct {
 	Sources []niche.SourceStatus `json:"sources"`
 	Note    string               `json:"note"`
 }
@@ -792,7 +792,7 @@ func (n *nicheService) sources(w http.ResponseWriter, r *http.Request) {
 		n.s.writeError(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, nicheSourcesResponse{Sources: srcs,
+	httpjson.Write(w, http.StatusOK, NicheSourcesResponse{Sources: srcs,
 		Note: "Signals are public posts, reviews, job ads and notices, stored with their URL, excerpt, licence and observation date; only accepted signals are evidence."})
 }
 

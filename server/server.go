@@ -1,14 +1,15 @@
 // Package server serves assay over HTTP: one set of routes per service
-// (niche discovery, claim verification, URL snapshots, commerce, discovery
-// documents), composed by New into one http.Handler that a host can mount
-// anywhere in its own mux. Surfaces built over those services — the MCP and
-// A2A endpoints of package server/agents — are Mounts, listed in
-// Config.Mounts: the server links no agent protocol unless a host asks.
+// (niche discovery, claim verification, URL snapshots, commerce), composed
+// by New into one http.Handler that a host can mount anywhere in its own
+// mux. Every optional surface built over those services is a Mount, listed
+// in Config.Mounts (opt-in, in order): the MCP and A2A endpoints of package
+// server/agents, then the index and discovery documents of package
+// discovery. A host that lists none links no agent protocol.
 //
 // New returns a *Server, which is an http.Handler (ServeHTTP) and also
-// exposes its routing table (Routes), from which /v1/capabilities and the
-// discovery documents are generated. Hosts that only mount it can treat it
-// as a plain http.Handler.
+// exposes its routing table (Routes), from which /v1/capabilities, the
+// mounts and the discovery documents are generated. Hosts that only mount
+// it can treat it as a plain http.Handler.
 //
 // server is the only package where errors become status codes. Bodies
 // follow FastAPI: {"detail":"..."} for errors, the Pydantic list for 422,
@@ -27,10 +28,6 @@
 //     interface documents is a string, so any non-empty segment is valid
 //     input, and one that names nothing (unknown id, NUL or invalid UTF-8)
 //     is a 404.
-//   - GET / and the root of each service prefix answer an index of what is
-//     mounted (services, capability list, discovery documents, the MCP and
-//     A2A endpoints of its Mounts, documentation): JSON, or an inert HTML
-//     page for a client that ranks text/html first (index.go).
 //   - Every request is logged once at info level ("request": method, path,
 //     route id, status, bytes, duration); a panic is logged at error level
 //     with its value and stack and answered 500 {"detail":"Internal Server
@@ -100,11 +97,11 @@ type Config struct {
 	Claims        ClaimsConfig
 	Snapshots     SnapshotsConfig
 	Commerce      CommerceConfig
-	Discovery     DiscoveryConfig
 
-	// Mounts add routes built over the services above (agents.MCP,
-	// agents.A2A), after the services' own routes and before the index
-	// and the discovery documents, which list them.
+	// Mounts add routes built over the services above, in order, after
+	// the services' own routes: the MCP and A2A endpoints (agents.MCP,
+	// agents.A2A), then the index and the discovery documents
+	// (discovery.Documents), which describe every route before them.
 	Mounts []Mount
 }
 
@@ -144,8 +141,6 @@ func New(cfg Config) (*Server, error) {
 		s.claimsRoutes,
 		s.commerceRoutes,
 		s.mountRoutes,
-		s.indexRoutes,
-		s.discoveryRoutes,
 	}
 	for _, b := range builders {
 		rs, err := b()

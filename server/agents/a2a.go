@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
@@ -335,14 +336,14 @@ func (h *a2aHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the HTTP body and the MCP tools, for any tier — and the tier chosen with
 // metadata.tier.
 func a2aInputSchema() (json.RawMessage, error) {
-	claim, err := server.InlineShape("ClaimVerificationRequest")
+	claim, err := inputschema.Inline("ClaimVerificationRequest")
 	if err != nil {
 		return nil, err
 	}
 	defs, _ := claim["$defs"].(map[string]any)
 	delete(claim, "$defs")
 	delete(claim, "$schema")
-	server.WithClaimRules(claim, nil)
+	inputschema.WithClaimRules(claim, nil)
 	text := map[string]any{"type": "object", "required": []string{"text"}, "properties": map[string]any{"text": map[string]any{"type": "string"}},
 		"description": "Text parts are joined with newlines into the claim."}
 	data := map[string]any{"type": "object", "required": []string{"data"}, "properties": map[string]any{"data": claim},
