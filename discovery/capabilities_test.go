@@ -6,10 +6,9 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/store/sqlite"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestCapabilitiesListTheRoutingTable: on a server with claims, niche,

@@ -11,12 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assaykit/assay/discovery"
+	"github.com/assaykit/assay/discovery/discoverytest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-
-	"github.com/assaykit/assay/discovery"
-	"github.com/assaykit/assay/discovery/discoverytest"
 )
 
 // compile loads one of the shipped schemas with format assertions on.

@@ -17,8 +17,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/internal/urlnorm"
@@ -28,6 +26,7 @@ import (
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/store/sqlite"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // walkCasesPerOperation is how many requests the walk sends to each

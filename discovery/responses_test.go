@@ -11,12 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/sqlite"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // componentSchemas compiles the components of an OpenAPI document served

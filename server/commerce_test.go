@@ -12,12 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/sqlite"
+	"github.com/google/go-cmp/cmp"
 )
 
 const testAdminKey = "admin-secret"

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/google/go-cmp/cmp"
 )
 
 func testHandler(t *testing.T, routes ...*Route) http.Handler {

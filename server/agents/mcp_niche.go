@@ -18,13 +18,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // nicheRoutes are the niche routes the MCP niche tools run in-process:

@@ -8,13 +8,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // addTools registers every tool. The SDK panics on a malformed tool; the
