@@ -85,95 +85,137 @@ func html(status int, desc string) Response {
 // contract fills in what the documents say about route r's credentials,
 // headers and answers (see the comment at the top of this file).
 func (d *discoverer) contract(r *server.Route, op *Operation) {
-	var rs []Response
-	add := func(more ...Response) { rs = append(rs, more...) }
-	header := func(name, desc string, required bool, schema json.RawMessage) {
-		op.Headers = append(op.Headers, Param{Name: name, Description: desc, Required: required, Schema: schema})
-	}
-	add(detail(http.StatusInternalServerError, "Internal Server Error."))
+	c := &contractOf{op: op}
+	c.add(detail(http.StatusInternalServerError, "Internal Server Error."))
 	if r.Body != "" {
-		add(detail(http.StatusBadRequest, "The body could not be read: not UTF-8, or nested deeper than 512 levels."),
+		c.add(detail(http.StatusBadRequest, "The body could not be read: not UTF-8, or nested deeper than 512 levels."),
 			detail(http.StatusRequestEntityTooLarge, "The body is larger than the server's limit ("+strconv.FormatInt(d.maxBody(r), 10)+" bytes)."))
 	}
 	if r.Offer != nil && d.paid() {
-		d.paidContract(r, op, add, header)
+		d.paidContract(r, op, c.add, c.header)
 	}
+	switch id := r.ID; {
+	case strings.HasPrefix(id, "commerce."):
+		commerceContract(id, c)
+	case strings.HasPrefix(id, "niche."):
+		nicheContract(id, c)
+	case strings.HasPrefix(id, "subscription."):
+		d.subscriptionContract(id, c)
+	default:
+		claimsContract(r, c)
+	}
+	op.Responses = append(op.Responses, c.rs...)
+}
+
+// contractOf collects the contract of one operation: its responses, and
+// its headers on op.
+type contractOf struct {
+	op *Operation
+	rs []Response
+}
+
+func (c *contractOf) add(more ...Response) { c.rs = append(c.rs, more...) }
+
+func (c *contractOf) header(name, desc string, required bool, schema json.RawMessage) {
+	c.op.Headers = append(c.op.Headers, Param{Name: name, Description: desc, Required: required, Schema: schema})
+}
+
+// claimsContract is the contract of the health, claim and snapshot routes.
+func claimsContract(r *server.Route, c *contractOf) {
 	id := r.ID
 	switch {
 	case id == "health.ready":
-		add(Response{Status: http.StatusServiceUnavailable, Description: "A readiness check failed (each check's outcome is listed).", Schema: "Readiness"})
+		c.add(Response{Status: http.StatusServiceUnavailable, Description: "A readiness check failed (each check's outcome is listed).", Schema: "Readiness"})
 	case strings.HasPrefix(id, "claims.verify."):
-		add(detail(http.StatusConflict, "Idempotency-Key was already used for a different request, or its first request is still running."),
+		c.add(detail(http.StatusConflict, "Idempotency-Key was already used for a different request, or its first request is still running."),
 			detail(http.StatusBadGateway, "The evidence provider failed (nothing is charged)."),
 			detail(http.StatusServiceUnavailable, "The evidence provider is busy or unavailable (nothing is charged)."),
 			detail(http.StatusGatewayTimeout, "The verification timed out (nothing is charged)."))
 		if bs, err := inputschema.ClaimBody(r.Offer.Tier); err == nil {
-			op.BodySchema = bs
+			c.op.BodySchema = bs
 		}
 	case id == "claims.verification.get":
-		op.Security = [][]string{{secOrderToken}}
-		header(payment.HeaderOrderToken, "The order token of the paid call that made the verification.", true, nil)
-		add(detail(http.StatusUnauthorized, "X-Agentic-Order-Token is missing."),
+		c.op.Security = [][]string{{secOrderToken}}
+		c.header(payment.HeaderOrderToken, "The order token of the paid call that made the verification.", true, nil)
+		c.add(detail(http.StatusUnauthorized, "X-Agentic-Order-Token is missing."),
 			detail(http.StatusNotFound, "No such verification, or the token is not its order's."))
 	case strings.HasPrefix(id, "snapshots."):
-		add(detail(http.StatusNotFound, "No such snapshot, or its content is not stored."))
+		c.add(detail(http.StatusNotFound, "No such snapshot, or its content is not stored."))
+	}
+}
+
+// commerceContract is the contract of the commerce routes.
+func commerceContract(id string, c *contractOf) {
+	switch {
 	case id == "commerce.quotes.create":
-		add(detail(http.StatusServiceUnavailable, "Payments are not configured."))
+		c.add(detail(http.StatusServiceUnavailable, "Payments are not configured."))
 	case id == "commerce.orders.get", id == "commerce.orders.result":
-		op.Security = [][]string{{secOrderToken}}
-		header(payment.HeaderOrderToken, "The order token returned with the paid call.", true, nil)
-		add(detail(http.StatusUnauthorized, "X-Agentic-Order-Token is missing."),
+		c.op.Security = [][]string{{secOrderToken}}
+		c.header(payment.HeaderOrderToken, "The order token returned with the paid call.", true, nil)
+		c.add(detail(http.StatusUnauthorized, "X-Agentic-Order-Token is missing."),
 			detail(http.StatusNotFound, "No such order, or the token is not its token (the same answer, so that a token cannot probe for orders)."))
 		if id == "commerce.orders.result" {
-			add(Response{Status: http.StatusConflict, Description: "The order is not completed yet (Retry-After while it settles).",
+			c.add(Response{Status: http.StatusConflict, Description: "The order is not completed yet (Retry-After while it settles).",
 				Headers: map[string]string{"Retry-After": "Seconds to wait before asking again."}})
 		}
 	case id == "commerce.customer.orders.list", id == "commerce.customer.orders.get":
-		op.Security = [][]string{{secCustomerKey}}
-		header(payment.HeaderCustomerKey, "The customer's key.", true, nil)
-		add(detail(http.StatusUnauthorized, "X-Agentic-Customer-Key is missing or not a valid key."))
+		c.op.Security = [][]string{{secCustomerKey}}
+		c.header(payment.HeaderCustomerKey, "The customer's key.", true, nil)
+		c.add(detail(http.StatusUnauthorized, "X-Agentic-Customer-Key is missing or not a valid key."))
 		if id == "commerce.customer.orders.get" {
-			add(detail(http.StatusNotFound, "No such order of this customer."))
+			c.add(detail(http.StatusNotFound, "No such order of this customer."))
 		}
 	case id == "commerce.receipts.verify.stored", id == "commerce.receipts.verify":
-		add(detail(http.StatusNotFound, "No receipt is on record for this order (or no such order)."))
+		c.add(detail(http.StatusNotFound, "No receipt is on record for this order (or no such order)."))
+	}
+}
+
+// nicheContract is the contract of the niche routes.
+func nicheContract(id string, c *contractOf) {
+	switch {
 	case id == "niche.list", id == "niche.search":
-		op.Security = [][]string{{}, {secSubscriber}}
-		add(detail(http.StatusUnauthorized, "The subscriber token is not active, or free searches are off and no subscription is presented."),
+		c.op.Security = [][]string{{}, {secSubscriber}}
+		c.add(detail(http.StatusUnauthorized, "The subscriber token is not active, or free searches are off and no subscription is presented."),
 			Response{Status: http.StatusTooManyRequests, Description: "The daily search quota is used up.",
 				Headers: map[string]string{"Retry-After": "Seconds until the quota resets."}},
 			detail(http.StatusServiceUnavailable, "The subscription service is unavailable."))
 	case id == "niche.preview":
-		add(detail(http.StatusNotFound, "No such published niche evaluation."),
+		c.add(detail(http.StatusNotFound, "No such published niche evaluation."),
 			detail(http.StatusServiceUnavailable, "The niche catalogue is empty."))
 	case id == "niche.get":
-		op.Security = [][]string{{secSubscriber}, {secNicheUnlock}}
-		header(nicheUnlockHeader, "A pay-per-call unlock token for this niche (instead of a subscription).", false, nil)
-		add(Response{Status: http.StatusUnauthorized, Schema: "NicheLocked",
+		c.op.Security = [][]string{{secSubscriber}, {secNicheUnlock}}
+		c.header(nicheUnlockHeader, "A pay-per-call unlock token for this niche (instead of a subscription).", false, nil)
+		c.add(Response{Status: http.StatusUnauthorized, Schema: "NicheLocked",
 			Description: "Neither an active subscription nor a valid unlock token: the answer says how to get either.",
 			Headers:     map[string]string{"WWW-Authenticate": "Bearer."}},
 			detail(http.StatusNotFound, "No such published niche evaluation."),
 			detail(http.StatusServiceUnavailable, "The subscription service is unavailable."))
 	case id == "niche.pay-per-call", id == "niche.search.pay-per-call":
-		add(detail(http.StatusServiceUnavailable, "The niche catalogue is empty."))
+		c.add(detail(http.StatusServiceUnavailable, "The niche catalogue is empty."))
 		if id == "niche.pay-per-call" {
-			add(detail(http.StatusNotFound, "No such published niche evaluation (nothing is charged)."))
+			c.add(detail(http.StatusNotFound, "No such published niche evaluation (nothing is charged)."))
 		}
+	}
+}
+
+// subscriptionContract is the contract of the subscription routes.
+func (d *discoverer) subscriptionContract(id string, c *contractOf) {
+	switch {
 	case id == "subscription.status":
-		op.Security = [][]string{{}, {secSubscriber}}
-		add(detail(http.StatusServiceUnavailable, "Subscriptions are not available."))
+		c.op.Security = [][]string{{}, {secSubscriber}}
+		c.add(detail(http.StatusServiceUnavailable, "Subscriptions are not available."))
 	case id == "subscription.checkout":
-		add(detail(http.StatusServiceUnavailable, "Subscriptions are not available."),
+		c.add(detail(http.StatusServiceUnavailable, "Subscriptions are not available."),
 			detail(http.StatusBadGateway, "The payment processor request failed; try again."))
 	case id == "subscription.claim":
-		add(detail(http.StatusNotFound, "No such checkout session."),
+		c.add(detail(http.StatusNotFound, "No such checkout session."),
 			Response{Status: http.StatusConflict, Description: "The payment is not confirmed yet; retry shortly.",
 				Headers: map[string]string{"Retry-After": "Seconds to wait."}},
 			detail(http.StatusGone, "The token of this checkout was already issued, or the claim window has passed."),
 			detail(http.StatusServiceUnavailable, "Subscriptions are not available."))
 	case id == "subscription.portal", id == "subscription.token.rotate", id == "subscription.token.revoke":
-		op.Security = [][]string{{secSubscriber}}
-		add(Response{Status: http.StatusUnauthorized, Description: "The subscriber token is missing or not valid.",
+		c.op.Security = [][]string{{secSubscriber}}
+		c.add(Response{Status: http.StatusUnauthorized, Description: "The subscriber token is missing or not valid.",
 			Headers: map[string]string{"WWW-Authenticate": "Bearer."}},
 			detail(http.StatusNotFound, "No subscription for this token."),
 			detail(http.StatusConflict, "Not allowed in the subscription's current state."),
@@ -181,32 +223,31 @@ func (d *discoverer) contract(r *server.Route, op *Operation) {
 			detail(http.StatusServiceUnavailable, "Subscriptions are not available."))
 	case id == "subscription.webhook":
 		if wh := d.webhookHeader(); wh != "" {
-			op.Security = [][]string{{secWebhook}}
-			header(wh, "The billing processor's signature of this delivery.", true, nil)
+			c.op.Security = [][]string{{secWebhook}}
+			c.header(wh, "The billing processor's signature of this delivery.", true, nil)
 		}
-		op.BodySchema = json.RawMessage(`{"type":"object","description":"The billing processor's event, as it sends it (at most 256 KiB)."}`)
-		add(detail(http.StatusBadRequest, "Invalid signature, stale timestamp or unreadable event."),
+		c.op.BodySchema = json.RawMessage(`{"type":"object","description":"The billing processor's event, as it sends it (at most 256 KiB)."}`)
+		c.add(detail(http.StatusBadRequest, "Invalid signature, stale timestamp or unreadable event."),
 			detail(http.StatusRequestEntityTooLarge, "The event is larger than 256 KiB."),
 			detail(http.StatusServiceUnavailable, "Subscriptions are not available, or the event could not be processed yet (the processor retries)."))
 	case id == "subscription.success":
-		op.QueryParams = append(op.QueryParams, Param{Name: "session_id", Required: true,
+		c.op.QueryParams = append(c.op.QueryParams, Param{Name: "session_id", Required: true,
 			Description: "The checkout session the processor sends the payer back with."})
-		add(html(http.StatusBadRequest, "The session_id is missing."))
+		c.add(html(http.StatusBadRequest, "The session_id is missing."))
 	case id == "subscription.success.claim":
-		op.BodyMediaType = "application/x-www-form-urlencoded"
-		op.BodySchema = json.RawMessage(`{"type":"object","required":["session_id"],"properties":{"session_id":{"type":"string","description":"The checkout session."}}}`)
-		pageErrors(add)
+		c.op.BodyMediaType = "application/x-www-form-urlencoded"
+		c.op.BodySchema = json.RawMessage(`{"type":"object","required":["session_id"],"properties":{"session_id":{"type":"string","description":"The checkout session."}}}`)
+		pageErrors(c.add)
 	case id == "subscription.local.checkout", id == "subscription.local.portal":
-		pageErrors(add)
+		pageErrors(c.add)
 	case id == "subscription.local.checkout.confirm":
-		pageErrors(add)
+		pageErrors(c.add)
 	case id == "subscription.local.portal.action":
-		op.BodyMediaType = "application/x-www-form-urlencoded"
-		op.BodySchema = json.RawMessage(`{"type":"object","required":["action"],"properties":{"action":{"type":"string","enum":["` +
+		c.op.BodyMediaType = "application/x-www-form-urlencoded"
+		c.op.BodySchema = json.RawMessage(`{"type":"object","required":["action"],"properties":{"action":{"type":"string","enum":["` +
 			niche.LocalActionCancel + `","` + niche.LocalActionFailPayment + `","` + niche.LocalActionPay + `"]}}}`)
-		pageErrors(add)
+		pageErrors(c.add)
 	}
-	op.Responses = append(op.Responses, rs...)
 }
 
 // pageErrors are the answers of the subscription pages: an HTML page, or
