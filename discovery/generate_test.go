@@ -515,7 +515,7 @@ func TestDiscoveryBaseURL(t *testing.T) {
 		t.Errorf("trusted forwarded headers: %s", got)
 	}
 
-	if _, err := New(Config{Claims: configured.srv.Config().Claims, Discovery: DiscoveryConfig{Enabled: true, PublicBaseURL: "ftp://x"}}); err == nil {
+	if _, err := New(Config{Claims: configured.srv.Config().Claims, Paywall: payment.Free{}, Discovery: DiscoveryConfig{Enabled: true, PublicBaseURL: "ftp://x"}}); err == nil {
 		t.Error("ftp base URL accepted")
 	}
 }

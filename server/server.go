@@ -40,6 +40,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/assaykit/assay/claims"
@@ -53,6 +55,11 @@ import (
 // (manifest service.version, OpenAPI info.version, server.json version,
 // agent card version). It is the interface documents' service version.
 const Version = "0.3.1"
+
+// ErrNoPaywall is returned by New for a server that sells something
+// (claim verification, niche pay-per-call, a Mount's paid calls) without a
+// Config.Paywall; the error names the offers.
+var ErrNoPaywall = errors.New("server: paid routes need Config.Paywall (payment.Free serves them without charging)")
 
 // DefaultMaxBodyBytes bounds request bodies when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
@@ -70,9 +77,9 @@ type Config struct {
 	// CORSOrigins are the browser origins allowed to read responses;
 	// empty or "*" allows any origin (without credentials).
 	CORSOrigins []string
-	// Paywall turns paid routes into paid ones. Nil makes every paid route
-	// answer 503 {"detail":"Payments are not configured"}; use
-	// payment.Free to serve them without charging.
+	// Paywall sells the paid routes. A server with a paid route and no
+	// Paywall is refused by New; use payment.Free to serve them without
+	// charging.
 	Paywall payment.Paywall
 	// PublicBaseURL is the absolute URL clients reach this handler at
 	// (scheme, host and mount path, e.g. https://api.example.com). Services
@@ -119,6 +126,8 @@ type Server struct {
 	handler http.Handler
 	// niche is the resolved niche service (nil when not mounted).
 	niche *nicheService
+	// unpaid are the offers of paid routes built without a Paywall.
+	unpaid []string
 }
 
 // New builds the handler for every configured service.
@@ -148,6 +157,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.routes = append(s.routes, rs...)
+	}
+	if len(s.unpaid) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrNoPaywall, strings.Join(slices.Compact(s.unpaid), ", "))
 	}
 	rt := &router{maxBody: s.cfg.MaxBodyBytes}
 	for _, r := range s.routes {
@@ -199,12 +211,11 @@ func errorf(format string, args ...any) error {
 }
 
 // Paid wraps a paid route's handler in the configured paywall (Mounts sell
-// through it too).
+// through it too). Without a Paywall, New fails naming the paid route.
 func (s *Server) Paid(offer payment.Offer, h http.Handler) http.Handler {
 	if s.cfg.Paywall == nil {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			httpjson.Detail(w, http.StatusServiceUnavailable, "Payments are not configured")
-		})
+		s.unpaid = append(s.unpaid, offer.ID)
+		return h
 	}
 	return s.cfg.Paywall.Gate(offer, h)
 }

@@ -118,7 +118,8 @@ type A2A struct {
 	// streams.
 	Cashier *payment.Cashier
 	// DefaultTier is the tier of messages that name none; "" means
-	// standard.
+	// standard (or, when ClaimsConfig.Tiers leaves it out, the first tier
+	// sold).
 	DefaultTier string
 	// TaskTTL is how long this instance keeps a task's history and live
 	// state in memory after its last change; 0 means one hour.
@@ -186,11 +187,24 @@ func newA2AHandler(s *server.Server, cfg A2A) (*a2aHandler, error) {
 	}
 	h := &a2aHandler{s: s, pay: billingFor(s, cfg.Cashier), base: base, deflt: cfg.DefaultTier,
 		send: map[string]http.Handler{}, senders: map[string]*a2aSend{}}
+	offers := s.TierOffers()
 	if h.deflt == "" {
+		// standard, or the first tier sold when the host sells a subset.
 		h.deflt = claims.Standard
+		if _, ok := offers[h.deflt]; !ok {
+			for _, t := range claims.Tiers() {
+				if _, ok := offers[t.Name]; ok {
+					h.deflt = t.Name
+					break
+				}
+			}
+		}
 	}
 	if _, ok := claims.TierByName(h.deflt); !ok {
 		return nil, errorf("a2a: unknown default tier %q", cfg.DefaultTier)
+	}
+	if _, ok := offers[h.deflt]; !ok {
+		return nil, errorf("a2a: default tier %q is not sold (ClaimsConfig.Tiers)", h.deflt)
 	}
 	h.gate, _ = s.Config().Paywall.(*payment.Gate)
 	ttl, maxTasks := cfg.TaskTTL, cfg.MaxTasks

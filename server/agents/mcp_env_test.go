@@ -51,9 +51,8 @@ type envOptions struct {
 	// search, when set, is the engine's provider (provider still counts
 	// calls when search wraps it).
 	search claims.SearchProvider
-	// paywall replaces the gate (nil keeps the gate; use noPaywall for none).
+	// paywall replaces the gate (nil keeps the gate).
 	paywall payment.Paywall
-	noGate  bool
 	// niche loads the demo catalogue and serves niche discovery.
 	niche bool
 	// config edits the server configuration before New.
@@ -130,7 +129,7 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 	switch {
 	case o.paywall != nil:
 		cfg.Paywall = o.paywall
-	case !o.noGate:
+	default:
 		cfg.Paywall = env.gate
 	}
 	if o.config != nil {
