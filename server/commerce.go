@@ -135,6 +135,7 @@ func claimTierOffer(t claims.Tier, work time.Duration) payment.Offer {
 	}
 }
 
+// Quote is the answer of POST /v1/quotes.
 type Quote struct {
 	QuoteID            string                  `json:"quoteId"`
 	Tier               string                  `json:"tier"`
@@ -336,6 +337,7 @@ func (h *commerceHandlers) customer(w http.ResponseWriter, r *http.Request) (*pa
 	return cu, true
 }
 
+// CustomerOrders is the answer of GET /v1/customer/orders.
 type CustomerOrders struct {
 	Orders     []Order `json:"orders"`
 	Limit      int     `json:"limit"`

@@ -433,6 +433,7 @@ func (n *nicheService) callerKey(ip string) string {
 
 // ---- public handlers ----
 
+// NicheListResponse is the answer of GET /v1/niches: previews, with the query it answered.
 type NicheListResponse struct {
 	Niches   []niche.Preview `json:"niches"`
 	Count    int             `json:"count"`
@@ -487,6 +488,7 @@ func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// NichePreviewResponse is the answer of GET /v1/niches/{niche_id}/preview.
 type NichePreviewResponse struct {
 	niche.Preview
 	Access string `json:"access"`
@@ -502,8 +504,8 @@ func (n *nicheService) preview(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, NichePreviewResponse{Preview: *p, Access: "preview"})
 }
 
-// nicheAccess says how a full evaluation was unlocked.
-type nicheAccess struct {
+// NicheAccess says how a full evaluation was unlocked.
+type NicheAccess struct {
 	// Kind is "subscription" or "pay_per_call".
 	Kind string `json:"kind"`
 	// UnlockToken (pay-per-call answers) unlocks GET /v1/niches/{id}
@@ -515,11 +517,13 @@ type nicheAccess struct {
 	Payer string `json:"payer,omitempty"`
 }
 
+// NicheEvaluationResponse is the answer of GET /v1/niches/{niche_id} and of its pay-per-call route: the full evaluation (with an unlock token when bought).
 type NicheEvaluationResponse struct {
 	*niche.Evaluation
-	Access nicheAccess `json:"access"`
+	Access NicheAccess `json:"access"`
 }
 
+// NicheLocked is the 401 of GET /v1/niches/{niche_id} without a subscription or unlock token: how to get either.
 type NicheLocked struct {
 	Detail string        `json:"detail"`
 	Unlock *niche.Unlock `json:"unlock"`
@@ -558,7 +562,7 @@ func (n *nicheService) get(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, http.StatusUnauthorized, NicheLocked{Detail: detail, Unlock: n.unlock(id)})
 		return
 	}
-	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: nicheAccess{Kind: access}})
+	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: NicheAccess{Kind: access}})
 }
 
 // nichePaidEvaluation is the pay-per-call evaluation handler: Precheck
@@ -589,7 +593,7 @@ func (h *nichePaidEvaluation) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 		n.s.writeError(w, r, err)
 		return
 	}
-	access := nicheAccess{Kind: "pay_per_call"}
+	access := NicheAccess{Kind: "pay_per_call"}
 	orderRef := ""
 	if call, ok := payment.CallFrom(ctx); ok {
 		call.SetResult("niche", id)
@@ -613,6 +617,7 @@ func (h *nichePaidEvaluation) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: access})
 }
 
+// NicheSearchResponse is the answer of GET /v1/search and of its pay-per-call route (Niches holds previews or full evaluations).
 type NicheSearchResponse struct {
 	Niches          any                `json:"niches"`
 	Count           int                `json:"count"`
@@ -781,6 +786,7 @@ func (h *nichePaidSearch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.n.runSearch(w, r, q, true, nil, "pay_per_call")
 }
 
+// NicheSourcesResponse is the answer of GET /v1/sources.
 type NicheSourcesResponse struct {
 	Sources []niche.SourceStatus `json:"sources"`
 	Note    string               `json:"note"`
