@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"mime"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -32,8 +31,9 @@ import (
 //
 // Documents are generated from the routing table (every public route; admin
 // routes never appear), the tier table (claims.Tiers) and the shapes' JSON
-// Schemas, and priced from the live 402 challenge of each paid route (the
-// payment processor's own answer), so that no price is kept twice. Under
+// Schemas, and priced from each route's offer and the payment options of
+// the paywall's cashier (the processor's own structured description of
+// what its 402 offers), so that no price is kept twice. Under
 // each service prefix ({prefix} = "/claim-verification",
 // "/niche-discovery", or the configured ones):
 //
@@ -971,10 +971,11 @@ func tierExtension(prefix string) map[string]any {
 	return out
 }
 
-// price is what offer costs, read from the processor's live challenge (so
-// that the documents say what the 402 says), or the offer's list price
-// when nothing is charged.
-func (d *discoverer) price(ctx context.Context, offer payment.Offer, resURL, method string) (*Price, error) {
+// price is what offer costs: the payment options of the paywall's
+// cashier (payment.Cashier.PaymentOptions, the processor's own structured
+// description, the same a quote lists and the 402 offers), or the offer's
+// list price when nothing is charged.
+func (d *discoverer) price(_ context.Context, offer payment.Offer, _, _ string) (*Price, error) {
 	d.mu.Lock()
 	p, ok := d.prices[offer.ID]
 	d.mu.Unlock()
@@ -983,12 +984,8 @@ func (d *discoverer) price(ctx context.Context, offer payment.Offer, resURL, met
 	}
 	p = &Price{AmountMicroUSD: offer.AmountMicroUSD, CardMicroUSD: offer.CardMicroUSD, Description: offer.Description}
 	if d.paid() {
-		methods, media, err := d.challengeMethods(ctx, offer, resURL, method)
-		if err != nil {
-			return nil, fmt.Errorf("discovery: challenge of %s: %v", offer.ID, err)
-		}
-		p.Methods, p.ChallengeMediaType = methods, media
-		if !slices.ContainsFunc(methods, func(m Method) bool { return m.Scheme == "stripe" }) {
+		p.Methods, p.ChallengeMediaType = d.methods(offer), MediaProblem
+		if !slices.ContainsFunc(p.Methods, func(m Method) bool { return m.Scheme == "stripe" }) {
 			p.CardMicroUSD = 0
 		}
 	}
@@ -1004,31 +1001,25 @@ type cashierer interface {
 	Cashier() *payment.Cashier
 }
 
-// challengeMethods asks the paywall's processor for the challenge of offer
-// and reads from it the accepted methods and the media type of the 402
-// (the gate sends application/json when the processor names none).
-// Paywalls that do not expose a processor are described by the
-// cashier-neutral defaults (x402 and MPP, a problem+json 402).
-func (d *discoverer) challengeMethods(ctx context.Context, offer payment.Offer, resURL, method string) ([]Method, string, error) {
+// methods are the accepted payment methods of offer, from the cashier's
+// payment options. Paywalls that do not expose a cashier are described by
+// the cashier-neutral defaults (x402 and MPP).
+func (d *discoverer) methods(offer payment.Offer) []Method {
 	cw, ok := d.s.Config().Paywall.(cashierer)
 	if !ok || cw.Cashier() == nil {
-		return []Method{{Protocol: payment.ProtocolX402, Scheme: "exact"}, {Protocol: payment.ProtocolMPP, Scheme: "evm", Intent: "charge"}},
-			MediaProblem, nil
+		return []Method{{Protocol: payment.ProtocolX402, Scheme: "exact"}, {Protocol: payment.ProtocolMPP, Scheme: "evm", Intent: "charge"}}
 	}
-	ch, err := cw.Cashier().Processor().Challenge(ctx, offer, payment.Resource{URL: resURL, Method: method,
-		Description: offer.Description, MimeType: offer.MimeType})
-	if err != nil {
-		return nil, "", err
-	}
-	if ch == nil {
-		return nil, "", fmt.Errorf("no challenge")
-	}
-	media := "application/json"
-	if ct := ch.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err == nil {
-			media = mt
+	var out []Method
+	for _, o := range cw.Cashier().PaymentOptions(offer) {
+		m := Method{Protocol: payment.ProtocolX402, Scheme: o.Method, Network: o.Network, Asset: o.Asset, PayTo: o.PayTo,
+			Amount: o.Amount, AssetSymbol: assetSymbol(o.Asset, nil)}
+		if o.Protocol != payment.ProtocolX402 {
+			m.Protocol, m.Intent = payment.ProtocolMPP, "charge"
 		}
+		if o.Method == payment.MethodStripe {
+			m.AssetSymbol = strings.ToUpper(o.Asset)
+		}
+		out = append(out, m)
 	}
-	methods, err := ChallengeMethods(ch.Header, ch.Body)
-	return methods, media, err
+	return out
 }

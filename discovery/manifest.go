@@ -125,8 +125,8 @@ const (
 // NewManifest generates the agent-service manifest of s.
 //
 // Paid operations get one per-call offer priced in USD with the USDC
-// methods of their live challenge (x402 and MPP evm), and, when the
-// challenge offers cards, a separate card offer at the card price with the
+// methods of their price (x402 and MPP evm), and, when the
+// processor offers cards, a separate card offer at the card price with the
 // MPP stripe method only. Every MCP tool of the service is an operation on
 // the MCP transport ("mcp.<tool>", with the tool's own input schema, as
 // tools/list publishes it) and, when it charges, has an x402-only offer;

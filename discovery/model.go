@@ -220,7 +220,7 @@ type Operation struct {
 	OutputHeaders map[string]string
 }
 
-// Price is what a paid operation costs, as the live 402 challenge states
+// Price is what a paid operation costs, as the payment processor states
 // it.
 type Price struct {
 	// AmountMicroUSD is the USDC price (x402, MPP evm), micro-USD.
