@@ -505,7 +505,8 @@ func (h *commerceHandlers) jwks(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-type customerView struct {
+// Customer is a registered customer as the admin routes show it.
+type Customer struct {
 	CustomerID       string  `json:"customerId"`
 	Name             string  `json:"name"`
 	Email            *string `json:"email"`
@@ -531,11 +532,12 @@ func (h *commerceHandlers) createCustomer(w http.ResponseWriter, r *http.Request
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpjson.Write(w, http.StatusOK, customerView{CustomerID: cu.ID, Name: cu.Name, Email: optional(cu.Email), Status: cu.Status,
+	httpjson.Write(w, http.StatusOK, Customer{CustomerID: cu.ID, Name: cu.Name, Email: optional(cu.Email), Status: cu.Status,
 		CreatedAt: rfc3339(cu.CreatedAt), APIKey: key, APIKeyShownOnce: true, APIKeyHeaderName: payment.HeaderCustomerKey})
 }
 
-type usageView struct {
+// ProviderUsage is the evidence provider's usage of an order (admin routes).
+type ProviderUsage struct {
 	Provider          *string `json:"provider"`
 	Model             *string `json:"model"`
 	InputTokens       int     `json:"inputTokens"`
@@ -544,12 +546,14 @@ type usageView struct {
 	SearchCalls       int     `json:"searchCalls"`
 }
 
-type adminOrderView struct {
+// AdminOrder is an order as the admin routes show it: the payer's view and
+// the ledger's keys and usage.
+type AdminOrder struct {
 	Order
-	ReservationKey string    `json:"reservationKey"`
-	IdempotencyKey *string   `json:"idempotencyKey"`
-	Usage          usageView `json:"usage"`
-	CostMicroUSD   int64     `json:"costMicrousd"`
+	ReservationKey string        `json:"reservationKey"`
+	IdempotencyKey *string       `json:"idempotencyKey"`
+	Usage          ProviderUsage `json:"usage"`
+	CostMicroUSD   int64         `json:"costMicrousd"`
 	// MarginMicroUSD is amount minus cost for completed orders, null
 	// otherwise (nothing was earned).
 	MarginMicroUSD *int64 `json:"marginMicrousd"`
@@ -566,8 +570,8 @@ func (h *commerceHandlers) adminOrder(w http.ResponseWriter, r *http.Request) {
 		h.s.writeError(w, r, err)
 		return
 	}
-	v := adminOrderView{Order: newOrderView(o, receipt), ReservationKey: o.ReservationKey, IdempotencyKey: optional(o.IdempotencyKey),
-		Usage: usageView{Provider: optional(o.Usage.Provider), Model: optional(o.Usage.Model), InputTokens: o.Usage.InputTokens,
+	v := AdminOrder{Order: newOrderView(o, receipt), ReservationKey: o.ReservationKey, IdempotencyKey: optional(o.IdempotencyKey),
+		Usage: ProviderUsage{Provider: optional(o.Usage.Provider), Model: optional(o.Usage.Model), InputTokens: o.Usage.InputTokens,
 			CachedInputTokens: o.Usage.CachedInputTokens, OutputTokens: o.Usage.OutputTokens, SearchCalls: o.Usage.SearchCalls},
 		CostMicroUSD: o.CostMicroUSD}
 	if o.Status == payment.OrderCompleted {
@@ -578,7 +582,8 @@ func (h *commerceHandlers) adminOrder(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, v)
 }
 
-type offerSummaryView struct {
+// OfferSummary is one offer's sales and costs over the summary's period.
+type OfferSummary struct {
 	OfferID         string `json:"offerId"`
 	Orders          int64  `json:"orders"`
 	Completed       int64  `json:"completed"`
@@ -589,11 +594,13 @@ type offerSummaryView struct {
 	MarginMicroUSD  int64  `json:"marginMicrousd"`
 }
 
-type summaryView struct {
-	Since  string             `json:"since"`
-	Days   int                `json:"days"`
-	Offers []offerSummaryView `json:"offers"`
-	Totals offerSummaryView   `json:"totals"`
+// SalesSummary is the answer of the admin sales summary: each offer's
+// orders, revenue, cost and margin since a date.
+type SalesSummary struct {
+	Since  string         `json:"since"`
+	Days   int            `json:"days"`
+	Offers []OfferSummary `json:"offers"`
+	Totals OfferSummary   `json:"totals"`
 }
 
 func (h *commerceHandlers) adminSummary(w http.ResponseWriter, r *http.Request) {
@@ -607,9 +614,9 @@ func (h *commerceHandlers) adminSummary(w http.ResponseWriter, r *http.Request) 
 		h.s.writeError(w, r, err)
 		return
 	}
-	v := summaryView{Since: rfc3339(since), Days: q.Days, Offers: []offerSummaryView{}, Totals: offerSummaryView{OfferID: "*"}}
+	v := SalesSummary{Since: rfc3339(since), Days: q.Days, Offers: []OfferSummary{}, Totals: OfferSummary{OfferID: "*"}}
 	for _, s := range sums {
-		o := offerSummaryView{OfferID: s.OfferID, Orders: s.Orders, Completed: s.Completed, Failed: s.Failed, Pending: s.Pending,
+		o := OfferSummary{OfferID: s.OfferID, Orders: s.Orders, Completed: s.Completed, Failed: s.Failed, Pending: s.Pending,
 			RevenueMicroUSD: s.RevenueMicroUSD, CostMicroUSD: s.CostMicroUSD, MarginMicroUSD: s.RevenueMicroUSD - s.CostMicroUSD}
 		v.Offers = append(v.Offers, o)
 		t := &v.Totals

@@ -433,7 +433,8 @@ func (n *nicheService) callerKey(ip string) string {
 
 // ---- public handlers ----
 
-// NicheListResponse is the answer of GET /v1/niches: previews, with the query it answered.
+// NicheListResponse is the answer of GET /v1/niches: previews, with the
+// query it answered.
 type NicheListResponse struct {
 	Niches   []niche.Preview `json:"niches"`
 	Count    int             `json:"count"`
@@ -517,13 +518,16 @@ type NicheAccess struct {
 	Payer string `json:"payer,omitempty"`
 }
 
-// NicheEvaluationResponse is the answer of GET /v1/niches/{niche_id} and of its pay-per-call route: the full evaluation (with an unlock token when bought).
+// NicheEvaluationResponse is the answer of GET /v1/niches/{niche_id} and of
+// its pay-per-call route: the full evaluation (with an unlock token when
+// bought).
 type NicheEvaluationResponse struct {
 	*niche.Evaluation
 	Access NicheAccess `json:"access"`
 }
 
-// NicheLocked is the 401 of GET /v1/niches/{niche_id} without a subscription or unlock token: how to get either.
+// NicheLocked is the 401 of GET /v1/niches/{niche_id} without a subscription
+// or unlock token: how to get either.
 type NicheLocked struct {
 	Detail string        `json:"detail"`
 	Unlock *niche.Unlock `json:"unlock"`
@@ -617,7 +621,8 @@ func (h *nichePaidEvaluation) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: access})
 }
 
-// NicheSearchResponse is the answer of GET /v1/search and of its pay-per-call route (Niches holds previews or full evaluations).
+// NicheSearchResponse is the answer of GET /v1/search and of its pay-per-
+// call route (Niches holds previews or full evaluations).
 type NicheSearchResponse struct {
 	Niches          any                `json:"niches"`
 	Count           int                `json:"count"`
@@ -630,12 +635,12 @@ type NicheSearchResponse struct {
 	RankingMethod   string             `json:"rankingMethod"`
 	Truncated       bool               `json:"truncated"`
 	Quota           *niche.QuotaStatus `json:"quota"`
-	PayPerCall      *nicheSearchOffer  `json:"payPerCall,omitempty"`
+	PayPerCall      *NicheSearchOffer  `json:"payPerCall,omitempty"`
 }
 
-// nicheSearchOffer names the paid search. Amounts are spelt
-// amountMicrousd, as everywhere in the SDK.
-type nicheSearchOffer struct {
+// NicheSearchOffer names the paid search. Amounts are spelt amountMicrousd,
+// as everywhere in the SDK.
+type NicheSearchOffer struct {
 	Method         string `json:"method"`
 	Path           string `json:"path"`
 	AmountMicroUSD int64  `json:"amountMicrousd"`
@@ -659,7 +664,7 @@ func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *nich
 		out.Niches, out.Count = res.Evaluations, len(res.Evaluations)
 	} else {
 		out.Niches, out.Count = n.withUnlock(res.Previews), len(res.Previews)
-		out.PayPerCall = &nicheSearchOffer{Method: "GET", Path: n.prefix + "/v1/search/pay-per-call",
+		out.PayPerCall = &NicheSearchOffer{Method: "GET", Path: n.prefix + "/v1/search/pay-per-call",
 			AmountMicroUSD: n.cfg.SearchPriceMicroUSD, PriceUSD: n.searchPrice}
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -952,7 +957,9 @@ func (n *nicheService) adminTransition(action string) http.HandlerFunc {
 	}
 }
 
-type nicheImportRefused struct {
+// NicheImportRefused is the 422 of an import with invalid lines: each line's
+// error, nothing imported.
+type NicheImportRefused struct {
 	Detail string            `json:"detail"`
 	Lines  []niche.LineError `json:"lines"`
 }
@@ -980,7 +987,7 @@ func (n *nicheService) adminImport(w http.ResponseWriter, r *http.Request) {
 	rep, err := n.cfg.Engine.ImportString(r.Context(), string(body), &niche.ImportOptions{Actor: actor})
 	var ie *niche.ImportError
 	if errors.As(err, &ie) {
-		httpjson.Write(w, http.StatusUnprocessableEntity, nicheImportRefused{Detail: ie.Error(), Lines: ie.Lines})
+		httpjson.Write(w, http.StatusUnprocessableEntity, NicheImportRefused{Detail: ie.Error(), Lines: ie.Lines})
 		return
 	}
 	if err != nil {
