@@ -433,7 +433,9 @@ func (n *nicheService) callerKey(ip string) string {
 
 // ---- public handlers ----
 
-type nicheListResponse struct {
+// NicheListResponse is the answer of GET /v1/niches: previews, with the
+// query it answered.
+type NicheListResponse struct {
 	Niches   []niche.Preview `json:"niches"`
 	Count    int             `json:"count"`
 	Query    string          `json:"query"`
@@ -481,13 +483,14 @@ func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
 		n.s.writeError(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, nicheListResponse{
+	httpjson.Write(w, http.StatusOK, NicheListResponse{
 		Niches: n.withUnlock(res.Previews), Count: len(res.Previews), Query: q.Query, Category: q.Category,
 		Sort: q.Sort, Limit: q.Limit, Access: "preview", QueryScope: scope, Quota: quota, SearchPath: n.prefix + "/v1/search",
 	})
 }
 
-type nichePreviewResponse struct {
+// NichePreviewResponse is the answer of GET /v1/niches/{niche_id}/preview.
+type NichePreviewResponse struct {
 	niche.Preview
 	Access string `json:"access"`
 }
@@ -499,11 +502,11 @@ func (n *nicheService) preview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Unlock = n.unlock(p.ID)
-	httpjson.Write(w, http.StatusOK, nichePreviewResponse{Preview: *p, Access: "preview"})
+	httpjson.Write(w, http.StatusOK, NichePreviewResponse{Preview: *p, Access: "preview"})
 }
 
-// nicheAccess says how a full evaluation was unlocked.
-type nicheAccess struct {
+// NicheAccess says how a full evaluation was unlocked.
+type NicheAccess struct {
 	// Kind is "subscription" or "pay_per_call".
 	Kind string `json:"kind"`
 	// UnlockToken (pay-per-call answers) unlocks GET /v1/niches/{id}
@@ -515,12 +518,17 @@ type nicheAccess struct {
 	Payer string `json:"payer,omitempty"`
 }
 
-type nicheFullResponse struct {
+// NicheEvaluationResponse is the answer of GET /v1/niches/{niche_id} and of
+// its pay-per-call route: the full evaluation (with an unlock token when
+// bought).
+type NicheEvaluationResponse struct {
 	*niche.Evaluation
-	Access nicheAccess `json:"access"`
+	Access NicheAccess `json:"access"`
 }
 
-type nicheLockedResponse struct {
+// NicheLocked is the 401 of GET /v1/niches/{niche_id} without a subscription
+// or unlock token: how to get either.
+type NicheLocked struct {
 	Detail string        `json:"detail"`
 	Unlock *niche.Unlock `json:"unlock"`
 }
@@ -555,10 +563,10 @@ func (n *nicheService) get(w http.ResponseWriter, r *http.Request) {
 			detail = "The subscription token is not active; subscribe again or buy this evaluation per call"
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="niche-discovery"`)
-		httpjson.Write(w, http.StatusUnauthorized, nicheLockedResponse{Detail: detail, Unlock: n.unlock(id)})
+		httpjson.Write(w, http.StatusUnauthorized, NicheLocked{Detail: detail, Unlock: n.unlock(id)})
 		return
 	}
-	httpjson.Write(w, http.StatusOK, nicheFullResponse{Evaluation: ev, Access: nicheAccess{Kind: access}})
+	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: NicheAccess{Kind: access}})
 }
 
 // nichePaidEvaluation is the pay-per-call evaluation handler: Precheck
@@ -589,7 +597,7 @@ func (h *nichePaidEvaluation) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 		n.s.writeError(w, r, err)
 		return
 	}
-	access := nicheAccess{Kind: "pay_per_call"}
+	access := NicheAccess{Kind: "pay_per_call"}
 	orderRef := ""
 	if call, ok := payment.CallFrom(ctx); ok {
 		call.SetResult("niche", id)
@@ -610,10 +618,12 @@ func (h *nichePaidEvaluation) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 		w.Header().Set("X-Niche-Paid-Call", tok)
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
-	httpjson.Write(w, http.StatusOK, nicheFullResponse{Evaluation: ev, Access: access})
+	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: access})
 }
 
-type nicheSearchResponse struct {
+// NicheSearchResponse is the answer of GET /v1/search and of its pay-per-
+// call route (Niches holds previews or full evaluations).
+type NicheSearchResponse struct {
 	Niches          any                `json:"niches"`
 	Count           int                `json:"count"`
 	Query           string             `json:"query"`
@@ -625,12 +635,12 @@ type nicheSearchResponse struct {
 	RankingMethod   string             `json:"rankingMethod"`
 	Truncated       bool               `json:"truncated"`
 	Quota           *niche.QuotaStatus `json:"quota"`
-	PayPerCall      *nicheSearchOffer  `json:"payPerCall,omitempty"`
+	PayPerCall      *NicheSearchOffer  `json:"payPerCall,omitempty"`
 }
 
-// nicheSearchOffer names the paid search. Amounts are spelt
-// amountMicrousd, as everywhere in the SDK.
-type nicheSearchOffer struct {
+// NicheSearchOffer names the paid search. Amounts are spelt amountMicrousd,
+// as everywhere in the SDK.
+type NicheSearchOffer struct {
 	Method         string `json:"method"`
 	Path           string `json:"path"`
 	AmountMicroUSD int64  `json:"amountMicrousd"`
@@ -645,7 +655,7 @@ func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *nich
 		n.s.writeError(w, r, err)
 		return
 	}
-	out := nicheSearchResponse{
+	out := NicheSearchResponse{
 		Query: q.Query, NormalizedQuery: res.Query.Phrase(), Category: q.Category, Sort: q.Sort, Limit: q.Limit,
 		Access: access, RankingMethod: niche.RelevanceVersion + ", then " + q.Sort + ", then id",
 		Truncated: res.Truncated, Quota: quota,
@@ -654,7 +664,7 @@ func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *nich
 		out.Niches, out.Count = res.Evaluations, len(res.Evaluations)
 	} else {
 		out.Niches, out.Count = n.withUnlock(res.Previews), len(res.Previews)
-		out.PayPerCall = &nicheSearchOffer{Method: "GET", Path: n.prefix + "/v1/search/pay-per-call",
+		out.PayPerCall = &NicheSearchOffer{Method: "GET", Path: n.prefix + "/v1/search/pay-per-call",
 			AmountMicroUSD: n.cfg.SearchPriceMicroUSD, PriceUSD: n.searchPrice}
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -781,7 +791,8 @@ func (h *nichePaidSearch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.n.runSearch(w, r, q, true, nil, "pay_per_call")
 }
 
-type nicheSourcesResponse struct {
+// NicheSourcesResponse is the answer of GET /v1/sources.
+type NicheSourcesResponse struct {
 	Sources []niche.SourceStatus `json:"sources"`
 	Note    string               `json:"note"`
 }
@@ -792,7 +803,7 @@ func (n *nicheService) sources(w http.ResponseWriter, r *http.Request) {
 		n.s.writeError(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, nicheSourcesResponse{Sources: srcs,
+	httpjson.Write(w, http.StatusOK, NicheSourcesResponse{Sources: srcs,
 		Note: "Signals are public posts, reviews, job ads and notices, stored with their URL, excerpt, licence and observation date; only accepted signals are evidence."})
 }
 
@@ -946,7 +957,9 @@ func (n *nicheService) adminTransition(action string) http.HandlerFunc {
 	}
 }
 
-type nicheImportRefused struct {
+// NicheImportRefused is the 422 of an import with invalid lines: each line's
+// error, nothing imported.
+type NicheImportRefused struct {
 	Detail string            `json:"detail"`
 	Lines  []niche.LineError `json:"lines"`
 }
@@ -974,7 +987,7 @@ func (n *nicheService) adminImport(w http.ResponseWriter, r *http.Request) {
 	rep, err := n.cfg.Engine.ImportString(r.Context(), string(body), &niche.ImportOptions{Actor: actor})
 	var ie *niche.ImportError
 	if errors.As(err, &ie) {
-		httpjson.Write(w, http.StatusUnprocessableEntity, nicheImportRefused{Detail: ie.Error(), Lines: ie.Lines})
+		httpjson.Write(w, http.StatusUnprocessableEntity, NicheImportRefused{Detail: ie.Error(), Lines: ie.Lines})
 		return
 	}
 	if err != nil {

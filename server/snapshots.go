@@ -28,10 +28,10 @@ type SnapshotsConfig struct {
 	Prefixes []string
 }
 
-// snapshotMetadata is the body of GET /v1/url-snapshots/{snapshot_id}:
+// SnapshotMetadata is the body of GET /v1/url-snapshots/{snapshot_id}:
 // the EvidenceSnapshot fields plus where to get the content and how it
 // was normalised (the interface documents leave this body open).
-type snapshotMetadata struct {
+type SnapshotMetadata struct {
 	*snapshot.Snapshot
 	// Normalization names the algorithm behind normalizedSha256.
 	Normalization *string `json:"normalization"`
@@ -78,7 +78,7 @@ func (s *Server) snapshotGet(w http.ResponseWriter, r *http.Request, svc *snapsh
 		s.writeError(w, r, err)
 		return
 	}
-	md := snapshotMetadata{Snapshot: snap}
+	md := SnapshotMetadata{Snapshot: snap}
 	if !held {
 		exp := snap.RetrievedAt.Add(svc.Retention()).UTC()
 		md.ExpiresAt = &exp
@@ -90,7 +90,7 @@ func (s *Server) snapshotGet(w http.ResponseWriter, r *http.Request, svc *snapsh
 		md.Charset = &snap.Charset
 	}
 	if snap.Captured() {
-		p := externalPath(r)
+		p := httpjson.ExternalPath(r)
 		c, wu := p+"/content", p+"/warc"
 		md.ContentURL, md.WarcURL = &c, &wu
 	}

@@ -91,7 +91,7 @@ type config struct {
 	NicheSearchCache  time.Duration
 	TrustedProxies    string
 
-	// Discovery documents.
+	// Discovery serves the index and the discovery documents.
 	Discovery     bool
 	ProviderName  string
 	ProviderEmail string
@@ -374,7 +374,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.dur(&c.NicheSearchCache, "niche-search-cache", "ASSAY_NICHE_SEARCH_CACHE", 5*time.Second, "how long niche list/search results are reused (0: off); this instance's writes clear them at once, other instances' show within this time")
 	f.str(&c.TrustedProxies, "trusted-proxies", "ASSAY_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (free-search quotas)")
 
-	f.boolean(&c.Discovery, "discovery", "ASSAY_DISCOVERY", true, "serve openapi.json and the .well-known discovery documents")
+	f.boolean(&c.Discovery, "discovery", "ASSAY_DISCOVERY", true, "serve the index (GET /), openapi.json and the .well-known discovery documents")
 	f.str(&c.ProviderName, "provider-name", "ASSAY_PROVIDER_NAME", "", "operator name in discovery documents (empty: assay)")
 	f.str(&c.ProviderEmail, "provider-email", "ASSAY_PROVIDER_EMAIL", "", "operator contact e-mail in discovery documents")
 	f.str(&c.ProviderURL, "provider-url", "ASSAY_PROVIDER_URL", "", "operator web site in discovery documents")

@@ -129,7 +129,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	defer closeCatalogue()
-	bz := &server.Bazaar{}
+	bz := &discovery.Bazaar{}
 	proc, probe, err := newProcessor(payCfg, publicBase, cfg.Discovery, bz, log.With("component", "payment"))
 	if err != nil {
 		return err
@@ -148,28 +148,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if metricsLn == nil {
 		metricsRoute = m.Handler()
 	}
-	h, err := server.New(server.Config{
-		Logger:        log,
-		PublicBaseURL: publicBase,
-		Discovery: server.DiscoveryConfig{
-			Enabled: cfg.Discovery,
+	// The MCP and A2A endpoints, then the index and discovery documents,
+	// which describe every route before them.
+	mounts := []server.Mount{
+		agents.MCP{DisableLocalhostProtection: cfg.MCPNoLocalhostProtection, TrustedOrigins: splitList(cfg.MCPTrustedOrigins)},
+		agents.A2A{},
+	}
+	if cfg.Discovery {
+		mounts = append(mounts, discovery.Documents{
 			Provider: discovery.Provider{ID: cfg.ProviderURL, Name: cfg.ProviderName,
 				Contact: cfg.ProviderEmail, URL: cfg.ProviderURL},
 			Homepage: cfg.HomepageURL, Terms: cfg.TermsURL, Privacy: cfg.PrivacyURL,
-			Repository: server.DefaultRepository,
-		},
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		AdminKey:     cfg.AdminKey,
-		Metrics:      metricsRoute,
-		Observers:    []func(*http.Request, string, int, time.Duration){m.ObserveRequest},
-		Paywall:      gate,
-		Commerce:     server.CommerceConfig{Cashier: gate.Cashier()},
-		Niche:        catalogue,
-		Claims:       server.ClaimsConfig{Engine: verify.engine, Prefix: cfg.ClaimsPrefix, ServiceSlug: cfg.ClaimsServiceSlug},
-		Mounts: []server.Mount{
-			agents.MCP{DisableLocalhostProtection: cfg.MCPNoLocalhostProtection, TrustedOrigins: splitList(cfg.MCPTrustedOrigins)},
-			agents.A2A{},
-		},
+			Repository: discovery.DefaultRepository,
+		})
+	}
+	h, err := server.New(server.Config{
+		Logger:        log,
+		PublicBaseURL: publicBase,
+		MaxBodyBytes:  cfg.MaxBodyBytes,
+		AdminKey:      cfg.AdminKey,
+		Metrics:       metricsRoute,
+		Observers:     []func(*http.Request, string, int, time.Duration){m.ObserveRequest},
+		Paywall:       gate,
+		Commerce:      server.CommerceConfig{Cashier: gate.Cashier()},
+		Niche:         catalogue,
+		Claims:        server.ClaimsConfig{Engine: verify.engine, Prefix: cfg.ClaimsPrefix, ServiceSlug: cfg.ClaimsServiceSlug},
+		Mounts:        mounts,
 		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: snapshotPrefixes(cfg)},
 		Subscriptions: server.SubscriptionConfig{Service: subs},
 		// Each check is documented in ready.go.

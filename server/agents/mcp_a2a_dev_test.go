@@ -10,14 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // devEnv is a full server with the real payment processor in dev mode:

@@ -1,4 +1,4 @@
-package server
+package discovery
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"mime"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -18,17 +17,23 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/claims"
-	"github.com/assaykit/assay/discovery"
+	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/server"
 )
 
-// DiscoveryConfig configures the discovery documents. The zero value
-// mounts nothing; set Enabled.
+// Documents is the server.Mount of the index and the discovery documents;
+// list it after every other mount (it describes the routes before it).
+// The zero value mounts them with the defaults below.
+//
+// The index: GET / and GET {prefix} of each service answer what is
+// mounted (see index.go).
 //
 // Documents are generated from the routing table (every public route; admin
 // routes never appear), the tier table (claims.Tiers) and the shapes' JSON
-// Schemas, and priced from the live 402 challenge of each paid route (the
-// payment processor's own answer), so that no price is kept twice. Under
+// Schemas, and priced from each route's offer and the payment options of
+// the paywall's cashier (the processor's own structured description of
+// what its 402 offers), so that no price is kept twice. Under
 // each service prefix ({prefix} = "/claim-verification",
 // "/niche-discovery", or the configured ones):
 //
@@ -76,13 +81,14 @@ import (
 // Paywall, or payment.Free) publishes the tier-table prices as list prices
 // with no payee, transport authorization "none", no 402 responses, no
 // x-payment-info, no x402 document and no agent-card payment extensions.
-type DiscoveryConfig struct {
-	// Enabled mounts the documents.
-	Enabled bool
+type Documents struct {
+	// IndexOnly mounts the index without the documents (services that
+	// share one prefix cannot each have their documents under it).
+	IndexOnly bool
 	// PublicBaseURL is the scheme, host and mount path under which clients
 	// reach the server, e.g. "https://api.example.com" (the value given to
 	// payment.GateOptions.PublicBaseURL). Every URL in every document is
-	// built from it. Empty means Config.PublicBaseURL. It should be https:
+	// built from it. Empty means server.Config.PublicBaseURL. It should be https:
 	// with http, New logs a warning, since the manifest then fails its
 	// schema (see above).
 	PublicBaseURL string
@@ -95,7 +101,7 @@ type DiscoveryConfig struct {
 	// Provider operates the service: ID (a URI), Name, Contact (an email)
 	// and URL. SigningKey is filled in with the JWKS URL when the JWKS is
 	// served. Defaults describe the assay project.
-	Provider discovery.Provider
+	Provider Provider
 	// Homepage, Terms and Privacy are absolute URLs; see the defaults
 	// above.
 	Homepage, Terms, Privacy string
@@ -123,10 +129,10 @@ type ServiceText struct {
 	Lifecycle   string
 	Tags        []string
 	Categories  []string
-	Capability  discovery.Capability
-	Provenance  discovery.Provenance
-	Policies    discovery.Policies
-	Skills      []discovery.Skill
+	Capability  Capability
+	Provenance  Provenance
+	Policies    Policies
+	Skills      []Skill
 }
 
 // Discovery document route ids (per service: "discovery.<key>.<doc>").
@@ -138,36 +144,30 @@ const (
 	docAgentCard = "agent-card"
 )
 
-// discoveryRoutes returns the routes of the discovery documents. It runs
-// after every other builder, so the routing table it reads is complete.
-func (s *Server) discoveryRoutes() ([]*Route, error) {
-	cfg := s.cfg.Discovery
-	if !cfg.Enabled {
-		return nil, nil
+// Routes implements server.Mount: the index, then the documents.
+func (cfg Documents) Routes(s *server.Server) ([]*server.Route, error) {
+	idx := indexRoutes(s, cfg)
+	if cfg.IndexOnly {
+		return idx, nil
 	}
+	docs, err := documentRoutes(s, cfg, append(slices.Clone(s.Routes()), idx...))
+	if err != nil {
+		return nil, err
+	}
+	return append(idx, docs...), nil
+}
+
+// documentRoutes returns the routes of the discovery documents of the
+// routing table.
+func documentRoutes(s *server.Server, cfg Documents, table []*server.Route) ([]*server.Route, error) {
 	if cfg.PublicBaseURL == "" {
-		cfg.PublicBaseURL = s.cfg.PublicBaseURL
+		cfg.PublicBaseURL = s.Config().PublicBaseURL
 	}
-	if cfg.PublicBaseURL != "" {
-		u, err := url.Parse(cfg.PublicBaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return nil, errorf("discovery: PublicBaseURL %q is not an http(s) base URL", cfg.PublicBaseURL)
-		}
-		if u.Scheme != "https" {
-			// Said once, short; on a loopback host (a development machine)
-			// only at debug level.
-			level := slog.LevelWarn
-			if ip, err := netip.ParseAddr(u.Hostname()); u.Hostname() == "localhost" || (err == nil && ip.IsLoopback()) {
-				level = slog.LevelDebug
-			}
-			s.log.Log(context.Background(), level, "discovery: the public base URL is not https: the manifest will not validate against its schema")
-			s.log.Debug("discovery: every document carries http URLs; service.id, service.homepage and transports[].url must be https: serve the documents behind https",
-				"publicBaseURL", cfg.PublicBaseURL)
-		}
+	if err := checkBase(s.Logger(), cfg.PublicBaseURL); err != nil {
+		return nil, err
 	}
-	d := &discoverer{s: s, cfg: cfg, cache: map[string]*docSet{}, prices: map[string]*discovery.Price{}}
-	// The routes built so far are every other route.
-	d.table = append([]*Route(nil), s.routes...)
+	d := &discoverer{s: s, cfg: cfg, cache: map[string]*docSet{}, prices: map[string]*Price{}}
+	d.table = table
 	d.services = d.findServices()
 	if len(d.services) == 0 {
 		return nil, nil
@@ -178,38 +178,62 @@ func (s *Server) discoveryRoutes() ([]*Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	var routes []*Route
+	var routes []*server.Route
 	add := func(id, path, summary, doc, key string) {
-		routes = append(routes, &Route{ID: id, Summary: summary, Status: "stable", Method: http.MethodGet, Path: path,
+		routes = append(routes, &server.Route{ID: id, Summary: summary, Status: "stable", Method: http.MethodGet, Path: path,
 			Handler: d.handler(key, doc)})
 	}
 	for _, sv := range d.services {
 		p, k := sv.prefix, sv.key
-		add("discovery."+k+"."+docOpenAPI, p+discovery.PathOpenAPI, "OpenAPI 3.1 description of "+sv.text.Name+" with payment extensions.", docOpenAPI, k)
-		add("discovery."+k+"."+docManifest, p+discovery.PathManifest, "Agent-service manifest 0.1 of "+sv.text.Name+".", docManifest, k)
+		add("discovery."+k+"."+docOpenAPI, p+PathOpenAPI, "OpenAPI 3.1 description of "+sv.text.Name+" with payment extensions.", docOpenAPI, k)
+		add("discovery."+k+"."+docManifest, p+PathManifest, "Agent-service manifest 0.1 of "+sv.text.Name+".", docManifest, k)
 		if probe.docs[k][docX402] != nil {
-			add("discovery."+k+"."+docX402, p+discovery.PathX402, "x402 discovery: the paid resources of "+sv.text.Name+".", docX402, k)
+			add("discovery."+k+"."+docX402, p+PathX402, "x402 discovery: the paid resources of "+sv.text.Name+".", docX402, k)
 		}
 		if sv.mcp != nil {
-			add("discovery."+k+"."+docMCP, p+discovery.PathMCPServer, "MCP registry entry of "+sv.text.Name+".", docMCP, k)
+			add("discovery."+k+"."+docMCP, p+PathMCPServer, "MCP registry entry of "+sv.text.Name+".", docMCP, k)
 		}
 		if sv.a2a != nil {
-			add("discovery."+k+"."+docAgentCard, p+discovery.PathAgentCard, "A2A 1.0 agent card of "+sv.text.Name+".", docAgentCard, k)
+			add("discovery."+k+"."+docAgentCard, p+PathAgentCard, "A2A 1.0 agent card of "+sv.text.Name+".", docAgentCard, k)
 		}
 	}
-	add("discovery."+docOpenAPI, discovery.PathOpenAPI, "OpenAPI 3.1 description of every public operation.", docOpenAPI, rootKey)
+	add("discovery."+docOpenAPI, PathOpenAPI, "OpenAPI 3.1 description of every public operation.", docOpenAPI, rootKey)
 	if probe.docs[rootKey][docX402] != nil {
-		add("discovery."+docX402, discovery.PathX402, "x402 discovery: every paid resource.", docX402, rootKey)
+		add("discovery."+docX402, PathX402, "x402 discovery: every paid resource.", docX402, rootKey)
 	}
 	primary := d.services[0]
-	add("discovery."+docManifest, discovery.PathManifest, "Agent-service manifest of "+primary.text.Name+".", docManifest, primary.key)
+	add("discovery."+docManifest, PathManifest, "Agent-service manifest of "+primary.text.Name+".", docManifest, primary.key)
 	if primary.mcp != nil {
-		add("discovery."+docMCP, discovery.PathMCPServer, "MCP registry entry of "+primary.text.Name+".", docMCP, primary.key)
+		add("discovery."+docMCP, PathMCPServer, "MCP registry entry of "+primary.text.Name+".", docMCP, primary.key)
 	}
 	if primary.a2a != nil {
-		add("discovery."+docAgentCard, discovery.PathAgentCard, "A2A 1.0 agent card of "+primary.text.Name+".", docAgentCard, primary.key)
+		add("discovery."+docAgentCard, PathAgentCard, "A2A 1.0 agent card of "+primary.text.Name+".", docAgentCard, primary.key)
 	}
 	return routes, nil
+}
+
+// checkBase refuses a public base URL that is not an http(s) base URL,
+// and says once, short, that an http one will not validate (on a loopback
+// host, a development machine, only at debug level).
+func checkBase(log *slog.Logger, base string) error {
+	if base == "" {
+		return nil
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("discovery: PublicBaseURL %q is not an http(s) base URL", base)
+	}
+	if u.Scheme == "https" {
+		return nil
+	}
+	level := slog.LevelWarn
+	if ip, err := netip.ParseAddr(u.Hostname()); u.Hostname() == "localhost" || (err == nil && ip.IsLoopback()) {
+		level = slog.LevelDebug
+	}
+	log.Log(context.Background(), level, "discovery: the public base URL is not https: the manifest will not validate against its schema")
+	log.Debug("discovery: every document carries http URLs; service.id, service.homepage and transports[].url must be https: serve the documents behind https",
+		"publicBaseURL", base)
+	return nil
 }
 
 // rootKey names the origin-root pseudo-service (every operation).
@@ -217,14 +241,14 @@ const rootKey = ""
 
 // discoverer generates and serves the documents.
 type discoverer struct {
-	s        *Server
-	cfg      DiscoveryConfig
-	table    []*Route
+	s        *server.Server
+	cfg      Documents
+	table    []*server.Route
 	services []*svcDef
 
 	mu     sync.Mutex
 	cache  map[string]*docSet // by base URL
-	prices map[string]*discovery.Price
+	prices map[string]*Price
 }
 
 // docSet is every document for one base URL, by service key and document.
@@ -245,15 +269,15 @@ type svcDef struct {
 	key    string
 	prefix string
 	text   ServiceText
-	routes []*Route
-	mcp    *Route
-	a2a    *Route
+	routes []*server.Route
+	mcp    *server.Route
+	a2a    *server.Route
 }
 
 // paid reports whether a real paywall (not nil, not payment.Free) is
 // configured.
 func (d *discoverer) paid() bool {
-	switch d.s.cfg.Paywall.(type) {
+	switch d.s.Config().Paywall.(type) {
 	case nil, payment.Free, *payment.Free:
 		return false
 	}
@@ -272,8 +296,8 @@ func serviceFamilies() []struct {
 		key    string
 		text   func() ServiceText
 	}{
-		{"claims.verify.", ClaimsServiceKey, claimsText},
-		{"niche.", NicheServiceKey, nicheText},
+		{"claims.verify.", server.ClaimsServiceKey, claimsText},
+		{"niche.", server.NicheServiceKey, nicheText},
 	}
 }
 
@@ -283,7 +307,7 @@ func serviceFamilies() []struct {
 func (d *discoverer) findServices() []*svcDef {
 	var out []*svcDef
 	for _, f := range serviceFamilies() {
-		var anchor *Route
+		var anchor *server.Route
 		for _, r := range d.table {
 			if strings.HasPrefix(r.ID, f.family) && !r.Admin && len(r.Prefixes) > 0 {
 				anchor = r
@@ -414,7 +438,7 @@ func (d *discoverer) handler(key, doc string) http.Handler {
 		}
 		set, err := d.documents(r.Context(), base, fromRequest)
 		if err != nil {
-			d.s.log.ErrorContext(r.Context(), "discovery: generating documents", "err", err)
+			d.s.Logger().ErrorContext(r.Context(), "discovery: generating documents", "err", err)
 			writeDetail(w, http.StatusInternalServerError, "Internal Server Error")
 			return
 		}
@@ -543,11 +567,11 @@ func (d *discoverer) generate(ctx context.Context, base string) (*docSet, error)
 		if err != nil {
 			return nil, err
 		}
-		oa, err := discovery.OpenAPI(svc)
+		oa, err := OpenAPI(svc)
 		if err != nil {
 			return nil, err
 		}
-		m, err := discovery.NewManifest(svc)
+		m, err := NewManifest(svc)
 		if err != nil {
 			return nil, err
 		}
@@ -557,13 +581,13 @@ func (d *discoverer) generate(ctx context.Context, base string) (*docSet, error)
 		if err := put(sv.key, docManifest, m); err != nil {
 			return nil, err
 		}
-		if x := discovery.NewX402Legacy(svc); svc.Paid && !x.Empty() {
+		if x := NewX402Legacy(svc); svc.Paid && !x.Empty() {
 			if err := put(sv.key, docX402, x); err != nil {
 				return nil, err
 			}
 		}
 		if svc.MCP != nil {
-			ms, err := discovery.NewMCPServer(svc)
+			ms, err := NewMCPServer(svc)
 			if err != nil {
 				return nil, err
 			}
@@ -572,7 +596,7 @@ func (d *discoverer) generate(ctx context.Context, base string) (*docSet, error)
 			}
 		}
 		if svc.A2A != nil {
-			c, err := discovery.NewAgentCard(svc)
+			c, err := NewAgentCard(svc)
 			if err != nil {
 				return nil, err
 			}
@@ -585,14 +609,14 @@ func (d *discoverer) generate(ctx context.Context, base string) (*docSet, error)
 	if err != nil {
 		return nil, err
 	}
-	oa, err := discovery.OpenAPI(root)
+	oa, err := OpenAPI(root)
 	if err != nil {
 		return nil, err
 	}
 	if err := put(rootKey, docOpenAPI, oa); err != nil {
 		return nil, err
 	}
-	if x := discovery.NewX402Legacy(root); root.Paid && !x.Empty() {
+	if x := NewX402Legacy(root); root.Paid && !x.Empty() {
 		if err := put(rootKey, docX402, x); err != nil {
 			return nil, err
 		}
@@ -629,7 +653,7 @@ func (d *discoverer) components() (map[string]json.RawMessage, error) {
 				continue
 			}
 			if _, ok := comps[n]; !ok {
-				return nil, errorf("discovery: route %s names shape %q, which has no JSON Schema", r.ID, n)
+				return nil, fmt.Errorf("discovery: route %s names shape %q, which has no JSON Schema", r.ID, n)
 			}
 		}
 	}
@@ -637,7 +661,7 @@ func (d *discoverer) components() (map[string]json.RawMessage, error) {
 }
 
 // publicShapes lists the shapes the public routes of table name.
-func publicShapes(table []*Route) []string {
+func publicShapes(table []*server.Route) []string {
 	var out []string
 	for _, r := range table {
 		if r.Admin {
@@ -652,7 +676,7 @@ func publicShapes(table []*Route) []string {
 	return out
 }
 
-func (d *discoverer) provider(base string, sv *svcDef) discovery.Provider {
+func (d *discoverer) provider(base string, sv *svcDef) Provider {
 	p := d.cfg.Provider
 	if p.Name == "" {
 		p.Name = "assay"
@@ -677,25 +701,25 @@ func (d *discoverer) provider(base string, sv *svcDef) discovery.Provider {
 }
 
 // service describes one service for base.
-func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps map[string]json.RawMessage) (*discovery.Service, error) {
+func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps map[string]json.RawMessage) (*Service, error) {
 	sbase := base + sv.prefix
 	t := sv.text
-	svc := &discovery.Service{
+	svc := &Service{
 		Key: sv.key, Name: t.Name, Description: t.Description, Summary: t.Summary, Version: t.Version,
 		Lifecycle: t.Lifecycle, Tags: t.Tags, Categories: t.Categories, Base: sbase, Prefix: sv.prefix,
 		Provider: d.provider(base, sv), Components: comps, Provenance: t.Provenance, Policies: t.Policies,
-		Paid: d.paid(), Repository: d.cfg.Repository, Capabilities: []discovery.Capability{t.Capability},
+		Paid: d.paid(), Repository: d.cfg.Repository, Capabilities: []Capability{t.Capability},
 		SecuritySchemes: securitySchemes(d.webhookHeader()),
 	}
 	svc.Homepage = d.cfg.Homepage
 	if svc.Homepage == "" {
-		svc.Homepage = sbase + discovery.PathOpenAPI
+		svc.Homepage = sbase + PathOpenAPI
 	}
 	if svc.Policies.Terms = d.cfg.Terms; svc.Policies.Terms == "" {
-		svc.Policies.Terms = sbase + discovery.PathManifest + "#policies"
+		svc.Policies.Terms = sbase + PathManifest + "#policies"
 	}
 	if svc.Policies.Privacy = d.cfg.Privacy; svc.Policies.Privacy == "" {
-		svc.Policies.Privacy = sbase + discovery.PathManifest + "#policies"
+		svc.Policies.Privacy = sbase + PathManifest + "#policies"
 	}
 	ns := d.cfg.MCPNamespace
 	if ns == "" {
@@ -732,11 +756,11 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 	if len(links) > 0 {
 		svc.Extensions["commerce"] = links
 	}
-	if sv.key == ClaimsServiceKey {
+	if sv.key == server.ClaimsServiceKey {
 		svc.Extensions["verificationTiers"] = tierExtension(sv.prefix)
 	}
 	if sv.mcp != nil {
-		svc.MCP = &discovery.MCP{Path: "/mcp"}
+		svc.MCP = &MCP{Path: "/mcp"}
 		tools, err := d.mcpTools(ctx, sbase+svc.MCP.Path, sv.key, t.Capability.ID)
 		if err != nil {
 			return nil, err
@@ -744,7 +768,7 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 		svc.MCP.Tools = tools
 	}
 	if sv.a2a != nil {
-		svc.A2A = &discovery.A2A{Path: "/a2a", Skills: t.Skills}
+		svc.A2A = &A2A{Path: "/a2a", Skills: t.Skills}
 		svc.A2A.InputSchema = sv.a2a.InputSchema
 		if sv.a2a.Offer != nil {
 			p, err := d.price(ctx, *sv.a2a.Offer, sbase+"/a2a", http.MethodPost)
@@ -764,9 +788,9 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 				if err != nil {
 					return nil, err
 				}
-				svc.A2A.Tiers = append(svc.A2A.Tiers, discovery.A2ATier{Name: tr.Name, Price: tp, Default: o.ID == sv.a2a.Offer.ID})
+				svc.A2A.Tiers = append(svc.A2A.Tiers, A2ATier{Name: tr.Name, Price: tp, Default: o.ID == sv.a2a.Offer.ID})
 			}
-			svc.A2A.TierKey = discovery.A2ATierKey
+			svc.A2A.TierKey = inputschema.A2ATierKey
 		}
 	}
 	return svc, nil
@@ -774,8 +798,8 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 
 // mcpTools describes the MCP tools of service key, with the schemas
 // tools/list publishes and the prices of their paid calls.
-func (d *discoverer) mcpTools(ctx context.Context, endpoint, key, capability string) ([]discovery.Tool, error) {
-	var out []discovery.Tool
+func (d *discoverer) mcpTools(ctx context.Context, endpoint, key, capability string) ([]Tool, error) {
+	var out []Tool
 	for _, r := range d.table {
 		if r.ID != "mcp" {
 			continue
@@ -784,7 +808,7 @@ func (d *discoverer) mcpTools(ctx context.Context, endpoint, key, capability str
 			if mt.Service != key {
 				continue
 			}
-			tl := discovery.Tool{Name: mt.Name, Summary: mt.Summary, Capability: capability, InputSchema: mt.InputSchema,
+			tl := Tool{Name: mt.Name, Summary: mt.Summary, Capability: capability, InputSchema: mt.InputSchema,
 				OutputSchema: mt.OutputSchema, TimeoutSeconds: int(mt.Timeout / time.Second), Idempotent: mt.Idempotent}
 			if mt.Offer != nil {
 				p, err := d.price(ctx, *mt.Offer, endpoint, http.MethodPost)
@@ -800,16 +824,16 @@ func (d *discoverer) mcpTools(ctx context.Context, endpoint, key, capability str
 }
 
 // rootService describes every public operation at the origin root.
-func (d *discoverer) rootService(ctx context.Context, base string, comps map[string]json.RawMessage) (*discovery.Service, error) {
+func (d *discoverer) rootService(ctx context.Context, base string, comps map[string]json.RawMessage) (*Service, error) {
 	primary := d.services[0]
-	svc := &discovery.Service{
-		Key: "assay", Name: d.s.cfg.Service, Version: Version, Base: base, Provider: d.provider(base, nil),
+	svc := &Service{
+		Key: "assay", Name: d.s.Config().Service, Version: server.Version, Base: base, Provider: d.provider(base, nil),
 		Description: "Every public operation of this server: " + serviceNames(d.services) + ".",
 		Homepage:    d.cfg.Homepage, Components: comps, Paid: d.paid(), Categories: primary.text.Categories,
 		SecuritySchemes: securitySchemes(d.webhookHeader()),
 	}
 	if svc.Homepage == "" {
-		svc.Homepage = base + discovery.PathOpenAPI
+		svc.Homepage = base + PathOpenAPI
 	}
 	for _, r := range d.table {
 		if r.Admin || strings.HasPrefix(r.ID, "discovery.") || r.Method == "" {
@@ -852,8 +876,8 @@ func serviceNames(svs []*svcDef) string {
 }
 
 // commerceCapability is the capability of the commerce routes.
-func commerceCapability() discovery.Capability {
-	return discovery.Capability{ID: "commerce.orders",
+func commerceCapability() Capability {
+	return Capability{ID: "commerce.orders",
 		Summary: "Quotes, orders, signed receipts and their verification, and the receipt signing keys.",
 		Domains: []string{"payments", "receipts"}}
 }
@@ -871,12 +895,12 @@ func commerceLinks() map[string]string {
 }
 
 // operation describes route r, whose paths are relative to sbase.
-func (d *discoverer) operation(ctx context.Context, sbase string, r *Route, capability string) (discovery.Operation, error) {
-	op := discovery.Operation{ID: r.ID, Capability: capability, Summary: r.Summary, Method: r.Method, Path: r.Path,
+func (d *discoverer) operation(ctx context.Context, sbase string, r *server.Route, capability string) (Operation, error) {
+	op := Operation{ID: r.ID, Capability: capability, Summary: r.Summary, Method: r.Method, Path: r.Path,
 		Body: r.Body, Query: r.Query, Output: responseSchemaName(r.ID), OutputMediaTypes: append(nonJSONResponses()[r.ID], alsoServedAs[r.ID]...),
 		ExampleQuery: queryExample(r.Query),
 		Idempotent:   r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodPut || r.Method == http.MethodDelete}
-	params := PathParamSchemas()
+	params := inputschema.PathParams()
 	for _, seg := range strings.Split(r.Path, "/") {
 		if name, ok := strings.CutPrefix(seg, "{"); ok {
 			name = strings.TrimSuffix(name, "}")
@@ -922,7 +946,7 @@ func queryExample(shape string) string {
 }
 
 // tierOfRoute finds the tier a claims route sells.
-func tierOfRoute(r *Route) (claims.Tier, bool) {
+func tierOfRoute(r *server.Route) (claims.Tier, bool) {
 	if r.Offer == nil || r.Offer.Tier == "" || !strings.HasPrefix(r.ID, "claims.verify.") {
 		return claims.Tier{}, false
 	}
@@ -930,7 +954,7 @@ func tierOfRoute(r *Route) (claims.Tier, bool) {
 }
 
 func tierInfo(t claims.Tier) map[string]any {
-	return map[string]any{"name": t.Name, "priceUsd": discovery.USD(t.PriceMicroUSD), "cardPriceUsd": discovery.USD(t.CardMicroUSD),
+	return map[string]any{"name": t.Name, "priceUsd": USD(t.PriceMicroUSD), "cardPriceUsd": USD(t.CardMicroUSD),
 		"maxToolCalls": t.MaxToolActions, "maxOutputTokens": t.MaxOutputTokens, "maxSources": t.MaxCitedSources,
 		"snapshotMode": string(t.SnapshotMode), "maxSnapshots": t.MaxSnapshots, "timeoutSeconds": int(t.Timeout / time.Second),
 		"mcpTool": t.Tool}
@@ -947,24 +971,21 @@ func tierExtension(prefix string) map[string]any {
 	return out
 }
 
-// price is what offer costs, read from the processor's live challenge (so
-// that the documents say what the 402 says), or the offer's list price
-// when nothing is charged.
-func (d *discoverer) price(ctx context.Context, offer payment.Offer, resURL, method string) (*discovery.Price, error) {
+// price is what offer costs: the payment options of the paywall's
+// cashier (payment.Cashier.PaymentOptions, the processor's own structured
+// description, the same a quote lists and the 402 offers), or the offer's
+// list price when nothing is charged.
+func (d *discoverer) price(_ context.Context, offer payment.Offer, _, _ string) (*Price, error) {
 	d.mu.Lock()
 	p, ok := d.prices[offer.ID]
 	d.mu.Unlock()
 	if ok {
 		return p, nil
 	}
-	p = &discovery.Price{AmountMicroUSD: offer.AmountMicroUSD, CardMicroUSD: offer.CardMicroUSD, Description: offer.Description}
+	p = &Price{AmountMicroUSD: offer.AmountMicroUSD, CardMicroUSD: offer.CardMicroUSD, Description: offer.Description}
 	if d.paid() {
-		methods, media, err := d.challengeMethods(ctx, offer, resURL, method)
-		if err != nil {
-			return nil, errorf("discovery: challenge of %s: %v", offer.ID, err)
-		}
-		p.Methods, p.ChallengeMediaType = methods, media
-		if !slices.ContainsFunc(methods, func(m discovery.Method) bool { return m.Scheme == "stripe" }) {
+		p.Methods, p.ChallengeMediaType = d.methods(offer), MediaProblem
+		if !slices.ContainsFunc(p.Methods, func(m Method) bool { return m.Scheme == "stripe" }) {
 			p.CardMicroUSD = 0
 		}
 	}
@@ -980,31 +1001,25 @@ type cashierer interface {
 	Cashier() *payment.Cashier
 }
 
-// challengeMethods asks the paywall's processor for the challenge of offer
-// and reads from it the accepted methods and the media type of the 402
-// (the gate sends application/json when the processor names none).
-// Paywalls that do not expose a processor are described by the
-// cashier-neutral defaults (x402 and MPP, a problem+json 402).
-func (d *discoverer) challengeMethods(ctx context.Context, offer payment.Offer, resURL, method string) ([]discovery.Method, string, error) {
-	cw, ok := d.s.cfg.Paywall.(cashierer)
+// methods are the accepted payment methods of offer, from the cashier's
+// payment options. Paywalls that do not expose a cashier are described by
+// the cashier-neutral defaults (x402 and MPP).
+func (d *discoverer) methods(offer payment.Offer) []Method {
+	cw, ok := d.s.Config().Paywall.(cashierer)
 	if !ok || cw.Cashier() == nil {
-		return []discovery.Method{{Protocol: payment.ProtocolX402, Scheme: "exact"}, {Protocol: payment.ProtocolMPP, Scheme: "evm", Intent: "charge"}},
-			discovery.MediaProblem, nil
+		return []Method{{Protocol: payment.ProtocolX402, Scheme: "exact"}, {Protocol: payment.ProtocolMPP, Scheme: "evm", Intent: "charge"}}
 	}
-	ch, err := cw.Cashier().Processor().Challenge(ctx, offer, payment.Resource{URL: resURL, Method: method,
-		Description: offer.Description, MimeType: offer.MimeType})
-	if err != nil {
-		return nil, "", err
-	}
-	if ch == nil {
-		return nil, "", fmt.Errorf("no challenge")
-	}
-	media := "application/json"
-	if ct := ch.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err == nil {
-			media = mt
+	var out []Method
+	for _, o := range cw.Cashier().PaymentOptions(offer) {
+		m := Method{Protocol: payment.ProtocolX402, Scheme: o.Method, Network: o.Network, Asset: o.Asset, PayTo: o.PayTo,
+			Amount: o.Amount, AssetSymbol: assetSymbol(o.Asset, nil)}
+		if o.Protocol != payment.ProtocolX402 {
+			m.Protocol, m.Intent = payment.ProtocolMPP, "charge"
 		}
+		if o.Method == payment.MethodStripe {
+			m.AssetSymbol = strings.ToUpper(o.Asset)
+		}
+		out = append(out, m)
 	}
-	methods, err := discovery.ChallengeMethods(ch.Header, ch.Body)
-	return methods, media, err
+	return out
 }

@@ -1,4 +1,4 @@
-package server
+package discovery
 
 import (
 	"bytes"
@@ -17,7 +17,6 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
-	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/discovery/discoverytest"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
@@ -136,7 +135,7 @@ func docKind(id string) string {
 
 func compileSchema(t *testing.T, name string) *jsonschema.Schema {
 	t.Helper()
-	raw, ok := discovery.Schema(name)
+	raw, ok := Schema(name)
 	if !ok {
 		t.Fatalf("no schema %s", name)
 	}
@@ -166,7 +165,7 @@ func TestDiscoveryDocumentsValidate(t *testing.T) {
 	t.Run("real processor", func(t *testing.T) {
 		e := newDiscoveryEnvWith(t, devProcessor(t, "api.example.com"), testPublicBase, nil)
 		validateDocuments(t, e, []string{"discovery.claim-verification.x402", "discovery.niche-discovery.manifest"})
-		var m discovery.Manifest
+		var m Manifest
 		if err := json.Unmarshal(e.get(t, "/claim-verification/.well-known/agent-service.json").Body.Bytes(), &m); err != nil {
 			t.Fatal(err)
 		}
@@ -186,10 +185,10 @@ func TestDiscoveryDocumentsValidate(t *testing.T) {
 func validateDocuments(t *testing.T, e *discoveryEnv, want []string) {
 	t.Helper()
 	schemas := map[string]*jsonschema.Schema{
-		docManifest:  compileSchema(t, discovery.SchemaManifest),
-		docMCP:       compileSchema(t, discovery.SchemaMCPServer),
-		docAgentCard: compileSchema(t, discovery.SchemaAgentCard),
-		docX402:      compileSchema(t, discovery.SchemaX402Legacy),
+		docManifest:  compileSchema(t, SchemaManifest),
+		docMCP:       compileSchema(t, SchemaMCPServer),
+		docAgentCard: compileSchema(t, SchemaAgentCard),
+		docX402:      compileSchema(t, SchemaX402Legacy),
 	}
 	routes := e.docRoutes()
 	var ids []string
@@ -241,24 +240,7 @@ func newTransportEnv(t *testing.T, paid bool) *discoveryEnv {
 	if paid {
 		proc = &gatetest.Processor{}
 	}
-	e := newDiscoveryEnvWith(t, proc, testPublicBase, func(c *Config) { c.Discovery.Enabled = false })
-	s := e.srv
-	s.cfg.Discovery = DiscoveryConfig{Enabled: true, PublicBaseURL: testPublicBase}
-	rs, err := s.discoveryRoutes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.routes = append(s.routes, rs...)
-	rt := &router{maxBody: s.cfg.MaxBodyBytes}
-	for _, r := range s.routes {
-		for _, p := range r.Patterns() {
-			if err := rt.add(r.Method, p, r); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	s.handler = s.observe(s.cors(rt))
-	return e
+	return newDiscoveryEnvWith(t, proc, testPublicBase, nil)
 }
 
 // TestDiscoveryWithMCPAndA2A checks server.json and the agent card (and
@@ -267,13 +249,12 @@ func newTransportEnv(t *testing.T, paid bool) *discoveryEnv {
 // (the paid A2A endpoint answers an unpaid call 402 at the advertised
 // price).
 func TestDiscoveryWithMCPAndA2A(t *testing.T) {
-	t.Skip("the MCP and A2A endpoints are mounted by package agents, which server's tests cannot import; this test moves with the discovery documents out of server")
 	for _, paid := range []bool{true, false} {
 		t.Run(fmt.Sprintf("paid=%v", paid), func(t *testing.T) {
 			e := newTransportEnv(t, paid)
 			validateDocuments(t, e, []string{"discovery.claim-verification.mcp-server", "discovery.claim-verification.agent-card",
 				"discovery.mcp-server", "discovery.agent-card"})
-			var m discovery.Manifest
+			var m Manifest
 			if err := json.Unmarshal(e.get(t, "/claim-verification/.well-known/agent-service.json").Body.Bytes(), &m); err != nil {
 				t.Fatal(err)
 			}
@@ -299,14 +280,14 @@ func TestDiscoveryWithMCPAndA2A(t *testing.T) {
 					t.Errorf("MCP tool %s of tier %s not in the manifest", tr.Tool, tr.Name)
 				}
 			}
-			var card discovery.AgentCard
+			var card AgentCard
 			if err := json.Unmarshal(e.get(t, "/.well-known/agent-card.json").Body.Bytes(), &card); err != nil {
 				t.Fatal(err)
 			}
 			if card.SupportedInterfaces[0].URL != testPublicBase+"/claim-verification/a2a" || (len(card.Capabilities.Extensions) == 2) != paid {
 				t.Errorf("agent card %+v", card)
 			}
-			if paid && card.Capabilities.Extensions[0].Params["priceUsd"] != discovery.USD(claims.Tiers()[1].PriceMicroUSD) {
+			if paid && card.Capabilities.Extensions[0].Params["priceUsd"] != USD(claims.Tiers()[1].PriceMicroUSD) {
 				t.Errorf("agent card price %v", card.Capabilities.Extensions[0].Params)
 			}
 			ts := httptest.NewServer(e.srv)
@@ -488,10 +469,10 @@ func TestDiscoveryCachingAndETags(t *testing.T) {
 }
 
 func TestDiscoveryBaseURL(t *testing.T) {
-	manifestURL := "/claim-verification" + discovery.PathManifest
+	manifestURL := "/claim-verification" + PathManifest
 	serviceID := func(t *testing.T, rec *httptest.ResponseRecorder) string {
 		t.Helper()
-		var m discovery.Manifest
+		var m Manifest
 		if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
 			t.Fatalf("%d %s", rec.Code, rec.Body)
 		}
@@ -534,7 +515,7 @@ func TestDiscoveryBaseURL(t *testing.T) {
 		t.Errorf("trusted forwarded headers: %s", got)
 	}
 
-	if _, err := New(Config{Claims: configured.srv.cfg.Claims, Discovery: DiscoveryConfig{Enabled: true, PublicBaseURL: "ftp://x"}}); err == nil {
+	if _, err := New(Config{Claims: configured.srv.Config().Claims, Paywall: payment.Free{}, Discovery: DiscoveryConfig{Enabled: true, PublicBaseURL: "ftp://x"}}); err == nil {
 		t.Error("ftp base URL accepted")
 	}
 }
@@ -550,11 +531,11 @@ func TestDiscoveryDisabledAndCustomTexts(t *testing.T) {
 	custom := newDiscoveryEnv(t, true, func(c *Config) {
 		c.Claims.Prefix = "/web-evidence"
 		c.Commerce.Prefixes = []string{"/web-evidence"}
-		c.Discovery.Provider = discovery.Provider{ID: "https://example.com", Name: "Example LLC", Contact: "ops@example.com", URL: "https://example.com"}
+		c.Discovery.Provider = Provider{ID: "https://example.com", Name: "Example LLC", Contact: "ops@example.com", URL: "https://example.com"}
 		c.Discovery.Services = map[string]ServiceText{"claim-verification": {Name: "Web Evidence"}}
 		c.Discovery.Homepage = "https://example.com/web-evidence/"
 	})
-	var m discovery.Manifest
+	var m Manifest
 	rec := custom.get(t, "/web-evidence/.well-known/agent-service.json")
 	if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
@@ -569,7 +550,7 @@ func TestDiscoveryDisabledAndCustomTexts(t *testing.T) {
 	if custom.get(t, "/claim-verification/openapi.json").Code != 404 {
 		t.Error("documents served under the default prefix too")
 	}
-	if _, err := New(Config{Claims: custom.srv.cfg.Claims, Paywall: payment.Free{},
+	if _, err := New(Config{Claims: custom.srv.Config().Claims, Paywall: payment.Free{},
 		Discovery: DiscoveryConfig{Enabled: true, Schemas: func() (map[string]json.RawMessage, error) { return nil, nil }}}); err == nil {
 		t.Error("routes naming shapes without schemas were accepted")
 	}
@@ -677,8 +658,8 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 						switch {
 						case !ok:
 							t.Errorf("%s %s: x-verification-tier names no tier: %v", r.Path, p, op.Tier)
-						case op.Tier["priceUsd"] != discovery.USD(tr.PriceMicroUSD) || !strings.HasSuffix(p, tr.Path):
-							t.Errorf("%s %s: x-verification-tier %v, the tier table says %s at %s", r.Path, p, op.Tier, discovery.USD(tr.PriceMicroUSD), tr.Path)
+						case op.Tier["priceUsd"] != USD(tr.PriceMicroUSD) || !strings.HasSuffix(p, tr.Path):
+							t.Errorf("%s %s: x-verification-tier %v, the tier table says %s at %s", r.Path, p, op.Tier, USD(tr.PriceMicroUSD), tr.Path)
 						case op.PaymentInfo != nil && a.price != tr.PriceMicroUSD:
 							t.Errorf("%s %s: x-payment-info price %d µUSD, the %s tier costs %d", r.Path, p, a.price, tr.Name, tr.PriceMicroUSD)
 						}
@@ -691,7 +672,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 				}
 			}
 		case docManifest:
-			var m discovery.Manifest
+			var m Manifest
 			if err := json.Unmarshal(body, &m); err != nil {
 				t.Fatal(err)
 			}
@@ -702,7 +683,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 			for _, o := range m.Offers {
 				if strings.HasSuffix(o.ID, "-call") {
 					prices[o.Operation] = usdMicro(t, o.Amount)
-				} else if o.Amount != discovery.USD(claims.CardPriceMicroUSD) {
+				} else if o.Amount != USD(claims.CardPriceMicroUSD) {
 					t.Errorf("%s: card offer %s at %s", r.Path, o.ID, o.Amount)
 				}
 			}
@@ -717,7 +698,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 					add(advertised{doc: r.Path, method: "POST", url: tr.URL, proto: "a2a", example: a2aProbe, price: prices["a2a.send-message"]})
 				}
 			}
-			transports := map[string]discovery.ManifestTransport{}
+			transports := map[string]ManifestTransport{}
 			for _, tr := range m.Transports {
 				transports[tr.ID] = tr
 			}
@@ -746,7 +727,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 				for name, v := range tiers {
 					tr, _ := claims.TierByName(name)
 					info := v.(map[string]any)
-					if info["priceUsd"] != discovery.USD(tr.PriceMicroUSD) {
+					if info["priceUsd"] != USD(tr.PriceMicroUSD) {
 						t.Errorf("%s: verificationTiers.%s.priceUsd %v", r.Path, name, info["priceUsd"])
 					}
 					add(advertised{doc: r.Path, method: "POST", url: e.base + info["path"].(string), price: tr.PriceMicroUSD,
@@ -762,7 +743,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 				add(advertised{doc: r.Path, method: "GET", url: u})
 			}
 		case docMCP:
-			var d discovery.MCPServer
+			var d MCPServer
 			if err := json.Unmarshal(body, &d); err != nil {
 				t.Fatal(err)
 			}
@@ -770,7 +751,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 				add(advertised{doc: r.Path, method: "POST", url: rm.URL, proto: "mcp", example: mcpProbe})
 			}
 		case docAgentCard:
-			var c discovery.AgentCard
+			var c AgentCard
 			if err := json.Unmarshal(body, &c); err != nil {
 				t.Fatal(err)
 			}
@@ -793,8 +774,8 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 				}
 				for name, p := range tiers {
 					tr, ok := claims.TierByName(name)
-					if !ok || p != discovery.USD(tr.PriceMicroUSD) {
-						t.Errorf("%s: %s prices tier %s at %v, the tier table says %s", r.Path, ext.URI, name, p, discovery.USD(tr.PriceMicroUSD))
+					if !ok || p != USD(tr.PriceMicroUSD) {
+						t.Errorf("%s: %s prices tier %s at %v, the tier table says %s", r.Path, ext.URI, name, p, USD(tr.PriceMicroUSD))
 					}
 					probe, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": map[string]any{
 						"metadata": map[string]any{key: name},
@@ -817,7 +798,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 				add(advertised{doc: r.Path, method: "POST", url: in.URL, proto: "a2a", example: a2aProbe, price: price})
 			}
 		case docX402:
-			var d discovery.X402Legacy
+			var d X402Legacy
 			if err := json.Unmarshal(body, &d); err != nil {
 				t.Fatal(err)
 			}
@@ -933,7 +914,7 @@ func walkDocuments(t *testing.T, e *discoveryEnv, ts *httptest.Server) {
 				if !tierPrices[a.price] && a.tier != "" {
 					t.Errorf("%s: %s priced %d, not in the tier table", a.doc, a.url, a.price)
 				}
-				methods, err := discovery.ChallengeMethods(resp.Header, rb)
+				methods, err := ChallengeMethods(resp.Header, rb)
 				if err != nil {
 					t.Fatalf("%s: %v", a.url, err)
 				}
@@ -1027,7 +1008,7 @@ func exampleQuery(e *discoveryEnv, method, path string) string {
 			continue
 		}
 		for _, p := range r.Patterns() {
-			if segs, ok := parsePattern(p); ok && match(segs, parts) {
+			if matchPattern(p, parts) {
 				return exampleQueries()[r.Query]
 			}
 		}

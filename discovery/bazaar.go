@@ -1,12 +1,12 @@
-package server
+package discovery
 
 import (
 	"encoding/json"
 	"strings"
 	"sync"
 
-	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/server"
 )
 
 // Bazaar adds the x402 "bazaar" discovery extension to the 402 answers of
@@ -17,7 +17,7 @@ import (
 // The processor is built before the server, so Bazaar is wired in two
 // steps:
 //
-//	bz := &server.Bazaar{}
+//	bz := &discovery.Bazaar{}
 //	proc, _ := payment.NewProcessor(&payment.ProcessorOptions{…, Extensions: bz.Extensions})
 //	srv, _ := server.New(cfg) // with a gate over proc
 //	bz.Bind(srv)
@@ -25,13 +25,17 @@ import (
 // Until Bind (and for offers no route sells) Extensions returns nil. The
 // zero value is ready to use and safe for concurrent use.
 type Bazaar struct {
+	// Schemas returns the JSON Schemas of the request shapes (see
+	// Documents.Schemas); nil means the shapes package's.
+	Schemas func() (map[string]json.RawMessage, error)
+
 	mu    sync.Mutex
-	srv   *Server
+	srv   *server.Server
 	cache map[string]map[string]json.RawMessage
 }
 
 // Bind attaches the server whose routes are described.
-func (b *Bazaar) Bind(s *Server) {
+func (b *Bazaar) Bind(s *server.Server) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.srv = s
@@ -50,18 +54,18 @@ func (b *Bazaar) Extensions(offer payment.Offer, _ payment.Resource) map[string]
 	if ok {
 		return ext
 	}
-	ext = s.bazaarFor(offer)
+	ext = b.describe(s, offer)
 	b.mu.Lock()
 	b.cache[offer.ID] = ext
 	b.mu.Unlock()
 	return ext
 }
 
-// bazaarFor describes the route selling offer (nil when none does or it
-// cannot be described).
-func (s *Server) bazaarFor(offer payment.Offer) map[string]json.RawMessage {
-	var r *Route
-	for _, rt := range s.routes {
+// describe describes the route of s selling offer (nil when none does or
+// it cannot be described).
+func (b *Bazaar) describe(s *server.Server, offer payment.Offer) map[string]json.RawMessage {
+	var r *server.Route
+	for _, rt := range s.Routes() {
 		if rt.Offer != nil && rt.Offer.ID == offer.ID && !rt.Admin {
 			r = rt
 			break
@@ -70,9 +74,9 @@ func (s *Server) bazaarFor(offer payment.Offer) map[string]json.RawMessage {
 	if r == nil {
 		return nil
 	}
-	b := payment.BazaarHTTP{Method: r.Method}
+	bz := payment.BazaarHTTP{Method: r.Method}
 	if r.Body != "" {
-		src := s.cfg.Discovery.Schemas
+		src := b.Schemas
 		if src == nil {
 			src = func() (map[string]json.RawMessage, error) { return shapeSchemas([]string{r.Body}) }
 		}
@@ -80,28 +84,28 @@ func (s *Server) bazaarFor(offer payment.Offer) map[string]json.RawMessage {
 		if err != nil {
 			return nil
 		}
-		svc := &discovery.Service{Components: comps}
+		svc := &Service{Components: comps}
 		if schema, err := svc.SelfContained(r.Body); err == nil {
-			b.BodySchema = schema
+			bz.BodySchema = schema
 		}
 		if _, ok := tierOfRoute(r); ok {
-			b.Body = json.RawMessage(claimExample)
+			bz.Body = json.RawMessage(claimExample)
 		} else {
-			b.Body = map[string]any{}
+			bz.Body = map[string]any{}
 		}
 	}
 	if r.Query != "" {
-		b.QueryParams = map[string]string{}
+		bz.QueryParams = map[string]string{}
 		if q, ok := queryExamples()[r.Query]; ok {
 			for k, v := range q {
-				b.QueryParams[k] = v
+				bz.QueryParams[k] = v
 			}
 		}
 	}
 	if strings.HasPrefix(r.ID, "claims.verify.") {
-		b.OutputExample = map[string]any{"verificationId": "cv_0123456789abcdef0123456789abcdef", "status": "confirmed"}
+		bz.OutputExample = map[string]any{"verificationId": "cv_0123456789abcdef0123456789abcdef", "status": "confirmed"}
 	}
-	raw, err := payment.BazaarExtension(b)
+	raw, err := payment.BazaarExtension(bz)
 	if err != nil {
 		return nil
 	}

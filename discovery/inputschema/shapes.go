@@ -1,54 +1,26 @@
-package server
+// Package inputschema holds the JSON Schemas of the request shapes as
+// every transport publishes them: inlined for MCP tool input schemas, with
+// the claim rules the claims engine enforces beyond a shape's bounds, and
+// the schemas of the path parameters. The discovery documents and the MCP
+// and A2A endpoints (server/agents) take them from here, so they cannot
+// differ.
+package inputschema
 
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/shapes"
 )
 
-// componentRef finds OpenAPI component references in a schema.
-var componentRef = regexp.MustCompile(`"#/components/schemas/([A-Za-z0-9_.-]+)"`)
-
-// shapeSchemas returns, as OpenAPI components, the JSON Schemas of the named
-// request shapes, of HTTPValidationError (every 422), and of every
-// component they reference — and nothing else, so shapes of admin routes
-// never appear in public documents. The schemas come from shapes, generated
-// from the same validate tags the decoder enforces.
-func shapeSchemas(names []string) (map[string]json.RawMessage, error) {
-	all, err := shapes.OpenAPISchemas()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]json.RawMessage{}
-	queue := append([]string{"HTTPValidationError"}, names...)
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		if _, done := out[n]; done {
-			continue
-		}
-		s, ok := all[n]
-		if !ok {
-			continue
-		}
-		out[n] = s
-		for _, m := range componentRef.FindAllSubmatch(s, -1) {
-			queue = append(queue, string(m[1]))
-		}
-	}
-	return out, nil
-}
-
-// PathParamSchemas are the JSON Schemas of the path parameters of the
+// PathParams are the JSON Schemas of the path parameters of the
 // public routes: identifiers (a prefix and 32 lowercase hex digits, the
 // format internal/ids makes and checks). OpenAPI publishes them, and the
 // get_niche MCP tool uses the niche_id one, so both say the same. A
 // well-formed id that does not exist, and a malformed one, are both
 // answered 404 by the routes.
-func PathParamSchemas() map[string]json.RawMessage {
+func PathParams() map[string]json.RawMessage {
 	id := func(prefix, what string) json.RawMessage {
 		b, _ := json.Marshal(map[string]any{"type": "string", "pattern": ids.Pattern(prefix), "description": what})
 		return b
@@ -61,11 +33,11 @@ func PathParamSchemas() map[string]json.RawMessage {
 	}
 }
 
-// InlineShape returns the JSON Schema of a shape with its root definition
+// Inline returns the JSON Schema of a shape with its root definition
 // inlined at the top ({"type":"object","properties":…}; other definitions
 // stay under $defs), as MCP tools want their input schemas. It is a fresh
 // copy the caller may change.
-func InlineShape(name string) (map[string]any, error) {
+func Inline(name string) (map[string]any, error) {
 	raw, ok := shapes.Schema(name)
 	if !ok {
 		return nil, fmt.Errorf("shapes has no schema for %s", name)
@@ -94,9 +66,9 @@ func InlineShape(name string) (map[string]any, error) {
 	return out, nil
 }
 
-// DescribeProps sets the descriptions of the properties of an inlined schema
+// Describe sets the descriptions of the properties of an inlined schema
 // that have none.
-func DescribeProps(schema map[string]any, descriptions map[string]string) {
+func Describe(schema map[string]any, descriptions map[string]string) {
 	props, _ := schema["properties"].(map[string]any)
 	for k, d := range descriptions {
 		if p, ok := props[k].(map[string]any); ok {

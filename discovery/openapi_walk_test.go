@@ -1,4 +1,4 @@
-package server
+package discovery
 
 import (
 	"bytes"
@@ -17,11 +17,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
-	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/internal/urlnorm"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
@@ -29,6 +26,7 @@ import (
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/store/sqlite"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // walkCasesPerOperation is how many requests the walk sends to each
@@ -60,7 +58,7 @@ func TestOpenAPIWalk(t *testing.T) {
 	}
 	w := newWalkEnv(t)
 	total := 0
-	for _, doc := range []string{discovery.PathOpenAPI, DefaultClaimsPrefix + discovery.PathOpenAPI, "/niche-discovery" + discovery.PathOpenAPI} {
+	for _, doc := range []string{PathOpenAPI, DefaultClaimsPrefix + PathOpenAPI, "/niche-discovery" + PathOpenAPI} {
 		n := w.walkDocument(t, doc, cases)
 		total += n
 	}
@@ -315,7 +313,7 @@ func (w *walkEnv) walkDocument(t *testing.T, docPath string, cases int) int {
 		compiled[ptr] = s
 		return s
 	}
-	prefix := strings.TrimSuffix(docPath, discovery.PathOpenAPI)
+	prefix := strings.TrimSuffix(docPath, PathOpenAPI)
 	gen := &schemaGen{rng: w.rng, comps: doc.Components.Schemas}
 	sent := 0
 	_, hasOrders := doc.Paths["/v1/orders/{order_id}"]["get"]

@@ -1,4 +1,4 @@
-package server
+package discovery
 
 import (
 	"encoding/json"
@@ -8,40 +8,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/assaykit/assay/discovery"
+	"github.com/assaykit/assay/server"
 )
 
 // decodeIndex reads a JSON index answer.
-func decodeIndex(t *testing.T, rec *httptest.ResponseRecorder) indexBody {
+func decodeIndex(t *testing.T, rec *httptest.ResponseRecorder) ServiceIndex {
 	t.Helper()
 	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
 		t.Fatalf("index: %d %s\n%s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 	}
-	var b indexBody
+	var b ServiceIndex
 	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-// agentRoutes mounts the routes of the MCP and A2A endpoints as package
-// agents names them (the index lists routes; it does not call them), with
-// handlers that answer 501.
-type agentRoutes struct{}
-
-func (agentRoutes) Routes(s *Server) ([]*Route, error) {
-	stub := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotImplemented) })
-	offer := s.TierOffers()["standard"]
-	return []*Route{
-		{ID: "mcp", Summary: "MCP endpoint.", Method: http.MethodPost, Path: "/mcp", Handler: stub},
-		{ID: "mcp." + ClaimsServiceKey, Summary: "MCP endpoint.", Method: http.MethodPost, Path: "/claim-verification/mcp", Handler: stub},
-		{ID: "mcp." + NicheServiceKey, Summary: "MCP endpoint.", Method: http.MethodPost, Path: "/niche-discovery/mcp", Handler: stub},
-		{ID: "a2a", Summary: "A2A endpoint.", Method: http.MethodPost, Path: "/claim-verification/a2a", Handler: stub, Offer: &offer,
-			InputSchema: json.RawMessage(`{"type":"object"}`)},
-	}, nil
-}
-
-func rels(ls []indexLink) []string {
+func rels(ls []IndexLink) []string {
 	var out []string
 	for _, l := range ls {
 		out = append(out, l.Rel)
@@ -53,10 +36,10 @@ func rels(ls []indexLink) []string {
 // index of everything mounted, and every link it gives is served: GET
 // links answer 200, POST endpoints exist (405 to a GET).
 func TestIndexJSONListsWhatIsMounted(t *testing.T) {
-	e := newDiscoveryEnv(t, true, func(c *Config) { c.Mounts = []Mount{agentRoutes{}} })
+	e := newDiscoveryEnv(t, true, nil)
 	for _, accept := range []string{"", "*/*", "application/json", "application/json, text/html"} {
 		b := decodeIndex(t, do(t, e.srv, "GET", "/", "", "Accept", accept))
-		if b.Service != "assay" || b.Version != Version {
+		if b.Service != "assay" || b.Version != server.Version {
 			t.Errorf("Accept %q: service %q %q", accept, b.Service, b.Version)
 		}
 		var keys []string
@@ -74,7 +57,7 @@ func TestIndexJSONListsWhatIsMounted(t *testing.T) {
 		ClaimsServiceKey: {"receipt-keys", "mcp", "a2a", "openapi", "agent-service", "x402", "mcp-server", "agent-card"},
 		NicheServiceKey:  {"receipt-keys", "mcp", "openapi", "agent-service", "x402", "mcp-server"},
 	}
-	check := func(key string, links []indexLink) {
+	check := func(key string, links []IndexLink) {
 		t.Helper()
 		if got := rels(links); !slices.Equal(got, want[key]) {
 			t.Errorf("%q links %v, want %v", key, got, want[key])
@@ -117,7 +100,6 @@ func TestIndexJSONListsWhatIsMounted(t *testing.T) {
 func TestIndexHTMLIsInert(t *testing.T) {
 	e := newDiscoveryEnv(t, false, func(c *Config) {
 		c.Discovery.Services = map[string]ServiceText{ClaimsServiceKey: {Name: `<script>alert(1)</script>`, Summary: `"><img src=x onerror=alert(1)>`}}
-		c.Mounts = []Mount{agentRoutes{}}
 	})
 	rec := do(t, e.srv, "GET", "/", "", "Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "text/html; charset=utf-8" {
@@ -183,7 +165,7 @@ func TestIndexIsDocumented(t *testing.T) {
 	}) {
 		t.Errorf("capabilities lack the index: %+v", caps.Capabilities)
 	}
-	for _, doc := range []struct{ path, op string }{{discovery.PathOpenAPI, "/"}, {"/claim-verification" + discovery.PathOpenAPI, "/"}} {
+	for _, doc := range []struct{ path, op string }{{PathOpenAPI, "/"}, {"/claim-verification" + PathOpenAPI, "/"}} {
 		var oa struct {
 			Paths map[string]map[string]struct {
 				Responses map[string]struct {

@@ -1,14 +1,15 @@
-package server
+package discovery
 
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 
 	"github.com/assaykit/assay/claims"
-	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
 	"github.com/assaykit/assay/snapshot"
 )
@@ -23,22 +24,22 @@ func claimsText() ServiceText {
 			"with hashes, conflicts, limitations and provenance. Four tiers (quick, standard, deep, research) differ in search " +
 			"budget, cited sources, snapshot policy and price.",
 		Summary:    "Paid claim verification with cited web evidence, provenance, snapshots and hashes.",
-		Version:    Version,
+		Version:    server.Version,
 		Lifecycle:  "paid-preview",
 		Tags:       []string{"web", "evidence", "fact-checking", "verification", "citations"},
 		Categories: []string{"search", "data"},
-		Capability: discovery.Capability{ID: "web.evidence.verify-claim", Summary: "Verify a factual claim against current web sources.",
+		Capability: Capability{ID: "web.evidence.verify-claim", Summary: "Verify a factual claim against current web sources.",
 			Domains: []string{"web", "verification"}},
-		Provenance: discovery.Provenance{
+		Provenance: Provenance{
 			Summary: "Every provider-reported source, the cited subset, and URL snapshots with raw and normalised SHA-256 hashes are returned; " +
 				"every result carries its observation and retrieval times.",
 			Freshness: "Caller-controlled freshness window (freshnessHours); retrieval time returned per source.",
 			Coverage:  "Publicly accessible web sources supported by the upstream search provider.",
 		},
-		Policies: discovery.Policies{DataRetentionDays: 30,
+		Policies: Policies{DataRetentionDays: 30,
 			AllowedUse:    []string{"Research and decision support"},
 			ProhibitedUse: []string{"Representing a result as a guarantee of absolute truth"}},
-		Skills: []discovery.Skill{{ID: "verify-factual-claim", Name: "Verify a factual claim",
+		Skills: []Skill{{ID: "verify-factual-claim", Name: "Verify a factual claim",
 			Description: "Researches a claim on the current web and returns a structured verdict with cited sources.",
 			Tags:        []string{"fact-checking", "web-research", "citations"},
 			Examples:    []string{"Verify that the Base mainnet chain ID is 8453."}}},
@@ -53,18 +54,18 @@ func nicheText() ServiceText {
 		Description: "Search and read reviewed, evidence-linked niche market evaluations, ordered by score or recency: free " +
 			"previews, full evaluations for subscribers or for one pay-per-call payment in USDC on Base.",
 		Summary:    "Reviewed, evidence-linked niche market evaluations; full evaluations pay-per-call.",
-		Version:    Version,
+		Version:    server.Version,
 		Lifecycle:  "paid-preview",
 		Tags:       []string{"niches", "market-research", "evidence"},
 		Categories: []string{"data", "search"},
-		Capability: discovery.Capability{ID: "niche.catalogue", Summary: "List, search and read reviewed niche market evaluations.",
+		Capability: Capability{ID: "niche.catalogue", Summary: "List, search and read reviewed niche market evaluations.",
 			Domains: []string{"market-research"}},
-		Provenance: discovery.Provenance{
+		Provenance: Provenance{
 			Summary:   "Every evaluation links the signals (sources, excerpts, observation times) it was reviewed from.",
 			Freshness: "Evaluations carry their last review time; signals their observation time.",
 			Coverage:  "Public sources collected and reviewed by the catalogue's curators.",
 		},
-		Policies: discovery.Policies{DataRetentionDays: 30,
+		Policies: Policies{DataRetentionDays: 30,
 			AllowedUse:    []string{"Market research and decision support"},
 			ProhibitedUse: []string{"Representing an evaluation as a guarantee of commercial success"}},
 	}
@@ -75,16 +76,16 @@ func nicheText() ServiceText {
 type nicheSearchItem interface{}
 
 // nicheSearchDoc and nichePaidSearchDoc are what the search routes encode
-// (nicheSearchResponse, whose niches member is typed any because it holds
+// (server.NicheSearchResponse, whose niches member is typed any because it holds
 // either kind), with that member typed for the documents; every other
-// member is nicheSearchResponse's own.
+// member is server.NicheSearchResponse's own.
 type nicheSearchDoc struct {
-	nicheSearchResponse
+	server.NicheSearchResponse
 	Niches []nicheSearchItem `json:"niches"`
 }
 
 type nichePaidSearchDoc struct {
-	nicheSearchResponse
+	server.NicheSearchResponse
 	Niches []niche.Evaluation `json:"niches"`
 }
 
@@ -100,41 +101,41 @@ func responseTypes() map[string]struct {
 		v    any
 	}
 	result := rt{"ClaimVerificationResult", claims.Result{}}
-	order := rt{"Order", orderView{}}
-	check := rt{"ReceiptCheck", receiptCheck{}}
-	full := rt{"NicheEvaluationResponse", nicheFullResponse{}}
-	token := rt{"SubscriptionToken", tokenBody{}}
+	order := rt{"Order", server.Order{}}
+	check := rt{"ReceiptCheck", server.ReceiptCheck{}}
+	full := rt{"NicheEvaluationResponse", server.NicheEvaluationResponse{}}
+	token := rt{"SubscriptionToken", server.SubscriptionToken{}}
 	m := map[string]rt{
-		"health.live":                     {"Health", healthBody{}},
-		"health.ready":                    {"Readiness", readyBody{}},
-		"snapshots.get":                   {"SnapshotMetadata", snapshotMetadata{}},
+		"health.live":                     {"Health", server.Health{}},
+		"health.ready":                    {"Readiness", server.Readiness{}},
+		"snapshots.get":                   {"SnapshotMetadata", server.SnapshotMetadata{}},
 		"claims.verification.get":         result,
 		"capabilities":                    {"CapabilitiesResponse", shapes.CapabilitiesResponse{}},
-		"index":                           {"ServiceIndex", indexBody{}},
-		"commerce.quotes.create":          {"Quote", quoteView{}},
+		"index":                           {"ServiceIndex", ServiceIndex{}},
+		"commerce.quotes.create":          {"Quote", server.Quote{}},
 		"commerce.orders.get":             order,
 		"commerce.customer.orders.get":    order,
-		"commerce.customer.orders.list":   {"CustomerOrders", customerOrdersView{}},
+		"commerce.customer.orders.list":   {"CustomerOrders", server.CustomerOrders{}},
 		"commerce.receipts.verify":        check,
 		"commerce.receipts.verify.stored": check,
 		"commerce.jwks":                   {"JWKS", payment.JWKS{}},
-		"niche.list":                      {"NicheListResponse", nicheListResponse{}},
-		"niche.preview":                   {"NichePreviewResponse", nichePreviewResponse{}},
+		"niche.list":                      {"NicheListResponse", server.NicheListResponse{}},
+		"niche.preview":                   {"NichePreviewResponse", server.NichePreviewResponse{}},
 		"niche.get":                       full,
 		"niche.pay-per-call":              full,
 		"niche.search":                    {"NicheSearchResponse", nicheSearchDoc{}},
 		"niche.search.pay-per-call":       {"NichePaidSearchResponse", nichePaidSearchDoc{}},
-		"niche.sources":                   {"NicheSourcesResponse", nicheSourcesResponse{}},
-		"subscription.status":             {"SubscriptionStatus", subscriptionStatusBody{}},
-		"subscription.checkout":           {"SubscriptionCheckout", checkoutBody{}},
+		"niche.sources":                   {"NicheSourcesResponse", server.NicheSourcesResponse{}},
+		"subscription.status":             {"SubscriptionStatus", server.SubscriptionStatus{}},
+		"subscription.checkout":           {"SubscriptionCheckout", server.SubscriptionCheckout{}},
 		"subscription.claim":              token,
 		"subscription.token.rotate":       token,
-		"subscription.portal":             {"SubscriptionPortal", portalBody{}},
-		"subscription.token.revoke":       {"SubscriptionRevoked", revokedBody{}},
-		"subscription.webhook":            {"SubscriptionWebhookReceipt", webhookBody{}},
+		"subscription.portal":             {"SubscriptionPortal", server.SubscriptionPortal{}},
+		"subscription.token.revoke":       {"SubscriptionRevoked", server.SubscriptionRevoked{}},
+		"subscription.webhook":            {"SubscriptionWebhookReceipt", server.SubscriptionWebhookReceipt{}},
 		// The development billing pages answer JSON when asked for it.
 		"subscription.local.checkout.confirm": token,
-		"subscription.local.portal.action":    {"Subscriber", subscriberBody{}},
+		"subscription.local.portal.action":    {"Subscriber", server.Subscriber{}},
 	}
 	for _, t := range claims.Tiers() {
 		m["claims.verify."+t.Name] = result
@@ -184,7 +185,7 @@ func nonJSONResponses() map[string][]string {
 // errorTypes are the Go values of error bodies other than {"detail": "..."}
 // and the HTTPValidationError, with their schema names.
 func errorTypes() map[string]any {
-	return map[string]any{"NicheLocked": nicheLockedResponse{}}
+	return map[string]any{"NicheLocked": server.NicheLocked{}}
 }
 
 // responseSchemaName is the component name of a route's 200 response, ""
@@ -198,14 +199,14 @@ func responseSchemaName(routeID string) string {
 
 // reflectOptions name the reflected types as the interface documents do
 // and list the values of their enumerations.
-func reflectOptions() *discovery.ReflectOptions {
-	return &discovery.ReflectOptions{
+func reflectOptions() *ReflectOptions {
+	return &ReflectOptions{
 		Names: map[reflect.Type]string{
 			reflect.TypeFor[claims.Result]():         "ClaimVerificationResult",
 			reflect.TypeFor[claims.Provenance]():     "VerificationProvenance",
 			reflect.TypeFor[snapshot.Snapshot]():     "EvidenceSnapshot",
 			reflect.TypeFor[shapes.Capability]():     "Capability",
-			reflect.TypeFor[orderView]():             "Order",
+			reflect.TypeFor[server.Order]():          "Order",
 			reflect.TypeFor[payment.PaymentOption](): "PaymentOption",
 			reflect.TypeFor[niche.Preview]():         "NichePreview",
 			reflect.TypeFor[niche.Evaluation]():      "NicheEvaluation",
@@ -213,7 +214,7 @@ func reflectOptions() *discovery.ReflectOptions {
 			reflect.TypeFor[niche.QuotaStatus]():     "NicheQuota",
 			reflect.TypeFor[niche.SourceStatus]():    "NicheSource",
 			reflect.TypeFor[niche.Evidence]():        "NicheEvidence",
-			reflect.TypeFor[subscriberBody]():        "Subscriber",
+			reflect.TypeFor[server.Subscriber]():     "Subscriber",
 		},
 		Unions: map[reflect.Type][]any{
 			reflect.TypeFor[nicheSearchItem](): {niche.Preview{}, niche.Evaluation{}},
@@ -243,7 +244,7 @@ func addResponseSchemas(comps map[string]json.RawMessage) error {
 		defs := map[string]json.RawMessage{}
 		o := reflectOptions()
 		o.Names[reflect.TypeOf(rt.v)] = rt.name
-		if _, err := discovery.Reflect(defs, rt.v, o); err != nil {
+		if _, err := Reflect(defs, rt.v, o); err != nil {
 			return err
 		}
 		for k, v := range defs {
@@ -254,7 +255,7 @@ func addResponseSchemas(comps map[string]json.RawMessage) error {
 			case !bytes.Equal(prev, v):
 				// Two Go types under one name (each root is reflected
 				// on its own): name them apart in reflectOptions.
-				return errorf("discovery: two response types are both named %q", k)
+				return fmt.Errorf("discovery: two response types are both named %q", k)
 			}
 		}
 	}
@@ -265,12 +266,12 @@ func addResponseSchemas(comps map[string]json.RawMessage) error {
 		o := reflectOptions()
 		o.Names[reflect.TypeOf(v)] = name
 		defs := map[string]json.RawMessage{}
-		if _, err := discovery.Reflect(defs, v, o); err != nil {
+		if _, err := Reflect(defs, v, o); err != nil {
 			return err
 		}
 		for k, s := range defs {
 			if prev, ok := comps[k]; ok && !bytes.Equal(prev, s) {
-				return errorf("discovery: two response types are both named %q", k)
+				return fmt.Errorf("discovery: two response types are both named %q", k)
 			}
 			comps[k] = s
 		}
@@ -281,4 +282,40 @@ func addResponseSchemas(comps map[string]json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// publishTierNames states in the published QuoteRequest that tier is one
+// of the tier names: the shape takes any string (the interface document
+// does not list them), and POST /v1/quotes refuses another name with a
+// literal_error.
+func publishTierNames(comps map[string]json.RawMessage) error {
+	raw, ok := comps["QuoteRequest"]
+	if !ok {
+		return nil
+	}
+	var q map[string]any
+	if err := json.Unmarshal(raw, &q); err != nil {
+		return fmt.Errorf("discovery: QuoteRequest schema: %v", err)
+	}
+	props, _ := q["properties"].(map[string]any)
+	tier, ok := props["tier"].(map[string]any)
+	if !ok {
+		return fmt.Errorf("discovery: QuoteRequest has no tier")
+	}
+	tier["enum"] = tierNames()
+	b, err := json.Marshal(q)
+	if err != nil {
+		return err
+	}
+	comps["QuoteRequest"] = b
+	return nil
+}
+
+// tierNames are the names of the claim tiers, in order.
+func tierNames() []string {
+	var out []string
+	for _, t := range claims.Tiers() {
+		out = append(out, t.Name)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package server
+package discovery
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/server"
 )
 
 // The index: GET / and GET {prefix} of each service answer what is
@@ -35,35 +36,35 @@ import (
 // URL.
 
 // DefaultRepository is the source repository the index links to for the
-// documentation and the paying client when DiscoveryConfig.Repository is
+// documentation and the paying client when Documents.Repository is
 // empty.
 const DefaultRepository = "https://github.com/assaykit/assay"
 
-// indexBody is the JSON index.
-type indexBody struct {
+// ServiceIndex is the JSON index.
+type ServiceIndex struct {
 	// Service names the server (Config.Service) and Version its version.
 	Service string `json:"service"`
 	Version string `json:"version"`
 	// Services are the mounted services (only the one asked for at a
 	// service prefix).
-	Services []indexService `json:"services"`
+	Services []IndexService `json:"services"`
 	// Links are the server-wide entry points: capabilities, the origin
 	// root's discovery documents, MCP, health, documentation.
-	Links []indexLink `json:"links"`
+	Links []IndexLink `json:"links"`
 }
 
-// indexService is one mounted service.
-type indexService struct {
+// IndexService is one mounted service.
+type IndexService struct {
 	Key     string      `json:"key"`
 	Name    string      `json:"name"`
 	Summary string      `json:"summary"`
 	URL     string      `json:"url"`
-	Links   []indexLink `json:"links"`
+	Links   []IndexLink `json:"links"`
 }
 
-// indexLink is one entry point: its relation, URL, method (omitted for
+// IndexLink is one entry point: its relation, URL, method (omitted for
 // GET) and what it is.
-type indexLink struct {
+type IndexLink struct {
 	Rel    string `json:"rel"`
 	Href   string `json:"href"`
 	Method string `json:"method,omitempty"`
@@ -96,7 +97,7 @@ type mountedService struct {
 // mountedServices finds the services in table, primary first: a service is
 // mounted when a public route of its family is served under a prefix, and
 // that route's first prefix is the service's.
-func mountedServices(table []*Route, texts map[string]ServiceText) []mountedService {
+func mountedServices(table []*server.Route, texts map[string]ServiceText) []mountedService {
 	var out []mountedService
 	for _, f := range serviceFamilies() {
 		for _, r := range table {
@@ -120,21 +121,28 @@ func mountedServices(table []*Route, texts map[string]ServiceText) []mountedServ
 // GET {prefix} of every mounted service). It runs before the discovery
 // builder, so the documents describe it; its handler reads the whole table
 // when it answers.
-func (s *Server) indexRoutes() ([]*Route, error) {
+func indexRoutes(s *server.Server, cfg Documents) []*server.Route {
+	ix := &index{s: s, cfg: cfg}
 	var prefixes, aliases []string
-	for _, sv := range mountedServices(s.routes, s.cfg.Discovery.Services) {
+	for _, sv := range mountedServices(s.Routes(), cfg.Services) {
 		if !slices.Contains(prefixes, sv.prefix) { // services may share one
 			prefixes = append(prefixes, sv.prefix)
 			aliases = append(aliases, sv.prefix)
 		}
 	}
-	return []*Route{{ID: "index", Summary: "Index of this server: its services, capabilities, discovery documents, agent endpoints and documentation (HTML for browsers).",
+	return []*server.Route{{ID: "index", Summary: "Index of this server: its services, capabilities, discovery documents, agent endpoints and documentation (HTML for browsers).",
 		Status: "stable", Method: http.MethodGet, Path: "/", Prefixes: prefixes, Aliases: aliases,
-		Handler: http.HandlerFunc(s.index)}}, nil
+		Handler: http.HandlerFunc(ix.serve)}}
 }
 
-func (s *Server) index(w http.ResponseWriter, r *http.Request) {
-	body := s.indexFor(r)
+// index answers the index from the routing table at request time.
+type index struct {
+	s   *server.Server
+	cfg Documents
+}
+
+func (ix *index) serve(w http.ResponseWriter, r *http.Request) {
+	body := ix.indexFor(r)
 	w.Header().Set("Vary", "Accept")
 	if !prefersHTML(r.Header.Values("Accept")) {
 		w.Header().Set("Cache-Control", "no-cache")
@@ -143,43 +151,44 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	}
 	var buf bytes.Buffer
 	if err := indexPage.Execute(&buf, body); err != nil {
-		s.writeError(w, r, err)
+		ix.s.Logger().ErrorContext(r.Context(), "index page", "err", err)
+		httpjson.Detail(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
-	writeHTMLPage(w, r, http.StatusOK, buf.Bytes(), "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	httpjson.HTMLPage(w, r, http.StatusOK, buf.Bytes(), "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 }
 
 // indexFor builds the index answered at r's path: every service at the
 // root, one service at its prefix.
-func (s *Server) indexFor(r *http.Request) indexBody {
-	base := strings.TrimRight(s.cfg.Discovery.PublicBaseURL, "/")
+func (ix *index) indexFor(r *http.Request) ServiceIndex {
+	base := strings.TrimRight(ix.cfg.PublicBaseURL, "/")
 	if base == "" {
-		base = strings.TrimRight(s.cfg.PublicBaseURL, "/")
+		base = strings.TrimRight(ix.s.Config().PublicBaseURL, "/")
 	}
 	if base == "" {
 		// The prefix a host stripped (http.StripPrefix) before us.
-		base = strings.TrimSuffix(externalPath(r), r.URL.Path)
+		base = strings.TrimSuffix(httpjson.ExternalPath(r), r.URL.Path)
 	}
-	services := mountedServices(s.routes, s.cfg.Discovery.Services)
+	services := mountedServices(ix.s.Routes(), ix.cfg.Services)
 	if at := strings.TrimRight(r.URL.Path, "/"); at != "" {
 		// A service prefix: the services under it (usually one).
 		services = slices.DeleteFunc(slices.Clone(services), func(sv mountedService) bool { return sv.prefix != at })
 	}
-	out := indexBody{Service: s.cfg.Service, Version: Version, Services: []indexService{}, Links: []indexLink{}}
+	out := ServiceIndex{Service: ix.s.Config().Service, Version: server.Version, Services: []IndexService{}, Links: []IndexLink{}}
 	for _, sv := range services {
-		out.Services = append(out.Services, indexService{Key: sv.key, Name: sv.text.Name, Summary: sv.text.Summary,
-			URL: base + sv.prefix, Links: s.indexLinks(base, sv.prefix, sv.key, nil)})
+		out.Services = append(out.Services, IndexService{Key: sv.key, Name: sv.text.Name, Summary: sv.text.Summary,
+			URL: base + sv.prefix, Links: ix.indexLinks(base, sv.prefix, sv.key, nil)})
 	}
-	out.Links = append(s.indexLinks(base, "", "", mountedServices(s.routes, s.cfg.Discovery.Services)), s.docLinks()...)
+	out.Links = append(ix.indexLinks(base, "", "", mountedServices(ix.s.Routes(), ix.cfg.Services)), ix.docLinks()...)
 	return out
 }
 
 // indexLinks lists the routes of indexRels served under prefix (key names
 // the service's discovery documents), or at the origin root when prefix is
 // "": those no service of services owns.
-func (s *Server) indexLinks(base, prefix, key string, services []mountedService) []indexLink {
-	var out []indexLink
-	for _, rt := range s.routes {
+func (ix *index) indexLinks(base, prefix, key string, services []mountedService) []IndexLink {
+	var out []IndexLink
+	for _, rt := range ix.s.Routes() {
 		if rt.Admin {
 			continue
 		}
@@ -204,7 +213,7 @@ func (s *Server) indexLinks(base, prefix, key string, services []mountedService)
 			}) {
 				continue
 			}
-			l := indexLink{Rel: rel, Href: base + p, Title: rt.Summary}
+			l := IndexLink{Rel: rel, Href: base + p, Title: rt.Summary}
 			if rt.Method != http.MethodGet {
 				l.Method = rt.Method
 			}
@@ -217,16 +226,16 @@ func (s *Server) indexLinks(base, prefix, key string, services []mountedService)
 
 // docLinks are the documentation links: the README, and the paying client
 // when calls are paid.
-func (s *Server) docLinks() []indexLink {
-	repo := strings.TrimRight(s.cfg.Discovery.Repository, "/")
+func (ix *index) docLinks() []IndexLink {
+	repo := strings.TrimRight(ix.cfg.Repository, "/")
 	if repo == "" {
 		repo = DefaultRepository
 	}
-	out := []indexLink{{Rel: "docs", Href: repo + "#readme", Title: "Documentation: quick start, configuration, transports, payments."}}
-	switch s.cfg.Paywall.(type) {
+	out := []IndexLink{{Rel: "docs", Href: repo + "#readme", Title: "Documentation: quick start, configuration, transports, payments."}}
+	switch ix.s.Config().Paywall.(type) {
 	case nil, payment.Free, *payment.Free:
 	default:
-		out = append(out, indexLink{Rel: "paying-client", Href: repo + "/tree/main/examples/client",
+		out = append(out, IndexLink{Rel: "paying-client", Href: repo + "/tree/main/examples/client",
 			Title: "A paying client: answers each 402 with an x402 payment and checks the signed receipt."})
 	}
 	return out

@@ -1,4 +1,4 @@
-package server
+package inputschema
 
 import (
 	"encoding/json"
@@ -20,6 +20,10 @@ import (
 // (minimumSources ≤ maxSources; no domain both allowed and blocked), in
 // the description and in the x-cross-field-rules extension, a list of
 // {id, description, fields}.
+
+// A2ATierKey is the member of an A2A SendMessage's params.metadata that
+// chooses the verification tier.
+const A2ATierKey = "tier"
 
 // domainPattern matches host names every domain list accepts: optional
 // "*.", labels of letters, digits and single inner hyphens (at most 63
@@ -89,12 +93,12 @@ func claimRulePatch(t *claims.Tier) map[string]any {
 	}
 }
 
-// claimBodySchema is the OpenAPI request body schema of the tier route:
+// ClaimBody is the OpenAPI request body schema of the tier route:
 // the shape (a reference) with the tier's rules.
-func claimBodySchema(tier string) (json.RawMessage, error) {
+func ClaimBody(tier string) (json.RawMessage, error) {
 	t, ok := claims.TierByName(tier)
 	if !ok {
-		return nil, errorf("discovery: unknown tier %q", tier)
+		return nil, fmt.Errorf("discovery: unknown tier %q", tier)
 	}
 	s := claimRulePatch(&t)
 	s["allOf"] = []any{map[string]any{"$ref": "#/components/schemas/ClaimVerificationRequest"}}
@@ -137,37 +141,10 @@ func WithClaimRules(schema map[string]any, t *claims.Tier) {
 	}
 }
 
-// publishTierNames states in the published QuoteRequest that tier is one
-// of the tier names: the shape takes any string (the interface document
-// does not list them), and POST /v1/quotes refuses another name with a
-// literal_error.
-func publishTierNames(comps map[string]json.RawMessage) error {
-	raw, ok := comps["QuoteRequest"]
-	if !ok {
-		return nil
-	}
-	var q map[string]any
-	if err := json.Unmarshal(raw, &q); err != nil {
-		return errorf("discovery: QuoteRequest schema: %v", err)
-	}
-	props, _ := q["properties"].(map[string]any)
-	tier, ok := props["tier"].(map[string]any)
-	if !ok {
-		return errorf("discovery: QuoteRequest has no tier")
-	}
-	tier["enum"] = tierNames()
-	b, err := json.Marshal(q)
-	if err != nil {
-		return err
-	}
-	comps["QuoteRequest"] = b
-	return nil
-}
-
 // shapeMaximum is the maximum of a numeric property of a shape's schema
 // (a very large number when it has none).
 func shapeMaximum(shape, prop string) int {
-	sch, err := InlineShape(shape)
+	sch, err := Inline(shape)
 	if err != nil {
 		return 1 << 62
 	}

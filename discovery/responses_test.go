@@ -1,4 +1,4 @@
-package server
+package discovery
 
 import (
 	"bytes"
@@ -11,13 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/sqlite"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // componentSchemas compiles the components of an OpenAPI document served
@@ -67,7 +65,7 @@ func TestDiscoveryResponsesMatchSchemas(t *testing.T) {
 		}
 		c.Subscriptions = SubscriptionConfig{Service: svc}
 	})
-	schema, _ := componentSchemas(t, e.srv, discovery.PathOpenAPI)
+	schema, _ := componentSchemas(t, e.srv, PathOpenAPI)
 	id := e.params["niche_id"]
 	check := func(method, path, body, component string, hdr ...string) *httptest.ResponseRecorder {
 		t.Helper()
@@ -125,7 +123,7 @@ func routeFor(t *testing.T, s *Server, method, path string) *Route {
 			continue
 		}
 		for _, pat := range r.Patterns() {
-			if segs, ok := parsePattern(pat); ok && match(segs, parts) {
+			if matchPattern(pat, parts) {
 				return r
 			}
 		}
@@ -146,7 +144,7 @@ func TestDiscoveryEveryOperationHasAResponseSchema(t *testing.T) {
 		c.Metrics = http.NotFoundHandler()
 	})
 	notJSON := nonJSONResponses()
-	_, oa := componentSchemas(t, e.srv, discovery.PathOpenAPI)
+	_, oa := componentSchemas(t, e.srv, PathOpenAPI)
 	var missing []string
 	for path, ops := range oa.Paths {
 		for method, op := range ops {
@@ -185,7 +183,7 @@ func TestDiscoveryEveryOperationHasAResponseSchema(t *testing.T) {
 // manifest would not validate against its schema (on a loopback host, a
 // development machine, only at debug level).
 func TestDiscoveryWarnsAboutHTTPBase(t *testing.T) {
-	claimsCfg := newDiscoveryEnv(t, false, nil).srv.cfg.Claims
+	claimsCfg := newDiscoveryEnv(t, false, nil).srv.Config().Claims
 	for _, tc := range []struct {
 		base string
 		warn bool
