@@ -66,6 +66,11 @@ type Options struct {
 	// that level. Shorter teasers are refused, since they would show
 	// less than preview-level searches match.
 	TeaserLength int
+	// Language is the word rules with which queries are parsed (see
+	// Language); empty means English. It must be the language the store
+	// indexes with: New refuses a store that reports another
+	// (LanguageReporter).
+	Language Language
 	// MaxSignalBatch bounds one ingestion call. Zero means 1000.
 	MaxSignalBatch int
 	// Sources are the configured signal sources (GET /v1/sources).
@@ -130,6 +135,13 @@ func New(st Store, opts *Options) (*Engine, error) {
 	}
 	if o.MaxSignalBatch <= 0 {
 		o.MaxSignalBatch = 1000
+	}
+	if err := o.Language.Validate(); err != nil {
+		return nil, err
+	}
+	o.Language = o.Language.Or()
+	if lr, ok := st.(LanguageReporter); ok && lr.SearchLanguage().Or() != o.Language {
+		return nil, fmt.Errorf("%w: the engine parses queries in %q but the store indexes in %q", ErrLanguage, o.Language, lr.SearchLanguage().Or())
 	}
 	if w := o.Scorer.Weights(); w.Sum() != 100 {
 		return nil, fmt.Errorf("niche: scorer %s weights add up to %d, not 100", o.Scorer.Version(), w.Sum())
@@ -898,7 +910,7 @@ func (e *Engine) List(ctx context.Context, o ListOptions) (*ListResult, error) {
 	}
 	sort := cmp.Or(o.Sort, SortScore)
 	o.Limit = cmp.Or(o.Limit, DefaultLimit)
-	q := ParseQuery(o.Query)
+	q := e.opts.Language.ParseQuery(o.Query)
 	res := &ListResult{Query: q, Previews: []Preview{}}
 	if strings.TrimSpace(o.Query) != "" && q.Empty() {
 		return res, nil // no word to match: nothing matches
@@ -1038,7 +1050,7 @@ func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, er
 	}
 	sort := cmp.Or(o.Sort, SortScore)
 	o.Limit = cmp.Or(o.Limit, DefaultLimit)
-	q := ParseQuery(o.Query)
+	q := e.opts.Language.ParseQuery(o.Query)
 	if q.Empty() {
 		res := &SearchResult{Query: q, Relevance: []int{}}
 		if o.Full {

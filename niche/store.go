@@ -97,6 +97,13 @@ type CatalogueStore interface {
 	HasPublished(ctx context.Context) (bool, error)
 }
 
+// LanguageReporter is implemented by stores that say which Language
+// their index uses (SearchFields), so that New can refuse an engine
+// parsing queries in another.
+type LanguageReporter interface {
+	SearchLanguage() Language
+}
+
 // Searcher finds the candidates of a search. It is the only part of Store
 // that must reproduce the engine's relevance formula (for the window of a
 // broad query), so that every store returns the same candidates.

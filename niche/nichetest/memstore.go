@@ -30,6 +30,11 @@ import (
 // The zero value is not usable: call NewMemStore. Safe for concurrent use;
 // it is one process's store.
 type MemStore struct {
+	// Language is the word rules of its search (niche.Language; empty
+	// means English). Set it before use, to the engine's
+	// niche.Options.Language.
+	Language niche.Language
+
 	mu          sync.Mutex
 	signals     map[string]*niche.Signal
 	byExternal  map[[2]string]string // (origin, external id) → signal id
@@ -508,7 +513,7 @@ func (m *MemStore) matches(q niche.Query, full bool, categoryKey string) []*memE
 		if e.rec.Status != niche.StatusPublished || categoryKey != "" && e.rec.CategoryKey() != categoryKey {
 			continue
 		}
-		c := candidate(&e.rec, full)
+		c := candidate(m.Language, &e.rec, full)
 		if slices.IndexFunc(q.Tokens, func(w string) bool { return !hasWord(&c, w) }) < 0 {
 			out = append(out, e)
 		}
@@ -518,9 +523,9 @@ func (m *MemStore) matches(q niche.Query, full bool, categoryKey string) []*memE
 }
 
 // candidate returns r as a search candidate at a level: its indexed text
-// (niche.SearchFields) and its listing without the signal count.
-func candidate(r *niche.Record, full bool) niche.Candidate {
-	f := r.SearchFields()
+// (niche.SearchFields in lang) and its listing without the signal count.
+func candidate(lang niche.Language, r *niche.Record, full bool) niche.Candidate {
+	f := r.SearchFields(lang.Or())
 	c := niche.Candidate{ID: r.ID, Score: r.Score, UpdatedAt: r.UpdatedAt, Title: f.Title, Body: f.Preview, Listing: r.Listing()}
 	if full {
 		c.Body, c.Extra = f.Body, f.Extra
@@ -545,6 +550,9 @@ func byListOrder(sort string) func(a, b *memEvaluation) int {
 		return cmp.Or(c, b.rec.UpdatedAt.Compare(a.rec.UpdatedAt), cmp.Compare(a.rec.ID, b.rec.ID))
 	}
 }
+
+// SearchLanguage implements niche.LanguageReporter.
+func (m *MemStore) SearchLanguage() niche.Language { return m.Language.Or() }
 
 // ListPublished implements niche.CatalogueStore.
 func (m *MemStore) ListPublished(ctx context.Context, q niche.ListQuery) ([]niche.Listing, error) {
@@ -585,7 +593,7 @@ func (m *MemStore) SearchCandidates(ctx context.Context, q niche.CandidateQuery)
 	m.mu.Unlock()
 	cands := make([]niche.Candidate, len(found))
 	for i, e := range found {
-		cands[i] = candidate(&e.rec, q.Full)
+		cands[i] = candidate(m.Language, &e.rec, q.Full)
 	}
 	if len(cands) <= q.Limit {
 		return cands, false, nil

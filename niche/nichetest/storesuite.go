@@ -39,6 +39,7 @@ func TestStore(t *testing.T, open StoreOpener) {
 	t.Run("SearchGoldenCached", func(t *testing.T) { testNicheSearchGolden(t, open, &niche.Options{SearchCacheTTL: time.Hour}) })
 	t.Run("SearchTruncated", func(t *testing.T) { testNicheSearchTruncated(t, open) })
 	t.Run("SearchBruteForce", func(t *testing.T) { testNicheSearchBruteForce(t, open) })
+	t.Run("SearchWordForms", func(t *testing.T) { testNicheSearchWordForms(t, open) })
 	t.Run("ConcurrentRevisions", func(t *testing.T) { testNicheConcurrentRevisions(t, open) })
 	t.Run("ConcurrentOperation", func(t *testing.T) { testNicheConcurrentOperation(t, open) })
 	t.Run("Quota", func(t *testing.T) { testNicheQuota(t, open) })
@@ -849,7 +850,7 @@ func bruteHits(recs []*niche.Record, raw, sort string, full bool) []bruteHit {
 	q := niche.ParseQuery(raw)
 	var hits []bruteHit
 	for _, r := range recs {
-		f := r.SearchFields()
+		f := r.SearchFields(niche.English)
 		c := niche.Candidate{Title: f.Title, Body: f.Preview}
 		if full {
 			c.Body, c.Extra = f.Body, f.Extra
