@@ -1169,6 +1169,8 @@ type QuotaStatus struct {
 	Used      int       `json:"used"`
 	Remaining int       `json:"remaining"`
 	ResetsAt  time.Time `json:"resetsAt"`
+
+	caller string // whose use TakeQuota counted (for ReturnQuota)
 }
 
 // TakeQuota counts one use by caller against limit uses per UTC day. Past
@@ -1183,9 +1185,26 @@ func (e *Engine) TakeQuota(ctx context.Context, caller string, limit int) (Quota
 	if err != nil {
 		return QuotaStatus{}, err
 	}
-	st := QuotaStatus{Limit: limit, Used: min(used, limit), Remaining: max(limit-used, 0), ResetsAt: reset}
+	st := QuotaStatus{Limit: limit, Used: min(used, limit), Remaining: max(limit-used, 0), ResetsAt: reset, caller: caller}
 	if !ok {
 		return st, &QuotaError{Limit: limit, ResetAt: reset}
 	}
+	return st, nil
+}
+
+// ReturnQuota gives back the use that TakeQuota counted and returned as
+// st, for a search that delivered nothing (no match, or an error): only
+// searches that find something use a free search. It is given back on
+// st's day, even if the day has turned since, and returns the status
+// after. A status not returned by TakeQuota is returned as it is.
+func (e *Engine) ReturnQuota(ctx context.Context, st QuotaStatus) (QuotaStatus, error) {
+	if st.caller == "" {
+		return st, nil
+	}
+	if err := e.st.ReturnQuota(ctx, st.caller, st.ResetsAt.Add(-24*time.Hour).Unix()); err != nil {
+		return st, err
+	}
+	st.Used = max(st.Used-1, 0)
+	st.Remaining = min(st.Remaining+1, st.Limit)
 	return st, nil
 }

@@ -126,6 +126,10 @@ type QuotaStore interface {
 	// count after the call and whether the use was allowed. Rows of days
 	// before day are removed from time to time.
 	TakeQuota(ctx context.Context, caller string, day int64, limit int) (used int, ok bool, err error)
+	// ReturnQuota gives back one use counted by TakeQuota for caller on
+	// day (a search that found nothing), never taking the count below
+	// zero.
+	ReturnQuota(ctx context.Context, caller string, day int64) error
 }
 
 // PutResult is the outcome of storing one signal.

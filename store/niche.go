@@ -968,6 +968,14 @@ func (db *DB) HasPublished(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// ReturnQuota implements niche.Store.
+func (db *DB) ReturnQuota(ctx context.Context, caller string, day int64) error {
+	if _, err := db.exec(ctx, `UPDATE niche_quota SET used = used - 1 WHERE caller = ? AND day = ? AND used > 0`, caller, day); err != nil {
+		return fmt.Errorf("store: return quota: %w", err)
+	}
+	return nil
+}
+
 // TakeQuota implements niche.Store.
 func (db *DB) TakeQuota(ctx context.Context, caller string, day int64, limit int) (int, bool, error) {
 	if limit <= 0 {

@@ -308,7 +308,7 @@ func TestNicheSearchFrequentWords(t *testing.T) {
 		{"beta zeta", []string{}, 300}, // zeta is in less than half
 		{"beta owners", []string{"owner"}, 300},
 		{"beta owners", []string{"owner"}, 5}, // more than the limit: truncated
-		{"beta tool", []string{"tool"}, 2},     // few misses allowed
+		{"beta tool", []string{"tool"}, 2},    // few misses allowed
 		{"zeta owners", []string{"owner"}, 300},
 	} {
 		q := niche.ParseQuery(tc.query)

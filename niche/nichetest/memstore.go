@@ -620,6 +620,17 @@ func (m *MemStore) SearchCandidates(ctx context.Context, q niche.CandidateQuery)
 
 // ---- Quota ----
 
+// ReturnQuota implements niche.QuotaStore.
+func (m *MemStore) ReturnQuota(ctx context.Context, caller string, day int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := memQuotaKey{caller, day}
+	if m.quota[key] > 0 {
+		m.quota[key]--
+	}
+	return nil
+}
+
 // TakeQuota implements niche.QuotaStore.
 func (m *MemStore) TakeQuota(ctx context.Context, caller string, day int64, limit int) (int, bool, error) {
 	if limit <= 0 {

@@ -1059,6 +1059,25 @@ func testNicheQuota(t *testing.T, open StoreOpener) {
 			t.Fatalf("take %d: used %d ok %v", i, used, ok)
 		}
 	}
+	// A use given back can be taken again, on that day only.
+	if err := st.ReturnQuota(ctx, "ip:a", day); err != nil {
+		t.Fatal(err)
+	}
+	if used, ok, err := st.TakeQuota(ctx, "ip:a", day, 3); err != nil || !ok || used != 3 {
+		t.Fatalf("take after a return: used %d ok %v %v", used, ok, err)
+	}
+	if used, ok, err := st.TakeQuota(ctx, "ip:a", day, 3); err != nil || ok || used != 3 {
+		t.Fatalf("take past the limit after a return: used %d ok %v %v", used, ok, err)
+	}
+	// Never below zero: returning more than was taken gives nothing extra.
+	for range 2 {
+		if err := st.ReturnQuota(ctx, "ip:z", day); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if used, ok, err := st.TakeQuota(ctx, "ip:z", day, 1); err != nil || !ok || used != 1 {
+		t.Fatalf("take after returns of nothing: used %d ok %v %v", used, ok, err)
+	}
 	if used, ok, err := st.TakeQuota(ctx, "ip:b", day, 3); err != nil || !ok || used != 1 {
 		t.Fatalf("other caller: %d %v %v", used, ok, err)
 	}
