@@ -1087,7 +1087,7 @@ func (e *Engine) search(ctx context.Context, q Query, categoryKey, sort string, 
 		res.Previews = []Preview{}
 	}
 	cands, truncated, err := e.st.SearchCandidates(ctx, CandidateQuery{Query: q, Full: full, CategoryKey: categoryKey,
-		Sort: sort, Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow})
+		Sort: sort, Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow, Top: limit})
 	if err != nil {
 		return nil, err
 	}

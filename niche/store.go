@@ -236,6 +236,20 @@ type CandidateQuery struct {
 	// Window is how many of the newest matches a broad query ranks; 0
 	// means 2000.
 	Window int
+	// Top, when positive and below Limit, is how many of a broad query's
+	// ranked candidates the caller needs (the page size): the store may
+	// return only the best Top, in any order, saving the reading of rows
+	// no page shows.
+	Top int
+}
+
+// Ranked is how many candidates a store returns for a broad query: Top
+// when positive and below Limit, else Limit.
+func (q CandidateQuery) Ranked() int {
+	if q.Top > 0 && q.Top < q.Limit {
+		return q.Top
+	}
+	return q.Limit
 }
 
 // Candidate is a published evaluation matching a search, with what the

@@ -80,7 +80,7 @@ func (db *DB) SearchCandidates(ctx context.Context, q niche.CandidateQuery) ([]n
 	if err != nil {
 		return nil, false, err
 	}
-	cands, err = db.candidates(ctx, q, true, bound, q.Limit)
+	cands, err = db.candidates(ctx, q, true, bound, q.Ranked())
 	if err != nil {
 		return nil, false, err
 	}
@@ -313,7 +313,7 @@ func (db *DB) searchPostgres(ctx context.Context, q niche.CandidateQuery) ([]nic
 	if truncated {
 		order, oargs := db.rankOrder(q)
 		query += order + ` LIMIT ?`
-		args = append(append(args, oargs...), q.Limit)
+		args = append(append(args, oargs...), q.Ranked())
 	}
 	rows, err = db.query(ctx, query, args...)
 	if err != nil {

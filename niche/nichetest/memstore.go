@@ -47,8 +47,16 @@ type MemStore struct {
 }
 
 type memEvaluation struct {
-	rec niche.Record
-	seq int64
+	rec    niche.Record
+	seq    int64
+	fields *memFields // the search text of rec, computed on first search
+}
+
+// memFields is the search text of a record and the text it was computed
+// from.
+type memFields struct {
+	src [5]string
+	f   niche.SearchFields
 }
 
 type memOperation struct {
@@ -513,7 +521,7 @@ func (m *MemStore) matches(q niche.Query, full bool, categoryKey string) []*memE
 		if e.rec.Status != niche.StatusPublished || categoryKey != "" && e.rec.CategoryKey() != categoryKey {
 			continue
 		}
-		c := candidate(m.Language, &e.rec, full)
+		c := m.candidate(e, full)
 		if slices.IndexFunc(q.Tokens, func(w string) bool { return !hasWord(&c, w) }) < 0 {
 			out = append(out, e)
 		}
@@ -523,9 +531,15 @@ func (m *MemStore) matches(q niche.Query, full bool, categoryKey string) []*memE
 }
 
 // candidate returns r as a search candidate at a level: its indexed text
-// (niche.SearchFields in lang) and its listing without the signal count.
-func candidate(lang niche.Language, r *niche.Record, full bool) niche.Candidate {
-	f := r.SearchFields(lang.Or())
+// (niche.SearchFields in the store's language, kept with e while its text
+// is unchanged) and its listing without the signal count. m.mu is held.
+func (m *MemStore) candidate(e *memEvaluation, full bool) niche.Candidate {
+	r := &e.rec
+	src := [5]string{r.Title, r.Problem, r.Buyer, r.Category, r.SolutionHypothesis}
+	if e.fields == nil || e.fields.src != src {
+		e.fields = &memFields{src: src, f: r.SearchFields(m.Language.Or())}
+	}
+	f := e.fields.f
 	c := niche.Candidate{ID: r.ID, Score: r.Score, UpdatedAt: r.UpdatedAt, Title: f.Title, Body: f.Preview, Listing: r.Listing()}
 	if full {
 		c.Body, c.Extra = f.Body, f.Extra
@@ -590,11 +604,11 @@ func (m *MemStore) SearchCandidates(ctx context.Context, q niche.CandidateQuery)
 	}
 	m.mu.Lock()
 	found := m.matches(q.Query, q.Full, q.CategoryKey)
-	m.mu.Unlock()
 	cands := make([]niche.Candidate, len(found))
 	for i, e := range found {
-		cands[i] = candidate(m.Language, &e.rec, q.Full)
+		cands[i] = m.candidate(e, q.Full)
 	}
+	m.mu.Unlock()
 	if len(cands) <= q.Limit {
 		return cands, false, nil
 	}
@@ -615,7 +629,7 @@ func (m *MemStore) SearchCandidates(ctx context.Context, q niche.CandidateQuery)
 		}
 		return cmp.Or(c, b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(a.ID, b.ID))
 	})
-	return cands[:q.Limit], true, nil
+	return cands[:q.Ranked()], true, nil
 }
 
 // ---- Quota ----
