@@ -136,7 +136,8 @@
 // When more than SearchCandidates (300) evaluations match, the store ranks
 // the newest SearchWindow (2000) matches itself, with the same Relevance
 // formula written in SQL, then the sort, then the id, passes on the best
-// 300, and the result says truncated: the cost stays bounded however broad
+// of them (the page's worth: CandidateQuery.Top), and the result says
+// truncated: the cost stays bounded however broad
 // the query, SQLite and PostgreSQL still agree (the conformance suite
 // compares truncated searches exactly), but older matches are not
 // considered. Adding a word narrows such queries. How a store finds the

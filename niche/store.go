@@ -115,7 +115,7 @@ type Searcher interface {
 	// are returned and truncated is false. Otherwise the newest q.Window
 	// matches (by creation order) are ranked by Relevance, then q.Sort,
 	// then id — computed by the database with exactly Relevance's formula
-	// — and the q.Limit best are returned with truncated true.
+	// — and the q.Ranked() best are returned with truncated true.
 	SearchCandidates(ctx context.Context, q CandidateQuery) (cands []Candidate, truncated bool, err error)
 }
 
