@@ -137,9 +137,17 @@
 // notes, criteria and evidence are not even read for a public read.
 // Drafts and withdrawn evaluations are not found by any public read.
 //
-// Search. The query is normalised in Go (SearchText: NFKC, lower case,
-// diacritics removed, punctuation stripped) into at most 16 distinct words
-// that must all match (AND). This is deliberately not a query language:
+// Search. The query is normalised in Go (Language.SearchText: NFKC, lower
+// case, diacritics removed, punctuation stripped, every word stemmed) into
+// at most 16 distinct terms that must all match (AND). Stores index the
+// same stemmed text, so word forms match each other on every store and at
+// every level: landlord finds landlords, invoice finds invoicing. The
+// rules are English (Snowball's Porter2 plus a short list of trade nouns
+// folded into their trade: plumber matches plumbing) unless a host sets
+// Options.Language and its store's language to another Snowball language
+// or NoStemming; stemming is done in Go rather than by the databases'
+// own dictionaries so that SQLite, PostgreSQL and MemStore index exactly
+// the same terms. This is deliberately not a query language:
 // quotes, minus signs and operators such as OR are punctuation and
 // dropped ("-foo" requires foo), so SQLite's FTS5 and PostgreSQL receive
 // the same plain list of words (FTS5 as quoted terms, PostgreSQL through
@@ -163,7 +171,8 @@
 // When more than SearchCandidates (300) evaluations match, the store ranks
 // the newest SearchWindow (2000) matches itself, with the same Relevance
 // formula written in SQL, then the sort, then the id, passes on the best
-// 300, and the result says truncated: the cost stays bounded however broad
+// of them (the page's worth: CandidateQuery.Top), and the result says
+// truncated: the cost stays bounded however broad
 // the query, SQLite and PostgreSQL still agree (the conformance suite
 // compares truncated searches exactly), but older matches are not
 // considered. Adding a word narrows such queries. How a store finds the

@@ -66,6 +66,11 @@ type Options struct {
 	// that level. Shorter teasers are refused, since they would show
 	// less than preview-level searches match.
 	TeaserLength int
+	// Language is the word rules with which queries are parsed (see
+	// Language); empty means English. It must be the language the store
+	// indexes with: New refuses a store that reports another
+	// (LanguageReporter).
+	Language Language
 	// MaxSignalBatch bounds one ingestion call. Zero means 1000.
 	MaxSignalBatch int
 	// Sources are the configured signal sources (GET /v1/sources).
@@ -147,6 +152,13 @@ func New(st Store, opts *Options) (*Engine, error) {
 	}
 	if o.ReviewInterval <= 0 {
 		o.ReviewInterval = 180 * 24 * time.Hour
+	}
+	if err := o.Language.Validate(); err != nil {
+		return nil, err
+	}
+	o.Language = o.Language.Or()
+	if lr, ok := st.(LanguageReporter); ok && lr.SearchLanguage().Or() != o.Language {
+		return nil, fmt.Errorf("%w: the engine parses queries in %q but the store indexes in %q", ErrLanguage, o.Language, lr.SearchLanguage().Or())
 	}
 	if w := o.Scorer.Weights(); w.Sum() != 100 {
 		return nil, fmt.Errorf("niche: scorer %s weights add up to %d, not 100", o.Scorer.Version(), w.Sum())
@@ -949,7 +961,7 @@ func (e *Engine) List(ctx context.Context, o ListOptions) (*ListResult, error) {
 	}
 	sort := cmp.Or(o.Sort, SortScore)
 	o.Limit = cmp.Or(o.Limit, DefaultLimit)
-	q := ParseQuery(o.Query)
+	q := e.opts.Language.ParseQuery(o.Query)
 	res := &ListResult{Query: q, Previews: []Preview{}}
 	if strings.TrimSpace(o.Query) != "" && q.Empty() {
 		return res, nil // no word to match: nothing matches
@@ -1089,7 +1101,7 @@ func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, er
 	}
 	sort := cmp.Or(o.Sort, SortScore)
 	o.Limit = cmp.Or(o.Limit, DefaultLimit)
-	q := ParseQuery(o.Query)
+	q := e.opts.Language.ParseQuery(o.Query)
 	if q.Empty() {
 		res := &SearchResult{Query: q, Relevance: []int{}}
 		if o.Full {
@@ -1126,7 +1138,7 @@ func (e *Engine) search(ctx context.Context, q Query, categoryKey, sort string, 
 		res.Previews = []Preview{}
 	}
 	cands, truncated, err := e.st.SearchCandidates(ctx, CandidateQuery{Query: q, Full: full, CategoryKey: categoryKey,
-		Sort: sort, Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow})
+		Sort: sort, Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow, Top: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -1208,6 +1220,8 @@ type QuotaStatus struct {
 	Used      int       `json:"used"`
 	Remaining int       `json:"remaining"`
 	ResetsAt  time.Time `json:"resetsAt"`
+
+	caller string // whose use TakeQuota counted (for ReturnQuota)
 }
 
 // TakeQuota counts one use by caller against limit uses per UTC day. Past
@@ -1222,9 +1236,26 @@ func (e *Engine) TakeQuota(ctx context.Context, caller string, limit int) (Quota
 	if err != nil {
 		return QuotaStatus{}, err
 	}
-	st := QuotaStatus{Limit: limit, Used: min(used, limit), Remaining: max(limit-used, 0), ResetsAt: reset}
+	st := QuotaStatus{Limit: limit, Used: min(used, limit), Remaining: max(limit-used, 0), ResetsAt: reset, caller: caller}
 	if !ok {
 		return st, &QuotaError{Limit: limit, ResetAt: reset}
 	}
+	return st, nil
+}
+
+// ReturnQuota gives back the use that TakeQuota counted and returned as
+// st, for a search that delivered nothing (no match, or an error): only
+// searches that find something use a free search. It is given back on
+// st's day, even if the day has turned since, and returns the status
+// after. A status not returned by TakeQuota is returned as it is.
+func (e *Engine) ReturnQuota(ctx context.Context, st QuotaStatus) (QuotaStatus, error) {
+	if st.caller == "" {
+		return st, nil
+	}
+	if err := e.st.ReturnQuota(ctx, st.caller, st.ResetsAt.Add(-24*time.Hour).Unix()); err != nil {
+		return st, err
+	}
+	st.Used = max(st.Used-1, 0)
+	st.Remaining = min(st.Remaining+1, st.Limit)
 	return st, nil
 }

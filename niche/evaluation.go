@@ -90,7 +90,7 @@ type Review struct {
 	NextReviewDue *time.Time `json:"nextReviewDue"`
 }
 
-// SearchFields is the normalised text (SearchText) a store indexes for one
+// SearchFields is the normalised, stemmed text (Language.SearchText) a store indexes for one
 // evaluation, by access level. A preview-level search matches Title and
 // Preview only — exactly what a preview shows — so that the words of the
 // hidden text (the rest of the problem, the solution hypothesis) can never
@@ -108,21 +108,21 @@ type SearchFields struct {
 	Extra string
 }
 
-// SearchFields returns the text a store indexes for r.
-func (r *Record) SearchFields() SearchFields {
+// SearchFields returns the text a store indexing with lang indexes for r.
+func (r *Record) SearchFields(lang Language) SearchFields {
 	return SearchFields{
-		Title:   SearchText(r.Title),
-		Preview: PreviewSearchText(r.Problem, r.Buyer, r.Category),
-		Body:    SearchText(r.Problem + " " + r.Buyer + " " + r.Category),
-		Extra:   SearchText(r.SolutionHypothesis),
+		Title:   lang.SearchText(r.Title),
+		Preview: lang.PreviewSearchText(r.Problem, r.Buyer, r.Category),
+		Body:    lang.SearchText(r.Problem + " " + r.Buyer + " " + r.Category),
+		Extra:   lang.SearchText(r.SolutionHypothesis),
 	}
 }
 
-// PreviewSearchText is the normalised text that preview-level searches
-// match besides the title: the problem teaser (Teaser at
-// DefaultTeaserLength), the buyer and the category.
-func PreviewSearchText(problem, buyer, category string) string {
-	return SearchText(Teaser(problem, DefaultTeaserLength) + " " + buyer + " " + category)
+// PreviewSearchText is the text that preview-level searches match besides
+// the title: the problem teaser (Teaser at DefaultTeaserLength), the
+// buyer and the category, through l.SearchText.
+func (l Language) PreviewSearchText(problem, buyer, category string) string {
+	return l.SearchText(Teaser(problem, DefaultTeaserLength) + " " + buyer + " " + category)
 }
 
 // CategoryKey returns the case-insensitive key of the record's category.

@@ -116,6 +116,13 @@ type CatalogueStore interface {
 	HasPublished(ctx context.Context) (bool, error)
 }
 
+// LanguageReporter is implemented by stores that say which Language
+// their index uses (SearchFields), so that New can refuse an engine
+// parsing queries in another.
+type LanguageReporter interface {
+	SearchLanguage() Language
+}
+
 // Searcher finds the candidates of a search. It is the only part of Store
 // that must reproduce the engine's relevance formula (for the window of a
 // broad query), so that every store returns the same candidates.
@@ -127,7 +134,7 @@ type Searcher interface {
 	// are returned and truncated is false. Otherwise the newest q.Window
 	// matches (by creation order) are ranked by Relevance, then q.Sort,
 	// then id — computed by the database with exactly Relevance's formula
-	// — and the q.Limit best are returned with truncated true.
+	// — and the q.Ranked() best are returned with truncated true.
 	SearchCandidates(ctx context.Context, q CandidateQuery) (cands []Candidate, truncated bool, err error)
 }
 
@@ -138,6 +145,10 @@ type QuotaStore interface {
 	// count after the call and whether the use was allowed. Rows of days
 	// before day are removed from time to time.
 	TakeQuota(ctx context.Context, caller string, day int64, limit int) (used int, ok bool, err error)
+	// ReturnQuota gives back one use counted by TakeQuota for caller on
+	// day (a search that found nothing), never taking the count below
+	// zero.
+	ReturnQuota(ctx context.Context, caller string, day int64) error
 }
 
 // PutResult is the outcome of storing one signal.
@@ -244,6 +255,20 @@ type CandidateQuery struct {
 	// Window is how many of the newest matches a broad query ranks; 0
 	// means 2000.
 	Window int
+	// Top, when positive and below Limit, is how many of a broad query's
+	// ranked candidates the caller needs (the page size): the store may
+	// return only the best Top, in any order, saving the reading of rows
+	// no page shows.
+	Top int
+}
+
+// Ranked is how many candidates a store returns for a broad query: Top
+// when positive and below Limit, else Limit.
+func (q CandidateQuery) Ranked() int {
+	if q.Top > 0 && q.Top < q.Limit {
+		return q.Top
+	}
+	return q.Limit
 }
 
 // Candidate is a published evaluation matching a search, with what the

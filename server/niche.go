@@ -51,8 +51,11 @@ import (
 //     UnlimitedSearches: no quota), counted per client address (from
 //     X-Forwarded-For only when the peer is a trusted proxy), then 429
 //     with Retry-After until UTC midnight. Subscribers are unlimited unless
-//     SubscriberSearchesPerDay is set. A query without any letter or digit
-//     matches nothing and is not counted.
+//     SubscriberSearchesPerDay is set. Only searches that find something
+//     are counted: one that finds nothing (a query without any letter or
+//     digit included) or fails gives its use back, and a malformed one
+//     (422) is refused before counting. The 429 body says when the quota
+//     resets (resetsAt).
 //   - GET /v1/search/pay-per-call (default USD 0.05) returns full results
 //     matched on the full text, without quota; an empty catalogue is 503
 //     before any charge.
@@ -480,9 +483,11 @@ func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
 	o.Full = sub != nil
 	res, err := n.cfg.Engine.List(r.Context(), o)
 	if err != nil {
+		n.settleQuota(r, quota, false)
 		n.s.writeError(w, r, err)
 		return
 	}
+	quota = n.settleQuota(r, quota, len(res.Previews) > 0)
 	httpjson.Write(w, http.StatusOK, NicheListResponse{
 		Niches: n.withUnlock(res.Previews), Count: len(res.Previews), Query: q.Query, Category: q.Category,
 		Sort: q.Sort, Limit: q.Limit, Access: "preview", QueryScope: scope, Quota: quota, SearchPath: n.prefix + "/v1/search",
@@ -652,9 +657,11 @@ func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *nich
 	o.Full = full
 	res, err := n.cfg.Engine.Search(r.Context(), o)
 	if err != nil {
+		n.settleQuota(r, quota, false)
 		n.s.writeError(w, r, err)
 		return
 	}
+	quota = n.settleQuota(r, quota, len(res.Previews)+len(res.Evaluations) > 0)
 	out := NicheSearchResponse{
 		Query: q.Query, NormalizedQuery: res.Query.Phrase(), Category: q.Category, Sort: q.Sort, Limit: q.Limit,
 		Access: access, RankingMethod: niche.RelevanceVersion + ", then " + q.Sort + ", then id",
@@ -711,8 +718,10 @@ func (n *nicheService) caller(w http.ResponseWriter, r *http.Request) (*niche.Su
 
 // searchQuota counts one full-text search (a query with a word) of
 // /v1/search or /v1/niches against the caller's daily quota: the free one
-// of its client address, or the subscriber's. Past it the answer is 429
-// with Retry-After; with no free search at all, 401 naming the ways to
+// of its client address, or the subscriber's; a search that then finds
+// nothing gives it back (settleQuota), and a malformed one is refused
+// before it is counted. Past it the answer is 429 with Retry-After and
+// the reset time in the body; with no free search at all, 401 naming the ways to
 // search. It returns the quota status (nil when not counted) and false
 // when it answered.
 func (n *nicheService) searchQuota(w http.ResponseWriter, r *http.Request, query string, sub *niche.Subscriber) (*niche.QuotaStatus, bool) {
@@ -745,11 +754,13 @@ func (n *nicheService) searchQuota(w http.ResponseWriter, r *http.Request, query
 		wait := int(math.Ceil(time.Until(qe.ResetAt).Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(max(wait, 1)))
 		w.Header().Set("Cache-Control", "no-store")
-		detail := fmt.Sprintf("Free search limit reached: %d searches per UTC day. Subscribe, or use %s/v1/search/pay-per-call, for more.", qe.Limit, n.prefix)
+		resets := fmt.Sprintf("The quota resets at %s (in %d s); searches that find nothing are not counted.",
+			qe.ResetAt.UTC().Format(time.RFC3339), max(wait, 1))
+		detail := fmt.Sprintf("Free search limit reached: %d searches per UTC day. %s Subscribe, or use %s/v1/search/pay-per-call, for more.", qe.Limit, resets, n.prefix)
 		if sub != nil {
-			detail = fmt.Sprintf("Search limit reached: %d searches per UTC day.", qe.Limit)
+			detail = fmt.Sprintf("Search limit reached: %d searches per UTC day. %s", qe.Limit, resets)
 		}
-		httpjson.Detail(w, http.StatusTooManyRequests, detail)
+		httpjson.Write(w, http.StatusTooManyRequests, nicheQuotaBody{Detail: detail, Limit: qe.Limit, ResetsAt: qe.ResetAt.UTC()})
 		return nil, false
 	}
 	if err != nil {
@@ -757,6 +768,30 @@ func (n *nicheService) searchQuota(w http.ResponseWriter, r *http.Request, query
 		return nil, false
 	}
 	return &st, true
+}
+
+// settleQuota gives back the search counted as quota (nil: none) when it
+// delivered nothing (found false: no match, or an error), so that only
+// searches that find something use up the quota, and returns the status
+// to show.
+func (n *nicheService) settleQuota(r *http.Request, quota *niche.QuotaStatus, found bool) *niche.QuotaStatus {
+	if quota == nil || found {
+		return quota
+	}
+	st, err := n.cfg.Engine.ReturnQuota(r.Context(), *quota)
+	if err != nil {
+		n.s.log.WarnContext(r.Context(), "niche: giving back a search quota failed", "err", err)
+		return quota
+	}
+	return &st
+}
+
+// nicheQuotaBody is the 429 body of a search past its quota: when it
+// resets, as Retry-After says too.
+type nicheQuotaBody struct {
+	Detail   string    `json:"detail"`
+	Limit    int       `json:"limit"`
+	ResetsAt time.Time `json:"resetsAt"`
 }
 
 // nichePaidSearch is the pay-per-call search handler.

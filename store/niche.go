@@ -29,8 +29,10 @@ import (
 //     over st/sb/sc and tsp over st/sp, each with a partial GIN index;
 //     matching with plainto_tsquery('simple', …) of the normalised words.
 //
-// Both index the text niche.SearchText produced, so a query's matches are
-// the same on both; the engine does the final ordering, and the window of
+// Both index the text the store's niche.Language produced (normalised and
+// stemmed in Go; Options.SearchLanguage, English by default, re-indexed at
+// Open when it changes: niche_reindex.go), so a query's matches are the
+// same on both; the engine does the final ordering, and the window of
 // a broad query is ranked by the same formula (niche.Relevance) written
 // in SQL. Both keep niche_terms, the number of published evaluations
 // having each word, updated in the transactions that write evaluations;
@@ -148,7 +150,7 @@ func placeholders(n int) string {
 	return strings.Repeat("?, ", n-1) + "?"
 }
 
-func anyArgs(ss []string) []any {
+func anyArgs[T any](ss []T) []any {
 	out := make([]any, len(ss))
 	for i, s := range ss {
 		out[i] = s
@@ -397,9 +399,10 @@ func (db *DB) LastCollections(ctx context.Context) ([]niche.Collection, error) {
 
 // ---- Evaluations ----
 
-// searchColumns returns the st, sp, sb and sc columns of r.
-func searchColumns(r *niche.Record) (st, sp, sb, sc string) {
-	f := r.SearchFields()
+// searchColumns returns the st, sp, sb and sc columns of r in the
+// store's search language.
+func (db *DB) searchColumns(r *niche.Record) (st, sp, sb, sc string) {
+	f := r.SearchFields(db.lang)
 	return f.Title, f.Preview, f.Body, f.Extra
 }
 
@@ -555,7 +558,7 @@ func writeRevision(ctx context.Context, tx *Tx, w niche.Write) (*niche.Record, e
 		return nil, err
 	}
 	if r.Status == niche.StatusPublished {
-		st, sp, sb, sc := searchColumns(&r)
+		st, sp, sb, sc := tx.db.searchColumns(&r)
 		addTerms(terms, 1, st, sp, sb, sc)
 	}
 	if err := applyTerms(ctx, tx, terms); err != nil {
@@ -585,7 +588,7 @@ func removePublishedTerms(ctx context.Context, tx *Tx, id string, terms map[stri
 // otherwise reports a *niche.RevisionConflictError or a
 // *niche.NotFoundError.
 func updateEvaluation(ctx context.Context, tx *Tx, r *niche.Record, expected int, signalIDs, weights string) error {
-	st, sp, sb, sc := searchColumns(r)
+	st, sp, sb, sc := tx.db.searchColumns(r)
 	d := r.Dimensions
 	res, err := tx.exec(ctx, `UPDATE niche_evaluations SET status = ?, revision = ?, title = ?, problem = ?,
 		buyer = ?, category = ?, category_key = ?, solution_hypothesis = ?, evaluation_notes = ?, pain = ?,
@@ -664,7 +667,7 @@ func (db *DB) applyWriteErr(ctx context.Context, w niche.Write, err error) (*nic
 }
 
 func insertEvaluation(ctx context.Context, tx *Tx, r *niche.Record, signalIDs, weights string) error {
-	st, sp, sb, sc := searchColumns(r)
+	st, sp, sb, sc := tx.db.searchColumns(r)
 	d := r.Dimensions
 	_, err := tx.exec(ctx, `INSERT INTO niche_evaluations (id, status, revision, title, problem, buyer, category,
 		category_key, solution_hypothesis, evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers,
@@ -706,7 +709,7 @@ func (db *DB) BulkLoadNiche(ctx context.Context, signals []niche.Signal, recs []
 			for i := range chunk {
 				r := &chunk[i]
 				if r.Status == niche.StatusPublished {
-					st, sp, sb, sc := searchColumns(r)
+					st, sp, sb, sc := tx.db.searchColumns(r)
 					addTerms(terms, 1, st, sp, sb, sc)
 				}
 				ids, err := json.Marshal(r.SignalIDs)
@@ -986,6 +989,14 @@ func (db *DB) HasPublished(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("store: has published: %w", err)
 	}
 	return true, nil
+}
+
+// ReturnQuota implements niche.Store.
+func (db *DB) ReturnQuota(ctx context.Context, caller string, day int64) error {
+	if _, err := db.exec(ctx, `UPDATE niche_quota SET used = used - 1 WHERE caller = ? AND day = ? AND used > 0`, caller, day); err != nil {
+		return fmt.Errorf("store: return quota: %w", err)
+	}
+	return nil
 }
 
 // TakeQuota implements niche.Store.

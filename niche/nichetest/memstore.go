@@ -31,6 +31,11 @@ import (
 // The zero value is not usable: call NewMemStore. Safe for concurrent use;
 // it is one process's store.
 type MemStore struct {
+	// Language is the word rules of its search (niche.Language; empty
+	// means English). Set it before use, to the engine's
+	// niche.Options.Language.
+	Language niche.Language
+
 	mu          sync.Mutex
 	signals     map[string]*niche.Signal
 	byExternal  map[[2]string]string // (origin, external id) → signal id
@@ -43,8 +48,16 @@ type MemStore struct {
 }
 
 type memEvaluation struct {
-	rec niche.Record
-	seq int64
+	rec    niche.Record
+	seq    int64
+	fields *memFields // the search text of rec, computed on first search
+}
+
+// memFields is the search text of a record and the text it was computed
+// from.
+type memFields struct {
+	src [5]string
+	f   niche.SearchFields
 }
 
 type memOperation struct {
@@ -566,7 +579,7 @@ func (m *MemStore) matches(q niche.Query, full bool, categoryKey string) []*memE
 		if e.rec.Status != niche.StatusPublished || categoryKey != "" && e.rec.CategoryKey() != categoryKey {
 			continue
 		}
-		c := candidate(&e.rec, full)
+		c := m.candidate(e, full)
 		if slices.IndexFunc(q.Tokens, func(w string) bool { return !hasWord(&c, w) }) < 0 {
 			out = append(out, e)
 		}
@@ -576,9 +589,15 @@ func (m *MemStore) matches(q niche.Query, full bool, categoryKey string) []*memE
 }
 
 // candidate returns r as a search candidate at a level: its indexed text
-// (niche.SearchFields) and its listing without the signal count.
-func candidate(r *niche.Record, full bool) niche.Candidate {
-	f := r.SearchFields()
+// (niche.SearchFields in the store's language, kept with e while its text
+// is unchanged) and its listing without the signal count. m.mu is held.
+func (m *MemStore) candidate(e *memEvaluation, full bool) niche.Candidate {
+	r := &e.rec
+	src := [5]string{r.Title, r.Problem, r.Buyer, r.Category, r.SolutionHypothesis}
+	if e.fields == nil || e.fields.src != src {
+		e.fields = &memFields{src: src, f: r.SearchFields(m.Language.Or())}
+	}
+	f := e.fields.f
 	c := niche.Candidate{ID: r.ID, Score: r.Score, UpdatedAt: r.UpdatedAt, Title: f.Title, Body: f.Preview, Listing: r.Listing()}
 	if full {
 		c.Body, c.Extra = f.Body, f.Extra
@@ -603,6 +622,9 @@ func byListOrder(sort string) func(a, b *memEvaluation) int {
 		return cmp.Or(c, b.rec.UpdatedAt.Compare(a.rec.UpdatedAt), cmp.Compare(a.rec.ID, b.rec.ID))
 	}
 }
+
+// SearchLanguage implements niche.LanguageReporter.
+func (m *MemStore) SearchLanguage() niche.Language { return m.Language.Or() }
 
 // ListPublished implements niche.CatalogueStore.
 func (m *MemStore) ListPublished(ctx context.Context, q niche.ListQuery) ([]niche.Listing, error) {
@@ -640,11 +662,11 @@ func (m *MemStore) SearchCandidates(ctx context.Context, q niche.CandidateQuery)
 	}
 	m.mu.Lock()
 	found := m.matches(q.Query, q.Full, q.CategoryKey)
-	m.mu.Unlock()
 	cands := make([]niche.Candidate, len(found))
 	for i, e := range found {
-		cands[i] = candidate(&e.rec, q.Full)
+		cands[i] = m.candidate(e, q.Full)
 	}
+	m.mu.Unlock()
 	if len(cands) <= q.Limit {
 		return cands, false, nil
 	}
@@ -665,10 +687,21 @@ func (m *MemStore) SearchCandidates(ctx context.Context, q niche.CandidateQuery)
 		}
 		return cmp.Or(c, b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(a.ID, b.ID))
 	})
-	return cands[:q.Limit], true, nil
+	return cands[:q.Ranked()], true, nil
 }
 
 // ---- Quota ----
+
+// ReturnQuota implements niche.QuotaStore.
+func (m *MemStore) ReturnQuota(ctx context.Context, caller string, day int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := memQuotaKey{caller, day}
+	if m.quota[key] > 0 {
+		m.quota[key]--
+	}
+	return nil
+}
 
 // TakeQuota implements niche.QuotaStore.
 func (m *MemStore) TakeQuota(ctx context.Context, caller string, day int64, limit int) (int, bool, error) {
