@@ -250,6 +250,16 @@ func (e *Engine) PurgeExpired(ctx context.Context) (int64, error) {
 	return e.Purge(ctx, e.now().Add(-e.retention))
 }
 
+// ProviderNames names the search providers in order: the first answers
+// every tier, the others corroborate on deep and research.
+func (e *Engine) ProviderNames() []string {
+	names := make([]string, len(e.providers))
+	for i, p := range e.providers {
+		names[i] = p.Name()
+	}
+	return names
+}
+
 // providersFor returns the providers a tier asks: all of them on deep and
 // research, the first on quick and standard.
 func (e *Engine) providersFor(tier string) []SearchProvider {

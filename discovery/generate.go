@@ -711,6 +711,9 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 		Paid: d.paid(), Repository: d.cfg.Repository, Capabilities: []Capability{t.Capability},
 		SecuritySchemes: securitySchemes(d.webhookHeader()),
 	}
+	if sv.key == server.ClaimsServiceKey {
+		svc.Provenance.Coverage = withProviders(svc.Provenance.Coverage, d.s.Config().Claims.Engine)
+	}
 	svc.Homepage = d.cfg.Homepage
 	if svc.Homepage == "" {
 		svc.Homepage = sbase + PathOpenAPI
@@ -1022,4 +1025,21 @@ func (d *discoverer) methods(offer payment.Offer) []Method {
 		out = append(out, m)
 	}
 	return out
+}
+
+// withProviders adds to the claims coverage text which search providers
+// answer (claims.Engine.ProviderNames), so a buyer knows whose index the
+// verdicts rest on.
+func withProviders(coverage string, e *claims.Engine) string {
+	if e == nil {
+		return coverage
+	}
+	names := e.ProviderNames()
+	switch len(names) {
+	case 0:
+		return coverage
+	case 1:
+		return coverage + " Search provider: " + names[0] + "."
+	}
+	return coverage + " Search providers: " + names[0] + " (every tier), corroborated by " + strings.Join(names[1:], ", ") + " on the deep and research tiers."
 }

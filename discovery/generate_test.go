@@ -1025,3 +1025,38 @@ func routerMiss(status int, body []byte) bool {
 	_ = json.Unmarshal(body, &d)
 	return (status == 404 && d.Detail == "Not Found") || (status == 405 && d.Detail == "Method Not Allowed")
 }
+
+// TestDiscoveryNamesTheProviders: the claims manifest says which search
+// providers answer, and that the others corroborate on deep and research.
+func TestDiscoveryNamesTheProviders(t *testing.T) {
+	f, err := claimstest.LoadFixture("confirmed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	coverage := func(t *testing.T, mod func(*Config)) string {
+		t.Helper()
+		e := newDiscoveryEnv(t, false, mod)
+		rec := e.get(t, "/claim-verification"+PathManifest)
+		var m Manifest
+		if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
+			t.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+		return m.Provenance.Coverage
+	}
+	if got := coverage(t, nil); !strings.HasSuffix(got, " Search provider: scripted.") {
+		t.Errorf("one provider: %q", got)
+	}
+	two := func(c *Config) {
+		first, second := f.Provider(), f.Provider()
+		first.ProviderName, second.ProviderName = "openai_web_search", "anthropic_web_search"
+		eng, err := claims.New(first, claimstest.NewMemStore(nil), f.Snapshotter(), &claims.Options{Providers: []claims.SearchProvider{second}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Claims.Engine = eng
+	}
+	want := " Search providers: openai_web_search (every tier), corroborated by anthropic_web_search on the deep and research tiers."
+	if got := coverage(t, two); !strings.HasSuffix(got, want) {
+		t.Errorf("two providers: %q", got)
+	}
+}
