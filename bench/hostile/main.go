@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -334,11 +335,11 @@ func startServer(ctx context.Context, dir string) (string, func(), error) {
 	cmd.Env = append(os.Environ(), "ASSAY_ADDR=127.0.0.1:0", "ASSAY_DATA="+filepath.Join(dir, "data"), "ASSAY_LOG_LEVEL=error",
 		"ASSAY_PROVIDER=corpus", "ASSAY_NICHE_FREE_SEARCHES=-1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
+	// The server logs its start on stderr, the listening address first.
+	out, err := cmd.StderrPipe()
 	if err != nil {
 		return "", nil, err
 	}
-	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return "", nil, err
 	}
@@ -350,11 +351,8 @@ func startServer(ctx context.Context, dir string) (string, func(), error) {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "assay listening on http://"); ok {
-				if i := strings.IndexByte(rest, ' '); i > 0 {
-					rest = rest[:i]
-				}
-				addr <- rest
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
 			}
 		}
 		_, _ = io.Copy(io.Discard, out)
@@ -367,3 +365,6 @@ func startServer(ctx context.Context, dir string) (string, func(), error) {
 		return "", nil, errors.New("the server did not start within 60 s")
 	}
 }
+
+// listening finds the address in the server's start line.
+var listening = regexp.MustCompile(`assay listening on http://([^\s"]+)`)
