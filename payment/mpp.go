@@ -200,100 +200,125 @@ func validMethodName(m string) bool {
 // §11.6.1: a comma-separated list of challenges, each a scheme followed by
 // a token68 or auth-params. It never fails: malformed parts are marked bad.
 func splitChallenges(s string) []rawChallenge {
-	var out []rawChallenge
-	i, n := 0, len(s)
-	skipOWS := func() {
-		for i < n && (s[i] == ' ' || s[i] == '\t') {
-			i++
+	sc := &challengeScanner{s: s}
+	for sc.next() {
+	}
+	return sc.out
+}
+
+// challengeScanner is the state of splitChallenges: the position in s,
+// the challenges read so far and the one being read.
+type challengeScanner struct {
+	s   string
+	i   int
+	out []rawChallenge
+	cur *rawChallenge
+	// justStarted is true when the last thing read was a scheme name.
+	justStarted bool
+}
+
+func (sc *challengeScanner) skipOWS() {
+	for sc.i < len(sc.s) && (sc.s[sc.i] == ' ' || sc.s[sc.i] == '\t') {
+		sc.i++
+	}
+}
+
+func (sc *challengeScanner) readToken() string {
+	start := sc.i
+	for sc.i < len(sc.s) && isTokenChar(sc.s[sc.i]) {
+		sc.i++
+	}
+	return sc.s[start:sc.i]
+}
+
+// next reads one token (a scheme, a token68 or an auth-param) and reports
+// whether there is more to read.
+func (sc *challengeScanner) next() bool {
+	s, n := sc.s, len(sc.s)
+	for sc.i < n && (s[sc.i] == ' ' || s[sc.i] == '\t' || s[sc.i] == ',') {
+		if s[sc.i] == ',' {
+			sc.justStarted = false
+		}
+		sc.i++
+	}
+	if sc.i >= n {
+		return false
+	}
+	start := sc.i
+	tok := sc.readToken()
+	if tok == "" {
+		// Not a token: skip one character of garbage.
+		if sc.cur != nil {
+			sc.cur.bad = true
+		}
+		sc.i++
+		return true
+	}
+	sc.skipOWS()
+	if sc.cur != nil && sc.i < n && s[sc.i] == '=' {
+		return sc.param(start, tok)
+	}
+	if sc.justStarted {
+		sc.cur.token68 = tok
+		sc.justStarted = false
+		return true
+	}
+	sc.out = append(sc.out, rawChallenge{scheme: tok, params: map[string]string{}})
+	sc.cur = &sc.out[len(sc.out)-1]
+	sc.justStarted = true
+	return true
+}
+
+// param reads what follows tok (which starts at start) and an "=": a
+// token68 with padding or an auth-param's value. It reports whether there
+// is more to read (an unterminated quoted string ends the field).
+func (sc *challengeScanner) param(start int, tok string) bool {
+	s, n, i := sc.s, len(sc.s), sc.i
+	j := i
+	for j < n && s[j] == '=' {
+		j++
+	}
+	k := j
+	for k < n && (s[k] == ' ' || s[k] == '\t') {
+		k++
+	}
+	if j-i > 1 || k >= n || s[k] == ',' {
+		// token68 with padding ("abc=="), valid only right after the
+		// scheme.
+		if sc.justStarted {
+			sc.cur.token68 = s[start:j]
+		} else {
+			sc.cur.bad = true
+		}
+		sc.i, sc.justStarted = j, false
+		return true
+	}
+	sc.justStarted = false
+	sc.i = k
+	var val string
+	if s[sc.i] == '"' {
+		v, next, ok := readQuoted(s, sc.i+1)
+		if !ok {
+			sc.cur.bad = true
+			return false
+		}
+		val, sc.i = v, next
+	} else {
+		val = sc.readToken()
+	}
+	name := strings.ToLower(tok)
+	if _, dup := sc.cur.params[name]; dup {
+		sc.cur.dup = true
+	}
+	sc.cur.params[name] = val
+	sc.skipOWS()
+	if sc.i < n && s[sc.i] != ',' {
+		sc.cur.bad = true
+		for sc.i < n && s[sc.i] != ',' {
+			sc.i++
 		}
 	}
-	readToken := func() string {
-		start := i
-		for i < n && isTokenChar(s[i]) {
-			i++
-		}
-		return s[start:i]
-	}
-	var cur *rawChallenge
-	justStarted := false // the last thing read was a scheme name
-	for {
-		for i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == ',') {
-			if s[i] == ',' {
-				justStarted = false
-			}
-			i++
-		}
-		if i >= n {
-			break
-		}
-		start := i
-		tok := readToken()
-		if tok == "" {
-			// Not a token: skip one character of garbage.
-			if cur != nil {
-				cur.bad = true
-			}
-			i++
-			continue
-		}
-		skipOWS()
-		if cur != nil && i < n && s[i] == '=' {
-			j := i
-			for j < n && s[j] == '=' {
-				j++
-			}
-			k := j
-			for k < n && (s[k] == ' ' || s[k] == '\t') {
-				k++
-			}
-			if j-i > 1 || k >= n || s[k] == ',' {
-				// token68 with padding ("abc=="), valid only right
-				// after the scheme.
-				if justStarted {
-					cur.token68 = s[start:j]
-				} else {
-					cur.bad = true
-				}
-				i, justStarted = j, false
-				continue
-			}
-			justStarted = false
-			i = k
-			var val string
-			if s[i] == '"' {
-				v, next, ok := readQuoted(s, i+1)
-				if !ok {
-					cur.bad = true
-					break
-				}
-				val, i = v, next
-			} else {
-				val = readToken()
-			}
-			name := strings.ToLower(tok)
-			if _, dup := cur.params[name]; dup {
-				cur.dup = true
-			}
-			cur.params[name] = val
-			skipOWS()
-			if i < n && s[i] != ',' {
-				cur.bad = true
-				for i < n && s[i] != ',' {
-					i++
-				}
-			}
-			continue
-		}
-		if justStarted {
-			cur.token68 = tok
-			justStarted = false
-			continue
-		}
-		out = append(out, rawChallenge{scheme: tok, params: map[string]string{}})
-		cur = &out[len(out)-1]
-		justStarted = true
-	}
-	return out
+	return true
 }
 
 // readQuoted reads a quoted-string body starting after the opening quote.
