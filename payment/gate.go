@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/payment/mpp"
 )
 
 // HTTP headers of paid calls.
@@ -518,7 +519,7 @@ func withProblem(body []byte, p *Problem) []byte {
 	m["status"] = http.StatusPaymentRequired
 	m["title"] = "Payment Required"
 	if p.Type != "" {
-		m["type"] = ProblemTypeBase + p.Type
+		m["type"] = mpp.ProblemTypeBase + p.Type
 	}
 	if p.Detail != "" {
 		m["detail"] = p.Detail
@@ -540,7 +541,7 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 	}
 	m := map[string]any{"status": status, "title": http.StatusText(status), "detail": p.Detail}
 	if p.Type != "" {
-		m["type"] = ProblemTypeBase + p.Type
+		m["type"] = mpp.ProblemTypeBase + p.Type
 	}
 	if p.Reason != "" {
 		m["error"] = p.Reason

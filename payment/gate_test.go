@@ -19,6 +19,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/anydb"
 	"github.com/assaykit/assay/store/storetest"
@@ -486,7 +487,7 @@ func TestGateSettlementFailureDeliversNothing(t *testing.T) {
 	}
 	// The fresh challenge is for this request: its body digest included.
 	ch := e.proc.Challenges()
-	if len(ch) != 1 || ch[0].BodyDigest != payment.BodyDigest([]byte(claimBody)) || ch[0].URL != publicBase+"/v1/claims/verify/quick" {
+	if len(ch) != 1 || ch[0].BodyDigest != mpp.BodyDigest([]byte(claimBody)) || ch[0].URL != publicBase+"/v1/claims/verify/quick" {
 		t.Errorf("fresh challenge for %+v", ch)
 	}
 	o := e.order(r.header.Get(payment.HeaderOrderID))

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/stripe/stripe-go/v85"
 )
 
@@ -107,7 +109,7 @@ type stripeState struct {
 	metadata    map[string]string
 	intentID    string
 	captured    bool // the intent succeeded at authorisation (no manual capture)
-	receipt     MPPReceipt
+	receipt     mpp.Receipt
 }
 
 // stripeIdempotencyKey is mpp_<challengeId>_<spt>: a retried or
@@ -229,11 +231,11 @@ func (c *StripeCharger) capture(ctx context.Context, st *stripeState) (string, e
 			return "", &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_capture_failed",
 				Detail: "The card payment could not be captured: " + se.Msg}
 		}
-		return "", &PendingError{Transaction: st.intentID, Cause: err}
+		return "", &x402.PendingError{Transaction: st.intentID, Cause: err}
 	}
 	if pi.Status != stripe.PaymentIntentStatusSucceeded {
 		if pi.Status == stripe.PaymentIntentStatusProcessing {
-			return "", &PendingError{Transaction: st.intentID}
+			return "", &x402.PendingError{Transaction: st.intentID}
 		}
 		return "", &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_" + string(pi.Status),
 			Detail: fmt.Sprintf("The card payment was not captured (PaymentIntent status %s).", pi.Status)}

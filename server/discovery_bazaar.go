@@ -7,6 +7,7 @@ import (
 
 	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 // Bazaar adds the x402 "bazaar" discovery extension to the 402 answers of
@@ -105,7 +106,7 @@ func (s *Server) bazaarFor(offer payment.Offer) map[string]json.RawMessage {
 	if err != nil {
 		return nil
 	}
-	return map[string]json.RawMessage{payment.ExtensionBazaar: raw}
+	return map[string]json.RawMessage{x402.ExtensionBazaar: raw}
 }
 
 // claimExample is the example request of the verification tiers.

@@ -14,6 +14,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/shapes"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -280,7 +281,7 @@ func (ms *mcpServer) challenge(ctx context.Context, offer payment.Offer, res pay
 		}
 		typ := ""
 		if p.Type != "" {
-			typ = payment.ProblemTypeBase + p.Type
+			typ = mpp.ProblemTypeBase + p.Type
 		}
 		r.Meta[metaProblem] = map[string]any{"type": typ, "reason": p.Reason, "detail": p.Detail, "status": status}
 		r.Meta[metaStatus] = status
