@@ -335,6 +335,80 @@
 // open_page actions appear in providerSources, and a limitation says so. cacheHit is true
 // for idempotent replays and result-cache answers.
 //
+// # Captures as sources arrive
+//
+// A provider that streams reports each tool action through
+// ProviderQuery.OnSearchCall as soon as it ends. On tiers that take
+// snapshots the engine starts capturing the pages of the reported sources
+// at once, one Snapshotter.CaptureAll call per page, while the model is
+// still writing: on research (all_sources) they are pages the tier captures
+// anyway; on standard and deep (cited) the captures are speculative. Either
+// way at most the tier's maxSnapshots are started, in the order reported,
+// and never for a source on a blocked domain or outside allowedDomains.
+// When the answer is in, the pages to check are planned as above; early
+// captures of those pages are waited for, the rest are captured in one
+// batch, and every early capture the answer does not need is cancelled
+// (a snapshot.Service keeps the failure record of a cancelled capture, and
+// the record of one that finished before it was cancelled: neither is
+// referenced by the result). The result is the one a provider that does
+// not stream gets. Quick takes no snapshots and starts nothing early.
+//
+// # Corroboration
+//
+// With more than one provider (New's and Options.Providers), the deep and
+// research tiers ask every provider concurrently, under the one deadline
+// of the call, with the same query; quick and standard ask only the first.
+// Each provider call then ends at three quarters of the time left, so that
+// one that hangs leaves the others' answer time for its quote checks (it
+// fails as timed out, see rule 6).
+// No provider's facts are matched to another's (two models word and split
+// a claim differently): each answer is reconciled and judged on the
+// evidence reached through it, by the rules above (quote checks share the
+// tier's snapshot cap, split evenly between the answers, and every answer
+// is checked against every captured page). The rules that merge them:
+//
+//  1. A provider's judgement of the claim is on the supporting side when
+//     its status is confirmed or partially_confirmed, on the contradicting
+//     side when contradicted, on neither otherwise.
+//  2. A fact stays confirmed only when every other answer is on the
+//     supporting side (counting evidence reached through each provider
+//     supports the claim); otherwise it becomes partially_confirmed. A
+//     fact stays contradicted only when every other answer is on the
+//     contradicting side; otherwise it becomes insufficient_evidence.
+//  3. When one answer is on the supporting side and another on the
+//     contradicting side, the providers disagree: every confirmed,
+//     partially_confirmed or contradicted fact becomes ambiguous, and (with
+//     includeConflicts) a Conflict "Providers disagree: …" lists the
+//     counting evidence of both sides.
+//  4. Confidence is capped as for the status reached (0.75, 0.40, 0.49),
+//     and each fact's explanation ends with the provider its evidence was
+//     reached through and, when its status changed, why.
+//  5. The facts of every answer are listed (the first provider's first);
+//     the top-level status comes from the merged facts by the table above,
+//     with independent sources counted over all answers. When it differs
+//     from an answer's own status the conclusion says which provider gave
+//     what.
+//  6. A provider that fails while another answers is not an error: a
+//     limitation names it and its failure, and the result rests on the
+//     others (with one left, the single-provider rules alone). Its call is
+//     still reported to the Observer and accounted. When every provider
+//     fails, Verify returns the first one's error.
+//
+// Provenance names every provider without new properties: provider, model
+// and providerResponseId join the answering providers' values with "+"
+// ("openai+anthropic"); token and webSearchCallCount counters are summed;
+// the source counters count the merged sources once. Evidence ids and
+// search-call ids of the answers after the first start with "<provider>:"
+// ("anthropic:e1"), so every id stays unique and says where it came from; a
+// page reported by several providers is one provider source whose
+// searchCallIds name the calls of each (its provider is the first that
+// reported it). A limitation "Corroboration: … were asked" lists each
+// provider's own verdict; a limitation of one answer that the others do
+// not share starts with "<provider>: ". The usage carried in Call.Usage is the sum of the
+// calls, with provider and model names joined by "+"; the Observer gets
+// every call on its own. The result cache and the collapse of identical
+// requests key on the joined provider names.
+//
 // # Idempotency, collapsing, caching, storage
 //
 // An Idempotency-Key (at most 255 characters) is scoped to the payer or

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/internal/urlnorm"
 	"github.com/assaykit/assay/snapshot"
 	"golang.org/x/sync/singleflight"
 )
@@ -52,6 +54,13 @@ type Options struct {
 	Retention time.Duration
 	// Observer, when set, is told about every finished Verify (metrics).
 	Observer Observer
+	// Providers are further search providers, after the one given to New
+	// (the first of them stands in for it when that is nil; nil entries
+	// are ignored). With more than one, the deep and research tiers ask
+	// them all concurrently and merge their answers by the corroboration
+	// rules (see the package documentation); quick and standard ask only
+	// the first.
+	Providers []SearchProvider
 }
 
 // Observer receives what Verify did, for metrics and monitoring. Its
@@ -114,7 +123,7 @@ type ProviderUsage struct {
 
 // Engine verifies claims. It is safe for concurrent use.
 type Engine struct {
-	provider  SearchProvider
+	providers []SearchProvider // the first answers quick and standard
 	store     Store
 	snaps     Snapshotter
 	log       *slog.Logger
@@ -169,7 +178,8 @@ func (c *recentResults) clear() {
 	c.byID, c.order, c.next = nil, nil, 0
 }
 
-// New returns an engine. provider may be nil: Verify then fails with
+// New returns an engine. provider may be nil (and Options.Providers
+// empty): Verify then fails with
 // ErrProviderNotConfigured (the HTTP layer answers 503) while Check and
 // stored results keep working. snapshots may be nil: no snapshots are
 // taken and results say so. store is required.
@@ -181,7 +191,13 @@ func New(provider SearchProvider, store Store, snapshots Snapshotter, opts *Opti
 	if opts != nil {
 		o = *opts
 	}
-	e := &Engine{provider: provider, store: store, snaps: snapshots, log: o.Logger, now: o.Now,
+	var provs []SearchProvider
+	for _, p := range append([]SearchProvider{provider}, o.Providers...) {
+		if p != nil {
+			provs = append(provs, p)
+		}
+	}
+	e := &Engine{providers: provs, store: store, snaps: snapshots, log: o.Logger, now: o.Now,
 		timeout: o.Timeout, wait: o.IdempotencyWait, retention: o.Retention, cache: o.ResultCache, cls: newClassifier(&o),
 		observer: o.Observer}
 	if e.log == nil {
@@ -206,7 +222,7 @@ func New(provider SearchProvider, store Store, snapshots Snapshotter, opts *Opti
 func (e *Engine) Timeout() time.Duration { return e.timeout }
 
 // Configured reports whether a provider is set (readiness checks).
-func (e *Engine) Configured() bool { return e.provider != nil }
+func (e *Engine) Configured() bool { return len(e.providers) > 0 }
 
 // Verification returns a stored verification with the order-token hashes
 // allowed to read it, or ErrNotFound. Callers must check access.
@@ -234,11 +250,23 @@ func (e *Engine) PurgeExpired(ctx context.Context) (int64, error) {
 	return e.Purge(ctx, e.now().Add(-e.retention))
 }
 
-func (e *Engine) providerName() string {
-	if e.provider == nil {
-		return ""
+// providersFor returns the providers a tier asks: all of them on deep and
+// research, the first on quick and standard.
+func (e *Engine) providersFor(tier string) []SearchProvider {
+	if len(e.providers) > 1 && (tier == Deep || tier == Research) {
+		return e.providers
 	}
-	return e.provider.Name()
+	return e.providers[:min(1, len(e.providers))]
+}
+
+// providerName names the providers a tier asks, joined by "+" (the key of
+// the result cache and single-flight collapse, and Record.Provider).
+func (e *Engine) providerName(tier string) string {
+	var names []string
+	for _, p := range e.providersFor(tier) {
+		names = append(names, p.Name())
+	}
+	return strings.Join(names, "+")
 }
 
 // Verify runs one verification on tier: tier rules, idempotency, result
@@ -276,7 +304,7 @@ func (e *Engine) verify(ctx context.Context, tier string, req *Request, call *Ca
 	if len(call.IdempotencyKey) > MaxIdempotencyKeyLength {
 		return nil, reqErr("Idempotency-Key", "Idempotency-Key must be at most %d characters long", MaxIdempotencyKeyLength)
 	}
-	if e.provider == nil {
+	if len(e.providers) == 0 {
 		return nil, &ProviderError{Kind: ProviderNotConfigured, Err: errors.New("no search provider is configured")}
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
@@ -314,7 +342,7 @@ func (e *Engine) produce(ctx context.Context, eff *Effective, hash string, call 
 	var res *Result
 	if e.cache && eff.FreshnessHours > 0 {
 		since := e.now().Add(-time.Duration(eff.FreshnessHours) * time.Hour)
-		rec, err := e.store.LatestVerification(ctx, eff.Tier.Name, hash, e.providerName(), since)
+		rec, err := e.store.LatestVerification(ctx, eff.Tier.Name, hash, e.providerName(eff.Tier.Name), since)
 		switch {
 		case err == nil:
 			res = cloneResult(rec.Result)
@@ -339,7 +367,7 @@ func (e *Engine) produce(ctx context.Context, eff *Effective, hash string, call 
 	}
 	res.VerificationID = ids.New(ids.Verification)
 	rec := &Record{Result: res, Tier: eff.Tier.Name, Scope: call.Scope, RequestHash: hash,
-		Provider: e.providerName(), OrderID: call.OrderID, OrderTokenHash: call.OrderTokenHash, CreatedAt: e.now().UTC()}
+		Provider: e.providerName(eff.Tier.Name), OrderID: call.OrderID, OrderTokenHash: call.OrderTokenHash, CreatedAt: e.now().UTC()}
 	if err := e.save(ctx, rec, lease); err != nil {
 		return nil, fmt.Errorf("claims: storing the result: %w", err)
 	}
@@ -443,9 +471,10 @@ func (e *Engine) replay(ctx context.Context, id string, call *Call) (*Result, er
 
 // computed is the shared outcome of one provider call.
 type computed struct {
-	result *Result        // VerificationID empty; shared: clone before use; nil on failure
-	usage  *ProviderUsage // nil when the provider was not called
-	flight *flight        // who carries the usage
+	result *Result         // VerificationID empty; shared: clone before use; nil on failure
+	usage  *ProviderUsage  // nil when no provider was called; the sum over calls
+	calls  []ProviderUsage // one per provider call, for the Observer
+	flight *flight         // who carries the usage
 }
 
 // flight decides which caller of a collapsed call carries its usage in
@@ -500,7 +529,7 @@ func (f *flight) leave() (ProviderUsage, bool) {
 // and returned (carried true) to the one caller that carries it (see
 // Call.ProviderCalled), also together with an error.
 func (e *Engine) collapse(ctx context.Context, eff *Effective, hash string) (c *computed, usage ProviderUsage, carried bool, err error) {
-	key := eff.Tier.Name + "|" + hash + "|" + e.provider.Name()
+	key := eff.Tier.Name + "|" + hash + "|" + e.providerName(eff.Tier.Name)
 	// Only the closure of the caller that starts the work runs, so its
 	// flight is the one the outcome points to.
 	mine := &flight{}
@@ -513,8 +542,10 @@ func (e *Engine) collapse(ctx context.Context, eff *Effective, hash string) (c *
 		}
 		c.flight = mine
 		mine.finish(c.usage)
-		if c.usage != nil && e.observer != nil {
-			e.observer.ProviderUsed(*c.usage)
+		if e.observer != nil {
+			for _, u := range c.calls {
+				e.observer.ProviderUsed(u)
+			}
 		}
 		return c, err
 	})
@@ -559,75 +590,220 @@ func (e *Engine) providerQuery(eff *Effective, caps ProviderCapabilities) (*Prov
 	return q, notes
 }
 
-// compute makes the provider call, reconciles, snapshots and judges.
+// compute asks the tier's providers, reconciles, snapshots and judges
+// (merging by the corroboration rules when more than one answered).
 func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error) {
-	caps := e.provider.Capabilities()
-	q, notes := e.providerQuery(eff, caps)
+	early := e.newEarly(ctx, eff)
+	defer early.stop()
 	reportStage(ctx, StageSearching)
-	resp, err := e.provider.Search(ctx, q)
-	// The provider was called: its usage counts whatever happens next (a
-	// failed call may return a partial response with what it cost).
-	failed := &computed{usage: e.usage(resp, caps)}
-	if err != nil {
+	answers := e.ask(ctx, eff, e.providersFor(eff.Tier.Name), early)
+	early.close()
+	failed := &computed{}
+	for _, a := range answers {
+		failed.calls = append(failed.calls, *a.usage)
+	}
+	failed.usage = sumUsage(failed.calls)
+	var ok []*answer
+	for _, a := range answers {
+		if a.err == nil {
+			ok = append(ok, a)
+		}
+	}
+	if len(ok) == 0 {
 		if ctx.Err() != nil {
 			return failed, fmt.Errorf("%w: the provider did not answer in time", ErrTimeout)
 		}
-		var pe *ProviderError
-		if errors.As(err, &pe) {
-			e.log.Warn("claims: provider failed", "provider", e.provider.Name(), "err", err)
-			return failed, err
-		}
-		e.log.Warn("claims: provider failed", "provider", e.provider.Name(), "err", err)
-		return failed, &ProviderError{Kind: ProviderFailed, Err: err}
-	}
-	if resp == nil {
-		return failed, &ProviderError{Kind: ProviderBadOutput, Err: errors.New("empty response")}
+		return failed, answers[0].err
 	}
 	reportStage(ctx, StageReconciling)
 	returnedAt := e.now().UTC()
-	name := e.provider.Name()
-	if resp.Provider != "" {
-		name = clean(resp.Provider)
+	var drafts []*draft
+	for i, a := range ok {
+		resp := a.resp
+		if i > 0 {
+			resp = prefixed(resp, a.name)
+		}
+		d := reconcile(eff, resp, returnedAt, e.cls, a.sourceName)
+		d.offline = a.caps.Offline
+		for _, n := range a.notes {
+			d.limit("%s", n)
+		}
+		for _, f := range answers {
+			if f.err != nil {
+				d.limit("Provider %s failed (%s); the result rests on %s alone and is not corroborated.", f.name, describe(f.err), answerNames(ok))
+			}
+		}
+		d.ensureFacts()
+		d.checkLimit = shareOf(eff.Tier.MaxSnapshots, i, len(ok))
+		drafts = append(drafts, d)
 	}
-	sourceName := caps.SourceName
-	if sourceName == "" {
-		sourceName = name + "_web_search"
-	}
-	d := reconcile(eff, resp, returnedAt, e.cls, sourceName)
-	d.offline = caps.Offline
-	for _, n := range notes {
-		d.limit("%s", n)
-	}
-	d.ensureFacts()
-	if err := e.checkQuotes(ctx, d); err != nil {
+	if err := e.checkQuotes(ctx, drafts, early); err != nil {
 		return failed, err
 	}
-	j := d.judge()
-	res := d.finish(j, name)
-	return &computed{result: res, usage: failed.usage}, nil
+	var res *Result
+	if len(drafts) == 1 {
+		res = drafts[0].finish(drafts[0].judge(), ok[0].name)
+	} else {
+		res = corroborate(eff, drafts, ok)
+	}
+	return &computed{result: res, usage: failed.usage, calls: failed.calls}, nil
+}
+
+// answer is one provider's outcome.
+type answer struct {
+	name       string // provenance name (the response's provider, else Name)
+	caps       ProviderCapabilities
+	sourceName string // ProviderSource.provider of its sources
+	notes      []string
+	resp       *ProviderResponse
+	err        error // a *ProviderError, or ErrTimeout-wrapped
+	usage      *ProviderUsage
+}
+
+// ask asks every provider concurrently under ctx; early hears the sources
+// each reports before its answer.
+// With several providers each call ends at three quarters of the time
+// left (see providerShare), so that one provider that hangs cannot take
+// the others' answer down with it.
+func (e *Engine) ask(ctx context.Context, eff *Effective, provs []SearchProvider, early *early) []*answer {
+	out := make([]*answer, len(provs))
+	if len(provs) > 1 {
+		if dl, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)*providerShare/4))
+			defer cancel()
+		}
+	}
+	var wg sync.WaitGroup
+	for i, p := range provs {
+		wg.Go(func() {
+			caps := p.Capabilities()
+			q, notes := e.providerQuery(eff, caps)
+			if early != nil {
+				q.OnSearchCall = early.report
+			}
+			resp, err := p.Search(ctx, q)
+			a := &answer{name: p.Name(), caps: caps, notes: notes, resp: resp, usage: e.usage(p, resp, caps)}
+			a.err = e.providerErr(ctx, p, resp, err)
+			if a.err == nil && resp.Provider != "" {
+				a.name = clean(resp.Provider)
+			}
+			a.sourceName = caps.SourceName
+			if a.sourceName == "" {
+				a.sourceName = a.name + "_web_search"
+			}
+			out[i] = a
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// providerShare is the part, in quarters, of the time left that the
+// providers of a corroborating call get; the rest is for the quote checks,
+// the verdicts and storage once one of them has answered.
+const providerShare = 3
+
+// providerErr classifies the outcome of one provider call (nil: usable).
+func (e *Engine) providerErr(ctx context.Context, p SearchProvider, resp *ProviderResponse, err error) error {
+	if err == nil && resp == nil {
+		return &ProviderError{Kind: ProviderBadOutput, Err: errors.New("empty response")}
+	}
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return &ProviderError{Kind: ProviderTimeout, Err: ctx.Err()}
+	}
+	e.log.Warn("claims: provider failed", "provider", p.Name(), "err", err)
+	var pe *ProviderError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &ProviderError{Kind: ProviderFailed, Err: err}
+}
+
+// shareOf is the i-th of n shares of limit, the first ones a page larger
+// when it does not divide evenly: each answer's part of the tier's
+// snapshot cap, so that together they stay within it.
+func shareOf(limit, i, n int) int {
+	if n <= 1 {
+		return limit
+	}
+	s := limit / n
+	if i < limit%n {
+		s++
+	}
+	return s
+}
+
+// sumUsage adds up provider calls (names joined by "+").
+func sumUsage(calls []ProviderUsage) *ProviderUsage {
+	if len(calls) == 0 {
+		return nil
+	}
+	var provs, models []string
+	var u ProviderUsage
+	for _, c := range calls {
+		provs = append(provs, c.Provider)
+		if c.Model != "" {
+			models = append(models, c.Model)
+		}
+		u.InputTokens += c.InputTokens
+		u.CachedInputTokens += c.CachedInputTokens
+		u.OutputTokens += c.OutputTokens
+		u.SearchCalls += c.SearchCalls
+	}
+	u.Provider, u.Model = strings.Join(provs, "+"), strings.Join(models, "+")
+	return &u
 }
 
 // checkQuotes fetches the pages whose excerpts the tier checks (see
-// planChecks) and compares each excerpt with its page: captured as
-// snapshots on tiers that take them, fetched and discarded on quick when
-// the Snapshotter is a PageFetcher. It fails only when ctx ended.
-func (e *Engine) checkQuotes(ctx context.Context, d *draft) error {
-	urls := d.planChecks(d.citedIDs())
+// planChecks; with several answers, the union of their plans, each within
+// its share of the cap) and compares each excerpt with its page: captured
+// as snapshots on tiers that take them (reusing the early captures of
+// streamed sources), fetched and discarded on quick when the Snapshotter
+// is a PageFetcher. Every draft sees every page. It fails only when ctx
+// ended.
+func (e *Engine) checkQuotes(ctx context.Context, drafts []*draft, early *early) error {
+	var urls []string
+	seen := map[string]bool{}
+	for _, d := range drafts {
+		for _, u := range d.planChecks(d.citedIDs()) {
+			if k, err := urlnorm.Key(u); err == nil && !seen[k] {
+				seen[k] = true
+				urls = append(urls, u)
+			}
+		}
+	}
 	if len(urls) == 0 {
 		return nil
 	}
-	archived := d.eff.Tier.SnapshotMode != SnapshotNone
+	eff := drafts[0].eff
+	archived := eff.Tier.SnapshotMode != SnapshotNone
+	each := func(f func(d *draft)) {
+		for _, d := range drafts {
+			f(d)
+		}
+	}
 	capture := func(ctx context.Context, urls []string) ([]*snapshot.Snapshot, error) {
 		return e.snaps.CaptureAll(ctx, urls)
 	}
+	if early.started() {
+		capture = early.take
+	}
 	switch f, ok := e.snaps.(PageFetcher); {
 	case e.snaps == nil && archived:
-		d.uncheckable(urls, "no snapshotter is configured")
-		d.limit("Snapshots are not configured; no source was captured and no excerpt could be checked.")
+		each(func(d *draft) {
+			d.uncheckable(urls, "no snapshotter is configured")
+			d.limit("Snapshots are not configured; no source was captured and no excerpt could be checked.")
+		})
 		return nil
 	case !archived && !ok:
-		d.uncheckable(urls, "the quick tier keeps no snapshots and no page fetcher is configured")
-		d.limit("Quotes were not checked: the quick tier keeps no snapshots and no page fetcher is configured.")
+		each(func(d *draft) {
+			d.uncheckable(urls, "the quick tier keeps no snapshots and no page fetcher is configured")
+			d.limit("Quotes were not checked: the quick tier keeps no snapshots and no page fetcher is configured.")
+		})
 		return nil
 	case !archived:
 		capture = f.FetchAll
@@ -641,25 +817,31 @@ func (e *Engine) checkQuotes(ctx context.Context, d *draft) error {
 		return fmt.Errorf("%w: snapshots did not finish in time", ErrTimeout)
 	case err != nil:
 		e.log.Warn("claims: snapshots failed", "err", err)
-		d.uncheckable(urls, "the pages could not be fetched ("+describe(err)+")")
-		d.limit("Snapshots could not be taken (%s); no excerpt could be checked.", describe(err))
+		each(func(d *draft) {
+			d.uncheckable(urls, "the pages could not be fetched ("+describe(err)+")")
+			d.limit("Snapshots could not be taken (%s); no excerpt could be checked.", describe(err))
+		})
 	case len(snaps) != len(urls):
 		e.log.Warn("claims: snapshotter returned a wrong number of records", "want", len(urls), "got", len(snaps))
-		d.uncheckable(urls, "the fetched pages could not be matched to their URLs")
-		d.limit("Snapshots could not be matched to their URLs; no excerpt could be checked.")
+		each(func(d *draft) {
+			d.uncheckable(urls, "the fetched pages could not be matched to their URLs")
+			d.limit("Snapshots could not be matched to their URLs; no excerpt could be checked.")
+		})
 	default:
-		d.attachSnapshots(snaps, archived)
-		if !archived {
-			d.limit("On the quick tier quotes are checked on pages fetched for this verification and not kept: no snapshot lets anyone re-check them.")
-		}
+		each(func(d *draft) {
+			d.attachSnapshots(snaps, archived)
+			if !archived {
+				d.limit("On the quick tier quotes are checked on pages fetched for this verification and not kept: no snapshot lets anyone re-check them.")
+			}
+		})
 	}
 	return nil
 }
 
 // usage is the cost-relevant work of one provider call, from its response
 // (nil or partial when the call failed).
-func (e *Engine) usage(resp *ProviderResponse, caps ProviderCapabilities) *ProviderUsage {
-	u := &ProviderUsage{Provider: e.provider.Name()}
+func (e *Engine) usage(p SearchProvider, resp *ProviderResponse, caps ProviderCapabilities) *ProviderUsage {
+	u := &ProviderUsage{Provider: p.Name()}
 	if resp == nil {
 		return u
 	}

@@ -66,6 +66,34 @@ type ProviderQuery struct {
 	Language         string
 	MaxToolActions   int
 	MaxOutputTokens  int
+
+	// OnSearchCall, when set, is how a provider that streams reports each
+	// tool action (a web search, an opened page, a find in page) as soon
+	// as it has ended, before the final answer, so that the engine can
+	// start capturing its sources while the model is still writing. Call
+	// it through ReportSearchCall, which does nothing when it is nil.
+	//
+	// The rules for a provider:
+	//   - Optional: a provider that cannot stream never calls it (the
+	//     engine then starts captures when Search returns). Callers other
+	//     than the engine (tests, embedders) may leave it nil.
+	//   - Early reports are hints for captures only. The final
+	//     ProviderResponse.SearchCalls must still list every action (the
+	//     same IDs); nothing reported only early appears in a result.
+	//   - Report an action once, with the sources it reported (SearchCall.URL
+	//     counts as a source of open_page and find_in_page).
+	//   - It may be called from any goroutine, also concurrently; it never
+	//     blocks (the engine only starts captures). Calls after Search has
+	//     returned may be ignored.
+	OnSearchCall func(SearchCall) `json:"-"`
+}
+
+// ReportSearchCall reports one finished tool action early through
+// OnSearchCall (see there); it does nothing when OnSearchCall is nil.
+func (q *ProviderQuery) ReportSearchCall(c SearchCall) {
+	if q != nil && q.OnSearchCall != nil {
+		q.OnSearchCall(c)
+	}
 }
 
 // ProviderResponse is everything a provider call produced.

@@ -72,6 +72,7 @@ type draft struct {
 	limitations []string
 	snapshots   []*snapshot.Snapshot
 	offline     bool // the provider searched a local collection, not the web
+	checkLimit  int  // pages this draft may capture (its share of the tier's cap); 0: the tier's cap
 }
 
 func (d *draft) limit(format string, args ...any) {
@@ -189,113 +190,161 @@ func normExcerpt(s string) string {
 	return strings.Join(strings.Fields(strings.ToLower(s)), " ")
 }
 
+// buildEvidence turns the provider's evidence into the result's: filtered,
+// deduplicated, classified and matched (admitEvidence), capped at
+// maxSources (capEvidence), checked for freshness, and with facts and
+// conflicts pointing only at surviving items (mapReferences).
 func (d *draft) buildEvidence(cls *classifier) {
-	eff := d.eff
-	// remap sends a model evidence id to the id of the item that stands
-	// for it in the result, or to "" when the item did not survive.
+	kept, remap := d.admitEvidence(cls)
+	d.capEvidence(kept, remap)
+	d.checkFreshness()
+	d.mapReferences(remap)
+}
+
+// evidenceDrops counts the evidence items admitEvidence left out, by
+// reason, for the limitations.
+type evidenceDrops struct {
+	invalid, blocked, outside, dupContent, dupIDs int
+}
+
+// admitEvidence builds an item for every usable provider evidence item
+// and returns them with remap, which sends a model evidence id to the id
+// of the item that stands for it, or to "" when the item was dropped.
+func (d *draft) admitEvidence(cls *classifier) ([]*evWork, map[string]string) {
 	remap := map[string]string{}
 	seenID := map[string]bool{}
 	byContent := map[string]*evWork{}
-	var invalid, blocked, outside, dupContent, dupIDs int
+	var drops evidenceDrops
 	var kept []*evWork
 	for i, pe := range d.resp.Analysis.Evidence {
-		origID := clean(pe.ID)
-		if origID == "" {
-			origID = fmt.Sprintf("e%d", i+1)
-		}
-		first := !seenID[origID]
-		id := origID
+		origID, id, first := evidenceID(pe.ID, i, seenID)
 		if !first {
-			dupIDs++
-			for n := 2; seenID[id]; n++ {
-				id = fmt.Sprintf("%s_%d", origID, n)
-			}
+			drops.dupIDs++
 		}
-		seenID[id] = true
 		record := func(to string) {
 			if first {
 				remap[origID] = to
 			}
 		}
-		canon, err := urlnorm.Canonical(clean(pe.URL))
-		if err != nil {
-			invalid++
+		ev, why := d.newEvidence(pe, i, id, cls)
+		if ev == nil {
+			drops.add(why)
 			record("")
 			continue
 		}
-		host := urlnorm.Host(canon)
-		switch domainFilter(eff, host) {
-		case "blocked":
-			blocked++
-			record("")
-			continue
-		case "outside":
-			outside++
-			record("")
-			continue
-		}
-		key, _ := urlnorm.Key(canon)
-		rel := Relationship(strings.ToLower(strings.TrimSpace(string(pe.Relationship))))
-		if rel != Supports && rel != Contradicts && rel != Context {
-			rel = Context
-		}
-		excerpt := clean(pe.Excerpt)
-		ck := key + "\x00" + string(rel) + "\x00" + normExcerpt(excerpt)
+		ck := ev.key + "\x00" + string(ev.Relationship) + "\x00" + normExcerpt(ev.Excerpt)
 		if prev := byContent[ck]; prev != nil {
-			dupContent++
+			drops.dupContent++
 			record(prev.ID)
 			continue
-		}
-		var published *string
-		if pe.PublishedAt != nil {
-			if p := clean(*pe.PublishedAt); p != "" {
-				published = &p
-			}
-		}
-		ev := &evWork{
-			Evidence: Evidence{
-				ID: id, URL: canon, Title: clean(pe.Title), Publisher: clean(pe.Publisher),
-				PublishedAt: published, Excerpt: excerpt, Relationship: rel,
-			},
-			key: key, host: host, reg: urlnorm.Registrable(host), index: i,
-		}
-		if ev.Title == "" {
-			if s := d.srcByKey[key]; s != nil && s.Title != nil {
-				ev.Title = *s.Title
-			}
-		}
-		if ev.Publisher == "" {
-			ev.Publisher = ev.reg
-		}
-		c := cls.classify(canon, eff)
-		ev.SourceType, ev.QualityReason = c.Type, c.Reason
-		ev.admitted = admitted(eff.SourcePolicy, c.Type)
-		if s := d.srcByKey[key]; s != nil {
-			ev.ProviderSourceMatched = true
-			ev.Consulted = true
 		}
 		byContent[ck] = ev
 		record(id)
 		kept = append(kept, ev)
 	}
-	if dupIDs > 0 {
-		d.limit("The provider reused %s; the later items were renamed and are not referenced by any fact.", plural(dupIDs, "evidence id", "evidence ids"))
-	}
-	if dupContent > 0 {
-		d.limit("%s duplicated earlier items (same page, relationship and excerpt) and were merged.", plural(dupContent, "evidence item", "evidence items"))
-	}
-	if blocked > 0 {
-		d.limit("%s on blocked domains were removed.", plural(blocked, "evidence item", "evidence items"))
-	}
-	if outside > 0 {
-		d.limit("%s outside allowedDomains were removed.", plural(outside, "evidence item", "evidence items"))
-	}
-	if invalid > 0 {
-		d.limit("%s without a valid http(s) URL were removed.", plural(invalid, "evidence item", "evidence items"))
-	}
+	d.dropLimitations(drops)
+	return kept, remap
+}
 
-	// Which surviving items the model's facts refer to (for the cap's
-	// priority).
+// evidenceID is the id of the i-th evidence item: the model's (or "e<i+1>"
+// when it gave none), renamed "<id>_<n>" when an earlier item took it.
+// first is false for a renamed item.
+func evidenceID(raw string, i int, seen map[string]bool) (origID, id string, first bool) {
+	origID = clean(raw)
+	if origID == "" {
+		origID = fmt.Sprintf("e%d", i+1)
+	}
+	first = !seen[origID]
+	id = origID
+	for n := 2; seen[id]; n++ {
+		id = fmt.Sprintf("%s_%d", origID, n)
+	}
+	seen[id] = true
+	return origID, id, first
+}
+
+// newEvidence builds the item for one provider evidence item, or returns
+// nil and why it was dropped: "invalid" (no http(s) URL), or "blocked"
+// or "outside" (see domainFilter).
+func (d *draft) newEvidence(pe ProviderEvidence, i int, id string, cls *classifier) (*evWork, string) {
+	canon, err := urlnorm.Canonical(clean(pe.URL))
+	if err != nil {
+		return nil, "invalid"
+	}
+	host := urlnorm.Host(canon)
+	if why := domainFilter(d.eff, host); why != "" {
+		return nil, why
+	}
+	key, _ := urlnorm.Key(canon)
+	rel := Relationship(strings.ToLower(strings.TrimSpace(string(pe.Relationship))))
+	if rel != Supports && rel != Contradicts && rel != Context {
+		rel = Context
+	}
+	var published *string
+	if pe.PublishedAt != nil {
+		if p := clean(*pe.PublishedAt); p != "" {
+			published = &p
+		}
+	}
+	ev := &evWork{
+		Evidence: Evidence{
+			ID: id, URL: canon, Title: clean(pe.Title), Publisher: clean(pe.Publisher),
+			PublishedAt: published, Excerpt: clean(pe.Excerpt), Relationship: rel,
+		},
+		key: key, host: host, reg: urlnorm.Registrable(host), index: i,
+	}
+	src := d.srcByKey[key]
+	if ev.Title == "" && src != nil && src.Title != nil {
+		ev.Title = *src.Title
+	}
+	if ev.Publisher == "" {
+		ev.Publisher = ev.reg
+	}
+	c := cls.classify(canon, d.eff)
+	ev.SourceType, ev.QualityReason = c.Type, c.Reason
+	ev.admitted = admitted(d.eff.SourcePolicy, c.Type)
+	if src != nil {
+		ev.ProviderSourceMatched = true
+		ev.Consulted = true
+	}
+	return ev, ""
+}
+
+func (x *evidenceDrops) add(why string) {
+	switch why {
+	case "invalid":
+		x.invalid++
+	case "blocked":
+		x.blocked++
+	case "outside":
+		x.outside++
+	}
+}
+
+// dropLimitations reports what admitEvidence left out.
+func (d *draft) dropLimitations(x evidenceDrops) {
+	if x.dupIDs > 0 {
+		d.limit("The provider reused %s; the later items were renamed and are not referenced by any fact.", plural(x.dupIDs, "evidence id", "evidence ids"))
+	}
+	if x.dupContent > 0 {
+		d.limit("%s duplicated earlier items (same page, relationship and excerpt) and were merged.", plural(x.dupContent, "evidence item", "evidence items"))
+	}
+	if x.blocked > 0 {
+		d.limit("%s on blocked domains were removed.", plural(x.blocked, "evidence item", "evidence items"))
+	}
+	if x.outside > 0 {
+		d.limit("%s outside allowedDomains were removed.", plural(x.outside, "evidence item", "evidence items"))
+	}
+	if x.invalid > 0 {
+		d.limit("%s without a valid http(s) URL were removed.", plural(x.invalid, "evidence item", "evidence items"))
+	}
+}
+
+// capEvidence keeps at most MaxSources distinct pages, chosen in priority
+// order (referenced by a fact of the model, matched to a provider source,
+// admitted by the policy, then the provider's order), and clears the
+// remap entries of the items it drops.
+func (d *draft) capEvidence(kept []*evWork, remap map[string]string) {
 	keptByID := map[string]*evWork{}
 	for _, ev := range kept {
 		keptByID[ev.ID] = ev
@@ -307,10 +356,6 @@ func (d *draft) buildEvidence(cls *classifier) {
 			}
 		}
 	}
-
-	// Cap: at most MaxSources distinct pages, chosen in priority order
-	// (referenced by a fact, matched to a provider source, admitted by the
-	// policy, then the provider's order).
 	order := slices.Clone(kept)
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := order[i], order[j]
@@ -327,17 +372,15 @@ func (d *draft) buildEvidence(cls *classifier) {
 	})
 	pages := map[string]bool{}
 	dropped := map[*evWork]bool{}
-	var cut int
 	for _, ev := range order {
-		if !pages[ev.key] && len(pages) >= eff.MaxSources {
+		if !pages[ev.key] && len(pages) >= d.eff.MaxSources {
 			dropped[ev] = true
-			cut++
 			continue
 		}
 		pages[ev.key] = true
 	}
-	if cut > 0 {
-		d.limit("%s beyond the %d-source limit were left out.", plural(cut, "evidence item", "evidence items"), eff.MaxSources)
+	if len(dropped) > 0 {
+		d.limit("%s beyond the %d-source limit were left out.", plural(len(dropped), "evidence item", "evidence items"), d.eff.MaxSources)
 	}
 	for _, ev := range kept {
 		if dropped[ev] {
@@ -351,10 +394,11 @@ func (d *draft) buildEvidence(cls *classifier) {
 		d.evidence = append(d.evidence, ev)
 		d.evByID[ev.ID] = ev
 	}
+}
 
-	d.checkFreshness()
-
-	// Facts and conflicts keep only surviving evidence ids.
+// mapReferences builds the facts and conflicts of the model with only the
+// ids of surviving items.
+func (d *draft) mapReferences(remap map[string]string) {
 	var unknown int
 	mapIDs := func(in []string) []string {
 		out := []string{}
@@ -379,7 +423,7 @@ func (d *draft) buildEvidence(cls *classifier) {
 		d.facts = append(d.facts, mf)
 		d.sensitive = append(d.sensitive, d.timeSensitive(stmt, f.TimeSensitive))
 	}
-	if eff.IncludeConflicts {
+	if d.eff.IncludeConflicts {
 		for _, c := range d.resp.Analysis.Conflicts {
 			ids := mapIDs(c.EvidenceIDs)
 			if sum := clean(c.Summary); sum != "" && len(ids) >= 2 {
@@ -506,6 +550,9 @@ func (d *draft) checkFreshness() {
 func (d *draft) planChecks(referenced map[string]bool) []string {
 	t := d.eff.Tier
 	limit, verb := t.MaxSnapshots, "captured"
+	if d.checkLimit > 0 {
+		limit = d.checkLimit
+	}
 	if t.SnapshotMode == SnapshotNone {
 		limit, verb = d.eff.MaxSources, "fetched"
 	}

@@ -153,7 +153,8 @@ func ruleConfidence(status Status, t factTally) float64 {
 // judgement is the verdict of a whole result.
 type judgement struct {
 	status      Status
-	independent int // distinct registrable domains the fact verdicts rest on
+	independent int             // distinct registrable domains the fact verdicts rest on
+	regs        map[string]bool // those domains
 }
 
 // judge recomputes every fact's status and confidence from its evidence,
@@ -221,7 +222,7 @@ func (d *draft) judge() judgement {
 	if recomputed > 0 {
 		d.limit("The status of %s was recomputed from the evidence and differs from the provider's.", plural(recomputed, "atomic fact", "atomic facts"))
 	}
-	j := judgement{independent: len(used)}
+	j := judgement{independent: len(used), regs: used}
 	j.status = topStatus(d.facts, j.independent, eff.MinimumSources)
 	return j
 }

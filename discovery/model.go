@@ -328,11 +328,14 @@ type Skill struct {
 
 // Document paths, relative to a service Base.
 const (
-	PathOpenAPI      = "/openapi.json"
-	PathManifest     = "/.well-known/agent-service.json"
-	PathX402         = "/.well-known/x402"
-	PathMCPServer    = "/.well-known/mcp/server.json"
-	PathAgentCard    = "/.well-known/agent-card.json"
+	PathOpenAPI   = "/openapi.json"
+	PathManifest  = "/.well-known/agent-service.json"
+	PathX402      = "/.well-known/x402"
+	PathMCPServer = "/.well-known/mcp/server.json"
+	PathAgentCard = "/.well-known/agent-card.json"
+	// A2ATierKey is the member of an A2A SendMessage's params.metadata
+	// that chooses the verification tier.
+	A2ATierKey       = "tier"
 	ManifestVersion  = "0.1"
 	mcpServerSchema  = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 	x402ExtensionURI = "https://www.x402.org/"

@@ -34,7 +34,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) boo
 
 // decodeBodyBytes is decodeBody that also returns the body it decoded.
 func (s *Server) decodeBodyBytes(w http.ResponseWriter, r *http.Request, dst any) ([]byte, bool) {
-	data, ok := readBody(w, r)
+	data, ok := ReadBody(w, r)
 	if !ok {
 		return nil, false
 	}
@@ -63,11 +63,11 @@ func (s *Server) decodeBodyBytes(w http.ResponseWriter, r *http.Request, dst any
 	return nil, false
 }
 
-// readBody reads the whole request body within the route's limit. On
+// ReadBody reads the whole request body within the route's limit. On
 // failure it answers as FastAPI does — 413 {"detail":"Request body too
 // large"} over the limit, 400 {"detail":"There was an error parsing the
 // body"} for other read errors — and returns false.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if r.Body == nil {
 		return nil, true
 	}

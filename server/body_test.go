@@ -55,7 +55,7 @@ func TestPaidRouteSeam(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Server{cfg: Config{Paywall: tc.paywall, MaxBodyBytes: 1024}}
 			h := testHandler(t, &Route{ID: "p", Method: "POST", Path: "/v1/p",
-				Handler: s.paid(payment.Offer{ID: "test"}, testService{s})})
+				Handler: s.Paid(payment.Offer{ID: "test"}, testService{s})})
 			rec := do(t, h, "POST", tc.target, tc.body)
 			if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.want) {
 				t.Fatalf("got %d %s, want %d %s", rec.Code, rec.Body, tc.status, tc.want)

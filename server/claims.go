@@ -77,7 +77,8 @@ func (s *Server) claimsRoutes() ([]*Route, error) {
 			Path:     t.Path,
 			Prefixes: []string{prefix},
 			Aliases:  []string{legacy, prefix + legacy},
-			Handler:  s.paid(offer, h),
+			Handler:  s.Paid(offer, h),
+			Work:     h,
 			Offer:    &o,
 			Body:     "ClaimVerificationRequest",
 		})
@@ -135,8 +136,9 @@ type prechecked struct {
 
 type precheckedKey struct{}
 
-// idempotencyKeyError is the FastAPI answer for an over-long header.
-func idempotencyKeyError(key string) *shapes.ValidationError {
+// IdempotencyKeyError is the FastAPI answer for an over-long
+// Idempotency-Key header (422 at ["header", "idempotency-key"]).
+func IdempotencyKeyError(key string) *shapes.ValidationError {
 	return &shapes.ValidationError{Detail: []shapes.ErrorDetail{{
 		Type:  "string_too_long",
 		Loc:   []any{"header", "idempotency-key"},
@@ -156,7 +158,7 @@ func (h *verifyHandler) Precheck(w http.ResponseWriter, r *http.Request) (*http.
 		return r, false
 	}
 	if key := r.Header.Get("Idempotency-Key"); len(key) > claims.MaxIdempotencyKeyLength {
-		httpjson.Write(w, http.StatusUnprocessableEntity, idempotencyKeyError(key))
+		httpjson.Write(w, http.StatusUnprocessableEntity, IdempotencyKeyError(key))
 		return r, false
 	}
 	var raw bytes.Buffer
@@ -284,4 +286,53 @@ func (s *Server) getVerification(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
 	httpjson.Write(w, http.StatusOK, rec.Result)
+}
+
+// ClaimsPrefix is the claim verification service prefix (Claims.Prefix
+// or DefaultClaimsPrefix).
+func (s *Server) ClaimsPrefix() string {
+	p := strings.TrimRight(s.cfg.Claims.Prefix, "/")
+	if p == "" {
+		p = DefaultClaimsPrefix
+	}
+	return p
+}
+
+// Verify runs one verification for a transport that is not an HTTP route
+// (MCP, A2A): the engine call with the
+// payment's scope and order, provider usage and the result reported to the
+// payment. It is what the HTTP tier handler does, minus the HTTP.
+func (s *Server) Verify(ctx context.Context, tier string, req *claims.Request, idempotencyKey string) (*claims.Result, error) {
+	pc, _ := payment.CallFrom(ctx)
+	call := &claims.Call{IdempotencyKey: idempotencyKey, Scope: scope(pc)}
+	if pc != nil {
+		call.OrderID, call.OrderTokenHash = pc.OrderID, pc.OrderTokenHash
+	}
+	res, err := s.cfg.Claims.Engine.Verify(ctx, tier, req, call)
+	if pc != nil && call.ProviderCalled {
+		u := call.Usage
+		pc.AddUsage(payment.Usage{Provider: u.Provider, Model: u.Model, InputTokens: u.InputTokens,
+			CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens, SearchCalls: u.SearchCalls})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if pc != nil {
+		pc.SetResult("verification", res.VerificationID)
+	}
+	return res, nil
+}
+
+// TierOffers returns the offer of every claim tier, taken from the HTTP
+// routes so that every transport sells exactly the same thing (same offer
+// ids, prices and work timeouts: orders and receipts compare across
+// transports). Empty when claim verification is not mounted.
+func (s *Server) TierOffers() map[string]payment.Offer {
+	out := map[string]payment.Offer{}
+	for _, r := range s.routes {
+		if r.Offer != nil && r.Offer.Tier != "" && strings.HasPrefix(r.ID, "claims.verify.") {
+			out[r.Offer.Tier] = *r.Offer
+		}
+	}
+	return out
 }

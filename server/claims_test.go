@@ -76,7 +76,10 @@ func TestClaimsRoutesTable(t *testing.T) {
 			Offer: &payment.Offer{ID: "claims.verify." + tier.Name, AmountMicroUSD: tier.PriceMicroUSD, CardMicroUSD: 500_000,
 				MimeType: "application/json", WorkTimeout: 120 * time.Second, Tier: tier.Name}}
 		got := *r
-		got.Handler, got.Summary = nil, ""
+		if _, ok := r.Work.(payment.Prechecker); !ok {
+			t.Errorf("route %s: Work %T checks nothing before payment", tier.Name, r.Work)
+		}
+		got.Handler, got.Work, got.Summary = nil, nil, ""
 		got.Offer = &payment.Offer{}
 		*got.Offer = *r.Offer
 		got.Offer.Description = ""

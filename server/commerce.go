@@ -161,7 +161,7 @@ func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, http.StatusUnprocessableEntity, unknownTierError(req.Tier))
 		return
 	}
-	offer, ok := h.s.tierOffers()[t.Name] // the mounted route's offer
+	offer, ok := h.s.TierOffers()[t.Name] // the mounted route's offer
 	if !ok {
 		offer = claimTierOffer(t, t.Timeout)
 	}

@@ -65,7 +65,7 @@ func newCommerceEnv(t *testing.T) *commerceEnv {
 	}
 	offer := payment.Offer{ID: "claims.verify.quick", Tier: "quick", AmountMicroUSD: 20000, CardMicroUSD: 500000}
 	s.routes = append(s.routes, &Route{ID: "test.paid", Method: "POST", Path: "/v1/claims/verify/quick", Prefixes: []string{"/claim-verification"},
-		Offer: &offer, Handler: s.paid(offer, paidEcho{})})
+		Offer: &offer, Handler: s.Paid(offer, paidEcho{})})
 	rt := &router{maxBody: s.cfg.MaxBodyBytes}
 	for _, r := range s.routes {
 		for _, p := range r.Patterns() {

@@ -272,8 +272,8 @@ func serviceFamilies() []struct {
 		key    string
 		text   func() ServiceText
 	}{
-		{"claims.verify.", claimsServiceKey, claimsText},
-		{"niche.", nicheServiceKey, nicheText},
+		{"claims.verify.", ClaimsServiceKey, claimsText},
+		{"niche.", NicheServiceKey, nicheText},
 	}
 }
 
@@ -732,7 +732,7 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 	if len(links) > 0 {
 		svc.Extensions["commerce"] = links
 	}
-	if sv.key == claimsServiceKey {
+	if sv.key == ClaimsServiceKey {
 		svc.Extensions["verificationTiers"] = tierExtension(sv.prefix)
 	}
 	if sv.mcp != nil {
@@ -745,11 +745,7 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 	}
 	if sv.a2a != nil {
 		svc.A2A = &discovery.A2A{Path: "/a2a", Skills: t.Skills}
-		in, err := a2aInputSchema()
-		if err != nil {
-			return nil, err
-		}
-		svc.A2A.InputSchema = in
+		svc.A2A.InputSchema = sv.a2a.InputSchema
 		if sv.a2a.Offer != nil {
 			p, err := d.price(ctx, *sv.a2a.Offer, sbase+"/a2a", http.MethodPost)
 			if err != nil {
@@ -758,7 +754,7 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 			svc.A2A.Price = p
 			// Every tier a message can choose with params.metadata.tier
 			// (the A2A handler's offers are the tier routes').
-			offers := d.s.tierOffers()
+			offers := d.s.TierOffers()
 			for _, tr := range claims.Tiers() {
 				o, ok := offers[tr.Name]
 				if !ok {
@@ -770,7 +766,7 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 				}
 				svc.A2A.Tiers = append(svc.A2A.Tiers, discovery.A2ATier{Name: tr.Name, Price: tp, Default: o.ID == sv.a2a.Offer.ID})
 			}
-			svc.A2A.TierKey = a2aTierKey
+			svc.A2A.TierKey = discovery.A2ATierKey
 		}
 	}
 	return svc, nil
@@ -779,33 +775,26 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 // mcpTools describes the MCP tools of service key, with the schemas
 // tools/list publishes and the prices of their paid calls.
 func (d *discoverer) mcpTools(ctx context.Context, endpoint, key, capability string) ([]discovery.Tool, error) {
-	if d.s.mcp == nil {
-		return nil, nil
-	}
 	var out []discovery.Tool
-	for _, mt := range d.s.mcp.tools {
-		if mt.service != key {
+	for _, r := range d.table {
+		if r.ID != "mcp" {
 			continue
 		}
-		in, err := json.Marshal(mt.tool.InputSchema)
-		if err != nil {
-			return nil, errorf("discovery: input schema of MCP tool %s: %v", mt.tool.Name, err)
-		}
-		tl := discovery.Tool{Name: mt.tool.Name, Summary: mt.summary, Capability: capability, InputSchema: in,
-			TimeoutSeconds: int(mt.timeout / time.Second), Idempotent: mt.tool.Annotations != nil && mt.tool.Annotations.IdempotentHint}
-		if mt.tool.OutputSchema != nil {
-			if tl.OutputSchema, err = json.Marshal(mt.tool.OutputSchema); err != nil {
-				return nil, errorf("discovery: output schema of MCP tool %s: %v", mt.tool.Name, err)
+		for _, mt := range r.Tools {
+			if mt.Service != key {
+				continue
 			}
-		}
-		if mt.offer != nil {
-			p, err := d.price(ctx, *mt.offer, endpoint, http.MethodPost)
-			if err != nil {
-				return nil, err
+			tl := discovery.Tool{Name: mt.Name, Summary: mt.Summary, Capability: capability, InputSchema: mt.InputSchema,
+				OutputSchema: mt.OutputSchema, TimeoutSeconds: int(mt.Timeout / time.Second), Idempotent: mt.Idempotent}
+			if mt.Offer != nil {
+				p, err := d.price(ctx, *mt.Offer, endpoint, http.MethodPost)
+				if err != nil {
+					return nil, err
+				}
+				tl.Price = p
 			}
-			tl.Price = p
+			out = append(out, tl)
 		}
-		out = append(out, tl)
 	}
 	return out, nil
 }
@@ -887,7 +876,7 @@ func (d *discoverer) operation(ctx context.Context, sbase string, r *Route, capa
 		Body: r.Body, Query: r.Query, Output: responseSchemaName(r.ID), OutputMediaTypes: append(nonJSONResponses()[r.ID], alsoServedAs[r.ID]...),
 		ExampleQuery: queryExample(r.Query),
 		Idempotent:   r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodPut || r.Method == http.MethodDelete}
-	params := pathParamSchemas()
+	params := PathParamSchemas()
 	for _, seg := range strings.Split(r.Path, "/") {
 		if name, ok := strings.CutPrefix(seg, "{"); ok {
 			name = strings.TrimSuffix(name, "}")

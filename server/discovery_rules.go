@@ -101,11 +101,11 @@ func claimBodySchema(tier string) (json.RawMessage, error) {
 	return json.Marshal(s)
 }
 
-// withClaimRules adds the rules of tier t (any tier when nil) to an
+// WithClaimRules adds the rules of tier t (any tier when nil) to an
 // inlined ClaimVerificationRequest schema (MCP, A2A): its domain lists'
 // items, the if/then, the extension, and the rules appended to its
 // description.
-func withClaimRules(schema map[string]any, t *claims.Tier) {
+func WithClaimRules(schema map[string]any, t *claims.Tier) {
 	patch := claimRulePatch(t)
 	props, _ := schema["properties"].(map[string]any)
 	for name, extra := range patch["properties"].(map[string]any) {
@@ -167,7 +167,7 @@ func publishTierNames(comps map[string]json.RawMessage) error {
 // shapeMaximum is the maximum of a numeric property of a shape's schema
 // (a very large number when it has none).
 func shapeMaximum(shape, prop string) int {
-	sch, err := inlineShape(shape)
+	sch, err := InlineShape(shape)
 	if err != nil {
 		return 1 << 62
 	}
@@ -177,42 +177,4 @@ func shapeMaximum(shape, prop string) int {
 		return int(m)
 	}
 	return 1 << 62
-}
-
-// a2aInputSchema is the JSON Schema of the SendMessage params of the A2A
-// endpoint: a user message whose parts are text (joined, the claim) or one
-// data part holding a ClaimVerificationRequest — with the same rules as
-// the HTTP body and the MCP tools, for any tier — and the tier chosen with
-// metadata.tier.
-func a2aInputSchema() (json.RawMessage, error) {
-	claim, err := inlineShape("ClaimVerificationRequest")
-	if err != nil {
-		return nil, err
-	}
-	defs, _ := claim["$defs"].(map[string]any)
-	delete(claim, "$defs")
-	delete(claim, "$schema")
-	withClaimRules(claim, nil)
-	text := map[string]any{"type": "object", "required": []string{"text"}, "properties": map[string]any{"text": map[string]any{"type": "string"}},
-		"description": "Text parts are joined with newlines into the claim."}
-	data := map[string]any{"type": "object", "required": []string{"data"}, "properties": map[string]any{"data": claim},
-		"description": "At most one data part: a full ClaimVerificationRequest."}
-	out := map[string]any{
-		"$schema": "https://json-schema.org/draft/2020-12/schema",
-		"type":    "object", "title": "SendMessage params", "required": []string{"message"},
-		"properties": map[string]any{
-			"message": map[string]any{"type": "object", "required": []string{"messageId", "role", "parts"},
-				"properties": map[string]any{
-					"messageId": map[string]any{"type": "string", "minLength": 1},
-					"role":      map[string]any{"const": a2aRoleUser},
-					"parts":     map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"anyOf": []any{text, data}}},
-				}},
-			"metadata": map[string]any{"type": "object", "properties": map[string]any{
-				a2aTierKey: map[string]any{"enum": tierNames(), "description": "The verification tier (its price); default standard."}}},
-		},
-	}
-	if len(defs) > 0 {
-		out["$defs"] = defs
-	}
-	return json.Marshal(out)
 }

@@ -42,13 +42,13 @@ func shapeSchemas(names []string) (map[string]json.RawMessage, error) {
 	return out, nil
 }
 
-// pathParamSchemas are the JSON Schemas of the path parameters of the
+// PathParamSchemas are the JSON Schemas of the path parameters of the
 // public routes: identifiers (a prefix and 32 lowercase hex digits, the
 // format internal/ids makes and checks). OpenAPI publishes them, and the
 // get_niche MCP tool uses the niche_id one, so both say the same. A
 // well-formed id that does not exist, and a malformed one, are both
 // answered 404 by the routes.
-func pathParamSchemas() map[string]json.RawMessage {
+func PathParamSchemas() map[string]json.RawMessage {
 	id := func(prefix, what string) json.RawMessage {
 		b, _ := json.Marshal(map[string]any{"type": "string", "pattern": ids.Pattern(prefix), "description": what})
 		return b
@@ -61,11 +61,11 @@ func pathParamSchemas() map[string]json.RawMessage {
 	}
 }
 
-// inlineShape returns the JSON Schema of a shape with its root definition
+// InlineShape returns the JSON Schema of a shape with its root definition
 // inlined at the top ({"type":"object","properties":…}; other definitions
 // stay under $defs), as MCP tools want their input schemas. It is a fresh
 // copy the caller may change.
-func inlineShape(name string) (map[string]any, error) {
+func InlineShape(name string) (map[string]any, error) {
 	raw, ok := shapes.Schema(name)
 	if !ok {
 		return nil, fmt.Errorf("shapes has no schema for %s", name)
@@ -94,9 +94,9 @@ func inlineShape(name string) (map[string]any, error) {
 	return out, nil
 }
 
-// describeProps sets the descriptions of the properties of an inlined schema
+// DescribeProps sets the descriptions of the properties of an inlined schema
 // that have none.
-func describeProps(schema map[string]any, descriptions map[string]string) {
+func DescribeProps(schema map[string]any, descriptions map[string]string) {
 	props, _ := schema["properties"].(map[string]any)
 	for k, d := range descriptions {
 		if p, ok := props[k].(map[string]any); ok {

@@ -24,6 +24,23 @@ func decodeIndex(t *testing.T, rec *httptest.ResponseRecorder) indexBody {
 	return b
 }
 
+// agentRoutes mounts the routes of the MCP and A2A endpoints as package
+// agents names them (the index lists routes; it does not call them), with
+// handlers that answer 501.
+type agentRoutes struct{}
+
+func (agentRoutes) Routes(s *Server) ([]*Route, error) {
+	stub := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotImplemented) })
+	offer := s.TierOffers()["standard"]
+	return []*Route{
+		{ID: "mcp", Summary: "MCP endpoint.", Method: http.MethodPost, Path: "/mcp", Handler: stub},
+		{ID: "mcp." + ClaimsServiceKey, Summary: "MCP endpoint.", Method: http.MethodPost, Path: "/claim-verification/mcp", Handler: stub},
+		{ID: "mcp." + NicheServiceKey, Summary: "MCP endpoint.", Method: http.MethodPost, Path: "/niche-discovery/mcp", Handler: stub},
+		{ID: "a2a", Summary: "A2A endpoint.", Method: http.MethodPost, Path: "/claim-verification/a2a", Handler: stub, Offer: &offer,
+			InputSchema: json.RawMessage(`{"type":"object"}`)},
+	}, nil
+}
+
 func rels(ls []indexLink) []string {
 	var out []string
 	for _, l := range ls {
@@ -36,7 +53,7 @@ func rels(ls []indexLink) []string {
 // index of everything mounted, and every link it gives is served: GET
 // links answer 200, POST endpoints exist (405 to a GET).
 func TestIndexJSONListsWhatIsMounted(t *testing.T) {
-	e := newDiscoveryEnv(t, true, nil)
+	e := newDiscoveryEnv(t, true, func(c *Config) { c.Mounts = []Mount{agentRoutes{}} })
 	for _, accept := range []string{"", "*/*", "application/json", "application/json, text/html"} {
 		b := decodeIndex(t, do(t, e.srv, "GET", "/", "", "Accept", accept))
 		if b.Service != "assay" || b.Version != Version {
@@ -46,7 +63,7 @@ func TestIndexJSONListsWhatIsMounted(t *testing.T) {
 		for _, sv := range b.Services {
 			keys = append(keys, sv.Key)
 		}
-		if !slices.Equal(keys, []string{claimsServiceKey, nicheServiceKey}) {
+		if !slices.Equal(keys, []string{ClaimsServiceKey, NicheServiceKey}) {
 			t.Errorf("Accept %q: services %v", accept, keys)
 		}
 	}
@@ -54,8 +71,8 @@ func TestIndexJSONListsWhatIsMounted(t *testing.T) {
 	want := map[string][]string{
 		"": {"health", "readiness", "capabilities", "receipt-keys", "mcp", "openapi", "x402", "agent-service", "mcp-server", "agent-card",
 			"docs", "paying-client"},
-		claimsServiceKey: {"receipt-keys", "mcp", "a2a", "openapi", "agent-service", "x402", "mcp-server", "agent-card"},
-		nicheServiceKey:  {"receipt-keys", "mcp", "openapi", "agent-service", "x402", "mcp-server"},
+		ClaimsServiceKey: {"receipt-keys", "mcp", "a2a", "openapi", "agent-service", "x402", "mcp-server", "agent-card"},
+		NicheServiceKey:  {"receipt-keys", "mcp", "openapi", "agent-service", "x402", "mcp-server"},
 	}
 	check := func(key string, links []indexLink) {
 		t.Helper()
@@ -99,7 +116,8 @@ func TestIndexJSONListsWhatIsMounted(t *testing.T) {
 // escaped, nosniff, a CSP without scripts.
 func TestIndexHTMLIsInert(t *testing.T) {
 	e := newDiscoveryEnv(t, false, func(c *Config) {
-		c.Discovery.Services = map[string]ServiceText{claimsServiceKey: {Name: `<script>alert(1)</script>`, Summary: `"><img src=x onerror=alert(1)>`}}
+		c.Discovery.Services = map[string]ServiceText{ClaimsServiceKey: {Name: `<script>alert(1)</script>`, Summary: `"><img src=x onerror=alert(1)>`}}
+		c.Mounts = []Mount{agentRoutes{}}
 	})
 	rec := do(t, e.srv, "GET", "/", "", "Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "text/html; charset=utf-8" {

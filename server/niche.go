@@ -240,12 +240,12 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 		pub("niche.preview", "Read the free preview of a niche evaluation.", "/v1/niches/{niche_id}/preview", "", n.preview),
 		{ID: "niche.pay-per-call", Summary: "Buy one full niche evaluation (USD 0.25) and an unlock token for it.",
 			Status: "stable", Method: "GET", Path: "/v1/niches/{niche_id}/pay-per-call", Prefixes: prefixes,
-			Offer: &evalOffer, Handler: s.paid(evalOffer, &nichePaidEvaluation{n})},
+			Offer: &evalOffer, Handler: s.Paid(evalOffer, &nichePaidEvaluation{n}), Work: &nichePaidEvaluation{n}},
 		pub("niche.search", "Search published niche evaluations by relevance (previews free within a daily quota, full for subscribers).",
 			"/v1/search", "NicheSearchQuery", n.search),
 		{ID: "niche.search.pay-per-call", Summary: "Search the niche catalogue and get full evaluations, paid per call.",
 			Status: "stable", Method: "GET", Path: "/v1/search/pay-per-call", Prefixes: prefixes, Query: "NicheSearchQuery",
-			Offer: &searchOffer, Handler: s.paid(searchOffer, &nichePaidSearch{n})},
+			Offer: &searchOffer, Handler: s.Paid(searchOffer, &nichePaidSearch{n}), Work: &nichePaidSearch{n}},
 		pub("niche.sources", "List the configured signal sources with licence, scope and collection statistics.",
 			"/v1/sources", "", n.sources),
 
@@ -966,7 +966,7 @@ func (n *nicheService) adminImport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, ok := readBody(w, r)
+	body, ok := ReadBody(w, r)
 	if !ok {
 		return
 	}

@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/assaykit/assay/internal/httpjson"
@@ -38,6 +40,16 @@ type Route struct {
 	Handler http.Handler
 	// Offer is set on paid operations (discovery documents read it).
 	Offer *payment.Offer
+	// Work is, on a paid operation, the handler behind the paywall (a
+	// payment.Prechecker when it checks its input before payment):
+	// transports that charge calls themselves (MCP) run it.
+	Work http.Handler
+	// InputSchema is the JSON Schema of a request that is not a shapes
+	// body (the A2A SendMessage params), for the discovery documents.
+	InputSchema json.RawMessage
+	// Tools are the tools an MCP endpoint serves, for the discovery
+	// documents.
+	Tools []Tool
 	// Body names the shapes type of the JSON request body, if any.
 	Body string
 	// Query names the shapes type of the query parameters, if any.
@@ -47,6 +59,32 @@ type Route struct {
 	// Admin marks curator/operator operations (admin key required); they
 	// are listed in capabilities but left out of public discovery documents.
 	Admin bool
+}
+
+// Service keys of the discovery documents.
+const (
+	ClaimsServiceKey = "claim-verification"
+	NicheServiceKey  = "niche-discovery"
+)
+
+// Tool is one MCP tool as the discovery documents describe it.
+type Tool struct {
+	// Name is the tool name (tools/list).
+	Name string
+	// Service is the key of the service whose documents list the tool
+	// ("claim-verification", "niche-discovery").
+	Service string
+	// Summary is its one-sentence manifest summary.
+	Summary string
+	// InputSchema and OutputSchema are the schemas tools/list publishes
+	// (OutputSchema nil when none).
+	InputSchema, OutputSchema json.RawMessage
+	// Idempotent is the tool's idempotentHint.
+	Idempotent bool
+	// Offer is what a paid call (or the paid mode) costs; nil when free.
+	Offer *payment.Offer
+	// Timeout bounds a call (0: not published).
+	Timeout time.Duration
 }
 
 // Patterns returns every pattern the route is served under: the canonical

@@ -1,7 +1,9 @@
 // Package server serves assay over HTTP: one set of routes per service
-// (niche discovery, claim verification, URL snapshots, commerce, MCP, A2A,
-// discovery documents), composed by New into one http.Handler that a host
-// can mount anywhere in its own mux.
+// (niche discovery, claim verification, URL snapshots, commerce, discovery
+// documents), composed by New into one http.Handler that a host can mount
+// anywhere in its own mux. Surfaces built over those services — the MCP and
+// A2A endpoints of package server/agents — are Mounts, listed in
+// Config.Mounts: the server links no agent protocol unless a host asks.
 //
 // New returns a *Server, which is an http.Handler (ServeHTTP) and also
 // exposes its routing table (Routes), from which /v1/capabilities and the
@@ -26,13 +28,9 @@
 //     input, and one that names nothing (unknown id, NUL or invalid UTF-8)
 //     is a 404.
 //   - GET / and the root of each service prefix answer an index of what is
-//     mounted (services, capability list, discovery documents, MCP and A2A
-//     endpoints, documentation): JSON, or an inert HTML page for a client
-//     that ranks text/html first (index.go).
-//   - The MCP SDK's own log lines (session start and end, three per call
-//     on the stateless transport) are logged at debug level, tagged
-//     component=mcp, without empty attributes; its warnings and errors
-//     keep their level.
+//     mounted (services, capability list, discovery documents, the MCP and
+//     A2A endpoints of its Mounts, documentation): JSON, or an inert HTML
+//     page for a client that ranks text/html first (index.go).
 //   - Every request is logged once at info level ("request": method, path,
 //     route id, status, bytes, duration); a panic is logged at error level
 //     with its value and stack and answered 500 {"detail":"Internal Server
@@ -47,6 +45,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/shapes"
@@ -102,8 +101,17 @@ type Config struct {
 	Snapshots     SnapshotsConfig
 	Commerce      CommerceConfig
 	Discovery     DiscoveryConfig
-	MCP           MCPConfig
-	A2A           A2AConfig
+
+	// Mounts add routes built over the services above (agents.MCP,
+	// agents.A2A), after the services' own routes and before the index
+	// and the discovery documents, which list them.
+	Mounts []Mount
+}
+
+// A Mount adds routes built over the server's services. Routes is called
+// once by New, after the services' routes are in s.Routes.
+type Mount interface {
+	Routes(s *Server) ([]*Route, error)
 }
 
 // Server is the composed handler returned by New.
@@ -112,12 +120,8 @@ type Server struct {
 	log     *slog.Logger
 	routes  []*Route
 	handler http.Handler
-	// niche is the resolved niche service (nil when not mounted); the MCP
-	// niche tools serve through it.
+	// niche is the resolved niche service (nil when not mounted).
 	niche *nicheService
-	// mcp is the MCP server (nil when not mounted); the discovery
-	// documents list its tools.
-	mcp *mcpServer
 }
 
 // New builds the handler for every configured service.
@@ -139,8 +143,7 @@ func New(cfg Config) (*Server, error) {
 		s.snapshotRoutes,
 		s.claimsRoutes,
 		s.commerceRoutes,
-		s.mcpRoutes,
-		s.a2aRoutes,
+		s.mountRoutes,
 		s.indexRoutes,
 		s.discoveryRoutes,
 	}
@@ -169,15 +172,40 @@ func New(cfg Config) (*Server, error) {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// Routes returns the routing table (shared; do not modify).
+// Routes returns the routing table (shared; do not modify). While New
+// runs, it holds the routes built so far.
 func (s *Server) Routes() []*Route { return s.routes }
+
+// Config returns the configuration with defaults applied (Service,
+// MaxBodyBytes).
+func (s *Server) Config() Config { return s.cfg }
+
+// Logger returns the server's logger (never nil).
+func (s *Server) Logger() *slog.Logger { return s.log }
+
+// mountRoutes adds the routes of Config.Mounts to the table, in order, so
+// that each mount sees the routes built before it; it returns none itself.
+func (s *Server) mountRoutes() ([]*Route, error) {
+	for _, m := range s.cfg.Mounts {
+		if m == nil {
+			continue
+		}
+		rs, err := m.Routes(s)
+		if err != nil {
+			return nil, err
+		}
+		s.routes = append(s.routes, rs...)
+	}
+	return nil, nil
+}
 
 func errorf(format string, args ...any) error {
 	return fmt.Errorf("server: "+format, args...)
 }
 
-// paid wraps a paid route's handler in the configured paywall.
-func (s *Server) paid(offer payment.Offer, h http.Handler) http.Handler {
+// Paid wraps a paid route's handler in the configured paywall (Mounts sell
+// through it too).
+func (s *Server) Paid(offer payment.Offer, h http.Handler) http.Handler {
 	if s.cfg.Paywall == nil {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			httpjson.Detail(w, http.StatusServiceUnavailable, "Payments are not configured")
@@ -221,4 +249,30 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.ErrorContext(r.Context(), "internal error", "path", r.URL.Path, "err", err)
 		httpjson.Detail(w, http.StatusInternalServerError, "Internal Server Error")
 	}
+}
+
+// Status returns the HTTP status and detail the HTTP routes give for err
+// (see writeError), without writing anything: transports that are not
+// HTTP routes (MCP, A2A) report errors with it.
+func (s *Server) Status(ctx context.Context, err error) (int, string) {
+	var re *claims.RequestError
+	if errors.As(err, &re) {
+		return http.StatusUnprocessableEntity, re.Msg
+	}
+	for _, m := range s.errorMappers() {
+		if status, msg, ok := m(err); ok {
+			if status >= 500 {
+				s.log.WarnContext(ctx, "transport call failed", "status", status, "err", err)
+			}
+			return status, msg
+		}
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout, "The request timed out"
+	case errors.Is(err, context.Canceled):
+		return 499, "The request was canceled"
+	}
+	s.log.ErrorContext(ctx, "transport: internal error", "err", err)
+	return http.StatusInternalServerError, "Internal Server Error"
 }

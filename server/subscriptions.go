@@ -468,7 +468,7 @@ func (s *Server) subsWebhook(w http.ResponseWriter, r *http.Request) {
 		s.subsError(w, r, niche.ErrBillingUnavailable)
 		return
 	}
-	payload, ok := readBody(w, r)
+	payload, ok := ReadBody(w, r)
 	if !ok {
 		return
 	}

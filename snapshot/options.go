@@ -128,62 +128,77 @@ func (o *Options) settings() (*settings, error) {
 	if o != nil {
 		v = *o
 	}
-	if v.MaxBytes <= 0 {
-		v.MaxBytes = DefaultMaxBytes
+	v.applyDefaults()
+	g, err := newGuard(v.AllowedPorts, v.AllowAddrs)
+	if err != nil {
+		return nil, err
 	}
-	if v.CaptureTimeout <= 0 {
-		v.CaptureTimeout = DefaultCaptureTimeout
+	hm, err := parseHostMap(v.HostMap)
+	if err != nil {
+		return nil, err
 	}
-	if v.BatchTimeout <= 0 {
-		v.BatchTimeout = DefaultBatchTimeout
+	for _, t := range v.ContentTypes {
+		if !strings.Contains(t, "/") {
+			return nil, fmt.Errorf("snapshot: content type pattern %q has no '/'", t)
+		}
 	}
-	if v.Concurrency <= 0 {
-		v.Concurrency = DefaultConcurrency
+	return &settings{Options: v, guard: g, hostMap: hm}, nil
+}
+
+// applyDefaults replaces every unset (zero or negative) option with its
+// documented default.
+func (o *Options) applyDefaults() {
+	positive(&o.MaxBytes, DefaultMaxBytes)
+	positive(&o.CaptureTimeout, DefaultCaptureTimeout)
+	positive(&o.BatchTimeout, DefaultBatchTimeout)
+	positive(&o.Concurrency, DefaultConcurrency)
+	positive(&o.MaxPerHost, o.Concurrency)
+	zeroOrNone(&o.MaxRedirects, DefaultMaxRedirects)
+	zeroOrNone(&o.Retries, DefaultRetries)
+	positive(&o.RetryWaitMin, DefaultRetryWaitMin)
+	positive(&o.RetryWaitMax, DefaultRetryWaitMax)
+	o.RetryWaitMax = max(o.RetryWaitMax, o.RetryWaitMin)
+	if o.UserAgent == "" {
+		o.UserAgent = DefaultUserAgent
 	}
-	if v.MaxPerHost <= 0 {
-		v.MaxPerHost = v.Concurrency
+	if o.Accept == "" {
+		o.Accept = DefaultAccept
 	}
+	if len(o.ContentTypes) == 0 {
+		o.ContentTypes = DefaultContentTypes()
+	}
+	positive(&o.Retention, DefaultRetention)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// positive sets *p to def when it is zero or negative.
+func positive[T int | int64 | time.Duration](p *T, def T) {
+	if *p <= 0 {
+		*p = def
+	}
+}
+
+// zeroOrNone sets *p to def when it is zero and to 0 (none) when it is
+// negative: the convention of the counts where 0 is a real choice.
+func zeroOrNone(p *int, def int) {
 	switch {
-	case v.MaxRedirects == 0:
-		v.MaxRedirects = DefaultMaxRedirects
-	case v.MaxRedirects < 0:
-		v.MaxRedirects = 0
+	case *p == 0:
+		*p = def
+	case *p < 0:
+		*p = 0
 	}
-	switch {
-	case v.Retries == 0:
-		v.Retries = DefaultRetries
-	case v.Retries < 0:
-		v.Retries = 0
-	}
-	if v.RetryWaitMin <= 0 {
-		v.RetryWaitMin = DefaultRetryWaitMin
-	}
-	if v.RetryWaitMax <= 0 {
-		v.RetryWaitMax = DefaultRetryWaitMax
-	}
-	if v.RetryWaitMax < v.RetryWaitMin {
-		v.RetryWaitMax = v.RetryWaitMin
-	}
-	if v.UserAgent == "" {
-		v.UserAgent = DefaultUserAgent
-	}
-	if v.Accept == "" {
-		v.Accept = DefaultAccept
-	}
-	if len(v.ContentTypes) == 0 {
-		v.ContentTypes = DefaultContentTypes()
-	}
-	if v.Retention <= 0 {
-		v.Retention = DefaultRetention
-	}
-	if v.Logger == nil {
-		v.Logger = slog.New(slog.DiscardHandler)
-	}
-	if v.Now == nil {
-		v.Now = time.Now
-	}
+}
+
+// newGuard builds the dial guard from the allowed ports (nil means 80
+// and 443) and the ip:port allow-list.
+func newGuard(allowedPorts []int, allowAddrs []string) (*guard, error) {
 	g := &guard{ports: map[int]bool{}, allow: map[netip.AddrPort]bool{}}
-	ports := v.AllowedPorts
+	ports := allowedPorts
 	if len(ports) == 0 {
 		ports = []int{80, 443}
 	}
@@ -193,15 +208,21 @@ func (o *Options) settings() (*settings, error) {
 		}
 		g.ports[p] = true
 	}
-	for _, a := range v.AllowAddrs {
+	for _, a := range allowAddrs {
 		ap, err := netip.ParseAddrPort(a)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot: allow-list entry %q is not ip:port", a)
 		}
 		g.allow[ap] = true
 	}
+	return g, nil
+}
+
+// parseHostMap normalises the host map's keys (lower case, no trailing
+// dot) and checks both sides are host:port.
+func parseHostMap(m map[string]string) (map[string]string, error) {
 	hm := map[string]string{}
-	for from, to := range v.HostMap {
+	for from, to := range m {
 		h, p, err := net.SplitHostPort(from)
 		if err != nil || h == "" || p == "" {
 			return nil, fmt.Errorf("snapshot: host map key %q is not host:port", from)
@@ -211,12 +232,7 @@ func (o *Options) settings() (*settings, error) {
 		}
 		hm[strings.ToLower(strings.TrimSuffix(h, "."))+":"+p] = to
 	}
-	for _, t := range v.ContentTypes {
-		if !strings.Contains(t, "/") {
-			return nil, fmt.Errorf("snapshot: content type pattern %q has no '/'", t)
-		}
-	}
-	return &settings{Options: v, guard: g, hostMap: hm}, nil
+	return hm, nil
 }
 
 // typeAllowed matches a media type against the allow-list patterns.

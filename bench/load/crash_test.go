@@ -42,8 +42,11 @@ func TestCrashRecovery(t *testing.T) {
 	if rep.Kills != cfg.Kills || rep.InFlight == 0 {
 		t.Fatalf("%d kills found %d requests in flight: nothing was tested", rep.Kills, rep.InFlight)
 	}
-	if rep.Refused != 0 || rep.Recovered+rep.Served != rep.InFlight {
-		t.Fatalf("in flight %d: recovered %d + served %d, refused %d", rep.InFlight, rep.Recovered, rep.Served, rep.Refused)
+	if rep.Refused != 0 || rep.Recovered+rep.Served+rep.Expired != rep.InFlight {
+		t.Fatalf("in flight %d: recovered %d + served %d + expired %d, refused %d", rep.InFlight, rep.Recovered, rep.Served, rep.Expired, rep.Refused)
 	}
-	t.Logf("in flight %d, recovered %d, served %d, refused %d", rep.InFlight, rep.Recovered, rep.Served, rep.Refused)
+	if rep.Expired == rep.InFlight {
+		t.Fatalf("all %d requests in flight expired before the restarts: recovery was not tested", rep.InFlight)
+	}
+	t.Logf("in flight %d, recovered %d, served %d, expired %d, refused %d", rep.InFlight, rep.Recovered, rep.Served, rep.Expired, rep.Refused)
 }

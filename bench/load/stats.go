@@ -222,10 +222,13 @@ type report struct {
 	// InFlight counts the paid requests in flight at the kills (crash),
 	// each sent again with its credential after the restart: Recovered
 	// got the answer of the order the kill left charged, Served ran anew
-	// (the kill released the payment), Refused were refused.
+	// (the kill released the payment), Expired were refused because the
+	// restart outlasted their authorization (nothing charged), Refused
+	// were refused for any other reason.
 	InFlight  int `json:"inFlight"`
 	Recovered int `json:"recovered"`
 	Served    int `json:"served"`
+	Expired   int `json:"expired"`
 	Refused   int `json:"refused"`
 	// KnownFiveXX counts 5xx answers explained by a known defect.
 	KnownFiveXX int      `json:"knownDefect5xx"`

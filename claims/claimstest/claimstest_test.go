@@ -126,3 +126,28 @@ func TestMemStoreConforms(t *testing.T) {
 		})
 	})
 }
+
+// A streaming step reports its search calls before it answers: the gate
+// that holds the answer is opened by the report itself.
+func TestProviderStreams(t *testing.T) {
+	resp := ResponseForURLs([]string{"https://a.example/1", "https://b.example/2", "https://c.example/3"})
+	gate := make(chan struct{})
+	p := NewProvider(Step{Response: resp, Stream: true, Gate: gate})
+	var got []claims.SearchCall
+	q := &claims.ProviderQuery{OnSearchCall: func(c claims.SearchCall) {
+		got = append(got, c)
+		close(gate)
+	}}
+	r, err := p.Search(context.Background(), q)
+	if err != nil || len(got) != 1 || got[0].ID != "ws_1" || len(got[0].Sources) != 3 || r.ResponseID != "resp_bench" {
+		t.Fatal(err, got, r)
+	}
+	// Without a listener the step still answers; a gate never opened ends
+	// with the context as a timeout.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = NewProvider(Step{Response: resp, Stream: true, Gate: make(chan struct{})}).Search(ctx, &claims.ProviderQuery{})
+	if !errors.Is(err, claims.ErrProviderTimeout) {
+		t.Fatal(err)
+	}
+}

@@ -18,9 +18,20 @@ type Step struct {
 	// along with it, as a provider returns the partial response of a call
 	// that failed but still cost tokens (e.g. a truncated answer).
 	Err error
-	// Delay is waited before answering; a context that ends first makes
-	// Search return a ProviderTimeout error.
+	// Delay is waited before answering (counted from the start of the
+	// call, streaming included); a context that ends first makes Search
+	// return a ProviderTimeout error.
 	Delay time.Duration
+	// Stream makes the provider report every search call of Response
+	// early, through ProviderQuery.ReportSearchCall, as a streaming
+	// provider does when each tool action ends, StreamAfter into the call
+	// (before Delay ends, however long Delay is).
+	Stream      bool
+	StreamAfter time.Duration
+	// Gate, when set, is waited on after streaming and before answering:
+	// a test closes it once it has seen what the early reports caused
+	// (e.g. a capture started), which proves the order without timing.
+	Gate <-chan struct{}
 }
 
 // Provider is a scripted claims.SearchProvider. Each Search call takes the
@@ -69,14 +80,17 @@ func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims
 		p.next++
 	}
 	p.mu.Unlock()
-	if st.Delay > 0 {
-		t := time.NewTimer(st.Delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, &claims.ProviderError{Kind: claims.ProviderTimeout, Err: ctx.Err()}
-		case <-t.C:
+	start := time.Now()
+	if st.Stream && st.Response != nil {
+		if err := wait(ctx, st.StreamAfter, nil); err != nil {
+			return nil, err
 		}
+		for _, c := range cloneResponse(st.Response).SearchCalls {
+			q.ReportSearchCall(c)
+		}
+	}
+	if err := wait(ctx, st.Delay-time.Since(start), st.Gate); err != nil {
+		return nil, err
 	}
 	if st.Err != nil {
 		if st.Response != nil {
@@ -116,4 +130,27 @@ func cloneResponse(r *claims.ProviderResponse) *claims.ProviderResponse {
 		return &c
 	}
 	return &out
+}
+
+// wait waits d, then gate (when not nil), or returns a ProviderTimeout
+// error when ctx ends first.
+func wait(ctx context.Context, d time.Duration, gate <-chan struct{}) error {
+	timeout := func() error { return &claims.ProviderError{Kind: claims.ProviderTimeout, Err: ctx.Err()} }
+	if d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return timeout()
+		case <-t.C:
+		}
+	}
+	if gate != nil {
+		select {
+		case <-ctx.Done():
+			return timeout()
+		case <-gate:
+		}
+	}
+	return nil
 }

@@ -48,6 +48,15 @@ type Snapshotter struct {
 	Err error
 	// Now is the capture clock (default time.Now).
 	Now func() time.Time
+	// Started, when set, is called with the URLs of every CaptureAll and
+	// FetchAll call as it starts (before Delay and Hold): tests use it to
+	// see captures begin, e.g. before the provider has answered.
+	Started func(urls []string)
+	// Hold, when set, is asked for every call with its URLs; a non-nil
+	// channel it returns is waited on (or the context's end, which makes
+	// the call return the context's error) before the records are made.
+	// Tests use it to keep captures running until they are cancelled.
+	Hold func(urls []string) <-chan struct{}
 
 	mu       sync.Mutex
 	requests [][]string
@@ -93,6 +102,18 @@ func (s *Snapshotter) Fetches() [][]string {
 }
 
 func (s *Snapshotter) records(ctx context.Context, urls []string) ([]*snapshot.Snapshot, error) {
+	if s.Started != nil {
+		s.Started(append([]string(nil), urls...))
+	}
+	if s.Hold != nil {
+		if ch := s.Hold(urls); ch != nil {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-ch:
+			}
+		}
+	}
 	if s.Delay > 0 {
 		t := time.NewTimer(s.Delay)
 		select {

@@ -280,69 +280,83 @@ func units() map[string]string {
 // annotate sets the unit, approximation and identifier marks of the
 // numbers in a token list (one clause or sentence).
 func (lx *lexicon) annotate(toks []token) {
-	stop, unitMap, months, approx, idents := lx.stop, lx.units, lx.months, lx.approx, lx.ident
 	for i := range toks {
 		n := toks[i].num
 		if n == nil {
 			continue
 		}
-		if i > 0 && idents[toks[i-1].text] {
+		if i > 0 && lx.ident[toks[i-1].text] {
 			n.ident = toks[i-1].text
 			continue
 		}
 		for k := i - 1; k >= 0 && k >= i-2; k-- {
-			if approx[toks[k].text] {
+			if lx.approx[toks[k].text] {
 				n.approx = true
 			}
 		}
-		switch {
-		case toks[i].pct:
-			n.unit = "percent"
-			continue
-		case toks[i].deg && i+1 < len(toks) && (toks[i+1].text == "c" || toks[i+1].text == "f"):
-			n.unit = unitMap[toks[i+1].text]
-			continue
-		}
-		if isInt(n.value) && n.value >= 1 && n.value <= 31 &&
-			((i+1 < len(toks) && months[toks[i+1].text]) || (i > 0 && months[toks[i-1].text] && (i+1 >= len(toks) || toks[i+1].num == nil || toks[i+1].num.value > 31))) {
-			n.unit = "dayofmonth"
-			continue
-		}
-		// The unit is the first word after the number, skipping stop words
-		// and a range's second number ("150 to 300 minutes").
-		for k := i + 1; k < len(toks) && k <= i+4; k++ {
-			t := toks[k]
-			if t.num != nil && k == i+2 && (toks[i+1].text == "to" || toks[i+1].text == "and" || toks[i+1].text == "or") {
-				continue
-			}
-			if t.num != nil {
-				break
-			}
-			if t.text == "degree" || t.text == "degrees" {
-				if k+1 < len(toks) {
-					if u, ok := unitMap[toks[k+1].text]; ok {
-						n.unit = u
-					}
-				}
-				break
-			}
-			if t.text == "per" && k+1 < len(toks) && toks[k+1].text == "cent" {
-				n.unit = "percent"
-				break
-			}
-			if u, ok := unitMap[t.text]; ok {
-				n.unit = u
-				break
-			}
-			if stop[t.text] {
-				continue
-			}
-			break
-		}
+		n.unit = lx.unitOf(toks, i)
 		if n.unit == "" && isInt(n.value) && n.value >= 1800 && n.value <= 2100 && !strings.Contains(toks[i].text, ",") && n.decimals == 0 {
 			n.unit = "year"
 		}
 	}
+}
+
+// unitOf is the unit of the number at toks[i]: a percent or degree sign,
+// a day of a month, or the first unit word after it ("" when none).
+func (lx *lexicon) unitOf(toks []token, i int) string {
+	switch {
+	case toks[i].pct:
+		return "percent"
+	case toks[i].deg && i+1 < len(toks) && (toks[i+1].text == "c" || toks[i+1].text == "f"):
+		return lx.units[toks[i+1].text]
+	case lx.dayOfMonth(toks, i):
+		return "dayofmonth"
+	}
+	return lx.unitAfter(toks, i)
+}
+
+// dayOfMonth reports whether the number at toks[i] is a day next to a
+// month name ("4 July", "July 4", but not "July 2024").
+func (lx *lexicon) dayOfMonth(toks []token, i int) bool {
+	n := toks[i].num
+	if !isInt(n.value) || n.value < 1 || n.value > 31 {
+		return false
+	}
+	if i+1 < len(toks) && lx.months[toks[i+1].text] {
+		return true
+	}
+	return i > 0 && lx.months[toks[i-1].text] && (i+1 >= len(toks) || toks[i+1].num == nil || toks[i+1].num.value > 31)
+}
+
+// unitAfter is the unit named by the first word after the number at
+// toks[i], skipping stop words and a range's second number ("150 to 300
+// minutes").
+func (lx *lexicon) unitAfter(toks []token, i int) string {
+	for k := i + 1; k < len(toks) && k <= i+4; k++ {
+		t := toks[k]
+		if t.num != nil && k == i+2 && (toks[i+1].text == "to" || toks[i+1].text == "and" || toks[i+1].text == "or") {
+			continue
+		}
+		if t.num != nil {
+			return ""
+		}
+		switch {
+		case t.text == "degree" || t.text == "degrees":
+			if k+1 < len(toks) {
+				return lx.units[toks[k+1].text]
+			}
+			return ""
+		case t.text == "per" && k+1 < len(toks) && toks[k+1].text == "cent":
+			return "percent"
+		}
+		if u, ok := lx.units[t.text]; ok {
+			return u
+		}
+		if !lx.stop[t.text] {
+			return ""
+		}
+	}
+	return ""
 }
 
 func isInt(v float64) bool { return v == math.Trunc(v) }

@@ -288,7 +288,7 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 		Claims:    server.ClaimsConfig{Engine: engine, Prefix: cfg.Prefix},
 		Snapshots: server.SnapshotsConfig{Service: snaps, Prefixes: []string{cfg.Prefix}},
 		Niche:     catalogue,
-		MCP:       server.MCPConfig{Disabled: true}, A2A: server.A2AConfig{Disabled: true}, // HTTP only
+		// HTTP only: no Mounts (MCP and A2A are in package server/agents).
 	}
 	switch cfg.Payments {
 	case "free":

@@ -21,6 +21,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/server/agents"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/anydb"
 )
@@ -164,8 +165,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Commerce:     server.CommerceConfig{Cashier: gate.Cashier()},
 		Niche:        catalogue,
 		Claims:       server.ClaimsConfig{Engine: verify.engine, Prefix: cfg.ClaimsPrefix, ServiceSlug: cfg.ClaimsServiceSlug},
-		MCP: server.MCPConfig{DisableLocalhostProtection: cfg.MCPNoLocalhostProtection,
-			TrustedOrigins: splitList(cfg.MCPTrustedOrigins)},
+		Mounts: []server.Mount{
+			agents.MCP{DisableLocalhostProtection: cfg.MCPNoLocalhostProtection, TrustedOrigins: splitList(cfg.MCPTrustedOrigins)},
+			agents.A2A{},
+		},
 		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: []string{cfg.ClaimsPrefix}},
 		Subscriptions: server.SubscriptionConfig{Service: subs},
 		// Each check is documented in ready.go.

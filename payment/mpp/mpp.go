@@ -369,7 +369,7 @@ func isTokenChar(c byte) bool {
 // payer identity (did:pkh:eip155:<chain>:<address> for evm) and the
 // method-specific payload.
 type Credential struct {
-	Challenge Challenge    `json:"challenge"`
+	Challenge Challenge       `json:"challenge"`
 	Source    string          `json:"source,omitempty"`
 	Payload   json.RawMessage `json:"payload"`
 }
@@ -540,12 +540,12 @@ func DecodeReceipt(value string) (*Receipt, error) {
 
 // EVMRequest is the request of an evm charge (JCS sorts the keys).
 type EVMRequest struct {
-	Amount        string        `json:"amount"`
-	Currency      string        `json:"currency"`
+	Amount        string     `json:"amount"`
+	Currency      string     `json:"currency"`
 	MethodDetails EVMDetails `json:"methodDetails"`
-	Recipient     string        `json:"recipient"`
-	Description   string        `json:"description,omitempty"`
-	ExternalID    string        `json:"externalId,omitempty"`
+	Recipient     string     `json:"recipient"`
+	Description   string     `json:"description,omitempty"`
+	ExternalID    string     `json:"externalId,omitempty"`
 }
 
 // EVMDetails are the methodDetails of an evm charge request.
@@ -557,11 +557,11 @@ type EVMDetails struct {
 
 // StripeRequest is the request of a stripe charge.
 type StripeRequest struct {
-	Amount        string           `json:"amount"`
-	Currency      string           `json:"currency"`
+	Amount        string        `json:"amount"`
+	Currency      string        `json:"currency"`
 	MethodDetails StripeDetails `json:"methodDetails"`
-	Description   string           `json:"description,omitempty"`
-	ExternalID    string           `json:"externalId,omitempty"`
+	Description   string        `json:"description,omitempty"`
+	ExternalID    string        `json:"externalId,omitempty"`
 }
 
 // StripeDetails are the methodDetails of a stripe charge request.

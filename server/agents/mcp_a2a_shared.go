@@ -1,11 +1,10 @@
-package server
+package agents
 
 // What the MCP and A2A transports share: how a call is paid for, how one
 // verification runs for a transport, and how errors become the statuses and
 // details the HTTP routes give.
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,6 +17,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -34,11 +34,11 @@ type billing struct {
 // else the Cashier of Config.Paywall when it is a *payment.Gate, else free
 // under payment.Free. Any other paywall (or none) leaves the transport's
 // paid calls unconfigured.
-func (s *Server) billingFor(own *payment.Cashier) billing {
+func billingFor(s *server.Server, own *payment.Cashier) billing {
 	if own != nil {
 		return billing{cashier: own}
 	}
-	switch pw := s.cfg.Paywall.(type) {
+	switch pw := s.Config().Paywall.(type) {
 	case *payment.Gate:
 		if pw != nil {
 			return billing{cashier: pw.Cashier()}
@@ -47,29 +47,6 @@ func (s *Server) billingFor(own *payment.Cashier) billing {
 		return billing{free: true}
 	}
 	return billing{}
-}
-
-// tierOffers returns the offer of every claim tier, taken from the HTTP
-// routes so that every transport sells exactly the same thing (same offer
-// ids, prices and work timeouts: orders and receipts compare across
-// transports). Empty when claim verification is not mounted.
-func (s *Server) tierOffers() map[string]payment.Offer {
-	out := map[string]payment.Offer{}
-	for _, r := range s.routes {
-		if r.Offer != nil && r.Offer.Tier != "" && strings.HasPrefix(r.ID, "claims.verify.") {
-			out[r.Offer.Tier] = *r.Offer
-		}
-	}
-	return out
-}
-
-// claimsPrefix is the claim verification service prefix.
-func (s *Server) claimsPrefix() string {
-	p := strings.TrimRight(s.cfg.Claims.Prefix, "/")
-	if p == "" {
-		p = DefaultClaimsPrefix
-	}
-	return p
 }
 
 // publicBase parses a public base URL ("" allowed) and returns it without
@@ -85,35 +62,11 @@ func publicBase(what, raw string) (string, *url.URL, error) {
 	return strings.TrimRight(raw, "/"), u, nil
 }
 
-// verifyFor runs one verification for a transport: the engine call with the
-// payment's scope and order, provider usage and the result reported to the
-// payment. It is what the HTTP tier handler does, minus the HTTP.
-func (s *Server) verifyFor(ctx context.Context, tier string, req *claims.Request, idempotencyKey string) (*claims.Result, error) {
-	pc, _ := payment.CallFrom(ctx)
-	call := &claims.Call{IdempotencyKey: idempotencyKey, Scope: scope(pc)}
-	if pc != nil {
-		call.OrderID, call.OrderTokenHash = pc.OrderID, pc.OrderTokenHash
-	}
-	res, err := s.cfg.Claims.Engine.Verify(ctx, tier, req, call)
-	if pc != nil && call.ProviderCalled {
-		u := call.Usage
-		pc.AddUsage(payment.Usage{Provider: u.Provider, Model: u.Model, InputTokens: u.InputTokens,
-			CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens, SearchCalls: u.SearchCalls})
-	}
-	if err != nil {
-		return nil, err
-	}
-	if pc != nil {
-		pc.SetResult("verification", res.VerificationID)
-	}
-	return res, nil
-}
-
 // decodeClaimRequest decodes a ClaimVerificationRequest and applies the
 // tier rules, exactly as the HTTP tier routes do before payment. On
 // failure it returns the 422 body the HTTP route would give (loc prefixed
 // "body"); raw is the request object as received.
-func (s *Server) decodeClaimRequest(tier string, raw []byte) (*claims.Request, *claims.Effective, *shapes.ValidationError, error) {
+func decodeClaimRequest(s *server.Server, tier string, raw []byte) (*claims.Request, *claims.Effective, *shapes.ValidationError, error) {
 	var req claims.Request
 	if err := shapes.Decode(raw, &req); err != nil {
 		var ve *shapes.ValidationError
@@ -122,7 +75,7 @@ func (s *Server) decodeClaimRequest(tier string, raw []byte) (*claims.Request, *
 		}
 		return nil, nil, nil, err
 	}
-	eff, err := s.cfg.Claims.Engine.Check(tier, &req)
+	eff, err := s.Config().Claims.Engine.Check(tier, &req)
 	if err != nil {
 		var re *claims.RequestError
 		if errors.As(err, &re) {
@@ -135,31 +88,6 @@ func (s *Server) decodeClaimRequest(tier string, raw []byte) (*claims.Request, *
 		return nil, nil, nil, err
 	}
 	return &req, eff, nil, nil
-}
-
-// statusOf returns the HTTP status and detail the HTTP routes give for err
-// (see writeError), without writing anything.
-func (s *Server) statusOf(ctx context.Context, err error) (int, string) {
-	var re *claims.RequestError
-	if errors.As(err, &re) {
-		return http.StatusUnprocessableEntity, re.Msg
-	}
-	for _, m := range s.errorMappers() {
-		if status, msg, ok := m(err); ok {
-			if status >= 500 {
-				s.log.WarnContext(ctx, "transport call failed", "status", status, "err", err)
-			}
-			return status, msg
-		}
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return http.StatusGatewayTimeout, "The request timed out"
-	case errors.Is(err, context.Canceled):
-		return 499, "The request was canceled"
-	}
-	s.log.ErrorContext(ctx, "transport: internal error", "err", err)
-	return http.StatusInternalServerError, "Internal Server Error"
 }
 
 // paymentRefusal is how the HTTP gate answers a failed payment step, as a

@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"bytes"
@@ -14,15 +14,17 @@ import (
 	"sync"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
 )
 
 // a2aTierKey is the member of SendMessage params.metadata that chooses the
-// tier (the agent card says so).
-const a2aTierKey = "tier"
+// tier.
+const a2aTierKey = discovery.A2ATierKey
 
 // a2aJob is a checked SendMessage or SendStreamingMessage request.
 type a2aJob struct {
@@ -120,7 +122,7 @@ func (h *a2aHandler) parseSend(c *rpcCall) (*a2aJob, *rpcError) {
 		}
 		raw = b
 	}
-	req, _, ve, err := h.s.decodeClaimRequest(job.tier, raw)
+	req, _, ve, err := decodeClaimRequest(h.s, job.tier, raw)
 	switch {
 	case err != nil:
 		return nil, newRPCError(rpcInternalError, "Internal error", nil, nil)
@@ -164,7 +166,7 @@ func (snd *a2aSend) Precheck(w http.ResponseWriter, r *http.Request) (*http.Requ
 	if rerr == nil {
 		job.idem = r.Header.Get(payment.HeaderIdempotencyKey)
 		if len(job.idem) > claims.MaxIdempotencyKeyLength {
-			rerr = invalidParams("the Idempotency-Key header is too long", idempotencyKeyError(job.idem).Detail)
+			rerr = invalidParams("the Idempotency-Key header is too long", server.IdempotencyKeyError(job.idem).Detail)
 		}
 	}
 	if rerr != nil {
@@ -273,7 +275,7 @@ func (h *a2aHandler) execute(ctx context.Context, job *a2aJob, e *a2aTaskEntry, 
 			emit(ev)
 		}
 	})
-	return h.s.verifyFor(ctx, job.tier, job.req, job.idem)
+	return h.s.Verify(ctx, job.tier, job.req, job.idem)
 }
 
 // finish records how a task ended and returns the final events: the
@@ -361,7 +363,7 @@ func (snd *a2aSend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sink.send(a2aEvent{Task: new(e.snapshot())})
 		res, err := h.execute(r.Context(), job, e, sink.send)
 		if err != nil {
-			st, d := h.s.statusOf(r.Context(), err)
+			st, d := h.s.Status(r.Context(), err)
 			ev, _ := h.failTask(e, st, d)
 			sink.send(ev)
 			return
@@ -386,7 +388,7 @@ func (snd *a2aSend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a, err = resultArtifact(res)
 	}
 	if err != nil {
-		st, d := h.s.statusOf(r.Context(), err)
+		st, d := h.s.Status(r.Context(), err)
 		ev, canceled := h.failTask(e, st, d)
 		buf.close()
 		if canceled != "" {
@@ -539,7 +541,7 @@ func (h *a2aHandler) serveLive(w http.ResponseWriter, r *http.Request, job *a2aJ
 		a, err = resultArtifact(res)
 	}
 	if err != nil {
-		st, d := h.s.statusOf(r.Context(), err)
+		st, d := h.s.Status(r.Context(), err)
 		ev, canceled := h.failTask(e, st, d)
 		reason := failureReason(st, d)
 		if canceled != "" {
@@ -575,7 +577,7 @@ func (h *a2aHandler) serveLive(w http.ResponseWriter, r *http.Request, job *a2aJ
 			detail = problemText(p)
 		}
 		if !errors.Is(err, payment.ErrSettlementFailed) {
-			h.s.log.ErrorContext(r.Context(), "a2a: completing a paid stream", "order", ord.ID, "err", err)
+			h.s.Logger().ErrorContext(r.Context(), "a2a: completing a paid stream", "order", ord.ID, "err", err)
 		}
 		sink.send(e.setStatus(a2aFailed, "Settlement failed: "+detail+"; the result was not delivered", map[string]any{"orderId": ord.ID}))
 		return

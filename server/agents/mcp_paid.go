@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"bytes"
@@ -11,12 +11,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // _meta keys of the MCP transport.
@@ -174,9 +176,9 @@ func (ms *mcpServer) verifyTool(t claims.Tier, offer payment.Offer) mcp.ToolHand
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		// Arguments and tier rules, exactly as the HTTP route checks the
 		// body: never charged.
-		creq, eff, ve, err := ms.s.decodeClaimRequest(t.Name, toolArgs(req))
+		creq, eff, ve, err := decodeClaimRequest(ms.s, t.Name, toolArgs(req))
 		if err != nil {
-			st, d := ms.s.statusOf(ctx, err)
+			st, d := ms.s.Status(ctx, err)
 			return detailResult(st, d, nil), nil
 		}
 		if ve != nil {
@@ -186,13 +188,13 @@ func (ms *mcpServer) verifyTool(t claims.Tier, offer payment.Offer) mcp.ToolHand
 		prog := newMCPProgress(ctx, req)
 		defer prog.close()
 		work := func(ctx context.Context) ([]byte, *toolFailure) {
-			res, err := ms.s.verifyFor(claims.WithProgress(ctx, prog.stage), t.Name, creq, idem)
+			res, err := ms.s.Verify(claims.WithProgress(ctx, prog.stage), t.Name, creq, idem)
 			var body []byte
 			if err == nil {
 				body, err = httpjson.Marshal(res)
 			}
 			if err != nil {
-				st, d := ms.s.statusOf(ctx, err)
+				st, d := ms.s.Status(ctx, err)
 				var re *claims.RequestError
 				if errors.As(err, &re) {
 					return nil, &toolFailure{status: st, body: shapes.NewValueError(re.Msg, map[string]any{}).WithPrefix("body"), detail: d}
@@ -210,7 +212,7 @@ func (ms *mcpServer) verifyTool(t claims.Tier, offer payment.Offer) mcp.ToolHand
 func (ms *mcpServer) charge(ctx context.Context, req *mcp.CallToolRequest, tool string, offer payment.Offer,
 	requestHash, idem string, prog *mcpProgress, work paidWork) (*mcp.CallToolResult, error) {
 	if len(idem) > claims.MaxIdempotencyKeyLength {
-		return errorResult(http.StatusUnprocessableEntity, idempotencyKeyError(idem), nil), nil
+		return errorResult(http.StatusUnprocessableEntity, server.IdempotencyKeyError(idem), nil), nil
 	}
 	switch {
 	case ms.pay.free:
@@ -252,7 +254,7 @@ func (ms *mcpServer) orderURL(id string) string {
 func (ms *mcpServer) challenge(ctx context.Context, offer payment.Offer, res payment.Resource, p *payment.Problem) (*mcp.CallToolResult, error) {
 	ch, err := ms.pay.cashier.Processor().Challenge(ctx, offer, res)
 	if err != nil || ch == nil || len(ch.PaymentRequired) == 0 {
-		ms.s.log.ErrorContext(ctx, "mcp: payment challenge", "err", err)
+		ms.s.Logger().ErrorContext(ctx, "mcp: payment challenge", "err", err)
 		return detailResult(http.StatusInternalServerError, "Internal Server Error", nil), nil
 	}
 	pr := ch.PaymentRequired
@@ -413,7 +415,7 @@ func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, too
 		}
 		return ms.challenge(ctx, priced, res, &sp)
 	case err != nil:
-		ms.s.log.ErrorContext(ctx, "mcp: completing a paid call", "order", ord.ID, "err", err)
+		ms.s.Logger().ErrorContext(ctx, "mcp: completing a paid call", "order", ord.ID, "err", err)
 		cm.Status = payment.OrderFailed
 		return detailResult(http.StatusInternalServerError, "Internal Server Error", cm), nil
 	}
@@ -463,7 +465,7 @@ func (ms *mcpServer) refuse(ctx context.Context, offer payment.Offer, res paymen
 		return ms.challenge(ctx, offer, res, p)
 	}
 	if st >= 500 && !errors.Is(err, payment.ErrProcessorUnavailable) {
-		ms.s.log.ErrorContext(ctx, "mcp: payment", "err", err)
+		ms.s.Logger().ErrorContext(ctx, "mcp: payment", "err", err)
 	}
 	return detailResult(st, d, nil), nil
 }

@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/assaykit/assay/discovery"
+	"github.com/assaykit/assay/server"
 )
 
 // The cross-field rules of a claim request are published alike by the
@@ -39,7 +40,7 @@ func TestClaimRulesPublishedAndEnforced(t *testing.T) {
 			} `json:"requestBody"`
 		} `json:"paths"`
 	}
-	_, b := env.get(DefaultClaimsPrefix+discovery.PathOpenAPI, nil)
+	_, b := env.get(server.DefaultClaimsPrefix+discovery.PathOpenAPI, nil)
 	if err := json.Unmarshal(b, &oa); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestClaimRulesPublishedAndEnforced(t *testing.T) {
 		}
 	}
 	var m discovery.Manifest
-	_, b = env.get(DefaultClaimsPrefix+discovery.PathManifest, nil)
+	_, b = env.get(server.DefaultClaimsPrefix+discovery.PathManifest, nil)
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}

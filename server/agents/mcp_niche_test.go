@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"context"
@@ -9,11 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
-	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/assaykit/assay/server"
 )
 
 // a published niche of the demo catalogue.
@@ -209,7 +211,7 @@ func TestMCPNicheToolSchemasFollowTheRoutes(t *testing.T) {
 		schemas[tl.Name] = m
 	}
 	// search_niches: NicheSearchQuery's properties and required list.
-	shape, err := inlineShape("NicheSearchQuery")
+	shape, err := server.InlineShape("NicheSearchQuery")
 	if err != nil {
 		t.Fatal(err)
 	}

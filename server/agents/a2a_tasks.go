@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"context"
@@ -182,7 +182,7 @@ func (h *a2aHandler) lookup(ctx context.Context, r *http.Request, id string) (*a
 	t := a2aTask{ID: o.ID, ContextID: o.ID, Status: a2aTaskStatus{State: a2aWorking, Timestamp: o.UpdatedAt.UTC().Format(time.RFC3339Nano)},
 		Metadata: map[string]any{"tier": o.Tier, "orderId": o.ID}}
 	if o.Status == payment.OrderCompleted && o.ResultKind == "verification" {
-		rec, err := h.s.cfg.Claims.Engine.Verification(ctx, o.ResultID)
+		rec, err := h.s.Config().Claims.Engine.Verification(ctx, o.ResultID)
 		if err != nil && !errors.Is(err, claims.ErrNotFound) {
 			return nil, a2aTask{}, h.internal(ctx, err)
 		}
@@ -233,7 +233,7 @@ func withOrderState(t a2aTask, o *payment.Order) a2aTask {
 }
 
 func (h *a2aHandler) internal(ctx context.Context, err error) *rpcError {
-	h.s.log.ErrorContext(ctx, "a2a: internal error", "err", err)
+	h.s.Logger().ErrorContext(ctx, "a2a: internal error", "err", err)
 	return newRPCError(rpcInternalError, "Internal error", nil, nil)
 }
 

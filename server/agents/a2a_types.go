@@ -1,4 +1,4 @@
-package server
+package agents
 
 // Wire shapes of A2A 1.0 (JSON-RPC binding, protobuf JSON names), as far as
 // this agent uses them.

@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"bufio"
@@ -15,11 +15,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
-	"github.com/google/go-cmp/cmp"
 )
 
 const a2aPath = "/claim-verification/a2a"
@@ -317,7 +318,7 @@ func TestA2APaidSendMessage(t *testing.T) {
 	}
 
 	// Another instance on the same database reads the task from the ledger.
-	other, err := New(Config{Paywall: env.gate, Claims: ClaimsConfig{Engine: env.eng}, MCP: MCPConfig{Disabled: true}})
+	other, err := New(Config{Paywall: env.gate, Claims: ClaimsConfig{Engine: env.eng}, NoMCP: true})
 	if err != nil {
 		t.Fatal(err)
 	}

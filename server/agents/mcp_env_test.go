@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"context"
@@ -17,9 +17,13 @@ import (
 	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/sqlite"
 )
+
+// testAdminKey is the admin key of the test servers that have one.
+const testAdminKey = "admin-secret"
 
 // agentsTestBase is the public base URL of the test servers.
 const agentsTestBase = "https://api.example.test"
@@ -258,4 +262,43 @@ func newLoopbackServer(t testing.TB, h http.Handler) *httptest.Server {
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	return hs
+}
+
+// Config is what the tests configure: the server's configuration, with the
+// MCP and A2A mounts as fields (mounted unless NoMCP / NoA2A), as they were
+// configured before they moved out of server.
+type Config struct {
+	Paywall       payment.Paywall
+	PublicBaseURL string
+	Claims        ClaimsConfig
+	Commerce      CommerceConfig
+	Niche         NicheConfig
+	Discovery     DiscoveryConfig
+	AdminKey      string
+	MCP           MCPConfig
+	A2A           A2AConfig
+	NoMCP, NoA2A  bool
+}
+
+type (
+	Server          = server.Server
+	ClaimsConfig    = server.ClaimsConfig
+	CommerceConfig  = server.CommerceConfig
+	NicheConfig     = server.NicheConfig
+	DiscoveryConfig = server.DiscoveryConfig
+	MCPConfig       = MCP
+	A2AConfig       = A2A
+)
+
+// New builds the server of c.
+func New(c Config) (*Server, error) {
+	cfg := server.Config{Paywall: c.Paywall, PublicBaseURL: c.PublicBaseURL, Claims: c.Claims, Commerce: c.Commerce,
+		Niche: c.Niche, Discovery: c.Discovery, AdminKey: c.AdminKey}
+	if !c.NoMCP {
+		cfg.Mounts = append(cfg.Mounts, c.MCP)
+	}
+	if !c.NoA2A {
+		cfg.Mounts = append(cfg.Mounts, c.A2A)
+	}
+	return server.New(cfg)
 }

@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"context"
@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/assaykit/assay/payment/gatetest"
 )
 
 // BenchmarkTransports pays for the same standard verification through

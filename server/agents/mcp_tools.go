@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/assaykit/assay/server"
 )
 
 // addTools registers every tool. The SDK panics on a malformed tool; the
@@ -22,12 +24,12 @@ func (ms *mcpServer) addTools() (err error) {
 			err = errorf("mcp: registering tools: %v", p)
 		}
 	}()
-	if ms.s.cfg.Claims.Engine != nil {
+	if ms.s.Config().Claims.Engine != nil {
 		tiersOut, err := tiersOutputSchema()
 		if err != nil {
 			return err
 		}
-		ms.add(mcpTool{service: claimsServiceKey, summary: "List the claim verification tiers with their prices and limits (free).",
+		ms.add(mcpTool{service: server.ClaimsServiceKey, summary: "List the claim verification tiers with their prices and limits (free).",
 			tool: &mcp.Tool{
 				Name:         "list_verification_tiers",
 				Title:        "List verification tiers",
@@ -38,7 +40,7 @@ func (ms *mcpServer) addTools() (err error) {
 			}, handler: ms.listTiers})
 	}
 
-	offers := ms.s.tierOffers()
+	offers := ms.s.TierOffers()
 	for _, t := range claims.Tiers() {
 		offer, ok := offers[t.Name]
 		if !ok {
@@ -48,7 +50,7 @@ func (ms *mcpServer) addTools() (err error) {
 		if err != nil {
 			return err
 		}
-		ms.add(mcpTool{service: claimsServiceKey, offer: &offer, timeout: t.Timeout,
+		ms.add(mcpTool{service: server.ClaimsServiceKey, offer: &offer, timeout: t.Timeout,
 			summary: fmt.Sprintf("Verify a claim at the %s tier (up to %d search actions, %d cited sources), paid per call with x402.",
 				t.Name, t.MaxToolActions, t.MaxCitedSources),
 			tool: &mcp.Tool{
@@ -57,7 +59,7 @@ func (ms *mcpServer) addTools() (err error) {
 				Description: fmt.Sprintf("Verify a factual claim against current web sources (%s tier: up to %d search actions, at most %d cited sources, snapshots: %s). "+
 					"Returns a structured, cited ClaimVerificationResult. Paid per call: %s USDC via x402 (an unpaid call returns the payment requirements; "+
 					"repeat it with the PaymentPayload in _meta[\"x402/payment\"]).",
-					t.Name, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, usd(t.PriceMicroUSD)),
+					t.Name, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, priceUSD(t.PriceMicroUSD)),
 				InputSchema: in,
 				// No OutputSchema: the official TypeScript client validates
 				// structuredContent against it, and the PaymentRequired
@@ -102,12 +104,6 @@ type mcpTool struct {
 	// timeout bounds a call (0: not published).
 	timeout time.Duration
 }
-
-// Service keys of the discovery documents.
-const (
-	claimsServiceKey = "claim-verification"
-	nicheServiceKey  = "niche-discovery"
-)
 
 // mcpTierInfo is one row of list_verification_tiers.
 type mcpTierInfo struct {
@@ -163,7 +159,7 @@ func tierList() tiersList {
 	out := tiersList{Currency: "USD", Payment: "x402 in _meta[\"x402/payment\"] (USDC)"}
 	for _, t := range claims.Tiers() {
 		out.Tiers = append(out.Tiers, mcpTierInfo{
-			Tier: t.Name, Tool: t.Tool, Path: t.Path, PriceMicrousd: t.PriceMicroUSD, PriceUSD: usd(t.PriceMicroUSD),
+			Tier: t.Name, Tool: t.Tool, Path: t.Path, PriceMicrousd: t.PriceMicroUSD, PriceUSD: priceUSD(t.PriceMicroUSD),
 			CardPriceMicrousd: t.CardMicroUSD, MaxToolActions: t.MaxToolActions, MaxOutputTokens: t.MaxOutputTokens,
 			MaxCitedSources: t.MaxCitedSources, SnapshotMode: string(t.SnapshotMode), MaxSnapshots: t.MaxSnapshots,
 			TimeoutSeconds: int(t.Timeout.Seconds()),
@@ -197,7 +193,7 @@ func (ms *mcpServer) listTiers(ctx context.Context, req *mcp.CallToolRequest) (*
 // never sees our types. The manifest publishes the same schema for the
 // tool (see mcpServer.toolDefs).
 func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
-	out, err := inlineShape("ClaimVerificationRequest")
+	out, err := server.InlineShape("ClaimVerificationRequest")
 	if err != nil {
 		return nil, errorf("mcp: %v", err)
 	}
@@ -217,7 +213,7 @@ func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
 		"includeConflicts": "Report conflicting evidence.",
 		"language":         "Language of the answer (a BCP 47 tag, or auto).",
 	}
-	describeProps(out, descriptions)
+	server.DescribeProps(out, descriptions)
 	capAt := func(field, key string, limit int) {
 		p, ok := props[field].(map[string]any)
 		if !ok {
@@ -233,6 +229,6 @@ func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
 			capAt("maxSources", "default", t.MaxCitedSources)
 		}
 	}
-	withClaimRules(out, &t)
+	server.WithClaimRules(out, &t)
 	return httpjson.Marshal(out)
 }

@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"encoding/base64"
@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store/storetest"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // testClock is a payment clock that a test moves forward.

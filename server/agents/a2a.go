@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/shapes"
 )
 
 // A2AConfig configures the A2A endpoint: the A2A protocol 1.0, JSON-RPC
@@ -104,10 +106,7 @@ import (
 //   - Under payment.Free tasks have random ids (task_…) that are their only
 //     secret: no order token exists.
 //   - File parts (url, raw) are refused with -32005.
-type A2AConfig struct {
-	// Disabled turns the endpoint off. It is mounted whenever claim
-	// verification is configured.
-	Disabled bool
+type A2A struct {
 	// PublicBaseURL is the scheme, host and mount path under which clients
 	// reach this server; it must be the gate's (GateOptions.PublicBaseURL).
 	// Empty means Config.PublicBaseURL; without either, streamed calls are
@@ -130,37 +129,42 @@ type A2AConfig struct {
 // a2aSupportedVersions are the A2A versions served.
 var a2aSupportedVersions = []string{"1.0"}
 
-// a2aRoutes returns the A2A endpoint.
-func (s *Server) a2aRoutes() ([]*Route, error) {
-	cfg := s.cfg.A2A
-	if cfg.Disabled || s.cfg.Claims.Engine == nil {
+// Routes implements server.Mount: the A2A endpoint, when claim
+// verification is configured.
+func (cfg A2A) Routes(s *server.Server) ([]*server.Route, error) {
+	if s.Config().Claims.Engine == nil {
 		return nil, nil
 	}
-	h, err := s.newA2AHandler()
+	h, err := newA2AHandler(s, cfg)
+	if err != nil {
+		return nil, err
+	}
+	in, err := a2aInputSchema()
 	if err != nil {
 		return nil, err
 	}
 	// The route's offer is the default tier's: what a message that names
 	// no tier costs (discovery documents advertise it).
 	var offer *payment.Offer
-	if o, ok := s.tierOffers()[h.deflt]; ok {
+	if o, ok := s.TierOffers()[h.deflt]; ok {
 		offer = &o
 	}
-	return []*Route{{
-		ID:      "a2a",
-		Summary: "A2A 1.0 JSON-RPC endpoint: SendMessage and SendStreamingMessage verify a claim (paid, x402 or MPP), GetTask and CancelTask (free, order token).",
-		Status:  "paid-preview",
-		Method:  http.MethodPost,
-		Path:    s.claimsPrefix() + "/a2a",
-		Handler: h,
-		Offer:   offer,
+	return []*server.Route{{
+		ID:          "a2a",
+		Summary:     "A2A 1.0 JSON-RPC endpoint: SendMessage and SendStreamingMessage verify a claim (paid, x402 or MPP), GetTask and CancelTask (free, order token).",
+		Status:      "paid-preview",
+		Method:      http.MethodPost,
+		Path:        s.ClaimsPrefix() + "/a2a",
+		Handler:     h,
+		Offer:       offer,
+		InputSchema: in,
 	}}, nil
 }
 
 // a2aHandler serves the A2A endpoint: it parses the JSON-RPC envelope and
 // dispatches; paid methods go through the paywall of their tier.
 type a2aHandler struct {
-	s       *Server
+	s       *server.Server
 	tasks   *a2aTasks
 	pay     billing
 	gate    *payment.Gate
@@ -170,17 +174,16 @@ type a2aHandler struct {
 	senders map[string]*a2aSend
 }
 
-func (s *Server) newA2AHandler() (*a2aHandler, error) {
-	cfg := s.cfg.A2A
+func newA2AHandler(s *server.Server, cfg A2A) (*a2aHandler, error) {
 	raw := cfg.PublicBaseURL
 	if raw == "" {
-		raw = s.cfg.PublicBaseURL
+		raw = s.Config().PublicBaseURL
 	}
 	base, _, err := publicBase("a2a", raw)
 	if err != nil {
 		return nil, err
 	}
-	h := &a2aHandler{s: s, pay: s.billingFor(cfg.Cashier), base: base, deflt: cfg.DefaultTier,
+	h := &a2aHandler{s: s, pay: billingFor(s, cfg.Cashier), base: base, deflt: cfg.DefaultTier,
 		send: map[string]http.Handler{}, senders: map[string]*a2aSend{}}
 	if h.deflt == "" {
 		h.deflt = claims.Standard
@@ -188,7 +191,7 @@ func (s *Server) newA2AHandler() (*a2aHandler, error) {
 	if _, ok := claims.TierByName(h.deflt); !ok {
 		return nil, errorf("a2a: unknown default tier %q", cfg.DefaultTier)
 	}
-	h.gate, _ = s.cfg.Paywall.(*payment.Gate)
+	h.gate, _ = s.Config().Paywall.(*payment.Gate)
 	ttl, maxTasks := cfg.TaskTTL, cfg.MaxTasks
 	if ttl <= 0 {
 		ttl = time.Hour
@@ -197,10 +200,10 @@ func (s *Server) newA2AHandler() (*a2aHandler, error) {
 		maxTasks = 10000
 	}
 	h.tasks = newA2ATasks(ttl, maxTasks)
-	for tier, offer := range s.tierOffers() {
+	for tier, offer := range s.TierOffers() {
 		snd := &a2aSend{h: h, tier: tier, offer: offer}
 		h.senders[tier] = snd
-		h.send[tier] = s.paid(offer, snd)
+		h.send[tier] = s.Paid(offer, snd)
 	}
 	return h, nil
 }
@@ -262,7 +265,7 @@ func parseRPC(r *http.Request, body []byte) (*rpcCall, *rpcError) {
 func a2aVersion(r *http.Request) (string, bool) {
 	v := strings.TrimSpace(r.Header.Get("A2A-Version"))
 	if v == "" {
-		v = strings.TrimSpace(queryValues(r).Get("A2A-Version"))
+		v = strings.TrimSpace(shapes.ParseQuery(r.URL.RawQuery).Get("A2A-Version"))
 	}
 	parts := strings.Split(v, ".")
 	if v == "" || len(parts) > 3 {
@@ -290,7 +293,7 @@ func writeRPCDetail(w http.ResponseWriter, status int, id json.RawMessage, resul
 }
 
 func (h *a2aHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
+	body, ok := server.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -324,4 +327,51 @@ func (h *a2aHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeRPC(w, http.StatusOK, c.id, nil, newRPCError(rpcMethodNotFound, "Method not found: "+c.method, nil, nil))
 	}
+}
+
+// a2aInputSchema is the JSON Schema of the SendMessage params of the A2A
+// endpoint: a user message whose parts are text (joined, the claim) or one
+// data part holding a ClaimVerificationRequest — with the same rules as
+// the HTTP body and the MCP tools, for any tier — and the tier chosen with
+// metadata.tier.
+func a2aInputSchema() (json.RawMessage, error) {
+	claim, err := server.InlineShape("ClaimVerificationRequest")
+	if err != nil {
+		return nil, err
+	}
+	defs, _ := claim["$defs"].(map[string]any)
+	delete(claim, "$defs")
+	delete(claim, "$schema")
+	server.WithClaimRules(claim, nil)
+	text := map[string]any{"type": "object", "required": []string{"text"}, "properties": map[string]any{"text": map[string]any{"type": "string"}},
+		"description": "Text parts are joined with newlines into the claim."}
+	data := map[string]any{"type": "object", "required": []string{"data"}, "properties": map[string]any{"data": claim},
+		"description": "At most one data part: a full ClaimVerificationRequest."}
+	out := map[string]any{
+		"$schema": "https://json-schema.org/draft/2020-12/schema",
+		"type":    "object", "title": "SendMessage params", "required": []string{"message"},
+		"properties": map[string]any{
+			"message": map[string]any{"type": "object", "required": []string{"messageId", "role", "parts"},
+				"properties": map[string]any{
+					"messageId": map[string]any{"type": "string", "minLength": 1},
+					"role":      map[string]any{"const": a2aRoleUser},
+					"parts":     map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"anyOf": []any{text, data}}},
+				}},
+			"metadata": map[string]any{"type": "object", "properties": map[string]any{
+				a2aTierKey: map[string]any{"enum": tierNames(), "description": "The verification tier (its price); default standard."}}},
+		},
+	}
+	if len(defs) > 0 {
+		out["$defs"] = defs
+	}
+	return json.Marshal(out)
+}
+
+// tierNames are the names of the claim tiers, in order.
+func tierNames() []string {
+	var out []string
+	for _, t := range claims.Tiers() {
+		out = append(out, t.Name)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // conformanceDir holds the pinned MCP conformance suite, the Node 22 it
 // needs (as the npm package node), and the baseline of the scenarios that
 // do not apply to assay, each with its reason.
-const conformanceDir = "../interop/mcp-conformance"
+const conformanceDir = "../../interop/mcp-conformance"
 
 // TestMCPConformance runs the official MCP conformance suite
 // (@modelcontextprotocol/conformance 0.1.16, server scenarios) against

@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"context"
@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/assaykit/assay/payment"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/server"
 )
 
 // MCPConfig configures the MCP endpoints: the Model Context Protocol over
@@ -107,10 +109,7 @@ import (
 //     refused (403, DNS-rebinding protection) unless
 //     DisableLocalhostProtection is set; cross-origin browser POSTs are
 //     refused (403) unless their origin is in TrustedOrigins.
-type MCPConfig struct {
-	// Disabled turns the endpoint off. It is mounted whenever claim
-	// verification or niche discovery is configured.
-	Disabled bool
+type MCP struct {
 	// PublicBaseURL is the scheme, host and mount path under which clients
 	// reach this server (e.g. "https://api.example.com"). The x402
 	// resource of a paid tool is mcp://<its host>/<tool>, and order URLs
@@ -138,25 +137,24 @@ type MCPConfig struct {
 	DisableCrossOriginProtection bool
 }
 
-// mcpRoutes returns the MCP endpoints: POST /mcp, which serves every
+// Routes implements server.Mount: the MCP endpoints (when claim
+// verification or niche discovery is configured): POST /mcp, which serves every
 // tool, and POST {prefix}/mcp under each service prefix, which serves that
 // service's tools, each endpoint with its own title and instructions.
-func (s *Server) mcpRoutes() ([]*Route, error) {
-	cfg := s.cfg.MCP
-	if cfg.Disabled || (s.cfg.Claims.Engine == nil && s.cfg.Niche.Engine == nil) {
+func (cfg MCP) Routes(s *server.Server) ([]*server.Route, error) {
+	if s.Config().Claims.Engine == nil && s.Config().Niche.Engine == nil {
 		return nil, nil
 	}
-	ms, err := s.newMCPServer()
+	ms, err := newMCPServer(s, cfg)
 	if err != nil {
 		return nil, err
 	}
-	s.mcp = ms
 	handler := func(srv *mcp.Server) (http.Handler, error) {
 		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 			Stateless:                  true,
 			JSONResponse:               false, // SSE: progress notifications need it
 			DisableLocalhostProtection: cfg.DisableLocalhostProtection,
-			Logger:                     mcpLogger(s.log),
+			Logger:                     mcpLogger(s.Logger()),
 		})
 		// The request's Host and peer reach the tools through the context
 		// (the SDK keeps middleware values): resources fall back to the
@@ -183,8 +181,13 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	routes := []*Route{{
+	tools, err := ms.toolInfo()
+	if err != nil {
+		return nil, err
+	}
+	routes := []*server.Route{{
 		ID:      "mcp",
+		Tools:   tools,
 		Summary: "MCP endpoint (streamable HTTP) with every tool of this server, paid with x402 in the tool call's _meta.",
 		Status:  "paid-preview",
 		Method:  http.MethodPost,
@@ -196,7 +199,7 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 		if err != nil {
 			return nil, err
 		}
-		routes = append(routes, &Route{
+		routes = append(routes, &server.Route{
 			ID:      "mcp." + strings.Join(sv.keys, "+"),
 			Summary: "MCP endpoint (streamable HTTP) of " + sv.name + ": " + strings.Join(sv.toolNames, ", ") + ".",
 			Status:  "paid-preview",
@@ -208,9 +211,29 @@ func (s *Server) mcpRoutes() ([]*Route, error) {
 	return routes, nil
 }
 
+// toolInfo describes the registered tools for the discovery documents.
+func (ms *mcpServer) toolInfo() ([]server.Tool, error) {
+	var out []server.Tool
+	for _, mt := range ms.tools {
+		in, err := json.Marshal(mt.tool.InputSchema)
+		if err != nil {
+			return nil, errorf("discovery: input schema of MCP tool %s: %v", mt.tool.Name, err)
+		}
+		t := server.Tool{Name: mt.tool.Name, Service: mt.service, Summary: mt.summary, InputSchema: in,
+			Idempotent: mt.tool.Annotations != nil && mt.tool.Annotations.IdempotentHint, Offer: mt.offer, Timeout: mt.timeout}
+		if mt.tool.OutputSchema != nil {
+			if t.OutputSchema, err = json.Marshal(mt.tool.OutputSchema); err != nil {
+				return nil, errorf("discovery: output schema of MCP tool %s: %v", mt.tool.Name, err)
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
 // mcpServer holds the MCP servers and what their tools need.
 type mcpServer struct {
-	s        *Server
+	s        *server.Server
 	srv      *mcp.Server // every tool (POST /mcp)
 	pay      billing
 	base     string // public base URL, no trailing slash ("" when unset)
@@ -253,12 +276,11 @@ const (
 		"result): GET /v1/orders/{orderId} with X-Agentic-Order-Token, and its delivered answer at /v1/orders/{orderId}/result."
 )
 
-func (s *Server) newMCPServer() (*mcpServer, error) {
-	cfg := s.cfg.MCP
-	ms := &mcpServer{s: s, pay: s.billingFor(cfg.Cashier), readCred: cfg.ReadCredential}
+func newMCPServer(s *server.Server, cfg MCP) (*mcpServer, error) {
+	ms := &mcpServer{s: s, pay: billingFor(s, cfg.Cashier), readCred: cfg.ReadCredential}
 	raw := cfg.PublicBaseURL
 	if raw == "" {
-		raw = s.cfg.PublicBaseURL
+		raw = s.Config().PublicBaseURL
 	}
 	base, u, err := publicBase("mcp", raw)
 	if err != nil {
@@ -268,16 +290,16 @@ func (s *Server) newMCPServer() (*mcpServer, error) {
 		ms.base, ms.host = base, u.Host
 	}
 	if ms.pay.cashier != nil && ms.host == "" {
-		s.log.Warn("mcp: no PublicBaseURL: x402 resources of paid tools use the Host header of each request (mcp://<Host>/<tool>) and results carry no order URL; set MCPConfig.PublicBaseURL")
+		s.Logger().Warn("mcp: no PublicBaseURL: x402 resources of paid tools use the Host header of each request (mcp://<Host>/<tool>) and results carry no order URL; set MCPConfig.PublicBaseURL")
 	}
 	if ms.readCred == nil {
 		ms.readCred = readX402Credential
 	}
-	if s.cfg.Claims.Engine != nil {
-		ms.addService(claimsServiceKey, "claim verification", s.claimsPrefix())
+	if s.Config().Claims.Engine != nil {
+		ms.addService(server.ClaimsServiceKey, "claim verification", s.ClaimsPrefix())
 	}
-	if n, _, _ := s.nicheForMCP(); n != nil && n.prefix != "" {
-		ms.addService(nicheServiceKey, "niche discovery", n.prefix)
+	if n := nicheForMCP(s); n != nil && n.prefix != "" {
+		ms.addService(server.NicheServiceKey, "niche discovery", n.prefix)
 	}
 	var names, instructions []string
 	for _, sv := range ms.services {
@@ -286,9 +308,9 @@ func (s *Server) newMCPServer() (*mcpServer, error) {
 			texts = append(texts, mcpServiceInstructions(k))
 		}
 		names, instructions = append(names, sv.name), append(instructions, texts...)
-		sv.srv = newMCPSDKServer(s, s.cfg.Service+" "+sv.name, strings.Join(append(texts, mcpRecoveryInstructions), " "))
+		sv.srv = newMCPSDKServer(s, s.Config().Service+" "+sv.name, strings.Join(append(texts, mcpRecoveryInstructions), " "))
 	}
-	ms.srv = newMCPSDKServer(s, s.cfg.Service+" "+strings.Join(names, " and "), strings.Join(append(instructions, mcpRecoveryInstructions), " "))
+	ms.srv = newMCPSDKServer(s, s.Config().Service+" "+strings.Join(names, " and "), strings.Join(append(instructions, mcpRecoveryInstructions), " "))
 	if err := ms.addTools(); err != nil {
 		return nil, err
 	}
@@ -310,7 +332,7 @@ func (ms *mcpServer) addService(key, name, prefix string) {
 
 // mcpServiceInstructions are the instructions of a service's tools.
 func mcpServiceInstructions(key string) string {
-	if key == nicheServiceKey {
+	if key == server.NicheServiceKey {
 		return mcpNicheInstructions
 	}
 	return mcpClaimsInstructions
@@ -318,11 +340,11 @@ func mcpServiceInstructions(key string) string {
 
 // newMCPSDKServer is one MCP server of the SDK with its title and
 // instructions; its tools are added by mcpServer.add.
-func newMCPSDKServer(s *Server, title, instructions string) *mcp.Server {
-	return mcp.NewServer(&mcp.Implementation{Name: s.cfg.Service, Title: title, Version: Version},
+func newMCPSDKServer(s *server.Server, title, instructions string) *mcp.Server {
+	return mcp.NewServer(&mcp.Implementation{Name: s.Config().Service, Title: title, Version: server.Version},
 		&mcp.ServerOptions{
 			Instructions: instructions,
-			Logger:       mcpLogger(s.log),
+			Logger:       mcpLogger(s.Logger()),
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		})
 }

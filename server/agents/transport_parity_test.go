@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"context"
@@ -8,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/assaykit/assay/claims"
-	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/payment/gatetest"
 )
 
 // maxSources above the tier cap is accepted and clamped by HTTP and MCP

@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"bytes"
@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/discovery"
@@ -24,12 +27,10 @@ import (
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/sqlite"
-	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // agentsDir holds the Node project with the official MCP and A2A clients.
-const agentsDir = "../interop/agents"
+const agentsDir = "../../interop/agents"
 
 // agentsNode returns the node binary, or stops through testenv.Node when
 // node or the official clients are not installed in interop/agents (npm ci
@@ -285,4 +286,24 @@ func checkA2AInterop(t *testing.T, out map[string]any, base string) {
 		stream[len(stream)-1] != "status:TASK_STATE_COMPLETED" {
 		t.Errorf("stream %v", stream)
 	}
+}
+
+// compileSchema compiles one of the JSON Schemas the discovery package
+// ships.
+func compileSchema(t *testing.T, name string) *jsonschema.Schema {
+	t.Helper()
+	raw, ok := discovery.Schema(name)
+	if !ok {
+		t.Fatalf("no schema %s", name)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource("file:///"+name, doc); err != nil {
+		t.Fatal(err)
+	}
+	return c.MustCompile("file:///" + name)
 }

@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 
 // openapiDir holds the pinned openapi-typescript, openapi-fetch and
 // TypeScript, and the client program (client.ts).
-const openapiDir = "../interop/openapi"
+const openapiDir = "../../interop/openapi"
 
 // TestGeneratedClientCallsProtectedOperations generates a TypeScript client
 // from the served documents of both services with openapi-typescript,

@@ -1,6 +1,6 @@
 //go:build heavy
 
-package server
+package agents
 
 // The interop test against the examples/server binary builds it and starts
 // it as its own process, so it is heavy: go test -tags heavy runs it
@@ -35,7 +35,7 @@ func exampleServer(t *testing.T) string {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "assay-example")
 	build := exec.Command(goBin, "build", "-o", bin, "./examples/server")
-	build.Dir = ".."
+	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./examples/server: %v\n%s", err, out)
 	}

@@ -1,4 +1,4 @@
-package server
+package agents
 
 // Niche discovery over MCP: search_niches and get_niche. Both serve free
 // previews; with "full": true they sell the full evaluations for the same
@@ -18,32 +18,58 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// nicheForMCP returns the niche service the HTTP routes use and the offers
-// of its two pay-per-call routes, or nil when niche discovery is not
-// mounted.
-func (s *Server) nicheForMCP() (*nicheService, payment.Offer, payment.Offer) {
-	if s.niche == nil {
-		return nil, payment.Offer{}, payment.Offer{}
-	}
-	var eval, search payment.Offer
-	for _, r := range s.routes {
+// nicheRoutes are the niche routes the MCP niche tools run in-process:
+// the HTTP handlers of the free search and preview and the paid handlers
+// (behind the paywall) of the two pay-per-call routes, with their offers.
+type nicheRoutes struct {
+	prefix          string
+	search, preview http.Handler
+	paidSearch      paidHandler
+	paidEvaluation  paidHandler
+	searchOffer     payment.Offer
+	evaluationOffer payment.Offer
+}
+
+// paidHandler is a paid route's handler behind the paywall, with its
+// check before payment.
+type paidHandler interface {
+	payment.Prechecker
+	http.Handler
+}
+
+// nicheForMCP returns the niche routes of s, or nil when niche discovery
+// is not mounted.
+func nicheForMCP(s *server.Server) *nicheRoutes {
+	n := &nicheRoutes{}
+	for _, r := range s.Routes() {
 		switch r.ID {
+		case "niche.search":
+			n.search = r.Handler
+			if len(r.Prefixes) > 0 {
+				n.prefix = strings.TrimRight(r.Prefixes[0], "/")
+			}
+		case "niche.preview":
+			n.preview = r.Handler
 		case "niche.pay-per-call":
-			eval = *r.Offer
+			n.paidEvaluation, _ = r.Work.(paidHandler)
+			n.evaluationOffer = *r.Offer
 		case "niche.search.pay-per-call":
-			search = *r.Offer
+			n.paidSearch, _ = r.Work.(paidHandler)
+			n.searchOffer = *r.Offer
 		}
 	}
-	if eval.ID == "" || search.ID == "" {
-		return nil, eval, search
+	if n.search == nil || n.preview == nil || n.paidSearch == nil || n.paidEvaluation == nil {
+		return nil
 	}
-	return s.niche, eval, search
+	return n
 }
 
 // toolRecorder keeps what an in-process handler wrote.
@@ -211,10 +237,7 @@ func argsHash(tool string, q url.Values, pathValues map[string]string) string {
 // paidNicheTool runs a paid niche handler: its Precheck first (never
 // charged), then the charge.
 func (ms *mcpServer) paidNicheTool(ctx context.Context, req *mcp.CallToolRequest, tool string, offer payment.Offer,
-	h interface {
-		payment.Prechecker
-		http.Handler
-	}, path string, q url.Values, pv map[string]string) (*mcp.CallToolResult, error) {
+	h paidHandler, path string, q url.Values, pv map[string]string) (*mcp.CallToolResult, error) {
 	rec := &toolRecorder{header: http.Header{}}
 	r, ok := h.Precheck(rec, inProcess(ctx, path, q, pv))
 	if !ok {
@@ -256,11 +279,11 @@ func nicheToolSchemas() (search, get json.RawMessage, err error) {
 		return map[string]any{"type": "boolean", "default": false,
 			"description": "Return " + what + " (paid) instead of the preview (free)."}
 	}
-	sq, err := inlineShape("NicheSearchQuery")
+	sq, err := server.InlineShape("NicheSearchQuery")
 	if err != nil {
 		return nil, nil, errorf("mcp: %v", err)
 	}
-	describeProps(sq, map[string]string{
+	server.DescribeProps(sq, map[string]string{
 		"q":        "Search text; every word must match (at least three characters).",
 		"category": "Only this category (case-insensitive).",
 		"sort":     "Tie-break after relevance.",
@@ -273,7 +296,7 @@ func nicheToolSchemas() (search, get json.RawMessage, err error) {
 		return nil, nil, err
 	}
 	var id map[string]any
-	if err := json.Unmarshal(pathParamSchemas()["niche_id"], &id); err != nil {
+	if err := json.Unmarshal(server.PathParamSchemas()["niche_id"], &id); err != nil {
 		return nil, nil, errorf("mcp: niche_id schema: %v", err)
 	}
 	gq := map[string]any{"type": "object", "title": "get_niche arguments", "additionalProperties": false, "required": []string{"niche_id"},
@@ -287,10 +310,11 @@ func nicheToolSchemas() (search, get json.RawMessage, err error) {
 // nicheTools returns search_niches and get_niche when niche discovery is
 // mounted.
 func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
-	n, evalOffer, searchOffer := ms.s.nicheForMCP()
+	n := nicheForMCP(ms.s)
 	if n == nil {
 		return nil, nil
 	}
+	evalOffer, searchOffer := n.evaluationOffer, n.searchOffer
 	searchIn, getIn, err := nicheToolSchemas()
 	if err != nil {
 		return nil, err
@@ -315,7 +339,7 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 	}
 	searchPath := n.prefix + "/v1/search"
 	return []mcpTool{
-		{tool: search, service: nicheServiceKey, offer: &searchOffer, timeout: searchOffer.WorkTimeout,
+		{tool: search, service: server.NicheServiceKey, offer: &searchOffer, timeout: searchOffer.WorkTimeout,
 			summary: "Search niche evaluations: free previews, or full evaluations paid per call with x402 (full: true).",
 			handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				q, full, ve := nicheArgs(toolArgs(req), []string{"q", "category", "sort"}, []string{"limit"})
@@ -323,7 +347,7 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 					return errorResult(http.StatusUnprocessableEntity, ve, nil), nil
 				}
 				if full {
-					return ms.paidNicheTool(ctx, req, "search_niches", searchOffer, &nichePaidSearch{n}, searchPath+"/pay-per-call", q, nil)
+					return ms.paidNicheTool(ctx, req, "search_niches", searchOffer, n.paidSearch, searchPath+"/pay-per-call", q, nil)
 				}
 				rec := &toolRecorder{header: http.Header{}}
 				r := inProcess(ctx, searchPath, q, nil)
@@ -333,14 +357,10 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 					r.RemoteAddr = p.addr
 					r.Header["X-Forwarded-For"] = p.forwarded
 				}
-				if sq, ok := n.searchQuery(rec, r); ok {
-					if quota, ok := n.searchQuota(rec, r, sq.Query, nil); ok {
-						n.runSearch(rec, r, sq, false, quota, "preview")
-					}
-				}
+				n.search.ServeHTTP(rec, r) // no Authorization: the anonymous search
 				return recorded(rec), nil
 			}},
-		{tool: get, service: nicheServiceKey, offer: &evalOffer, timeout: evalOffer.WorkTimeout,
+		{tool: get, service: server.NicheServiceKey, offer: &evalOffer, timeout: evalOffer.WorkTimeout,
 			summary: "Read a niche evaluation: the free preview, or the full evaluation paid per call with x402 (full: true).",
 			handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				q, full, ve := nicheArgs(toolArgs(req), []string{"niche_id"}, nil)
@@ -355,10 +375,10 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 				pv := map[string]string{"niche_id": id}
 				path := n.prefix + "/v1/niches/" + url.PathEscape(id)
 				if full {
-					return ms.paidNicheTool(ctx, req, "get_niche", evalOffer, &nichePaidEvaluation{n}, path+"/pay-per-call", url.Values{}, pv)
+					return ms.paidNicheTool(ctx, req, "get_niche", evalOffer, n.paidEvaluation, path+"/pay-per-call", url.Values{}, pv)
 				}
 				rec := &toolRecorder{header: http.Header{}}
-				n.preview(rec, inProcess(ctx, path+"/preview", url.Values{}, pv))
+				n.preview.ServeHTTP(rec, inProcess(ctx, path+"/preview", url.Values{}, pv))
 				return recorded(rec), nil
 			}},
 	}, nil

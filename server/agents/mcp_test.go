@@ -1,4 +1,4 @@
-package server
+package agents
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
-	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const testClaim = "Exampleton raised its minimum wage to $18.00 per hour, effective 1 November 2026."
@@ -455,7 +456,7 @@ func TestMCPPaywalls(t *testing.T) {
 // The MCP server works over in-memory transports too.
 func TestMCPInMemory(t *testing.T) {
 	env := newPaidEnv(t, nil)
-	ms, err := env.srv.newMCPServer()
+	ms, err := newMCPServer(env.srv, MCP{PublicBaseURL: agentsTestBase, ReadCredential: gatetestCredential})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +528,7 @@ func TestMCPConfigErrors(t *testing.T) {
 	if _, err := New(cfg); err == nil {
 		t.Fatal("bad public base URL accepted")
 	}
-	cfg.MCP = MCPConfig{Disabled: true}
+	cfg.NoMCP = true
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
