@@ -277,51 +277,45 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.serveBuffered(w, r, h.next, ch)
 }
 
-// run calls next with the payment in the context and the offer's work
-// timeout. A panic fails the order (never settled) and is re-raised.
-func (g *Gate) run(w http.ResponseWriter, r *http.Request, next http.Handler, ch *Charge) {
-	ctx := WithCall(r.Context(), ch.Call())
-	if wt := ch.Call().Offer.WorkTimeout; wt > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, wt)
-		defer cancel()
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			_ = ch.Fail(r.Context(), "handler panicked")
-			panic(p)
-		}
-	}()
-	next.ServeHTTP(w, r.WithContext(ctx))
-}
-
+// serveBuffered runs next through the sale (Charge.Run) into a buffer:
+// an answer of 400 or more, or one over the size limit, fails the order;
+// otherwise the payment settles before the response is sent.
 func (g *Gate) serveBuffered(w http.ResponseWriter, r *http.Request, next http.Handler, ch *Charge) {
 	bw := &bufferWriter{header: http.Header{}, limit: g.maxResp}
-	g.run(bw, r, next, ch)
+	comp, err := ch.Run(r.Context(), func(ctx context.Context) (Response, error) {
+		next.ServeHTTP(bw, r.WithContext(ctx))
+		if bw.overflow {
+			return Response{}, fmt.Errorf("response exceeded %d bytes", g.maxResp)
+		}
+		if status := bw.code(); status >= 400 {
+			return Response{}, errors.New(failureReason(status, bw.buf.Bytes()))
+		}
+		out := bw.buf.Bytes()
+		if out == nil {
+			out = []byte{}
+		}
+		return Response{Status: bw.code(), ContentType: bw.header.Get("Content-Type"), Body: out}, nil
+	})
 	status := bw.code()
 	hd := w.Header()
-	if bw.overflow {
-		_ = ch.Fail(r.Context(), fmt.Sprintf("response exceeded %d bytes", g.maxResp))
+	switch {
+	case errors.Is(err, ErrWorkFailed) && bw.overflow:
 		hd.Set("Cache-Control", "no-store")
 		httpjson.Detail(w, http.StatusInternalServerError, "The response was too large to deliver; the payment was not settled")
 		return
-	}
-	if status >= 400 {
-		_ = ch.Fail(r.Context(), failureReason(status, bw.buf.Bytes()))
+	case errors.Is(err, ErrWorkFailed):
 		copyHeader(hd, bw.header)
 		hd.Set("Cache-Control", "no-store")
 		w.WriteHeader(status)
 		_, _ = w.Write(bw.buf.Bytes())
 		return
+	case err != nil:
+		g.completionError(w, r, ch, err)
+		return
 	}
 	out := bw.buf.Bytes()
 	if out == nil {
 		out = []byte{}
-	}
-	comp, err := ch.Complete(r.Context(), Response{Status: status, ContentType: bw.header.Get("Content-Type"), Body: out})
-	if err != nil {
-		g.completionError(w, r, ch, err)
-		return
 	}
 	copyHeader(hd, bw.header)
 	if comp.Settlement != nil {
@@ -334,29 +328,36 @@ func (g *Gate) serveBuffered(w http.ResponseWriter, r *http.Request, next http.H
 	_, _ = w.Write(out)
 }
 
+// serveStreaming runs next through the sale (Charge.Run) while its answer
+// streams to the payer; the payment settles at the end and its headers
+// and the receipt id go in trailers.
 func (g *Gate) serveStreaming(w http.ResponseWriter, r *http.Request, next http.Handler, ch *Charge) {
 	hd := w.Header()
 	hd.Set("Cache-Control", "private")
 	hd.Set("Trailer", HeaderReceiptID+", PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Payment-Receipt")
 	sw := &streamWriter{ResponseWriter: w, sum: sha256.New(), limit: g.maxResp}
-	g.run(sw, r, next, ch)
-	status := sw.status
-	if status == 0 {
-		status = http.StatusOK
-	}
-	if status >= 400 {
-		_ = ch.Fail(r.Context(), failureReason(status, sw.keep.Bytes()))
-		return
-	}
-	resp := Response{Status: status, ContentType: hd.Get("Content-Type"), SHA256: hex.EncodeToString(sw.sum.Sum(nil))}
-	if !sw.dropped {
-		resp.Body = sw.keep.Bytes()
-		if resp.Body == nil {
-			resp.Body = []byte{}
+	comp, err := ch.Run(r.Context(), func(ctx context.Context) (Response, error) {
+		next.ServeHTTP(sw, r.WithContext(ctx))
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
 		}
-	}
-	comp, err := ch.Complete(r.Context(), resp)
-	if err != nil {
+		if status >= 400 {
+			return Response{}, errors.New(failureReason(status, sw.keep.Bytes()))
+		}
+		resp := Response{Status: status, ContentType: hd.Get("Content-Type"), SHA256: hex.EncodeToString(sw.sum.Sum(nil))}
+		if !sw.dropped {
+			resp.Body = sw.keep.Bytes()
+			if resp.Body == nil {
+				resp.Body = []byte{}
+			}
+		}
+		return resp, nil
+	})
+	switch {
+	case errors.Is(err, ErrWorkFailed):
+		return
+	case err != nil:
 		g.c.log.WarnContext(r.Context(), "payment: streamed call not settled", "order", ch.Order().ID, "err", err)
 		return
 	}

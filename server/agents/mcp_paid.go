@@ -382,20 +382,26 @@ func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, too
 	}
 	prog.report(0, "started")
 
-	wctx := payment.WithCall(ctx, ch.Call())
-	if wt := ch.Call().Offer.WorkTimeout; wt > 0 {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(wctx, wt)
-		defer cancel()
-	}
-	body, fail := work(wctx)
-	if fail != nil {
-		_ = ch.Fail(ctx, failureReason(fail.status, fail.detail))
+	// The one sale: the work runs with the payment in its context and the
+	// offer's timeout; a failure voids, success settles.
+	var (
+		body   []byte
+		failed *toolFailure
+	)
+	comp, err := ch.Run(ctx, func(wctx context.Context) (payment.Response, error) {
+		b, fail := work(wctx)
+		if fail != nil {
+			failed = fail
+			return payment.Response{}, errors.New(failureReason(fail.status, fail.detail))
+		}
+		body = b
+		prog.report(4, "settling the payment")
+		return payment.Response{Body: b}, nil
+	})
+	if failed != nil {
 		cm.Status = payment.OrderFailed
-		return errorResult(fail.status, fail.body, cm), nil
+		return errorResult(failed.status, failed.body, cm), nil
 	}
-	prog.report(4, "settling the payment")
-	comp, err := ch.Complete(ctx, payment.Response{Body: body})
 	switch {
 	case errors.Is(err, payment.ErrSettlementPending):
 		cm.Status = payment.OrderSettling
