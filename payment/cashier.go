@@ -193,7 +193,7 @@ func (c *Cashier) PriceOffer(ctx context.Context, offer Offer, quoteID string) (
 		return offer, problemf(402, "payment-expired", ReasonQuoteExpired, "Quote "+quoteID+" expired at "+q.ExpiresAt.UTC().Format(time.RFC3339))
 	case q.OrderID != "":
 		return offer, problemf(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+quoteID+" was already used")
-	case offer.Tier == "" || q.Tier != offer.Tier:
+	case offer.Product == "" || q.Tier != offer.Product:
 		return offer, problemf(402, "invalid-challenge", ReasonQuoteMismatch, fmt.Sprintf("Quote %s is for the %s tier, not for this operation", quoteID, q.Tier))
 	}
 	offer.AmountMicroUSD = q.AmountMicroUSD
@@ -204,13 +204,13 @@ func (c *Cashier) PriceOffer(ctx context.Context, offer Offer, quoteID string) (
 }
 
 // CreateQuote stores a quote that locks offer's current price for the
-// quote validity. offer.Tier must be set.
+// quote validity. offer.Product must be set.
 func (c *Cashier) CreateQuote(ctx context.Context, offer Offer) (*Quote, error) {
-	if offer.Tier == "" {
+	if offer.Product == "" {
 		return nil, ErrUnknownTier
 	}
 	now := c.now().UTC().Truncate(time.Microsecond) // the stored precision
-	q := &Quote{ID: ids.New(ids.Quote), Tier: offer.Tier, AmountMicroUSD: offer.AmountMicroUSD, CardMicroUSD: offer.CardMicroUSD,
+	q := &Quote{ID: ids.New(ids.Quote), Tier: offer.Product, AmountMicroUSD: offer.AmountMicroUSD, CardMicroUSD: offer.CardMicroUSD,
 		Currency: Currency, CreatedAt: now, ExpiresAt: now.Add(c.quoteTTL)}
 	if err := c.l.CreateQuote(ctx, q); err != nil {
 		return nil, err
@@ -444,7 +444,7 @@ func (c *Cashier) openOrder(ctx context.Context, offer, priced Offer, res Resour
 	}
 	token := ids.Token(ids.OrderToken)
 	ord := &Order{
-		ID: ids.New(ids.Order), TokenHash: ids.Hash(token), OfferID: priced.ID, Tier: priced.Tier,
+		ID: ids.New(ids.Order), TokenHash: ids.Hash(token), OfferID: priced.ID, Tier: priced.Product,
 		Protocol: auth.Protocol, Method: auth.Method, Network: auth.Network, Payer: auth.Payer,
 		AmountMicroUSD: auth.AmountMicroUSD, Currency: Currency, ReservationKey: auth.ReservationKey,
 		ExtraReservationKeys: auth.ExtraReservationKeys, ReservedUntil: until, QuoteID: res.QuoteID, IdempotencyKey: o.IdempotencyKey, RequestHash: o.RequestHash, Dev: auth.Dev,

@@ -88,8 +88,8 @@ func (h *paidHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 var (
 	quickOffer = payment.Offer{ID: "claims.verify.quick", Description: "Quick claim verification", AmountMicroUSD: 20000,
-		CardMicroUSD: 500000, MimeType: "application/json", Tier: "quick", WorkTimeout: 2 * time.Second}
-	deepOffer  = payment.Offer{ID: "claims.verify.deep", AmountMicroUSD: 120000, CardMicroUSD: 500000, MimeType: "application/json", Tier: "deep"}
+		CardMicroUSD: 500000, MimeType: "application/json", Product: "quick", WorkTimeout: 2 * time.Second}
+	deepOffer  = payment.Offer{ID: "claims.verify.deep", AmountMicroUSD: 120000, CardMicroUSD: 500000, MimeType: "application/json", Product: "deep"}
 	nicheOffer = payment.Offer{ID: "niche.evaluation", Description: "One full niche evaluation", AmountMicroUSD: 250000, MimeType: "application/json"}
 )
 

@@ -28,7 +28,7 @@ var (
 	testNow    = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	testSecret = []byte("0123456789abcdef0123456789abcdef")
 	testOffer  = payment.Offer{ID: "claims.verify.research", Description: "One research-tier claim verification",
-		AmountMicroUSD: 250000, CardMicroUSD: 500000, MimeType: "application/json", WorkTimeout: 120 * time.Second, Tier: "research"}
+		AmountMicroUSD: 250000, CardMicroUSD: 500000, MimeType: "application/json", WorkTimeout: 120 * time.Second, Product: "research"}
 	testRes = payment.Resource{URL: "https://api.example.com/v1/claims/verify/research", Method: "POST",
 		BodyDigest: "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:"}
 )

@@ -923,10 +923,10 @@ func queryExample(shape string) string {
 
 // tierOfRoute finds the tier a claims route sells.
 func tierOfRoute(r *Route) (claims.Tier, bool) {
-	if r.Offer == nil || r.Offer.Tier == "" || !strings.HasPrefix(r.ID, "claims.verify.") {
+	if r.Offer == nil || r.Offer.Product == "" || !strings.HasPrefix(r.ID, "claims.verify.") {
 		return claims.Tier{}, false
 	}
-	return claims.TierByName(r.Offer.Tier)
+	return claims.TierByName(r.Offer.Product)
 }
 
 func tierInfo(t claims.Tier) map[string]any {

@@ -108,7 +108,7 @@ func (d *discoverer) contract(r *Route, op *discovery.Operation) {
 			detail(http.StatusBadGateway, "The evidence provider failed (nothing is charged)."),
 			detail(http.StatusServiceUnavailable, "The evidence provider is busy or unavailable (nothing is charged)."),
 			detail(http.StatusGatewayTimeout, "The verification timed out (nothing is charged)."))
-		if bs, err := claimBodySchema(r.Offer.Tier); err == nil {
+		if bs, err := claimBodySchema(r.Offer.Product); err == nil {
 			op.BodySchema = bs
 		}
 	case id == "claims.verification.get":

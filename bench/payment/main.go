@@ -100,7 +100,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	offer := payment.Offer{ID: "claims.verify.quick", Tier: "quick", AmountMicroUSD: 20000, MimeType: "application/json"}
+	offer := payment.Offer{ID: "claims.verify.quick", Product: "quick", AmountMicroUSD: 20000, MimeType: "application/json"}
 	gated := gate.Gate(offer, work)
 
 	// The 402 this route issues; real credentials answer it.
