@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/assaykit/assay/internal/stripeclient"
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/stripe/stripe-go/v85"
@@ -74,12 +75,8 @@ func NewStripeCharger(opts *StripeOptions) (*StripeCharger, error) {
 		if opts.SecretKey == "" {
 			return nil, errors.New("payment: Stripe secret key is required")
 		}
-		cfg := &stripe.BackendConfig{HTTPClient: opts.HTTPClient, LeveledLogger: &stripe.LeveledLogger{Level: stripe.LevelNull}}
-		if opts.BackendURL != "" {
-			cfg.URL = stripe.String(opts.BackendURL)
-		}
-		b := stripe.GetBackendWithConfig(stripe.APIBackend, cfg)
-		c.sc = stripe.NewClient(opts.SecretKey, stripe.WithBackends(&stripe.Backends{API: b, Connect: b, Uploads: b}))
+		c.sc = stripeclient.New(opts.SecretKey, stripeclient.Options{HTTPClient: opts.HTTPClient, URL: opts.BackendURL,
+			Logger: &stripe.LeveledLogger{Level: stripe.LevelNull}})
 	}
 	return c, nil
 }
