@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -194,10 +193,7 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	res := Resource{URL: g.resourceURL(r), Method: r.Method, Description: h.offer.Description, MimeType: h.offer.MimeType,
 		QuoteID: strings.TrimSpace(r.Header.Get(HeaderQuoteID))}
-	if len(body) > 0 {
-		sum := sha256.Sum256(body)
-		res.BodyDigest = "sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
-	}
+	res.BodyDigest = mpp.BodyDigest(body)
 	// challengeWith answers 402 for the offer priced by the request's
 	// quote; a quote that cannot be used is reported, and the challenge
 	// is then at the offer's own price without it.
@@ -218,12 +214,7 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	cred, err := c.p.ReadCredential(r.Header)
 	if err != nil {
-		var p *Problem
-		if !errors.As(err, &p) {
-			// A credential the processor cannot read is the payer's
-			// mistake: 400, never 500.
-			p = &Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed payment credential: " + err.Error()}
-		}
+		p := CredentialProblem(err)
 		c.report(PaymentEvent{Outcome: "rejected", OfferID: h.offer.ID})
 		if p.Status == http.StatusPaymentRequired || p.Status == 0 {
 			challengeWith(p)

@@ -3,7 +3,20 @@ package payment
 import (
 	"context"
 	"errors"
+	"net/http"
 )
+
+// CredentialProblem is the refusal of a credential that could not be
+// read, the same on every transport: the processor's own Problem when it
+// returned one, else 400 malformed-credential (a credential the processor
+// cannot read is the payer's mistake: 400, never 500).
+func CredentialProblem(err error) *Problem {
+	var p *Problem
+	if errors.As(err, &p) {
+		return p
+	}
+	return &Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed payment credential: " + err.Error()}
+}
 
 // ErrWorkFailed is matched (errors.Is) by the error Charge.Run returns
 // when the paid work failed: the order failed, the payment was released

@@ -3,8 +3,6 @@ package agents
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
 )
@@ -448,10 +447,7 @@ func (h *a2aHandler) liveStream(w http.ResponseWriter, r *http.Request, body []b
 	if r.URL.RawQuery != "" {
 		res.URL += "?" + r.URL.RawQuery
 	}
-	if len(body) > 0 {
-		sum := sha256.Sum256(body)
-		res.BodyDigest = "sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
-	}
+	res.BodyDigest = mpp.BodyDigest(body)
 	ch, err := c.Begin(r.Context(), snd.offer, res, cred, &payment.BeginOptions{CustomerKey: r.Header.Get(payment.HeaderCustomerKey),
 		RequestHash: payment.RequestHash(r, body)})
 	if err != nil {

@@ -360,11 +360,7 @@ func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, too
 	}
 	cred, err := ms.readCred(raw)
 	if err != nil {
-		var p *payment.Problem
-		if !errors.As(err, &p) {
-			err = &payment.Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed payment credential: " + err.Error()}
-		}
-		return ms.refuse(ctx, priced, res, err)
+		return ms.refuse(ctx, priced, res, payment.CredentialProblem(err))
 	}
 	ch, err := c.Begin(ctx, offer, res, cred, &payment.BeginOptions{CustomerKey: customerKey, IdempotencyKey: idem, RequestHash: requestHash})
 	if err != nil {
