@@ -28,8 +28,9 @@
 //     suites of niche.Store and niche.SubscriptionStore) and
 //     niche/stripebilling/stripebillingtest are test helpers.
 //   - claims: the verification engine (tiers, providers, reconciliation,
-//     verdict rules); claims/openai and claims/corpus are its providers
-//     (OpenAI web search; an offline corpus), claims/claimstest has
+//     verdict rules); claims/openai, claims/anthropic and claims/corpus
+//     are its providers (OpenAI web search and Anthropic web search, both
+//     on the official SDKs; an offline corpus), claims/claimstest has
 //     scripted providers, fixtures, an in-memory claims.Store and its
 //     conformance suite.
 //   - snapshot: SSRF-safe URL capture with reproducible hashes;
@@ -49,13 +50,19 @@
 //     store/postgres open it, each linking only its own driver, and
 //     store/anydb opens either from a DSN; store/storetest gives tests a
 //     database.
-//   - server: the HTTP handlers (REST, MCP, A2A, discovery documents,
-//     health, readiness, capabilities, and an index at / and at each
-//     service prefix), composed by server.New into one *server.Server, an
-//     http.Handler to mount in any mux.
-//   - discovery: the generators of the discovery documents (OpenAPI,
-//     agent-service manifest, x402 list, MCP server.json, A2A agent card)
-//     and the JSON Schemas they are checked against.
+//   - server: the HTTP handlers of each service (REST, health, readiness,
+//     capabilities) and their exported response types, composed by
+//     server.New into one *server.Server, an http.Handler to mount in any
+//     mux; every optional surface is a server.Mount in Config.Mounts.
+//   - server/agents: the MCP and A2A endpoints over the engines (mounts
+//     agents.MCP and agents.A2A, or MCPHandler and A2AHandler for a host's
+//     own mux).
+//   - discovery: the index at / and at each service prefix and the
+//     discovery documents (OpenAPI, agent-service manifest, x402 list, MCP
+//     server.json, A2A agent card), generated from the routing table (the
+//     mount discovery.Documents), and the JSON Schemas they are checked
+//     against; discovery/inputschema holds the request schemas every
+//     transport publishes.
 //   - metrics: Prometheus collectors and the adapters that plug them into
 //     the server's observers and the engines' hooks.
 //
@@ -89,6 +96,8 @@
 //		Claims:    server.ClaimsConfig{Engine: engine},
 //		Snapshots: server.SnapshotsConfig{Service: snaps, Prefixes: []string{server.DefaultClaimsPrefix}},
 //		Ready:     map[string]func(context.Context) error{"store": db.Ping},
+//		// Optional, opt-in: MCP, A2A, then the index and discovery documents.
+//		Mounts: []server.Mount{agents.MCP{}, agents.A2A{}, discovery.Documents{}},
 //	})
 //	if err != nil { ... }
 //	mux.Handle("/", h)

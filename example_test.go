@@ -111,11 +111,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	var list struct {
-		Niches []struct {
-			ID string `json:"id"`
-		} `json:"niches"`
-	}
+	var list server.NicheListResponse
 	err = json.NewDecoder(res.Body).Decode(&list)
 	res.Body.Close()
 	if err != nil {

@@ -1,6 +1,7 @@
 package claims_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -202,9 +203,16 @@ func responsesBody(t *testing.T, id string, evs []ev, facts []fact) []byte {
 	return body
 }
 
-// responsesAPI serves body on POST /v1/responses and counts the calls.
+// responsesAPI serves body on POST /v1/responses, as the stream the
+// provider asks for (one response.completed event carrying it), and counts
+// the calls.
 func responsesAPI(t *testing.T, body []byte) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, body); err != nil {
+		t.Fatal(err)
+	}
+	body = []byte("event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":0,\"response\":" + compact.String() + "}\n\n")
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" || r.Header.Get("Authorization") != "Bearer sk-test" {
@@ -212,7 +220,7 @@ func responsesAPI(t *testing.T, body []byte) (*httptest.Server, *atomic.Int32) {
 			return
 		}
 		calls.Add(1)
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = w.Write(body)
 	}))
 	t.Cleanup(srv.Close)

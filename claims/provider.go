@@ -10,7 +10,8 @@ import (
 
 // SearchProvider makes one agentic search-and-analyse call for a claim and
 // reports what it did. Implementations: claims/openai (OpenAI Responses API
-// with web_search), claims/corpus (offline, over local documents) and
+// with web_search), claims/anthropic (Anthropic Messages API with the web
+// search tool), claims/corpus (offline, over local documents) and
 // claims/claimstest (scripted, for tests).
 //
 // A provider reports; the engine decides. Nothing a provider returns is

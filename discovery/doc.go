@@ -4,10 +4,12 @@
 //
 // A Service describes one service: its texts, its public HTTP operations
 // (with the JSON Schemas of their inputs and outputs as OpenAPI
-// components), its prices as the live 402 challenge states them (see
-// ChallengeMethods), its MCP and A2A endpoints, provenance and policies.
-// The server package fills it from its routing table, the tier table and
-// the request shapes; nothing here holds a price of its own. From a
+// components), its prices as the payment processor describes them
+// (payment.Cashier.PaymentOptions: the methods a 402 offers), its MCP and
+// A2A endpoints, provenance and policies. Documents fills it from the
+// server's routing table, the tier table and the request shapes; nothing
+// here holds a price of its own. ChallengeMethods reads the same methods
+// back from a live 402 (clients and tests compare the two). From a
 // Service:
 //
 //   - OpenAPI: OpenAPI 3.1 (servers = the service base, paths relative to

@@ -125,8 +125,8 @@ const (
 // NewManifest generates the agent-service manifest of s.
 //
 // Paid operations get one per-call offer priced in USD with the USDC
-// methods of their live challenge (x402 and MPP evm), and, when the
-// challenge offers cards, a separate card offer at the card price with the
+// methods of their price (x402 and MPP evm), and, when the
+// processor offers cards, a separate card offer at the card price with the
 // MPP stripe method only. Every MCP tool of the service is an operation on
 // the MCP transport ("mcp.<tool>", with the tool's own input schema, as
 // tools/list publishes it) and, when it charges, has an x402-only offer;
@@ -152,102 +152,20 @@ func NewManifest(s *Service) (*Manifest, error) {
 	for _, c := range s.Capabilities {
 		m.Capabilities = append(m.Capabilities, ManifestCapability(c))
 	}
-	httpAuth := AuthNone
-	if s.Paid {
-		httpAuth = AuthSignedRequest
-	}
-	m.Transports = []ManifestTransport{{ID: TransportHTTP, Type: "http", URL: s.Base,
-		Specification: s.URL(PathOpenAPI), Authorization: httpAuth}}
-	if s.MCP != nil {
-		auth := AuthNone
-		if s.Paid {
-			auth = AuthX402
-		}
-		m.Transports = append(m.Transports, ManifestTransport{ID: TransportMCP, Type: "mcp", URL: s.URL(s.MCP.Path),
-			Specification: s.URL(PathMCPServer), Authorization: auth})
-	}
-	if s.A2A != nil {
-		auth := AuthNone
-		if s.Paid && s.A2A.Price != nil {
-			auth = AuthX402OrMPP
-		}
-		m.Transports = append(m.Transports, ManifestTransport{ID: TransportA2A, Type: "a2a", URL: s.URL(s.A2A.Path),
-			Specification: s.URL(PathAgentCard), Authorization: auth})
-	}
-
-	opExtras := map[string]any{}
-	for _, op := range s.Operations {
-		in, err := s.inputSchema(op)
-		if err != nil {
-			return nil, err
-		}
-		out, err := s.SelfContained(op.Output)
-		if err != nil {
-			return nil, err
-		}
-		if len(op.OutputMediaTypes) > 0 && op.Output == "" {
-			// Not JSON: a string in the first media type.
-			if out, err = json.Marshal(map[string]string{"type": "string", "contentMediaType": op.OutputMediaTypes[0]}); err != nil {
-				return nil, err
-			}
-		}
-		idem := op.Idempotent
-		mo := ManifestOperation{ID: op.ID, Capability: op.Capability, Transport: TransportHTTP, Summary: op.Summary,
-			Method: op.Method, Path: s.Prefix + op.Path, InputSchema: in, OutputSchema: out,
-			TimeoutSeconds: op.TimeoutSeconds, Idempotent: &idem}
-		m.Operations = append(m.Operations, mo)
-		if len(op.Extra) > 0 {
-			opExtras[op.ID] = op.Extra
-		}
-		if op.Price != nil {
-			m.Offers = append(m.Offers, s.offers(op.ID, op.Price, true)...)
-		}
+	m.Transports = s.manifestTransports()
+	opExtras, err := s.addHTTPOperations(m)
+	if err != nil {
+		return nil, err
 	}
 	capID := ""
 	if len(s.Capabilities) > 0 {
 		capID = s.Capabilities[0].ID
 	}
 	if s.MCP != nil {
-		for _, tl := range s.MCP.Tools {
-			id := "mcp." + tl.Name
-			in, out := tl.InputSchema, tl.OutputSchema
-			if len(in) == 0 {
-				in = json.RawMessage(`{"type":"object"}`)
-			}
-			if len(out) == 0 {
-				out = json.RawMessage(`{"type":"object"}`)
-			}
-			c := tl.Capability
-			if c == "" {
-				c = capID
-			}
-			idem := tl.Idempotent
-			m.Operations = append(m.Operations, ManifestOperation{ID: id, Capability: c, Transport: TransportMCP,
-				Summary: tl.Summary, Tool: tl.Name, InputSchema: in, OutputSchema: out,
-				TimeoutSeconds: tl.TimeoutSeconds, Idempotent: &idem})
-			if tl.Price != nil {
-				// MCP calls pay with x402 only (tool-result binding).
-				xp := *tl.Price
-				xp.Methods = tl.Price.methods("x402", "")
-				if len(xp.Methods) > 0 || !s.Paid {
-					m.Offers = append(m.Offers, s.offers(id, &xp, false)...)
-				}
-			}
-		}
+		s.addMCPOperations(m, capID)
 	}
 	if s.A2A != nil {
-		id := "a2a.send-message"
-		f := false
-		in := s.A2A.InputSchema
-		if in == nil {
-			in = json.RawMessage(`{"type":"object"}`)
-		}
-		m.Operations = append(m.Operations, ManifestOperation{ID: id, Capability: capID, Transport: TransportA2A,
-			Summary:     "Send a message to the agent (A2A 1.0 SendMessage over JSON-RPC).",
-			InputSchema: in, OutputSchema: json.RawMessage(`{"type":"object"}`), Idempotent: &f})
-		if s.A2A.Price != nil {
-			m.Offers = append(m.Offers, s.offers(id, s.A2A.Price, true)...)
-		}
+		s.addA2AOperation(m, capID)
 	}
 	if len(m.Offers) == 0 {
 		return nil, fmt.Errorf("discovery: service %s has no priced operation: a manifest needs at least one offer", s.Key)
@@ -388,5 +306,115 @@ func refsIn(b []byte) []string {
 		}
 		out = append(out, s[:j])
 		s = s[j:]
+	}
+}
+
+// manifestTransports are the service's transports: HTTP, and MCP and A2A
+// when it has those endpoints.
+func (s *Service) manifestTransports() []ManifestTransport {
+	httpAuth := AuthNone
+	if s.Paid {
+		httpAuth = AuthSignedRequest
+	}
+	out := []ManifestTransport{{ID: TransportHTTP, Type: "http", URL: s.Base,
+		Specification: s.URL(PathOpenAPI), Authorization: httpAuth}}
+	if s.MCP != nil {
+		auth := AuthNone
+		if s.Paid {
+			auth = AuthX402
+		}
+		out = append(out, ManifestTransport{ID: TransportMCP, Type: "mcp", URL: s.URL(s.MCP.Path),
+			Specification: s.URL(PathMCPServer), Authorization: auth})
+	}
+	if s.A2A != nil {
+		auth := AuthNone
+		if s.Paid && s.A2A.Price != nil {
+			auth = AuthX402OrMPP
+		}
+		out = append(out, ManifestTransport{ID: TransportA2A, Type: "a2a", URL: s.URL(s.A2A.Path),
+			Specification: s.URL(PathAgentCard), Authorization: auth})
+	}
+
+	return out
+}
+
+// addHTTPOperations adds the HTTP operations of s and their offers to m,
+// and returns the operations' extras by id.
+func (s *Service) addHTTPOperations(m *Manifest) (map[string]any, error) {
+	opExtras := map[string]any{}
+	for _, op := range s.Operations {
+		in, err := s.inputSchema(op)
+		if err != nil {
+			return nil, err
+		}
+		out, err := s.SelfContained(op.Output)
+		if err != nil {
+			return nil, err
+		}
+		if len(op.OutputMediaTypes) > 0 && op.Output == "" {
+			// Not JSON: a string in the first media type.
+			if out, err = json.Marshal(map[string]string{"type": "string", "contentMediaType": op.OutputMediaTypes[0]}); err != nil {
+				return nil, err
+			}
+		}
+		idem := op.Idempotent
+		mo := ManifestOperation{ID: op.ID, Capability: op.Capability, Transport: TransportHTTP, Summary: op.Summary,
+			Method: op.Method, Path: s.Prefix + op.Path, InputSchema: in, OutputSchema: out,
+			TimeoutSeconds: op.TimeoutSeconds, Idempotent: &idem}
+		m.Operations = append(m.Operations, mo)
+		if len(op.Extra) > 0 {
+			opExtras[op.ID] = op.Extra
+		}
+		if op.Price != nil {
+			m.Offers = append(m.Offers, s.offers(op.ID, op.Price, true)...)
+		}
+	}
+	return opExtras, nil
+}
+
+// addMCPOperations adds every MCP tool of s as an operation on the MCP
+// transport, with an x402-only offer when it charges.
+func (s *Service) addMCPOperations(m *Manifest, capID string) {
+	for _, tl := range s.MCP.Tools {
+		id := "mcp." + tl.Name
+		in, out := tl.InputSchema, tl.OutputSchema
+		if len(in) == 0 {
+			in = json.RawMessage(`{"type":"object"}`)
+		}
+		if len(out) == 0 {
+			out = json.RawMessage(`{"type":"object"}`)
+		}
+		c := tl.Capability
+		if c == "" {
+			c = capID
+		}
+		idem := tl.Idempotent
+		m.Operations = append(m.Operations, ManifestOperation{ID: id, Capability: c, Transport: TransportMCP,
+			Summary: tl.Summary, Tool: tl.Name, InputSchema: in, OutputSchema: out,
+			TimeoutSeconds: tl.TimeoutSeconds, Idempotent: &idem})
+		if tl.Price != nil {
+			// MCP calls pay with x402 only (tool-result binding).
+			xp := *tl.Price
+			xp.Methods = tl.Price.methods("x402", "")
+			if len(xp.Methods) > 0 || !s.Paid {
+				m.Offers = append(m.Offers, s.offers(id, &xp, false)...)
+			}
+		}
+	}
+}
+
+// addA2AOperation adds the A2A endpoint as one operation with its offer.
+func (s *Service) addA2AOperation(m *Manifest, capID string) {
+	id := "a2a.send-message"
+	f := false
+	in := s.A2A.InputSchema
+	if in == nil {
+		in = json.RawMessage(`{"type":"object"}`)
+	}
+	m.Operations = append(m.Operations, ManifestOperation{ID: id, Capability: capID, Transport: TransportA2A,
+		Summary:     "Send a message to the agent (A2A 1.0 SendMessage over JSON-RPC).",
+		InputSchema: in, OutputSchema: json.RawMessage(`{"type":"object"}`), Idempotent: &f})
+	if s.A2A.Price != nil {
+		m.Offers = append(m.Offers, s.offers(id, s.A2A.Price, true)...)
 	}
 }

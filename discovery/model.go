@@ -220,7 +220,7 @@ type Operation struct {
 	OutputHeaders map[string]string
 }
 
-// Price is what a paid operation costs, as the live 402 challenge states
+// Price is what a paid operation costs, as the payment processor states
 // it.
 type Price struct {
 	// AmountMicroUSD is the USDC price (x402, MPP evm), micro-USD.
@@ -328,14 +328,11 @@ type Skill struct {
 
 // Document paths, relative to a service Base.
 const (
-	PathOpenAPI   = "/openapi.json"
-	PathManifest  = "/.well-known/agent-service.json"
-	PathX402      = "/.well-known/x402"
-	PathMCPServer = "/.well-known/mcp/server.json"
-	PathAgentCard = "/.well-known/agent-card.json"
-	// A2ATierKey is the member of an A2A SendMessage's params.metadata
-	// that chooses the verification tier.
-	A2ATierKey       = "tier"
+	PathOpenAPI      = "/openapi.json"
+	PathManifest     = "/.well-known/agent-service.json"
+	PathX402         = "/.well-known/x402"
+	PathMCPServer    = "/.well-known/mcp/server.json"
+	PathAgentCard    = "/.well-known/agent-card.json"
 	ManifestVersion  = "0.1"
 	mcpServerSchema  = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 	x402ExtensionURI = "https://www.x402.org/"

@@ -102,8 +102,60 @@ func OpenAPI(s *Service) ([]byte, error) {
 	return marshal(doc)
 }
 
+// openAPIOperation is the OpenAPI operation object of op: its parameters
+// and security, request body, the 200, 422 and 402 responses the document
+// states itself, then the operation's own responses.
 func (s *Service) openAPIOperation(op Operation, comps map[string]json.RawMessage) (map[string]any, error) {
 	o := map[string]any{"operationId": op.ID, "summary": op.Summary, "tags": []string{s.Key}}
+	params, err := operationParams(op, comps)
+	if err != nil {
+		return nil, err
+	}
+	if op.Security != nil {
+		o["security"] = securityRequirements(op.Security)
+	}
+	if len(params) > 0 {
+		o["parameters"] = params
+	}
+	if op.Body != "" || op.BodySchema != nil {
+		body, err := requestBody(op, comps)
+		if err != nil {
+			return nil, err
+		}
+		o["requestBody"] = body
+	}
+	ok, err := okResponse(op, comps)
+	if err != nil {
+		return nil, err
+	}
+	responses := map[string]any{"200": ok}
+	if op.Body != "" || op.Query != "" || len(pathParams(op.Path)) > 0 {
+		var verr any = ref(ComponentDetail)
+		if _, ok := comps[componentValidation]; ok {
+			verr = ref(componentValidation)
+		}
+		responses["422"] = map[string]any{"description": "Validation Error",
+			"content": map[string]any{"application/json": map[string]any{"schema": verr}}}
+	}
+	if op.Price != nil && s.Paid {
+		addPaidResponses(op, ok, responses)
+		o["x-payment-info"] = paymentInfo(op.Price)
+	}
+	own := map[string]bool{}
+	for _, r := range op.Responses {
+		if err := addResponse(op.ID, r, comps, responses, own); err != nil {
+			return nil, err
+		}
+	}
+	o["responses"] = responses
+	for _, k := range sortedKeys(op.Extra) {
+		o["x-"+k] = op.Extra[k]
+	}
+	return o, nil
+}
+
+// operationParams are the path, query and header parameters of op.
+func operationParams(op Operation, comps map[string]json.RawMessage) ([]any, error) {
 	var params []any
 	for _, p := range pathParams(op.Path) {
 		var schema any = map[string]any{"type": "string"}
@@ -125,39 +177,48 @@ func (s *Service) openAPIOperation(op Operation, comps map[string]json.RawMessag
 	for _, h := range op.Headers {
 		params = append(params, paramObject(h, "header"))
 	}
-	if op.Security != nil {
-		sec := []any{}
-		for _, alt := range op.Security {
-			req := map[string]any{}
-			for _, name := range alt {
-				req[name] = []string{}
-			}
-			sec = append(sec, req)
+	return params, nil
+}
+
+// securityRequirements is the OpenAPI security list of alternatives, each
+// a list of scheme names that must all be met.
+func securityRequirements(alts [][]string) []any {
+	sec := []any{}
+	for _, alt := range alts {
+		req := map[string]any{}
+		for _, name := range alt {
+			req[name] = []string{}
 		}
-		o["security"] = sec
+		sec = append(sec, req)
 	}
-	if len(params) > 0 {
-		o["parameters"] = params
+	return sec
+}
+
+// requestBody is the request body object of op (its shape or its own
+// schema, with its example).
+func requestBody(op Operation, comps map[string]json.RawMessage) (map[string]any, error) {
+	var media map[string]any
+	if op.BodySchema != nil {
+		media = map[string]any{"schema": op.BodySchema}
+	} else {
+		if _, ok := comps[op.Body]; !ok {
+			return nil, fmt.Errorf("discovery: %s: no schema named %q", op.ID, op.Body)
+		}
+		media = map[string]any{"schema": ref(op.Body)}
 	}
-	if op.Body != "" || op.BodySchema != nil {
-		var media map[string]any
-		if op.BodySchema != nil {
-			media = map[string]any{"schema": op.BodySchema}
-		} else {
-			if _, ok := comps[op.Body]; !ok {
-				return nil, fmt.Errorf("discovery: %s: no schema named %q", op.ID, op.Body)
-			}
-			media = map[string]any{"schema": ref(op.Body)}
-		}
-		if len(op.Example) > 0 {
-			media["example"] = op.Example
-		}
-		mt := op.BodyMediaType
-		if mt == "" {
-			mt = "application/json"
-		}
-		o["requestBody"] = map[string]any{"required": true, "content": map[string]any{mt: media}}
+	if len(op.Example) > 0 {
+		media["example"] = op.Example
 	}
+	mt := op.BodyMediaType
+	if mt == "" {
+		mt = "application/json"
+	}
+	return map[string]any{"required": true, "content": map[string]any{mt: media}}, nil
+}
+
+// okResponse is the 200 response of op: its output schema under each of
+// its media types, and its headers.
+func okResponse(op Operation, comps map[string]json.RawMessage) (map[string]any, error) {
 	var okSchema any = map[string]any{"type": "object"}
 	if op.Output != "" {
 		if _, ok := comps[op.Output]; !ok {
@@ -186,99 +247,103 @@ func (s *Service) openAPIOperation(op Operation, comps map[string]json.RawMessag
 	if len(op.OutputHeaders) > 0 {
 		ok["headers"] = headerObjects(op.OutputHeaders)
 	}
-	responses := map[string]any{"200": ok}
-	if op.Body != "" || op.Query != "" || len(pathParams(op.Path)) > 0 {
-		var verr any = ref(ComponentDetail)
-		if _, ok := comps[componentValidation]; ok {
-			verr = ref(componentValidation)
-		}
-		responses["422"] = map[string]any{"description": "Validation Error",
-			"content": map[string]any{"application/json": map[string]any{"schema": verr}}}
+	return ok, nil
+}
+
+// addPaidResponses adds to the 200 response ok the headers of a paid
+// answer, and the 402 to responses.
+func addPaidResponses(op Operation, ok, responses map[string]any) {
+	hs := map[string]string{
+		"X-Agentic-Order-Id":    "The order of this paid call.",
+		"X-Agentic-Order-Token": "Secret that reads the order later (shown once): GET /v1/orders/{order_id} with it in X-Agentic-Order-Token.",
+		"X-Agentic-Receipt-Id":  "The signed receipt of this call.",
 	}
-	if op.Price != nil && s.Paid {
-		hs := map[string]string{
-			"X-Agentic-Order-Id":    "The order of this paid call.",
-			"X-Agentic-Order-Token": "Secret that reads the order later (shown once): GET /v1/orders/{order_id} with it in X-Agentic-Order-Token.",
-			"X-Agentic-Receipt-Id":  "The signed receipt of this call.",
+	for k, v := range op.OutputHeaders {
+		hs[k] = v
+	}
+	ok["headers"] = headerObjects(hs)
+	responses["402"] = map[string]any{
+		"description": "Payment Required: pay one of the advertised challenges and repeat the request.",
+		"headers": headerObjects(map[string]string{
+			"PAYMENT-REQUIRED": "x402 v2 PaymentRequired, base64 JSON.",
+			"WWW-Authenticate": "MPP Payment challenge (one header per method).",
+		}),
+		"content": map[string]any{challengeMedia(op.Price): map[string]any{"schema": ref(ComponentPaymentRequired)}},
+	}
+}
+
+// addResponse adds one response the operation declares to responses,
+// merged into one it declared before under the same status (own), and
+// refuses a status the document states itself or a media type declared
+// twice.
+func addResponse(opID string, r Response, comps map[string]json.RawMessage, responses map[string]any, own map[string]bool) error {
+	code := fmt.Sprint(r.Status)
+	prev, taken := responses[code].(map[string]any)
+	if taken && !own[code] {
+		return fmt.Errorf("discovery: %s declares status %s, which the document states itself", opID, code)
+	}
+	own[code] = true
+	resp := map[string]any{"description": r.Description}
+	if taken {
+		resp = prev
+	}
+	content, _ := resp["content"].(map[string]any)
+	if content == nil {
+		content = map[string]any{}
+	}
+	mt := r.MediaType
+	if mt == "" {
+		mt = "application/json"
+	}
+	if _, dup := content[mt]; dup {
+		return fmt.Errorf("discovery: %s declares %s %s twice", opID, code, mt)
+	}
+	if err := responseMedia(opID, r, comps, content, mt); err != nil {
+		return err
+	}
+	if len(content) > 0 {
+		resp["content"] = content
+	}
+	if len(r.Headers) > 0 {
+		hs, _ := resp["headers"].(map[string]any)
+		if hs == nil {
+			hs = map[string]any{}
 		}
-		for k, v := range op.OutputHeaders {
+		for k, v := range headerObjects(r.Headers) {
 			hs[k] = v
 		}
-		ok["headers"] = headerObjects(hs)
-		responses["402"] = map[string]any{
-			"description": "Payment Required: pay one of the advertised challenges and repeat the request.",
-			"headers": headerObjects(map[string]string{
-				"PAYMENT-REQUIRED": "x402 v2 PaymentRequired, base64 JSON.",
-				"WWW-Authenticate": "MPP Payment challenge (one header per method).",
-			}),
-			"content": map[string]any{challengeMedia(op.Price): map[string]any{"schema": ref(ComponentPaymentRequired)}},
-		}
-		o["x-payment-info"] = paymentInfo(op.Price)
+		resp["headers"] = hs
 	}
-	own := map[string]bool{}
-	for _, r := range op.Responses {
-		code := fmt.Sprint(r.Status)
-		prev, taken := responses[code].(map[string]any)
-		if taken && !own[code] {
-			return nil, fmt.Errorf("discovery: %s declares status %s, which the document states itself", op.ID, code)
-		}
-		own[code] = true
-		resp := map[string]any{"description": r.Description}
-		if taken {
-			resp = prev
-		}
-		content, _ := resp["content"].(map[string]any)
-		if content == nil {
-			content = map[string]any{}
-		}
-		mt := r.MediaType
-		if mt == "" {
-			mt = "application/json"
-		}
-		if _, dup := content[mt]; dup {
-			return nil, fmt.Errorf("discovery: %s declares %s %s twice", op.ID, code, mt)
-		}
-		switch {
-		case r.MediaType == "-":
-		case r.MediaType == "" || r.MediaType == "application/json" || strings.HasSuffix(r.MediaType, "+json"):
-			name := r.Schema
-			if name == "" {
-				name = ComponentDetail
-			}
-			if _, ok := comps[name]; !ok {
-				return nil, fmt.Errorf("discovery: %s: no schema named %q", op.ID, name)
-			}
-			content[mt] = map[string]any{"schema": ref(name)}
-		default:
-			media := map[string]any{}
-			if strings.HasPrefix(r.MediaType, "text/") {
-				media["schema"] = map[string]any{"type": "string"}
-			}
-			content[mt] = media
-		}
-		if len(content) > 0 {
-			resp["content"] = content
-		}
-		if len(r.Headers) > 0 {
-			hs, _ := resp["headers"].(map[string]any)
-			if hs == nil {
-				hs = map[string]any{}
-			}
-			for k, v := range headerObjects(r.Headers) {
-				hs[k] = v
-			}
-			resp["headers"] = hs
-		}
-		if taken && r.Description != "" && !strings.Contains(resp["description"].(string), r.Description) {
-			resp["description"] = resp["description"].(string) + " " + r.Description
-		}
-		responses[code] = resp
+	if taken && r.Description != "" && !strings.Contains(resp["description"].(string), r.Description) {
+		resp["description"] = resp["description"].(string) + " " + r.Description
 	}
-	o["responses"] = responses
-	for _, k := range sortedKeys(op.Extra) {
-		o["x-"+k] = op.Extra[k]
+	responses[code] = resp
+	return nil
+}
+
+// responseMedia sets the media object of a declared response under mt:
+// none for "-", its JSON schema (the detail body by default) for JSON, a
+// string for text, nothing for bytes.
+func responseMedia(opID string, r Response, comps map[string]json.RawMessage, content map[string]any, mt string) error {
+	switch {
+	case r.MediaType == "-":
+	case r.MediaType == "" || r.MediaType == "application/json" || strings.HasSuffix(r.MediaType, "+json"):
+		name := r.Schema
+		if name == "" {
+			name = ComponentDetail
+		}
+		if _, ok := comps[name]; !ok {
+			return fmt.Errorf("discovery: %s: no schema named %q", opID, name)
+		}
+		content[mt] = map[string]any{"schema": ref(name)}
+	default:
+		media := map[string]any{}
+		if strings.HasPrefix(r.MediaType, "text/") {
+			media["schema"] = map[string]any{"type": "string"}
+		}
+		content[mt] = media
 	}
-	return o, nil
+	return nil
 }
 
 // challengeMedia is the media type of p's 402 answers.

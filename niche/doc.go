@@ -33,9 +33,10 @@
 // ("editorial_hypothesis": the score is an editorial hypothesis from six
 // criteria, not a market-size estimate), scoreWeights, confidence, an
 // evidence summary, a trend, the linked evidence, status, revision and
-// timestamps. Evidence is ordered newest observation first and includes
-// the stored excerpt with its license and attribution; rejected signals
-// are left out.
+// timestamps, the per-criterion rationale and the review status.
+// Evidence is ordered newest observation first and includes the stored
+// excerpt with its license and attribution and the page's capture;
+// rejected signals are left out.
 //
 // Score. A Scorer computes an integer 0..100 when an evaluation is
 // written; the score is stored with the scorer's version and weights and
@@ -94,6 +95,40 @@
 // preview's signalCount count the linked signals that are not rejected.
 // Accepting a signal again restores the counts but republishes nothing.
 //
+// Checkable evidence. With Options.Capturer (a *snapshot.Service, behind
+// a small interface so that this package imports no HTTP code), the source
+// page of every signal an evaluation links is captured when the
+// evaluation is created, revised or published — "when a signal is added"
+// is read as added to an evaluation, since collectors ingest far more
+// signals than curators keep — once per distinct URL, and never again
+// once captured (a failed capture is tried again at the next write). The
+// capture record (the EvidenceSnapshot fields: snapshotId, requestedUrl,
+// finalUrl, retrievedAt, status, httpStatus, contentType, contentLength,
+// rawSha256, normalizedSha256, failureReason) is stored with the signal
+// and listed with each evidence item (snapshotId, captureStatus,
+// captureReason, snapshot); the snapshot routes serve its record,
+// content and WARC. A page that cannot be captured is listed with its
+// status and reason, not dropped, and by default does not count toward
+// the publication floor (Options.CountUncaptured counts it). Captures
+// follow the evaluation's lifecycle rather than the snapshot retention
+// (30 days, for claims): the engine holds them (snapshot.HoldStore) while
+// a draft or published evaluation links the signal, and releases them
+// after a withdrawal, an unlinking revision or a rejection
+// (ReleaseEvidence); the snapshot purger then removes them once older
+// than its retention. The bulk import's up-front check of the floor
+// counts every page (nothing is captured before the drafts are created);
+// each draft's creation then applies the captured-only floor, a failure
+// being reported in its line. Without a Capturer every evidence item says
+// "not_captured" and the floor counts every page.
+//
+// Reviewable scores. A draft may carry a short rationale per criterion
+// (Draft.Rationale, 10 to 300 characters each), stored with the
+// evaluation, kept in every revision's state and shown with the score.
+// Each evaluation shows its review: the time and actor of the last
+// curator create, revise or publish (rescores and withdrawals are not
+// reviews), "reviewed" until Options.ReviewInterval (180 days) has passed,
+// then "review_due"; "unreviewed" when none is recorded.
+//
 // Access. The public reads (List, Search without Full, Preview) return
 // Preview values: a separate type filled from an allow-list (id, title,
 // buyer, category, score, scoreVersion, scoreType, signal count and a
@@ -102,9 +137,17 @@
 // notes, criteria and evidence are not even read for a public read.
 // Drafts and withdrawn evaluations are not found by any public read.
 //
-// Search. The query is normalised in Go (SearchText: NFKC, lower case,
-// diacritics removed, punctuation stripped) into at most 16 distinct words
-// that must all match (AND). This is deliberately not a query language:
+// Search. The query is normalised in Go (Language.SearchText: NFKC, lower
+// case, diacritics removed, punctuation stripped, every word stemmed) into
+// at most 16 distinct terms that must all match (AND). Stores index the
+// same stemmed text, so word forms match each other on every store and at
+// every level: landlord finds landlords, invoice finds invoicing. The
+// rules are English (Snowball's Porter2 plus a short list of trade nouns
+// folded into their trade: plumber matches plumbing) unless a host sets
+// Options.Language and its store's language to another Snowball language
+// or NoStemming; stemming is done in Go rather than by the databases'
+// own dictionaries so that SQLite, PostgreSQL and MemStore index exactly
+// the same terms. This is deliberately not a query language:
 // quotes, minus signs and operators such as OR are punctuation and
 // dropped ("-foo" requires foo), so SQLite's FTS5 and PostgreSQL receive
 // the same plain list of words (FTS5 as quoted terms, PostgreSQL through
@@ -128,7 +171,8 @@
 // When more than SearchCandidates (300) evaluations match, the store ranks
 // the newest SearchWindow (2000) matches itself, with the same Relevance
 // formula written in SQL, then the sort, then the id, passes on the best
-// 300, and the result says truncated: the cost stays bounded however broad
+// of them (the page's worth: CandidateQuery.Top), and the result says
+// truncated: the cost stays bounded however broad
 // the query, SQLite and PostgreSQL still agree (the conformance suite
 // compares truncated searches exactly), but older matches are not
 // considered. Adding a word narrows such queries. How a store finds the

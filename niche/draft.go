@@ -33,6 +33,31 @@ type Draft struct {
 	EvaluationNotes    string   `json:"evaluation_notes" validate:"required,min=30,max=4000"`
 	SignalIDs          []string `json:"signal_ids" validate:"required,min=1,max=100"`
 	Publish            bool     `json:"publish"` // default false
+	// Rationale is optional: a short reason per criterion, shown with the
+	// score and kept in the revisions.
+	Rationale *DraftRationale `json:"rationale,omitempty"`
+}
+
+// DraftRationale is the curator's short reason for each criterion's value
+// (snake_case, like the draft). Each is optional; a given one has 10 to 300
+// characters once trimmed.
+type DraftRationale struct {
+	Pain             string `json:"pain,omitempty" validate:"omitempty,min=10,max=300"`
+	Frequency        string `json:"frequency,omitempty" validate:"omitempty,min=10,max=300"`
+	WillingnessToPay string `json:"willingness_to_pay,omitempty" validate:"omitempty,min=10,max=300"`
+	ReachableBuyers  string `json:"reachable_buyers,omitempty" validate:"omitempty,min=10,max=300"`
+	Feasibility      string `json:"feasibility,omitempty" validate:"omitempty,min=10,max=300"`
+	CompetitionGap   string `json:"competition_gap,omitempty" validate:"omitempty,min=10,max=300"`
+}
+
+// RationaleOf returns the draft's rationale as an evaluation shows it.
+func (d Draft) RationaleOf() Rationale {
+	if d.Rationale == nil {
+		return Rationale{}
+	}
+	r := d.Rationale
+	return Rationale{Pain: r.Pain, Frequency: r.Frequency, WillingnessToPay: r.WillingnessToPay,
+		ReachableBuyers: r.ReachableBuyers, Feasibility: r.Feasibility, CompetitionGap: r.CompetitionGap}
 }
 
 // Dimensions returns the draft's six criteria (a missing one as 0).
@@ -55,13 +80,22 @@ func (d Draft) Dimensions() Dimensions {
 // characters"): the message the HTTP layer gives the same value before
 // the engine sees it.
 func (d Draft) Normalize() (Draft, error) {
-	for _, f := range []struct {
+	type text struct {
 		name string
 		v    *string
-	}{
+	}
+	texts := []text{
 		{"title", &d.Title}, {"problem", &d.Problem}, {"buyer", &d.Buyer}, {"category", &d.Category},
 		{"solution_hypothesis", &d.SolutionHypothesis}, {"evaluation_notes", &d.EvaluationNotes},
-	} {
+	}
+	if d.Rationale != nil {
+		r := *d.Rationale // a copy: the caller's draft is left as it is
+		d.Rationale = &r
+		texts = append(texts, text{"rationale.pain", &r.Pain}, text{"rationale.frequency", &r.Frequency},
+			text{"rationale.willingness_to_pay", &r.WillingnessToPay}, text{"rationale.reachable_buyers", &r.ReachableBuyers},
+			text{"rationale.feasibility", &r.Feasibility}, text{"rationale.competition_gap", &r.CompetitionGap})
+	}
+	for _, f := range texts {
 		*f.v = strings.TrimSpace(*f.v)
 		if !utf8.ValidString(*f.v) {
 			return d, invalid(f.name, "must be valid UTF-8")

@@ -66,10 +66,29 @@ type Options struct {
 	// that level. Shorter teasers are refused, since they would show
 	// less than preview-level searches match.
 	TeaserLength int
+	// Language is the word rules with which queries are parsed (see
+	// Language); empty means English. It must be the language the store
+	// indexes with: New refuses a store that reports another
+	// (LanguageReporter).
+	Language Language
 	// MaxSignalBatch bounds one ingestion call. Zero means 1000.
 	MaxSignalBatch int
 	// Sources are the configured signal sources (GET /v1/sources).
 	Sources []Source
+	// Capturer captures the source page of every signal an evaluation
+	// links, when the evaluation is created, revised or published (see
+	// Capturer); *snapshot.Service is one. Nil captures nothing: evidence
+	// then shows captureStatus "not_captured" and the floor counts every
+	// page.
+	Capturer Capturer
+	// CountUncaptured makes the publication floor count signals whose
+	// page could not be captured. By default, with a Capturer, only
+	// captured signals count: a published evaluation's floor is met by
+	// pages anyone can check.
+	CountUncaptured bool
+	// ReviewInterval is how long a curator review stays current before
+	// the evaluation's review status is "review_due". Zero means 180 days.
+	ReviewInterval time.Duration
 }
 
 // Engine is the niche catalogue: ingestion and moderation of signals,
@@ -130,6 +149,16 @@ func New(st Store, opts *Options) (*Engine, error) {
 	}
 	if o.MaxSignalBatch <= 0 {
 		o.MaxSignalBatch = 1000
+	}
+	if o.ReviewInterval <= 0 {
+		o.ReviewInterval = 180 * 24 * time.Hour
+	}
+	if err := o.Language.Validate(); err != nil {
+		return nil, err
+	}
+	o.Language = o.Language.Or()
+	if lr, ok := st.(LanguageReporter); ok && lr.SearchLanguage().Or() != o.Language {
+		return nil, fmt.Errorf("%w: the engine parses queries in %q but the store indexes in %q", ErrLanguage, o.Language, lr.SearchLanguage().Or())
 	}
 	if w := o.Scorer.Weights(); w.Sum() != 100 {
 		return nil, fmt.Errorf("niche: scorer %s weights add up to %d, not 100", o.Scorer.Version(), w.Sum())
@@ -299,11 +328,13 @@ func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalStat
 		return nil, err
 	}
 	if sig.State == StateRejected {
+		unneeded := []string{sig.ID} // and the signals of evaluations withdrawn now
 		for _, nid := range linkedBy {
-			if err := e.recheckEvidence(ctx, nid, sig); err != nil {
+			if err := e.recheckEvidence(ctx, nid, sig, &unneeded); err != nil {
 				return nil, fmt.Errorf("niche: signal %s is rejected, but re-checking the evidence of %s failed (moderate it again to retry): %w", sig.ID, nid, err)
 			}
 		}
+		e.releaseEvidence(ctx, unneeded)
 	}
 	return sig, nil
 }
@@ -313,8 +344,9 @@ func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalStat
 const recheckAttempts = 20
 
 // recheckEvidence withdraws evaluation id when it is published, links the
-// rejected signal sig and no longer meets the publication floor.
-func (e *Engine) recheckEvidence(ctx context.Context, id string, sig *Signal) error {
+// rejected signal sig and no longer meets the publication floor, adding
+// the signals of a withdrawn evaluation to withdrawn.
+func (e *Engine) recheckEvidence(ctx context.Context, id string, sig *Signal, withdrawn *[]string) error {
 	for range recheckAttempts {
 		rec, err := e.st.Evaluation(ctx, id)
 		if isNotFound(err) {
@@ -354,6 +386,7 @@ func (e *Engine) recheckEvidence(ctx context.Context, id string, sig *Signal) er
 		case err == nil:
 			e.log.WarnContext(ctx, "niche: evaluation withdrawn after a linked signal was rejected", "niche", rec.ID,
 				"revision", next.Revision, "signal", sig.ID, "moderator", sig.ModeratedBy)
+			*withdrawn = append(*withdrawn, rec.SignalIDs...)
 			return nil
 		case errors.Is(err, ErrConflict), errors.Is(err, ErrOperationConflict):
 			continue // another write came first: look again
@@ -440,26 +473,38 @@ func (e *Engine) linkedSignals(ctx context.Context, signalIDs []string) (map[str
 	return found, pending, nil
 }
 
-// checkFloor applies the publication floor to the linked signals.
+// checkFloor applies the publication floor to the linked signals,
+// counting only those whose page was captured when the engine captures
+// pages (Options.Capturer) and does not count uncaptured ones
+// (Options.CountUncaptured).
 func (e *Engine) checkFloor(signalIDs []string, signals map[string]Signal) error {
+	return e.floor(signalIDs, signals, e.opts.Capturer != nil && !e.opts.CountUncaptured)
+}
+
+// floor applies the publication floor to the linked signals; with
+// capturedOnly, signals whose page was not captured are not counted.
+func (e *Engine) floor(signalIDs []string, signals map[string]Signal, capturedOnly bool) error {
 	linked := make([]Signal, 0, len(signalIDs))
 	for _, id := range signalIDs {
-		if s, ok := signals[id]; ok {
+		if s, ok := signals[id]; ok && (!capturedOnly || s.Snapshot.Captured()) {
 			linked = append(linked, s)
 		}
 	}
 	st := statsOf(linked)
 	if st.pages < e.opts.MinDemandSignals || st.domains < e.opts.MinIndependentSources {
 		return &EvidenceError{DemandSignals: st.pages, IndependentSources: st.domains,
-			MinDemandSignals: e.opts.MinDemandSignals, MinIndependentSources: e.opts.MinIndependentSources}
+			MinDemandSignals: e.opts.MinDemandSignals, MinIndependentSources: e.opts.MinIndependentSources,
+			CapturedOnly: capturedOnly}
 	}
 	return nil
 }
 
-func (e *Engine) applyDraft(ctx context.Context, r *Record, d Draft) {
+// applyDraft sets r's content from d, reviewed by actor at now.
+func (e *Engine) applyDraft(ctx context.Context, r *Record, d Draft, actor string, now time.Time) {
 	r.Title, r.Problem, r.Buyer, r.Category = d.Title, d.Problem, d.Buyer, d.Category
 	r.SolutionHypothesis, r.EvaluationNotes = d.SolutionHypothesis, d.EvaluationNotes
-	r.Dimensions = d.Dimensions()
+	r.Dimensions, r.Rationale = d.Dimensions(), d.RationaleOf()
+	r.ReviewedAt, r.ReviewedBy = now, actor
 	r.SignalIDs = slices.Clone(d.SignalIDs)
 	e.applyScore(ctx, r)
 }
@@ -497,9 +542,12 @@ func (e *Engine) Create(ctx context.Context, op Op, d Draft) (*Evaluation, error
 	if err != nil {
 		return nil, err
 	}
+	if err := e.captureLinked(ctx, signals, d.SignalIDs); err != nil {
+		return nil, err
+	}
 	now := e.now()
 	rec := Record{ID: ids.New(ids.Niche), Status: StatusDraft, Revision: 1, CreatedAt: now, UpdatedAt: now}
-	e.applyDraft(ctx, &rec, d)
+	e.applyDraft(ctx, &rec, d, op.Actor, now)
 	if d.Publish {
 		if err := e.checkFloor(d.SignalIDs, signals); err != nil {
 			return nil, err
@@ -543,9 +591,12 @@ func (e *Engine) Revise(ctx context.Context, id string, expectedRevision int, op
 	if err != nil {
 		return nil, err
 	}
+	if err := e.captureLinked(ctx, signals, d.SignalIDs); err != nil {
+		return nil, err
+	}
 	now := e.now()
 	rec := *cur
-	e.applyDraft(ctx, &rec, d)
+	e.applyDraft(ctx, &rec, d, op.Actor, now)
 	rec.Revision, rec.UpdatedAt = expectedRevision+1, now
 	if d.Publish && rec.Status != StatusPublished {
 		rec.Status, rec.PublishedAt = StatusPublished, now
@@ -555,11 +606,15 @@ func (e *Engine) Revise(ctx context.Context, id string, expectedRevision int, op
 			return nil, err
 		}
 	}
-	return e.write(ctx, Write{
+	ev, err := e.write(ctx, Write{
 		OperationID: op.ID, RequestHash: hash,
 		ExpectedRevision: expectedRevision, Record: rec, Action: ActionRevise, Actor: op.Actor, Reason: op.Reason,
 		At: now, Accept: pending, CheckSignals: true,
 	})
+	if err == nil {
+		e.releaseEvidence(ctx, cur.SignalIDs) // some may have been unlinked
+	}
+	return ev, err
 }
 
 // Publish publishes evaluation id at expectedRevision (the floor applies).
@@ -602,6 +657,9 @@ func (e *Engine) transition(ctx context.Context, id string, expectedRevision int
 		if err != nil {
 			return nil, err
 		}
+		if err := e.captureLinked(ctx, signals, rec.SignalIDs); err != nil {
+			return nil, err
+		}
 		if err := e.checkFloor(rec.SignalIDs, signals); err != nil {
 			return nil, err
 		}
@@ -609,17 +667,22 @@ func (e *Engine) transition(ctx context.Context, id string, expectedRevision int
 		if rec.Status != StatusPublished {
 			rec.Status, rec.PublishedAt = StatusPublished, now
 		}
+		rec.ReviewedAt, rec.ReviewedBy = now, op.Actor
 	case ActionWithdraw:
 		if cur.Status != StatusPublished {
 			return nil, invalid("status", "only a published evaluation can be withdrawn (this one is %s)", cur.Status)
 		}
 		rec.Status = StatusWithdrawn
 	}
-	return e.write(ctx, Write{
+	ev, err := e.write(ctx, Write{
 		OperationID: op.ID, RequestHash: hash, ExpectedRevision: expectedRevision, Record: rec,
 		Action: action, Actor: op.Actor, Reason: op.Reason, At: now, Accept: pending,
 		CheckSignals: action == ActionPublish,
 	})
+	if err == nil && action == ActionWithdraw {
+		e.releaseEvidence(ctx, rec.SignalIDs)
+	}
+	return ev, err
 }
 
 // RescoreReport says what Rescore did.
@@ -898,7 +961,7 @@ func (e *Engine) List(ctx context.Context, o ListOptions) (*ListResult, error) {
 	}
 	sort := cmp.Or(o.Sort, SortScore)
 	o.Limit = cmp.Or(o.Limit, DefaultLimit)
-	q := ParseQuery(o.Query)
+	q := e.opts.Language.ParseQuery(o.Query)
 	res := &ListResult{Query: q, Previews: []Preview{}}
 	if strings.TrimSpace(o.Query) != "" && q.Empty() {
 		return res, nil // no word to match: nothing matches
@@ -1038,7 +1101,7 @@ func (e *Engine) Search(ctx context.Context, o SearchOptions) (*SearchResult, er
 	}
 	sort := cmp.Or(o.Sort, SortScore)
 	o.Limit = cmp.Or(o.Limit, DefaultLimit)
-	q := ParseQuery(o.Query)
+	q := e.opts.Language.ParseQuery(o.Query)
 	if q.Empty() {
 		res := &SearchResult{Query: q, Relevance: []int{}}
 		if o.Full {
@@ -1075,7 +1138,7 @@ func (e *Engine) search(ctx context.Context, q Query, categoryKey, sort string, 
 		res.Previews = []Preview{}
 	}
 	cands, truncated, err := e.st.SearchCandidates(ctx, CandidateQuery{Query: q, Full: full, CategoryKey: categoryKey,
-		Sort: sort, Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow})
+		Sort: sort, Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow, Top: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -1157,6 +1220,8 @@ type QuotaStatus struct {
 	Used      int       `json:"used"`
 	Remaining int       `json:"remaining"`
 	ResetsAt  time.Time `json:"resetsAt"`
+
+	caller string // whose use TakeQuota counted (for ReturnQuota)
 }
 
 // TakeQuota counts one use by caller against limit uses per UTC day. Past
@@ -1171,9 +1236,26 @@ func (e *Engine) TakeQuota(ctx context.Context, caller string, limit int) (Quota
 	if err != nil {
 		return QuotaStatus{}, err
 	}
-	st := QuotaStatus{Limit: limit, Used: min(used, limit), Remaining: max(limit-used, 0), ResetsAt: reset}
+	st := QuotaStatus{Limit: limit, Used: min(used, limit), Remaining: max(limit-used, 0), ResetsAt: reset, caller: caller}
 	if !ok {
 		return st, &QuotaError{Limit: limit, ResetAt: reset}
 	}
+	return st, nil
+}
+
+// ReturnQuota gives back the use that TakeQuota counted and returned as
+// st, for a search that delivered nothing (no match, or an error): only
+// searches that find something use a free search. It is given back on
+// st's day, even if the day has turned since, and returns the status
+// after. A status not returned by TakeQuota is returned as it is.
+func (e *Engine) ReturnQuota(ctx context.Context, st QuotaStatus) (QuotaStatus, error) {
+	if st.caller == "" {
+		return st, nil
+	}
+	if err := e.st.ReturnQuota(ctx, st.caller, st.ResetsAt.Add(-24*time.Hour).Unix()); err != nil {
+		return st, err
+	}
+	st.Used = max(st.Used-1, 0)
+	st.Remaining = min(st.Remaining+1, st.Limit)
 	return st, nil
 }

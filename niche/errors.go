@@ -116,11 +116,18 @@ type EvidenceError struct {
 	IndependentSources    int
 	MinDemandSignals      int
 	MinIndependentSources int
+	// CapturedOnly says that only signals whose page was captured were
+	// counted (Options.Capturer without Options.CountUncaptured).
+	CapturedOnly bool
 }
 
 func (e *EvidenceError) Error() string {
-	return fmt.Sprintf("Publishing requires at least %d demand signals on distinct pages from at least %d independent source domains; the draft links %d from %d",
-		e.MinDemandSignals, e.MinIndependentSources, e.DemandSignals, e.IndependentSources)
+	captured := ""
+	if e.CapturedOnly {
+		captured = " whose pages were captured"
+	}
+	return fmt.Sprintf("Publishing requires at least %d demand signals on distinct pages from at least %d independent source domains; the draft links %d%s from %d",
+		e.MinDemandSignals, e.MinIndependentSources, e.DemandSignals, captured, e.IndependentSources)
 }
 
 // Is reports whether target is ErrEvidence.

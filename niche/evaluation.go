@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/internal/urlnorm"
+	"github.com/assaykit/assay/snapshot"
 )
 
 // Status is an evaluation's publication state.
@@ -46,9 +47,50 @@ type Record struct {
 	// PublishedAt is when the evaluation was last published (zero if
 	// never).
 	PublishedAt time.Time `json:"publishedAt,omitzero"`
+	// Rationale is the curator's reason for each criterion's value.
+	Rationale Rationale `json:"rationale"`
+	// ReviewedAt and ReviewedBy are the time and actor of the last
+	// curator review: the last create, revise or publish (rescores and
+	// withdrawals are not reviews). Zero if never.
+	ReviewedAt time.Time `json:"reviewedAt,omitzero"`
+	ReviewedBy string    `json:"reviewedBy,omitempty"`
 }
 
-// SearchFields is the normalised text (SearchText) a store indexes for one
+// Rationale is a short reason per criterion, in the order and with the
+// names of Dimensions; an empty string is a criterion without one.
+type Rationale struct {
+	Pain             string `json:"pain"`
+	Frequency        string `json:"frequency"`
+	WillingnessToPay string `json:"willingnessToPay"`
+	ReachableBuyers  string `json:"reachableBuyers"`
+	Feasibility      string `json:"feasibility"`
+	CompetitionGap   string `json:"competitionGap"`
+}
+
+// Review states.
+const (
+	// ReviewCurrent: a curator reviewed the evaluation within
+	// Options.ReviewInterval.
+	ReviewCurrent = "reviewed"
+	// ReviewDue: the last review is older than Options.ReviewInterval.
+	ReviewDue = "review_due"
+	// ReviewNever: no curator review is recorded (rows older than review
+	// tracking, or bulk loads).
+	ReviewNever = "unreviewed"
+)
+
+// Review says when the evaluation was last reviewed and whether a new
+// review is due.
+type Review struct {
+	// Status is ReviewCurrent, ReviewDue or ReviewNever.
+	Status         string     `json:"status"`
+	LastReviewedAt *time.Time `json:"lastReviewedAt"`
+	LastReviewedBy *string    `json:"lastReviewedBy"`
+	// NextReviewDue is LastReviewedAt plus Options.ReviewInterval.
+	NextReviewDue *time.Time `json:"nextReviewDue"`
+}
+
+// SearchFields is the normalised, stemmed text (Language.SearchText) a store indexes for one
 // evaluation, by access level. A preview-level search matches Title and
 // Preview only — exactly what a preview shows — so that the words of the
 // hidden text (the rest of the problem, the solution hypothesis) can never
@@ -66,21 +108,21 @@ type SearchFields struct {
 	Extra string
 }
 
-// SearchFields returns the text a store indexes for r.
-func (r *Record) SearchFields() SearchFields {
+// SearchFields returns the text a store indexing with lang indexes for r.
+func (r *Record) SearchFields(lang Language) SearchFields {
 	return SearchFields{
-		Title:   SearchText(r.Title),
-		Preview: PreviewSearchText(r.Problem, r.Buyer, r.Category),
-		Body:    SearchText(r.Problem + " " + r.Buyer + " " + r.Category),
-		Extra:   SearchText(r.SolutionHypothesis),
+		Title:   lang.SearchText(r.Title),
+		Preview: lang.PreviewSearchText(r.Problem, r.Buyer, r.Category),
+		Body:    lang.SearchText(r.Problem + " " + r.Buyer + " " + r.Category),
+		Extra:   lang.SearchText(r.SolutionHypothesis),
 	}
 }
 
-// PreviewSearchText is the normalised text that preview-level searches
-// match besides the title: the problem teaser (Teaser at
-// DefaultTeaserLength), the buyer and the category.
-func PreviewSearchText(problem, buyer, category string) string {
-	return SearchText(Teaser(problem, DefaultTeaserLength) + " " + buyer + " " + category)
+// PreviewSearchText is the text that preview-level searches match besides
+// the title: the problem teaser (Teaser at DefaultTeaserLength), the
+// buyer and the category, through l.SearchText.
+func (l Language) PreviewSearchText(problem, buyer, category string) string {
+	return l.SearchText(Teaser(problem, DefaultTeaserLength) + " " + buyer + " " + category)
 }
 
 // CategoryKey returns the case-insensitive key of the record's category.
@@ -97,10 +139,12 @@ type Evaluation struct {
 	SolutionHypothesis string     `json:"solutionHypothesis"`
 	EvaluationNotes    string     `json:"evaluationNotes"`
 	Dimensions         Dimensions `json:"dimensions"`
-	Score              int        `json:"score"`
-	ScoreVersion       string     `json:"scoreVersion"`
-	ScoreType          string     `json:"scoreType"`
-	ScoreWeights       Weights    `json:"scoreWeights"`
+	// Rationale is the curator's short reason for each criterion.
+	Rationale    Rationale `json:"rationale"`
+	Score        int       `json:"score"`
+	ScoreVersion string    `json:"scoreVersion"`
+	ScoreType    string    `json:"scoreType"`
+	ScoreWeights Weights   `json:"scoreWeights"`
 	// Confidence is "high", "medium" or "low" (see the package
 	// documentation for the rule).
 	Confidence      string          `json:"confidence"`
@@ -116,6 +160,8 @@ type Evaluation struct {
 	CreatedAt   time.Time  `json:"createdAt"`
 	UpdatedAt   time.Time  `json:"updatedAt"`
 	PublishedAt *time.Time `json:"publishedAt"`
+	// Review is the review status and last-reviewed date.
+	Review Review `json:"review"`
 }
 
 // Evidence is a linked signal as readers see it.
@@ -133,6 +179,20 @@ type Evidence struct {
 	License      string           `json:"license"`
 	Attribution  string           `json:"attribution"`
 	Engagement   map[string]int64 `json:"engagement,omitempty"`
+	// SnapshotID is the capture of SourceURL (GET
+	// /v1/url-snapshots/{snapshotId} serves its record and content); null
+	// when the page was never captured.
+	SnapshotID *string `json:"snapshotId"`
+	// CaptureStatus is the capture's status (a SnapshotStatus: captured,
+	// failed, blocked, too_large, unsupported) or "not_captured".
+	CaptureStatus string `json:"captureStatus"`
+	// CaptureReason says why a capture failed (the record's
+	// failureReason); null when captured or never tried.
+	CaptureReason *string `json:"captureReason"`
+	// Snapshot is the capture record: snapshotId, requestedUrl,
+	// retrievedAt (the capture time), status, rawSha256 and
+	// normalizedSha256 (the hashes) and the rest of an EvidenceSnapshot.
+	Snapshot *snapshot.Snapshot `json:"snapshot"`
 }
 
 // EvidenceSummary counts the evidence. Rejected signals are not counted.
@@ -148,9 +208,16 @@ type EvidenceSummary struct {
 	DemandPageCount int `json:"demandPageCount"`
 	// IndependentSourceCount is the number of distinct registrable
 	// domains among demand signals.
-	IndependentSourceCount int        `json:"independentSourceCount"`
-	NewestObservedAt       *time.Time `json:"newestObservedAt"`
-	OldestObservedAt       *time.Time `json:"oldestObservedAt"`
+	IndependentSourceCount int `json:"independentSourceCount"`
+	// CapturedSignalCount is the number of signals whose page was
+	// captured; CapturedDemandPageCount and CapturedSourceCount are
+	// DemandPageCount and IndependentSourceCount over those only (what
+	// the publication floor counts when the engine captures pages).
+	CapturedSignalCount     int        `json:"capturedSignalCount"`
+	CapturedDemandPageCount int        `json:"capturedDemandPageCount"`
+	CapturedSourceCount     int        `json:"capturedSourceCount"`
+	NewestObservedAt        *time.Time `json:"newestObservedAt"`
+	OldestObservedAt        *time.Time `json:"oldestObservedAt"`
 }
 
 // Trend directions.
@@ -249,7 +316,7 @@ func (e *Engine) build(r *Record, signals map[string]Signal, now time.Time) *Eva
 	ev := &Evaluation{
 		ID: r.ID, Title: r.Title, Problem: r.Problem, Buyer: r.Buyer, Category: r.Category,
 		SolutionHypothesis: r.SolutionHypothesis, EvaluationNotes: r.EvaluationNotes,
-		Dimensions: r.Dimensions, Score: r.Score, ScoreVersion: r.ScoreVersion, ScoreType: ScoreType,
+		Dimensions: r.Dimensions, Rationale: r.Rationale, Score: r.Score, ScoreVersion: r.ScoreVersion, ScoreType: ScoreType,
 		ScoreWeights: r.ScoreWeights, Status: r.Status, Revision: r.Revision,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Evidence: []Evidence{}, SignalIDs: slices.Clone(r.SignalIDs),
 	}
@@ -270,17 +337,17 @@ func (e *Engine) build(r *Record, signals map[string]Signal, now time.Time) *Eva
 		return cmp.Compare(a.ID, b.ID)
 	})
 	for _, s := range linked {
-		ev.Evidence = append(ev.Evidence, Evidence{
-			ID: s.ID, Kind: s.Kind, Demand: s.Kind.Demand(), SourceURL: s.SourceURL, SourceDomain: s.SourceDomain,
-			Origin: s.Origin, Title: s.Title, Excerpt: s.Excerpt, ObservedAt: s.ObservedAt, CollectedAt: s.CollectedAt,
-			License: s.License, Attribution: s.Attribution, Engagement: s.Engagement,
-		})
+		ev.Evidence = append(ev.Evidence, evidenceOf(s))
 	}
 	st := statsOf(linked)
+	captured := slices.DeleteFunc(slices.Clone(linked), func(s Signal) bool { return !s.Snapshot.Captured() })
+	cst := statsOf(captured)
 	ev.EvidenceSummary = EvidenceSummary{
 		SignalCount: len(linked), DemandSignalCount: st.demand, ContextSignalCount: st.context,
 		DemandPageCount: st.pages, IndependentSourceCount: st.domains,
+		CapturedSignalCount: len(captured), CapturedDemandPageCount: cst.pages, CapturedSourceCount: cst.domains,
 	}
+	ev.Review = e.review(r, now)
 	if !st.newest.IsZero() {
 		n, o := st.newest, st.oldest
 		ev.EvidenceSummary.NewestObservedAt, ev.EvidenceSummary.OldestObservedAt = &n, &o
@@ -288,6 +355,35 @@ func (e *Engine) build(r *Record, signals map[string]Signal, now time.Time) *Eva
 	ev.Trend = e.trend(linked, now)
 	ev.Confidence = e.confidence(st, now)
 	return ev
+}
+
+// evidenceOf is signal s as readers see it, with its capture.
+func evidenceOf(s Signal) Evidence {
+	ev := Evidence{
+		ID: s.ID, Kind: s.Kind, Demand: s.Kind.Demand(), SourceURL: s.SourceURL, SourceDomain: s.SourceDomain,
+		Origin: s.Origin, Title: s.Title, Excerpt: s.Excerpt, ObservedAt: s.ObservedAt, CollectedAt: s.CollectedAt,
+		License: s.License, Attribution: s.Attribution, Engagement: s.Engagement, CaptureStatus: NotCaptured,
+	}
+	if snap := s.Snapshot; snap != nil {
+		ev.Snapshot = snap.Clone()
+		ev.SnapshotID = &ev.Snapshot.ID
+		ev.CaptureStatus = string(snap.Status)
+		ev.CaptureReason = ev.Snapshot.FailureReason
+	}
+	return ev
+}
+
+// review is the review status of r as of now.
+func (e *Engine) review(r *Record, now time.Time) Review {
+	if r.ReviewedAt.IsZero() {
+		return Review{Status: ReviewNever}
+	}
+	at, by, due := r.ReviewedAt, r.ReviewedBy, r.ReviewedAt.Add(e.opts.ReviewInterval)
+	rv := Review{Status: ReviewCurrent, LastReviewedAt: &at, LastReviewedBy: &by, NextReviewDue: &due}
+	if now.After(due) {
+		rv.Status = ReviewDue
+	}
+	return rv
 }
 
 // trend counts demand signals in (now-30d, now] and (now-60d, now-30d].

@@ -11,6 +11,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Bulk import reads JSON Lines: one object per line, blank lines ignored.
@@ -96,8 +97,9 @@ func decodeStrict(data []byte, v any) error {
 // floor of drafts to publish — and if any line is wrong nothing is stored
 // and an *ImportError lists every bad line. Then signals are stored
 // (deduplicated) and drafts created in order; a draft that fails at that
-// stage (for example because a signal was rejected meanwhile) is reported
-// in its line and the others still proceed.
+// stage (for example because a signal was rejected meanwhile, or because
+// its pages could not be captured and the floor counts captured signals
+// only) is reported in its line and the others still proceed.
 func (e *Engine) Import(ctx context.Context, r io.Reader, opts *ImportOptions) (*ImportReport, error) {
 	var o ImportOptions
 	if opts != nil {
@@ -109,146 +111,186 @@ func (e *Engine) Import(ctx context.Context, r io.Reader, opts *ImportOptions) (
 	if o.MaxLines <= 0 {
 		o.MaxLines = 100000
 	}
-	now := e.now()
+	im := &importer{e: e, o: o, now: e.now(), fileSig: map[string]Signal{}, fileKey: map[string]string{}}
+	if err := im.parse(r); err != nil {
+		return nil, err
+	}
+	known, err := im.checkStored(ctx)
+	if err != nil {
+		return nil, err
+	}
+	im.checkDrafts(known)
+	if len(im.bad) > 0 {
+		sortLineErrors(im.bad)
+		return nil, &ImportError{Lines: im.bad}
+	}
+	rep := &ImportReport{Lines: []ImportLine{}}
+	remap, err := im.storeSignals(ctx, rep)
+	if err != nil {
+		return rep, err
+	}
+	if err := im.createDrafts(ctx, rep, remap); err != nil {
+		return rep, err
+	}
+	sortImportLines(rep.Lines)
+	return rep, nil
+}
+
+// importer holds the state of one Import: the parsed lines, the signals of
+// the file and the bad lines found so far.
+type importer struct {
+	e       *Engine
+	o       ImportOptions
+	now     time.Time
+	lines   []parsedLine
+	bad     []LineError
+	fileSig map[string]Signal // by id
+	fileKey map[string]string // origin \x00 externalId → id
+}
+
+func (im *importer) fail(line int, format string, args ...any) {
+	im.bad = append(im.bad, LineError{Line: line, Reason: fmt.Sprintf(format, args...)})
+}
+
+// parse reads every line, recording the good ones and the bad ones.
+func (im *importer) parse(r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), MaxImportLineBytes)
-	var (
-		lines   []parsedLine
-		bad     []LineError
-		fileSig = map[string]Signal{} // by id
-		fileKey = map[string]string{} // origin \x00 externalId → id
-		n       int
-	)
-	fail := func(line int, format string, args ...any) {
-		bad = append(bad, LineError{Line: line, Reason: fmt.Sprintf(format, args...)})
-	}
+	n := 0
 	for sc.Scan() {
 		n++
 		raw := bytes.TrimSpace(sc.Bytes())
 		if len(raw) == 0 {
 			continue
 		}
-		if len(lines) >= o.MaxLines {
-			fail(n, "the file has more than %d records", o.MaxLines)
+		if len(im.lines) >= im.o.MaxLines {
+			im.fail(n, "the file has more than %d records", im.o.MaxLines)
 			break
 		}
 		var head struct {
 			Type string `json:"type"`
 		}
 		if err := json.Unmarshal(raw, &head); err != nil {
-			fail(n, "not a JSON object: %v", err)
+			im.fail(n, "not a JSON object: %v", err)
 			continue
 		}
 		switch head.Type {
 		case "signal":
-			var in importSignal
-			if err := decodeStrict(raw, &in); err != nil {
-				fail(n, "signal: %v", err)
-				continue
-			}
-			s, err := normalizeSignal(in.SignalInput, "", now)
-			if err != nil {
-				fail(n, "signal: %v", err)
-				continue
-			}
-			key := s.Origin + "\x00" + s.ExternalID
-			if prev, ok := fileKey[key]; ok && in.ID != "" && prev != s.ID {
-				fail(n, "signal: origin %q externalId %q already appears with id %s", s.Origin, s.ExternalID, prev)
-				continue
-			}
-			if prev, ok := fileSig[s.ID]; ok && prev.Origin+"\x00"+prev.ExternalID != key {
-				fail(n, "signal: id %s already used by another signal of the file", s.ID)
-				continue
-			}
-			if _, ok := fileKey[key]; !ok {
-				fileKey[key] = s.ID
-			}
-			fileSig[s.ID] = s
-			lines = append(lines, parsedLine{line: n, signal: &s})
+			im.parseSignal(n, raw)
 		case "draft":
-			var in importDraft
-			if err := decodeStrict(raw, &in); err != nil {
-				fail(n, "draft: %v", err)
-				continue
-			}
-			if in.Draft == nil {
-				fail(n, "draft: the \"draft\" object is required")
-				continue
-			}
-			if in.OperationID == "" {
-				fail(n, "draft: operationId is required (it makes re-imports idempotent)")
-				continue
-			}
-			if in.Actor == "" {
-				in.Actor = o.Actor
-			}
-			op, err := Op{ID: in.OperationID, Actor: in.Actor, Reason: in.Reason}.normalize()
-			if err != nil {
-				fail(n, "draft: %v", err)
-				continue
-			}
-			d, err := in.Draft.Normalize()
-			if err != nil {
-				fail(n, "draft: %v", err)
-				continue
-			}
-			lines = append(lines, parsedLine{line: n, op: op, draft: d})
+			im.parseDraft(n, raw)
 		default:
-			fail(n, "type must be \"signal\" or \"draft\", not %q", head.Type)
+			im.fail(n, "type must be \"signal\" or \"draft\", not %q", head.Type)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			fail(n+1, "line longer than %d bytes", MaxImportLineBytes)
-		} else {
-			return nil, fmt.Errorf("niche: import: read: %w", err)
+		if !errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("niche: import: read: %w", err)
 		}
+		im.fail(n+1, "line longer than %d bytes", MaxImportLineBytes)
 	}
+	return nil
+}
 
-	// Signals of the file that are already stored: same id must mean the
-	// same item.
-	var givenIDs []string
-	for id := range fileSig {
+func (im *importer) parseSignal(n int, raw []byte) {
+	var in importSignal
+	if err := decodeStrict(raw, &in); err != nil {
+		im.fail(n, "signal: %v", err)
+		return
+	}
+	s, err := normalizeSignal(in.SignalInput, "", im.now)
+	if err != nil {
+		im.fail(n, "signal: %v", err)
+		return
+	}
+	key := s.Origin + "\x00" + s.ExternalID
+	if prev, ok := im.fileKey[key]; ok && in.ID != "" && prev != s.ID {
+		im.fail(n, "signal: origin %q externalId %q already appears with id %s", s.Origin, s.ExternalID, prev)
+		return
+	}
+	if prev, ok := im.fileSig[s.ID]; ok && prev.Origin+"\x00"+prev.ExternalID != key {
+		im.fail(n, "signal: id %s already used by another signal of the file", s.ID)
+		return
+	}
+	if _, ok := im.fileKey[key]; !ok {
+		im.fileKey[key] = s.ID
+	}
+	im.fileSig[s.ID] = s
+	im.lines = append(im.lines, parsedLine{line: n, signal: &s})
+}
+
+func (im *importer) parseDraft(n int, raw []byte) {
+	var in importDraft
+	if err := decodeStrict(raw, &in); err != nil {
+		im.fail(n, "draft: %v", err)
+		return
+	}
+	if in.Draft == nil {
+		im.fail(n, "draft: the \"draft\" object is required")
+		return
+	}
+	if in.OperationID == "" {
+		im.fail(n, "draft: operationId is required (it makes re-imports idempotent)")
+		return
+	}
+	op, err := Op{ID: in.OperationID, Actor: cmp.Or(in.Actor, im.o.Actor), Reason: in.Reason}.normalize()
+	if err != nil {
+		im.fail(n, "draft: %v", err)
+		return
+	}
+	d, err := in.Draft.Normalize()
+	if err != nil {
+		im.fail(n, "draft: %v", err)
+		return
+	}
+	im.lines = append(im.lines, parsedLine{line: n, op: op, draft: d})
+}
+
+// checkStored refuses signals of the file whose id is stored for another
+// item (same id must mean the same item) and returns every signal the
+// drafts link that is known: stored ones, else the file's.
+func (im *importer) checkStored(ctx context.Context) (map[string]Signal, error) {
+	givenIDs := make([]string, 0, len(im.fileSig))
+	for id := range im.fileSig {
 		givenIDs = append(givenIDs, id)
 	}
-	stored, err := e.st.Signals(ctx, givenIDs)
+	stored, err := im.e.st.Signals(ctx, givenIDs)
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range lines {
+	var external []string
+	for _, l := range im.lines {
 		if l.signal == nil {
+			for _, id := range l.draft.SignalIDs {
+				if _, ok := im.fileSig[id]; !ok {
+					external = append(external, id)
+				}
+			}
 			continue
 		}
 		if s, ok := stored[l.signal.ID]; ok && (s.Origin != l.signal.Origin || s.ExternalID != l.signal.ExternalID) {
-			fail(l.line, "signal: id %s is already stored for origin %q externalId %q", s.ID, s.Origin, s.ExternalID)
+			im.fail(l.line, "signal: id %s is already stored for origin %q externalId %q", s.ID, s.Origin, s.ExternalID)
 		}
 	}
-
-	// Drafts: every linked signal known and usable, and the floor met for
-	// drafts to publish.
-	var external []string
-	for _, l := range lines {
-		if l.signal != nil {
-			continue
-		}
-		for _, id := range l.draft.SignalIDs {
-			if _, ok := fileSig[id]; !ok {
-				external = append(external, id)
-			}
-		}
-	}
-	known, err := e.st.Signals(ctx, external)
+	known, err := im.e.st.Signals(ctx, external)
 	if err != nil {
 		return nil, err
 	}
-	for id, s := range fileSig {
+	for id, s := range im.fileSig {
 		if st, ok := stored[id]; ok {
 			known[id] = st
 		} else {
 			known[id] = s
 		}
 	}
-	for _, l := range lines {
+	return known, nil
+}
+
+// checkDrafts checks that every linked signal is known and usable, and
+// that drafts to publish meet the floor as far as it can be known before
+// their pages are captured (every page counted).
+func (im *importer) checkDrafts(known map[string]Signal) {
+	for _, l := range im.lines {
 		if l.signal != nil {
 			continue
 		}
@@ -263,22 +305,20 @@ func (e *Engine) Import(ctx context.Context, r io.Reader, opts *ImportOptions) (
 			}
 		}
 		if len(refErr.Unknown)+len(refErr.Rejected) > 0 {
-			fail(l.line, "draft: %v", &refErr)
+			im.fail(l.line, "draft: %v", &refErr)
 			continue
 		}
 		if l.draft.Publish {
-			if err := e.checkFloor(l.draft.SignalIDs, known); err != nil {
-				fail(l.line, "draft: %v", err)
+			if err := im.e.floor(l.draft.SignalIDs, known, false); err != nil {
+				im.fail(l.line, "draft: %v", err)
 			}
 		}
 	}
-	if len(bad) > 0 {
-		sortLineErrors(bad)
-		return nil, &ImportError{Lines: bad}
-	}
+}
 
-	// Apply.
-	rep := &ImportReport{Lines: []ImportLine{}}
+// storeSignals stores the file's signals in batches and returns the ids
+// of the file that are stored under another id (duplicates).
+func (im *importer) storeSignals(ctx context.Context, rep *ImportReport) (map[string]string, error) {
 	remap := map[string]string{}
 	var batch []Signal
 	var batchLines []int
@@ -286,7 +326,7 @@ func (e *Engine) Import(ctx context.Context, r io.Reader, opts *ImportOptions) (
 		if len(batch) == 0 {
 			return nil
 		}
-		res, err := e.putSignals(ctx, batch)
+		res, err := im.e.putSignals(ctx, batch)
 		if err != nil {
 			return err
 		}
@@ -306,27 +346,30 @@ func (e *Engine) Import(ctx context.Context, r io.Reader, opts *ImportOptions) (
 		batch, batchLines = batch[:0], batchLines[:0]
 		return nil
 	}
-	for _, l := range lines {
+	for _, l := range im.lines {
 		if l.signal == nil {
 			continue
 		}
 		batch = append(batch, *l.signal)
 		batchLines = append(batchLines, l.line)
-		if len(batch) == e.opts.MaxSignalBatch {
+		if len(batch) == im.e.opts.MaxSignalBatch {
 			if err := flush(); err != nil {
-				return rep, err
+				return remap, err
 			}
 		}
 	}
-	if err := flush(); err != nil {
-		return rep, err
-	}
-	for _, l := range lines {
+	return remap, flush()
+}
+
+// createDrafts creates the file's drafts in order, each with its
+// operation id; a failure is reported in the draft's line.
+func (im *importer) createDrafts(ctx context.Context, rep *ImportReport, remap map[string]string) error {
+	for _, l := range im.lines {
 		if l.signal != nil {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return rep, err
+			return err
 		}
 		d := l.draft
 		for i, id := range d.SignalIDs {
@@ -335,11 +378,11 @@ func (e *Engine) Import(ctx context.Context, r io.Reader, opts *ImportOptions) (
 			}
 		}
 		hash := requestHash(ActionCreate, "", 0, &d, l.op)
-		prevHash, _, err := e.st.Operation(ctx, l.op.ID)
+		prevHash, _, err := im.e.st.Operation(ctx, l.op.ID)
 		if err != nil {
-			return rep, err
+			return err
 		}
-		ev, err := e.Create(ctx, l.op, d)
+		ev, err := im.e.Create(ctx, l.op, d)
 		il := ImportLine{Line: l.line, Type: "draft"}
 		switch {
 		case err != nil:
@@ -361,8 +404,7 @@ func (e *Engine) Import(ctx context.Context, r io.Reader, opts *ImportOptions) (
 		}
 		rep.Lines = append(rep.Lines, il)
 	}
-	sortImportLines(rep.Lines)
-	return rep, nil
+	return nil
 }
 
 func sortLineErrors(l []LineError) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,15 +71,15 @@ func TestSearchTextAndQuery(t *testing.T) {
 		{"naïve ﬁle", "naive file"},
 	}
 	for _, tc := range tests {
-		if got := SearchText(tc.in); got != tc.want {
-			t.Errorf("SearchText(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := NoStemming.SearchText(tc.in); got != tc.want {
+			t.Errorf("NoStemming.SearchText(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 	q := ParseQuery(`"Dental" dental  clinics -- OR *`)
-	if diff := cmp.Diff([]string{"dental", "clinics", "or"}, q.Tokens); diff != "" {
+	if diff := cmp.Diff([]string{"dental", "clinic", "or"}, q.Tokens); diff != "" {
 		t.Errorf("tokens (-want +got):\n%s", diff)
 	}
-	if got := q.FTS5(); got != `"dental" "clinics" "or"` {
+	if got := q.FTS5(); got != `"dental" "clinic" "or"` {
 		t.Errorf("FTS5 = %s", got)
 	}
 	if !ParseQuery("?!").Empty() {
@@ -300,16 +301,48 @@ func TestTrendAndConfidence(t *testing.T) {
 	}
 }
 
+func TestSearchTextStems(t *testing.T) {
+	tests := []struct {
+		lang Language
+		in   string
+		want string
+	}{
+		{"", "Landlords, tenants & invoices", "landlord tenant invoic"},
+		{English, "landlord tenant invoice invoicing", "landlord tenant invoic invoic"},
+		{English, "Plumbers plumbing a plumber", "plumb plumb a plumb"},
+		{English, "Roofers roofing, painters painting", "roof roof paint paint"},
+		{English, "owners own", "owner own"},
+		{English, "Café résumés", "cafe resum"},
+		{English, "Москва 日本", "москва 日本"},
+		{French, "Les boulangeries", "le boulanger"},
+		{NoStemming, "Landlords", "landlords"},
+	}
+	for _, tc := range tests {
+		if got := tc.lang.SearchText(tc.in); got != tc.want {
+			t.Errorf("%q.SearchText(%q) = %q, want %q", tc.lang, tc.in, got, tc.want)
+		}
+	}
+	if got, want := ParseQuery("landlord").Tokens, ParseQuery("Landlords").Tokens; !slices.Equal(got, want) {
+		t.Errorf("landlord %v, landlords %v", got, want)
+	}
+	if err := Language("klingon").Validate(); !errors.Is(err, ErrLanguage) {
+		t.Errorf("Validate(klingon) = %v, want ErrLanguage", err)
+	}
+	if err := Language("").Validate(); err != nil {
+		t.Errorf("Validate(\"\") = %v", err)
+	}
+}
+
 func TestRelevance(t *testing.T) {
-	c := &Candidate{Title: "dental clinic reminders", Body: "clinics lose money dental", Extra: "sms reminders"}
+	c := &Candidate{Title: "dental clinic remind", Body: "clinic lose money dental", Extra: "sms remind"}
 	tests := []struct {
 		q    string
 		want int
 	}{
 		{"dental", 8 + 3},
 		{"reminders", 8 + 1},
-		{"dental clinic", 8 + 3 + 8 + 6},
-		{"clinic dental", 8 + 3 + 8},
+		{"dental clinic", 8 + 3 + 8 + 3 + 6},
+		{"clinic dental", 8 + 3 + 8 + 3},
 		{"money", 3},
 		{"dent", 0},
 	}
@@ -334,6 +367,14 @@ func TestDraftNormalize(t *testing.T) {
 	if d.Title != "A good title" || len(d.SignalIDs) != 2 {
 		t.Fatalf("normalized %+v", d)
 	}
+	withReasons := good
+	withReasons.Rationale = &DraftRationale{Feasibility: "  Built from off-the-shelf parts.  "}
+	if d, err = withReasons.Normalize(); err != nil || d.RationaleOf() != (Rationale{Feasibility: "Built from off-the-shelf parts."}) {
+		t.Fatalf("rationale normalised to %+v (%v)", d.Rationale, err)
+	}
+	if withReasons.Rationale.Feasibility != "  Built from off-the-shelf parts.  " {
+		t.Fatal("Normalize changed the caller's rationale")
+	}
 	bad := map[string]func(*Draft){
 		"title":            func(d *Draft) { d.Title = "short" },
 		"problem":          func(d *Draft) { d.Problem = strings.Repeat("p", 2001) },
@@ -342,6 +383,10 @@ func TestDraftNormalize(t *testing.T) {
 		"signal_ids":       func(d *Draft) { d.SignalIDs = nil },
 		"signal_ids[0]":    func(d *Draft) { d.SignalIDs = []string{"sig_nope"} },
 		"evaluation_notes": func(d *Draft) { d.EvaluationNotes = "too short" },
+		"rationale.pain":   func(d *Draft) { d.Rationale = &DraftRationale{Pain: "   too short   "} },
+		"rationale.competition_gap": func(d *Draft) {
+			d.Rationale = &DraftRationale{Pain: strings.Repeat("r", 300), CompetitionGap: strings.Repeat("r", 301)}
+		},
 	}
 	for field, mutate := range bad {
 		d := good

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/snapshot"
 )
 
 // SignalKind classifies a piece of evidence.
@@ -104,6 +105,10 @@ type Signal struct {
 	ModeratedBy    string      `json:"moderatedBy,omitempty"`
 	ModeratedAt    *time.Time  `json:"moderatedAt,omitempty"`
 	CreatedAt      time.Time   `json:"createdAt"`
+	// Snapshot is the latest capture of SourceURL (see Capturer), failed
+	// or not; nil when the page was never captured or its capture was
+	// released.
+	Snapshot *snapshot.Snapshot `json:"snapshot,omitempty"`
 }
 
 // SignalInput is a signal as a collector or curator submits it.

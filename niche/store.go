@@ -3,13 +3,16 @@ package niche
 import (
 	"context"
 	"time"
+
+	"github.com/assaykit/assay/snapshot"
 )
 
-// Store persists the catalogue. It is the union of five narrower stores,
+// Store persists the catalogue. It is the union of six narrower stores,
 // one per concern, so that each can be read, faked or replaced on its own:
 // SignalStore (evidence), CurationStore (evaluations and their revisions),
 // CatalogueStore (public reads), Searcher (search candidates, the one part
-// that reproduces the relevance formula) and QuotaStore (free-use quotas).
+// that reproduces the relevance formula), QuotaStore (free-use quotas) and
+// EvidenceStore (captures of evidence pages).
 // *store.DB implements it on SQLite and PostgreSQL, nichetest.MemStore in
 // memory; nichetest.TestStore is the conformance suite every
 // implementation must pass.
@@ -25,6 +28,22 @@ type Store interface {
 	CatalogueStore
 	Searcher
 	QuotaStore
+	EvidenceStore
+}
+
+// EvidenceStore keeps the capture of each signal's page (Signal.Snapshot,
+// returned by every read of signals) and finds the captures no evaluation
+// needs any more.
+type EvidenceStore interface {
+	// SetSignalSnapshots records the capture of each signal keyed by
+	// signal id, replacing any earlier one. Unknown ids are ignored.
+	SetSignalSnapshots(ctx context.Context, snaps map[string]*snapshot.Snapshot) error
+	// ReleaseSignalSnapshots clears, for up to limit signals whose
+	// capture no evaluation needs — the signal is rejected, or no draft
+	// or published evaluation links it — the recorded capture, in one
+	// transaction, and returns the snapshot ids it cleared. Only the
+	// signals among scope are considered; a nil scope means all.
+	ReleaseSignalSnapshots(ctx context.Context, scope []string, limit int) ([]string, error)
 }
 
 // SignalStore keeps signals (the evidence evaluations link) and the runs
@@ -97,6 +116,13 @@ type CatalogueStore interface {
 	HasPublished(ctx context.Context) (bool, error)
 }
 
+// LanguageReporter is implemented by stores that say which Language
+// their index uses (SearchFields), so that New can refuse an engine
+// parsing queries in another.
+type LanguageReporter interface {
+	SearchLanguage() Language
+}
+
 // Searcher finds the candidates of a search. It is the only part of Store
 // that must reproduce the engine's relevance formula (for the window of a
 // broad query), so that every store returns the same candidates.
@@ -108,7 +134,7 @@ type Searcher interface {
 	// are returned and truncated is false. Otherwise the newest q.Window
 	// matches (by creation order) are ranked by Relevance, then q.Sort,
 	// then id — computed by the database with exactly Relevance's formula
-	// — and the q.Limit best are returned with truncated true.
+	// — and the q.Ranked() best are returned with truncated true.
 	SearchCandidates(ctx context.Context, q CandidateQuery) (cands []Candidate, truncated bool, err error)
 }
 
@@ -119,6 +145,10 @@ type QuotaStore interface {
 	// count after the call and whether the use was allowed. Rows of days
 	// before day are removed from time to time.
 	TakeQuota(ctx context.Context, caller string, day int64, limit int) (used int, ok bool, err error)
+	// ReturnQuota gives back one use counted by TakeQuota for caller on
+	// day (a search that found nothing), never taking the count below
+	// zero.
+	ReturnQuota(ctx context.Context, caller string, day int64) error
 }
 
 // PutResult is the outcome of storing one signal.
@@ -225,6 +255,20 @@ type CandidateQuery struct {
 	// Window is how many of the newest matches a broad query ranks; 0
 	// means 2000.
 	Window int
+	// Top, when positive and below Limit, is how many of a broad query's
+	// ranked candidates the caller needs (the page size): the store may
+	// return only the best Top, in any order, saving the reading of rows
+	// no page shows.
+	Top int
+}
+
+// Ranked is how many candidates a store returns for a broad query: Top
+// when positive and below Limit, else Limit.
+func (q CandidateQuery) Ranked() int {
+	if q.Top > 0 && q.Top < q.Limit {
+		return q.Top
+	}
+	return q.Limit
 }
 
 // Candidate is a published evaluation matching a search, with what the

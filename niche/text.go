@@ -2,10 +2,20 @@ package niche
 
 import (
 	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/kljensen/snowball/english"
+	"github.com/kljensen/snowball/french"
+	"github.com/kljensen/snowball/hungarian"
+	"github.com/kljensen/snowball/norwegian"
+	"github.com/kljensen/snowball/russian"
+	"github.com/kljensen/snowball/spanish"
+	"github.com/kljensen/snowball/swedish"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -13,13 +23,136 @@ import (
 // that are matched; further words are ignored.
 const MaxQueryTokens = 16
 
-// SearchText is the normalised form in which text is indexed and queries
-// are matched, identical for every store: Unicode NFKC, lower case,
-// diacritics removed, and every run of characters that are neither
-// letters nor digits replaced by one space, trimmed. Both databases index
-// this text (SQLite's unicode61 tokenizer and PostgreSQL's simple
-// configuration then split it on spaces alone), so their matches agree.
-func SearchText(s string) string {
+// Language selects the word rules of search: how text is cut into the
+// terms that stores index and queries match. The zero value is English.
+// Every language first normalises (see Language.SearchText) and then
+// stems each word with the Snowball stemmer of that language
+// (github.com/kljensen/snowball: Porter2 for English), so that inflected
+// forms share one term: landlord and landlords, tenant and tenants,
+// invoice, invoices and invoicing. English adds one rule of its own (see
+// relatedStem): a few trade nouns are folded into their trade, so that
+// plumber, plumbers and plumbing match each other.
+//
+// A store indexes with one language and the engine must parse queries
+// with the same: a host that wants another sets niche.Options.Language
+// and the store's own option (store.Options.SearchLanguage,
+// nichetest.MemStore.Language) to it; New refuses an engine whose
+// language differs from its store's, and the SQL store re-indexes its
+// rows when it is opened with a language other than the one they were
+// indexed with.
+type Language string
+
+// The languages of search. Besides English and NoStemming, the other
+// Snowball stemmers of github.com/kljensen/snowball are available by name.
+const (
+	// English is the default: Porter2 plus relatedStem.
+	English Language = "english"
+	// NoStemming matches normalised words exactly, in any script.
+	NoStemming Language = "none"
+	French     Language = "french"
+	Spanish    Language = "spanish"
+	Russian    Language = "russian"
+	Swedish    Language = "swedish"
+	Norwegian  Language = "norwegian"
+	Hungarian  Language = "hungarian"
+)
+
+// ErrLanguage is returned for a Language that is not one of the above.
+var ErrLanguage = errors.New("niche: unknown search language")
+
+// Validate returns ErrLanguage (wrapped) unless l is a known language or
+// empty (English).
+func (l Language) Validate() error {
+	if _, ok := l.stemmer(); !ok {
+		return fmt.Errorf("%w %q", ErrLanguage, string(l))
+	}
+	return nil
+}
+
+// Or returns l, or English when l is empty.
+func (l Language) Or() Language { return cmp.Or(l, English) }
+
+// stemmer returns the stemming function of l; false for an unknown
+// language.
+func (l Language) stemmer() (func(string) string, bool) {
+	var f func(string, bool) string
+	switch l.Or() {
+	case English:
+		return func(w string) string { return relatedStem(english.Stem(w, true)) }, true
+	case NoStemming:
+		return func(w string) string { return w }, true
+	case French:
+		f = french.Stem
+	case Spanish:
+		f = spanish.Stem
+	case Russian:
+		f = russian.Stem
+	case Swedish:
+		f = swedish.Stem
+	case Norwegian:
+		f = norwegian.Stem
+	case Hungarian:
+		f = hungarian.Stem
+	default:
+		return nil, false
+	}
+	return func(w string) string { return f(w, true) }, true
+}
+
+// relatedStem is English's rule beyond Porter2: the Porter2 stems of a
+// few nouns naming a trade or its worker are folded into the stem of the
+// trade's activity (plumber → plumb, as plumbing stems; likewise roofer,
+// painter, builder, baker, cleaner), because the catalogue's buyers are
+// named both ways. Porter2 alone keeps agent nouns in -er apart from the
+// verb (owner is not own), and so does this rule for every other word;
+// trades whose two forms Porter2 already joins (gardener and gardening,
+// caterer and catering, bookkeeper and bookkeeping) need no entry.
+func relatedStem(stem string) string {
+	switch stem {
+	case "plumber":
+		return "plumb"
+	case "roofer":
+		return "roof"
+	case "painter":
+		return "paint"
+	case "builder":
+		return "build"
+	case "baker":
+		return "bake"
+	case "cleaner":
+		return "clean"
+	}
+	return stem
+}
+
+// SearchText is the text in which l indexes s and matches queries,
+// identical for every store: Unicode NFKC, lower case, diacritics and
+// apostrophes removed, every run of characters that are neither letters nor digits
+// replaced by one space, trimmed, and then every word replaced by its
+// stem. Both databases index this text (SQLite's unicode61 tokenizer and
+// PostgreSQL's simple configuration then split it on spaces alone), so
+// their matches agree. An unknown language stems nothing (New and the
+// stores refuse one).
+func (l Language) SearchText(s string) string {
+	n := normalize(s)
+	stem, ok := l.stemmer()
+	if n == "" || !ok || l == NoStemming {
+		return n
+	}
+	words := strings.Fields(n)
+	for i, w := range words {
+		if st := stem(w); st != "" {
+			words[i] = st
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// SearchText is English.SearchText(s).
+func SearchText(s string) string { return English.SearchText(s) }
+
+// normalize is SearchText without stemming.
+func normalize(s string) string {
 	if s == "" {
 		return ""
 	}
@@ -31,8 +164,9 @@ func SearchText(s string) string {
 	space := false
 	for _, r := range d {
 		switch {
-		case unicode.Is(unicode.Mn, r):
-			// A combining mark: drop it (é → e).
+		case unicode.Is(unicode.Mn, r), r == '\'', r == '’':
+			// A combining mark: drop it (é → e). An apostrophe joins
+			// (landlord's → landlords, which stems as landlord).
 		case unicode.IsLetter(r) || unicode.IsNumber(r):
 			if space && b.Len() > 0 {
 				b.WriteByte(' ')
@@ -50,19 +184,25 @@ func SearchText(s string) string {
 type Query struct {
 	// Raw is the query as given.
 	Raw string `json:"raw"`
-	// Normalized is SearchText(Raw).
+	// Normalized is Raw normalised as SearchText does, before stemming
+	// (what the caller typed, in the form it is matched).
 	Normalized string `json:"normalized"`
-	// Tokens are the distinct words that must all match (AND), in order of
-	// first appearance, at most MaxQueryTokens.
+	// Tokens are the distinct terms that must all match (AND): the stems
+	// of Normalized's words (Language.SearchText), in order of first
+	// appearance, at most MaxQueryTokens.
 	Tokens []string `json:"tokens"`
 }
 
-// ParseQuery normalises a user query. It never fails: a query without any
-// letter or digit has no tokens and matches nothing.
-func ParseQuery(raw string) Query {
-	q := Query{Raw: raw, Normalized: SearchText(raw), Tokens: []string{}}
+// ParseQuery is English.ParseQuery(raw).
+func ParseQuery(raw string) Query { return English.ParseQuery(raw) }
+
+// ParseQuery normalises and stems a user query with l's rules. It never
+// fails: a query without any letter or digit has no tokens and matches
+// nothing.
+func (l Language) ParseQuery(raw string) Query {
+	q := Query{Raw: raw, Normalized: normalize(raw), Tokens: []string{}}
 	seen := map[string]bool{}
-	for _, t := range strings.Fields(q.Normalized) {
+	for _, t := range strings.Fields(l.SearchText(q.Normalized)) {
 		if seen[t] {
 			continue
 		}

@@ -47,7 +47,6 @@ func TestPaidRouteSeam(t *testing.T) {
 		status  int
 		want    string
 	}{
-		{"no paywall", nil, "/v1/p", `{"claim":"abc"}`, 503, `{"detail":"Payments are not configured"}`},
 		{"free", payment.Free{}, "/v1/p?limit=7", `{"claim":"abc"}`, 200, `free 7`},
 		{"missing body", payment.Free{}, "/v1/p", ``, 422, `{"detail":[{"type":"missing","loc":["body"],"msg":"Field required","input":null}]}`},
 		{"bad query", payment.Free{}, "/v1/p?limit=x", `{"claim":"abc"}`, 422, `"loc":["query","limit"]`},
@@ -61,6 +60,25 @@ func TestPaidRouteSeam(t *testing.T) {
 				t.Fatalf("got %d %s, want %d %s", rec.Code, rec.Body, tc.status, tc.want)
 			}
 		})
+	}
+}
+
+// paidMount mounts one paid route.
+type paidMount struct{}
+
+func (paidMount) Routes(s *Server) ([]*Route, error) {
+	return []*Route{{ID: "p", Method: "POST", Path: "/v1/p", Handler: s.Paid(payment.Offer{ID: "test.offer"}, http.NotFoundHandler())}}, nil
+}
+
+// A server that sells something without a Paywall is refused by New,
+// naming the offer, rather than answering 503 at request time.
+func TestNoPaywallRefused(t *testing.T) {
+	_, err := New(Config{Mounts: []Mount{paidMount{}}})
+	if !errors.Is(err, ErrNoPaywall) || !strings.Contains(err.Error(), "test.offer") {
+		t.Fatalf("New without a Paywall: %v", err)
+	}
+	if _, err := New(Config{Paywall: payment.Free{}, Mounts: []Mount{paidMount{}}}); err != nil {
+		t.Fatalf("New under payment.Free: %v", err)
 	}
 }
 

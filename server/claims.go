@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,10 @@ type ClaimsConfig struct {
 	// ServiceSlug is the {service_slug} of the legacy aliases; ""
 	// means DefaultClaimsServiceSlug.
 	ServiceSlug string
+	// Tiers are the tiers sold (names of claims.Tiers()); empty sells
+	// every tier. A host selling only quick verifications sets
+	// []string{claims.Quick}; the MCP tools and A2A tiers follow.
+	Tiers []string
 }
 
 // claimsRoutes returns the routes of claim verification.
@@ -63,8 +68,16 @@ func (s *Server) claimsRoutes() ([]*Route, error) {
 	if slug == "" {
 		slug = DefaultClaimsServiceSlug
 	}
+	for _, name := range cfg.Tiers {
+		if _, ok := claims.TierByName(name); !ok {
+			return nil, errorf("claims: unknown tier %q", name)
+		}
+	}
 	var routes []*Route
 	for _, t := range claims.Tiers() {
+		if len(cfg.Tiers) > 0 && !slices.Contains(cfg.Tiers, t.Name) {
+			continue
+		}
 		offer := claimTierOffer(t, cfg.Engine.Timeout())
 		legacy := "/v1/services/{service_slug}/claims/verify" + strings.TrimPrefix(t.Path, "/v1/claims/verify")
 		h := &verifyHandler{s: s, engine: cfg.Engine, tier: t.Name, slug: slug}

@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -344,15 +346,39 @@ func TestClaimsWithOtherPaywallsAndConfig(t *testing.T) {
 			}
 		})
 	}
-	// Without a paywall, paid routes answer 503 and nothing runs.
-	s, err := New(Config{Claims: ClaimsConfig{Engine: e}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec := do(t, s, "POST", "/v1/claims/verify", goodBody); rec.Code != 503 {
-		t.Fatalf("no paywall: %d", rec.Code)
+	// Without a paywall, New refuses the paid routes.
+	if _, err := New(Config{Claims: ClaimsConfig{Engine: e}}); !errors.Is(err, ErrNoPaywall) {
+		t.Fatalf("no paywall: %v", err)
 	}
 	if _, err := New(Config{Claims: ClaimsConfig{Engine: e, Prefix: "cv"}}); err == nil {
 		t.Fatal("relative prefix accepted")
+	}
+}
+
+// A host can sell a subset of the tiers: only their routes are mounted,
+// and an unknown tier name is refused.
+func TestClaimsTierSubset(t *testing.T) {
+	env := newClaimsEnv(t, nil, nil)
+	s, err := New(Config{Paywall: payment.Free{}, Claims: ClaimsConfig{Engine: env.eng, Tiers: []string{claims.Quick}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tiers []string
+	for _, r := range s.Routes() {
+		if tier, ok := strings.CutPrefix(r.ID, "claims.verify."); ok {
+			tiers = append(tiers, tier)
+		}
+	}
+	if !slices.Equal(tiers, []string{claims.Quick}) || len(s.TierOffers()) != 1 {
+		t.Fatalf("tier routes %v, offers %v", tiers, s.TierOffers())
+	}
+	if rec := do(t, s, "POST", "/v1/claims/verify", goodBody); rec.Code != 404 {
+		t.Fatalf("standard tier served: %d", rec.Code)
+	}
+	if rec := do(t, s, "POST", "/v1/claims/verify/quick", goodBody); rec.Code != 200 {
+		t.Fatalf("quick tier: %d %s", rec.Code, rec.Body)
+	}
+	if _, err := New(Config{Paywall: payment.Free{}, Claims: ClaimsConfig{Engine: env.eng, Tiers: []string{"premium"}}}); err == nil {
+		t.Fatal("unknown tier accepted")
 	}
 }

@@ -135,7 +135,8 @@ func claimTierOffer(t claims.Tier, work time.Duration) payment.Offer {
 	}
 }
 
-type quoteView struct {
+// Quote is the answer of POST /v1/quotes.
+type Quote struct {
 	QuoteID            string                  `json:"quoteId"`
 	Tier               string                  `json:"tier"`
 	Operation          string                  `json:"operation"`
@@ -171,7 +172,7 @@ func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
-	httpjson.Write(w, http.StatusOK, quoteView{
+	httpjson.Write(w, http.StatusOK, Quote{
 		QuoteID: q.ID, Tier: q.Tier, Operation: t.Path, AmountMicroUSD: q.AmountMicroUSD, CardAmountMicroUSD: q.CardMicroUSD,
 		Currency: q.Currency, CreatedAt: rfc3339(q.CreatedAt), ExpiresAt: rfc3339(q.ExpiresAt), QuoteHeader: payment.HeaderQuoteID,
 		PaymentMethods: []string{payment.ProtocolX402, payment.ProtocolMPP}, PaymentOptions: h.c.PaymentOptions(offer),
@@ -199,8 +200,8 @@ func unknownTierError(tier string) *shapes.ValidationError {
 		Msg: "Input should be " + expected, Input: tier, Ctx: map[string]any{"expected": expected}}}}
 }
 
-// orderView is an order as its payer sees it.
-type orderView struct {
+// Order is an order as its payer sees it.
+type Order struct {
 	OrderID             string          `json:"orderId"`
 	Status              string          `json:"status"`
 	OfferID             string          `json:"offerId"`
@@ -226,8 +227,8 @@ type orderView struct {
 	Receipt             json.RawMessage `json:"receipt"`
 }
 
-func newOrderView(o *payment.Order, receipt []byte) orderView {
-	v := orderView{
+func newOrderView(o *payment.Order, receipt []byte) Order {
+	v := Order{
 		OrderID: o.ID, Status: o.Status, OfferID: o.OfferID, Tier: optional(o.Tier), Currency: o.Currency,
 		AmountMicroUSD: o.AmountMicroUSD, PaymentProtocol: o.Protocol, PaymentMethod: o.Method, Network: optional(o.Network),
 		Payer: o.Payer, CustomerID: optional(o.CustomerID), QuoteID: optional(o.QuoteID), SettlementReference: optional(o.SettlementRef),
@@ -336,11 +337,12 @@ func (h *commerceHandlers) customer(w http.ResponseWriter, r *http.Request) (*pa
 	return cu, true
 }
 
-type customerOrdersView struct {
-	Orders     []orderView `json:"orders"`
-	Limit      int         `json:"limit"`
-	Offset     int         `json:"offset"`
-	NextCursor *string     `json:"nextCursor"`
+// CustomerOrders is the answer of GET /v1/customer/orders.
+type CustomerOrders struct {
+	Orders     []Order `json:"orders"`
+	Limit      int     `json:"limit"`
+	Offset     int     `json:"offset"`
+	NextCursor *string `json:"nextCursor"`
 }
 
 func (h *commerceHandlers) listCustomerOrders(w http.ResponseWriter, r *http.Request) {
@@ -364,7 +366,7 @@ func (h *commerceHandlers) listCustomerOrders(w http.ResponseWriter, r *http.Req
 		h.s.writeError(w, r, err)
 		return
 	}
-	v := customerOrdersView{Orders: make([]orderView, 0, len(orders)), Limit: q.Limit, Offset: q.Offset, NextCursor: optional(next)}
+	v := CustomerOrders{Orders: make([]Order, 0, len(orders)), Limit: q.Limit, Offset: q.Offset, NextCursor: optional(next)}
 	for i := range orders {
 		v.Orders = append(v.Orders, newOrderView(&orders[i], nil))
 	}
@@ -394,8 +396,8 @@ func (h *commerceHandlers) getCustomerOrder(w http.ResponseWriter, r *http.Reque
 	httpjson.Write(w, http.StatusOK, newOrderView(o, receipt))
 }
 
-// receiptCheck is the answer of both receipt verification routes.
-type receiptCheck struct {
+// ReceiptCheck is the answer of both receipt verification routes.
+type ReceiptCheck struct {
 	OrderID            string   `json:"orderId"`
 	ReceiptID          *string  `json:"receiptId"`
 	Valid              bool     `json:"valid"`
@@ -410,8 +412,8 @@ type receiptCheck struct {
 
 // checkReceipt verifies data with our keys and compares it with the order
 // (nil when we have no such order).
-func (h *commerceHandlers) checkReceipt(orderID string, data []byte, o *payment.Order) receiptCheck {
-	v := receiptCheck{OrderID: orderID, SignatureAlgorithm: payment.ReceiptAlgorithm, Problems: []string{}}
+func (h *commerceHandlers) checkReceipt(orderID string, data []byte, o *payment.Order) ReceiptCheck {
+	v := ReceiptCheck{OrderID: orderID, SignatureAlgorithm: payment.ReceiptAlgorithm, Problems: []string{}}
 	rc, err := payment.VerifyReceipt(data, h.c.Keys())
 	if rc != nil {
 		v.ReceiptID, v.KeyID = optional(rc.ReceiptID), optional(rc.KeyID)
@@ -503,7 +505,8 @@ func (h *commerceHandlers) jwks(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-type customerView struct {
+// Customer is a registered customer as the admin routes show it.
+type Customer struct {
 	CustomerID       string  `json:"customerId"`
 	Name             string  `json:"name"`
 	Email            *string `json:"email"`
@@ -529,11 +532,12 @@ func (h *commerceHandlers) createCustomer(w http.ResponseWriter, r *http.Request
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpjson.Write(w, http.StatusOK, customerView{CustomerID: cu.ID, Name: cu.Name, Email: optional(cu.Email), Status: cu.Status,
+	httpjson.Write(w, http.StatusOK, Customer{CustomerID: cu.ID, Name: cu.Name, Email: optional(cu.Email), Status: cu.Status,
 		CreatedAt: rfc3339(cu.CreatedAt), APIKey: key, APIKeyShownOnce: true, APIKeyHeaderName: payment.HeaderCustomerKey})
 }
 
-type usageView struct {
+// ProviderUsage is the evidence provider's usage of an order (admin routes).
+type ProviderUsage struct {
 	Provider          *string `json:"provider"`
 	Model             *string `json:"model"`
 	InputTokens       int     `json:"inputTokens"`
@@ -542,12 +546,14 @@ type usageView struct {
 	SearchCalls       int     `json:"searchCalls"`
 }
 
-type adminOrderView struct {
-	orderView
-	ReservationKey string    `json:"reservationKey"`
-	IdempotencyKey *string   `json:"idempotencyKey"`
-	Usage          usageView `json:"usage"`
-	CostMicroUSD   int64     `json:"costMicrousd"`
+// AdminOrder is an order as the admin routes show it: the payer's view and
+// the ledger's keys and usage.
+type AdminOrder struct {
+	Order
+	ReservationKey string        `json:"reservationKey"`
+	IdempotencyKey *string       `json:"idempotencyKey"`
+	Usage          ProviderUsage `json:"usage"`
+	CostMicroUSD   int64         `json:"costMicrousd"`
 	// MarginMicroUSD is amount minus cost for completed orders, null
 	// otherwise (nothing was earned).
 	MarginMicroUSD *int64 `json:"marginMicrousd"`
@@ -564,8 +570,8 @@ func (h *commerceHandlers) adminOrder(w http.ResponseWriter, r *http.Request) {
 		h.s.writeError(w, r, err)
 		return
 	}
-	v := adminOrderView{orderView: newOrderView(o, receipt), ReservationKey: o.ReservationKey, IdempotencyKey: optional(o.IdempotencyKey),
-		Usage: usageView{Provider: optional(o.Usage.Provider), Model: optional(o.Usage.Model), InputTokens: o.Usage.InputTokens,
+	v := AdminOrder{Order: newOrderView(o, receipt), ReservationKey: o.ReservationKey, IdempotencyKey: optional(o.IdempotencyKey),
+		Usage: ProviderUsage{Provider: optional(o.Usage.Provider), Model: optional(o.Usage.Model), InputTokens: o.Usage.InputTokens,
 			CachedInputTokens: o.Usage.CachedInputTokens, OutputTokens: o.Usage.OutputTokens, SearchCalls: o.Usage.SearchCalls},
 		CostMicroUSD: o.CostMicroUSD}
 	if o.Status == payment.OrderCompleted {
@@ -576,7 +582,8 @@ func (h *commerceHandlers) adminOrder(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, v)
 }
 
-type offerSummaryView struct {
+// OfferSummary is one offer's sales and costs over the summary's period.
+type OfferSummary struct {
 	OfferID         string `json:"offerId"`
 	Orders          int64  `json:"orders"`
 	Completed       int64  `json:"completed"`
@@ -587,11 +594,13 @@ type offerSummaryView struct {
 	MarginMicroUSD  int64  `json:"marginMicrousd"`
 }
 
-type summaryView struct {
-	Since  string             `json:"since"`
-	Days   int                `json:"days"`
-	Offers []offerSummaryView `json:"offers"`
-	Totals offerSummaryView   `json:"totals"`
+// SalesSummary is the answer of the admin sales summary: each offer's
+// orders, revenue, cost and margin since a date.
+type SalesSummary struct {
+	Since  string         `json:"since"`
+	Days   int            `json:"days"`
+	Offers []OfferSummary `json:"offers"`
+	Totals OfferSummary   `json:"totals"`
 }
 
 func (h *commerceHandlers) adminSummary(w http.ResponseWriter, r *http.Request) {
@@ -605,9 +614,9 @@ func (h *commerceHandlers) adminSummary(w http.ResponseWriter, r *http.Request) 
 		h.s.writeError(w, r, err)
 		return
 	}
-	v := summaryView{Since: rfc3339(since), Days: q.Days, Offers: []offerSummaryView{}, Totals: offerSummaryView{OfferID: "*"}}
+	v := SalesSummary{Since: rfc3339(since), Days: q.Days, Offers: []OfferSummary{}, Totals: OfferSummary{OfferID: "*"}}
 	for _, s := range sums {
-		o := offerSummaryView{OfferID: s.OfferID, Orders: s.Orders, Completed: s.Completed, Failed: s.Failed, Pending: s.Pending,
+		o := OfferSummary{OfferID: s.OfferID, Orders: s.Orders, Completed: s.Completed, Failed: s.Failed, Pending: s.Pending,
 			RevenueMicroUSD: s.RevenueMicroUSD, CostMicroUSD: s.CostMicroUSD, MarginMicroUSD: s.RevenueMicroUSD - s.CostMicroUSD}
 		v.Offers = append(v.Offers, o)
 		t := &v.Totals

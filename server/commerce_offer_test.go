@@ -3,9 +3,8 @@ package server
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/assaykit/assay/claims"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The verify routes and the quotes build claim-tier offers in one place.

@@ -32,17 +32,17 @@ func (s *Server) coreRoutes() ([]*Route, error) {
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	httpjson.Write(w, http.StatusOK, healthBody{Status: "ok"})
+	httpjson.Write(w, http.StatusOK, Health{Status: "ok"})
 }
 
-// healthBody is the answer of GET /healthz.
-type healthBody struct {
+// Health is the answer of GET /healthz.
+type Health struct {
 	Status string `json:"status"`
 }
 
-// readyBody is the answer of GET /readyz: "ok" or "unavailable", and each
+// Readiness is the answer of GET /readyz: "ok" or "unavailable", and each
 // check's outcome ("ok" or its error).
-type readyBody struct {
+type Readiness struct {
 	Status string            `json:"status"`
 	Checks map[string]string `json:"checks"`
 }
@@ -67,7 +67,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		overall = "unavailable"
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpjson.Write(w, status, readyBody{Status: overall, Checks: checks})
+	httpjson.Write(w, status, Readiness{Status: overall, Checks: checks})
 }
 
 // capabilities lists the operations of the routing table, sorted by path

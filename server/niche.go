@@ -51,8 +51,11 @@ import (
 //     UnlimitedSearches: no quota), counted per client address (from
 //     X-Forwarded-For only when the peer is a trusted proxy), then 429
 //     with Retry-After until UTC midnight. Subscribers are unlimited unless
-//     SubscriberSearchesPerDay is set. A query without any letter or digit
-//     matches nothing and is not counted.
+//     SubscriberSearchesPerDay is set. Only searches that find something
+//     are counted: one that finds nothing (a query without any letter or
+//     digit included) or fails gives its use back, and a malformed one
+//     (422) is refused before counting. The 429 body says when the quota
+//     resets (resetsAt).
 //   - GET /v1/search/pay-per-call (default USD 0.05) returns full results
 //     matched on the full text, without quota; an empty catalogue is 503
 //     before any charge.
@@ -433,7 +436,9 @@ func (n *nicheService) callerKey(ip string) string {
 
 // ---- public handlers ----
 
-type nicheListResponse struct {
+// NicheListResponse is the answer of GET /v1/niches: previews, with the
+// query it answered.
+type NicheListResponse struct {
 	Niches   []niche.Preview `json:"niches"`
 	Count    int             `json:"count"`
 	Query    string          `json:"query"`
@@ -478,16 +483,19 @@ func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
 	o.Full = sub != nil
 	res, err := n.cfg.Engine.List(r.Context(), o)
 	if err != nil {
+		n.settleQuota(r, quota, false)
 		n.s.writeError(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, nicheListResponse{
+	quota = n.settleQuota(r, quota, len(res.Previews) > 0)
+	httpjson.Write(w, http.StatusOK, NicheListResponse{
 		Niches: n.withUnlock(res.Previews), Count: len(res.Previews), Query: q.Query, Category: q.Category,
 		Sort: q.Sort, Limit: q.Limit, Access: "preview", QueryScope: scope, Quota: quota, SearchPath: n.prefix + "/v1/search",
 	})
 }
 
-type nichePreviewResponse struct {
+// NichePreviewResponse is the answer of GET /v1/niches/{niche_id}/preview.
+type NichePreviewResponse struct {
 	niche.Preview
 	Access string `json:"access"`
 }
@@ -499,11 +507,11 @@ func (n *nicheService) preview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Unlock = n.unlock(p.ID)
-	httpjson.Write(w, http.StatusOK, nichePreviewResponse{Preview: *p, Access: "preview"})
+	httpjson.Write(w, http.StatusOK, NichePreviewResponse{Preview: *p, Access: "preview"})
 }
 
-// nicheAccess says how a full evaluation was unlocked.
-type nicheAccess struct {
+// NicheAccess says how a full evaluation was unlocked.
+type NicheAccess struct {
 	// Kind is "subscription" or "pay_per_call".
 	Kind string `json:"kind"`
 	// UnlockToken (pay-per-call answers) unlocks GET /v1/niches/{id}
@@ -515,12 +523,17 @@ type nicheAccess struct {
 	Payer string `json:"payer,omitempty"`
 }
 
-type nicheFullResponse struct {
+// NicheEvaluationResponse is the answer of GET /v1/niches/{niche_id} and of
+// its pay-per-call route: the full evaluation (with an unlock token when
+// bought).
+type NicheEvaluationResponse struct {
 	*niche.Evaluation
-	Access nicheAccess `json:"access"`
+	Access NicheAccess `json:"access"`
 }
 
-type nicheLockedResponse struct {
+// NicheLocked is the 401 of GET /v1/niches/{niche_id} without a subscription
+// or unlock token: how to get either.
+type NicheLocked struct {
 	Detail string        `json:"detail"`
 	Unlock *niche.Unlock `json:"unlock"`
 }
@@ -555,10 +568,10 @@ func (n *nicheService) get(w http.ResponseWriter, r *http.Request) {
 			detail = "The subscription token is not active; subscribe again or buy this evaluation per call"
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="niche-discovery"`)
-		httpjson.Write(w, http.StatusUnauthorized, nicheLockedResponse{Detail: detail, Unlock: n.unlock(id)})
+		httpjson.Write(w, http.StatusUnauthorized, NicheLocked{Detail: detail, Unlock: n.unlock(id)})
 		return
 	}
-	httpjson.Write(w, http.StatusOK, nicheFullResponse{Evaluation: ev, Access: nicheAccess{Kind: access}})
+	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: NicheAccess{Kind: access}})
 }
 
 // nichePaidEvaluation is the pay-per-call evaluation handler: Precheck
@@ -589,7 +602,7 @@ func (h *nichePaidEvaluation) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 		n.s.writeError(w, r, err)
 		return
 	}
-	access := nicheAccess{Kind: "pay_per_call"}
+	access := NicheAccess{Kind: "pay_per_call"}
 	orderRef := ""
 	if call, ok := payment.CallFrom(ctx); ok {
 		call.SetResult("niche", id)
@@ -610,10 +623,12 @@ func (h *nichePaidEvaluation) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 		w.Header().Set("X-Niche-Paid-Call", tok)
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
-	httpjson.Write(w, http.StatusOK, nicheFullResponse{Evaluation: ev, Access: access})
+	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: access})
 }
 
-type nicheSearchResponse struct {
+// NicheSearchResponse is the answer of GET /v1/search and of its pay-per-
+// call route (Niches holds previews or full evaluations).
+type NicheSearchResponse struct {
 	Niches          any                `json:"niches"`
 	Count           int                `json:"count"`
 	Query           string             `json:"query"`
@@ -625,12 +640,12 @@ type nicheSearchResponse struct {
 	RankingMethod   string             `json:"rankingMethod"`
 	Truncated       bool               `json:"truncated"`
 	Quota           *niche.QuotaStatus `json:"quota"`
-	PayPerCall      *nicheSearchOffer  `json:"payPerCall,omitempty"`
+	PayPerCall      *NicheSearchOffer  `json:"payPerCall,omitempty"`
 }
 
-// nicheSearchOffer names the paid search. Amounts are spelt
-// amountMicrousd, as everywhere in the SDK.
-type nicheSearchOffer struct {
+// NicheSearchOffer names the paid search. Amounts are spelt amountMicrousd,
+// as everywhere in the SDK.
+type NicheSearchOffer struct {
 	Method         string `json:"method"`
 	Path           string `json:"path"`
 	AmountMicroUSD int64  `json:"amountMicrousd"`
@@ -642,10 +657,12 @@ func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *nich
 	o.Full = full
 	res, err := n.cfg.Engine.Search(r.Context(), o)
 	if err != nil {
+		n.settleQuota(r, quota, false)
 		n.s.writeError(w, r, err)
 		return
 	}
-	out := nicheSearchResponse{
+	quota = n.settleQuota(r, quota, len(res.Previews)+len(res.Evaluations) > 0)
+	out := NicheSearchResponse{
 		Query: q.Query, NormalizedQuery: res.Query.Phrase(), Category: q.Category, Sort: q.Sort, Limit: q.Limit,
 		Access: access, RankingMethod: niche.RelevanceVersion + ", then " + q.Sort + ", then id",
 		Truncated: res.Truncated, Quota: quota,
@@ -654,7 +671,7 @@ func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *nich
 		out.Niches, out.Count = res.Evaluations, len(res.Evaluations)
 	} else {
 		out.Niches, out.Count = n.withUnlock(res.Previews), len(res.Previews)
-		out.PayPerCall = &nicheSearchOffer{Method: "GET", Path: n.prefix + "/v1/search/pay-per-call",
+		out.PayPerCall = &NicheSearchOffer{Method: "GET", Path: n.prefix + "/v1/search/pay-per-call",
 			AmountMicroUSD: n.cfg.SearchPriceMicroUSD, PriceUSD: n.searchPrice}
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -701,8 +718,10 @@ func (n *nicheService) caller(w http.ResponseWriter, r *http.Request) (*niche.Su
 
 // searchQuota counts one full-text search (a query with a word) of
 // /v1/search or /v1/niches against the caller's daily quota: the free one
-// of its client address, or the subscriber's. Past it the answer is 429
-// with Retry-After; with no free search at all, 401 naming the ways to
+// of its client address, or the subscriber's; a search that then finds
+// nothing gives it back (settleQuota), and a malformed one is refused
+// before it is counted. Past it the answer is 429 with Retry-After and
+// the reset time in the body; with no free search at all, 401 naming the ways to
 // search. It returns the quota status (nil when not counted) and false
 // when it answered.
 func (n *nicheService) searchQuota(w http.ResponseWriter, r *http.Request, query string, sub *niche.Subscriber) (*niche.QuotaStatus, bool) {
@@ -735,11 +754,13 @@ func (n *nicheService) searchQuota(w http.ResponseWriter, r *http.Request, query
 		wait := int(math.Ceil(time.Until(qe.ResetAt).Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(max(wait, 1)))
 		w.Header().Set("Cache-Control", "no-store")
-		detail := fmt.Sprintf("Free search limit reached: %d searches per UTC day. Subscribe, or use %s/v1/search/pay-per-call, for more.", qe.Limit, n.prefix)
+		resets := fmt.Sprintf("The quota resets at %s (in %d s); searches that find nothing are not counted.",
+			qe.ResetAt.UTC().Format(time.RFC3339), max(wait, 1))
+		detail := fmt.Sprintf("Free search limit reached: %d searches per UTC day. %s Subscribe, or use %s/v1/search/pay-per-call, for more.", qe.Limit, resets, n.prefix)
 		if sub != nil {
-			detail = fmt.Sprintf("Search limit reached: %d searches per UTC day.", qe.Limit)
+			detail = fmt.Sprintf("Search limit reached: %d searches per UTC day. %s", qe.Limit, resets)
 		}
-		httpjson.Detail(w, http.StatusTooManyRequests, detail)
+		httpjson.Write(w, http.StatusTooManyRequests, nicheQuotaBody{Detail: detail, Limit: qe.Limit, ResetsAt: qe.ResetAt.UTC()})
 		return nil, false
 	}
 	if err != nil {
@@ -747,6 +768,30 @@ func (n *nicheService) searchQuota(w http.ResponseWriter, r *http.Request, query
 		return nil, false
 	}
 	return &st, true
+}
+
+// settleQuota gives back the search counted as quota (nil: none) when it
+// delivered nothing (found false: no match, or an error), so that only
+// searches that find something use up the quota, and returns the status
+// to show.
+func (n *nicheService) settleQuota(r *http.Request, quota *niche.QuotaStatus, found bool) *niche.QuotaStatus {
+	if quota == nil || found {
+		return quota
+	}
+	st, err := n.cfg.Engine.ReturnQuota(r.Context(), *quota)
+	if err != nil {
+		n.s.log.WarnContext(r.Context(), "niche: giving back a search quota failed", "err", err)
+		return quota
+	}
+	return &st
+}
+
+// nicheQuotaBody is the 429 body of a search past its quota: when it
+// resets, as Retry-After says too.
+type nicheQuotaBody struct {
+	Detail   string    `json:"detail"`
+	Limit    int       `json:"limit"`
+	ResetsAt time.Time `json:"resetsAt"`
 }
 
 // nichePaidSearch is the pay-per-call search handler.
@@ -781,7 +826,8 @@ func (h *nichePaidSearch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.n.runSearch(w, r, q, true, nil, "pay_per_call")
 }
 
-type nicheSourcesResponse struct {
+// NicheSourcesResponse is the answer of GET /v1/sources.
+type NicheSourcesResponse struct {
 	Sources []niche.SourceStatus `json:"sources"`
 	Note    string               `json:"note"`
 }
@@ -792,7 +838,7 @@ func (n *nicheService) sources(w http.ResponseWriter, r *http.Request) {
 		n.s.writeError(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, nicheSourcesResponse{Sources: srcs,
+	httpjson.Write(w, http.StatusOK, NicheSourcesResponse{Sources: srcs,
 		Note: "Signals are public posts, reviews, job ads and notices, stored with their URL, excerpt, licence and observation date; only accepted signals are evidence."})
 }
 
@@ -946,7 +992,9 @@ func (n *nicheService) adminTransition(action string) http.HandlerFunc {
 	}
 }
 
-type nicheImportRefused struct {
+// NicheImportRefused is the 422 of an import with invalid lines: each line's
+// error, nothing imported.
+type NicheImportRefused struct {
 	Detail string            `json:"detail"`
 	Lines  []niche.LineError `json:"lines"`
 }
@@ -974,7 +1022,7 @@ func (n *nicheService) adminImport(w http.ResponseWriter, r *http.Request) {
 	rep, err := n.cfg.Engine.ImportString(r.Context(), string(body), &niche.ImportOptions{Actor: actor})
 	var ie *niche.ImportError
 	if errors.As(err, &ie) {
-		httpjson.Write(w, http.StatusUnprocessableEntity, nicheImportRefused{Detail: ie.Error(), Lines: ie.Lines})
+		httpjson.Write(w, http.StatusUnprocessableEntity, NicheImportRefused{Detail: ie.Error(), Lines: ie.Lines})
 		return
 	}
 	if err != nil {

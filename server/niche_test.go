@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -438,6 +439,49 @@ func sortedStrings(in []string) []string {
 	return out
 }
 
+// TestNicheSearchQuotaFair checks that only searches that find something
+// use the free quota: four searches finding nothing and a malformed one,
+// then three real ones, are all answered; the fourth real one is 429.
+func TestNicheSearchQuotaFair(t *testing.T) {
+	f := newNicheFixture(t, NicheConfig{})
+	search := func(q string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", "/v1/search?q="+url.QueryEscape(q), nil)
+		req.RemoteAddr = "203.0.113.9:1"
+		rec := httptest.NewRecorder()
+		f.h.ServeHTTP(rec, req)
+		return rec
+	}
+	for i, q := range []string{"landlordzone", "nothing matches", "xyzzy", "qqqq"} {
+		rec := search(q)
+		m := decodeMap(t, rec)
+		quota, _ := m["quota"].(map[string]any)
+		if rec.Code != 200 || m["count"] != 0.0 || quota["used"] != 0.0 || quota["remaining"] != 3.0 {
+			t.Fatalf("empty search %d: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	if rec := search("in"); rec.Code != 422 {
+		t.Fatalf("malformed search: %d %s", rec.Code, rec.Body)
+	}
+	// The list's text filter follows the same rule.
+	req := httptest.NewRequest("GET", "/v1/niches?q=xyzzy", nil)
+	req.RemoteAddr = "203.0.113.9:1"
+	rr := httptest.NewRecorder()
+	f.h.ServeHTTP(rr, req)
+	if rr.Code != 200 || decodeMap(t, rr)["count"] != 0.0 {
+		t.Fatalf("empty list filter: %d %s", rr.Code, rr.Body)
+	}
+	for i := 1; i <= 3; i++ {
+		rec := search("invoice")
+		quota, _ := decodeMap(t, rec)["quota"].(map[string]any)
+		if rec.Code != 200 || quota["used"] != float64(i) {
+			t.Fatalf("real search %d after the empty ones: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	if rec := search("invoice"); rec.Code != 429 {
+		t.Fatalf("4th real search: %d %s", rec.Code, rec.Body)
+	}
+}
+
 func TestNicheSearchQuota(t *testing.T) {
 	f := newNicheFixture(t, NicheConfig{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
 	search := func(remote string, hdr ...string) *httptest.ResponseRecorder {
@@ -466,6 +510,9 @@ func TestNicheSearchQuota(t *testing.T) {
 	rec := search("203.0.113.5:999")
 	if rec.Code != 429 || !strings.HasPrefix(decodeMap(t, rec)["detail"].(string), "Free search limit reached: 3 searches per UTC day") {
 		t.Fatalf("4th search: %d %s", rec.Code, rec.Body)
+	}
+	if resets, err := time.Parse(time.RFC3339, fmt.Sprint(decodeMap(t, rec)["resetsAt"])); err != nil || resets.Hour() != 0 || !resets.After(time.Now()) {
+		t.Fatalf("429 body without the reset time: %s", rec.Body)
 	}
 	ra, err := strconv.Atoi(rec.Header().Get("Retry-After"))
 	now := time.Now().UTC()
@@ -519,7 +566,7 @@ func TestNicheSearchResults(t *testing.T) {
 		t.Errorf("search (-want +got):\n%s", diff)
 	}
 	m := decodeMap(t, rec)
-	if m["normalizedQuery"] != "invoice" || m["access"] != "preview" || m["payPerCall"] == nil || m["rankingMethod"] != "relevance-v1, then score, then id" {
+	if m["normalizedQuery"] != "invoic" /* the stem matched */ || m["access"] != "preview" || m["payPerCall"] == nil || m["rankingMethod"] != "relevance-v1, then score, then id" {
 		t.Errorf("envelope %v", m)
 	}
 	rec = f.get(t, "/niche-discovery/v1/search/pay-per-call?q=bakeries&sort=recent")
@@ -547,12 +594,11 @@ func TestNichePaidSearchEmptyCatalogue(t *testing.T) {
 	if rec.Code != 503 || strings.TrimSpace(rec.Body.String()) != `{"detail":"The niche catalogue is empty"}` || len(pay.charges()) != 0 {
 		t.Fatalf("empty catalogue: %d %s %v", rec.Code, rec.Body, pay.charges())
 	}
-	// Without a paywall, paid routes are 503 and the rest still works.
-	h2, _ := New(Config{Niche: NicheConfig{Engine: eng}})
-	if rec := do(t, h2, "GET", "/v1/niches/niche_"+strings.Repeat("0", 32)+"/pay-per-call", ""); rec.Code != 503 {
-		t.Fatalf("no paywall: %d", rec.Code)
+	// Without a paywall, New refuses the pay-per-call routes.
+	if _, err := New(Config{Niche: NicheConfig{Engine: eng}}); !errors.Is(err, ErrNoPaywall) {
+		t.Fatalf("no paywall: %v", err)
 	}
-	if rec := do(t, h2, "GET", "/v1/niches", ""); rec.Code != 200 || strings.TrimSpace(rec.Body.String()) == "" {
+	if rec := do(t, h, "GET", "/v1/niches", ""); rec.Code != 200 || strings.TrimSpace(rec.Body.String()) == "" {
 		t.Fatalf("list on empty catalogue: %d", rec.Code)
 	}
 }

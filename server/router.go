@@ -232,7 +232,7 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// FastAPI redirects a trailing slash to the route without it.
 		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
 			if e2, _, _ := rt.lookup(r.Method, strings.TrimSuffix(r.URL.EscapedPath(), "/")); e2 != nil {
-				u := url.URL{Path: strings.TrimSuffix(externalPath(r), "/"), RawQuery: r.URL.RawQuery}
+				u := url.URL{Path: strings.TrimSuffix(httpjson.ExternalPath(r), "/"), RawQuery: r.URL.RawQuery}
 				http.Redirect(w, r, u.RequestURI(), http.StatusTemporaryRedirect)
 				return
 			}

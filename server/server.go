@@ -1,14 +1,15 @@
 // Package server serves assay over HTTP: one set of routes per service
-// (niche discovery, claim verification, URL snapshots, commerce, discovery
-// documents), composed by New into one http.Handler that a host can mount
-// anywhere in its own mux. Surfaces built over those services — the MCP and
-// A2A endpoints of package server/agents — are Mounts, listed in
-// Config.Mounts: the server links no agent protocol unless a host asks.
+// (niche discovery, claim verification, URL snapshots, commerce), composed
+// by New into one http.Handler that a host can mount anywhere in its own
+// mux. Every optional surface built over those services is a Mount, listed
+// in Config.Mounts (opt-in, in order): the MCP and A2A endpoints of package
+// server/agents, then the index and discovery documents of package
+// discovery. A host that lists none links no agent protocol.
 //
 // New returns a *Server, which is an http.Handler (ServeHTTP) and also
-// exposes its routing table (Routes), from which /v1/capabilities and the
-// discovery documents are generated. Hosts that only mount it can treat it
-// as a plain http.Handler.
+// exposes its routing table (Routes), from which /v1/capabilities, the
+// mounts and the discovery documents are generated. Hosts that only mount
+// it can treat it as a plain http.Handler.
 //
 // server is the only package where errors become status codes. Bodies
 // follow FastAPI: {"detail":"..."} for errors, the Pydantic list for 422,
@@ -27,10 +28,6 @@
 //     interface documents is a string, so any non-empty segment is valid
 //     input, and one that names nothing (unknown id, NUL or invalid UTF-8)
 //     is a 404.
-//   - GET / and the root of each service prefix answer an index of what is
-//     mounted (services, capability list, discovery documents, the MCP and
-//     A2A endpoints of its Mounts, documentation): JSON, or an inert HTML
-//     page for a client that ranks text/html first (index.go).
 //   - Every request is logged once at info level ("request": method, path,
 //     route id, status, bytes, duration); a panic is logged at error level
 //     with its value and stack and answered 500 {"detail":"Internal Server
@@ -43,6 +40,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/assaykit/assay/claims"
@@ -56,6 +55,11 @@ import (
 // (manifest service.version, OpenAPI info.version, server.json version,
 // agent card version). It is the interface documents' service version.
 const Version = "0.3.1"
+
+// ErrNoPaywall is returned by New for a server that sells something
+// (claim verification, niche pay-per-call, a Mount's paid calls) without a
+// Config.Paywall; the error names the offers.
+var ErrNoPaywall = errors.New("server: paid routes need Config.Paywall (payment.Free serves them without charging)")
 
 // DefaultMaxBodyBytes bounds request bodies when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
@@ -73,9 +77,9 @@ type Config struct {
 	// CORSOrigins are the browser origins allowed to read responses;
 	// empty or "*" allows any origin (without credentials).
 	CORSOrigins []string
-	// Paywall turns paid routes into paid ones. Nil makes every paid route
-	// answer 503 {"detail":"Payments are not configured"}; use
-	// payment.Free to serve them without charging.
+	// Paywall sells the paid routes. A server with a paid route and no
+	// Paywall is refused by New; use payment.Free to serve them without
+	// charging.
 	Paywall payment.Paywall
 	// PublicBaseURL is the absolute URL clients reach this handler at
 	// (scheme, host and mount path, e.g. https://api.example.com). Services
@@ -100,11 +104,11 @@ type Config struct {
 	Claims        ClaimsConfig
 	Snapshots     SnapshotsConfig
 	Commerce      CommerceConfig
-	Discovery     DiscoveryConfig
 
-	// Mounts add routes built over the services above (agents.MCP,
-	// agents.A2A), after the services' own routes and before the index
-	// and the discovery documents, which list them.
+	// Mounts add routes built over the services above, in order, after
+	// the services' own routes: the MCP and A2A endpoints (agents.MCP,
+	// agents.A2A), then the index and the discovery documents
+	// (discovery.Documents), which describe every route before them.
 	Mounts []Mount
 }
 
@@ -122,6 +126,8 @@ type Server struct {
 	handler http.Handler
 	// niche is the resolved niche service (nil when not mounted).
 	niche *nicheService
+	// unpaid are the offers of paid routes built without a Paywall.
+	unpaid []string
 }
 
 // New builds the handler for every configured service.
@@ -144,8 +150,6 @@ func New(cfg Config) (*Server, error) {
 		s.claimsRoutes,
 		s.commerceRoutes,
 		s.mountRoutes,
-		s.indexRoutes,
-		s.discoveryRoutes,
 	}
 	for _, b := range builders {
 		rs, err := b()
@@ -153,6 +157,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.routes = append(s.routes, rs...)
+	}
+	if len(s.unpaid) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrNoPaywall, strings.Join(slices.Compact(s.unpaid), ", "))
 	}
 	rt := &router{maxBody: s.cfg.MaxBodyBytes}
 	for _, r := range s.routes {
@@ -204,12 +211,11 @@ func errorf(format string, args ...any) error {
 }
 
 // Paid wraps a paid route's handler in the configured paywall (Mounts sell
-// through it too).
+// through it too). Without a Paywall, New fails naming the paid route.
 func (s *Server) Paid(offer payment.Offer, h http.Handler) http.Handler {
 	if s.cfg.Paywall == nil {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			httpjson.Detail(w, http.StatusServiceUnavailable, "Payments are not configured")
-		})
+		s.unpaid = append(s.unpaid, offer.ID)
+		return h
 	}
 	return s.cfg.Paywall.Gate(offer, h)
 }

@@ -28,10 +28,10 @@ type SnapshotsConfig struct {
 	Prefixes []string
 }
 
-// snapshotMetadata is the body of GET /v1/url-snapshots/{snapshot_id}:
+// SnapshotMetadata is the body of GET /v1/url-snapshots/{snapshot_id}:
 // the EvidenceSnapshot fields plus where to get the content and how it
 // was normalised (the interface documents leave this body open).
-type snapshotMetadata struct {
+type SnapshotMetadata struct {
 	*snapshot.Snapshot
 	// Normalization names the algorithm behind normalizedSha256.
 	Normalization *string `json:"normalization"`
@@ -42,8 +42,9 @@ type snapshotMetadata struct {
 	ContentURL *string `json:"contentUrl"`
 	WarcURL    *string `json:"warcUrl"`
 	// ExpiresAt is when the retention period ends and the snapshot may be
-	// purged.
-	ExpiresAt time.Time `json:"expiresAt"`
+	// purged; null while it is held (a niche evaluation's evidence, kept
+	// as long as the evaluation needs it).
+	ExpiresAt *time.Time `json:"expiresAt"`
 }
 
 // snapshotRoutes returns the routes of URL snapshot retrieval.
@@ -72,7 +73,16 @@ func (s *Server) snapshotGet(w http.ResponseWriter, r *http.Request, svc *snapsh
 		s.writeError(w, r, err)
 		return
 	}
-	md := snapshotMetadata{Snapshot: snap, ExpiresAt: snap.RetrievedAt.Add(svc.Retention()).UTC()}
+	held, err := svc.Held(r.Context(), snap.ID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	md := SnapshotMetadata{Snapshot: snap}
+	if !held {
+		exp := snap.RetrievedAt.Add(svc.Retention()).UTC()
+		md.ExpiresAt = &exp
+	}
 	if snap.Normalization != "" {
 		md.Normalization = &snap.Normalization
 	}
@@ -80,7 +90,7 @@ func (s *Server) snapshotGet(w http.ResponseWriter, r *http.Request, svc *snapsh
 		md.Charset = &snap.Charset
 	}
 	if snap.Captured() {
-		p := externalPath(r)
+		p := httpjson.ExternalPath(r)
 		c, wu := p+"/content", p+"/warc"
 		md.ContentURL, md.WarcURL = &c, &wu
 	}

@@ -263,20 +263,20 @@ func usd(micro int64) string {
 	return out
 }
 
-// subscriptionStatusBody is the answer of GET /v1/subscription/status.
-type subscriptionStatusBody struct {
-	Available             bool            `json:"available"`
-	PriceUsdPerMonth      *string         `json:"priceUsdPerMonth"`
-	PriceMicrousdPerMonth *int64          `json:"priceMicrousdPerMonth"`
-	Currency              string          `json:"currency"`
-	Interval              string          `json:"interval"`
-	Billing               *string         `json:"billing"`
-	Development           bool            `json:"development"`
-	Subscriber            *subscriberBody `json:"subscriber,omitempty"`
+// SubscriptionStatus is the answer of GET /v1/subscription/status.
+type SubscriptionStatus struct {
+	Available             bool        `json:"available"`
+	PriceUsdPerMonth      *string     `json:"priceUsdPerMonth"`
+	PriceMicrousdPerMonth *int64      `json:"priceMicrousdPerMonth"`
+	Currency              string      `json:"currency"`
+	Interval              string      `json:"interval"`
+	Billing               *string     `json:"billing"`
+	Development           bool        `json:"development"`
+	Subscriber            *Subscriber `json:"subscriber,omitempty"`
 }
 
-// subscriberBody is a caller's own subscription.
-type subscriberBody struct {
+// Subscriber is a caller's own subscription.
+type Subscriber struct {
 	TokenValid        bool    `json:"tokenValid"`
 	Active            bool    `json:"active"`
 	Status            *string `json:"status"`
@@ -286,8 +286,8 @@ type subscriberBody struct {
 	AccessUntil       *string `json:"accessUntil"`
 }
 
-func newSubscriberBody(st *niche.SubscriberStatus) *subscriberBody {
-	b := &subscriberBody{TokenValid: st.TokenValid, Active: st.Entitled, AccessUntil: optionalTime(st.EntitledUntil)}
+func newSubscriberBody(st *niche.SubscriberStatus) *Subscriber {
+	b := &Subscriber{TokenValid: st.TokenValid, Active: st.Entitled, AccessUntil: optionalTime(st.EntitledUntil)}
 	if sub := st.Subscription; sub != nil {
 		b.Status, b.SubscriptionID = &sub.Status, &sub.ID
 		b.CurrentPeriodEnd, b.CancelAtPeriodEnd = optionalTime(sub.CurrentPeriodEnd), sub.CancelAtPeriodEnd
@@ -297,7 +297,7 @@ func newSubscriberBody(st *niche.SubscriberStatus) *subscriberBody {
 
 func (s *Server) subsStatus(w http.ResponseWriter, r *http.Request) {
 	svc := s.cfg.Subscriptions.Service
-	body := subscriptionStatusBody{Currency: "USD", Interval: "month"}
+	body := SubscriptionStatus{Currency: "USD", Interval: "month"}
 	if b := svc.Billing(); b != nil {
 		name := b.Provider()
 		body.Billing = &name
@@ -324,8 +324,8 @@ func (s *Server) subsStatus(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, body)
 }
 
-// checkoutBody is the answer of POST /v1/subscription/checkout.
-type checkoutBody struct {
+// SubscriptionCheckout is the answer of POST /v1/subscription/checkout.
+type SubscriptionCheckout struct {
 	CheckoutURL           string  `json:"checkoutUrl"`
 	SessionID             string  `json:"sessionId"`
 	ExpiresAt             *string `json:"expiresAt"`
@@ -353,16 +353,16 @@ func (s *Server) subsCheckout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpjson.Write(w, http.StatusOK, checkoutBody{CheckoutURL: cs.URL, SessionID: cs.ID, ExpiresAt: optionalTime(cs.ExpiresAt),
+	httpjson.Write(w, http.StatusOK, SubscriptionCheckout{CheckoutURL: cs.URL, SessionID: cs.ID, ExpiresAt: optionalTime(cs.ExpiresAt),
 		ClaimURL: base + "/v1/subscription/claim", PriceUsdPerMonth: usd(offer.AmountMicroUSD),
 		PriceMicrousdPerMonth: offer.AmountMicroUSD, Development: offer.Development})
 }
 
-// tokenBody carries a subscriber token that is shown once.
-type tokenBody struct {
-	Token          string          `json:"token"`
-	TokenShownOnce bool            `json:"tokenShownOnce"`
-	Subscription   *subscriberBody `json:"subscription"`
+// SubscriptionToken carries a subscriber token that is shown once.
+type SubscriptionToken struct {
+	Token          string      `json:"token"`
+	TokenShownOnce bool        `json:"tokenShownOnce"`
+	Subscription   *Subscriber `json:"subscription"`
 }
 
 func (s *Server) writeToken(w http.ResponseWriter, r *http.Request, it *niche.IssuedToken) {
@@ -374,7 +374,7 @@ func (s *Server) writeToken(w http.ResponseWriter, r *http.Request, it *niche.Is
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
-	httpjson.Write(w, http.StatusOK, tokenBody{Token: it.Token, TokenShownOnce: true, Subscription: newSubscriberBody(st)})
+	httpjson.Write(w, http.StatusOK, SubscriptionToken{Token: it.Token, TokenShownOnce: true, Subscription: newSubscriberBody(st)})
 }
 
 func (s *Server) subsClaim(w http.ResponseWriter, r *http.Request) {
@@ -407,21 +407,21 @@ func (s *Server) subsPortal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpjson.Write(w, http.StatusOK, portalBody{PortalURL: ps.URL})
+	httpjson.Write(w, http.StatusOK, SubscriptionPortal{PortalURL: ps.URL})
 }
 
-// portalBody is the answer of POST /v1/subscription/portal.
-type portalBody struct {
+// SubscriptionPortal is the answer of POST /v1/subscription/portal.
+type SubscriptionPortal struct {
 	PortalURL string `json:"portalUrl"`
 }
 
-// revokedBody is the answer of POST /v1/subscription/token/revoke.
-type revokedBody struct {
+// SubscriptionRevoked is the answer of POST /v1/subscription/token/revoke.
+type SubscriptionRevoked struct {
 	Revoked bool `json:"revoked"`
 }
 
-// webhookBody is the answer to an accepted webhook delivery.
-type webhookBody struct {
+// SubscriptionWebhookReceipt is the answer to an accepted webhook delivery.
+type SubscriptionWebhookReceipt struct {
 	Received  bool `json:"received"`
 	Duplicate bool `json:"duplicate"`
 }
@@ -449,7 +449,7 @@ func (s *Server) subsRevoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpjson.Write(w, http.StatusOK, revokedBody{Revoked: true})
+	httpjson.Write(w, http.StatusOK, SubscriptionRevoked{Revoked: true})
 }
 
 func (s *Server) subsReissue(w http.ResponseWriter, r *http.Request) {
@@ -486,7 +486,7 @@ func (s *Server) subsWebhook(w http.ResponseWriter, r *http.Request) {
 		s.subsError(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, webhookBody{Received: true, Duplicate: res.Duplicate})
+	httpjson.Write(w, http.StatusOK, SubscriptionWebhookReceipt{Received: true, Duplicate: res.Duplicate})
 }
 
 // Pages.
@@ -533,24 +533,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 		httpjson.Detail(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
-	writeHTMLPage(w, r, status, buf.Bytes(), "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-}
-
-// writeHTMLPage sends a rendered page as an inert document: not cached, not
-// sniffed, not framed, no referrer, and the given Content-Security-Policy.
-func writeHTMLPage(w http.ResponseWriter, r *http.Request, status int, page []byte, csp string) {
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(page)))
-	h.Set("Cache-Control", "no-store")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", csp)
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(page)
-	}
+	httpjson.HTMLPage(w, r, status, buf.Bytes(), "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 }
 
 // pageError renders err as an HTML page, or as JSON when the client asked

@@ -1,9 +1,6 @@
 package server
 
 import (
-	"net/http"
-	"net/url"
-	"strings"
 	"time"
 )
 
@@ -27,15 +24,4 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-// externalPath is the path the client asked for, including any prefix the
-// host stripped before handing the request on (http.StripPrefix rewrites
-// URL.Path but leaves RequestURI intact). Links and redirects built from it
-// stay valid for the client wherever the handler is mounted.
-func externalPath(r *http.Request) string {
-	if u, err := url.ParseRequestURI(r.RequestURI); err == nil && strings.HasSuffix(u.Path, r.URL.Path) {
-		return u.Path
-	}
-	return r.URL.Path
 }

@@ -236,7 +236,7 @@ func TestSchemaAgreesWithDecode(t *testing.T) {
 		}
 	}
 	// More bases for our own shapes (curation, commerce, subscriptions).
-	draft := `{"title":"Invoice chasing for plumbers","problem":"Small plumbing firms lose weeks of cash flow chasing unpaid invoices by phone.","buyer":"Owner of a plumbing firm","category":"trades","solution_hypothesis":"Automated polite reminders with payment links.","pain":4,"frequency":4,"willingness_to_pay":2,"reachable_buyers":3,"feasibility":3,"competition_gap":2,"evaluation_notes":"Three forum threads and two reviews describe the same pain.","signal_ids":["sig_00000000000000000000000000000001"]}`
+	draft := `{"title":"Invoice chasing for plumbers","problem":"Small plumbing firms lose weeks of cash flow chasing unpaid invoices by phone.","buyer":"Owner of a plumbing firm","category":"trades","solution_hypothesis":"Automated polite reminders with payment links.","pain":4,"frequency":4,"willingness_to_pay":2,"reachable_buyers":3,"feasibility":3,"competition_gap":2,"evaluation_notes":"Three forum threads and two reviews describe the same pain.","signal_ids":["sig_00000000000000000000000000000001"],"rationale":{"pain":"Owners describe it every week.","competition_gap":"Incumbents are generic suites."}}`
 	signal := `{"kind":"question","sourceUrl":"https://forum.example.com/q/1","origin":"forum","title":"How do I chase invoices?","observedAt":"2026-01-02T03:04:05Z","license":"CC BY-SA 4.0","engagement":{"upvotes":3}}`
 	for name, docs := range map[string][]string{
 		"NicheCreateRequest":       {`{"operationId":"op-1","draft":` + draft + `}`},

@@ -62,7 +62,7 @@ func TestValidatorReadsEveryShape(t *testing.T) {
 // (encoding/json refuses or drops them), and the zero value of a field
 // with a default (unset in Go, so the default applies).
 func TestValidatorAgreesWithDecode(t *testing.T) {
-	draft := `{"title":"Invoice chasing for plumbers","problem":"Small plumbing firms lose weeks of cash flow chasing unpaid invoices by phone.","buyer":"Owner of a plumbing firm","category":"trades","solution_hypothesis":"Automated polite reminders with payment links.","pain":0,"frequency":4,"willingness_to_pay":2,"reachable_buyers":3,"feasibility":3,"competition_gap":5,"evaluation_notes":"Three forum threads and two reviews describe the same pain.","signal_ids":["sig_00000000000000000000000000000001"]}`
+	draft := `{"title":"Invoice chasing for plumbers","problem":"Small plumbing firms lose weeks of cash flow chasing unpaid invoices by phone.","buyer":"Owner of a plumbing firm","category":"trades","solution_hypothesis":"Automated polite reminders with payment links.","pain":0,"frequency":4,"willingness_to_pay":2,"reachable_buyers":3,"feasibility":3,"competition_gap":5,"evaluation_notes":"Three forum threads and two reviews describe the same pain.","signal_ids":["sig_00000000000000000000000000000001"],"rationale":{"pain":"Owners describe it every week.","competition_gap":"Incumbents are generic suites."}}`
 	bases := map[string][]string{
 		"ClaimVerificationRequest": {`{"claim":"Base mainnet uses chain ID 8453."}`,
 			`{"claim":"abc","asOf":"2026-01-02","jurisdiction":"EU","freshnessHours":24,"sourcePolicy":"official_only","minimumSources":1,"maxSources":2,"allowedDomains":["who.int"],"blockedDomains":[],"includeConflicts":false,"language":"de"}`,

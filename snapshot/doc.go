@@ -137,6 +137,11 @@
 // the documented retention). Service.Purge(ctx, before) deletes records
 // retrieved before the given time, then every blob last stored before it
 // that no record uses; PurgeExpired and RunPurger apply the retention.
+// A record store that is a HoldStore lets an owner exempt records from
+// that purge (Service.Hold) and hand them back (Service.Release): the
+// niche catalogue holds the captures of its evidence for as long as an
+// evaluation uses them, so they follow the evaluation's lifecycle rather
+// than the 30 days of claims.
 //
 // # Normalisation, version assay-norm/1
 //

@@ -191,13 +191,54 @@ func (v *Service) WARC(ctx context.Context, id string) (*WARC, io.Closer, error)
 	return w, b, nil
 }
 
+// ErrNoHolds: the record store does not implement HoldStore.
+var ErrNoHolds = errors.New("snapshot: the record store cannot hold records")
+
+// Hold exempts the records with these ids from the retention purge until
+// Release (see HoldStore). ErrNoHolds when the record store cannot.
+func (v *Service) Hold(ctx context.Context, ids []string) error {
+	h, ok := v.records.(HoldStore)
+	if !ok {
+		return ErrNoHolds
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return h.HoldSnapshots(ctx, ids)
+}
+
+// Release ends the holds on these ids: the records are purged by the
+// next purge that reaches their retrieval time. ErrNoHolds when the record
+// store cannot hold records.
+func (v *Service) Release(ctx context.Context, ids []string) error {
+	h, ok := v.records.(HoldStore)
+	if !ok {
+		return ErrNoHolds
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return h.ReleaseSnapshots(ctx, ids)
+}
+
+// Held reports whether the record id is held (exempt from the retention
+// purge); false when the record store cannot hold records.
+func (v *Service) Held(ctx context.Context, id string) (bool, error) {
+	h, ok := v.records.(HoldStore)
+	if !ok {
+		return false, nil
+	}
+	return h.SnapshotHeld(ctx, id)
+}
+
 // PurgeStats reports what a purge removed.
 type PurgeStats struct {
 	Records int64
 	Blobs   int64
 }
 
-// Purge deletes the records retrieved before t, then every blob last put
+// Purge deletes the records retrieved before t (held records excepted,
+// see Hold), then every blob last put
 // before t that no record uses. A blob reused by a capture during the
 // purge is kept (PutBlob refreshes it before the record is written).
 func (v *Service) Purge(ctx context.Context, before time.Time) (PurgeStats, error) {

@@ -18,7 +18,8 @@ type Store interface {
 	// ErrNotFound when there is none.
 	GetSnapshot(ctx context.Context, id string) (*Snapshot, error)
 	// DeleteSnapshotsBefore deletes the records retrieved before t and
-	// returns how many it deleted.
+	// returns how many it deleted. A store that is a HoldStore keeps held
+	// records.
 	DeleteSnapshotsBefore(ctx context.Context, t time.Time) (int64, error)
 	// SnapshotBlobInUse reports whether any record has rawSha256 sum.
 	SnapshotBlobInUse(ctx context.Context, sum string) (bool, error)
@@ -31,6 +32,22 @@ type BatchStore interface {
 	// InsertSnapshots stores new records, all or none (errors as
 	// InsertSnapshot's).
 	InsertSnapshots(ctx context.Context, snaps []*Snapshot) error
+}
+
+// HoldStore is implemented by record stores that can exempt records from
+// the retention purge: a held record (and so its content) is kept by
+// DeleteSnapshotsBefore however old it is, until it is released. The niche
+// catalogue holds the captures of its evidence for as long as an
+// evaluation uses them (Service.Hold, Service.Release); claims never hold.
+type HoldStore interface {
+	// HoldSnapshots holds the records with these ids (unknown ids are
+	// held too, and holding twice is holding once).
+	HoldSnapshots(ctx context.Context, ids []string) error
+	// ReleaseSnapshots releases the holds on these ids; the records then
+	// fall under the retention purge again, by their retrieval time.
+	ReleaseSnapshots(ctx context.Context, ids []string) error
+	// SnapshotHeld reports whether id is held.
+	SnapshotHeld(ctx context.Context, id string) (bool, error)
 }
 
 // Blob is stored content opened for reading.

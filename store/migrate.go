@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
-
-	"github.com/assaykit/assay/niche"
 )
 
 // Migrations are plain SQL files, one directory per dialect, applied in name
@@ -135,7 +133,7 @@ func migrationHook(name string) func(context.Context, *DB, *sql.Tx) error {
 }
 
 // fillNichePreviewText fills niche_evaluations.sp (migration 0008) with
-// niche.PreviewSearchText of every row, in batches of rows in seq order.
+// the store language's PreviewSearchText of every row, in batches of rows in seq order.
 func fillNichePreviewText(ctx context.Context, db *DB, tx *sql.Tx) error {
 	upd, err := tx.PrepareContext(ctx, db.rebind(`UPDATE niche_evaluations SET sp = ? WHERE seq = ?`))
 	if err != nil {
@@ -161,7 +159,7 @@ func fillNichePreviewText(ctx context.Context, db *DB, tx *sql.Tx) error {
 				rows.Close()
 				return err
 			}
-			r.sp = niche.PreviewSearchText(problem, buyer, category)
+			r.sp = db.lang.PreviewSearchText(problem, buyer, category)
 			batch = append(batch, r)
 		}
 		rows.Close()

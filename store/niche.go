@@ -29,8 +29,10 @@ import (
 //     over st/sb/sc and tsp over st/sp, each with a partial GIN index;
 //     matching with plainto_tsquery('simple', …) of the normalised words.
 //
-// Both index the text niche.SearchText produced, so a query's matches are
-// the same on both; the engine does the final ordering, and the window of
+// Both index the text the store's niche.Language produced (normalised and
+// stemmed in Go; Options.SearchLanguage, English by default, re-indexed at
+// Open when it changes: niche_reindex.go), so a query's matches are the
+// same on both; the engine does the final ordering, and the window of
 // a broad query is ranked by the same formula (niche.Relevance) written
 // in SQL. Both keep niche_terms, the number of published evaluations
 // having each word, updated in the transactions that write evaluations;
@@ -48,14 +50,18 @@ import (
 
 var _ niche.Store = (*DB)(nil)
 
-const signalCols = `id, origin, external_id, kind, source_url, source_domain, title, excerpt,
+// signalInsertCols are the columns PutSignals writes; signalCols adds the
+// capture (SetSignalSnapshots writes it).
+const signalInsertCols = `id, origin, external_id, kind, source_url, source_domain, title, excerpt,
 	observed_at, collected_at, license, attribution, engagement, state, moderation_note,
 	moderated_by, moderated_at, created_at`
+
+const signalCols = signalInsertCols + `, snapshot`
 
 const evalCols = `id, status, revision, title, problem, buyer, category, solution_hypothesis,
 	evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers, feasibility,
 	competition_gap, signal_ids, score, score_version, score_weights, created_at, updated_at,
-	published_at`
+	published_at, rationale, reviewed_at, reviewed_by`
 
 // listingCols are the columns of a niche.Listing (scanListing's order) of
 // the niche_evaluations row aliased e, the signal count included.
@@ -83,13 +89,18 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanSignal(sc scanner) (niche.Signal, error) {
 	var s niche.Signal
-	var kind, state, engagement string
+	var kind, state, engagement, snap string
 	var observed, collected, moderated, created int64
 	err := sc.Scan(&s.ID, &s.Origin, &s.ExternalID, &kind, &s.SourceURL, &s.SourceDomain, &s.Title, &s.Excerpt,
 		&observed, &collected, &s.License, &s.Attribution, &engagement, &state, &s.ModerationNote,
-		&s.ModeratedBy, &moderated, &created)
+		&s.ModeratedBy, &moderated, &created, &snap)
 	if err != nil {
 		return s, err
+	}
+	if snap != "" {
+		if err := json.Unmarshal([]byte(snap), &s.Snapshot); err != nil {
+			return s, fmt.Errorf("store: signal %s snapshot: %w", s.ID, err)
+		}
 	}
 	s.Kind, s.State = niche.SignalKind(kind), niche.SignalState(state)
 	s.ObservedAt, s.CollectedAt, s.CreatedAt = fromMicros(observed), fromMicros(collected), fromMicros(created)
@@ -107,17 +118,22 @@ func scanSignal(sc scanner) (niche.Signal, error) {
 
 func scanRecord(sc scanner) (*niche.Record, error) {
 	var r niche.Record
-	var status, signalIDs, weights string
-	var created, updated, published int64
+	var status, signalIDs, weights, rationale string
+	var created, updated, published, reviewed int64
 	d := &r.Dimensions
 	err := sc.Scan(&r.ID, &status, &r.Revision, &r.Title, &r.Problem, &r.Buyer, &r.Category, &r.SolutionHypothesis,
 		&r.EvaluationNotes, &d.Pain, &d.Frequency, &d.WillingnessToPay, &d.ReachableBuyers, &d.Feasibility,
-		&d.CompetitionGap, &signalIDs, &r.Score, &r.ScoreVersion, &weights, &created, &updated, &published)
+		&d.CompetitionGap, &signalIDs, &r.Score, &r.ScoreVersion, &weights, &created, &updated, &published,
+		&rationale, &reviewed, &r.ReviewedBy)
 	if err != nil {
 		return nil, err
 	}
 	r.Status = niche.Status(status)
 	r.CreatedAt, r.UpdatedAt, r.PublishedAt = fromMicros(created), fromMicros(updated), fromMicros(published)
+	r.ReviewedAt = fromMicros(reviewed)
+	if err := json.Unmarshal([]byte(rationale), &r.Rationale); err != nil {
+		return nil, fmt.Errorf("store: niche %s rationale: %w", r.ID, err)
+	}
 	if err := json.Unmarshal([]byte(signalIDs), &r.SignalIDs); err != nil {
 		return nil, fmt.Errorf("store: niche %s signal ids: %w", r.ID, err)
 	}
@@ -134,7 +150,7 @@ func placeholders(n int) string {
 	return strings.Repeat("?, ", n-1) + "?"
 }
 
-func anyArgs(ss []string) []any {
+func anyArgs[T any](ss []T) []any {
 	out := make([]any, len(ss))
 	for i, s := range ss {
 		out[i] = s
@@ -166,7 +182,7 @@ func (db *DB) PutSignals(ctx context.Context, signals []niche.Signal) ([]niche.P
 			if s.ModeratedAt != nil {
 				moderatedAt = toMicros(*s.ModeratedAt)
 			}
-			res, err := tx.exec(ctx, `INSERT INTO niche_signals (`+signalCols+`)
+			res, err := tx.exec(ctx, `INSERT INTO niche_signals (`+signalInsertCols+`)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 				s.ID, s.Origin, s.ExternalID, string(s.Kind), s.SourceURL, s.SourceDomain, s.Title, s.Excerpt,
 				toMicros(s.ObservedAt), toMicros(s.CollectedAt), s.License, s.Attribution, engagement, string(s.State),
@@ -175,6 +191,7 @@ func (db *DB) PutSignals(ctx context.Context, signals []niche.Signal) ([]niche.P
 				return fmt.Errorf("store: put signal: %w", err)
 			}
 			if n, _ := res.RowsAffected(); n == 1 {
+				s.Snapshot = nil // not stored here: SetSignalSnapshots records captures
 				out[i] = niche.PutResult{Signal: s, Created: true}
 				continue
 			}
@@ -382,9 +399,10 @@ func (db *DB) LastCollections(ctx context.Context) ([]niche.Collection, error) {
 
 // ---- Evaluations ----
 
-// searchColumns returns the st, sp, sb and sc columns of r.
-func searchColumns(r *niche.Record) (st, sp, sb, sc string) {
-	f := r.SearchFields()
+// searchColumns returns the st, sp, sb and sc columns of r in the
+// store's search language.
+func (db *DB) searchColumns(r *niche.Record) (st, sp, sb, sc string) {
+	f := r.SearchFields(db.lang)
 	return f.Title, f.Preview, f.Body, f.Extra
 }
 
@@ -540,7 +558,7 @@ func writeRevision(ctx context.Context, tx *Tx, w niche.Write) (*niche.Record, e
 		return nil, err
 	}
 	if r.Status == niche.StatusPublished {
-		st, sp, sb, sc := searchColumns(&r)
+		st, sp, sb, sc := tx.db.searchColumns(&r)
 		addTerms(terms, 1, st, sp, sb, sc)
 	}
 	if err := applyTerms(ctx, tx, terms); err != nil {
@@ -570,18 +588,19 @@ func removePublishedTerms(ctx context.Context, tx *Tx, id string, terms map[stri
 // otherwise reports a *niche.RevisionConflictError or a
 // *niche.NotFoundError.
 func updateEvaluation(ctx context.Context, tx *Tx, r *niche.Record, expected int, signalIDs, weights string) error {
-	st, sp, sb, sc := searchColumns(r)
+	st, sp, sb, sc := tx.db.searchColumns(r)
 	d := r.Dimensions
 	res, err := tx.exec(ctx, `UPDATE niche_evaluations SET status = ?, revision = ?, title = ?, problem = ?,
 		buyer = ?, category = ?, category_key = ?, solution_hypothesis = ?, evaluation_notes = ?, pain = ?,
 		frequency = ?, willingness_to_pay = ?, reachable_buyers = ?, feasibility = ?, competition_gap = ?,
 		signal_ids = ?, score = ?, score_version = ?, score_weights = ?, st = ?, sp = ?, sb = ?, sc = ?,
-		updated_at = ?, published_at = ?
+		updated_at = ?, published_at = ?, rationale = ?, reviewed_at = ?, reviewed_by = ?
 		WHERE id = ? AND revision = ?`,
 		string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
 		r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
 		d.Feasibility, d.CompetitionGap, signalIDs, r.Score, r.ScoreVersion, weights, st, sp, sb, sc,
-		toMicros(r.UpdatedAt), toMicros(r.PublishedAt), r.ID, expected)
+		toMicros(r.UpdatedAt), toMicros(r.PublishedAt), rationaleJSON(r), toMicros(r.ReviewedAt), r.ReviewedBy,
+		r.ID, expected)
 	if err != nil {
 		return err
 	}
@@ -648,18 +667,25 @@ func (db *DB) applyWriteErr(ctx context.Context, w niche.Write, err error) (*nic
 }
 
 func insertEvaluation(ctx context.Context, tx *Tx, r *niche.Record, signalIDs, weights string) error {
-	st, sp, sb, sc := searchColumns(r)
+	st, sp, sb, sc := tx.db.searchColumns(r)
 	d := r.Dimensions
 	_, err := tx.exec(ctx, `INSERT INTO niche_evaluations (id, status, revision, title, problem, buyer, category,
 		category_key, solution_hypothesis, evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers,
 		feasibility, competition_gap, signal_ids, score, score_version, score_weights, st, sp, sb, sc, created_at,
-		updated_at, published_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		updated_at, published_at, rationale, reviewed_at, reviewed_by)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, string(r.Status), r.Revision, r.Title, r.Problem, r.Buyer, r.Category, r.CategoryKey(),
 		r.SolutionHypothesis, r.EvaluationNotes, d.Pain, d.Frequency, d.WillingnessToPay, d.ReachableBuyers,
 		d.Feasibility, d.CompetitionGap, signalIDs, r.Score, r.ScoreVersion, weights, st, sp, sb, sc,
-		toMicros(r.CreatedAt), toMicros(r.UpdatedAt), toMicros(r.PublishedAt))
+		toMicros(r.CreatedAt), toMicros(r.UpdatedAt), toMicros(r.PublishedAt), rationaleJSON(r),
+		toMicros(r.ReviewedAt), r.ReviewedBy)
 	return err
+}
+
+// rationaleJSON is the stored form of r's rationale.
+func rationaleJSON(r *niche.Record) string {
+	b, _ := json.Marshal(r.Rationale) // a struct of strings always marshals
+	return string(b)
 }
 
 // BulkLoadNiche stores signals and evaluation records as they are, in
@@ -683,7 +709,7 @@ func (db *DB) BulkLoadNiche(ctx context.Context, signals []niche.Signal, recs []
 			for i := range chunk {
 				r := &chunk[i]
 				if r.Status == niche.StatusPublished {
-					st, sp, sb, sc := searchColumns(r)
+					st, sp, sb, sc := tx.db.searchColumns(r)
 					addTerms(terms, 1, st, sp, sb, sc)
 				}
 				ids, err := json.Marshal(r.SignalIDs)
@@ -963,6 +989,14 @@ func (db *DB) HasPublished(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("store: has published: %w", err)
 	}
 	return true, nil
+}
+
+// ReturnQuota implements niche.Store.
+func (db *DB) ReturnQuota(ctx context.Context, caller string, day int64) error {
+	if _, err := db.exec(ctx, `UPDATE niche_quota SET used = used - 1 WHERE caller = ? AND day = ? AND used > 0`, caller, day); err != nil {
+		return fmt.Errorf("store: return quota: %w", err)
+	}
+	return nil
 }
 
 // TakeQuota implements niche.Store.

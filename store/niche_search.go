@@ -80,7 +80,7 @@ func (db *DB) SearchCandidates(ctx context.Context, q niche.CandidateQuery) ([]n
 	if err != nil {
 		return nil, false, err
 	}
-	cands, err = db.candidates(ctx, q, true, bound, q.Limit)
+	cands, err = db.candidates(ctx, q, true, bound, q.Ranked())
 	if err != nil {
 		return nil, false, err
 	}
@@ -237,9 +237,17 @@ func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked boo
 		query += ` ORDER BY ` + seq + ` DESC LIMIT ?`
 		args = append(args, limit)
 	default:
+		// Rank the window on the seqs alone, then read the rows of the
+		// best: SQLite's sorter would otherwise copy every selected
+		// column of every row of the window.
 		order, oargs := db.rankOrder(q)
-		query += ` AND niche_fts.rowid >= ?` + order + ` LIMIT ?`
-		args = append(append(append(args, bound), oargs...), limit)
+		seqs, err := db.querySeqs(ctx, `SELECT e.seq`+from+` AND niche_fts.rowid >= ?`+order+` LIMIT ?`,
+			append(append(append(args, bound), oargs...), limit)...)
+		if err != nil || len(seqs) == 0 {
+			return []niche.Candidate{}, err
+		}
+		query = `SELECT ` + candidateCols(q.Full) + ` FROM niche_search e WHERE e.seq IN (` + placeholders(len(seqs)) + `)`
+		args = anyArgs(seqs)
 	}
 	rows, err := db.cachedQuery(ctx, query, args...)
 	if err != nil {
@@ -255,6 +263,28 @@ func (db *DB) candidates(ctx context.Context, q niche.CandidateQuery, ranked boo
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// querySeqs runs query, which selects one integer column, and returns
+// its values.
+func (db *DB) querySeqs(ctx context.Context, query string, args ...any) ([]int64, error) {
+	rows, err := db.cachedQuery(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: search niches: %w", err)
+	}
+	defer rows.Close()
+	var seqs []int64
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return nil, fmt.Errorf("store: search niches: %w", err)
+		}
+		seqs = append(seqs, seq)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: search niches: %w", err)
+	}
+	return seqs, nil
 }
 
 // ---- PostgreSQL ----
@@ -313,7 +343,7 @@ func (db *DB) searchPostgres(ctx context.Context, q niche.CandidateQuery) ([]nic
 	if truncated {
 		order, oargs := db.rankOrder(q)
 		query += order + ` LIMIT ?`
-		args = append(append(args, oargs...), q.Limit)
+		args = append(append(args, oargs...), q.Ranked())
 	}
 	rows, err = db.query(ctx, query, args...)
 	if err != nil {

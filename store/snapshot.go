@@ -145,7 +145,8 @@ func (db *DB) GetSnapshot(ctx context.Context, id string) (*snapshot.Snapshot, e
 
 // DeleteSnapshotsBefore implements snapshot.Store.
 func (db *DB) DeleteSnapshotsBefore(ctx context.Context, t time.Time) (int64, error) {
-	res, err := db.exec(ctx, `DELETE FROM snapshots WHERE retrieved_at < ?`, toMicros(t))
+	res, err := db.exec(ctx, `DELETE FROM snapshots WHERE retrieved_at < ?
+		AND NOT EXISTS (SELECT 1 FROM snapshot_holds h WHERE h.snapshot_id = snapshots.id)`, toMicros(t))
 	if err != nil {
 		return 0, fmt.Errorf("store: purge snapshots: %w", err)
 	}

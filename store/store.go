@@ -46,6 +46,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/assaykit/assay/niche"
 )
 
 // Dialect names returned by DB.Dialect.
@@ -78,6 +80,12 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Now is the clock used for stored timestamps. Nil means time.Now.
 	Now func() time.Time
+	// SearchLanguage is the word rules of the niche search index
+	// (niche.Language); empty means English. The engine over this store
+	// must parse queries in the same (niche.Options.Language). When a
+	// database indexed in another language (or before stemming) is
+	// opened, its index is rebuilt at once (see reindexNiche).
+	SearchLanguage niche.Language
 
 	// stopAfter, in tests, stops migrating after the named file (to
 	// build a database as an older version left it).
@@ -108,6 +116,7 @@ type DB struct {
 	log   *slog.Logger
 	now   func() time.Time
 	stmts stmtCache // prepared SQLite reader statements (niche_stmt.go)
+	lang  niche.Language
 	// stopAfter is Options.stopAfter.
 	stopAfter string
 }
@@ -124,7 +133,11 @@ func New(ctx context.Context, d Driver, writer, reader *sql.DB, opts *Options) (
 	if reader == nil {
 		reader = writer
 	}
-	db := &DB{drv: d, w: writer, r: reader, log: o.Logger, now: o.Now, stopAfter: o.stopAfter}
+	db := &DB{drv: d, w: writer, r: reader, log: o.Logger, now: o.Now, stopAfter: o.stopAfter, lang: o.SearchLanguage.Or()}
+	if err := db.lang.Validate(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	if writer == nil || (d.Dialect != SQLite && d.Dialect != Postgres) {
 		if writer != nil {
 			_ = db.Close()
@@ -138,6 +151,10 @@ func New(ctx context.Context, d Driver, writer, reader *sql.DB, opts *Options) (
 		}
 	}
 	if err := db.migrate(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if err := db.reindexNiche(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
 	}

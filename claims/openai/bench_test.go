@@ -1,14 +1,17 @@
 package openai
 
 import (
+	"encoding/json"
 	"os"
 	"testing"
+
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/assaykit/assay/claims"
 )
 
 // BenchmarkParseResponse measures turning a recorded response into a
-// ProviderResponse (decode, schema validation, cleaning).
+// ProviderResponse (SDK decode, schema validation, cleaning).
 func BenchmarkParseResponse(b *testing.B) {
 	body, err := os.ReadFile("testdata/responses/success.json")
 	if err != nil {
@@ -21,7 +24,11 @@ func BenchmarkParseResponse(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := p.parseResponse(body, p.schema); err != nil {
+		var r responses.Response
+		if err := json.Unmarshal(body, &r); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.parseResponse(&r); err != nil {
 			b.Fatal(err)
 		}
 	}

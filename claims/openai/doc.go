@@ -1,25 +1,51 @@
 // Package openai is a claims.SearchProvider for the OpenAI Responses API
 // with the hosted web_search tool.
 //
-// One Search is one POST /v1/responses call: the model searches the web,
-// opens pages and returns a structured analysis (status, conclusion, atomic
-// facts, evidence with URL, title, publisher, publishedAt, verbatim excerpt,
-// relationship, source type and quality reason, conflicts, limitations) in
-// strict JSON-schema mode. The provider reports what the API returned; the
-// claims engine re-checks every URL, domain, date and excerpt.
+// One Search is one streamed POST /v1/responses call made through the
+// official SDK (github.com/openai/openai-go/v3, the responses service
+// alone, so that no OPENAI_* environment variable is read): the model
+// searches the web, opens pages and returns a structured analysis (status,
+// conclusion, atomic facts, evidence with URL, title, publisher,
+// publishedAt, verbatim excerpt, relationship, source type and quality
+// reason, conflicts, limitations) in strict JSON-schema mode. The provider
+// reports what the API returned; the claims engine re-checks every URL,
+// domain, date and excerpt.
 //
-// # Why a hand-written client
+// # Streaming
 //
-// The official SDK (github.com/openai/openai-go/v3) is a generated client for
-// the whole API surface; assay needs one endpoint and a handful of fields.
-// The SDK decides retries on HTTP status alone, so it retries 429
-// insufficient_quota (a billing failure that must fail fast) like a rate
-// limit, and its retry budget does not look at the caller's deadline. This
-// package is a small client over net/http and go-retryablehttp whose retry
-// policy classifies by error code first, waits only when time remains under
-// the context deadline, caps Retry-After, and keeps the exact request bytes
-// assertable in tests. It adds no dependency beyond go-retryablehttp (which
-// assay uses anyway) and golang.org/x/net/idna for domain normalisation.
+// The call streams. Each response.output_item.done event whose item is a
+// web_search_call is reported at once through
+// claims.ProviderQuery.ReportSearchCall (its sources, or the opened page),
+// so that the engine can start capturing pages while the model still
+// writes; the final response.completed, response.incomplete or
+// response.failed event carries the whole response object, which is parsed
+// as below and is authoritative.
+//
+// # Retries: the SDK's, configured
+//
+// The SDK's own retry loop is kept and configured as the reference notes
+// advise, not replaced: MaxRetries 1 (DefaultMaxRetries; the SDK's default
+// is 2), Retry-After (and retry-after-ms) obeyed up to MaxRetryAfter (20 s;
+// a longer one ends the call with claims.ProviderRateLimited carrying the
+// server's value), the SDK's backoff otherwise (0.5 s·2^n, capped at
+// MaxRetryAfter, minus up to 25 % jitter; only the first, 0.5 s, is used
+// with one retry), AttemptTimeout per attempt, stream included. The
+// SDK decides on HTTP status alone, so a middleware vetoes its retry (by
+// setting x-should-retry: false on the answer, which the SDK obeys) where
+// that is wrong: 429 insufficient_quota (billing: never retried, logged at
+// error level) and any retry whose wait would leave less than
+// MinAttemptTime before the Search deadline. The SDK does not retry an
+// attempt that ran out of its AttemptTimeout. The same middleware logs the
+// x-request-id, openai-processing-ms and x-ratelimit-* headers of every
+// attempt at debug level.
+//
+// What the SDK does not cover, and this package still does: classifying
+// failures by error code into claims.ProviderError kinds; reading an error
+// body that is not JSON (the SDK then returns only its own decoding error);
+// blocked_domains (untyped, sent through SetExtraFields); the schema as
+// written (the typed field is a map, which would reorder properties);
+// validating the structured output against the schema; private-use
+// citation markers.
 //
 // # Request
 //
@@ -56,7 +82,7 @@
 //
 // # Response
 //
-// Search walks output: each web_search_call becomes a claims.SearchCall (an
+// The final response's output is walked: each web_search_call becomes a claims.SearchCall (an
 // absent action type means search; the older "find" is reported as
 // find_in_page; queries come from "queries" or the deprecated "query";
 // sources of type url are kept and other source types skipped; a null
@@ -69,7 +95,7 @@
 // engine reads the fact's wording instead. Private-use citation markers
 // (U+E000–U+F8FF, e.g. "\ue200cite\ue202turn1search0\ue201") are removed
 // from every model string. Usage carries input, cached input and output
-// tokens; Raw is the exact response body.
+// tokens; Raw is the exact response object of the final event.
 //
 // # Failures
 //
@@ -81,20 +107,12 @@
 //	429 insufficient_quota                  ProviderQuotaExhausted, never retried, logged at error level
 //	429 rate limit, Retry-After ≤ 20 s      retried while retries and time remain
 //	429 otherwise                           ProviderRateLimited with RetryAfter
-//	5xx, 408, connection error              retried up to MaxRetries (1), then ProviderFailed
+//	5xx, 408, 409, connection error         retried up to MaxRetries (1), then ProviderFailed
 //	context deadline, attempt timeout       ProviderTimeout
+//	error event in the stream               ProviderFailed
 //	status "incomplete" (max_output_tokens) ProviderBadOutput (truncated JSON)
 //	status "failed"                         ProviderFailed (rate_limit_exceeded: ProviderRateLimited)
-//	body or analysis not JSON, schema       ProviderBadOutput
-//	violation, refusal, no output text
-//
-// By default a failed attempt is retried at most once (DefaultMaxRetries 1,
-// not the SDK's 2): the verification has one deadline, and the reference
-// notes advise retrying once and only when enough time remains; a second
-// retry would mostly spend the caller's deadline on an overloaded API. A
-// retry is made only if the context deadline leaves MinAttemptTime after
-// the wait; each attempt has its own timeout (AttemptTimeout); when the
-// context has no deadline, Options.Timeout (120 s) applies. The x-request-id,
-// openai-processing-ms and x-ratelimit-* headers of every attempt are logged
-// at debug level.
+//	stream events or analysis not JSON,     ProviderBadOutput
+//	no final response, schema violation,
+//	refusal, no output text
 package openai

@@ -2,15 +2,53 @@ package openai
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
+	"github.com/openai/openai-go/v3/responses"
+
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/internal/analysis"
 )
 
-// APIError is an HTTP error answer of the OpenAI API (any non-2xx status).
-// It is wrapped in a *claims.ProviderError; use errors.As to read it.
+// sdkError is the SDK's HTTP error (openai.Error).
+type sdkError = responses.Error
+
+// httpError reads the APIError of a non-2xx answer: from the SDK's error
+// when it parsed one, else from the answer itself (the SDK fails to parse
+// an error body that is not JSON, e.g. a proxy's HTML page, and then
+// returns only the JSON error).
+func httpError(err error, resp *http.Response) *APIError {
+	if se, ok := errors.AsType[*sdkError](err); ok {
+		a := &APIError{StatusCode: se.StatusCode, Type: se.Type, Code: se.Code, Param: se.Param, Message: analysis.StripCites(se.Message)}
+		if se.Response != nil {
+			a.RequestID = se.Response.Header.Get("x-request-id")
+		}
+		return a
+	}
+	if resp == nil || resp.StatusCode < 400 {
+		return nil
+	}
+	var body []byte
+	if resp.Body != nil {
+		body, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	}
+	return parseAPIError(resp.StatusCode, resp.Header, body)
+}
+
+// isDecodeError reports whether err is a JSON decoding failure of a
+// stream event.
+func isDecodeError(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &te)
+}
+
+// APIError is an HTTP error answer of the OpenAI API (any non-2xx status),
+// copied from the SDK's error with the x-request-id header. It is wrapped in a *claims.ProviderError; use errors.As to read it.
 type APIError struct {
 	StatusCode int    // HTTP status
 	Type       string // error.type, e.g. "insufficient_quota", "requests"
@@ -50,7 +88,8 @@ func (e *APIError) quota() bool {
 }
 
 // parseAPIError reads {"error":{"message","type","param","code"}} from an
-// error body; a body of another shape leaves the fields empty.
+// error body as the retry middleware peeks at it (before the SDK reads it);
+// a body of another shape leaves the fields empty.
 func parseAPIError(status int, h http.Header, body []byte) *APIError {
 	e := &APIError{StatusCode: status, RequestID: h.Get("x-request-id")}
 	var wire struct {
@@ -67,7 +106,7 @@ func parseAPIError(status int, h http.Header, body []byte) *APIError {
 		}
 		return e
 	}
-	e.Message = stripCites(wire.Error.Message)
+	e.Message = analysis.StripCites(wire.Error.Message)
 	e.Type = wire.Error.Type
 	e.Code = rawString(wire.Error.Code)
 	e.Param = rawString(wire.Error.Param)
@@ -86,8 +125,9 @@ func rawString(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// ResponseError is an in-band failure: HTTP 200 whose response status is
-// not "completed" (failed, incomplete, cancelled, queued, in_progress).
+// ResponseError is an in-band failure: a stream whose final response status
+// is not "completed" (failed, incomplete, cancelled, queued, in_progress),
+// or an error event in the stream (Status "error").
 type ResponseError struct {
 	ResponseID string
 	Status     string // response status
@@ -111,8 +151,8 @@ func (e *ResponseError) Error() string {
 	return s
 }
 
-// OutputError is a completed response whose output cannot be used: the body
-// is not JSON, the analysis text is missing, malformed, violates the schema,
+// OutputError is a completed response whose output cannot be used: the
+// stream is not JSON events or has no final response, the analysis text is missing, malformed, violates the schema,
 // or the model refused.
 type OutputError struct {
 	ResponseID string // empty when the body itself was unreadable

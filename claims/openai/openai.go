@@ -3,22 +3,22 @@ package openai
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-retryablehttp"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/internal/analysis"
 )
 
 // Defaults.
@@ -28,11 +28,8 @@ const (
 	DefaultReasoningEffort = "low"
 	DefaultAttemptTimeout  = 100 * time.Second
 	DefaultMaxRetries      = 1
-	DefaultRetryWaitMin    = 500 * time.Millisecond
-	DefaultRetryWaitMax    = 8 * time.Second
 	DefaultMaxRetryAfter   = 20 * time.Second
 	DefaultMinAttemptTime  = 5 * time.Second
-	DefaultMaxResponseSize = 16 << 20
 )
 
 // ProviderName is the provider's Name and provenance provider value.
@@ -53,6 +50,8 @@ type UserLocation struct {
 }
 
 // Options configures a Provider. The zero value (or nil) means defaults.
+// Nothing is read from the environment (the SDK's OPENAI_* variables are
+// not consulted).
 type Options struct {
 	// APIKey is the OpenAI API key. Without one the provider is built but
 	// every Search fails with claims.ProviderNotConfigured.
@@ -79,52 +78,48 @@ type Options struct {
 	// UserLocation is sent as the tool's user_location (see UserLocation).
 	UserLocation *UserLocation
 	// HTTPClient sends the requests (default: a client over a clone of
-	// http.DefaultTransport). Its Timeout is replaced by AttemptTimeout in
-	// a copy; the client itself is not modified.
+	// http.DefaultTransport). Its Timeout is cleared in a copy, since the
+	// answer streams (AttemptTimeout bounds each attempt instead); the
+	// client itself is not modified.
 	HTTPClient *http.Client
 	// Logger receives debug records of each attempt (x-request-id,
 	// processing time, rate-limit headers) and retry decisions; nil
 	// discards.
 	Logger *slog.Logger
-	// Now is the clock stated to the model when a query has no Now, and
-	// used for HTTP-date Retry-After values (default time.Now).
+	// Now is the clock stated to the model when a query has no Now
+	// (default time.Now).
 	Now func() time.Time
 	// Timeout is the overall deadline applied when the caller's context
 	// has none (default claims.DefaultTimeout).
 	Timeout time.Duration
-	// AttemptTimeout bounds one HTTP attempt, body included (default
-	// DefaultAttemptTimeout).
+	// AttemptTimeout bounds one attempt, streamed answer included (default
+	// DefaultAttemptTimeout). An attempt that times out is not retried.
 	AttemptTimeout time.Duration
-	// MaxRetries is how many times a transient failure (connection error,
-	// 5xx, 408, 429 rate_limit_exceeded) is retried: default 1
+	// MaxRetries is how many times the SDK retries a transient failure
+	// (connection error, 408, 409, 429 rate limit, 5xx): default 1
 	// (DefaultMaxRetries, as the reference notes advise: retry at most once,
 	// and only if enough time remains), negative for none.
 	// insufficient_quota is never retried.
 	MaxRetries int
-	// RetryWaitMin and RetryWaitMax bound the exponential backoff
-	// (RetryWaitMin·2^n, capped, minus up to 25 % jitter); defaults 0.5 s
-	// and 8 s.
-	RetryWaitMin, RetryWaitMax time.Duration
 	// MaxRetryAfter is the longest Retry-After the provider waits for
 	// (default 20 s); a longer one ends the call with
 	// claims.ProviderRateLimited carrying the server's RetryAfter.
 	MaxRetryAfter time.Duration
 	// MinAttemptTime is the time that must remain before the context
-	// deadline after a backoff wait for a retry to be worth making
+	// deadline after a retry's wait for the retry to be worth making
 	// (default 5 s).
 	MinAttemptTime time.Duration
-	// MaxResponseBytes caps the response body read (default 16 MiB).
-	MaxResponseBytes int64
 }
 
 // Provider is a claims.SearchProvider backed by the OpenAI Responses API
-// with the web_search tool. It is safe for concurrent use.
+// with the web_search tool, through the official SDK. It is safe for
+// concurrent use.
 type Provider struct {
-	opts     Options
-	endpoint string
-	client   *http.Client // per-attempt timeout applied
-	log      *slog.Logger
-	schema   *schemaNode
+	opts      Options
+	endpoint  string
+	responses responses.ResponseService
+	log       *slog.Logger
+	validator *analysis.Validator
 }
 
 var _ claims.SearchProvider = (*Provider)(nil)
@@ -171,23 +166,11 @@ func New(opts *Options) (*Provider, error) {
 	case o.MaxRetries < 0:
 		o.MaxRetries = 0
 	}
-	if o.RetryWaitMin <= 0 {
-		o.RetryWaitMin = DefaultRetryWaitMin
-	}
-	if o.RetryWaitMax <= 0 {
-		o.RetryWaitMax = DefaultRetryWaitMax
-	}
-	if o.RetryWaitMax < o.RetryWaitMin {
-		o.RetryWaitMax = o.RetryWaitMin
-	}
 	if o.MaxRetryAfter <= 0 {
 		o.MaxRetryAfter = DefaultMaxRetryAfter
 	}
 	if o.MinAttemptTime <= 0 {
 		o.MinAttemptTime = DefaultMinAttemptTime
-	}
-	if o.MaxResponseBytes <= 0 {
-		o.MaxResponseBytes = DefaultMaxResponseSize
 	}
 	var hc http.Client
 	if o.HTTPClient != nil {
@@ -195,22 +178,41 @@ func New(opts *Options) (*Provider, error) {
 	} else {
 		hc.Transport = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	hc.Timeout = o.AttemptTimeout
-	schema, err := answerSchema()
+	hc.Timeout = 0
+	v, err := analysis.NewValidator()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("openai: %w", err)
 	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Provider{
-		opts:     o,
-		endpoint: strings.TrimSuffix(o.BaseURL, "/") + "/responses",
-		client:   &hc,
-		log:      log,
-		schema:   schema,
-	}, nil
+	base := strings.TrimSuffix(o.BaseURL, "/") + "/"
+	p := &Provider{
+		opts:      o,
+		endpoint:  base + "responses",
+		log:       log,
+		validator: v,
+	}
+	reqOpts := []option.RequestOption{
+		option.WithBaseURL(base),
+		option.WithAPIKey(o.APIKey),
+		option.WithHTTPClient(&hc),
+		option.WithMaxRetries(o.MaxRetries),
+		option.WithMaxRetryDelay(o.MaxRetryAfter),
+		option.WithRequestTimeout(o.AttemptTimeout),
+		option.WithMiddleware(p.retryPolicy),
+	}
+	if o.Organization != "" {
+		reqOpts = append(reqOpts, option.WithOrganization(o.Organization))
+	}
+	if o.Project != "" {
+		reqOpts = append(reqOpts, option.WithProject(o.Project))
+	}
+	// The service alone, not openai.NewClient: the client reads OPENAI_*
+	// environment variables, which an embedded provider must not.
+	p.responses = responses.NewResponseService(reqOpts...)
+	return p, nil
 }
 
 // Name returns "openai".
@@ -233,12 +235,12 @@ func (p *Provider) Capabilities() claims.ProviderCapabilities {
 	}
 }
 
-// Search makes one Responses API call for q. Failures are
+// Search makes one streamed Responses API call for q. Failures are
 // *claims.ProviderError values whose Err is an *APIError (HTTP errors), a
 // *ResponseError (status failed or incomplete), an *OutputError (unusable
-// output) or a transport error. For in-band failures (the body was a
-// Responses API object) the partial response is returned with the error,
-// so that the caller can still account the usage it cost.
+// output) or a transport error. For in-band failures (the stream ended in
+// a Responses API object) the partial response is returned with the
+// error, so that the caller can still account the usage it cost.
 func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims.ProviderResponse, error) {
 	if !p.Configured() {
 		return nil, providerErr(claims.ProviderNotConfigured, 0, errors.New("openai: no API key"))
@@ -250,7 +252,7 @@ func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims
 	if now.IsZero() {
 		now = p.opts.Now()
 	}
-	body, limits, err := p.buildRequest(q, now)
+	params, limits, err := p.buildRequest(q, now)
 	if err != nil {
 		return nil, providerErr(claims.ProviderFailed, 0, err)
 	}
@@ -259,91 +261,76 @@ func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims
 		ctx, cancel = context.WithTimeout(ctx, p.opts.Timeout)
 		defer cancel()
 	}
-	resp, err := p.post(ctx, body)
+	dl, _ := ctx.Deadline()
+	ctx = context.WithValue(ctx, deadlineKey{}, dl)
+	final, err := p.stream(ctx, q, params)
 	if err != nil {
 		return nil, err
 	}
-	pr, err := p.parseResponse(resp, p.schema)
+	pr, err := p.parseResponse(final)
 	if pr != nil && err == nil {
 		pr.Analysis.Limitations = append(pr.Analysis.Limitations, limits...)
 	}
 	return pr, err
 }
 
-// call holds the retry state of one Search.
-type call struct {
-	p        *Provider
-	attempts int
-	wait     time.Duration
+// stream runs the streamed call and returns the final Response object (of
+// the response.completed, response.incomplete or response.failed event).
+// Each web_search_call item is reported through q.ReportSearchCall as soon
+// as its response.output_item.done event arrives, so that the engine can
+// start capturing its sources before the answer is written.
+func (p *Provider) stream(ctx context.Context, q *claims.ProviderQuery, params responses.ResponseNewParams) (*responses.Response, error) {
+	var last *http.Response
+	s := p.responses.NewStreaming(ctx, params, option.WithResponseInto(&last))
+	defer s.Close()
+	var final *responses.Response
+	for s.Next() {
+		ev := s.Current()
+		switch ev.Type {
+		case "response.output_item.done":
+			if ev.Item.Type == "web_search_call" {
+				p.log.DebugContext(ctx, "openai: web search call done", "id", ev.Item.ID, "status", ev.Item.Status)
+				q.ReportSearchCall(searchCall(ev.Item.AsWebSearchCall()))
+			}
+		case "response.completed", "response.incomplete", "response.failed":
+			r := ev.Response
+			final = &r
+		case "error":
+			return nil, providerErr(claims.ProviderFailed, 0, &ResponseError{Status: "error", Code: ev.Code, Message: analysis.StripCites(ev.Message)})
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, p.classify(ctx, err, last)
+	}
+	if final == nil {
+		return nil, badOutput("", "the stream ended without a final response")
+	}
+	return final, nil
 }
 
-// post sends the request with retries and returns a 2xx body, or a
-// classified error.
-func (p *Provider) post(ctx context.Context, body []byte) ([]byte, error) {
-	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, body)
-	if err != nil {
-		return nil, providerErr(claims.ProviderFailed, 0, fmt.Errorf("openai: %w", err))
-	}
-	req.Header.Set("Authorization", "Bearer "+p.opts.APIKey)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if p.opts.Organization != "" {
-		req.Header.Set("OpenAI-Organization", p.opts.Organization)
-	}
-	if p.opts.Project != "" {
-		req.Header.Set("OpenAI-Project", p.opts.Project)
-	}
-
-	c := &call{p: p}
-	rc := &retryablehttp.Client{
-		HTTPClient:   p.client,
-		Logger:       nil, // the hooks below log through slog
-		RetryMax:     p.opts.MaxRetries,
-		RetryWaitMin: p.opts.RetryWaitMin,
-		RetryWaitMax: p.opts.RetryWaitMax,
-		CheckRetry:   c.checkRetry,
-		Backoff: func(_, _ time.Duration, _ int, _ *http.Response) time.Duration {
-			return c.wait
-		},
-		ErrorHandler:    retryablehttp.PassthroughErrorHandler,
-		ResponseLogHook: func(_ retryablehttp.Logger, r *http.Response) { p.logAttempt(ctx, r) },
-	}
-	resp, err := rc.Do(req)
-	if err != nil {
-		if resp != nil {
-			resp.Body.Close()
-		}
-		return nil, p.transportError(ctx, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, p.opts.MaxResponseBytes+1))
-	if err != nil {
-		return nil, p.transportError(ctx, err)
-	}
-	if int64(len(data)) > p.opts.MaxResponseBytes {
-		return nil, badOutput("", "response body exceeds %d bytes", p.opts.MaxResponseBytes)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		apiErr := parseAPIError(resp.StatusCode, resp.Header, data)
+// classify turns an SDK error into a *claims.ProviderError; last is the
+// HTTP answer of the last attempt, if any.
+func (p *Provider) classify(ctx context.Context, err error, last *http.Response) error {
+	if apiErr := httpError(err, last); apiErr != nil {
 		if apiErr.quota() {
 			p.log.ErrorContext(ctx, "openai: insufficient quota: claim verification is unavailable until billing is fixed",
 				"request_id", apiErr.RequestID, "message", apiErr.Message)
 		}
-		ra, _ := retryAfter(resp.Header, p.opts.Now())
-		return nil, classifyAPIError(apiErr, ra)
+		var ra time.Duration
+		if last != nil {
+			ra, _ = retryAfter(last.Header, p.opts.Now())
+		}
+		return classifyAPIError(apiErr, ra)
 	}
-	return data, nil
-}
-
-// transportError classifies a failure that produced no usable response.
-func (p *Provider) transportError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("openai: deadline exceeded: %w", err))
+		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("openai: deadline exceeded: %w", errors.Join(err, ctx.Err())))
 	case ctx.Err() != nil:
 		return providerErr(claims.ProviderFailed, 0, fmt.Errorf("openai: %w", ctx.Err()))
-	case isTimeout(err):
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("openai: attempt timed out: %w", err))
+	case isDecodeError(err):
+		return badOutput("", "response stream is not valid JSON events: %v", err)
 	}
 	return providerErr(claims.ProviderFailed, 0, fmt.Errorf("openai: %w", err))
 }
@@ -353,81 +340,45 @@ func isTimeout(err error) bool {
 	return errors.As(err, &t) && t.Timeout()
 }
 
-// checkRetry is the retry policy. It retries connection errors, 408, 429
-// rate limits and 5xx (not 501) while retries remain and the context
-// deadline leaves MinAttemptTime after the wait; never insufficient_quota,
-// never when the server says x-should-retry: false, never a Retry-After
-// longer than MaxRetryAfter.
-func (c *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	c.attempts++
-	if ctx.Err() != nil || c.attempts > c.p.opts.MaxRetries {
-		return false, nil
-	}
-	var wait time.Duration
-	switch {
-	case err != nil:
-		if !retryableTransport(err) {
-			return false, nil
-		}
-		wait = c.backoff()
-	case resp.Header.Get("x-should-retry") == "false":
-		return false, nil
-	case resp.StatusCode == http.StatusTooManyRequests:
-		if peekAPIError(resp).quota() {
-			return false, nil // billing: retrying cannot help
-		}
-		ra, ok := retryAfter(resp.Header, c.p.opts.Now())
-		switch {
-		case !ok:
-			wait = c.backoff()
-		case ra > c.p.opts.MaxRetryAfter:
-			c.p.log.DebugContext(ctx, "openai: not retrying: Retry-After too long", "retry_after", ra)
-			return false, nil
-		default:
-			wait = ra + time.Duration(rand.Int64N(int64(ra/10)+int64(50*time.Millisecond)))
-		}
-	case resp.StatusCode == http.StatusRequestTimeout,
-		resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented:
-		wait = c.backoff()
-		if ra, ok := retryAfter(resp.Header, c.p.opts.Now()); ok && ra > wait && ra <= c.p.opts.MaxRetryAfter {
-			wait = ra
-		}
-	default:
-		return false, nil
-	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait+c.p.opts.MinAttemptTime {
-		c.p.log.DebugContext(ctx, "openai: not retrying: too little time before the deadline", "wait", wait, "remaining", time.Until(dl))
-		return false, nil
-	}
-	c.wait = wait
-	status := 0
-	if resp != nil {
-		status = resp.StatusCode
-	}
-	c.p.log.DebugContext(ctx, "openai: retrying", "attempt", c.attempts, "status", status, "error", err, "wait", wait)
-	return true, nil
-}
+// deadlineKey carries the deadline of the whole Search to the retry
+// middleware, whose request context has the attempt's earlier one.
+type deadlineKey struct{}
 
-// backoff is RetryWaitMin·2^(n-1), capped at RetryWaitMax, minus up to 25 %
-// jitter.
-func (c *call) backoff() time.Duration {
-	d := c.p.opts.RetryWaitMin << (c.attempts - 1)
-	if d <= 0 || d > c.p.opts.RetryWaitMax {
-		d = c.p.opts.RetryWaitMax
+// retryPolicy is SDK middleware that logs every attempt and vetoes the
+// SDK's retry (by setting x-should-retry: false on the response, which the
+// SDK obeys) where its status-only policy is wrong: 429 insufficient_quota
+// (billing; retrying cannot help) and any retry whose wait would leave less
+// than MinAttemptTime before the context deadline.
+func (p *Provider) retryPolicy(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	resp, err := next(req)
+	if resp == nil {
+		return resp, err
 	}
-	return d - time.Duration(rand.Int64N(int64(d/4)+1))
-}
-
-// retryableTransport reports whether a transport error is worth retrying.
-func retryableTransport(err error) bool {
-	var ue *url.Error
-	if errors.As(err, &ue) && strings.Contains(ue.Error(), "unsupported protocol scheme") {
-		return false
+	ctx := req.Context()
+	p.logAttempt(ctx, resp)
+	if resp.StatusCode < 400 || resp.Header.Get("x-should-retry") == "false" {
+		return resp, err
 	}
-	var cv *tls.CertificateVerificationError
-	var ua x509.UnknownAuthorityError
-	var hn x509.HostnameError
-	return !errors.As(err, &cv) && !errors.As(err, &ua) && !errors.As(err, &hn)
+	veto := ""
+	if resp.StatusCode == http.StatusTooManyRequests && peekAPIError(resp).quota() {
+		veto = "insufficient_quota"
+	} else if dl, ok := ctx.Value(deadlineKey{}).(time.Time); ok {
+		n, _ := strconv.Atoi(req.Header.Get("X-Stainless-Retry-Count"))
+		wait, ok := retryAfter(resp.Header, p.opts.Now())
+		if !ok {
+			wait = time.Duration(0.5 * float64(time.Second) * math.Pow(2, float64(n)))
+		}
+		if time.Until(dl) < wait+p.opts.MinAttemptTime {
+			veto = "too little time before the deadline"
+		}
+	}
+	if veto != "" {
+		p.log.DebugContext(ctx, "openai: not retrying: "+veto, "status", resp.StatusCode)
+		resp.Header.Set("x-should-retry", "false")
+	} else {
+		p.log.DebugContext(ctx, "openai: retrying if the SDK's policy allows", "status", resp.StatusCode)
+	}
+	return resp, err
 }
 
 // peekAPIError reads the error body of resp without consuming it for
@@ -468,7 +419,7 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 
 // logAttempt logs the identifying and rate-limit headers of one attempt.
 func (p *Provider) logAttempt(ctx context.Context, r *http.Response) {
-	if r == nil || !p.log.Enabled(ctx, slog.LevelDebug) {
+	if !p.log.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
 	h := r.Header

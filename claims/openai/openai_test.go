@@ -20,7 +20,58 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/internal/analysis"
 )
+
+// wireRequest is the documented body of POST /v1/responses, as the tests
+// read what the SDK sent.
+type wireRequest struct {
+	Model           string         `json:"model"`
+	Instructions    string         `json:"instructions"`
+	Input           []wireMessage  `json:"input"`
+	Tools           []wireTool     `json:"tools"`
+	ToolChoice      string         `json:"tool_choice"`
+	Include         []string       `json:"include"`
+	MaxToolCalls    int            `json:"max_tool_calls"`
+	MaxOutputTokens int            `json:"max_output_tokens"`
+	Reasoning       *wireReasoning `json:"reasoning,omitempty"`
+	Store           bool           `json:"store"`
+	Stream          bool           `json:"stream"`
+	Text            struct {
+		Format struct {
+			Type   string          `json:"type"`
+			Name   string          `json:"name"`
+			Strict bool            `json:"strict"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"format"`
+	} `json:"text"`
+}
+
+type wireMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type wireTool struct {
+	Type    string `json:"type"`
+	Filters *struct {
+		AllowedDomains []string `json:"allowed_domains,omitempty"`
+		BlockedDomains []string `json:"blocked_domains,omitempty"`
+	} `json:"filters,omitempty"`
+	UserLocation *wireUserLocation `json:"user_location,omitempty"`
+}
+
+type wireUserLocation struct {
+	Type     string `json:"type"`
+	Country  string `json:"country,omitempty"`
+	Region   string `json:"region,omitempty"`
+	City     string `json:"city,omitempty"`
+	Timezone string `json:"timezone,omitempty"`
+}
+
+type wireReasoning struct {
+	Effort string `json:"effort"`
+}
 
 var update = flag.Bool("update", false, "rewrite golden request files")
 
@@ -91,17 +142,73 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			f.t.Errorf("reply file: %v", err)
 		}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("x-request-id", fmt.Sprintf("req_test_%d", n+1))
-	for k, v := range rep.header {
-		w.Header().Set(k, v)
-	}
 	status := rep.status
 	if status == 0 {
 		status = http.StatusOK
 	}
+	w.Header().Set("Content-Type", "application/json")
+	if status == http.StatusOK {
+		// The request asks for a stream: the recorded response is
+		// replayed as the documented event sequence.
+		w.Header().Set("Content-Type", "text/event-stream")
+		body = sseEvents(f.t, body)
+	}
+	w.Header().Set("x-request-id", fmt.Sprintf("req_test_%d", n+1))
+	for k, v := range rep.header {
+		w.Header().Set(k, v)
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// sseEvents replays a recorded Responses API object as the documented
+// stream: response.created (status in_progress, no output), then
+// response.output_item.added and response.output_item.done for each
+// output item, then response.completed, response.incomplete or
+// response.failed carrying the whole response. A body that is not a
+// response object is sent as the data of one event.
+func sseEvents(t *testing.T, body []byte) []byte {
+	var compact bytes.Buffer
+	var resp map[string]json.RawMessage
+	if json.Compact(&compact, body) != nil || json.Unmarshal(body, &resp) != nil || resp["status"] == nil {
+		return []byte("event: response.created\ndata: " + strings.ReplaceAll(string(body), "\n", " ") + "\n\n")
+	}
+	var out bytes.Buffer
+	seq := 0
+	event := func(typ string, fields string) {
+		fmt.Fprintf(&out, "event: %s\ndata: {\"type\":%q,\"sequence_number\":%d,%s}\n\n", typ, typ, seq, fields)
+		seq++
+	}
+	created := map[string]json.RawMessage{}
+	for k, v := range resp {
+		created[k] = v
+	}
+	created["status"] = json.RawMessage(`"in_progress"`)
+	created["output"] = json.RawMessage(`[]`)
+	cb, err := json.Marshal(created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	event("response.created", `"response":`+string(cb))
+	var items []json.RawMessage
+	_ = json.Unmarshal(resp["output"], &items)
+	for i, it := range items {
+		var c bytes.Buffer
+		_ = json.Compact(&c, it)
+		event("response.output_item.added", fmt.Sprintf(`"output_index":%d,"item":%s`, i, c.String()))
+		event("response.output_item.done", fmt.Sprintf(`"output_index":%d,"item":%s`, i, c.String()))
+	}
+	var status string
+	_ = json.Unmarshal(resp["status"], &status)
+	final := "response.completed"
+	switch status {
+	case "incomplete":
+		final = "response.incomplete"
+	case "failed":
+		final = "response.failed"
+	}
+	event(final, `"response":`+compact.String())
+	return out.Bytes()
 }
 
 func (f *fakeAPI) count() int {
@@ -117,7 +224,7 @@ func (f *fakeAPI) request(i int) recorded {
 }
 
 // newTestProvider starts a fake API with the replies and returns a provider
-// pointed at it with fast retry waits.
+// pointed at it. Retries wait the SDK's backoff (0.5 s before the first).
 func newTestProvider(t *testing.T, replies []reply, mod func(*Options)) (*Provider, *fakeAPI) {
 	t.Helper()
 	api := &fakeAPI{t: t, replies: replies}
@@ -127,8 +234,6 @@ func newTestProvider(t *testing.T, replies []reply, mod func(*Options)) (*Provid
 		APIKey:         "sk-test",
 		BaseURL:        srv.URL + "/v1",
 		Now:            func() time.Time { return fixedNow },
-		RetryWaitMin:   time.Millisecond,
-		RetryWaitMax:   5 * time.Millisecond,
 		MinAttemptTime: time.Millisecond,
 	}
 	if mod != nil {
@@ -293,7 +398,7 @@ func TestRequestInvariants(t *testing.T) {
 			if req.MaxToolCalls != tier.MaxToolActions || req.MaxOutputTokens != tier.MaxOutputTokens {
 				t.Errorf("budget = %d/%d, want %d/%d", req.MaxToolCalls, req.MaxOutputTokens, tier.MaxToolActions, tier.MaxOutputTokens)
 			}
-			if req.ToolChoice != "required" || req.Store || req.Reasoning == nil || req.Reasoning.Effort != "low" {
+			if !req.Stream || req.ToolChoice != "required" || req.Store || req.Reasoning == nil || req.Reasoning.Effort != "low" {
 				t.Errorf("tool_choice=%q store=%v reasoning=%+v", req.ToolChoice, req.Store, req.Reasoning)
 			}
 			if d := cmp.Diff([]string{"web_search_call.action.sources"}, req.Include); d != "" {
@@ -307,9 +412,10 @@ func TestRequestInvariants(t *testing.T) {
 				t.Errorf("user_location = %+v, want approximate alone", loc)
 			}
 			f := req.Text.Format
-			var compact bytes.Buffer
-			_ = json.Compact(&compact, analysisSchemaJSON)
-			if f.Type != "json_schema" || !f.Strict || f.Name != SchemaName || !bytes.Equal(f.Schema, compact.Bytes()) {
+			var gotSchema, wantSchema any
+			_ = json.Unmarshal(f.Schema, &gotSchema)
+			_ = json.Unmarshal(AnalysisSchema(), &wantSchema)
+			if f.Type != "json_schema" || !f.Strict || f.Name != SchemaName || !cmp.Equal(gotSchema, wantSchema) {
 				t.Errorf("text.format = %s %s %v", f.Type, f.Name, f.Strict)
 			}
 			msg := req.Input[0].Content
@@ -351,8 +457,10 @@ func TestSearchSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := os.ReadFile("testdata/responses/success.json")
-	if !bytes.Equal(got.Raw, raw) {
-		t.Error("Raw is not the exact response body")
+	var compact bytes.Buffer
+	_ = json.Compact(&compact, raw)
+	if !bytes.Equal(got.Raw, compact.Bytes()) {
+		t.Error("Raw is not the exact response object of the final event")
 	}
 	if api.count() != 1 {
 		t.Errorf("requests = %d", api.count())
@@ -472,53 +580,8 @@ func TestSearchStripsCiteMarkers(t *testing.T) {
 		t.Errorf("limitations: %s", d)
 	}
 	b, _ := json.Marshal(a)
-	if strings.ContainsFunc(string(b), isPrivateUse) || strings.Contains(string(b), `\ue2`) {
+	if strings.ContainsFunc(string(b), analysis.IsPrivateUse) || strings.Contains(string(b), `\ue2`) {
 		t.Errorf("private-use characters remain: %s", b)
-	}
-}
-
-func TestStripCites(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"plain text", "plain text"},
-		{"no change  with double space", "no change  with double space"},
-		{"Value 8453 \ue200cite\ue202turn0search0\ue201.", "Value 8453."},
-		{"A \ue200cite\ue202turn0search0\ue202turn2view1\ue201 B", "A B"},
-		{"A\ue200cite\ue202turn0search0\ue201B", "AB"},
-		{"\ue200cite\ue202turn0search0\ue201 Leading", "Leading"},
-		{"Trailing \ue200cite\ue202turn0search3", "Trailing"},         // unterminated
-		{"Stray \ue203 char", "Stray char"},                           // lone private-use
-		{"end\ue201", "end"},                                          // lone closer
-		{"keep \u00e9 and \uf8ff\uf8ff edge", "keep \u00e9 and edge"}, // U+F8FF is private use
-		{"outside range \uf900 kept", "outside range \uf900 kept"},
-	}
-	for _, tc := range tests {
-		if got := stripCites(tc.in); got != tc.want {
-			t.Errorf("stripCites(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-func TestNormalizeDomain(t *testing.T) {
-	tests := []struct {
-		in   string
-		want string
-		ok   bool
-	}{
-		{"example.com", "example.com", true},
-		{"  Example.COM.  ", "example.com", true},
-		{"https://user@docs.example.com:8443/path?q#f", "docs.example.com", true},
-		{"*.example.org", "example.org", true},
-		{"bücher.example", "xn--bcher-kva.example", true},
-		{"localhost", "", false},
-		{"[::1]", "", false},
-		{"", "", false},
-		{"exa mple.com", "", false},
-	}
-	for _, tc := range tests {
-		got, ok := NormalizeDomain(tc.in)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("NormalizeDomain(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
 	}
 }
 
@@ -648,11 +711,12 @@ func TestFailures(t *testing.T) {
 			wantCalls: 2,
 		},
 		{
+			// The SDK does not retry an attempt that ran out of time.
 			name:      "attempt timeout",
 			replies:   []reply{{delay: 300 * time.Millisecond, file: "success.json"}},
 			mod:       func(o *Options) { o.AttemptTimeout = 40 * time.Millisecond },
 			wantKind:  claims.ErrProviderTimeout,
-			wantCalls: 2,
+			wantCalls: 1,
 		},
 		{
 			name:       "context deadline",
@@ -673,7 +737,7 @@ func TestFailures(t *testing.T) {
 			wantCalls: 1,
 			check: func(t *testing.T, pr *claims.ProviderResponse, err error) {
 				var oe *OutputError
-				if !errors.As(err, &oe) || !strings.Contains(oe.Reason, "not a JSON object") {
+				if !errors.As(err, &oe) || !strings.Contains(oe.Reason, "not valid JSON events") {
 					t.Errorf("OutputError = %+v", oe)
 				}
 				if pr != nil {
@@ -903,82 +967,58 @@ func TestRetryAfterParsing(t *testing.T) {
 	}
 }
 
-// TestSchemaStrictMode checks the rules of OpenAI's strict mode on the
-// analysis schema: every object lists all its properties as required and
-// forbids others, no numeric or length bounds, publishedAt nullable.
-func TestSchemaStrictMode(t *testing.T) {
-	var doc map[string]any
-	if err := json.Unmarshal(AnalysisSchema(), &doc); err != nil {
-		t.Fatal(err)
+// TestEarlySearchCalls: every web_search_call is reported through
+// OnSearchCall while the answer streams, as the final response lists it.
+func TestEarlySearchCalls(t *testing.T) {
+	p, _ := newTestProvider(t, ok(), nil)
+	q := query(claims.Standard)
+	var mu sync.Mutex
+	var early []claims.SearchCall
+	q.OnSearchCall = func(c claims.SearchCall) {
+		mu.Lock()
+		defer mu.Unlock()
+		early = append(early, c)
 	}
-	var walk func(path string, n map[string]any)
-	walk = func(path string, n map[string]any) {
-		for _, k := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems", "pattern", "format", "default"} {
-			if _, ok := n[k]; ok {
-				t.Errorf("%s: %q is not allowed in strict mode", path, k)
-			}
-		}
-		if n["type"] == "object" {
-			if n["additionalProperties"] != false {
-				t.Errorf("%s: additionalProperties must be false", path)
-			}
-			props, _ := n["properties"].(map[string]any)
-			req := map[string]bool{}
-			for _, r := range n["required"].([]any) {
-				req[r.(string)] = true
-			}
-			if len(req) != len(props) {
-				t.Errorf("%s: required %v does not list every property", path, n["required"])
-			}
-			for name, p := range props {
-				if !req[name] {
-					t.Errorf("%s.%s is not required", path, name)
-				}
-				walk(path+"."+name, p.(map[string]any))
-			}
-		}
-		if items, ok := n["items"].(map[string]any); ok {
-			walk(path+"[]", items)
-		}
-	}
-	walk("$", doc)
-	pa := doc["properties"].(map[string]any)["evidence"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)["publishedAt"].(map[string]any)
-	if d := cmp.Diff([]any{"string", "null"}, pa["type"]); d != "" {
-		t.Errorf("publishedAt type: %s", d)
-	}
-}
-
-func TestSchemaValidator(t *testing.T) {
-	schema, err := answerSchema()
+	pr, err := p.Search(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	valid := `{"status":"ambiguous","conclusion":"c","atomicFacts":[],"evidence":[{"id":"e1","url":"u","title":"t","publisher":"p","publishedAt":null,"excerpt":"x","relationship":"context","sourceType":"news","qualityReason":"q"}],"conflicts":[],"limitations":[]}`
+	mu.Lock()
+	defer mu.Unlock()
+	if len(early) != 3 {
+		t.Fatalf("early reports = %d, want 3", len(early))
+	}
+	if d := cmp.Diff(pr.SearchCalls, early); d != "" {
+		t.Errorf("early reports differ from the final search calls (-final +early):\n%s", d)
+	}
+}
+
+// TestStreamFailures: a stream that ends without a final response, or
+// carries an error event, is a classified failure.
+func TestStreamFailures(t *testing.T) {
 	tests := []struct {
-		name, text, wantErr string
+		name string
+		body string
+		want error
 	}{
-		{"valid", valid, ""},
-		{"trailing data", valid + " {}", "unexpected data"},
-		{"missing property", `{"status":"confirmed"}`, `missing required property "conclusion"`},
-		{"extra property", strings.Replace(valid, `"limitations":[]`, `"limitations":[],"score":1`, 1), `unexpected property "score"`},
-		{"wrong type", strings.Replace(valid, `"conclusion":"c"`, `"conclusion":3`, 1), "$.conclusion: expected string, got number"},
-		{"null not allowed", strings.Replace(valid, `"title":"t"`, `"title":null`, 1), "$.evidence[0].title: expected string, got null"},
-		{"bad enum", strings.Replace(valid, `"ambiguous"`, `"maybe"`, 1), `"maybe" is not one of`},
-		{"not an object", `[1,2]`, "$: expected object, got array"},
-		// timeSensitive is sent as required, but an answer without it (an
-		// older model, a recording made before it existed) is accepted.
-		{"fact without timeSensitive", strings.Replace(valid, `"atomicFacts":[]`, `"atomicFacts":[{"statement":"s","status":"confirmed","confidence":0.5,"explanation":"x","evidenceIds":["e1"]}]`, 1), ""},
-		{"fact with timeSensitive", strings.Replace(valid, `"atomicFacts":[]`, `"atomicFacts":[{"statement":"s","status":"confirmed","confidence":0.5,"explanation":"x","evidenceIds":["e1"],"timeSensitive":true}]`, 1), ""},
-		{"timeSensitive not boolean", strings.Replace(valid, `"atomicFacts":[]`, `"atomicFacts":[{"statement":"s","status":"confirmed","confidence":0.5,"explanation":"x","evidenceIds":["e1"],"timeSensitive":"yes"}]`, 1),
-			"$.atomicFacts[0].timeSensitive: expected boolean, got string"},
+		{"no final response", "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\",\"output\":[]}}\n\n", claims.ErrProviderBadOutput},
+		{"error event", "event: error\ndata: {\"type\":\"error\",\"sequence_number\":1,\"code\":\"server_error\",\"message\":\"The server had an error.\",\"param\":null}\n\n", claims.ErrProviderFailed},
 	}
 	for _, tc := range tests {
-		_, err := parseAnalysis(tc.text, schema)
-		switch {
-		case tc.wantErr == "" && err != nil:
-			t.Errorf("%s: unexpected error %v", tc.name, err)
-		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-			t.Errorf("%s: error = %v, want %q", tc.name, err, tc.wantErr)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			p, err := New(&Options{APIKey: "sk-test", BaseURL: srv.URL + "/v1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = p.Search(context.Background(), query(claims.Quick))
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error = %v, want %v", err, tc.want)
+			}
+		})
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/assaykit/assay/payment/evm"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/server"
 )
 
 type config struct {
@@ -212,9 +213,7 @@ func (c *client) buyNiche(ctx context.Context, id string) (*nichePurchase, error
 		if err != nil {
 			return nil, err
 		}
-		var list struct {
-			Niches []niche.Preview `json:"niches"`
-		}
+		var list server.NicheListResponse
 		if err := json.Unmarshal(got, &list); err != nil {
 			return nil, fmt.Errorf("reading the catalogue: %w", err)
 		}
@@ -233,9 +232,14 @@ func (c *client) buyNiche(ctx context.Context, id string) (*nichePurchase, error
 		return nil, err
 	}
 	n := &nichePurchase{}
-	if err := json.Unmarshal(got, &n.eval); err != nil {
+	var answer server.NicheEvaluationResponse
+	if err := json.Unmarshal(got, &answer); err != nil {
 		return nil, fmt.Errorf("reading the evaluation: %w", err)
 	}
+	if answer.Evaluation == nil {
+		return nil, errors.New("the answer holds no evaluation")
+	}
+	n.eval = *answer.Evaluation
 	n.what = "niche " + n.eval.ID
 	if err := c.checkPurchase(ctx, &n.purchase, res, got, n.eval.ID); err != nil {
 		return nil, err
@@ -342,10 +346,7 @@ func (c *client) receipt(ctx context.Context, orderID, token string) (*payment.R
 	if err != nil {
 		return nil, err
 	}
-	var order struct {
-		Status  string          `json:"status"`
-		Receipt json.RawMessage `json:"receipt"`
-	}
+	var order server.Order
 	if err := json.Unmarshal(got, &order); err != nil {
 		return nil, fmt.Errorf("reading order %s: %w", orderID, err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/corpus"
+	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
@@ -288,7 +289,10 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 		Claims:    server.ClaimsConfig{Engine: engine, Prefix: cfg.Prefix},
 		Snapshots: server.SnapshotsConfig{Service: snaps, Prefixes: []string{cfg.Prefix}},
 		Niche:     catalogue,
-		// HTTP only: no Mounts (MCP and A2A are in package server/agents).
+		// HTTP only (no MCP or A2A mounts), with the index of what is
+		// mounted; the services share one prefix, so they have no
+		// per-service discovery documents.
+		Mounts: []server.Mount{discovery.Documents{IndexOnly: true}},
 	}
 	switch cfg.Payments {
 	case "free":
@@ -355,7 +359,7 @@ func newGate(ctx context.Context, db *store.DB, publicBase string, m *metrics.Me
 		Dev:    true,
 		Logger: log,
 		// Where a payer reads how to pay (the 402 body's links).
-		Links: map[string]string{"client": server.DefaultRepository + "/tree/main/examples/client"},
+		Links: map[string]string{"client": discovery.DefaultRepository + "/tree/main/examples/client"},
 	})
 	if err != nil {
 		return nil, err

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/anthropic"
 	"github.com/assaykit/assay/claims/corpus"
 	"github.com/assaykit/assay/claims/openai"
 	"github.com/assaykit/assay/metrics"
@@ -21,8 +23,9 @@ import (
 type verification struct {
 	engine    *claims.Engine
 	snapshots *snapshot.Service
-	health    *providerHealth // the provider's recent failures (readiness)
-	provider  string          // what answers searches, for the start-up line
+	blobs     snapshot.BlobStore // the snapshots' content store
+	health    []*providerHealth  // each provider's recent failures (readiness), in order
+	provider  string             // what answers searches, for the start-up line
 	closers   []func() error
 }
 
@@ -34,9 +37,12 @@ func (v *verification) Close() error {
 	return err
 }
 
-// newVerification builds the search provider (OpenAI when configured, else
-// the offline corpus served on loopback), the snapshot service and the
-// claims engine.
+// newVerification builds the search providers (those -provider names, in
+// order, else the offline corpus served on loopback), the snapshot service
+// and the claims engine. With several providers the first is given to the
+// engine and the others go to Options.Providers: they corroborate on the
+// deep and research tiers. Each is wrapped in a trackedProvider so that
+// readiness sees its credential and quota failures.
 func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Logger) (*verification, error) {
 	v := &verification{}
 	snapOpts := &snapshot.Options{
@@ -48,25 +54,27 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 		OnCapture:      m.SnapshotCaptured,
 	}
 
-	var provider claims.SearchProvider
+	var providers []claims.SearchProvider
 	engOpts := &claims.Options{
 		Logger:      log.With("component", "claims"),
 		Timeout:     cfg.ClaimsTimeout,
 		ResultCache: cfg.ClaimsResultCache,
 	}
-	switch {
-	case cfg.Provider == "openai" || (cfg.Provider == "auto" && cfg.OpenAIKey != ""):
-		p, err := openai.New(&openai.Options{
-			APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBaseURL, Model: cfg.OpenAIModel,
-			ReasoningEffort: cfg.OpenAIEffort, SendBlockedDomains: cfg.OpenAISendBlocked,
-			Logger: log.With("component", "openai"),
-		})
+	var names []string
+	for _, name := range cfg.providers() {
+		p, label, err := liveProvider(cfg, name, log)
 		if err != nil {
 			return nil, err
 		}
-		provider = p
-		v.provider = "OpenAI web search"
-		log.Info("claims: OpenAI web search", "model", p.Model())
+		providers = append(providers, p)
+		names = append(names, label)
+	}
+	switch {
+	case len(providers) > 0:
+		v.provider = strings.Join(names, " + ")
+		if len(providers) > 1 {
+			v.provider += " (corroborating on deep and research)"
+		}
 	default:
 		coll, err := corpus.Demo()
 		if cfg.CorpusDir != "" {
@@ -85,7 +93,7 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 			_ = v.Close()
 			return nil, err
 		}
-		provider = p
+		providers = append(providers, p)
 		// The corpus states what kind of site each host is; the engine
 		// classifies sources (official, news, ...) by domain.
 		engOpts.OfficialDomains = coll.HostsOfKind(corpus.KindOfficial)
@@ -97,7 +105,7 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 		snapOpts.HostMap = srv.HostMap()
 		snapOpts.AllowAddrs = srv.AllowList()
 		v.provider = "offline corpus"
-		log.Warn("claims: OFFLINE DEMO CORPUS, not the live web; set OPENAI_API_KEY")
+		log.Warn("claims: OFFLINE DEMO CORPUS, not the live web; set OPENAI_API_KEY or ANTHROPIC_API_KEY")
 		log.Debug("claims: offline corpus", "documents", len(coll.Documents()), "loopback", srv.Addr())
 	}
 
@@ -115,12 +123,19 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 		_ = v.Close()
 		return nil, err
 	}
-	v.snapshots = snaps
+	v.snapshots, v.blobs = snaps, blobs
 	v.closers = append(v.closers, func() error { snaps.Close(); return nil })
 
-	v.health = newProviderHealth(m.ClaimsObserver(provider.Name()))
-	engOpts.Observer = v.health
-	eng, err := claims.New(provider, db, snaps, engOpts)
+	provNames := make([]string, 0, len(providers))
+	for i, p := range providers {
+		h := newProviderHealth(p.Name())
+		v.health = append(v.health, h)
+		providers[i] = trackedProvider{SearchProvider: p, health: h}
+		provNames = append(provNames, p.Name())
+	}
+	engOpts.Observer = m.ClaimsObserver(strings.Join(provNames, ","))
+	engOpts.Providers = providers[1:]
+	eng, err := claims.New(providers[0], db, snaps, engOpts)
 	if err != nil {
 		_ = v.Close()
 		return nil, err
@@ -135,5 +150,34 @@ func (v *verification) ready(context.Context) error {
 	if !v.engine.Configured() {
 		return errors.New("no search provider configured")
 	}
-	return v.health.ready()
+	return providersReady(v.health)
+}
+
+// liveProvider builds the named web-search provider and returns it with
+// the label of the start-up line.
+func liveProvider(cfg *config, name string, log *slog.Logger) (claims.SearchProvider, string, error) {
+	switch name {
+	case "openai":
+		p, err := openai.New(&openai.Options{
+			APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBaseURL, Model: cfg.OpenAIModel,
+			ReasoningEffort: cfg.OpenAIEffort, SendBlockedDomains: cfg.OpenAISendBlocked,
+			Logger: log.With("component", "openai"),
+		})
+		if err != nil {
+			return nil, "", err
+		}
+		log.Info("claims: OpenAI web search", "model", p.Model())
+		return p, "OpenAI web search", nil
+	case "anthropic":
+		p, err := anthropic.New(&anthropic.Options{
+			APIKey: cfg.AnthropicKey, BaseURL: cfg.AnthropicBaseURL, Model: cfg.AnthropicModel,
+			Logger: log.With("component", "anthropic"),
+		})
+		if err != nil {
+			return nil, "", err
+		}
+		log.Info("claims: Anthropic web search", "model", p.Model())
+		return p, "Anthropic web search", nil
+	}
+	return nil, "", fmt.Errorf("unknown search provider %q", name)
 }

@@ -38,8 +38,9 @@ type config struct {
 	ShutdownWait  time.Duration
 
 	// Secrets, from the environment only.
-	AdminKey  string
-	OpenAIKey string
+	AdminKey     string
+	OpenAIKey    string
+	AnthropicKey string
 
 	// Payments (not secrets: flags too). DevMode is -dev-mode as given (nil:
 	// not given); Dev is the resolved mode (see validate).
@@ -67,6 +68,8 @@ type config struct {
 	OpenAIBaseURL     string
 	OpenAIEffort      string
 	OpenAISendBlocked bool
+	AnthropicModel    string
+	AnthropicBaseURL  string
 	ClaimsResultCache bool
 	ClaimsTimeout     time.Duration
 	ClaimsPrefix      string
@@ -88,7 +91,7 @@ type config struct {
 	NicheSearchCache  time.Duration
 	TrustedProxies    string
 
-	// Discovery documents.
+	// Discovery serves the index and the discovery documents.
 	Discovery     bool
 	ProviderName  string
 	ProviderEmail string
@@ -302,6 +305,7 @@ const envOnlyHelp = `
 Environment only (secrets and deployment facts):
   ASSAY_ADMIN_KEY                key for the /v1/admin/... routes (empty: admin routes disabled)
   OPENAI_API_KEY                 enables OpenAI web search (else the offline demo corpus)
+  ANTHROPIC_API_KEY              enables Anthropic web search (-provider anthropic, or auto without OPENAI_API_KEY)
   ASSAY_FACILITATOR_AUTH         header sent to the facilitator, "Name: value"
   ASSAY_MPP_SECRET               MPP challenge-binding secret, at least 32 bytes (required outside dev mode)
   ASSAY_RECEIPT_KEY              receipt signing key "ed25519:<base64url seed>[,ed25519-pub:<old key>...]";
@@ -342,11 +346,13 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.dur(&c.WriteTimeout, "write-timeout", "ASSAY_WRITE_TIMEOUT", 150*time.Second, "time to write a response (covers a 120 s verification)")
 	f.dur(&c.ShutdownWait, "shutdown-wait", "ASSAY_SHUTDOWN_WAIT", 130*time.Second, "how long shutdown waits for in-flight calls")
 
-	f.str(&c.Provider, "provider", "ASSAY_PROVIDER", "auto", "claim search provider: auto (OpenAI when OPENAI_API_KEY is set, else the offline corpus), openai or corpus")
+	f.str(&c.Provider, "provider", "ASSAY_PROVIDER", "auto", "claim search providers: auto (OpenAI when OPENAI_API_KEY is set, else Anthropic when ANTHROPIC_API_KEY is set, else the offline corpus), corpus, or a comma-separated list of openai and anthropic (several corroborate on the deep and research tiers; the first answers quick and standard)")
 	f.str(&c.CorpusDir, "corpus-dir", "ASSAY_CORPUS_DIR", "", "directory of your own corpus documents (Markdown/HTML with front matter); empty: the embedded demo corpus")
 	f.str(&c.OpenAIModel, "openai-model", "ASSAY_OPENAI_MODEL", "", "OpenAI model (empty: the provider's default)")
 	f.str(&c.OpenAIBaseURL, "openai-base-url", "ASSAY_OPENAI_BASE_URL", "", "OpenAI API base URL (empty: https://api.openai.com/v1)")
 	f.str(&c.OpenAIEffort, "openai-reasoning-effort", "ASSAY_OPENAI_REASONING_EFFORT", "", "reasoning effort sent to OpenAI (empty: low)")
+	f.str(&c.AnthropicModel, "anthropic-model", "ASSAY_ANTHROPIC_MODEL", "", "Anthropic model (empty: the provider's default)")
+	f.str(&c.AnthropicBaseURL, "anthropic-base-url", "ASSAY_ANTHROPIC_BASE_URL", "", "Anthropic API base URL (empty: https://api.anthropic.com)")
 	f.boolean(&c.OpenAISendBlocked, "openai-send-blocked-domains", "ASSAY_OPENAI_SEND_BLOCKED_DOMAINS", false, "also send blocked domains to OpenAI's search tool (they are always enforced locally)")
 	f.boolean(&c.ClaimsResultCache, "claims-result-cache", "ASSAY_CLAIMS_RESULT_CACHE", false, "answer identical requests within their freshness window from stored results (cacheHit: true)")
 	f.dur(&c.ClaimsTimeout, "claims-timeout", "ASSAY_CLAIMS_TIMEOUT", 120*time.Second, "deadline of one verification")
@@ -368,7 +374,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.dur(&c.NicheSearchCache, "niche-search-cache", "ASSAY_NICHE_SEARCH_CACHE", 5*time.Second, "how long niche list/search results are reused (0: off); this instance's writes clear them at once, other instances' show within this time")
 	f.str(&c.TrustedProxies, "trusted-proxies", "ASSAY_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (free-search quotas)")
 
-	f.boolean(&c.Discovery, "discovery", "ASSAY_DISCOVERY", true, "serve openapi.json and the .well-known discovery documents")
+	f.boolean(&c.Discovery, "discovery", "ASSAY_DISCOVERY", true, "serve the index (GET /), openapi.json and the .well-known discovery documents")
 	f.str(&c.ProviderName, "provider-name", "ASSAY_PROVIDER_NAME", "", "operator name in discovery documents (empty: assay)")
 	f.str(&c.ProviderEmail, "provider-email", "ASSAY_PROVIDER_EMAIL", "", "operator contact e-mail in discovery documents")
 	f.str(&c.ProviderURL, "provider-url", "ASSAY_PROVIDER_URL", "", "operator web site in discovery documents")
@@ -412,6 +418,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	c.NicheFreeSearches = int(free)
 	c.AdminKey = getenv("ASSAY_ADMIN_KEY")
 	c.OpenAIKey = getenv("OPENAI_API_KEY")
+	c.AnthropicKey = getenv("ANTHROPIC_API_KEY")
 	c.FacilitatorAuth = getenv("ASSAY_FACILITATOR_AUTH")
 	c.MPPSecret = getenv("ASSAY_MPP_SECRET")
 	c.ReceiptKey = getenv("ASSAY_RECEIPT_KEY")
@@ -441,4 +448,28 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		return nil, &ConfigError{Problems: p.errs}
 	}
 	return c, nil
+}
+
+// providers resolves -provider to the live search providers in order:
+// "auto" is OpenAI when its key is set, else Anthropic when its key is set,
+// else none (the offline corpus); "corpus" is none; otherwise the
+// comma-separated list as given.
+func (c *config) providers() []string {
+	switch strings.TrimSpace(c.Provider) {
+	case "auto":
+		switch {
+		case c.OpenAIKey != "":
+			return []string{"openai"}
+		case c.AnthropicKey != "":
+			return []string{"anthropic"}
+		}
+		return nil
+	case "corpus", "":
+		return nil
+	}
+	var out []string
+	for _, name := range strings.Split(c.Provider, ",") {
+		out = append(out, strings.TrimSpace(name))
+	}
+	return out
 }

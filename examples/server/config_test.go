@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +62,13 @@ func TestConfigValidation(t *testing.T) {
 		{"trusted proxies", nil, map[string]string{"ASSAY_TRUSTED_PROXIES": "10.0.0.0/8, 10.1.2.3"}, []string{`-trusted-proxies (ASSAY_TRUSTED_PROXIES): "10.1.2.3" is not a CIDR`}},
 		{"openai without key", []string{"-provider", "openai"}, nil, []string{"-provider (ASSAY_PROVIDER): openai needs OPENAI_API_KEY"}},
 		{"openai with key", []string{"-provider", "openai"}, map[string]string{"OPENAI_API_KEY": "sk-test"}, nil},
+		{"anthropic without key", []string{"-provider", "anthropic"}, nil, []string{"-provider (ASSAY_PROVIDER): anthropic needs ANTHROPIC_API_KEY"}},
+		{"anthropic with key", []string{"-provider", "anthropic", "-anthropic-model", "claude-haiku-5-5"}, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test"}, nil},
+		{"both with keys", []string{"-provider", "openai, anthropic"}, map[string]string{"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"}, nil},
+		{"both, one key", []string{"-provider", "openai,anthropic"}, map[string]string{"OPENAI_API_KEY": "sk-test"}, []string{"anthropic needs ANTHROPIC_API_KEY"}},
+		{"provider twice", []string{"-provider", "openai,openai"}, map[string]string{"OPENAI_API_KEY": "sk-test"}, []string{`"openai" is listed twice`}},
+		{"unknown provider", []string{"-provider", "openai,bing"}, map[string]string{"OPENAI_API_KEY": "sk-test"}, []string{"is not auto, corpus, or a comma-separated list"}},
+		{"anthropic base URL", nil, map[string]string{"ASSAY_ANTHROPIC_BASE_URL": "api.anthropic.com"}, []string{"-anthropic-base-url (ASSAY_ANTHROPIC_BASE_URL)"}},
 		{"openai effort", []string{"-openai-reasoning-effort", "extreme"}, nil, []string{"-openai-reasoning-effort (ASSAY_OPENAI_REASONING_EFFORT)"}},
 		{"openai base URL", nil, map[string]string{"ASSAY_OPENAI_BASE_URL": "api.openai.com"}, []string{"-openai-base-url (ASSAY_OPENAI_BASE_URL)"}},
 		{"corpus dir", []string{"-corpus-dir", "/nonexistent/assay-corpus"}, nil, []string{"-corpus-dir (ASSAY_CORPUS_DIR)"}},
@@ -211,5 +219,26 @@ func TestPaymentSettingsByFlag(t *testing.T) {
 	}
 	if c, _ := parse(nil, nil); c.Network != "eip155:8453" || c.ClaimsPrefix != "/claim-verification" || c.ClaimsServiceSlug != "claim-verification" {
 		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestProvidersResolution(t *testing.T) {
+	tests := []struct {
+		provider, openai, anthropic string
+		want                        []string
+	}{
+		{"auto", "", "", nil},
+		{"auto", "sk", "", []string{"openai"}},
+		{"auto", "", "sk-ant", []string{"anthropic"}},
+		{"auto", "sk", "sk-ant", []string{"openai"}}, // corroboration is asked for, never implied
+		{"corpus", "sk", "sk-ant", nil},
+		{"anthropic", "", "sk-ant", []string{"anthropic"}},
+		{" anthropic , openai", "sk", "sk-ant", []string{"anthropic", "openai"}},
+	}
+	for _, tc := range tests {
+		c := &config{Provider: tc.provider, OpenAIKey: tc.openai, AnthropicKey: tc.anthropic}
+		if got := c.providers(); !slices.Equal(got, tc.want) {
+			t.Errorf("providers(%q) = %q, want %q", tc.provider, got, tc.want)
+		}
 	}
 }

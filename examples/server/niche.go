@@ -8,36 +8,61 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/store"
 )
 
 // newCatalogue builds the niche catalogue and, unless disabled, loads the
 // demo catalogue through the bulk import (idempotent on every start).
-func newCatalogue(ctx context.Context, cfg *config, db *store.DB, subs niche.Subscribers, log *slog.Logger) (server.NicheConfig, error) {
+// Evidence pages are captured by the claims' snapshot service; with the
+// demo, by a snapshot service of their own that dials the demo pages
+// served on loopback (same record and content stores, so the snapshot
+// routes serve both). The returned function stops the demo pages.
+func newCatalogue(ctx context.Context, cfg *config, db *store.DB, v *verification, subs niche.Subscribers, log *slog.Logger) (server.NicheConfig, func(), error) {
+	none := func() {}
 	unlockKey, err := niche.LoadOrCreateUnlockKey(ctx, db)
 	if err != nil {
-		return server.NicheConfig{}, err
+		return server.NicheConfig{}, none, err
 	}
 	signer, err := niche.NewUnlockSigner(unlockKey, &niche.UnlockOptions{TTL: cfg.NicheUnlockTTL})
 	if err != nil {
-		return server.NicheConfig{}, err
+		return server.NicheConfig{}, none, err
 	}
 	quotaKey, err := niche.LoadOrCreateKey(ctx, db, niche.QuotaKeyMetaName)
 	if err != nil {
-		return server.NicheConfig{}, err
+		return server.NicheConfig{}, none, err
 	}
 	var sources []niche.Source
+	var capturer niche.Capturer = v.snapshots
+	closeAll := none
 	if cfg.NicheDemo {
 		sources = nichedemo.Sources()
+		pages, err := nichedemo.ServePages()
+		if err != nil {
+			return server.NicheConfig{}, none, fmt.Errorf("demo pages: %w", err)
+		}
+		snaps, err := snapshot.NewService(db, v.blobs, &snapshot.Options{
+			Logger: log.With("component", "snapshot"), MaxBytes: cfg.SnapshotMaxBytes, CaptureTimeout: cfg.SnapshotTimeout,
+			Retention: cfg.SnapshotRetention, HostMap: pages.HostMap(), AllowAddrs: pages.AllowList(), TLSConfig: pages.TLSConfig(),
+		})
+		if err != nil {
+			_ = pages.Close()
+			return server.NicheConfig{}, none, err
+		}
+		capturer = snaps
+		closeAll = func() { snaps.Close(); _ = pages.Close() }
+		log.Debug("niche: demo evidence pages on loopback", "pages", pages.Len(), "addr", pages.Addr())
 	}
-	eng, err := niche.New(db, &niche.Options{Logger: log, Sources: sources, SearchCacheTTL: cfg.NicheSearchCache})
+	eng, err := niche.New(db, &niche.Options{Logger: log, Sources: sources, SearchCacheTTL: cfg.NicheSearchCache, Capturer: capturer})
 	if err != nil {
-		return server.NicheConfig{}, err
+		closeAll()
+		return server.NicheConfig{}, none, err
 	}
 	if cfg.NicheDemo {
 		rep, err := nichedemo.Load(ctx, eng, nil)
 		if err != nil {
-			return server.NicheConfig{}, fmt.Errorf("demo catalogue: %w", err)
+			closeAll()
+			return server.NicheConfig{}, none, fmt.Errorf("demo catalogue: %w", err)
 		}
 		// One line for the whole catalogue; each revision is at debug.
 		log.Info(fmt.Sprintf("demo catalogue: %d evaluations loaded", rep.DraftsCreated+rep.DraftsReplayed),
@@ -47,5 +72,5 @@ func newCatalogue(ctx context.Context, cfg *config, db *store.DB, subs niche.Sub
 		Engine: eng, Subscribers: subs, Unlock: signer, QuotaKey: quotaKey,
 		Prefix: cfg.NichePrefix, FreeSearchesPerDay: new(cfg.NicheFreeSearches),
 		SearchPriceMicroUSD: cfg.NicheSearchPrice, TrustedProxies: cfg.proxies,
-	}, nil
+	}, closeAll, nil
 }

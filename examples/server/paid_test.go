@@ -234,12 +234,59 @@ func TestNichePurchaseEndToEnd(t *testing.T) {
 		t.Fatalf("receipt: %+v", rc)
 	}
 	unlock := res.Header.Get("X-Niche-Paid-Call")
-	if status, _, _ := get(t, http.DefaultClient, base+"/v1/niches/"+id, "x-niche-paid-call", unlock); status != 200 {
+	status, _, full := get(t, http.DefaultClient, base+"/v1/niches/"+id, "x-niche-paid-call", unlock)
+	if status != 200 {
 		t.Fatalf("unlock token does not unlock: %d", status)
 	}
+	checkCapturedEvidence(t, base, full)
 	if other := list.Niches[len(list.Niches)-1].ID; other != id {
 		if status, _, _ := get(t, http.DefaultClient, base+"/v1/niches/"+other, "x-niche-paid-call", unlock); status == 200 {
 			t.Fatal("unlock token opened another niche")
 		}
+	}
+}
+
+// checkCapturedEvidence checks that a demo evaluation lists its evidence
+// captured (the demo pages are served on loopback), with per-criterion
+// rationale, and that the snapshot routes under the niche prefix serve
+// the first capture's record and content.
+func checkCapturedEvidence(t *testing.T, base string, full []byte) {
+	t.Helper()
+	var ev struct {
+		Rationale map[string]string `json:"rationale"`
+		Review    struct {
+			Status string `json:"status"`
+		} `json:"review"`
+		Evidence []struct {
+			SnapshotID    *string `json:"snapshotId"`
+			CaptureStatus string  `json:"captureStatus"`
+			Snapshot      *struct {
+				RawSHA256   string `json:"rawSha256"`
+				RetrievedAt string `json:"retrievedAt"`
+			} `json:"snapshot"`
+		} `json:"evidence"`
+	}
+	if err := json.Unmarshal(full, &ev); err != nil || len(ev.Evidence) == 0 {
+		t.Fatalf("full evaluation: %v %s", err, full)
+	}
+	if len(ev.Rationale) != 6 || ev.Rationale["pain"] == "" || ev.Review.Status != "reviewed" {
+		t.Fatalf("rationale %v, review %+v", ev.Rationale, ev.Review)
+	}
+	for _, x := range ev.Evidence {
+		if x.CaptureStatus != "captured" || x.SnapshotID == nil || x.Snapshot == nil || len(x.Snapshot.RawSHA256) != 64 {
+			t.Fatalf("evidence not captured: %s", full)
+		}
+	}
+	id := *ev.Evidence[0].SnapshotID
+	if status, _, b := get(t, http.DefaultClient, base+"/niche-discovery/v1/url-snapshots/"+id); status != 200 ||
+		!strings.Contains(string(b), ev.Evidence[0].Snapshot.RawSHA256) || !strings.Contains(string(b), `"expiresAt":null`) {
+		t.Fatalf("snapshot record: %d %s, want the hash and no expiry (held while the evaluation needs it)", status, b)
+	}
+	status, _, page := get(t, http.DefaultClient, base+"/niche-discovery/v1/url-snapshots/"+id+"/content")
+	if status != 200 {
+		t.Fatalf("snapshot content: %d", status)
+	}
+	if sum := sha256.Sum256(page); hex.EncodeToString(sum[:]) != ev.Evidence[0].Snapshot.RawSHA256 {
+		t.Fatal("snapshot content does not hash to rawSha256")
 	}
 }

@@ -9,10 +9,10 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/x402"
-	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 )
 
@@ -53,7 +53,7 @@ func paymentsOf(cfg *config) paymentsConfig {
 // with the configuration.
 //
 // In production it also returns the facilitator probe of /readyz.
-func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz *server.Bazaar, log *slog.Logger) (*payment.Protocols, *facilitatorProbe, error) {
+func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz *discovery.Bazaar, log *slog.Logger) (*payment.Protocols, *facilitatorProbe, error) {
 	dev := c.Dev
 	opts := &payment.ProcessorOptions{PayTo: c.PayTo, Network: c.Network, Dev: dev, Realm: c.Realm, Logger: log, Extensions: bz.Extensions,
 		Links: paymentLinks(publicBase, discoveryServed)}
@@ -114,7 +114,7 @@ func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz 
 // paymentLinks are the links of every 402 body: the index of this server,
 // its discovery documents (when served) and the paying client.
 func paymentLinks(publicBase string, discoveryServed bool) map[string]string {
-	links := map[string]string{"index": publicBase + "/", "client": server.DefaultRepository + "/tree/main/examples/client"}
+	links := map[string]string{"index": publicBase + "/", "client": discovery.DefaultRepository + "/tree/main/examples/client"}
 	if discoveryServed {
 		links["discovery"] = publicBase + "/.well-known/x402"
 		links["openapi"] = publicBase + "/openapi.json"

@@ -21,11 +21,13 @@ import (
 //
 //   - store: the database answers a ping.
 //   - claims: a search provider is configured, and it is not failing on its
-//     credentials: not ready while the last providerFailLimit provider
+//     credentials: a provider is failing while its last providerFailLimit
 //     calls all failed with an authentication or quota error
 //     (claims.ProviderNotConfigured, claims.ProviderQuotaExhausted), the
-//     latest less than providerFailWindow ago. The window lets traffic
-//     probe again after a fix (a topped-up quota) without a restart.
+//     latest less than providerFailWindow ago; the server is not ready when
+//     the first provider (which answers every tier) or every provider is
+//     failing. The window lets traffic probe again after a fix (a topped-up
+//     quota) without a restart.
 //   - payments: in dev mode, ready. In production: a non-zero payee; a
 //     facilitator that answered GET /supported, listing exact payments on
 //     the configured network (x402 v2 or v1), within facilitatorOKFor
@@ -126,11 +128,13 @@ func paymentsReady(dev bool, proc *payment.Protocols, probe *facilitatorProbe, k
 	}
 }
 
-// providerHealth is a claims.Observer that passes every event on and
-// remembers whether the provider's recent calls all failed on credentials
-// or quota.
+// providerHealth remembers whether one provider's recent calls all failed
+// on credentials or quota. Each provider is wrapped in a trackedProvider
+// that records its own outcomes, so that with several providers a failing
+// one is seen even when the engine answers from the others (a provider
+// that fails while another answers is only a limitation of the result).
 type providerHealth struct {
-	next claims.Observer
+	name string
 	now  func() time.Time
 
 	mu      sync.Mutex
@@ -139,30 +143,24 @@ type providerHealth struct {
 	lastErr error
 }
 
-func newProviderHealth(next claims.Observer) *providerHealth {
-	return &providerHealth{next: next, now: time.Now}
+func newProviderHealth(name string) *providerHealth {
+	return &providerHealth{name: name, now: time.Now}
 }
 
-func (h *providerHealth) Verified(tier string, r *claims.Result) {
-	if !r.Provenance.CacheHit {
-		h.mu.Lock()
-		h.failing, h.lastErr = 0, nil
-		h.mu.Unlock()
-	}
-	h.next.Verified(tier, r)
-}
-
-func (h *providerHealth) ProviderUsed(u claims.ProviderUsage) { h.next.ProviderUsed(u) }
-
-func (h *providerHealth) Failed(tier string, err error) {
+// record notes the outcome of one provider call: an answer clears the
+// failures, an authentication or quota failure counts, anything else
+// (rate limits, timeouts, bad output) neither counts nor clears.
+func (h *providerHealth) record(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	var pe *claims.ProviderError
-	if errors.As(err, &pe) && (pe.Kind == claims.ProviderNotConfigured || pe.Kind == claims.ProviderQuotaExhausted) {
-		h.mu.Lock()
+	switch {
+	case err == nil:
+		h.failing, h.lastErr = 0, nil
+	case errors.As(err, &pe) && (pe.Kind == claims.ProviderNotConfigured || pe.Kind == claims.ProviderQuotaExhausted):
 		h.failing++
 		h.last, h.lastErr = h.now(), err
-		h.mu.Unlock()
 	}
-	h.next.Failed(tier, err)
 }
 
 // ready reports the provider's recent failures.
@@ -170,7 +168,36 @@ func (h *providerHealth) ready() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.failing >= providerFailLimit && h.now().Sub(h.last) < providerFailWindow {
-		return fmt.Errorf("the last %d provider calls failed on credentials or quota: %v", h.failing, h.lastErr)
+		return fmt.Errorf("%s: the last %d provider calls failed on credentials or quota: %v", h.name, h.failing, h.lastErr)
 	}
 	return nil
+}
+
+// trackedProvider is a search provider whose outcomes go to its health.
+type trackedProvider struct {
+	claims.SearchProvider
+	health *providerHealth
+}
+
+// Search calls the provider and records the outcome.
+func (t trackedProvider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims.ProviderResponse, error) {
+	resp, err := t.SearchProvider.Search(ctx, q)
+	t.health.record(err)
+	return resp, err
+}
+
+// providersReady is the claims readiness of several providers: not ready
+// when the first one (which answers every tier) or every one is failing
+// on credentials or quota; the error names each failing provider.
+func providersReady(hs []*providerHealth) error {
+	var errs []error
+	for _, h := range hs {
+		if err := h.ready(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(hs) == 0 || len(errs) == 0 || (hs[0].ready() == nil && len(errs) < len(hs)) {
+		return nil
+	}
+	return errors.Join(errs...)
 }

@@ -124,11 +124,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if subs != nil {
 		subscribers = subs
 	}
-	catalogue, err := newCatalogue(ctx, cfg, db, subscribers, log.With("component", "niche"))
+	catalogue, closeCatalogue, err := newCatalogue(ctx, cfg, db, verify, subscribers, log.With("component", "niche"))
 	if err != nil {
 		return err
 	}
-	bz := &server.Bazaar{}
+	defer closeCatalogue()
+	bz := &discovery.Bazaar{}
 	proc, probe, err := newProcessor(payCfg, publicBase, cfg.Discovery, bz, log.With("component", "payment"))
 	if err != nil {
 		return err
@@ -141,35 +142,39 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	go purgeLoop(ctx, cfg.PurgeInterval, log, verify)
+	go purgeLoop(ctx, cfg.PurgeInterval, log, verify, catalogue.Engine)
 
 	var metricsRoute http.Handler
 	if metricsLn == nil {
 		metricsRoute = m.Handler()
 	}
-	h, err := server.New(server.Config{
-		Logger:        log,
-		PublicBaseURL: publicBase,
-		Discovery: server.DiscoveryConfig{
-			Enabled: cfg.Discovery,
+	// The MCP and A2A endpoints, then the index and discovery documents,
+	// which describe every route before them.
+	mounts := []server.Mount{
+		agents.MCP{DisableLocalhostProtection: cfg.MCPNoLocalhostProtection, TrustedOrigins: splitList(cfg.MCPTrustedOrigins)},
+		agents.A2A{},
+	}
+	if cfg.Discovery {
+		mounts = append(mounts, discovery.Documents{
 			Provider: discovery.Provider{ID: cfg.ProviderURL, Name: cfg.ProviderName,
 				Contact: cfg.ProviderEmail, URL: cfg.ProviderURL},
 			Homepage: cfg.HomepageURL, Terms: cfg.TermsURL, Privacy: cfg.PrivacyURL,
-			Repository: server.DefaultRepository,
-		},
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		AdminKey:     cfg.AdminKey,
-		Metrics:      metricsRoute,
-		Observers:    []func(*http.Request, string, int, time.Duration){m.ObserveRequest},
-		Paywall:      gate,
-		Commerce:     server.CommerceConfig{Cashier: gate.Cashier()},
-		Niche:        catalogue,
-		Claims:       server.ClaimsConfig{Engine: verify.engine, Prefix: cfg.ClaimsPrefix, ServiceSlug: cfg.ClaimsServiceSlug},
-		Mounts: []server.Mount{
-			agents.MCP{DisableLocalhostProtection: cfg.MCPNoLocalhostProtection, TrustedOrigins: splitList(cfg.MCPTrustedOrigins)},
-			agents.A2A{},
-		},
-		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: []string{cfg.ClaimsPrefix}},
+			Repository: discovery.DefaultRepository,
+		})
+	}
+	h, err := server.New(server.Config{
+		Logger:        log,
+		PublicBaseURL: publicBase,
+		MaxBodyBytes:  cfg.MaxBodyBytes,
+		AdminKey:      cfg.AdminKey,
+		Metrics:       metricsRoute,
+		Observers:     []func(*http.Request, string, int, time.Duration){m.ObserveRequest},
+		Paywall:       gate,
+		Commerce:      server.CommerceConfig{Cashier: gate.Cashier()},
+		Niche:         catalogue,
+		Claims:        server.ClaimsConfig{Engine: verify.engine, Prefix: cfg.ClaimsPrefix, ServiceSlug: cfg.ClaimsServiceSlug},
+		Mounts:        mounts,
+		Snapshots:     server.SnapshotsConfig{Service: verify.snapshots, Prefixes: snapshotPrefixes(cfg)},
 		Subscriptions: server.SubscriptionConfig{Service: subs},
 		// Each check is documented in ready.go.
 		Ready: map[string]func(context.Context) error{
@@ -271,11 +276,17 @@ func listen(flagName, env, addr string) (net.Listener, error) {
 }
 
 // purgeLoop deletes expired verifications and snapshots (and their
-// unreferenced content) every interval, starting at once.
-func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *verification) {
+// unreferenced content) every interval, starting at once, after releasing
+// the evidence captures no niche evaluation needs any more.
+func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *verification, cat *niche.Engine) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
+		if n, err := cat.ReleaseEvidence(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("release niche evidence captures", "err", err)
+		} else if n > 0 {
+			log.Info("released niche evidence captures", "count", n)
+		}
 		if n, err := v.engine.PurgeExpired(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("purge verifications", "err", err)
 		} else if n > 0 {
@@ -292,6 +303,17 @@ func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *ve
 		case <-t.C:
 		}
 	}
+}
+
+// snapshotPrefixes are the service prefixes of the snapshot routes: the
+// claims' (whose verifications cite snapshots) and the niche catalogue's
+// (whose evidence is captured), when it is another one.
+func snapshotPrefixes(cfg *config) []string {
+	p := []string{cfg.ClaimsPrefix}
+	if cfg.NichePrefix != "" && cfg.NichePrefix != cfg.ClaimsPrefix {
+		p = append(p, cfg.NichePrefix)
+	}
+	return p
 }
 
 // splitList splits a comma-separated setting, dropping empty entries.

@@ -140,14 +140,22 @@ func isHTTPURL(s string) bool {
 }
 
 func (c *config) checkClaims(p *problems) {
-	switch c.Provider {
-	case "auto", "corpus":
-	case "openai":
-		if c.OpenAIKey == "" {
+	seen := map[string]bool{}
+	for _, name := range c.providers() {
+		switch {
+		case seen[name]:
+			p.add("provider", "ASSAY_PROVIDER", "%q is listed twice", name)
+		case name == "openai" && c.OpenAIKey == "":
 			p.add("provider", "ASSAY_PROVIDER", "openai needs OPENAI_API_KEY, which is not set")
+		case name == "anthropic" && c.AnthropicKey == "":
+			p.add("provider", "ASSAY_PROVIDER", "anthropic needs ANTHROPIC_API_KEY, which is not set")
+		case name != "openai" && name != "anthropic":
+			p.add("provider", "ASSAY_PROVIDER", "%q is not auto, corpus, or a comma-separated list of openai and anthropic", c.Provider)
 		}
-	default:
-		p.add("provider", "ASSAY_PROVIDER", "%q is not auto, openai or corpus", c.Provider)
+		seen[name] = true
+	}
+	if c.AnthropicBaseURL != "" && !isHTTPURL(c.AnthropicBaseURL) {
+		p.add("anthropic-base-url", "ASSAY_ANTHROPIC_BASE_URL", "%q is not an absolute http(s) URL", c.AnthropicBaseURL)
 	}
 	if c.OpenAIBaseURL != "" && !isHTTPURL(c.OpenAIBaseURL) {
 		p.add("openai-base-url", "ASSAY_OPENAI_BASE_URL", "%q is not an absolute http(s) URL", c.OpenAIBaseURL)

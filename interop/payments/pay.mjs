@@ -1,5 +1,5 @@
 // Pays a dev-mode assay server with the official clients and reports one
-// JSON line per (client, target). Run by server/interop_payments_test.go:
+// JSON line per (client, target). Run by discovery/interop_payments_test.go:
 //
 //   node pay.mjs '<config JSON>'
 //

@@ -14,6 +14,21 @@
 // drafts fixed operation ids, so loading again — after a restart, on
 // another instance, days later — stores nothing new (stored signals keep
 // the dates of their first load).
+//
+// Each evaluation's per-criterion rationale (rationale.json, keyed by the
+// draft's operation id) is a level phrase for the criterion's value
+// followed, where one exists, by the sentence of the evaluation notes
+// that speaks to that criterion; the others state what the linked
+// evidence shows. Load applies it as a revision of its own ("demo
+// catalogue: per-criterion rationale") to every demo evaluation still at
+// its first revision without one, so that catalogues loaded before the
+// rationale existed get it too, and the drafts of the file (and their
+// operations' request hashes) stay as they were.
+//
+// ServePages serves an illustrative page at every signal's source URL on
+// loopback over TLS, for the snapshot service that captures the demo's
+// evidence (see Pages): the demo's full evaluations then list each signal
+// with its capture, hashes and snapshot id.
 package nichedemo
 
 import (
@@ -30,6 +45,9 @@ import (
 
 //go:embed catalogue.jsonl
 var catalogue []byte
+
+//go:embed rationale.json
+var rationaleJSON []byte
 
 // Anchor is the date the embedded file is written as of.
 var anchor = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
@@ -97,7 +115,59 @@ func Load(ctx context.Context, e *niche.Engine, opts *Options) (*niche.ImportRep
 	if rep.DraftsFailed > 0 {
 		return rep, fmt.Errorf("nichedemo: %d demo evaluations could not be stored", rep.DraftsFailed)
 	}
+	if err := applyRationale(ctx, e, data, rep); err != nil {
+		return rep, err
+	}
 	return rep, nil
+}
+
+// applyRationale revises every demo evaluation still at revision 1
+// without a rationale to carry the rationale of rationale.json.
+func applyRationale(ctx context.Context, e *niche.Engine, data []byte, rep *niche.ImportReport) error {
+	var reasons map[string]niche.DraftRationale
+	if err := json.Unmarshal(rationaleJSON, &reasons); err != nil {
+		return fmt.Errorf("nichedemo: embedded rationale: %w", err)
+	}
+	type draftLine struct {
+		Type        string      `json:"type"`
+		OperationID string      `json:"operationId"`
+		Draft       niche.Draft `json:"draft"`
+	}
+	drafts := map[int]draftLine{} // by line number, as the report counts them
+	n := 0
+	for line := range bytes.Lines(data) {
+		n++
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var d draftLine
+		if err := json.Unmarshal(line, &d); err != nil {
+			return fmt.Errorf("nichedemo: catalogue line %d: %w", n, err)
+		}
+		if d.Type == "draft" {
+			drafts[n] = d
+		}
+	}
+	for _, l := range rep.Lines {
+		d, ok := drafts[l.Line]
+		r, has := reasons[d.OperationID]
+		if !ok || !has || l.ID == "" {
+			continue
+		}
+		cur, err := e.Evaluation(ctx, l.ID)
+		if err != nil {
+			return fmt.Errorf("nichedemo: %w", err)
+		}
+		if cur.Revision != 1 || cur.Rationale != (niche.Rationale{}) {
+			continue // already given, or changed by a curator since
+		}
+		d.Draft.Rationale = &r
+		op := niche.Op{ID: d.OperationID + ":rationale", Actor: "assay demo", Reason: "demo catalogue: per-criterion rationale"}
+		if _, err := e.Revise(ctx, l.ID, 1, op, d.Draft); err != nil {
+			return fmt.Errorf("nichedemo: rationale of %s: %w", l.ID, err)
+		}
+	}
+	return nil
 }
 
 // Sources describes the origins of the demonstration signals, for

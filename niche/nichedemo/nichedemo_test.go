@@ -52,22 +52,7 @@ func TestLoadIsIdempotentAndMeaningful(t *testing.T) {
 	if len(list.Previews) != rep.DraftsCreated {
 		t.Fatalf("%d listed, %d created", len(list.Previews), rep.DraftsCreated)
 	}
-	categories := map[string]bool{}
-	trends := map[string]int{}
-	for _, p := range list.Previews {
-		categories[niche.CategoryKey(p.Category)] = true
-		ev, err := e.Published(ctx, p.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		trends[ev.Trend.Direction]++
-		if ev.EvidenceSummary.NewestObservedAt.After(now) || now.Sub(*ev.EvidenceSummary.OldestObservedAt) > 91*24*time.Hour {
-			t.Errorf("%s: evidence outside the last 90 days: %v..%v", p.ID, ev.EvidenceSummary.OldestObservedAt, ev.EvidenceSummary.NewestObservedAt)
-		}
-		if ev.EvidenceSummary.DemandSignalCount < 3 || ev.EvidenceSummary.IndependentSourceCount < 2 {
-			t.Errorf("%s below the floor: %+v", p.ID, ev.EvidenceSummary)
-		}
-	}
+	categories, trends := checkListed(t, e, list.Previews, now)
 	if len(categories) < 8 {
 		t.Errorf("%d categories", len(categories))
 	}
@@ -88,4 +73,28 @@ func TestLoadIsIdempotentAndMeaningful(t *testing.T) {
 		t.Fatalf("search: %+v %v", res, err)
 	}
 	t.Logf("%d evaluations, %d signals, %d categories, trends %v", rep.DraftsCreated, rep.SignalsCreated, len(categories), trends)
+}
+
+// checkListed checks the evidence of every listed evaluation (within the
+// last 90 days, at the floor) and returns the categories and trends seen.
+func checkListed(t *testing.T, e *niche.Engine, previews []niche.Preview, now time.Time) (map[string]bool, map[string]int) {
+	t.Helper()
+	ctx := context.Background()
+	categories := map[string]bool{}
+	trends := map[string]int{}
+	for _, p := range previews {
+		categories[niche.CategoryKey(p.Category)] = true
+		ev, err := e.Published(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trends[ev.Trend.Direction]++
+		if ev.EvidenceSummary.NewestObservedAt.After(now) || now.Sub(*ev.EvidenceSummary.OldestObservedAt) > 91*24*time.Hour {
+			t.Errorf("%s: evidence outside the last 90 days: %v..%v", p.ID, ev.EvidenceSummary.OldestObservedAt, ev.EvidenceSummary.NewestObservedAt)
+		}
+		if ev.EvidenceSummary.DemandSignalCount < 3 || ev.EvidenceSummary.IndependentSourceCount < 2 {
+			t.Errorf("%s below the floor: %+v", p.ID, ev.EvidenceSummary)
+		}
+	}
+	return categories, trends
 }

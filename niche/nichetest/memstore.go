@@ -13,6 +13,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/internal/memstore"
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/snapshot"
 )
 
 // MemStore is an in-memory niche.Store: signals, evaluations with their
@@ -30,6 +31,11 @@ import (
 // The zero value is not usable: call NewMemStore. Safe for concurrent use;
 // it is one process's store.
 type MemStore struct {
+	// Language is the word rules of its search (niche.Language; empty
+	// means English). Set it before use, to the engine's
+	// niche.Options.Language.
+	Language niche.Language
+
 	mu          sync.Mutex
 	signals     map[string]*niche.Signal
 	byExternal  map[[2]string]string // (origin, external id) → signal id
@@ -42,8 +48,16 @@ type MemStore struct {
 }
 
 type memEvaluation struct {
-	rec niche.Record
-	seq int64
+	rec    niche.Record
+	seq    int64
+	fields *memFields // the search text of rec, computed on first search
+}
+
+// memFields is the search text of a record and the text it was computed
+// from.
+type memFields struct {
+	src [5]string
+	f   niche.SearchFields
 }
 
 type memOperation struct {
@@ -75,7 +89,63 @@ func storedSignal(s niche.Signal) *niche.Signal {
 	if len(s.Engagement) == 0 {
 		s.Engagement = nil
 	}
+	s.Snapshot = nil // captures are recorded by SetSignalSnapshots only
 	return &s
+}
+
+// storedSnapshot is a capture record as the stores keep it: the
+// documented fields, times at microseconds.
+func storedSnapshot(s *snapshot.Snapshot) *snapshot.Snapshot {
+	if s == nil {
+		return nil
+	}
+	c := s.Clone()
+	c.Text, c.Exchange, c.Normalization, c.Charset = "", nil, "", ""
+	c.RetrievedAt = memstore.Time(c.RetrievedAt)
+	return c
+}
+
+// SetSignalSnapshots implements niche.EvidenceStore.
+func (m *MemStore) SetSignalSnapshots(ctx context.Context, snaps map[string]*snapshot.Snapshot) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, snap := range snaps {
+		if s, ok := m.signals[id]; ok && snap != nil {
+			s.Snapshot = storedSnapshot(snap)
+		}
+	}
+	return nil
+}
+
+// ReleaseSignalSnapshots implements niche.EvidenceStore.
+func (m *MemStore) ReleaseSignalSnapshots(ctx context.Context, scope []string, limit int) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	needed := map[string]bool{}
+	for _, ev := range m.evals {
+		if ev.rec.Status != niche.StatusWithdrawn {
+			for _, id := range ev.rec.SignalIDs {
+				needed[id] = true
+			}
+		}
+	}
+	ids := slices.Sorted(maps.Keys(m.signals))
+	if scope != nil {
+		ids = slices.Sorted(slices.Values(scope))
+		ids = slices.Compact(ids)
+	}
+	out := []string{}
+	for _, id := range ids {
+		s := m.signals[id]
+		if len(out) >= limit {
+			break
+		}
+		if s != nil && s.Snapshot != nil && (s.State == niche.StateRejected || !needed[id]) {
+			out = append(out, s.Snapshot.ID)
+			s.Snapshot = nil
+		}
+	}
+	return out, nil
 }
 
 // storedTimePtr returns a copy of t in stored form (nil for nil or zero).
@@ -93,6 +163,7 @@ func copySignal(s *niche.Signal) niche.Signal {
 	c := *s
 	c.Engagement = maps.Clone(s.Engagement)
 	c.ModeratedAt = storedTimePtr(s.ModeratedAt)
+	c.Snapshot = s.Snapshot.Clone()
 	return c
 }
 
@@ -508,7 +579,7 @@ func (m *MemStore) matches(q niche.Query, full bool, categoryKey string) []*memE
 		if e.rec.Status != niche.StatusPublished || categoryKey != "" && e.rec.CategoryKey() != categoryKey {
 			continue
 		}
-		c := candidate(&e.rec, full)
+		c := m.candidate(e, full)
 		if slices.IndexFunc(q.Tokens, func(w string) bool { return !hasWord(&c, w) }) < 0 {
 			out = append(out, e)
 		}
@@ -518,9 +589,15 @@ func (m *MemStore) matches(q niche.Query, full bool, categoryKey string) []*memE
 }
 
 // candidate returns r as a search candidate at a level: its indexed text
-// (niche.SearchFields) and its listing without the signal count.
-func candidate(r *niche.Record, full bool) niche.Candidate {
-	f := r.SearchFields()
+// (niche.SearchFields in the store's language, kept with e while its text
+// is unchanged) and its listing without the signal count. m.mu is held.
+func (m *MemStore) candidate(e *memEvaluation, full bool) niche.Candidate {
+	r := &e.rec
+	src := [5]string{r.Title, r.Problem, r.Buyer, r.Category, r.SolutionHypothesis}
+	if e.fields == nil || e.fields.src != src {
+		e.fields = &memFields{src: src, f: r.SearchFields(m.Language.Or())}
+	}
+	f := e.fields.f
 	c := niche.Candidate{ID: r.ID, Score: r.Score, UpdatedAt: r.UpdatedAt, Title: f.Title, Body: f.Preview, Listing: r.Listing()}
 	if full {
 		c.Body, c.Extra = f.Body, f.Extra
@@ -545,6 +622,9 @@ func byListOrder(sort string) func(a, b *memEvaluation) int {
 		return cmp.Or(c, b.rec.UpdatedAt.Compare(a.rec.UpdatedAt), cmp.Compare(a.rec.ID, b.rec.ID))
 	}
 }
+
+// SearchLanguage implements niche.LanguageReporter.
+func (m *MemStore) SearchLanguage() niche.Language { return m.Language.Or() }
 
 // ListPublished implements niche.CatalogueStore.
 func (m *MemStore) ListPublished(ctx context.Context, q niche.ListQuery) ([]niche.Listing, error) {
@@ -582,11 +662,11 @@ func (m *MemStore) SearchCandidates(ctx context.Context, q niche.CandidateQuery)
 	}
 	m.mu.Lock()
 	found := m.matches(q.Query, q.Full, q.CategoryKey)
-	m.mu.Unlock()
 	cands := make([]niche.Candidate, len(found))
 	for i, e := range found {
-		cands[i] = candidate(&e.rec, q.Full)
+		cands[i] = m.candidate(e, q.Full)
 	}
+	m.mu.Unlock()
 	if len(cands) <= q.Limit {
 		return cands, false, nil
 	}
@@ -607,10 +687,21 @@ func (m *MemStore) SearchCandidates(ctx context.Context, q niche.CandidateQuery)
 		}
 		return cmp.Or(c, b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(a.ID, b.ID))
 	})
-	return cands[:q.Limit], true, nil
+	return cands[:q.Ranked()], true, nil
 }
 
 // ---- Quota ----
+
+// ReturnQuota implements niche.QuotaStore.
+func (m *MemStore) ReturnQuota(ctx context.Context, caller string, day int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := memQuotaKey{caller, day}
+	if m.quota[key] > 0 {
+		m.quota[key]--
+	}
+	return nil
+}
 
 // TakeQuota implements niche.QuotaStore.
 func (m *MemStore) TakeQuota(ctx context.Context, caller string, day int64, limit int) (int, bool, error) {

@@ -8,6 +8,8 @@
 //   - MemSubscriptions, an in-memory niche.SubscriptionStore, and
 //     TestSubscriptionStore and TestSubscriptionStoreShared, its suites;
 //   - Subscribers, an in-memory niche.Subscribers;
+//   - Capturer, a niche.Capturer that fetches nothing (pages from a table,
+//     every other URL a 404) and keeps the holds;
 //   - Clock, a deterministic clock.
 //
 // Nothing here opens a database: a test of code built on the catalogue

@@ -39,6 +39,7 @@ func TestStore(t *testing.T, open StoreOpener) {
 	t.Run("SearchGoldenCached", func(t *testing.T) { testNicheSearchGolden(t, open, &niche.Options{SearchCacheTTL: time.Hour}) })
 	t.Run("SearchTruncated", func(t *testing.T) { testNicheSearchTruncated(t, open) })
 	t.Run("SearchBruteForce", func(t *testing.T) { testNicheSearchBruteForce(t, open) })
+	t.Run("SearchWordForms", func(t *testing.T) { testNicheSearchWordForms(t, open) })
 	t.Run("ConcurrentRevisions", func(t *testing.T) { testNicheConcurrentRevisions(t, open) })
 	t.Run("ConcurrentOperation", func(t *testing.T) { testNicheConcurrentOperation(t, open) })
 	t.Run("Quota", func(t *testing.T) { testNicheQuota(t, open) })
@@ -48,6 +49,9 @@ func TestStore(t *testing.T, open StoreOpener) {
 	t.Run("RejectionRace", func(t *testing.T) { testNicheRejectionRace(t, open) })
 	t.Run("AccessLevels", func(t *testing.T) { testNicheAccessLevels(t, open) })
 	t.Run("Rescore", func(t *testing.T) { testNicheRescore(t, open) })
+	t.Run("EvidenceCapture", func(t *testing.T) { testNicheEvidenceCapture(t, open) })
+	t.Run("EvidenceLifecycle", func(t *testing.T) { testNicheEvidenceLifecycle(t, open) })
+	t.Run("Rationale", func(t *testing.T) { testNicheRationale(t, open) })
 }
 
 // Clock is a deterministic clock for tests: every call advances it by
@@ -849,7 +853,7 @@ func bruteHits(recs []*niche.Record, raw, sort string, full bool) []bruteHit {
 	q := niche.ParseQuery(raw)
 	var hits []bruteHit
 	for _, r := range recs {
-		f := r.SearchFields()
+		f := r.SearchFields(niche.English)
 		c := niche.Candidate{Title: f.Title, Body: f.Preview}
 		if full {
 			c.Body, c.Extra = f.Body, f.Extra
@@ -1057,6 +1061,25 @@ func testNicheQuota(t *testing.T, open StoreOpener) {
 		if wantOK := i <= 3; ok != wantOK || used != min(i, 3) {
 			t.Fatalf("take %d: used %d ok %v", i, used, ok)
 		}
+	}
+	// A use given back can be taken again, on that day only.
+	if err := st.ReturnQuota(ctx, "ip:a", day); err != nil {
+		t.Fatal(err)
+	}
+	if used, ok, err := st.TakeQuota(ctx, "ip:a", day, 3); err != nil || !ok || used != 3 {
+		t.Fatalf("take after a return: used %d ok %v %v", used, ok, err)
+	}
+	if used, ok, err := st.TakeQuota(ctx, "ip:a", day, 3); err != nil || ok || used != 3 {
+		t.Fatalf("take past the limit after a return: used %d ok %v %v", used, ok, err)
+	}
+	// Never below zero: returning more than was taken gives nothing extra.
+	for range 2 {
+		if err := st.ReturnQuota(ctx, "ip:z", day); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if used, ok, err := st.TakeQuota(ctx, "ip:z", day, 1); err != nil || !ok || used != 1 {
+		t.Fatalf("take after returns of nothing: used %d ok %v %v", used, ok, err)
 	}
 	if used, ok, err := st.TakeQuota(ctx, "ip:b", day, 3); err != nil || !ok || used != 1 {
 		t.Fatalf("other caller: %d %v %v", used, ok, err)

@@ -322,10 +322,16 @@ func testNicheAccessLevels(t *testing.T, open StoreOpener) {
 			}
 		}
 	}
-	// A preview's relevance depends on the preview's text only.
-	res, err := e.Search(ctx, niche.SearchOptions{Query: "greenhouses"})
-	if err != nil || len(res.Relevance) != 1 || res.Relevance[0] != 8 {
-		t.Fatalf("preview relevance %v %v, want [8] (title only)", res.Relevance, err)
+	// A preview's relevance depends on the preview's text only: the
+	// title and the teaser (its Greenhouse has greenhouses' stem), not
+	// the hidden marmalade.
+	res, err := e.Search(ctx, niche.SearchOptions{Query: "greenhouses marmalade", Full: true})
+	if err != nil || len(res.Relevance) != 1 || res.Relevance[0] != 14 {
+		t.Fatalf("full relevance %v %v, want [14] (title and body, body)", res.Relevance, err)
+	}
+	res, err = e.Search(ctx, niche.SearchOptions{Query: "greenhouses"})
+	if err != nil || len(res.Relevance) != 1 || res.Relevance[0] != 11 {
+		t.Fatalf("preview relevance %v %v, want [11] (title and teaser)", res.Relevance, err)
 	}
 }
 

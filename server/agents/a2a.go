@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
@@ -117,7 +118,8 @@ type A2A struct {
 	// streams.
 	Cashier *payment.Cashier
 	// DefaultTier is the tier of messages that name none; "" means
-	// standard.
+	// standard (or, when ClaimsConfig.Tiers leaves it out, the first tier
+	// sold).
 	DefaultTier string
 	// TaskTTL is how long this instance keeps a task's history and live
 	// state in memory after its last change; 0 means one hour.
@@ -185,11 +187,24 @@ func newA2AHandler(s *server.Server, cfg A2A) (*a2aHandler, error) {
 	}
 	h := &a2aHandler{s: s, pay: billingFor(s, cfg.Cashier), base: base, deflt: cfg.DefaultTier,
 		send: map[string]http.Handler{}, senders: map[string]*a2aSend{}}
+	offers := s.TierOffers()
 	if h.deflt == "" {
+		// standard, or the first tier sold when the host sells a subset.
 		h.deflt = claims.Standard
+		if _, ok := offers[h.deflt]; !ok {
+			for _, t := range claims.Tiers() {
+				if _, ok := offers[t.Name]; ok {
+					h.deflt = t.Name
+					break
+				}
+			}
+		}
 	}
 	if _, ok := claims.TierByName(h.deflt); !ok {
 		return nil, errorf("a2a: unknown default tier %q", cfg.DefaultTier)
+	}
+	if _, ok := offers[h.deflt]; !ok {
+		return nil, errorf("a2a: default tier %q is not sold (ClaimsConfig.Tiers)", h.deflt)
 	}
 	h.gate, _ = s.Config().Paywall.(*payment.Gate)
 	ttl, maxTasks := cfg.TaskTTL, cfg.MaxTasks
@@ -335,14 +350,14 @@ func (h *a2aHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the HTTP body and the MCP tools, for any tier — and the tier chosen with
 // metadata.tier.
 func a2aInputSchema() (json.RawMessage, error) {
-	claim, err := server.InlineShape("ClaimVerificationRequest")
+	claim, err := inputschema.Inline("ClaimVerificationRequest")
 	if err != nil {
 		return nil, err
 	}
 	defs, _ := claim["$defs"].(map[string]any)
 	delete(claim, "$defs")
 	delete(claim, "$schema")
-	server.WithClaimRules(claim, nil)
+	inputschema.WithClaimRules(claim, nil)
 	text := map[string]any{"type": "object", "required": []string{"text"}, "properties": map[string]any{"text": map[string]any{"type": "string"}},
 		"description": "Text parts are joined with newlines into the claim."}
 	data := map[string]any{"type": "object", "required": []string{"data"}, "properties": map[string]any{"data": claim},

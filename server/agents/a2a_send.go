@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/assaykit/assay/claims"
-	"github.com/assaykit/assay/discovery"
+	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
@@ -23,7 +23,7 @@ import (
 
 // a2aTierKey is the member of SendMessage params.metadata that chooses the
 // tier.
-const a2aTierKey = discovery.A2ATierKey
+const a2aTierKey = inputschema.A2ATierKey
 
 // a2aJob is a checked SendMessage or SendStreamingMessage request.
 type a2aJob struct {

@@ -6,10 +6,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // MCPConfig configures the MCP endpoints: the Model Context Protocol over

@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // BenchmarkTransports pays for the same standard verification through

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/payment"
@@ -19,6 +17,7 @@ import (
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // devEnv is a full server with the real payment processor in dev mode:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
@@ -50,9 +51,8 @@ type envOptions struct {
 	// search, when set, is the engine's provider (provider still counts
 	// calls when search wraps it).
 	search claims.SearchProvider
-	// paywall replaces the gate (nil keeps the gate; use noPaywall for none).
+	// paywall replaces the gate (nil keeps the gate).
 	paywall payment.Paywall
-	noGate  bool
 	// niche loads the demo catalogue and serves niche discovery.
 	niche bool
 	// config edits the server configuration before New.
@@ -129,7 +129,7 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 	switch {
 	case o.paywall != nil:
 		cfg.Paywall = o.paywall
-	case !o.noGate:
+	default:
 		cfg.Paywall = env.gate
 	}
 	if o.config != nil {
@@ -281,24 +281,31 @@ type Config struct {
 }
 
 type (
-	Server          = server.Server
-	ClaimsConfig    = server.ClaimsConfig
-	CommerceConfig  = server.CommerceConfig
-	NicheConfig     = server.NicheConfig
-	DiscoveryConfig = server.DiscoveryConfig
-	MCPConfig       = MCP
-	A2AConfig       = A2A
+	Server         = server.Server
+	ClaimsConfig   = server.ClaimsConfig
+	CommerceConfig = server.CommerceConfig
+	NicheConfig    = server.NicheConfig
+	MCPConfig      = MCP
+	A2AConfig      = A2A
 )
+
+// DiscoveryConfig mounts the discovery documents when Enabled (the index
+// is always mounted, as it was when it was part of server).
+type DiscoveryConfig struct {
+	Enabled       bool
+	PublicBaseURL string
+}
 
 // New builds the server of c.
 func New(c Config) (*Server, error) {
 	cfg := server.Config{Paywall: c.Paywall, PublicBaseURL: c.PublicBaseURL, Claims: c.Claims, Commerce: c.Commerce,
-		Niche: c.Niche, Discovery: c.Discovery, AdminKey: c.AdminKey}
+		Niche: c.Niche, AdminKey: c.AdminKey}
 	if !c.NoMCP {
 		cfg.Mounts = append(cfg.Mounts, c.MCP)
 	}
 	if !c.NoA2A {
 		cfg.Mounts = append(cfg.Mounts, c.A2A)
 	}
+	cfg.Mounts = append(cfg.Mounts, discovery.Documents{IndexOnly: !c.Discovery.Enabled, PublicBaseURL: c.Discovery.PublicBaseURL})
 	return server.New(cfg)
 }

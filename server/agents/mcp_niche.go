@@ -18,12 +18,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // nicheRoutes are the niche routes the MCP niche tools run in-process:
@@ -279,11 +279,11 @@ func nicheToolSchemas() (search, get json.RawMessage, err error) {
 		return map[string]any{"type": "boolean", "default": false,
 			"description": "Return " + what + " (paid) instead of the preview (free)."}
 	}
-	sq, err := server.InlineShape("NicheSearchQuery")
+	sq, err := inputschema.Inline("NicheSearchQuery")
 	if err != nil {
 		return nil, nil, errorf("mcp: %v", err)
 	}
-	server.DescribeProps(sq, map[string]string{
+	inputschema.Describe(sq, map[string]string{
 		"q":        "Search text; every word must match (at least three characters).",
 		"category": "Only this category (case-insensitive).",
 		"sort":     "Tie-break after relevance.",
@@ -296,7 +296,7 @@ func nicheToolSchemas() (search, get json.RawMessage, err error) {
 		return nil, nil, err
 	}
 	var id map[string]any
-	if err := json.Unmarshal(server.PathParamSchemas()["niche_id"], &id); err != nil {
+	if err := json.Unmarshal(inputschema.PathParams()["niche_id"], &id); err != nil {
 		return nil, nil, errorf("mcp: niche_id schema: %v", err)
 	}
 	gq := map[string]any{"type": "object", "title": "get_niche arguments", "additionalProperties": false, "required": []string{"niche_id"},

@@ -9,13 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
-	"github.com/assaykit/assay/server"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // a published niche of the demo catalogue.
@@ -211,7 +210,7 @@ func TestMCPNicheToolSchemasFollowTheRoutes(t *testing.T) {
 		schemas[tl.Name] = m
 	}
 	// search_niches: NicheSearchQuery's properties and required list.
-	shape, err := server.InlineShape("NicheSearchQuery")
+	shape, err := inputschema.Inline("NicheSearchQuery")
 	if err != nil {
 		t.Fatal(err)
 	}

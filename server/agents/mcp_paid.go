@@ -11,14 +11,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // _meta keys of the MCP transport.

@@ -11,13 +11,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/server"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const testClaim = "Exampleton raised its minimum wage to $18.00 per hour, effective 1 November 2026."
@@ -434,10 +434,19 @@ func TestMCPIdempotency(t *testing.T) {
 	}
 }
 
-// Without a charging paywall paid tools say so; under payment.Free they
-// run without charge.
+// otherPaywall is a paywall that is neither a *payment.Gate nor
+// payment.Free: MCP cannot charge through it.
+type otherPaywall struct{}
+
+func (otherPaywall) Gate(_ payment.Offer, h http.Handler) http.Handler { return h }
+
+// Without a charging paywall paid tools say so (a server with no paywall
+// at all is refused by New); under payment.Free they run without charge.
 func TestMCPPaywalls(t *testing.T) {
-	env := newPaidEnv(t, &envOptions{noGate: true})
+	if _, err := New(Config{Claims: ClaimsConfig{Engine: newPaidEnv(t, nil).eng}}); !errors.Is(err, server.ErrNoPaywall) {
+		t.Fatalf("no paywall: %v", err)
+	}
+	env := newPaidEnv(t, &envOptions{paywall: otherPaywall{}})
 	r := callTool(t, env.mcpSession("/mcp", nil), "verify_claim", map[string]any{"claim": testClaim}, nil)
 	if !r.IsError || metaNumber(r, metaStatus) != 503 || structured(t, r)["detail"] != "Payments are not configured" {
 		t.Fatalf("no paywall: %v", r.Meta)

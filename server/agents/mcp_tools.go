@@ -8,12 +8,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // addTools registers every tool. The SDK panics on a malformed tool; the
@@ -193,7 +193,7 @@ func (ms *mcpServer) listTiers(ctx context.Context, req *mcp.CallToolRequest) (*
 // never sees our types. The manifest publishes the same schema for the
 // tool (see mcpServer.toolDefs).
 func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
-	out, err := server.InlineShape("ClaimVerificationRequest")
+	out, err := inputschema.Inline("ClaimVerificationRequest")
 	if err != nil {
 		return nil, errorf("mcp: %v", err)
 	}
@@ -213,7 +213,7 @@ func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
 		"includeConflicts": "Report conflicting evidence.",
 		"language":         "Language of the answer (a BCP 47 tag, or auto).",
 	}
-	server.DescribeProps(out, descriptions)
+	inputschema.Describe(out, descriptions)
 	capAt := func(field, key string, limit int) {
 		p, ok := props[field].(map[string]any)
 		if !ok {
@@ -229,6 +229,6 @@ func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
 			capAt("maxSources", "default", t.MaxCitedSources)
 		}
 	}
-	server.WithClaimRules(out, &t)
+	inputschema.WithClaimRules(out, &t)
 	return httpjson.Marshal(out)
 }

@@ -7,11 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/internal/testenv"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/google/go-cmp/cmp"
 )
 
 // openapiDir holds the pinned openapi-typescript, openapi-fetch and

@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store/storetest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // testClock is a payment clock that a test moves forward.

@@ -30,13 +30,44 @@ import (
 )
 
 // MemStore is an in-memory snapshot.Store.
+// It is a snapshot.HoldStore.
 type MemStore struct {
-	mu   sync.Mutex
-	recs map[string]*snapshot.Snapshot
+	mu    sync.Mutex
+	recs  map[string]*snapshot.Snapshot
+	holds map[string]bool
 }
 
 // NewMemStore returns an empty store.
-func NewMemStore() *MemStore { return &MemStore{recs: map[string]*snapshot.Snapshot{}} }
+func NewMemStore() *MemStore {
+	return &MemStore{recs: map[string]*snapshot.Snapshot{}, holds: map[string]bool{}}
+}
+
+// HoldSnapshots implements snapshot.HoldStore.
+func (m *MemStore) HoldSnapshots(ctx context.Context, ids []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range ids {
+		m.holds[id] = true
+	}
+	return nil
+}
+
+// SnapshotHeld implements snapshot.HoldStore.
+func (m *MemStore) SnapshotHeld(ctx context.Context, id string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holds[id], nil
+}
+
+// ReleaseSnapshots implements snapshot.HoldStore.
+func (m *MemStore) ReleaseSnapshots(ctx context.Context, ids []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range ids {
+		delete(m.holds, id)
+	}
+	return nil
+}
 
 // InsertSnapshot implements snapshot.Store.
 func (m *MemStore) InsertSnapshot(ctx context.Context, s *snapshot.Snapshot) error {
@@ -86,7 +117,7 @@ func (m *MemStore) DeleteSnapshotsBefore(ctx context.Context, t time.Time) (int6
 	defer m.mu.Unlock()
 	var n int64
 	for id, s := range m.recs {
-		if s.RetrievedAt.Before(t) {
+		if s.RetrievedAt.Before(t) && !m.holds[id] {
 			delete(m.recs, id)
 			n++
 		}

@@ -70,6 +70,59 @@ func TestStore(t *testing.T, open func(t *testing.T) snapshot.Store) {
 	t.Run("NotFound", func(t *testing.T) { storeNotFound(t, open) })
 	t.Run("PurgeAndReferences", func(t *testing.T) { storePurgeAndReferences(t, open, at) })
 	t.Run("Concurrent", func(t *testing.T) { storeConcurrent(t, open, at) })
+	if _, ok := open(t).(snapshot.HoldStore); ok {
+		t.Run("Holds", func(t *testing.T) { storeHolds(t, open, at) })
+	}
+}
+
+// storeHolds checks that a held record survives a purge that reaches it,
+// keeps its content in use, and is purged once released.
+func storeHolds(t *testing.T, open func(t *testing.T) snapshot.Store, at time.Time) {
+	ctx := context.Background()
+	st := open(t)
+	h := st.(snapshot.HoldStore)
+	old := sampleSnapshots(at)
+	for _, s := range old {
+		if err := st.InsertSnapshot(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := old[0]
+	unknown := ids.New(ids.Snapshot)
+	if err := h.HoldSnapshots(ctx, []string{held.ID, held.ID, unknown}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.HoldSnapshots(ctx, []string{held.ID}); err != nil {
+		t.Fatalf("holding again: %v", err)
+	}
+	if yes, err := h.SnapshotHeld(ctx, held.ID); err != nil || !yes {
+		t.Fatalf("held record reported not held: %v", err)
+	}
+	if yes, err := h.SnapshotHeld(ctx, old[1].ID); err != nil || yes {
+		t.Fatalf("record never held reported held: %v", err)
+	}
+	n, err := st.DeleteSnapshotsBefore(ctx, at.Add(time.Hour))
+	if err != nil || n != int64(len(old)-1) {
+		t.Fatalf("purge with one hold deleted %d (%v), want %d", n, err, len(old)-1)
+	}
+	if _, err := st.GetSnapshot(ctx, held.ID); err != nil {
+		t.Fatalf("held record purged: %v", err)
+	}
+	if used, err := st.SnapshotBlobInUse(ctx, *held.RawSHA256); err != nil || !used {
+		t.Fatalf("content of a held record reported unused: %v %v", used, err)
+	}
+	if err := h.ReleaseSnapshots(ctx, []string{held.ID, unknown}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.DeleteSnapshotsBefore(ctx, at.Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("purge after release deleted %d (%v), want 1", n, err)
+	}
+	if _, err := st.GetSnapshot(ctx, held.ID); !errors.Is(err, snapshot.ErrNotFound) {
+		t.Fatalf("released record survived the purge: %v", err)
+	}
+	if yes, err := h.SnapshotHeld(ctx, held.ID); err != nil || yes {
+		t.Fatalf("released record reported held: %v", err)
+	}
 }
 
 // storeRoundTrip is the RoundTrip part of TestStore.

@@ -9,7 +9,8 @@
 // connection whose transactions begin IMMEDIATE (they take the database's
 // write lock at BEGIN, so two writers never deadlock upgrading a read
 // lock); reads outside transactions go through a separate pool of
-// query_only connections (store.Options.MaxOpenConns).
+// query_only connections (store.Options.MaxOpenConns) that read the file
+// through a memory map (readerMmapSize).
 package sqlite
 
 import (
@@ -35,6 +36,11 @@ func Driver() store.Driver {
 }
 
 var memoryDBs atomic.Int64
+
+// readerMmapSize is the most of the database file a reader connection
+// maps (SQLite's PRAGMA mmap_size): address space, not memory; the
+// operating system's page cache is shared by every connection.
+const readerMmapSize = 1 << 34
 
 // Open opens (creating it and its directory if needed) the SQLite
 // database at path, or a private in-memory database when path is
@@ -73,7 +79,11 @@ func Open(ctx context.Context, path string, opts *store.Options) (*store.DB, err
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxIdleTime(0)
 	w.SetConnMaxLifetime(0)
-	r, err := sql.Open("sqlite", base+"?"+common+"&_pragma=query_only(1)")
+	// Readers map the file (mmap_size) instead of copying each page into
+	// a private 2 MB page cache per connection: with a catalogue larger
+	// than that cache, a broad search spent about half its CPU time in
+	// read system calls.
+	r, err := sql.Open("sqlite", base+"?"+common+fmt.Sprintf("&_pragma=query_only(1)&_pragma=mmap_size(%d)", readerMmapSize))
 	if err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("store: open sqlite: %w", err)

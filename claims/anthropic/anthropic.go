@@ -1,0 +1,458 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/internal/analysis"
+)
+
+// Defaults.
+const (
+	DefaultBaseURL        = "https://api.anthropic.com"
+	DefaultModel          = string(sdk.ModelClaudeSonnet5_5)
+	DefaultAttemptTimeout = 100 * time.Second
+	DefaultMaxRetries     = 1
+	DefaultMaxRetryAfter  = 20 * time.Second
+	DefaultMinAttemptTime = 5 * time.Second
+)
+
+// ProviderName is the provider's Name and provenance provider value.
+const ProviderName = "anthropic"
+
+// SourceName is the ProviderSource.provider value of its sources.
+const SourceName = "anthropic_web_search"
+
+// MaxAllowedDomains is the longest allowed-domain list sent to the tool;
+// a longer one is trimmed (with a limitation) and enforced locally.
+const MaxAllowedDomains = 100
+
+// UserLocation is the approximate location sent with the web search tool.
+// Empty fields are omitted.
+type UserLocation struct {
+	Country  string // ISO 3166-1 alpha-2, e.g. "DE"
+	Region   string // free text, e.g. "Bavaria"
+	City     string // free text, e.g. "Munich"
+	Timezone string // IANA name, e.g. "Europe/Berlin"
+}
+
+// Options configures a Provider. The zero value (or nil) means defaults.
+// Nothing is read from the environment (the SDK's ANTHROPIC_* variables
+// and profiles are not consulted).
+type Options struct {
+	// APIKey is the Anthropic API key. Without one the provider is built
+	// but every Search fails with claims.ProviderNotConfigured.
+	APIKey string
+	// BaseURL is the API root (default DefaultBaseURL); requests go to
+	// BaseURL + "/v1/messages".
+	BaseURL string
+	// Model is the model (default DefaultModel).
+	Model string
+	// UserLocation is sent as the tool's user_location.
+	UserLocation *UserLocation
+	// HTTPClient sends the requests (default: a client over a clone of
+	// http.DefaultTransport). Its Timeout is cleared in a copy, since the
+	// answer streams (AttemptTimeout bounds each attempt instead).
+	HTTPClient *http.Client
+	// Logger receives debug records of each attempt and retry decision;
+	// nil discards.
+	Logger *slog.Logger
+	// Now is the clock stated to the model when a query has no Now
+	// (default time.Now).
+	Now func() time.Time
+	// Timeout is the overall deadline applied when the caller's context
+	// has none (default claims.DefaultTimeout).
+	Timeout time.Duration
+	// AttemptTimeout bounds one attempt, streamed answer included (default
+	// DefaultAttemptTimeout).
+	AttemptTimeout time.Duration
+	// MaxRetries is how many times the SDK retries a transient failure
+	// (connection error, attempt timeout, 408, 409, 429 rate limit, 5xx,
+	// 529 overloaded): default 1, negative for none. Spend-limit and
+	// billing failures are never retried.
+	MaxRetries int
+	// MaxRetryAfter is the longest Retry-After the provider waits for
+	// (default 20 s); a longer one ends the call with
+	// claims.ProviderRateLimited carrying the server's RetryAfter.
+	MaxRetryAfter time.Duration
+	// MinAttemptTime is the time that must remain before the deadline
+	// after a retry's wait for the retry to be made (default 5 s).
+	MinAttemptTime time.Duration
+}
+
+// Provider is a claims.SearchProvider backed by the Anthropic Messages API
+// with the server-side web search tool, through the official SDK. It is
+// safe for concurrent use.
+type Provider struct {
+	opts      Options
+	messages  sdk.MessageService
+	log       *slog.Logger
+	validator *analysis.Validator
+}
+
+var _ claims.SearchProvider = (*Provider)(nil)
+
+// New returns a provider. It fails only on invalid options (a malformed
+// BaseURL); a missing API key is reported by Search.
+func New(opts *Options) (*Provider, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.APIKey = strings.TrimSpace(o.APIKey)
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	u, err := url.Parse(o.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("anthropic: invalid base URL %q", o.BaseURL)
+	}
+	if o.Model == "" {
+		o.Model = DefaultModel
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = claims.DefaultTimeout
+	}
+	if o.AttemptTimeout <= 0 {
+		o.AttemptTimeout = DefaultAttemptTimeout
+	}
+	switch {
+	case o.MaxRetries == 0:
+		o.MaxRetries = DefaultMaxRetries
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	}
+	if o.MaxRetryAfter <= 0 {
+		o.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if o.MinAttemptTime <= 0 {
+		o.MinAttemptTime = DefaultMinAttemptTime
+	}
+	var hc http.Client
+	if o.HTTPClient != nil {
+		hc = *o.HTTPClient
+	} else {
+		hc.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	hc.Timeout = 0
+	v, err := analysis.NewValidator()
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: %w", err)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Provider{opts: o, log: log, validator: v}
+	client := sdk.NewClient(
+		option.WithoutEnvironmentDefaults(),
+		option.WithBaseURL(strings.TrimSuffix(o.BaseURL, "/")+"/"),
+		option.WithAPIKey(o.APIKey),
+		option.WithHTTPClient(&hc),
+		option.WithMaxRetries(o.MaxRetries),
+		option.WithRequestTimeout(o.AttemptTimeout),
+		option.WithMiddleware(p.retryPolicy),
+	)
+	p.messages = client.Messages
+	return p, nil
+}
+
+// Name returns "anthropic".
+func (p *Provider) Name() string { return ProviderName }
+
+// Configured reports whether an API key was given.
+func (p *Provider) Configured() bool { return p.opts.APIKey != "" }
+
+// Model returns the configured model.
+func (p *Provider) Model() string { return p.opts.Model }
+
+// Capabilities reports the web search tool's own filtering: allowed
+// domains (up to MaxAllowedDomains) or blocked domains, which the API
+// accepts one at a time (see the package documentation).
+func (p *Provider) Capabilities() claims.ProviderCapabilities {
+	return claims.ProviderCapabilities{
+		DomainFilter:        true,
+		MaxDomains:          MaxAllowedDomains,
+		BlockedDomainFilter: true,
+		SourceName:          SourceName,
+	}
+}
+
+// Search makes one streamed Messages API call for q. Failures are
+// *claims.ProviderError values whose Err is an *APIError (HTTP errors and
+// error events), a *ResponseError (the answer stopped short: max_tokens,
+// refusal, pause_turn), an *OutputError (unusable output) or a transport
+// error. With a *ResponseError or *OutputError the partial response is
+// returned too, for accounting.
+func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims.ProviderResponse, error) {
+	if !p.Configured() {
+		return nil, providerErr(claims.ProviderNotConfigured, 0, errors.New("anthropic: no API key"))
+	}
+	if q == nil || strings.TrimSpace(q.Claim) == "" {
+		return nil, providerErr(claims.ProviderFailed, 0, errors.New("anthropic: empty query"))
+	}
+	now := q.Now
+	if now.IsZero() {
+		now = p.opts.Now()
+	}
+	params, limits, err := p.buildRequest(q, now)
+	if err != nil {
+		return nil, providerErr(claims.ProviderFailed, 0, err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.opts.Timeout)
+		defer cancel()
+	}
+	dl, _ := ctx.Deadline()
+	ctx = context.WithValue(ctx, deadlineKey{}, dl)
+	queries := map[string][]string{}
+	msg, err := p.stream(ctx, q, params, queries)
+	if err != nil {
+		return nil, err
+	}
+	// A paused turn (pause_turn: the server paused a long-running turn of
+	// server tools) is sent back as-is to let the model continue it.
+	msgs := []*sdk.Message{msg}
+	for msg.StopReason == sdk.StopReasonPauseTurn && len(msgs) <= MaxContinuations {
+		p.log.DebugContext(ctx, "anthropic: continuing a paused turn", "message", msg.ID)
+		params.Messages = append(params.Messages, msg.ToParam())
+		next, err := p.stream(ctx, q, params, queries)
+		if err != nil {
+			// What the paused part cost is still accounted.
+			pr, _ := p.parseMessage(merge(msgs))
+			return pr, err
+		}
+		msgs = append(msgs, next)
+		msg = next
+	}
+	pr, err := p.parseMessage(merge(msgs))
+	if pr != nil && err == nil {
+		pr.Analysis.Limitations = append(pr.Analysis.Limitations, limits...)
+	}
+	return pr, err
+}
+
+// MaxContinuations is how many times a paused turn is continued; a turn
+// still paused after that fails as stopped short (pause_turn).
+const MaxContinuations = 2
+
+// turn is one assistant turn, possibly made of several messages (a paused
+// turn and its continuations).
+type turn struct {
+	msg *sdk.Message    // the first message, with every message's content and the usage summed
+	raw json.RawMessage // the message object, or an array of them when continued
+}
+
+// merge joins the messages of a continued turn: the content in order, the
+// last stop reason, the usage summed (each request is billed), the first
+// message's id.
+func merge(msgs []*sdk.Message) turn {
+	if len(msgs) == 1 {
+		return turn{msg: msgs[0], raw: json.RawMessage(msgs[0].RawJSON())}
+	}
+	m := *msgs[0]
+	m.Content = nil
+	m.Usage = sdk.Usage{}
+	raws := make([]json.RawMessage, 0, len(msgs))
+	for _, x := range msgs {
+		m.Content = append(m.Content, x.Content...)
+		m.StopReason = x.StopReason
+		m.Usage.InputTokens += x.Usage.InputTokens
+		m.Usage.OutputTokens += x.Usage.OutputTokens
+		m.Usage.CacheReadInputTokens += x.Usage.CacheReadInputTokens
+		m.Usage.CacheCreationInputTokens += x.Usage.CacheCreationInputTokens
+		m.Usage.ServerToolUse.WebSearchRequests += x.Usage.ServerToolUse.WebSearchRequests
+		raws = append(raws, json.RawMessage(x.RawJSON()))
+	}
+	raw, _ := json.Marshal(raws) // raw messages: cannot fail
+	return turn{msg: &m, raw: raw}
+}
+
+// stream runs the streamed call, accumulating the message with the SDK's
+// accumulator. Each finished web_search_tool_result block is reported
+// through q.ReportSearchCall at once; queries collects the search queries
+// of server_tool_use blocks across the messages of a turn.
+func (p *Provider) stream(ctx context.Context, q *claims.ProviderQuery, params sdk.MessageNewParams, queries map[string][]string) (*sdk.Message, error) {
+	var last *http.Response
+	s := p.messages.NewStreaming(ctx, params, option.WithResponseInto(&last))
+	defer s.Close()
+	var msg sdk.Message
+	started, stopped := false, false
+	for s.Next() {
+		ev := s.Current()
+		if err := msg.Accumulate(ev); err != nil {
+			return nil, badOutput("", "stream: %v", err)
+		}
+		switch ev.Type {
+		case "message_start":
+			started = true
+		case "message_stop":
+			stopped = true
+		case "content_block_stop":
+			if int(ev.Index) >= len(msg.Content) {
+				continue
+			}
+			b := msg.Content[ev.Index]
+			switch b.Type {
+			case "server_tool_use":
+				queries[b.ID] = toolQueries(b)
+			case "web_search_tool_result":
+				call, _ := searchCall(b, queries)
+				p.log.DebugContext(ctx, "anthropic: web search done", "id", call.ID, "sources", len(call.Sources))
+				q.ReportSearchCall(call)
+			}
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, p.classify(ctx, err, last)
+	}
+	if !started || !stopped {
+		return nil, badOutput(msg.ID, "the stream ended before message_stop")
+	}
+	return &msg, nil
+}
+
+// classify turns an SDK or stream error into a *claims.ProviderError;
+// last is the HTTP answer of the last attempt, if any.
+func (p *Provider) classify(ctx context.Context, err error, last *http.Response) error {
+	if apiErr := httpError(err, last); apiErr != nil {
+		if apiErr.quota() {
+			p.log.ErrorContext(ctx, "anthropic: billing or spend limit: claim verification is unavailable until it is fixed",
+				"request_id", apiErr.RequestID, "message", apiErr.Message)
+		}
+		var ra time.Duration
+		if last != nil && apiErr.StatusCode != 0 {
+			ra, _ = retryAfter(last.Header, p.opts.Now())
+		}
+		return classifyAPIError(apiErr, ra)
+	}
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("anthropic: deadline exceeded: %w", errors.Join(err, ctx.Err())))
+	case ctx.Err() != nil:
+		return providerErr(claims.ProviderFailed, 0, fmt.Errorf("anthropic: %w", ctx.Err()))
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("anthropic: attempt timed out: %w", err))
+	case isDecodeError(err):
+		return badOutput("", "response stream is not valid JSON events: %v", err)
+	}
+	return providerErr(claims.ProviderFailed, 0, fmt.Errorf("anthropic: %w", err))
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+func isDecodeError(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &te)
+}
+
+// deadlineKey carries the deadline of the whole Search to the retry
+// middleware, whose request context has the attempt's earlier one.
+type deadlineKey struct{}
+
+// retryPolicy is SDK middleware that logs every attempt and vetoes the
+// SDK's retry (x-should-retry: false, which the SDK obeys) where its
+// status-only policy is wrong: billing and spend-limit failures, a
+// Retry-After longer than MaxRetryAfter (the SDK would wait any length),
+// and a retry whose wait would leave less than MinAttemptTime before the
+// Search deadline.
+func (p *Provider) retryPolicy(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	resp, err := next(req)
+	if resp == nil {
+		return resp, err
+	}
+	ctx := req.Context()
+	p.logAttempt(ctx, resp)
+	if resp.StatusCode < 400 || resp.Header.Get("x-should-retry") == "false" {
+		return resp, err
+	}
+	n, _ := strconv.Atoi(req.Header.Get("X-Stainless-Retry-Count"))
+	wait, hasRA := retryAfter(resp.Header, p.opts.Now())
+	if !hasRA {
+		wait = time.Duration(0.5 * float64(time.Second) * math.Pow(2, float64(n)))
+	}
+	veto := ""
+	switch {
+	case peekAPIError(resp).quota():
+		veto = "billing or spend limit"
+	case hasRA && wait > p.opts.MaxRetryAfter:
+		veto = "Retry-After too long"
+	default:
+		if dl, ok := ctx.Value(deadlineKey{}).(time.Time); ok && !dl.IsZero() && time.Until(dl) < wait+p.opts.MinAttemptTime {
+			veto = "too little time before the deadline"
+		}
+	}
+	if veto != "" {
+		p.log.DebugContext(ctx, "anthropic: not retrying: "+veto, "status", resp.StatusCode)
+		resp.Header.Set("x-should-retry", "false")
+	} else {
+		p.log.DebugContext(ctx, "anthropic: retrying if the SDK's policy allows", "status", resp.StatusCode, "wait", wait)
+	}
+	return resp, err
+}
+
+// peekAPIError reads the error body of resp without consuming it.
+func peekAPIError(resp *http.Response) *APIError {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), resp.Body), resp.Body}
+	return parseAPIError(resp.StatusCode, resp.Header, b)
+}
+
+// retryAfter reads retry-after-ms, then Retry-After (seconds or HTTP date).
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := h.Get("retry-after-ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+			return time.Duration(s * float64(time.Second)), true
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return max(t.Sub(now), 0), true
+		}
+	}
+	return 0, false
+}
+
+// logAttempt logs the identifying and rate-limit headers of one attempt.
+func (p *Provider) logAttempt(ctx context.Context, r *http.Response) {
+	if !p.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	h := r.Header
+	p.log.DebugContext(ctx, "anthropic: response",
+		"status", r.StatusCode,
+		"request_id", h.Get("request-id"),
+		"requests_remaining", h.Get("anthropic-ratelimit-requests-remaining"),
+		"input_tokens_remaining", h.Get("anthropic-ratelimit-input-tokens-remaining"),
+		"output_tokens_remaining", h.Get("anthropic-ratelimit-output-tokens-remaining"),
+	)
+}

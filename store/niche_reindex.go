@@ -1,0 +1,134 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/assaykit/assay/niche"
+)
+
+// searchLanguageMeta is the assay_meta key holding the niche.Language the
+// search columns (st, sp, sb, sc) and niche_terms were computed with.
+const searchLanguageMeta = "niche.search_language"
+
+// SearchLanguage implements niche.LanguageReporter: the word rules of the
+// niche search index (Options.SearchLanguage).
+func (db *DB) SearchLanguage() niche.Language { return db.lang }
+
+// reindexNiche recomputes the search columns of every evaluation and
+// niche_terms, in one transaction, when the database's index was computed
+// with a language other than the store's (or before stemming, when no
+// language was recorded), and records the language. Stemming is done in
+// Go (niche.Language.SearchText), so this is a Go step rather than SQL;
+// the triggers then bring niche_fts, niche_search and the PostgreSQL
+// tsvectors in step. A database already in the store's language costs one
+// read.
+func (db *DB) reindexNiche(ctx context.Context) error {
+	if db.stopAfter != "" {
+		return nil // a test building an older version
+	}
+	current := func(get func() (string, error)) (bool, error) {
+		v, err := get()
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		return err == nil && v == string(db.lang), err
+	}
+	if ok, err := current(func() (string, error) { return db.Meta(ctx, searchLanguageMeta) }); err != nil || ok {
+		return err
+	}
+	err := db.inTx(ctx, func(tx *Tx) error {
+		ok, err := current(func() (string, error) {
+			var v string
+			err := tx.queryRow(ctx, `SELECT value FROM assay_meta WHERE key = ?`, searchLanguageMeta).Scan(&v)
+			if errors.Is(err, sql.ErrNoRows) {
+				return "", ErrNotFound
+			}
+			return v, err
+		})
+		if err != nil || ok {
+			return err
+		}
+		terms := map[string]int{}
+		var after int64 = -1
+		for {
+			n, last, err := reindexBatch(ctx, tx, after, terms)
+			if err != nil {
+				return err
+			}
+			if n < reindexBatchSize {
+				break
+			}
+			after = last
+		}
+		if _, err := tx.exec(ctx, `DELETE FROM niche_terms`); err != nil {
+			return err
+		}
+		if err := applyTerms(ctx, tx, terms); err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, `INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+			searchLanguageMeta, string(db.lang), db.nowMicros())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: reindex niche search in %s: %w", db.lang, err)
+	}
+	return nil
+}
+
+const reindexBatchSize = 1000
+
+// reindexBatch recomputes the search columns of up to reindexBatchSize
+// evaluations after seq after (updating the rows whose text changed) and
+// adds the published ones' words to terms. It returns how many rows it
+// read and the last seq.
+func reindexBatch(ctx context.Context, tx *Tx, after int64, terms map[string]int) (int, int64, error) {
+	type row struct {
+		seq            int64
+		rec            niche.Record
+		st, sp, sb, sc string
+		published      bool
+	}
+	rows, err := tx.query(ctx, `SELECT seq, status, title, problem, buyer, category, solution_hypothesis, st, sp, sb, sc
+		FROM niche_evaluations WHERE seq > ? ORDER BY seq LIMIT ?`, after, reindexBatchSize)
+	if err != nil {
+		return 0, 0, err
+	}
+	var batch []row
+	for rows.Next() {
+		var r row
+		var status string
+		if err := rows.Scan(&r.seq, &status, &r.rec.Title, &r.rec.Problem, &r.rec.Buyer, &r.rec.Category,
+			&r.rec.SolutionHypothesis, &r.st, &r.sp, &r.sb, &r.sc); err != nil {
+			rows.Close()
+			return 0, 0, err
+		}
+		r.published = status == string(niche.StatusPublished)
+		batch = append(batch, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, 0, err
+	}
+	for _, r := range batch {
+		st, sp, sb, sc := tx.db.searchColumns(&r.rec)
+		if r.published {
+			addTerms(terms, 1, st, sp, sb, sc)
+		}
+		if st == r.st && sp == r.sp && sb == r.sb && sc == r.sc {
+			continue
+		}
+		if _, err := tx.exec(ctx, `UPDATE niche_evaluations SET st = ?, sp = ?, sb = ?, sc = ? WHERE seq = ?`,
+			st, sp, sb, sc, r.seq); err != nil {
+			return 0, 0, err
+		}
+	}
+	if len(batch) == 0 {
+		return 0, after, nil
+	}
+	return len(batch), batch[len(batch)-1].seq, nil
+}
