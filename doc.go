@@ -36,11 +36,15 @@
 //   - snapshot: SSRF-safe URL capture with reproducible hashes;
 //     snapshot/warc exports WARC records, snapshot/snapshottest has
 //     in-memory stores and their conformance suites.
-//   - payment: prices, x402 and MPP, verification, the facilitator client,
-//     the 402 Gate and transport-neutral Cashier, orders, quotes, signed
-//     receipts, and the paying client Transport; payment/paymenttest has a
-//     dev wallet, fakes, an in-memory ledger and its conformance suite,
-//     payment/gatetest a scripted processor.
+//   - payment: the seller core: offers (prices passed in), the 402 Gate,
+//     the transport-neutral Cashier and its one sale (Begin, Charge.Run),
+//     the Processor speaking x402 and MPP, orders, quotes, signed receipts;
+//     payment/x402 and payment/mpp are the wire codecs (with the
+//     facilitator client and verifiers), payment/evm the EVM cryptography,
+//     payment/paying the buyer's paying Transport; payment/paymenttest has
+//     a dev wallet, fakes (the one Stripe fake among them), an in-memory
+//     ledger and its conformance suite, payment/gatetest a scripted
+//     processor.
 //   - store: the SQL implementation of every store interface, shared by
 //     SQLite and PostgreSQL; store/sqlite (the embedded default) and
 //     store/postgres open it, each linking only its own driver, and

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/server"
 )
 
@@ -109,7 +110,7 @@ func (b *Bazaar) describe(s *server.Server, offer payment.Offer) map[string]json
 	if err != nil {
 		return nil
 	}
-	return map[string]json.RawMessage{payment.ExtensionBazaar: raw}
+	return map[string]json.RawMessage{x402.ExtensionBazaar: raw}
 }
 
 // claimExample is the example request of the verification tiers.

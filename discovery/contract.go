@@ -10,6 +10,8 @@ import (
 	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/server"
 )
 
@@ -48,13 +50,13 @@ func securitySchemes(webhookHeader string) map[string]SecurityScheme {
 			Description: "A niche subscription's subscriber token (nd_…), from POST /v1/subscription/claim once the checkout is paid."},
 		secNicheUnlock: {Type: "apiKey", Name: nicheUnlockHeader,
 			Description: "The unlock token of a pay-per-call purchase (access.unlockToken of GET /v1/niches/{niche_id}/pay-per-call): reads that one evaluation again until it expires."},
-		secX402: {Type: "apiKey", Name: payment.HeaderPaymentSignature,
+		secX402: {Type: "apiKey", Name: x402.HeaderPaymentSignature,
 			Description: "An x402 v2 PaymentPayload (base64 JSON) paying the challenge of the 402 answer's PAYMENT-REQUIRED header."},
-		secX402V1: {Type: "apiKey", Name: payment.HeaderXPayment,
+		secX402V1: {Type: "apiKey", Name: x402.HeaderXPayment,
 			Description: "An x402 v1 PaymentPayload (base64 JSON) paying an accepts entry of the 402 body."},
 		secMPP: {Type: "http", Scheme: "Payment",
 			Description: "An MPP Payment credential (Authorization: Payment <credential>) answering one of the 402 answer's WWW-Authenticate challenges."},
-		secMPPHeader: {Type: "apiKey", Name: payment.HeaderPaymentAuthorization,
+		secMPPHeader: {Type: "apiKey", Name: mpp.HeaderPaymentAuthorization,
 			Description: "The MPP Payment credential in its own header, for clients whose Authorization header is taken."},
 	}
 	if webhookHeader != "" {
@@ -131,7 +133,7 @@ func claimsContract(r *server.Route, c *contractOf) {
 			detail(http.StatusBadGateway, "The evidence provider failed (nothing is charged)."),
 			detail(http.StatusServiceUnavailable, "The evidence provider is busy or unavailable (nothing is charged)."),
 			detail(http.StatusGatewayTimeout, "The verification timed out (nothing is charged)."))
-		if bs, err := inputschema.ClaimBody(r.Offer.Tier); err == nil {
+		if bs, err := inputschema.ClaimBody(r.Offer.Product); err == nil {
 			c.op.BodySchema = bs
 		}
 	case id == "claims.verification.get":
@@ -293,9 +295,9 @@ func mergeResponses(rs []Response) []Response {
 // and the answers of a refused payment.
 func (d *discoverer) paidContract(r *server.Route, op *Operation, add func(...Response), header func(string, string, bool, json.RawMessage)) {
 	op.Security = [][]string{{}, {secX402}, {secX402V1}, {secMPP}, {secMPPHeader}}
-	header(payment.HeaderPaymentSignature, "x402 v2 payment (see the x402 security scheme); without a payment the answer is 402.", false, nil)
-	header(payment.HeaderXPayment, "x402 v1 payment.", false, nil)
-	header(payment.HeaderPaymentAuthorization, "MPP Payment credential, when Authorization is taken.", false, nil)
+	header(x402.HeaderPaymentSignature, "x402 v2 payment (see the x402 security scheme); without a payment the answer is 402.", false, nil)
+	header(x402.HeaderXPayment, "x402 v1 payment.", false, nil)
+	header(mpp.HeaderPaymentAuthorization, "MPP Payment credential, when Authorization is taken.", false, nil)
 	header(payment.HeaderIdempotencyKey, "Makes the call idempotent: a retry with the same key and request returns the stored answer of the first paid call, without a second charge (X-Agentic-Idempotent-Replay: true).",
 		false, stringSchema(map[string]any{"maxLength": claims.MaxIdempotencyKeyLength}))
 	header(payment.HeaderCustomerKey, "Files the order under a registered customer.", false, nil)
@@ -303,10 +305,10 @@ func (d *discoverer) paidContract(r *server.Route, op *Operation, add func(...Re
 		header(payment.HeaderQuoteID, "A quote (POST /v1/quotes) whose price this call pays.", false, nil)
 	}
 	op.OutputHeaders = map[string]string{
-		payment.HeaderPaymentResponse:  "x402 v2 settlement (base64 JSON), when paid with x402 v2.",
-		payment.HeaderXPaymentResponse: "x402 v1 settlement, when paid with x402 v1.",
-		payment.HeaderPaymentReceipt:   "MPP receipt, when paid with MPP.",
-		payment.HeaderReplay:           "true when the answer is the stored answer of an earlier call with the same Idempotency-Key.",
+		x402.HeaderPaymentResponse:  "x402 v2 settlement (base64 JSON), when paid with x402 v2.",
+		x402.HeaderXPaymentResponse: "x402 v1 settlement, when paid with x402 v1.",
+		mpp.HeaderPaymentReceipt:    "MPP receipt, when paid with MPP.",
+		payment.HeaderReplay:        "true when the answer is the stored answer of an earlier call with the same Idempotency-Key.",
 	}
 	add(detail(http.StatusBadRequest, "The payment credential is malformed or its method unsupported (an RFC 9457 problem: status, title, detail, type, error)."),
 		detail(http.StatusUnauthorized, "X-Agentic-Customer-Key is not a valid key."),

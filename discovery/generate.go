@@ -19,6 +19,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/server"
 )
 
@@ -950,10 +951,10 @@ func queryExample(shape string) string {
 
 // tierOfRoute finds the tier a claims route sells.
 func tierOfRoute(r *server.Route) (claims.Tier, bool) {
-	if r.Offer == nil || r.Offer.Tier == "" || !strings.HasPrefix(r.ID, "claims.verify.") {
+	if r.Offer == nil || r.Offer.Product == "" || !strings.HasPrefix(r.ID, "claims.verify.") {
 		return claims.Tier{}, false
 	}
-	return claims.TierByName(r.Offer.Tier)
+	return claims.TierByName(r.Offer.Product)
 }
 
 func tierInfo(t claims.Tier) map[string]any {
@@ -1019,7 +1020,7 @@ func (d *discoverer) methods(offer payment.Offer) []Method {
 		if o.Protocol != payment.ProtocolX402 {
 			m.Protocol, m.Intent = payment.ProtocolMPP, "charge"
 		}
-		if o.Method == payment.MethodStripe {
+		if o.Method == mpp.MethodStripe {
 			m.AssetSymbol = strings.ToUpper(o.Asset)
 		}
 		out = append(out, m)

@@ -23,6 +23,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/store/sqlite"
@@ -164,8 +165,8 @@ func newWalkEnv(t *testing.T) *walkEnv {
 	w := &walkEnv{base: base, rng: rand.New(rand.NewPCG(13, 2026)), seeds: map[string][]string{}, niche: ne,
 		reported: map[string]bool{}, seen: map[string]map[int]bool{},
 		client: &http.Client{CheckRedirect: noRedirect},
-		payer: &http.Client{CheckRedirect: noRedirect, Transport: payment.NewTransport(paymenttest.DevWallet(), nil,
-			&payment.TransportOptions{MaxPerCallMicroUSD: 1_000_000, BudgetMicroUSD: 1 << 40})}}
+		payer: &http.Client{CheckRedirect: noRedirect, Transport: paying.NewTransport(paymenttest.DevWallet(), nil,
+			&paying.TransportOptions{MaxPerCallMicroUSD: 1_000_000, BudgetMicroUSD: 1 << 40})}}
 	w.seed(t)
 	return w
 }

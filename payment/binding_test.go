@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/paymenttest"
 )
 
@@ -74,7 +75,7 @@ func TestGateBindsPaymentsToTheirRoute(t *testing.T) {
 
 	// MPP credentials for A whose challenge was edited to name B: the
 	// binding breaks; re-bound with the secret, the signed nonce does.
-	toB := func(c *payment.MPPChallenge) {
+	toB := func(c *mpp.Challenge) {
 		raw, _ := base64.RawURLEncoding.DecodeString(c.Opaque)
 		var o map[string]string
 		_ = json.Unmarshal(raw, &o)
@@ -84,7 +85,7 @@ func TestGateBindsPaymentsToTheirRoute(t *testing.T) {
 	}
 	editedMPP := paymenttest.MPPEVM(t, e.wallet, ch, now, paymenttest.WithChallenge(toB))
 	refused("MPP with its opaque edited to B, at B", e.do("GET", b, "", map[string]string{"Authorization": editedMPP}), "invalid_challenge")
-	rebound := paymenttest.MPPEVM(t, e.wallet, ch, now, paymenttest.WithChallenge(func(c *payment.MPPChallenge) {
+	rebound := paymenttest.MPPEVM(t, e.wallet, ch, now, paymenttest.WithChallenge(func(c *mpp.Challenge) {
 		toB(c)
 		c.ID = paymenttest.BindMPP(testSecret, *c)
 	}))

@@ -193,7 +193,7 @@ func (c *Cashier) PriceOffer(ctx context.Context, offer Offer, quoteID string) (
 		return offer, problemf(402, "payment-expired", ReasonQuoteExpired, "Quote "+quoteID+" expired at "+q.ExpiresAt.UTC().Format(time.RFC3339))
 	case q.OrderID != "":
 		return offer, problemf(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+quoteID+" was already used")
-	case offer.Tier == "" || q.Tier != offer.Tier:
+	case offer.Product == "" || q.Tier != offer.Product:
 		return offer, problemf(402, "invalid-challenge", ReasonQuoteMismatch, fmt.Sprintf("Quote %s is for the %s tier, not for this operation", quoteID, q.Tier))
 	}
 	offer.AmountMicroUSD = q.AmountMicroUSD
@@ -204,13 +204,13 @@ func (c *Cashier) PriceOffer(ctx context.Context, offer Offer, quoteID string) (
 }
 
 // CreateQuote stores a quote that locks offer's current price for the
-// quote validity. offer.Tier must be set.
+// quote validity. offer.Product must be set.
 func (c *Cashier) CreateQuote(ctx context.Context, offer Offer) (*Quote, error) {
-	if offer.Tier == "" {
+	if offer.Product == "" {
 		return nil, ErrUnknownTier
 	}
 	now := c.now().UTC().Truncate(time.Microsecond) // the stored precision
-	q := &Quote{ID: ids.New(ids.Quote), Tier: offer.Tier, AmountMicroUSD: offer.AmountMicroUSD, CardMicroUSD: offer.CardMicroUSD,
+	q := &Quote{ID: ids.New(ids.Quote), Tier: offer.Product, AmountMicroUSD: offer.AmountMicroUSD, CardMicroUSD: offer.CardMicroUSD,
 		Currency: Currency, CreatedAt: now, ExpiresAt: now.Add(c.quoteTTL)}
 	if err := c.l.CreateQuote(ctx, q); err != nil {
 		return nil, err
@@ -336,22 +336,11 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 		}
 		customer = cu
 	}
-	if ident, ok := c.p.(PaymentIdentifier); ok && cred != nil {
-		if res.QuoteID == "" {
-			// A payment that names its quote (x402 payment-identifier
-			// "quo_…", MPP opaque) is priced with it even without
-			// X-Agentic-Quote-Id.
-			res.QuoteID = ident.NamedQuote(cred)
-		}
-		// The credential is the purchase: a retry of a payment that
-		// already opened an order is answered from that order before any
-		// check that time (validBefore, challenge expiry), a used quote or
-		// a facilitator could fail. The payer is proved offline by the
-		// credential's signature.
-		if id, err := ident.IdentifyPayment(cred); err == nil {
-			if ch, err := c.recoverPurchase(ctx, offer, id, o); ch != nil || err != nil {
-				return ch, err
-			}
+	if cred != nil {
+		var ch *Charge
+		var err error
+		if res, ch, err = c.identified(ctx, offer, res, cred, o); ch != nil || err != nil {
+			return ch, err
 		}
 	}
 	priced, err := c.PriceOffer(ctx, offer, res.QuoteID)
@@ -361,6 +350,68 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 	if cred == nil {
 		return nil, problemf(402, "payment-required", "", "Payment required")
 	}
+	auth, err := c.verify(ctx, priced, res, cred)
+	if err != nil {
+		return nil, err
+	}
+	if o.IdempotencyKey != "" {
+		prev, err := c.l.OrderByIdempotencyKey(ctx, auth.Payer, priced.ID, o.IdempotencyKey)
+		switch {
+		case errors.Is(err, ErrOrderNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			if ch, err := c.replay(ctx, prev, auth, o.RequestHash); ch != nil || err != nil {
+				return ch, err
+			}
+		}
+	}
+	ord, token, ch, err := c.openOrder(ctx, offer, priced, res, auth, customer, o)
+	if ch != nil || err != nil {
+		return ch, err
+	}
+	if err := c.hold(ctx, auth, ord.ID); err != nil {
+		return nil, err
+	}
+	call := &Call{Payer: auth.Payer, Protocol: auth.Protocol, OrderID: ord.ID, OrderTokenHash: ord.TokenHash, Offer: priced}
+	if customer != nil {
+		call.CustomerID = customer.ID
+	}
+	return &Charge{c: c, auth: auth, order: *ord, token: token, call: call, res: res}, nil
+}
+
+// identified runs the offline steps of a credential when the processor is
+// a PaymentIdentifier: it names the quote the payment names (when res
+// names none) and answers a payment that already opened an order from
+// that order. It returns res, possibly with its quote set, and a charge or
+// error when the payment was answered.
+func (c *Cashier) identified(ctx context.Context, offer Offer, res Resource, cred *Credential, o BeginOptions) (Resource, *Charge, error) {
+	ident, ok := c.p.(PaymentIdentifier)
+	if !ok {
+		return res, nil, nil
+	}
+	if res.QuoteID == "" {
+		// A payment that names its quote (x402 payment-identifier
+		// "quo_…", MPP opaque) is priced with it even without
+		// X-Agentic-Quote-Id.
+		res.QuoteID = ident.NamedQuote(cred)
+	}
+	// The credential is the purchase: a retry of a payment that already
+	// opened an order is answered from that order before any check that
+	// time (validBefore, challenge expiry), a used quote or a facilitator
+	// could fail. The payer is proved offline by the credential's
+	// signature.
+	id, err := ident.IdentifyPayment(cred)
+	if err != nil {
+		return res, nil, nil
+	}
+	ch, err := c.recoverPurchase(ctx, offer, id, o)
+	return res, ch, err
+}
+
+// verify has the processor verify cred for the priced offer and checks
+// what it returns against the request: the quote it names and the amount.
+func (c *Cashier) verify(ctx context.Context, priced Offer, res Resource, cred *Credential) (*Authorization, error) {
 	auth, err := c.p.Verify(ctx, priced, res, cred)
 	if err != nil {
 		var p *Problem
@@ -380,25 +431,20 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 		return nil, problemf(402, "payment-insufficient", ReasonAmount,
 			fmt.Sprintf("The payment is for %d micro-USD; this operation costs %d", auth.AmountMicroUSD, priced.AmountMicroUSD))
 	}
-	if o.IdempotencyKey != "" {
-		prev, err := c.l.OrderByIdempotencyKey(ctx, auth.Payer, priced.ID, o.IdempotencyKey)
-		switch {
-		case errors.Is(err, ErrOrderNotFound):
-		case err != nil:
-			return nil, err
-		default:
-			if ch, err := c.replay(ctx, prev, auth, o.RequestHash); ch != nil || err != nil {
-				return ch, err
-			}
-		}
-	}
+	return auth, nil
+}
+
+// openOrder reserves auth's payment by opening the order of the priced
+// offer, and returns it with its token. A payment another order holds is
+// answered from that order (a charge) or refused as used.
+func (c *Cashier) openOrder(ctx context.Context, offer, priced Offer, res Resource, auth *Authorization, customer *Customer, o BeginOptions) (*Order, string, *Charge, error) {
 	until := auth.ValidUntil
 	if until.IsZero() {
 		until = c.now().Add(c.reserveFor)
 	}
 	token := ids.Token(ids.OrderToken)
-	ord := Order{
-		ID: ids.New(ids.Order), TokenHash: ids.Hash(token), OfferID: priced.ID, Tier: priced.Tier,
+	ord := &Order{
+		ID: ids.New(ids.Order), TokenHash: ids.Hash(token), OfferID: priced.ID, Tier: priced.Product,
 		Protocol: auth.Protocol, Method: auth.Method, Network: auth.Network, Payer: auth.Payer,
 		AmountMicroUSD: auth.AmountMicroUSD, Currency: Currency, ReservationKey: auth.ReservationKey,
 		ExtraReservationKeys: auth.ExtraReservationKeys, ReservedUntil: until, QuoteID: res.QuoteID, IdempotencyKey: o.IdempotencyKey, RequestHash: o.RequestHash, Dev: auth.Dev,
@@ -406,44 +452,49 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 	if customer != nil {
 		ord.CustomerID = customer.ID
 	}
-	switch err := c.l.OpenOrder(ctx, &ord); {
+	switch err := c.l.OpenOrder(ctx, ord); {
 	case errors.Is(err, ErrReservationUsed):
 		// Never void here: the payment belongs to the order that holds it.
 		// A concurrent request with this very payment (a client that
 		// retried at once) may have opened it since the lookup above.
 		if _, ok := c.p.(PaymentIdentifier); ok {
 			if ch, err := c.recoverPurchase(ctx, offer, &PaymentIdentity{Payer: auth.Payer, ReservationKey: auth.ReservationKey}, o); ch != nil || err != nil {
-				return ch, err
+				return nil, "", ch, err
 			}
 		}
-		return nil, paymentUsed("")
+		return nil, "", nil, paymentUsed("")
 	case errors.Is(err, ErrQuoteUnavailable):
-		return nil, problemf(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+res.QuoteID+" expired or was already used")
+		return nil, "", nil, problemf(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+res.QuoteID+" expired or was already used")
 	case errors.Is(err, ErrIdempotencyInFlight):
 		c.void(ctx, auth)
-		return nil, err
+		return nil, "", nil, err
 	case err != nil:
-		return nil, err
+		return nil, "", nil, err
 	}
-	if h, ok := c.p.(Holder); ok {
-		// Reserved first, held second: a credential refused above never
-		// placed a hold, and a failed hold gives the reservation back.
-		if err := h.Hold(ctx, auth); err != nil {
-			if ferr := c.fail(context.WithoutCancel(ctx), auth, ord.ID, "payment not authorised: "+problemDetail(err)); ferr != nil {
-				c.log.ErrorContext(ctx, "payment: releasing a payment whose hold failed", "order", ord.ID, "err", ferr)
-			}
-			var p *Problem
-			if !errors.As(err, &p) {
-				return nil, fmt.Errorf("%w: %v", ErrProcessorUnavailable, err)
-			}
-			return nil, err
-		}
+	return ord, token, nil, nil
+}
+
+// hold places the processor's hold on a reserved payment when the
+// processor is a Holder. Reserved first, held second: a credential
+// refused earlier never placed a hold, and a failed hold gives the
+// reservation back (the order fails).
+func (c *Cashier) hold(ctx context.Context, auth *Authorization, orderID string) error {
+	h, ok := c.p.(Holder)
+	if !ok {
+		return nil
 	}
-	call := &Call{Payer: auth.Payer, Protocol: auth.Protocol, OrderID: ord.ID, OrderTokenHash: ord.TokenHash, Offer: priced}
-	if customer != nil {
-		call.CustomerID = customer.ID
+	err := h.Hold(ctx, auth)
+	if err == nil {
+		return nil
 	}
-	return &Charge{c: c, auth: auth, order: ord, token: token, call: call, res: res}, nil
+	if ferr := c.fail(context.WithoutCancel(ctx), auth, orderID, "payment not authorised: "+problemDetail(err)); ferr != nil {
+		c.log.ErrorContext(ctx, "payment: releasing a payment whose hold failed", "order", orderID, "err", ferr)
+	}
+	var p *Problem
+	if !errors.As(err, &p) {
+		return fmt.Errorf("%w: %v", ErrProcessorUnavailable, err)
+	}
+	return err
 }
 
 // paymentUsed is the refusal of a payment that opened an order for

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"strconv"
+
+	"github.com/assaykit/assay/payment/x402"
 )
 
 // DevReferencePrefix starts every dev-mode settlement reference, so a fake
@@ -24,7 +26,7 @@ func devReference(reservationKey string) string {
 func (p *Protocols) devSettleX402(a *Authorization, st *x402State) (*Settlement, error) {
 	ref := devReference(a.ReservationKey)
 	p.log.Debug("payment dev mode: settlement recorded, nothing sent on-chain", "reservation", a.ReservationKey, "reference", ref)
-	return x402Settlement(st.version, p.net, &SettleResponse{
+	return x402Settlement(st.version, p.net, &x402.SettleResponse{
 		Success: true, Transaction: ref, Network: p.net.CAIP2, Payer: a.Payer,
 		Amount: strconv.FormatInt(a.AmountMicroUSD, 10),
 	}, true)

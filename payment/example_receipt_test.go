@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 // A buyer checks a receipt offline with nothing but the seller's JWKS
@@ -28,7 +29,7 @@ func ExampleVerifyReceipt() {
 		AmountMicroUSD:      120_000,
 		Currency:            "USD",
 		PaymentProtocol:     payment.ProtocolX402,
-		PaymentMethod:       payment.SchemeExact,
+		PaymentMethod:       x402.SchemeExact,
 		Network:             "eip155:8453",
 		Payer:               "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",
 		SettlementReference: "0x" + strings.Repeat("ab", 32),

@@ -13,16 +13,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/x402"
 )
 
-func newClient(t *testing.T, url string, edit func(*payment.FacilitatorOptions)) *payment.Facilitator {
+func newClient(t *testing.T, url string, edit func(*x402.FacilitatorOptions)) *x402.Facilitator {
 	t.Helper()
-	o := &payment.FacilitatorOptions{URL: url, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond}
+	o := &x402.FacilitatorOptions{URL: url, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond}
 	if edit != nil {
 		edit(o)
 	}
-	c, err := payment.NewFacilitator(o)
+	c, err := x402.NewFacilitator(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +41,7 @@ func TestFacilitatorClient(t *testing.T) {
 	t.Run("verify sends the documented body and per-path auth", func(t *testing.T) {
 		fake := paymenttest.NewFacilitator(t)
 		var paths []string
-		c := newClient(t, fake.URL+"/", func(o *payment.FacilitatorOptions) {
+		c := newClient(t, fake.URL+"/", func(o *x402.FacilitatorOptions) {
 			o.Headers = func(_ context.Context, method, path string) (http.Header, error) {
 				paths = append(paths, method+" "+path)
 				return http.Header{"Authorization": {"Bearer jwt-for-" + path}}, nil
@@ -87,8 +89,8 @@ func TestFacilitatorClient(t *testing.T) {
 		for range 5 {
 			fake.Script("/verify", paymenttest.Reply{Status: 503, Body: `down`})
 		}
-		_, err := newClient(t, fake.URL, func(o *payment.FacilitatorOptions) { o.RetryMax = 2 }).Verify(ctx, 2, samplePayload, sampleReq)
-		if !errors.Is(err, payment.ErrFacilitator) {
+		_, err := newClient(t, fake.URL, func(o *x402.FacilitatorOptions) { o.RetryMax = 2 }).Verify(ctx, 2, samplePayload, sampleReq)
+		if !errors.Is(err, x402.ErrFacilitator) {
 			t.Fatalf("err = %v", err)
 		}
 		if n := len(fake.Calls("/verify")); n != 3 {
@@ -165,11 +167,11 @@ func TestFacilitatorClient(t *testing.T) {
 		t.Run("settle "+tc.name, func(t *testing.T) {
 			fake := paymenttest.NewFacilitator(t)
 			fake.Script("/settle", tc.replies...)
-			_, err := newClient(t, fake.URL, func(o *payment.FacilitatorOptions) { o.SettleTimeout = 150 * time.Millisecond }).Settle(ctx, 2, samplePayload, sampleReq)
+			_, err := newClient(t, fake.URL, func(o *x402.FacilitatorOptions) { o.SettleTimeout = 150 * time.Millisecond }).Settle(ctx, 2, samplePayload, sampleReq)
 			if !errors.Is(err, payment.ErrSettlementPending) {
 				t.Fatalf("err = %v, want ErrSettlementPending", err)
 			}
-			var pe *payment.PendingError
+			var pe *x402.PendingError
 			if !errors.As(err, &pe) || (pe.Transaction != "") != tc.tx {
 				t.Errorf("pending error %+v", pe)
 			}
@@ -190,7 +192,7 @@ func TestFacilitatorClient(t *testing.T) {
 		fake := paymenttest.NewFacilitator(t)
 		fake.Script("/settle", paymenttest.Reply{Status: 401, Body: `{"error":"unauthorized"}`})
 		_, err := newClient(t, fake.URL, nil).Settle(ctx, 2, samplePayload, sampleReq)
-		if !errors.Is(err, payment.ErrFacilitator) || errors.Is(err, payment.ErrSettlementPending) {
+		if !errors.Is(err, x402.ErrFacilitator) || errors.Is(err, payment.ErrSettlementPending) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -198,8 +200,8 @@ func TestFacilitatorClient(t *testing.T) {
 		fake := paymenttest.NewFacilitator(t)
 		url := fake.URL
 		fake.Close()
-		_, err := newClient(t, url, func(o *payment.FacilitatorOptions) { o.RetryMax = 1 }).Settle(ctx, 2, samplePayload, sampleReq)
-		if !errors.Is(err, payment.ErrFacilitator) || errors.Is(err, payment.ErrSettlementPending) {
+		_, err := newClient(t, url, func(o *x402.FacilitatorOptions) { o.RetryMax = 1 }).Settle(ctx, 2, samplePayload, sampleReq)
+		if !errors.Is(err, x402.ErrFacilitator) || errors.Is(err, payment.ErrSettlementPending) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -212,7 +214,7 @@ func TestFacilitatorClient(t *testing.T) {
 	})
 	t.Run("auth header failure", func(t *testing.T) {
 		fake := paymenttest.NewFacilitator(t)
-		_, err := newClient(t, fake.URL, func(o *payment.FacilitatorOptions) {
+		_, err := newClient(t, fake.URL, func(o *x402.FacilitatorOptions) {
 			o.Headers = func(context.Context, string, string) (http.Header, error) { return nil, errors.New("no key") }
 		}).Verify(ctx, 2, samplePayload, sampleReq)
 		if err == nil || len(fake.Calls("")) != 0 {
@@ -221,7 +223,7 @@ func TestFacilitatorClient(t *testing.T) {
 	})
 	t.Run("bad URLs", func(t *testing.T) {
 		for _, u := range []string{"", "ftp://x", "not a url", "http://"} {
-			if _, err := payment.NewFacilitator(&payment.FacilitatorOptions{URL: u}); err == nil {
+			if _, err := x402.NewFacilitator(&x402.FacilitatorOptions{URL: u}); err == nil {
 				t.Errorf("%q accepted", u)
 			}
 		}
@@ -246,8 +248,8 @@ func TestProductionSettlement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sr payment.SettleResponse
-	if err := payment.DecodeX402Header(s.Header.Get("Payment-Response"), &sr); err != nil {
+	var sr x402.SettleResponse
+	if err := x402.DecodeHeader(s.Header.Get("Payment-Response"), &sr); err != nil {
 		t.Fatal(err)
 	}
 	if !sr.Success || sr.Transaction != s.Reference || strings.HasPrefix(s.Reference, "0xdev") || s.Dev || sr.Network != "eip155:8453" {
@@ -257,7 +259,7 @@ func TestProductionSettlement(t *testing.T) {
 	var body struct {
 		X402Version         int
 		PaymentPayload      json.RawMessage
-		PaymentRequirements payment.PaymentRequirements
+		PaymentRequirements x402.PaymentRequirements
 	}
 	_ = json.Unmarshal(f.fac.Calls("/settle")[0].Body, &body)
 	if body.X402Version != 2 || body.PaymentRequirements.Amount != "250000" || body.PaymentRequirements.MaxTimeoutSeconds != 210 {
@@ -273,7 +275,7 @@ func TestProductionSettlement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := payment.DecodeX402Header(s1.Header.Get("X-Payment-Response"), &sr); err != nil || sr.Network != "base" || s1.Header.Get("Payment-Response") != "" {
+	if err := x402.DecodeHeader(s1.Header.Get("X-Payment-Response"), &sr); err != nil || sr.Network != "base" || s1.Header.Get("Payment-Response") != "" {
 		t.Errorf("v1 settlement %v %+v %v", s1.Header, sr, err)
 	}
 
@@ -301,7 +303,7 @@ func TestProductionSettlement(t *testing.T) {
 	}
 	_, err = f.verify(t, hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow)))
 	var p *payment.Problem
-	if !errors.Is(err, payment.ErrFacilitator) || errors.As(err, &p) {
+	if !errors.Is(err, x402.ErrFacilitator) || errors.As(err, &p) {
 		t.Errorf("facilitator down: %v", err)
 	}
 
@@ -316,7 +318,7 @@ func TestProductionSettlement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := payment.DecodeMPPReceipt(sm.Header.Get("Payment-Receipt"))
+	r, err := mpp.DecodeReceipt(sm.Header.Get("Payment-Receipt"))
 	if err != nil || r.Status != "success" || r.Method != "evm" || r.Reference != sm.Reference || r.ChainID != 8453 ||
 		r.ChallengeID != paymenttest.MPPChallenge(t, ch, "evm").ID || r.Timestamp != "2026-11-22T09:00:00Z" {
 		t.Errorf("receipt %+v %v", r, err)
@@ -329,12 +331,12 @@ func TestProductionSettlement(t *testing.T) {
 		X402Version    int
 		PaymentPayload struct {
 			X402Version int
-			Accepted    payment.PaymentRequirements
-			Payload     payment.ExactEVMPayload
+			Accepted    x402.PaymentRequirements
+			Payload     x402.ExactEVMPayload
 		}
 	}
 	_ = json.Unmarshal(calls[n].Body, &mb)
-	wantNonce := payment.MPPNonce(paymenttest.MPPChallenge(t, ch, "evm").ID, "api.example.com")
+	wantNonce := mpp.Nonce(paymenttest.MPPChallenge(t, ch, "evm").ID, "api.example.com")
 	if mb.X402Version != 2 || mb.PaymentPayload.Accepted.PayTo != paymenttest.DevPayee || mb.PaymentPayload.Payload.Authorization.Nonce != wantNonce ||
 		!strings.EqualFold(mb.PaymentPayload.Payload.Authorization.From, paymenttest.DevAddress) {
 		t.Errorf("mpp settle body %s", calls[n].Body)
@@ -380,17 +382,17 @@ func TestDevSettlement(t *testing.T) {
 }
 
 func TestStaticHeaders(t *testing.T) {
-	h, err := payment.ParseHeaderLine("Authorization: Bearer k: v")
+	h, err := x402.ParseHeaderLine("Authorization: Bearer k: v")
 	if err != nil || h.Get("Authorization") != "Bearer k: v" {
 		t.Fatalf("%v %v", h, err)
 	}
 	for _, bad := range []string{"", "NoColon", ": v", "A B: v", "A: ", "A: v\r\nX: y"} {
-		if _, err := payment.ParseHeaderLine(bad); err == nil {
+		if _, err := x402.ParseHeaderLine(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
 	fake := paymenttest.NewFacilitator(t)
-	c := newClient(t, fake.URL, func(o *payment.FacilitatorOptions) { o.Headers = payment.StaticHeaders(h) })
+	c := newClient(t, fake.URL, func(o *x402.FacilitatorOptions) { o.Headers = x402.StaticHeaders(h) })
 	if _, err := c.Supported(context.Background()); err != nil {
 		t.Fatal(err)
 	}

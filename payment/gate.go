@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/payment/mpp"
 )
 
 // HTTP headers of paid calls.
@@ -193,10 +193,7 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	res := Resource{URL: g.resourceURL(r), Method: r.Method, Description: h.offer.Description, MimeType: h.offer.MimeType,
 		QuoteID: strings.TrimSpace(r.Header.Get(HeaderQuoteID))}
-	if len(body) > 0 {
-		sum := sha256.Sum256(body)
-		res.BodyDigest = "sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
-	}
+	res.BodyDigest = mpp.BodyDigest(body)
 	// challengeWith answers 402 for the offer priced by the request's
 	// quote; a quote that cannot be used is reported, and the challenge
 	// is then at the offer's own price without it.
@@ -217,12 +214,7 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	cred, err := c.p.ReadCredential(r.Header)
 	if err != nil {
-		var p *Problem
-		if !errors.As(err, &p) {
-			// A credential the processor cannot read is the payer's
-			// mistake: 400, never 500.
-			p = &Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed payment credential: " + err.Error()}
-		}
+		p := CredentialProblem(err)
 		c.report(PaymentEvent{Outcome: "rejected", OfferID: h.offer.ID})
 		if p.Status == http.StatusPaymentRequired || p.Status == 0 {
 			challengeWith(p)
@@ -276,51 +268,45 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.serveBuffered(w, r, h.next, ch)
 }
 
-// run calls next with the payment in the context and the offer's work
-// timeout. A panic fails the order (never settled) and is re-raised.
-func (g *Gate) run(w http.ResponseWriter, r *http.Request, next http.Handler, ch *Charge) {
-	ctx := WithCall(r.Context(), ch.Call())
-	if wt := ch.Call().Offer.WorkTimeout; wt > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, wt)
-		defer cancel()
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			_ = ch.Fail(r.Context(), "handler panicked")
-			panic(p)
-		}
-	}()
-	next.ServeHTTP(w, r.WithContext(ctx))
-}
-
+// serveBuffered runs next through the sale (Charge.Run) into a buffer:
+// an answer of 400 or more, or one over the size limit, fails the order;
+// otherwise the payment settles before the response is sent.
 func (g *Gate) serveBuffered(w http.ResponseWriter, r *http.Request, next http.Handler, ch *Charge) {
 	bw := &bufferWriter{header: http.Header{}, limit: g.maxResp}
-	g.run(bw, r, next, ch)
+	comp, err := ch.Run(r.Context(), func(ctx context.Context) (Response, error) {
+		next.ServeHTTP(bw, r.WithContext(ctx))
+		if bw.overflow {
+			return Response{}, fmt.Errorf("response exceeded %d bytes", g.maxResp)
+		}
+		if status := bw.code(); status >= 400 {
+			return Response{}, errors.New(failureReason(status, bw.buf.Bytes()))
+		}
+		out := bw.buf.Bytes()
+		if out == nil {
+			out = []byte{}
+		}
+		return Response{Status: bw.code(), ContentType: bw.header.Get("Content-Type"), Body: out}, nil
+	})
 	status := bw.code()
 	hd := w.Header()
-	if bw.overflow {
-		_ = ch.Fail(r.Context(), fmt.Sprintf("response exceeded %d bytes", g.maxResp))
+	switch {
+	case errors.Is(err, ErrWorkFailed) && bw.overflow:
 		hd.Set("Cache-Control", "no-store")
 		httpjson.Detail(w, http.StatusInternalServerError, "The response was too large to deliver; the payment was not settled")
 		return
-	}
-	if status >= 400 {
-		_ = ch.Fail(r.Context(), failureReason(status, bw.buf.Bytes()))
+	case errors.Is(err, ErrWorkFailed):
 		copyHeader(hd, bw.header)
 		hd.Set("Cache-Control", "no-store")
 		w.WriteHeader(status)
 		_, _ = w.Write(bw.buf.Bytes())
 		return
+	case err != nil:
+		g.completionError(w, r, ch, err)
+		return
 	}
 	out := bw.buf.Bytes()
 	if out == nil {
 		out = []byte{}
-	}
-	comp, err := ch.Complete(r.Context(), Response{Status: status, ContentType: bw.header.Get("Content-Type"), Body: out})
-	if err != nil {
-		g.completionError(w, r, ch, err)
-		return
 	}
 	copyHeader(hd, bw.header)
 	if comp.Settlement != nil {
@@ -333,29 +319,36 @@ func (g *Gate) serveBuffered(w http.ResponseWriter, r *http.Request, next http.H
 	_, _ = w.Write(out)
 }
 
+// serveStreaming runs next through the sale (Charge.Run) while its answer
+// streams to the payer; the payment settles at the end and its headers
+// and the receipt id go in trailers.
 func (g *Gate) serveStreaming(w http.ResponseWriter, r *http.Request, next http.Handler, ch *Charge) {
 	hd := w.Header()
 	hd.Set("Cache-Control", "private")
 	hd.Set("Trailer", HeaderReceiptID+", PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Payment-Receipt")
 	sw := &streamWriter{ResponseWriter: w, sum: sha256.New(), limit: g.maxResp}
-	g.run(sw, r, next, ch)
-	status := sw.status
-	if status == 0 {
-		status = http.StatusOK
-	}
-	if status >= 400 {
-		_ = ch.Fail(r.Context(), failureReason(status, sw.keep.Bytes()))
-		return
-	}
-	resp := Response{Status: status, ContentType: hd.Get("Content-Type"), SHA256: hex.EncodeToString(sw.sum.Sum(nil))}
-	if !sw.dropped {
-		resp.Body = sw.keep.Bytes()
-		if resp.Body == nil {
-			resp.Body = []byte{}
+	comp, err := ch.Run(r.Context(), func(ctx context.Context) (Response, error) {
+		next.ServeHTTP(sw, r.WithContext(ctx))
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
 		}
-	}
-	comp, err := ch.Complete(r.Context(), resp)
-	if err != nil {
+		if status >= 400 {
+			return Response{}, errors.New(failureReason(status, sw.keep.Bytes()))
+		}
+		resp := Response{Status: status, ContentType: hd.Get("Content-Type"), SHA256: hex.EncodeToString(sw.sum.Sum(nil))}
+		if !sw.dropped {
+			resp.Body = sw.keep.Bytes()
+			if resp.Body == nil {
+				resp.Body = []byte{}
+			}
+		}
+		return resp, nil
+	})
+	switch {
+	case errors.Is(err, ErrWorkFailed):
+		return
+	case err != nil:
 		g.c.log.WarnContext(r.Context(), "payment: streamed call not settled", "order", ch.Order().ID, "err", err)
 		return
 	}
@@ -518,7 +511,7 @@ func withProblem(body []byte, p *Problem) []byte {
 	m["status"] = http.StatusPaymentRequired
 	m["title"] = "Payment Required"
 	if p.Type != "" {
-		m["type"] = ProblemTypeBase + p.Type
+		m["type"] = mpp.ProblemTypeBase + p.Type
 	}
 	if p.Detail != "" {
 		m["detail"] = p.Detail
@@ -540,7 +533,7 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 	}
 	m := map[string]any{"status": status, "title": http.StatusText(status), "detail": p.Detail}
 	if p.Type != "" {
-		m["type"] = ProblemTypeBase + p.Type
+		m["type"] = mpp.ProblemTypeBase + p.Type
 	}
 	if p.Reason != "" {
 		m["error"] = p.Reason

@@ -15,7 +15,10 @@ import (
 
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/storetest"
 )
@@ -31,7 +34,7 @@ type realEnv struct {
 	p      *payment.Protocols
 	fac    *paymenttest.Facilitator
 	stripe *paymenttest.Stripe
-	wallet *payment.KeySigner
+	wallet *evm.KeySigner
 }
 
 type realOpts struct {
@@ -64,7 +67,7 @@ func newRealEnv(t *testing.T, o realOpts) *realEnv {
 		if o.fac == nil {
 			o.fac = paymenttest.NewFacilitator(t)
 		}
-		fac, err := payment.NewFacilitator(&payment.FacilitatorOptions{URL: o.fac.URL, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond})
+		fac, err := x402.NewFacilitator(&x402.FacilitatorOptions{URL: o.fac.URL, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +214,7 @@ func TestGateOneAuthorizationAcrossProtocols(t *testing.T) {
 		Payload json.RawMessage `json:"payload"`
 	}
 	_ = json.Unmarshal(raw, &pl)
-	v1, _ := payment.EncodeX402Header(payment.PaymentPayload{X402Version: 1, Scheme: "exact", Network: "base", Payload: pl.Payload})
+	v1, _ := x402.EncodeHeader(x402.PaymentPayload{X402Version: 1, Scheme: "exact", Network: "base", Payload: pl.Payload})
 	if r := e.do("POST", "/v1/claims/verify/quick", claimBody, map[string]string{"Payment-Signature": v2}); r.status != 200 {
 		t.Fatalf("v2: %d %s", r.status, r.body)
 	}
@@ -336,14 +339,14 @@ func TestGateSettlementFailureRechallengesThisRequest(t *testing.T) {
 	if r.status != 402 || !strings.HasPrefix(detail(t, r.body), "Settlement failed") || e.h.delivered.Load() != 1 {
 		t.Fatalf("failed settlement: %d %s", r.status, r.body)
 	}
-	var sr payment.SettleResponse
-	if err := payment.DecodeX402Header(r.header.Get("PAYMENT-RESPONSE"), &sr); err != nil || sr.Success || sr.ErrorReason != "insufficient_funds" ||
+	var sr x402.SettleResponse
+	if err := x402.DecodeHeader(r.header.Get("PAYMENT-RESPONSE"), &sr); err != nil || sr.Success || sr.ErrorReason != "insufficient_funds" ||
 		sr.Transaction != "" || sr.Network != "eip155:8453" {
 		t.Fatalf("PAYMENT-RESPONSE %q: %+v %v", r.header.Get("PAYMENT-RESPONSE"), sr, err)
 	}
 	fresh := &payment.Challenge{Header: r.header, Body: r.body}
 	mc := paymenttest.MPPChallenge(t, fresh, "evm")
-	if mc.Digest != payment.BodyDigest([]byte(claimBody)) {
+	if mc.Digest != mpp.BodyDigest([]byte(claimBody)) {
 		t.Fatalf("fresh challenge digest %q, want the request body's", mc.Digest)
 	}
 	op, _ := base64.RawURLEncoding.DecodeString(mc.Opaque)

@@ -19,6 +19,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/anydb"
 	"github.com/assaykit/assay/store/storetest"
@@ -87,8 +88,8 @@ func (h *paidHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 var (
 	quickOffer = payment.Offer{ID: "claims.verify.quick", Description: "Quick claim verification", AmountMicroUSD: 20000,
-		CardMicroUSD: 500000, MimeType: "application/json", Tier: "quick", WorkTimeout: 2 * time.Second}
-	deepOffer  = payment.Offer{ID: "claims.verify.deep", AmountMicroUSD: 120000, CardMicroUSD: 500000, MimeType: "application/json", Tier: "deep"}
+		CardMicroUSD: 500000, MimeType: "application/json", Product: "quick", WorkTimeout: 2 * time.Second}
+	deepOffer  = payment.Offer{ID: "claims.verify.deep", AmountMicroUSD: 120000, CardMicroUSD: 500000, MimeType: "application/json", Product: "deep"}
 	nicheOffer = payment.Offer{ID: "niche.evaluation", Description: "One full niche evaluation", AmountMicroUSD: 250000, MimeType: "application/json"}
 )
 
@@ -486,7 +487,7 @@ func TestGateSettlementFailureDeliversNothing(t *testing.T) {
 	}
 	// The fresh challenge is for this request: its body digest included.
 	ch := e.proc.Challenges()
-	if len(ch) != 1 || ch[0].BodyDigest != payment.BodyDigest([]byte(claimBody)) || ch[0].URL != publicBase+"/v1/claims/verify/quick" {
+	if len(ch) != 1 || ch[0].BodyDigest != mpp.BodyDigest([]byte(claimBody)) || ch[0].URL != publicBase+"/v1/claims/verify/quick" {
 		t.Errorf("fresh challenge for %+v", ch)
 	}
 	o := e.order(r.header.Get(payment.HeaderOrderID))

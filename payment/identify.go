@@ -5,6 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/assaykit/assay/payment/x402"
+
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/internal/wire"
+	"github.com/assaykit/assay/payment/mpp"
 )
 
 // PaymentIdentity is which payment a credential carries and who made it,
@@ -61,12 +67,12 @@ func (p *Protocols) IdentifyPayment(c *Credential) (*PaymentIdentity, error) {
 	}
 	switch c.Protocol {
 	case ProtocolX402:
-		var pl PaymentPayload
-		if err := decodeJSONObject(c.Raw, &pl); err != nil {
+		var pl x402.PaymentPayload
+		if err := wire.DecodeObject(c.Raw, &pl); err != nil {
 			return nil, err
 		}
-		var ex ExactEVMPayload
-		if err := decodeJSONObject(pl.Payload, &ex); err != nil {
+		var ex x402.ExactEVMPayload
+		if err := wire.DecodeObject(pl.Payload, &ex); err != nil {
 			return nil, err
 		}
 		id, err := p.identifyEIP3009(ex.Authorization, ex.Signature)
@@ -78,8 +84,8 @@ func (p *Protocols) IdentifyPayment(c *Credential) (*PaymentIdentity, error) {
 		}
 		return id, nil
 	case ProtocolMPP, ProtocolMPPStripe:
-		var cred MPPCredential
-		if err := decodeJSONObject(c.Raw, &cred); err != nil {
+		var cred mpp.Credential
+		if err := wire.DecodeObject(c.Raw, &cred); err != nil {
 			return nil, err
 		}
 		if !p.mppEnabled() || !p.bound(cred.Challenge) {
@@ -87,24 +93,24 @@ func (p *Protocols) IdentifyPayment(c *Credential) (*PaymentIdentity, error) {
 		}
 		var id *PaymentIdentity
 		switch cred.Challenge.Method {
-		case MethodEVM:
-			var pl mppEVMPayload
-			if err := decodeJSONObject(cred.Payload, &pl); err != nil {
+		case mpp.MethodEVM:
+			var pl mpp.EVMPayload
+			if err := wire.DecodeObject(cred.Payload, &pl); err != nil {
 				return nil, err
 			}
 			a, err := pl.EIP3009Authorization.Parse()
 			if err != nil {
 				return nil, err
 			}
-			if fmt.Sprintf("0x%x", a.Nonce) != mppNonce(cred.Challenge.ID, cred.Challenge.Realm) {
+			if fmt.Sprintf("0x%x", a.Nonce) != mpp.Nonce(cred.Challenge.ID, cred.Challenge.Realm) {
 				return nil, fmt.Errorf("%w: nonce not bound to the challenge", errUnidentified)
 			}
 			if id, err = p.identifyEIP3009(pl.EIP3009Authorization, pl.Signature); err != nil {
 				return nil, err
 			}
-		case MethodStripe:
-			var pl mppStripePayload
-			if err := decodeJSONObject(cred.Payload, &pl); err != nil || pl.SPT == "" {
+		case mpp.MethodStripe:
+			var pl mpp.StripePayload
+			if err := wire.DecodeObject(cred.Payload, &pl); err != nil || pl.SPT == "" {
 				return nil, fmt.Errorf("%w: no spt", errUnidentified)
 			}
 			id = &PaymentIdentity{Payer: stripePayer(pl.SPT), ReservationKey: "mpp:" + cred.Challenge.ID}
@@ -119,12 +125,12 @@ func (p *Protocols) IdentifyPayment(c *Credential) (*PaymentIdentity, error) {
 
 // identifyEIP3009 recovers the signer of an authorization on the
 // configured network.
-func (p *Protocols) identifyEIP3009(w EIP3009Authorization, signature string) (*PaymentIdentity, error) {
+func (p *Protocols) identifyEIP3009(w evm.EIP3009Authorization, signature string) (*PaymentIdentity, error) {
 	a, err := w.Parse()
 	if err != nil {
 		return nil, err
 	}
-	sig, err := ParseSignature(signature)
+	sig, err := evm.ParseSignature(signature)
 	if err != nil {
 		return nil, err
 	}
@@ -132,12 +138,12 @@ func (p *Protocols) identifyEIP3009(w EIP3009Authorization, signature string) (*
 	if err != nil {
 		return nil, err
 	}
-	from, err := RecoverAddress(d, sig)
+	from, err := evm.RecoverAddress(d, sig)
 	if err != nil {
 		return nil, err
 	}
 	if from != a.From {
-		return nil, fmt.Errorf("%w: the signature was not made by %s", ErrBadSignature, a.From.String())
+		return nil, fmt.Errorf("%w: the signature was not made by %s", evm.ErrBadSignature, a.From.String())
 	}
 	return &PaymentIdentity{Payer: a.From.Hex(), ReservationKey: a.ReservationKey(p.net)}, nil
 }
@@ -156,11 +162,11 @@ func (p *Protocols) NamedQuote(c *Credential) string {
 		if json.Unmarshal(c.Raw, &pl) != nil {
 			return ""
 		}
-		if id, err := paymentIdentifierOf(pl.Extensions); err == nil && strings.HasPrefix(id, "quo_") {
+		if id, err := x402.PaymentIdentifierOf(pl.Extensions); err == nil && strings.HasPrefix(id, "quo_") {
 			return id
 		}
 	case ProtocolMPP, ProtocolMPPStripe:
-		var cred MPPCredential
+		var cred mpp.Credential
 		if json.Unmarshal(c.Raw, &cred) == nil {
 			return opaqueQuote(cred.Challenge.Opaque)
 		}
@@ -170,7 +176,7 @@ func (p *Protocols) NamedQuote(c *Credential) string {
 
 // opaqueQuote returns the quoteId of an MPP opaque parameter, if any.
 func opaqueQuote(opaque string) string {
-	raw, err := decodeB64URL(opaque)
+	raw, err := mpp.DecodeBase64URL(opaque)
 	if err != nil {
 		return ""
 	}

@@ -4,24 +4,32 @@
 //
 // # Pieces
 //
+// This package is the seller core. The wire codecs are in x402 and mpp,
+// the EVM cryptography (addresses, networks, EIP-3009, signers) in evm,
+// and the buyer's http.RoundTripper in paying, which needs none of this
+// package.
+//
 // A Processor speaks the payment protocols (challenges, credentials,
 // verification, settlement). A Ledger (store.DB) records reservations,
 // orders, receipts, quotes and customers. The Cashier is the
 // transport-neutral core built on both: Begin verifies and reserves a
 // payment and opens an order, Charge.Complete settles and signs a receipt,
-// Charge.Fail voids. The Gate is the HTTP Paywall built on the Cashier; the
-// MCP and A2A transports use the Cashier directly. Prices are integer
-// micro-USD and are never defined here: offers are built by the routes from
-// the tier table (claims.Tiers) or their own configuration.
+// Charge.Fail voids; Charge.Run is the one run-then-settle-or-void step
+// that every transport calls. The Gate is the HTTP Paywall built on the
+// Cashier; the MCP and A2A transports (server/agents) use the Cashier
+// directly. Prices are integer
+// micro-USD and are never defined here: the host passes them in on each
+// Offer (server builds its offers from the tier table, claims.Tiers).
 //
 // # The shape chosen for "a Verifier interface" and "payment.Gate(offer,
 // *Options) func(http.Handler) http.Handler"
 //
 // Verification of USDC payments (x402 v1/v2 and MPP evm, all EIP-3009
-// authorizations) sits behind Verifier, with the x402 facilitator's
-// /verify signature; settlement behind Settler, with /settle's. Facilitator
-// implements both over HTTP, LocalVerifier verifies offline (EIP-712
-// digest, secp256k1 recovery), and VerifyAll chains verifiers. Protocols —
+// authorizations) sits behind x402.Verifier, with the x402 facilitator's
+// /verify signature; settlement behind x402.Settler, with /settle's.
+// x402.Facilitator implements both over HTTP, x402.LocalVerifier verifies
+// offline (EIP-712 digest, secp256k1 recovery), and x402.VerifyAll chains
+// verifiers. Protocols —
 // the Processor that speaks x402 and MPP — takes them in
 // ProcessorOptions.Verifier and .Settler: by default the local verifier and
 // then the facilitator (the local verifier alone in dev mode), and the
@@ -243,8 +251,12 @@ type Offer struct {
 	// WorkTimeout is the longest the paid work may take; challenges allow
 	// this plus settlement time.
 	WorkTimeout time.Duration
-	// Tier is the claim tier sold, if any (for orders and receipts).
-	Tier string
+	// Product names what the offer sells within the offers that share
+	// quotes (a quote made for one product prices only that product); the
+	// host chooses it (server uses the claim tier's name). It is recorded
+	// on orders, quotes and receipts, in their "tier" field. Empty means
+	// the offer cannot be quoted.
+	Product string
 }
 
 // Paywall turns a handler into a paid one. The payment issue's Gate is the

@@ -3,16 +3,19 @@ package payment
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/assaykit/assay/payment/internal/wire"
+	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 // Payment protocols, as recorded on orders and receipts.
 const (
-	ProtocolX402       = "x402"
-	ProtocolMPP        = "mpp"        // MPP evm charge (USDC on Base)
+	ProtocolX402       = x402.Protocol
+	ProtocolMPP        = mpp.Protocol // MPP evm charge (USDC on Base)
 	ProtocolMPPStripe  = "mpp-stripe" // MPP stripe charge (card)
 	ProtocolFree       = "free"
 	ProtocolSubscriber = "subscription"
@@ -147,7 +150,7 @@ type Holder interface {
 // ErrSettlementPending reports a settlement whose outcome is not known yet
 // (facilitator timeout, transaction pending). It is not a failure: the
 // payer must not be asked to pay again.
-var ErrSettlementPending = errors.New("payment: settlement pending")
+var ErrSettlementPending = wire.ErrSettlementPending
 
 // Problem is a payment failure reported to the payer.
 type Problem struct {

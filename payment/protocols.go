@@ -17,6 +17,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/assaykit/assay/payment/x402"
+
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/internal/wire"
+	"github.com/assaykit/assay/payment/mpp"
 )
 
 // ProcessorOptions configures Protocols. PayTo is required; MPP is enabled
@@ -35,7 +41,7 @@ type ProcessorOptions struct {
 	Dev bool
 	// Facilitator settles x402 and MPP evm payments (and checks balances
 	// at verification). Required unless Dev or Settler is set.
-	Facilitator *Facilitator
+	Facilitator *x402.Facilitator
 	// Verifier checks the signature (and, for a facilitator, the balance)
 	// of USDC payments, x402 and MPP evm alike, after this processor's own
 	// checks of what the route issues (requirements, recipient, amount,
@@ -46,10 +52,10 @@ type ProcessorOptions struct {
 	// verification (no network call before the work; the payer's balance
 	// is then first seen at settlement). Its answer's payer, when given,
 	// must be the authorization's from.
-	Verifier Verifier
+	Verifier x402.Verifier
 	// Settler settles USDC payments. Nil means Facilitator. Ignored in
 	// dev mode, which settles nothing.
-	Settler Settler
+	Settler x402.Settler
 	// MPPSecret keys the stateless HMAC binding of MPP challenge ids. At
 	// least 32 bytes; nil disables MPP.
 	MPPSecret []byte
@@ -203,11 +209,11 @@ type ProcessorOptions struct {
 //     x402 replies in kind (PAYMENT-RESPONSE for v2, X-PAYMENT-RESPONSE
 //     with v1 network names for v1).
 type Protocols struct {
-	payTo       Address
-	net         Network
+	payTo       evm.Address
+	net         evm.Network
 	dev         bool
-	verifier    Verifier
-	settler     Settler
+	verifier    x402.Verifier
+	settler     x402.Settler
 	secret      []byte
 	oldSecrets  [][]byte
 	realm       string
@@ -226,10 +232,6 @@ type Protocols struct {
 
 var _ Processor = (*Protocols)(nil)
 
-// Validity margin required on validBefore at verification (the official
-// facilitator's).
-const validBeforeMargin = 6 * time.Second
-
 // minCardCents is Stripe's minimum USD charge.
 const minCardCents = 50
 
@@ -238,7 +240,7 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 	if opts == nil {
 		return nil, errors.New("payment: processor options are required (PayTo at least)")
 	}
-	payTo, err := ParseAddress(opts.PayTo)
+	payTo, err := evm.ParseAddress(opts.PayTo)
 	if err != nil || payTo.IsZero() {
 		return nil, fmt.Errorf("payment: PayTo %q is not a usable address", opts.PayTo)
 	}
@@ -246,7 +248,7 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 	if netName == "" {
 		netName = "eip155:8453"
 	}
-	n, ok := LookupNetwork(netName)
+	n, ok := evm.LookupNetwork(netName)
 	if !ok {
 		return nil, fmt.Errorf("payment: unknown network %q (want eip155:8453 or eip155:84532)", opts.Network)
 	}
@@ -283,11 +285,11 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 		return nil, errors.New("payment: a Facilitator (or a Settler) is required outside dev mode")
 	}
 	if p.verifier == nil {
-		local := &LocalVerifier{Now: p.now}
+		local := &x402.LocalVerifier{Now: p.now}
 		if p.dev || opts.Facilitator == nil {
 			p.verifier = local
 		} else {
-			p.verifier = VerifyAll(local, opts.Facilitator)
+			p.verifier = x402.VerifyAll(local, opts.Facilitator)
 		}
 	}
 	if opts.MPPSecret != nil {
@@ -314,10 +316,10 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 }
 
 // Network returns the configured USDC network.
-func (p *Protocols) Network() Network { return p.net }
+func (p *Protocols) Network() evm.Network { return p.net }
 
 // PayTo returns the seller's address.
-func (p *Protocols) PayTo() Address { return p.payTo }
+func (p *Protocols) PayTo() evm.Address { return p.payTo }
 
 // Dev reports whether the processor runs in dev mode.
 func (p *Protocols) Dev() bool { return p.dev }
@@ -340,16 +342,16 @@ func (p *Protocols) maxTimeout(offer Offer) time.Duration {
 
 // requirementsV2 is what this route issues for offer (compared whole with
 // a credential's "accepted").
-func (p *Protocols) requirementsV2(offer Offer) PaymentRequirements {
-	return PaymentRequirements{
-		Scheme: SchemeExact, Network: p.net.CAIP2, Amount: strconv.FormatInt(offer.AmountMicroUSD, 10),
+func (p *Protocols) requirementsV2(offer Offer) x402.PaymentRequirements {
+	return x402.PaymentRequirements{
+		Scheme: x402.SchemeExact, Network: p.net.CAIP2, Amount: strconv.FormatInt(offer.AmountMicroUSD, 10),
 		Asset: p.net.USDC.String(), PayTo: p.payTo.String(),
 		MaxTimeoutSeconds: int64(p.maxTimeout(offer) / time.Second),
 		Extra:             map[string]any{"name": p.net.TokenName, "version": p.net.TokenVersion},
 	}
 }
 
-func (p *Protocols) requirementsV1(offer Offer, res Resource) PaymentRequirementsV1 {
+func (p *Protocols) requirementsV1(offer Offer, res Resource) x402.PaymentRequirementsV1 {
 	mime := res.MimeType
 	if mime == "" {
 		mime = offer.MimeType
@@ -358,8 +360,8 @@ func (p *Protocols) requirementsV1(offer Offer, res Resource) PaymentRequirement
 	if desc == "" {
 		desc = offer.Description
 	}
-	return PaymentRequirementsV1{
-		Scheme: SchemeExact, Network: p.net.V1Name, MaxAmountRequired: strconv.FormatInt(offer.AmountMicroUSD, 10),
+	return x402.PaymentRequirementsV1{
+		Scheme: x402.SchemeExact, Network: p.net.V1Name, MaxAmountRequired: strconv.FormatInt(offer.AmountMicroUSD, 10),
 		Resource: res.URL, Description: desc, MimeType: mime,
 		PayTo: p.payTo.String(), MaxTimeoutSeconds: int64(p.maxTimeout(offer) / time.Second),
 		Asset: p.net.USDC.String(), Extra: map[string]any{"name": p.net.TokenName, "version": p.net.TokenVersion},
@@ -385,16 +387,16 @@ func (p *Protocols) stripeOffered(offer Offer) bool {
 // mppRequest returns the base64url JCS request parameter for method.
 func (p *Protocols) mppRequest(method string, offer Offer) (string, error) {
 	switch method {
-	case MethodEVM:
-		return encodeJCSB64(mppEVMRequest{
+	case mpp.MethodEVM:
+		return mpp.EncodeJCSBase64URL(mpp.EVMRequest{
 			Amount: strconv.FormatInt(offer.AmountMicroUSD, 10), Currency: p.net.USDC.String(),
-			MethodDetails: mppEVMDetails{ChainID: p.net.ChainID, CredentialTypes: []string{"authorization"}, Decimals: p.net.Decimals},
+			MethodDetails: mpp.EVMDetails{ChainID: p.net.ChainID, CredentialTypes: []string{"authorization"}, Decimals: p.net.Decimals},
 			Recipient:     p.payTo.String(),
 		})
-	case MethodStripe:
-		return encodeJCSB64(mppStripeRequest{
+	case mpp.MethodStripe:
+		return mpp.EncodeJCSBase64URL(mpp.StripeRequest{
 			Amount: strconv.FormatInt(cardCents(offer), 10), Currency: "usd",
-			MethodDetails: mppStripeDetails{NetworkID: p.stripe.ProfileID(), PaymentMethodTypes: []string{"card"}},
+			MethodDetails: mpp.StripeDetails{NetworkID: p.stripe.ProfileID(), PaymentMethodTypes: []string{"card"}},
 		})
 	}
 	return "", fmt.Errorf("payment: unknown MPP method %q", method)
@@ -407,7 +409,7 @@ func mppOpaque(nonce string, res Resource) (string, error) {
 	if res.QuoteID != "" {
 		o["quoteId"] = res.QuoteID
 	}
-	return encodeJCSB64(o)
+	return mpp.EncodeJCSBase64URL(o)
 }
 
 // newChallengeNonce returns 16 random bytes in unpadded base64url.
@@ -423,7 +425,7 @@ func (p *Protocols) newChallengeNonce() (string, error) {
 // issues for res: a nonce of the issued form, exactly res's resource and
 // exactly res's quote. It returns "" or what differs.
 func checkOpaque(opaque string, res Resource) string {
-	raw, err := decodeB64URL(opaque)
+	raw, err := mpp.DecodeBase64URL(opaque)
 	if err != nil {
 		return "The challenge's opaque parameter is not base64url JSON."
 	}
@@ -439,7 +441,7 @@ func checkOpaque(opaque string, res Resource) string {
 	case err != nil || len(n) != 16:
 		return "The challenge was not issued by this route."
 	case o["resource"] != res.URL:
-		return fmt.Sprintf("The challenge was issued for resource %q, not this one.", truncate(o["resource"], 200))
+		return fmt.Sprintf("The challenge was issued for resource %q, not this one.", wire.Clip(o["resource"], 200))
 	case o["quoteId"] != res.QuoteID:
 		return "The challenge names another quote."
 	case len(o) != want:
@@ -450,33 +452,33 @@ func checkOpaque(opaque string, res Resource) string {
 
 // mppChallenge builds the challenge this route issues for method, expiring
 // at expires.
-func (p *Protocols) mppChallenge(method string, offer Offer, res Resource, expires time.Time) (MPPChallenge, error) {
+func (p *Protocols) mppChallenge(method string, offer Offer, res Resource, expires time.Time) (mpp.Challenge, error) {
 	req, err := p.mppRequest(method, offer)
 	if err != nil {
-		return MPPChallenge{}, err
+		return mpp.Challenge{}, err
 	}
 	nonce, err := p.newChallengeNonce()
 	if err != nil {
-		return MPPChallenge{}, err
+		return mpp.Challenge{}, err
 	}
 	opaque, err := mppOpaque(nonce, res)
 	if err != nil {
-		return MPPChallenge{}, err
+		return mpp.Challenge{}, err
 	}
 	desc := res.Description
 	if desc == "" {
 		desc = offer.Description
 	}
-	c := MPPChallenge{Realm: p.realm, Method: method, Intent: IntentCharge, Request: req,
+	c := mpp.Challenge{Realm: p.realm, Method: method, Intent: mpp.IntentCharge, Request: req,
 		Expires: expires.UTC().Format(time.RFC3339), Digest: res.BodyDigest, Opaque: opaque, Description: desc}
-	c.ID = mppChallengeID(p.secret, c)
+	c.ID = mpp.ChallengeID(p.secret, c)
 	return c, nil
 }
 
 // resourceInfo is the x402 v2 resource this route issues for res (and
 // that a v2 payment presented here must echo).
-func resourceInfo(offer Offer, res Resource) ResourceInfo {
-	info := ResourceInfo{URL: res.URL, Description: res.Description, MimeType: res.MimeType}
+func resourceInfo(offer Offer, res Resource) x402.ResourceInfo {
+	info := x402.ResourceInfo{URL: res.URL, Description: res.Description, MimeType: res.MimeType}
 	if info.Description == "" {
 		info.Description = offer.Description
 	}
@@ -502,15 +504,15 @@ func checkOffer(offer Offer, res Resource) error {
 // challengeBody is the 402 body: an RFC 9457 problem and an x402 v1
 // document at once (each parser ignores the other's keys).
 type challengeBody struct {
-	Type        string                  `json:"type"`
-	Title       string                  `json:"title"`
-	Status      int                     `json:"status"`
-	Detail      string                  `json:"detail"`
-	Reason      string                  `json:"reason,omitempty"`
-	Links       map[string]string       `json:"links,omitempty"`
-	X402Version int                     `json:"x402Version"`
-	Error       string                  `json:"error"`
-	Accepts     []PaymentRequirementsV1 `json:"accepts"`
+	Type        string                       `json:"type"`
+	Title       string                       `json:"title"`
+	Status      int                          `json:"status"`
+	Detail      string                       `json:"detail"`
+	Reason      string                       `json:"reason,omitempty"`
+	Links       map[string]string            `json:"links,omitempty"`
+	X402Version int                          `json:"x402Version"`
+	Error       string                       `json:"error"`
+	Accepts     []x402.PaymentRequirementsV1 `json:"accepts"`
 }
 
 // Challenge implements Processor: one 402 answer with the x402 v2 header,
@@ -520,7 +522,7 @@ func (p *Protocols) Challenge(_ context.Context, offer Offer, res Resource) (*Ch
 		return nil, err
 	}
 	info := resourceInfo(offer, res)
-	ext := map[string]json.RawMessage{ExtensionPaymentIdentifier: PaymentIdentifierExtension(p.requireID)}
+	ext := map[string]json.RawMessage{x402.ExtensionPaymentIdentifier: x402.PaymentIdentifierExtension(p.requireID)}
 	if p.extensions != nil {
 		for k, v := range p.extensions(offer, res) {
 			if json.Valid(v) {
@@ -528,38 +530,38 @@ func (p *Protocols) Challenge(_ context.Context, offer Offer, res Resource) (*Ch
 			}
 		}
 	}
-	pr := PaymentRequired{
-		X402Version: 2, Error: HeaderPaymentSignature + " header is required",
+	pr := x402.PaymentRequired{
+		X402Version: 2, Error: x402.HeaderPaymentSignature + " header is required",
 		Resource: &info,
-		Accepts:  []PaymentRequirements{p.requirementsV2(offer)}, Extensions: ext,
+		Accepts:  []x402.PaymentRequirements{p.requirementsV2(offer)}, Extensions: ext,
 	}
-	prJSON, err := marshalJSON(pr)
+	prJSON, err := wire.Marshal(pr)
 	if err != nil {
 		return nil, err
 	}
 	h := http.Header{}
-	h.Set(HeaderPaymentRequired, b64std(prJSON))
+	h.Set(x402.HeaderPaymentRequired, b64std(prJSON))
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Type", "application/problem+json")
 	if p.mppEnabled() {
 		expires := p.now().Add(p.ttl + p.validFor(offer)).Truncate(time.Second)
-		methods := []string{MethodEVM}
+		methods := []string{mpp.MethodEVM}
 		if p.stripeOffered(offer) {
-			methods = append(methods, MethodStripe)
+			methods = append(methods, mpp.MethodStripe)
 		}
 		for _, m := range methods {
 			c, err := p.mppChallenge(m, offer, res, expires)
 			if err != nil {
 				return nil, err
 			}
-			h.Add(HeaderWWWAuthenticate, c.String())
+			h.Add(mpp.HeaderWWWAuthenticate, c.String())
 		}
 	}
-	body, err := marshalJSON(challengeBody{
-		Type: ProblemTypeBase + "payment-required", Title: "Payment Required", Status: http.StatusPaymentRequired,
+	body, err := wire.Marshal(challengeBody{
+		Type: mpp.ProblemTypeBase + "payment-required", Title: "Payment Required", Status: http.StatusPaymentRequired,
 		Detail: p.challengeDetail(offer), Links: p.links,
-		X402Version: 1, Error: HeaderXPayment + " header is required",
-		Accepts: []PaymentRequirementsV1{p.requirementsV1(offer, res)},
+		X402Version: 1, Error: x402.HeaderXPayment + " header is required",
+		Accepts: []x402.PaymentRequirementsV1{p.requirementsV1(offer, res)},
 	})
 	if err != nil {
 		return nil, err
@@ -624,19 +626,19 @@ func (c *Challenge) WithProblem(p *Problem) *Challenge {
 	reason := p.errorCode()
 	var body map[string]any
 	if json.Unmarshal(c.Body, &body) == nil {
-		body["type"] = ProblemTypeBase + p.Type
+		body["type"] = mpp.ProblemTypeBase + p.Type
 		body["title"] = problemTitle(p.Type)
 		body["status"] = p.Status
 		body["detail"] = p.Detail
 		body["reason"] = p.Reason
 		body["error"] = reason
-		if b, err := marshalJSON(body); err == nil {
+		if b, err := wire.Marshal(body); err == nil {
 			out.Body = b
 		}
 	}
 	if pr, err := setJSONField(c.PaymentRequired, "error", reason); err == nil && pr != nil {
 		out.PaymentRequired = pr
-		out.Header.Set(HeaderPaymentRequired, b64std(pr))
+		out.Header.Set(x402.HeaderPaymentRequired, b64std(pr))
 	}
 	return out
 }
@@ -650,12 +652,12 @@ func setJSONField(obj json.RawMessage, key string, value any) (json.RawMessage, 
 	if err := json.Unmarshal(obj, &m); err != nil {
 		return nil, err
 	}
-	v, err := marshalJSON(value)
+	v, err := wire.Marshal(value)
 	if err != nil {
 		return nil, err
 	}
 	m[key] = v
-	return marshalJSON(m)
+	return wire.Marshal(m)
 }
 
 // ReadCredential implements Processor. It reads PAYMENT-SIGNATURE (x402
@@ -666,7 +668,7 @@ func setJSONField(obj json.RawMessage, key string, value any) (json.RawMessage, 
 func (p *Protocols) ReadCredential(h http.Header) (*Credential, error) {
 	var creds []*Credential
 	var firstErr error
-	for _, name := range []string{HeaderPaymentSignature, HeaderXPayment} {
+	for _, name := range []string{x402.HeaderPaymentSignature, x402.HeaderXPayment} {
 		for _, v := range h.Values(name) {
 			c, err := readX402Header(name, v)
 			if err != nil && firstErr == nil {
@@ -675,11 +677,11 @@ func (p *Protocols) ReadCredential(h http.Header) (*Credential, error) {
 			creds = append(creds, c)
 		}
 	}
-	for _, name := range []string{HeaderAuthorization, HeaderPaymentAuthorization} {
+	for _, name := range []string{mpp.HeaderAuthorization, mpp.HeaderPaymentAuthorization} {
 		for _, v := range h.Values(name) {
-			mc, err := ParseMPPCredential(v)
+			mc, err := mpp.ParseCredential(v)
 			switch {
-			case errors.Is(err, ErrSeveralCredentials):
+			case errors.Is(err, mpp.ErrSeveralCredentials):
 				return nil, severalCredentials()
 			case err != nil:
 				if firstErr == nil {
@@ -688,7 +690,7 @@ func (p *Protocols) ReadCredential(h http.Header) (*Credential, error) {
 				}
 				creds = append(creds, nil)
 			case mc != nil:
-				raw, err := marshalJSON(mc)
+				raw, err := wire.Marshal(mc)
 				if err != nil {
 					return nil, err
 				}
@@ -713,7 +715,7 @@ func severalCredentials() *Problem {
 }
 
 func readX402Header(name, value string) (*Credential, error) {
-	b, err := decodeX402Base64(value)
+	b, err := x402.DecodeBase64(value)
 	if err != nil {
 		return nil, malformedX402(name, err)
 	}
@@ -736,7 +738,7 @@ func x402Credential(b []byte) (*Credential, error) {
 		Scheme      string          `json:"scheme"`
 		Accepted    json.RawMessage `json:"accepted"`
 	}
-	if err := decodeJSONObject(b, &head); err != nil {
+	if err := wire.DecodeObject(b, &head); err != nil {
 		return nil, err
 	}
 	scheme := head.Scheme
@@ -754,7 +756,7 @@ func x402Credential(b []byte) (*Credential, error) {
 // headers, e.g. the MCP binding's params._meta["x402/payment"]. Header is
 // "" and either version is accepted.
 func CredentialFromX402(raw json.RawMessage) (*Credential, error) {
-	if len(raw) > maxHeaderBytes {
+	if len(raw) > wire.MaxHeaderBytes {
 		return nil, malformedX402("x402/payment", errors.New("too large"))
 	}
 	c, err := x402Credential(raw)
@@ -792,7 +794,7 @@ func amountProblem(reason string, got *big.Int, want int64) *Problem {
 	if got.Cmp(big.NewInt(want)) < 0 {
 		typ = "payment-insufficient"
 	}
-	return fail(http.StatusPaymentRequired, typ, reason, "The payment is for %s atomic units; this route costs exactly %d.", truncate(got.String(), 40), want)
+	return fail(http.StatusPaymentRequired, typ, reason, "The payment is for %s atomic units; this route costs exactly %d.", wire.Clip(got.String(), 40), want)
 }
 
 // x402State is carried from Verify to Settle for x402 payments.
@@ -803,11 +805,11 @@ type x402State struct {
 }
 
 func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c *Credential) (*Authorization, error) {
-	var pl PaymentPayload
-	if err := decodeJSONObject(c.Raw, &pl); err != nil {
+	var pl x402.PaymentPayload
+	if err := wire.DecodeObject(c.Raw, &pl); err != nil {
 		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "The payment payload is not valid JSON: %v", err)
 	}
-	want := map[string]int{HeaderPaymentSignature: 2, HeaderXPayment: 1}[c.Header]
+	want := map[string]int{x402.HeaderPaymentSignature: 2, x402.HeaderXPayment: 1}[c.Header]
 	if (pl.X402Version != 1 && pl.X402Version != 2) || (want != 0 && pl.X402Version != want) {
 		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_x402_version",
 			"x402Version %d does not match the %s header (want %d).", pl.X402Version, c.Header, want)
@@ -820,8 +822,8 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 		if len(pl.Accepted) == 0 {
 			return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "The payment payload does not echo the accepted requirements.")
 		}
-		var acc PaymentRequirements
-		if err := decodeJSONObject(pl.Accepted, &acc); err != nil {
+		var acc x402.PaymentRequirements
+		if err := wire.DecodeObject(pl.Accepted, &acc); err != nil {
 			return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "accepted is not a requirements object: %v", err)
 		}
 		if pr := p.checkAccepted(&acc, &issued, pl.Accepted); pr != nil {
@@ -835,12 +837,12 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 				"The payment does not echo the resource it pays for; send the PaymentPayload with the resource of this route's PAYMENT-REQUIRED.")
 		case pl.Resource.URL != want.URL:
 			return nil, fail(http.StatusPaymentRequired, "verification-failed", "invalid_payment_requirements",
-				"The payment is for resource %q, not this one.", truncate(pl.Resource.URL, 200))
+				"The payment is for resource %q, not this one.", wire.Clip(pl.Resource.URL, 200))
 		case *pl.Resource != want:
 			return nil, fail(http.StatusPaymentRequired, "verification-failed", "invalid_payment_requirements",
 				"The payment's resource does not equal the one this route issues (description or mimeType differ).")
 		}
-		id, err := paymentIdentifierOf(pl.Extensions)
+		id, err := x402.PaymentIdentifierOf(pl.Extensions)
 		if err != nil {
 			return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "%v", err)
 		}
@@ -851,23 +853,23 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 		paymentID = id
 		reqRaw, _ = issued.Raw()
 	} else {
-		if pl.Scheme != SchemeExact {
-			return nil, fail(http.StatusPaymentRequired, "method-unsupported", "unsupported_scheme", "Scheme %q is not accepted; use exact.", truncate(pl.Scheme, 40))
+		if pl.Scheme != x402.SchemeExact {
+			return nil, fail(http.StatusPaymentRequired, "method-unsupported", "unsupported_scheme", "Scheme %q is not accepted; use exact.", wire.Clip(pl.Scheme, 40))
 		}
 		if pl.Network != p.net.V1Name {
-			return nil, fail(http.StatusPaymentRequired, "verification-failed", "invalid_network", "Network %q is not accepted; use %s.", truncate(pl.Network, 40), p.net.V1Name)
+			return nil, fail(http.StatusPaymentRequired, "verification-failed", "invalid_network", "Network %q is not accepted; use %s.", wire.Clip(pl.Network, 40), p.net.V1Name)
 		}
-		reqRaw, _ = marshalJSON(p.requirementsV1(offer, res))
+		reqRaw, _ = wire.Marshal(p.requirementsV1(offer, res))
 	}
-	var ex ExactEVMPayload
-	if err := decodeJSONObject(pl.Payload, &ex); err != nil {
+	var ex x402.ExactEVMPayload
+	if err := wire.DecodeObject(pl.Payload, &ex); err != nil {
 		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "The exact payload is not valid: %v", err)
 	}
 	auth, err := ex.Authorization.Parse()
 	if err != nil {
 		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "%v", err)
 	}
-	_, err = ParseSignature(ex.Signature)
+	_, err = evm.ParseSignature(ex.Signature)
 	if err != nil {
 		return nil, fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "%v", err)
 	}
@@ -887,7 +889,7 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 		return nil, err
 	}
 	a := &Authorization{
-		Protocol: ProtocolX402, Method: SchemeExact, Payer: auth.From.Hex(),
+		Protocol: ProtocolX402, Method: x402.SchemeExact, Payer: auth.From.Hex(),
 		ReservationKey: auth.ReservationKey(p.net),
 		AmountMicroUSD: amount, Network: p.net.CAIP2, ValidUntil: unixTime(auth.ValidBefore),
 		PaymentID: paymentID, Dev: p.dev,
@@ -901,21 +903,21 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 
 // checkAccepted compares the echoed requirements with the issued ones,
 // field by field for precise reasons, then as whole objects.
-func (p *Protocols) checkAccepted(acc, issued *PaymentRequirements, accRaw json.RawMessage) *Problem {
-	if acc.Scheme != SchemeExact {
-		return fail(http.StatusPaymentRequired, "method-unsupported", "unsupported_scheme", "Scheme %q is not accepted; use exact.", truncate(acc.Scheme, 40))
+func (p *Protocols) checkAccepted(acc, issued *x402.PaymentRequirements, accRaw json.RawMessage) *Problem {
+	if acc.Scheme != x402.SchemeExact {
+		return fail(http.StatusPaymentRequired, "method-unsupported", "unsupported_scheme", "Scheme %q is not accepted; use exact.", wire.Clip(acc.Scheme, 40))
 	}
 	if acc.Network != issued.Network {
-		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_network", "Network %q is not accepted; use %s.", truncate(acc.Network, 40), issued.Network)
+		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_network", "Network %q is not accepted; use %s.", wire.Clip(acc.Network, 40), issued.Network)
 	}
-	if a, err := ParseAddress(acc.Asset); err != nil || a != p.net.USDC {
-		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_payment_requirements", "Asset %q is not accepted; pay USDC (%s).", truncate(acc.Asset, 60), issued.Asset)
+	if a, err := evm.ParseAddress(acc.Asset); err != nil || a != p.net.USDC {
+		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_payment_requirements", "Asset %q is not accepted; pay USDC (%s).", wire.Clip(acc.Asset, 60), issued.Asset)
 	}
-	if a, err := ParseAddress(acc.PayTo); err != nil || a != p.payTo {
-		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_recipient_mismatch", "payTo %q is not this seller (%s).", truncate(acc.PayTo, 60), issued.PayTo)
+	if a, err := evm.ParseAddress(acc.PayTo); err != nil || a != p.payTo {
+		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_recipient_mismatch", "payTo %q is not this seller (%s).", wire.Clip(acc.PayTo, 60), issued.PayTo)
 	}
 	if acc.Amount != issued.Amount {
-		v, err := parseUint256(acc.Amount)
+		v, err := evm.ParseUint256(acc.Amount)
 		if err != nil {
 			return fail(http.StatusBadRequest, "malformed-credential", "invalid_payload", "accepted.amount: %v", err)
 		}
@@ -936,10 +938,10 @@ func mustInt(s string) int64 {
 }
 
 // checkWindow checks validAfter <= now and validBefore >= now + margin.
-func checkWindow(a *TransferAuthorization, now time.Time, margin time.Duration) *Problem {
+func checkWindow(a *evm.TransferAuthorization, now time.Time, margin time.Duration) *Problem {
 	if a.ValidAfter.Cmp(big.NewInt(now.Unix())) > 0 {
 		return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_authorization_valid_after",
-			"The authorization is not valid before %s.", truncate(a.ValidAfter.String(), 40))
+			"The authorization is not valid before %s.", wire.Clip(a.ValidAfter.String(), 40))
 	}
 	if a.ValidBefore.Cmp(big.NewInt(now.Add(margin).Unix())) < 0 {
 		return fail(http.StatusPaymentRequired, "payment-expired", "invalid_exact_evm_payload_authorization_valid_before",
@@ -954,12 +956,12 @@ func validBeforeText(v *big.Int) string {
 	if v.IsInt64() && v.Int64() > 0 && v.Int64() < 1<<40 {
 		return time.Unix(v.Int64(), 0).UTC().Format(time.RFC3339)
 	}
-	return truncate(v.String(), 40)
+	return wire.Clip(v.String(), 40)
 }
 
 // verifyPayment asks the Verifier about an EIP-3009 payment whose route
 // checks passed. A refusal is a 402 *Problem with the verifier's reason.
-func (p *Protocols) verifyPayment(ctx context.Context, version int, payload, req json.RawMessage, a *TransferAuthorization) error {
+func (p *Protocols) verifyPayment(ctx context.Context, version int, payload, req json.RawMessage, a *evm.TransferAuthorization) error {
 	vr, err := p.verifier.Verify(ctx, version, payload, req)
 	if err != nil {
 		return err
@@ -983,9 +985,9 @@ func (p *Protocols) verifyPayment(ctx context.Context, version int, payload, req
 		return &Problem{Status: http.StatusPaymentRequired, Type: typ, Reason: reason, Detail: detail}
 	}
 	if vr.Payer != "" {
-		if got, err := ParseAddress(vr.Payer); err != nil || got != a.From {
+		if got, err := evm.ParseAddress(vr.Payer); err != nil || got != a.From {
 			return fail(http.StatusPaymentRequired, "verification-failed", "invalid_exact_evm_payload_signature",
-				"The verifier names payer %q, not the authorization's %s.", truncate(vr.Payer, 60), a.From.String())
+				"The verifier names payer %q, not the authorization's %s.", wire.Clip(vr.Payer, 60), a.From.String())
 		}
 	}
 	return nil
@@ -1007,8 +1009,8 @@ type mppEVMState struct {
 }
 
 func (p *Protocols) verifyMPP(ctx context.Context, offer Offer, res Resource, c *Credential) (*Authorization, error) {
-	var cred MPPCredential
-	if err := decodeJSONObject(c.Raw, &cred); err != nil {
+	var cred mpp.Credential
+	if err := wire.DecodeObject(c.Raw, &cred); err != nil {
 		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "The Payment credential is not valid JSON: %v", err)
 	}
 	ch := cred.Challenge
@@ -1016,13 +1018,13 @@ func (p *Protocols) verifyMPP(ctx context.Context, offer Offer, res Resource, c 
 		return nil, fail(http.StatusBadRequest, "method-unsupported", "unsupported_scheme", "MPP payments are not accepted here.")
 	}
 	switch {
-	case ch.Method == MethodEVM:
-	case ch.Method == MethodStripe && p.stripeOffered(offer):
+	case ch.Method == mpp.MethodEVM:
+	case ch.Method == mpp.MethodStripe && p.stripeOffered(offer):
 	default:
-		return nil, fail(http.StatusBadRequest, "method-unsupported", "unsupported_scheme", "Payment method %q is not accepted for this route.", truncate(ch.Method, 40))
+		return nil, fail(http.StatusBadRequest, "method-unsupported", "unsupported_scheme", "Payment method %q is not accepted for this route.", wire.Clip(ch.Method, 40))
 	}
-	if ch.Intent != IntentCharge {
-		return nil, fail(http.StatusBadRequest, "method-unsupported", "unsupported_scheme", "Payment intent %q is not accepted; use charge.", truncate(ch.Intent, 40))
+	if ch.Intent != mpp.IntentCharge {
+		return nil, fail(http.StatusBadRequest, "method-unsupported", "unsupported_scheme", "Payment intent %q is not accepted; use charge.", wire.Clip(ch.Intent, 40))
 	}
 	if !p.bound(ch) {
 		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "invalid_challenge", "The challenge id was not issued by this server.")
@@ -1041,17 +1043,17 @@ func (p *Protocols) verifyMPP(ctx context.Context, offer Offer, res Resource, c 
 	}
 	switch {
 	case ch.Realm != p.realm:
-		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge is for realm %q, not %q.", truncate(ch.Realm, 80), p.realm)
+		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge is for realm %q, not %q.", wire.Clip(ch.Realm, 80), p.realm)
 	case ch.Request != wantReq:
 		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge request is not what this route charges.")
 	case ch.Digest != res.BodyDigest:
 		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge was issued for another request body.")
 	case checkOpaque(ch.Opaque, res) != "":
 		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "%s", checkOpaque(ch.Opaque, res))
-	case ch.Header != "" && !strings.EqualFold(ch.Header, HeaderAuthorization):
+	case ch.Header != "" && !strings.EqualFold(ch.Header, mpp.HeaderAuthorization):
 		return nil, fail(http.StatusPaymentRequired, "invalid-challenge", "challenge_mismatch", "The challenge names a credential header this server did not issue.")
 	}
-	if ch.Method == MethodStripe {
+	if ch.Method == mpp.MethodStripe {
 		return p.verifyStripe(ctx, offer, res, &cred)
 	}
 	return p.verifyMPPEVM(ctx, offer, res, &cred, now)
@@ -1059,31 +1061,31 @@ func (p *Protocols) verifyMPP(ctx context.Context, offer Offer, res Resource, c 
 
 // bound reports whether the challenge id is the HMAC of its fields under
 // the current or a previous secret.
-func (p *Protocols) bound(ch MPPChallenge) bool {
-	if hmac.Equal([]byte(mppChallengeID(p.secret, ch)), []byte(ch.ID)) {
+func (p *Protocols) bound(ch mpp.Challenge) bool {
+	if hmac.Equal([]byte(mpp.ChallengeID(p.secret, ch)), []byte(ch.ID)) {
 		return true
 	}
 	for _, s := range p.oldSecrets {
-		if hmac.Equal([]byte(mppChallengeID(s, ch)), []byte(ch.ID)) {
+		if hmac.Equal([]byte(mpp.ChallengeID(s, ch)), []byte(ch.ID)) {
 			return true
 		}
 	}
 	return false
 }
 
-func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource, cred *MPPCredential, now time.Time) (*Authorization, error) {
-	var pl mppEVMPayload
-	if err := decodeJSONObject(cred.Payload, &pl); err != nil {
+func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource, cred *mpp.Credential, now time.Time) (*Authorization, error) {
+	var pl mpp.EVMPayload
+	if err := wire.DecodeObject(cred.Payload, &pl); err != nil {
 		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "The evm payload is not valid: %v", err)
 	}
 	if pl.Type != "authorization" {
-		return nil, fail(http.StatusBadRequest, "method-unsupported", "unsupported_scheme", "Credential type %q is not accepted; use authorization.", truncate(pl.Type, 40))
+		return nil, fail(http.StatusBadRequest, "method-unsupported", "unsupported_scheme", "Credential type %q is not accepted; use authorization.", wire.Clip(pl.Type, 40))
 	}
 	auth, err := pl.EIP3009Authorization.Parse()
 	if err != nil {
 		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "%v", err)
 	}
-	_, err = ParseSignature(pl.Signature)
+	_, err = evm.ParseSignature(pl.Signature)
 	if err != nil {
 		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "%v", err)
 	}
@@ -1095,7 +1097,7 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 	if auth.Value.Cmp(big.NewInt(offer.AmountMicroUSD)) != 0 {
 		return nil, amountProblem("invalid_exact_evm_payload_authorization_value_mismatch", auth.Value, offer.AmountMicroUSD)
 	}
-	if got := fmt.Sprintf("0x%x", auth.Nonce); got != mppNonce(ch.ID, ch.Realm) {
+	if got := fmt.Sprintf("0x%x", auth.Nonce); got != mpp.Nonce(ch.ID, ch.Realm) {
 		return nil, fail(http.StatusPaymentRequired, "verification-failed", "invalid_nonce",
 			"The authorization nonce is not keccak256(challenge id ‖ realm).")
 	}
@@ -1105,9 +1107,9 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 	}
 	issued := p.requirementsV2(offer)
 	reqRaw, _ := issued.Raw()
-	payload, err := marshalJSON(PaymentPayload{
+	payload, err := wire.Marshal(x402.PaymentPayload{
 		X402Version: 2, Accepted: reqRaw,
-		Payload: mustJSON(ExactEVMPayload{Signature: pl.Signature, Authorization: pl.EIP3009Authorization}),
+		Payload: mustJSON(x402.ExactEVMPayload{Signature: pl.Signature, Authorization: pl.EIP3009Authorization}),
 	})
 	if err != nil {
 		return nil, err
@@ -1122,7 +1124,7 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 		}
 	}
 	return &Authorization{
-		Protocol: ProtocolMPP, Method: MethodEVM, Payer: auth.From.Hex(), ReservationKey: auth.ReservationKey(p.net),
+		Protocol: ProtocolMPP, Method: mpp.MethodEVM, Payer: auth.From.Hex(), ReservationKey: auth.ReservationKey(p.net),
 		ExtraReservationKeys: []string{"mpp:" + ch.ID},
 		AmountMicroUSD:       offer.AmountMicroUSD, Network: p.net.CAIP2, ValidUntil: unixTime(auth.ValidBefore),
 		QuoteID: res.QuoteID, Dev: p.dev,
@@ -1131,13 +1133,13 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 }
 
 func mustJSON(v any) json.RawMessage {
-	b, _ := marshalJSON(v)
+	b, _ := wire.Marshal(v)
 	return b
 }
 
-func (p *Protocols) verifyStripe(_ context.Context, offer Offer, res Resource, cred *MPPCredential) (*Authorization, error) {
-	var pl mppStripePayload
-	if err := decodeJSONObject(cred.Payload, &pl); err != nil || pl.SPT == "" || len(pl.SPT) > 512 {
+func (p *Protocols) verifyStripe(_ context.Context, offer Offer, res Resource, cred *mpp.Credential) (*Authorization, error) {
+	var pl mpp.StripePayload
+	if err := wire.DecodeObject(cred.Payload, &pl); err != nil || pl.SPT == "" || len(pl.SPT) > 512 {
 		return nil, fail(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "The stripe payload must carry an spt.")
 	}
 	cents := cardCents(offer)
@@ -1149,7 +1151,7 @@ func (p *Protocols) verifyStripe(_ context.Context, offer Offer, res Resource, c
 	st.receipt.ExternalID = pl.ExternalID
 	expires, _ := time.Parse(time.RFC3339, cred.Challenge.Expires)
 	return &Authorization{
-		Protocol: ProtocolMPPStripe, Method: MethodStripe, Payer: stripePayer(pl.SPT), ReservationKey: "mpp:" + cred.Challenge.ID,
+		Protocol: ProtocolMPPStripe, Method: mpp.MethodStripe, Payer: stripePayer(pl.SPT), ReservationKey: "mpp:" + cred.Challenge.ID,
 		AmountMicroUSD: cents * 10000, Network: "stripe", ValidUntil: expires,
 		QuoteID: res.QuoteID, State: st,
 	}, nil
@@ -1205,14 +1207,14 @@ func (p *Protocols) Settle(ctx context.Context, a *Authorization) (*Settlement, 
 			}
 			ref = sr.Transaction
 		}
-		return p.mppSettlement(MethodEVM, st.challengeID, ref, p.net.CAIP2, p.net.ChainID, "", a.Dev)
+		return p.mppSettlement(mpp.MethodEVM, st.challengeID, ref, p.net.CAIP2, p.net.ChainID, "", a.Dev)
 	case *stripeState:
 		ref, err := p.stripe.capture(ctx, st)
 		if err != nil {
 			p.logSettleError(a, err)
 			return nil, err
 		}
-		return p.mppSettlement(MethodStripe, st.challengeID, ref, "stripe", 0, st.receipt.ExternalID, false)
+		return p.mppSettlement(mpp.MethodStripe, st.challengeID, ref, "stripe", 0, st.receipt.ExternalID, false)
 	}
 	return nil, fmt.Errorf("payment: authorization of protocol %q was not made by this processor", a.Protocol)
 }
@@ -1225,7 +1227,7 @@ func (p *Protocols) logSettleError(a *Authorization, err error) {
 	p.log.Error("payment settlement failed", "protocol", a.Protocol, "reservation", a.ReservationKey, "err", err)
 }
 
-func settlementRefused(sr *SettleResponse) *Problem {
+func settlementRefused(sr *x402.SettleResponse) *Problem {
 	reason := sr.ErrorReason
 	if reason == "" {
 		reason = "unexpected_settle_error"
@@ -1237,17 +1239,17 @@ func settlementRefused(sr *SettleResponse) *Problem {
 	return &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: reason, Detail: detail}
 }
 
-func x402Settlement(version int, n Network, sr *SettleResponse, dev bool) (*Settlement, error) {
+func x402Settlement(version int, n evm.Network, sr *x402.SettleResponse, dev bool) (*Settlement, error) {
 	// Reply in kind: v1 network names in X-PAYMENT-RESPONSE.
 	out := *sr
-	name := HeaderPaymentResponse
+	name := x402.HeaderPaymentResponse
 	if version == 1 {
-		name = HeaderXPaymentResponse
+		name = x402.HeaderXPaymentResponse
 		out.Network = n.V1Name
 	} else if out.Network == "" {
 		out.Network = n.CAIP2
 	}
-	meta, err := marshalJSON(out)
+	meta, err := wire.Marshal(out)
 	if err != nil {
 		return nil, err
 	}
@@ -1257,15 +1259,15 @@ func x402Settlement(version int, n Network, sr *SettleResponse, dev bool) (*Sett
 }
 
 func (p *Protocols) mppSettlement(method, challengeID, ref, network string, chainID uint64, externalID string, dev bool) (*Settlement, error) {
-	r := &MPPReceipt{Method: method, ChallengeID: challengeID, Reference: ref, Status: "success",
+	r := &mpp.Receipt{Method: method, ChallengeID: challengeID, Reference: ref, Status: "success",
 		Timestamp: p.now().UTC().Format(time.RFC3339), ChainID: chainID, ExternalID: externalID}
 	v, err := r.Encode()
 	if err != nil {
 		return nil, err
 	}
-	meta, _ := marshalJSON(r)
+	meta, _ := wire.Marshal(r)
 	h := http.Header{}
-	h.Set(HeaderPaymentReceipt, v)
+	h.Set(mpp.HeaderPaymentReceipt, v)
 	return &Settlement{Reference: ref, Network: network, Header: h, Meta: meta, Dev: dev}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
 	"github.com/assaykit/assay/payment/paymenttest"
 )
 
@@ -34,7 +35,7 @@ func recoverBaseline() float64 {
 		const n = 2000
 		start := time.Now()
 		for range n {
-			if got, err := payment.RecoverAddress(d, sig); err != nil || got != want {
+			if got, err := evm.RecoverAddress(d, sig); err != nil || got != want {
 				panic("recovery failed")
 			}
 		}
@@ -43,12 +44,12 @@ func recoverBaseline() float64 {
 	return baselineNs
 }
 
-func recoverInput() ([32]byte, []byte, payment.Address) {
+func recoverInput() ([32]byte, []byte, evm.Address) {
 	w := paymenttest.DevWallet()
-	a, _ := payment.EIP3009Authorization{From: paymenttest.DevAddress, To: paymenttest.DevPayee, Value: "250000", ValidAfter: "0",
+	a, _ := evm.EIP3009Authorization{From: paymenttest.DevAddress, To: paymenttest.DevPayee, Value: "250000", ValidAfter: "0",
 		ValidBefore: "1900000000", Nonce: "0x1111111111111111111111111111111111111111111111111111111111111111"}.Parse()
-	d, _ := a.Digest(payment.BaseMainnet())
-	sig, _ := payment.SignTransfer(context.Background(), w, payment.BaseMainnet(), a)
+	d, _ := a.Digest(evm.BaseMainnet())
+	sig, _ := evm.SignTransfer(context.Background(), w, evm.BaseMainnet(), a)
 	return d, sig, w.Address()
 }
 
@@ -57,7 +58,7 @@ func benchRecover(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if got, err := payment.RecoverAddress(d, sig); err != nil || got != want {
+		if got, err := evm.RecoverAddress(d, sig); err != nil || got != want {
 			b.Fatal("recovery failed")
 		}
 	}

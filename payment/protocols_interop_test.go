@@ -16,7 +16,9 @@ import (
 
 	"github.com/assaykit/assay/internal/testenv"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 // Interop with the official npm clients.
@@ -35,7 +37,7 @@ var writeChallenges = flag.Bool("write-challenges", false, "rewrite testdata/npm
 const interopBody = `{"claim":"The Eiffel Tower is in Paris","minimumSources":1}`
 
 var interopRes = payment.Resource{URL: "https://api.example.com/v1/claims/verify/research", Method: "POST",
-	BodyDigest: payment.BodyDigest([]byte(interopBody)), Description: testOffer.Description, MimeType: "application/json"}
+	BodyDigest: mpp.BodyDigest([]byte(interopBody)), Description: testOffer.Description, MimeType: "application/json"}
 
 type interopChallenges struct {
 	Now             string   `json:"now"`
@@ -52,8 +54,8 @@ func TestInteropChallenges(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := interopChallenges{Now: testNow.Format(time.RFC3339), Body: interopBody,
-		PaymentRequired: ch.Header.Get(payment.HeaderPaymentRequired), V1Body: string(ch.Body),
-		WWWAuthenticate: ch.Header.Values(payment.HeaderWWWAuthenticate)}
+		PaymentRequired: ch.Header.Get(x402.HeaderPaymentRequired), V1Body: string(ch.Body),
+		WWWAuthenticate: ch.Header.Values(mpp.HeaderWWWAuthenticate)}
 	b, _ := json.MarshalIndent(got, "", "  ")
 	path := filepath.Join("testdata", "npm", "challenges.json")
 	if *writeChallenges {
@@ -82,10 +84,10 @@ func TestOfficialClientFixtures(t *testing.T) {
 		protocol string
 		version  int
 	}{
-		{"x402/official_v2_fetch.txt", payment.HeaderPaymentSignature, "x402", 2},
-		{"x402/official_v2_manual.txt", payment.HeaderPaymentSignature, "x402", 2},
-		{"x402/official_v1.txt", payment.HeaderXPayment, "x402", 1},
-		{"mpp/official_evm.txt", payment.HeaderAuthorization, "mpp", 0},
+		{"x402/official_v2_fetch.txt", x402.HeaderPaymentSignature, "x402", 2},
+		{"x402/official_v2_manual.txt", x402.HeaderPaymentSignature, "x402", 2},
+		{"x402/official_v1.txt", x402.HeaderXPayment, "x402", 1},
+		{"mpp/official_evm.txt", mpp.HeaderAuthorization, "mpp", 0},
 	}
 	for _, tc := range tests {
 		raw, err := os.ReadFile(filepath.Join("testdata", tc.file))

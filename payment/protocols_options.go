@@ -1,6 +1,10 @@
 package payment
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/assaykit/assay/payment/mpp"
+)
 
 var _ PaymentOptioner = (*Protocols)(nil)
 
@@ -15,14 +19,14 @@ func (p *Protocols) PaymentOptions(offer Offer) []PaymentOption {
 	}}
 	if p.mppEnabled() {
 		opts = append(opts, PaymentOption{
-			Protocol: ProtocolMPP, Method: MethodEVM, Network: p.net.CAIP2, Asset: p.net.USDC.String(),
+			Protocol: ProtocolMPP, Method: mpp.MethodEVM, Network: p.net.CAIP2, Asset: p.net.USDC.String(),
 			PayTo: p.payTo.String(), Amount: usdc, AmountMicroUSD: offer.AmountMicroUSD,
 		})
 	}
 	if p.stripeOffered(offer) {
 		cents := cardCents(offer)
 		opts = append(opts, PaymentOption{
-			Protocol: ProtocolMPPStripe, Method: MethodStripe, Network: "stripe", Asset: "usd",
+			Protocol: ProtocolMPPStripe, Method: mpp.MethodStripe, Network: "stripe", Asset: "usd",
 			PayTo: p.stripe.ProfileID(), Amount: strconv.FormatInt(cents, 10), AmountMicroUSD: cents * 10_000,
 		})
 	}

@@ -18,14 +18,17 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 var (
 	testNow    = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	testSecret = []byte("0123456789abcdef0123456789abcdef")
 	testOffer  = payment.Offer{ID: "claims.verify.research", Description: "One research-tier claim verification",
-		AmountMicroUSD: 250000, CardMicroUSD: 500000, MimeType: "application/json", WorkTimeout: 120 * time.Second, Tier: "research"}
+		AmountMicroUSD: 250000, CardMicroUSD: 500000, MimeType: "application/json", WorkTimeout: 120 * time.Second, Product: "research"}
 	testRes = payment.Resource{URL: "https://api.example.com/v1/claims/verify/research", Method: "POST",
 		BodyDigest: "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:"}
 )
@@ -39,14 +42,14 @@ type fixture struct {
 	clock  *fixedClock
 	fac    *paymenttest.Facilitator
 	stripe *paymenttest.Stripe
-	wallet *payment.KeySigner
+	wallet *evm.KeySigner
 }
 
 type fixtureOpts struct {
 	production bool
 	noStripe   bool
 	noMPP      bool
-	fopts      *payment.FacilitatorOptions
+	fopts      *x402.FacilitatorOptions
 	edit       func(*payment.ProcessorOptions)
 }
 
@@ -62,12 +65,12 @@ func newFixture(t *testing.T, fo fixtureOpts) *fixture {
 	}
 	if fo.production {
 		f.fac = paymenttest.NewFacilitator(t)
-		o := &payment.FacilitatorOptions{URL: f.fac.URL, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond}
+		o := &x402.FacilitatorOptions{URL: f.fac.URL, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond}
 		if fo.fopts != nil {
 			o = fo.fopts
 			o.URL = f.fac.URL
 		}
-		fac, err := payment.NewFacilitator(o)
+		fac, err := x402.NewFacilitator(o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +179,7 @@ func TestChallengeSaysHowToPay(t *testing.T) {
 				t.Errorf("detail:\n got %s\nwant %s", body.Detail, tc.detail)
 			}
 			if diff := cmp.Diff(links, body.Links); diff != "" || body.X402Version != 1 || len(body.Accepts) != 1 ||
-				body.Type != payment.ProblemTypeBase+"payment-required" {
+				body.Type != mpp.ProblemTypeBase+"payment-required" {
 				t.Errorf("body %s (links -want +got):\n%s", ch.Body, diff)
 			}
 			failed := ch.WithProblem(&payment.Problem{Type: "verification-failed", Status: 402, Detail: "bad signature"})
@@ -215,27 +218,27 @@ func TestChallengeShape(t *testing.T) {
 	if len(cs) != 2 || cs[0].Method != "evm" || cs[1].Method != "stripe" {
 		t.Fatalf("MPP challenges: %+v", cs)
 	}
-	evm := cs[0]
-	wantEVM := payment.MPPChallenge{ID: evm.ID, Realm: "api.example.com", Method: "evm", Intent: "charge",
+	evmCh := cs[0]
+	wantEVM := mpp.Challenge{ID: evmCh.ID, Realm: "api.example.com", Method: "evm", Intent: "charge",
 		Request: "eyJhbW91bnQiOiIyNTAwMDAiLCJjdXJyZW5jeSI6IjB4ODMzNTg5ZkNENmVEYjZFMDhmNGM3QzMyRDRmNzFiNTRiZEEwMjkxMyIsIm1ldGhvZERldGFpbHMiOnsiY2hhaW5JZCI6ODQ1MywiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweDIwOTY5M0JjNmFmYzBDNTMyOGJBMzZGYUYwM0M1MTRFRjMxMjI4N0MifQ",
-		Expires: "2026-11-22T09:08:00Z", Digest: testRes.BodyDigest, Opaque: evm.Opaque, Description: testOffer.Description}
-	if diff := cmp.Diff(wantEVM, evm); diff != "" {
+		Expires: "2026-11-22T09:08:00Z", Digest: testRes.BodyDigest, Opaque: evmCh.Opaque, Description: testOffer.Description}
+	if diff := cmp.Diff(wantEVM, evmCh); diff != "" {
 		t.Errorf("evm challenge (-want +got):\n%s", diff)
 	}
 	// opaque carries a per-challenge random nonce (two challenges of the
 	// same route at the same instant still have different ids) and the
 	// resource the challenge is for (bound by the id's HMAC).
 	var op map[string]string
-	if b, err := base64.RawURLEncoding.DecodeString(evm.Opaque); err != nil || json.Unmarshal(b, &op) != nil || len(op["n"]) != 22 ||
+	if b, err := base64.RawURLEncoding.DecodeString(evmCh.Opaque); err != nil || json.Unmarshal(b, &op) != nil || len(op["n"]) != 22 ||
 		op["resource"] != testRes.URL || len(op) != 2 {
-		t.Errorf("opaque = %q (%v)", evm.Opaque, op)
+		t.Errorf("opaque = %q (%v)", evmCh.Opaque, op)
 	}
 	again, err := f.p.Challenge(context.Background(), testOffer, testRes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if other := paymenttest.MPPChallenge(t, again, "evm"); other.ID == evm.ID || other.Opaque == evm.Opaque {
-		t.Errorf("two challenges at one instant share id %s", evm.ID)
+	if other := paymenttest.MPPChallenge(t, again, "evm"); other.ID == evmCh.ID || other.Opaque == evmCh.Opaque {
+		t.Errorf("two challenges at one instant share id %s", evmCh.ID)
 	}
 	var sreq map[string]any
 	if err := cs[1].MPPRequest(&sreq); err != nil {
@@ -448,7 +451,7 @@ func TestVerifyProblemsX402(t *testing.T) {
 	ch := f.challenge(t)
 	w := f.wallet
 	other := paymenttest.NewWallet(t)
-	sepoliaUSDC := payment.BaseSepolia().USDC.String()
+	sepoliaUSDC := evm.BaseSepolia().USDC.String()
 	v2 := func(opts ...paymenttest.Option) http.Header {
 		return hdr("Payment-Signature", paymenttest.X402V2(t, w, ch, testNow, opts...))
 	}
@@ -531,18 +534,18 @@ func TestVerifyProblemsMPP(t *testing.T) {
 	ch := f.challenge(t)
 	w := f.wallet
 	other := paymenttest.NewWallet(t)
-	evm := func(opts ...paymenttest.Option) http.Header {
+	evmHeader := func(opts ...paymenttest.Option) http.Header {
 		return hdr("Authorization", paymenttest.MPPEVM(t, w, ch, testNow, opts...))
 	}
-	editCh := func(e func(*payment.MPPChallenge)) http.Header { return evm(paymenttest.WithChallenge(e)) }
+	editCh := func(e func(*mpp.Challenge)) http.Header { return evmHeader(paymenttest.WithChallenge(e)) }
 	invalid := wantProblem{402, "invalid-challenge", "invalid_challenge"}
 	mismatch := wantProblem{402, "invalid-challenge", "challenge_mismatch"}
 	malformed := wantProblem{402, "malformed-credential", "invalid_payload"}
 	sig := wantProblem{402, "verification-failed", "invalid_exact_evm_payload_signature"}
 	// A challenge bound with this server's secret but for other terms
 	// passes the binding and must fail the pinning.
-	rebind := func(e func(*payment.MPPChallenge)) func(*payment.MPPChallenge) {
-		return func(c *payment.MPPChallenge) {
+	rebind := func(e func(*mpp.Challenge)) func(*mpp.Challenge) {
+		return func(c *mpp.Challenge) {
 			e(c)
 			c.ID = paymenttest.BindMPP(testSecret, *c)
 		}
@@ -553,33 +556,33 @@ func TestVerifyProblemsMPP(t *testing.T) {
 		header http.Header
 		want   wantProblem
 	}{
-		{"forged signature", evm(paymenttest.WithSignedBy(other)), sig},
-		{"tampered signature", evm(paymenttest.WithTamperedSignature()), sig},
-		{"high s", evm(paymenttest.WithHighS()), sig},
-		{"wrong payee", evm(paymenttest.WithPayTo(other.Address().String())), wantProblem{402, "verification-failed", "invalid_exact_evm_payload_recipient_mismatch"}},
-		{"amount too low", evm(paymenttest.WithAmount("1")), wantProblem{402, "payment-insufficient", "invalid_exact_evm_payload_authorization_value_mismatch"}},
-		{"wrong network domain", evm(paymenttest.WithNetwork("eip155:84532")), sig},
-		{"wrong asset domain", evm(paymenttest.WithAsset(payment.BaseSepolia().USDC.String())), sig},
-		{"random nonce", evm(paymenttest.WithNonce([32]byte{1, 2, 3})), wantProblem{402, "verification-failed", "invalid_nonce"}},
-		{"validBefore too short for the work", evm(paymenttest.WithValidity(0, testNow.Unix()+60)), wantProblem{402, "payment-expired", "invalid_exact_evm_payload_authorization_valid_before"}},
-		{"source is someone else", evm(paymenttest.WithSource("did:pkh:eip155:8453:" + other.Address().String())), wantProblem{402, "verification-failed", "source_mismatch"}},
-		{"tampered id", editCh(func(c *payment.MPPChallenge) { c.ID = "B_kDcju3JlvonpwzHjrEDOH3BVIsoGaGRcQvav1AzzY" }), invalid},
-		{"tampered realm", editCh(func(c *payment.MPPChallenge) { c.Realm = "evil.example" }), invalid},
-		{"tampered request", editCh(func(c *payment.MPPChallenge) { c.Request = otherReq }), invalid},
-		{"tampered expires", editCh(func(c *payment.MPPChallenge) { c.Expires = "2030-01-01T00:00:00Z" }), invalid},
-		{"tampered digest", editCh(func(c *payment.MPPChallenge) { c.Digest = "" }), invalid},
-		{"added opaque", editCh(func(c *payment.MPPChallenge) { c.Opaque = "eyJxdW90ZUlkIjoieCJ9" }), invalid},
-		{"rebound realm", editCh(rebind(func(c *payment.MPPChallenge) { c.Realm = "other.example" })), mismatch},
-		{"rebound cheaper request", editCh(rebind(func(c *payment.MPPChallenge) { c.Request = otherReq })), mismatch},
-		{"rebound other body", editCh(rebind(func(c *payment.MPPChallenge) { c.Digest = "sha-256=:AAAA:" })), mismatch},
-		{"rebound other quote", editCh(rebind(func(c *payment.MPPChallenge) { c.Opaque = "eyJxdW90ZUlkIjoieCJ9" })), mismatch},
-		{"rebound header", editCh(rebind(func(c *payment.MPPChallenge) { c.Header = "X-Pay" })), mismatch},
-		{"rebound no expires", editCh(rebind(func(c *payment.MPPChallenge) { c.Expires = "" })), invalid},
-		{"other method", editCh(func(c *payment.MPPChallenge) { c.Method = "tempo" }), wantProblem{400, "method-unsupported", "unsupported_scheme"}},
-		{"other intent", editCh(func(c *payment.MPPChallenge) { c.Intent = "session" }), wantProblem{400, "method-unsupported", "unsupported_scheme"}},
-		{"permit2 credential", evm(paymenttest.WithPayload(func(m map[string]any) { m["type"] = "permit2" })), wantProblem{400, "method-unsupported", "unsupported_scheme"}},
-		{"payload missing signature", evm(paymenttest.WithPayload(func(m map[string]any) { delete(m, "signature") })), malformed},
-		{"payload bad value", evm(paymenttest.WithPayload(func(m map[string]any) { m["value"] = "-5" })), malformed},
+		{"forged signature", evmHeader(paymenttest.WithSignedBy(other)), sig},
+		{"tampered signature", evmHeader(paymenttest.WithTamperedSignature()), sig},
+		{"high s", evmHeader(paymenttest.WithHighS()), sig},
+		{"wrong payee", evmHeader(paymenttest.WithPayTo(other.Address().String())), wantProblem{402, "verification-failed", "invalid_exact_evm_payload_recipient_mismatch"}},
+		{"amount too low", evmHeader(paymenttest.WithAmount("1")), wantProblem{402, "payment-insufficient", "invalid_exact_evm_payload_authorization_value_mismatch"}},
+		{"wrong network domain", evmHeader(paymenttest.WithNetwork("eip155:84532")), sig},
+		{"wrong asset domain", evmHeader(paymenttest.WithAsset(evm.BaseSepolia().USDC.String())), sig},
+		{"random nonce", evmHeader(paymenttest.WithNonce([32]byte{1, 2, 3})), wantProblem{402, "verification-failed", "invalid_nonce"}},
+		{"validBefore too short for the work", evmHeader(paymenttest.WithValidity(0, testNow.Unix()+60)), wantProblem{402, "payment-expired", "invalid_exact_evm_payload_authorization_valid_before"}},
+		{"source is someone else", evmHeader(paymenttest.WithSource("did:pkh:eip155:8453:" + other.Address().String())), wantProblem{402, "verification-failed", "source_mismatch"}},
+		{"tampered id", editCh(func(c *mpp.Challenge) { c.ID = "B_kDcju3JlvonpwzHjrEDOH3BVIsoGaGRcQvav1AzzY" }), invalid},
+		{"tampered realm", editCh(func(c *mpp.Challenge) { c.Realm = "evil.example" }), invalid},
+		{"tampered request", editCh(func(c *mpp.Challenge) { c.Request = otherReq }), invalid},
+		{"tampered expires", editCh(func(c *mpp.Challenge) { c.Expires = "2030-01-01T00:00:00Z" }), invalid},
+		{"tampered digest", editCh(func(c *mpp.Challenge) { c.Digest = "" }), invalid},
+		{"added opaque", editCh(func(c *mpp.Challenge) { c.Opaque = "eyJxdW90ZUlkIjoieCJ9" }), invalid},
+		{"rebound realm", editCh(rebind(func(c *mpp.Challenge) { c.Realm = "other.example" })), mismatch},
+		{"rebound cheaper request", editCh(rebind(func(c *mpp.Challenge) { c.Request = otherReq })), mismatch},
+		{"rebound other body", editCh(rebind(func(c *mpp.Challenge) { c.Digest = "sha-256=:AAAA:" })), mismatch},
+		{"rebound other quote", editCh(rebind(func(c *mpp.Challenge) { c.Opaque = "eyJxdW90ZUlkIjoieCJ9" })), mismatch},
+		{"rebound header", editCh(rebind(func(c *mpp.Challenge) { c.Header = "X-Pay" })), mismatch},
+		{"rebound no expires", editCh(rebind(func(c *mpp.Challenge) { c.Expires = "" })), invalid},
+		{"other method", editCh(func(c *mpp.Challenge) { c.Method = "tempo" }), wantProblem{400, "method-unsupported", "unsupported_scheme"}},
+		{"other intent", editCh(func(c *mpp.Challenge) { c.Intent = "session" }), wantProblem{400, "method-unsupported", "unsupported_scheme"}},
+		{"permit2 credential", evmHeader(paymenttest.WithPayload(func(m map[string]any) { m["type"] = "permit2" })), wantProblem{400, "method-unsupported", "unsupported_scheme"}},
+		{"payload missing signature", evmHeader(paymenttest.WithPayload(func(m map[string]any) { delete(m, "signature") })), malformed},
+		{"payload bad value", evmHeader(paymenttest.WithPayload(func(m map[string]any) { m["value"] = "-5" })), malformed},
 		{"malformed base64url", hdr("Authorization", "Payment !!!notbase64!!!"), malformed},
 		{"malformed JSON", hdr("Authorization", "Payment "+base64.RawURLEncoding.EncodeToString([]byte(`{"challenge":`))), malformed},
 		{"JSON without payload", hdr("Authorization", "Payment "+base64.RawURLEncoding.EncodeToString([]byte(`{"challenge":{}}`))), malformed},
@@ -593,7 +596,7 @@ func TestVerifyProblemsMPP(t *testing.T) {
 	}
 
 	// Expired challenge: the same credential, later.
-	good := evm()
+	good := evmHeader()
 	f.clock.t = testNow.Add(8*time.Minute + time.Second)
 	_, err := f.verify(t, good)
 	checkProblem(t, "expired challenge", err, wantProblem{402, "payment-expired", "challenge_expired"})
@@ -744,7 +747,7 @@ func TestBaseSepolia(t *testing.T) {
 	if req.Network != "eip155:84532" || req.Asset != "0x036CbD53842c5426634e7929541eC2318f3dCF7e" || req.Extra["name"] != "USDC" || req.Extra["version"] != "2" {
 		t.Errorf("requirements %+v", req)
 	}
-	var v1 payment.PaymentRequiredV1
+	var v1 x402.PaymentRequiredV1
 	_ = json.Unmarshal(ch.Body, &v1)
 	if v1.Accepts[0].Network != "base-sepolia" {
 		t.Errorf("v1 network %s", v1.Accepts[0].Network)
@@ -759,7 +762,7 @@ func TestBaseSepolia(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if a.Network != "eip155:84532" || !strings.HasPrefix(a.ReservationKey, "eip3009:84532:"+strings.ToLower(payment.BaseSepolia().USDC.String())+":") {
+		if a.Network != "eip155:84532" || !strings.HasPrefix(a.ReservationKey, "eip3009:84532:"+strings.ToLower(evm.BaseSepolia().USDC.String())+":") {
 			t.Errorf("%s: %+v", name, a)
 		}
 	}
@@ -778,7 +781,7 @@ func TestDevModeIsAnnounced(t *testing.T) {
 		t.Errorf("log: %q", buf.String())
 	}
 	buf.Reset()
-	fac, _ := payment.NewFacilitator(&payment.FacilitatorOptions{URL: "http://127.0.0.1:1"})
+	fac, _ := x402.NewFacilitator(&x402.FacilitatorOptions{URL: "http://127.0.0.1:1"})
 	if _, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Facilitator: fac, Logger: log}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store/storetest"
 )
@@ -132,7 +134,7 @@ func TestGateRecoveryAfterACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := httptest.NewRequest("POST", "/v1/claims/verify/quick", strings.NewReader(claimBody))
-	res := payment.Resource{URL: publicBase + "/v1/claims/verify/quick", Method: "POST", BodyDigest: payment.BodyDigest([]byte(claimBody))}
+	res := payment.Resource{URL: publicBase + "/v1/claims/verify/quick", Method: "POST", BodyDigest: mpp.BodyDigest([]byte(claimBody))}
 	if _, err := e.cashier.Begin(ctx, quickOffer, res, cred, &payment.BeginOptions{RequestHash: payment.RequestHash(req, []byte(claimBody))}); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +274,7 @@ func TestTransportRecoversALostAnswer(t *testing.T) {
 			p.next = e.gate.Gate(quickOffer, h)
 			srv := httptest.NewServer(p)
 			defer srv.Close()
-			tr := payment.NewTransport(paymenttest.DevWallet(), nil, &payment.TransportOptions{RetryWait: time.Millisecond, MaxRetryWait: time.Millisecond})
+			tr := paying.NewTransport(paymenttest.DevWallet(), nil, &paying.TransportOptions{RetryWait: time.Millisecond, MaxRetryWait: time.Millisecond})
 			hc := &http.Client{Transport: tr}
 			resp, err := hc.Post(srv.URL+"/v1/claims/verify/quick", "application/json", strings.NewReader(claimBody))
 			if err != nil {
@@ -280,7 +282,7 @@ func TestTransportRecoversALostAnswer(t *testing.T) {
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			info, ok := payment.ResponseInfo(resp)
+			info, ok := paying.ResponseInfo(resp)
 			if resp.StatusCode != 200 || !ok || resp.Header.Get(payment.HeaderReplay) != "true" || !strings.HasPrefix(info.OrderID, "ord_") ||
 				info.ReceiptID == "" || info.OrderToken == "" {
 				t.Fatalf("%d %v %s (info %+v)", resp.StatusCode, resp.Header, body, info)

@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/assaykit/assay/internal/stripeclient"
+	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/stripe/stripe-go/v85"
 )
 
@@ -72,12 +75,8 @@ func NewStripeCharger(opts *StripeOptions) (*StripeCharger, error) {
 		if opts.SecretKey == "" {
 			return nil, errors.New("payment: Stripe secret key is required")
 		}
-		cfg := &stripe.BackendConfig{HTTPClient: opts.HTTPClient, LeveledLogger: &stripe.LeveledLogger{Level: stripe.LevelNull}}
-		if opts.BackendURL != "" {
-			cfg.URL = stripe.String(opts.BackendURL)
-		}
-		b := stripe.GetBackendWithConfig(stripe.APIBackend, cfg)
-		c.sc = stripe.NewClient(opts.SecretKey, stripe.WithBackends(&stripe.Backends{API: b, Connect: b, Uploads: b}))
+		c.sc = stripeclient.New(opts.SecretKey, stripeclient.Options{HTTPClient: opts.HTTPClient, URL: opts.BackendURL,
+			Logger: &stripe.LeveledLogger{Level: stripe.LevelNull}})
 	}
 	return c, nil
 }
@@ -107,7 +106,7 @@ type stripeState struct {
 	metadata    map[string]string
 	intentID    string
 	captured    bool // the intent succeeded at authorisation (no manual capture)
-	receipt     MPPReceipt
+	receipt     mpp.Receipt
 }
 
 // stripeIdempotencyKey is mpp_<challengeId>_<spt>: a retried or
@@ -229,11 +228,11 @@ func (c *StripeCharger) capture(ctx context.Context, st *stripeState) (string, e
 			return "", &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_capture_failed",
 				Detail: "The card payment could not be captured: " + se.Msg}
 		}
-		return "", &PendingError{Transaction: st.intentID, Cause: err}
+		return "", &x402.PendingError{Transaction: st.intentID, Cause: err}
 	}
 	if pi.Status != stripe.PaymentIntentStatusSucceeded {
 		if pi.Status == stripe.PaymentIntentStatusProcessing {
-			return "", &PendingError{Transaction: st.intentID}
+			return "", &x402.PendingError{Transaction: st.intentID}
 		}
 		return "", &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_" + string(pi.Status),
 			Detail: fmt.Sprintf("The card payment was not captured (PaymentIntent status %s).", pi.Status)}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/paymenttest"
 )
 
@@ -72,7 +73,7 @@ func TestStripeAuthoriseCaptureVoid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := payment.DecodeMPPReceipt(s.Header.Get("Payment-Receipt"))
+	r, err := mpp.DecodeReceipt(s.Header.Get("Payment-Receipt"))
 	if err != nil || r.Method != "stripe" || r.Reference != intents[0].ID || r.Status != "success" || r.ChallengeID != sc.ID {
 		t.Errorf("receipt %+v %v", r, err)
 	}
@@ -152,7 +153,7 @@ func TestStripeProblems(t *testing.T) {
 		{"requires action", hdr("Authorization", paymenttest.MPPStripe(t, ch, paymenttest.SPTRequiresAction)), wantProblem{402, "verification-failed", "card_requires_action"}},
 		{"unknown token", hdr("Authorization", paymenttest.MPPStripe(t, ch, paymenttest.SPTInvalid)), wantProblem{402, "verification-failed", "invalid_payment_token"}},
 		{"no spt", hdr("Authorization", paymenttest.MPPStripe(t, ch, "")), wantProblem{402, "malformed-credential", "invalid_payload"}},
-		{"tampered amount", hdr("Authorization", paymenttest.MPPStripe(t, ch, "spt_x", paymenttest.WithChallenge(func(c *payment.MPPChallenge) {
+		{"tampered amount", hdr("Authorization", paymenttest.MPPStripe(t, ch, "spt_x", paymenttest.WithChallenge(func(c *mpp.Challenge) {
 			c.Request = "eyJhbW91bnQiOiIxIn0"
 		}))), wantProblem{402, "invalid-challenge", "invalid_challenge"}},
 	}

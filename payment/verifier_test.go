@@ -10,6 +10,7 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 // x402Parts decodes a PAYMENT-SIGNATURE / X-PAYMENT header value into the
@@ -29,13 +30,13 @@ func TestLocalVerifier(t *testing.T) {
 	ch := f.challenge(t)
 	pr := paymenttest.PaymentRequired(t, ch)
 	req2, _ := pr.Accepts[0].Raw()
-	var v1doc payment.PaymentRequiredV1
+	var v1doc x402.PaymentRequiredV1
 	if err := json.Unmarshal(ch.Body, &v1doc); err != nil {
 		t.Fatal(err)
 	}
 	req1, _ := json.Marshal(v1doc.Accepts[0])
 	other := paymenttest.NewWallet(t)
-	lv := &payment.LocalVerifier{Now: func() time.Time { return testNow }}
+	lv := &x402.LocalVerifier{Now: func() time.Time { return testNow }}
 	v2 := func(opts ...paymenttest.Option) json.RawMessage {
 		return x402Parts(t, paymenttest.X402V2(t, f.wallet, ch, testNow, opts...))
 	}
@@ -82,10 +83,10 @@ func TestLocalVerifier(t *testing.T) {
 type recordingVerifier struct {
 	mu     sync.Mutex
 	calls  int
-	answer payment.VerifyResponse
+	answer x402.VerifyResponse
 }
 
-func (r *recordingVerifier) Verify(context.Context, int, json.RawMessage, json.RawMessage) (*payment.VerifyResponse, error) {
+func (r *recordingVerifier) Verify(context.Context, int, json.RawMessage, json.RawMessage) (*x402.VerifyResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls++
@@ -98,11 +99,11 @@ type recordingSettler struct {
 	calls int
 }
 
-func (r *recordingSettler) Settle(_ context.Context, _ int, payload, _ json.RawMessage) (*payment.SettleResponse, error) {
+func (r *recordingSettler) Settle(_ context.Context, _ int, payload, _ json.RawMessage) (*x402.SettleResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls++
-	return &payment.SettleResponse{Success: true, Transaction: "0x" + "ab" + "00000000000000000000000000000000000000000000000000000000000000", Network: "eip155:8453"}, nil
+	return &x402.SettleResponse{Success: true, Transaction: "0x" + "ab" + "00000000000000000000000000000000000000000000000000000000000000", Network: "eip155:8453"}, nil
 }
 
 // The processor takes its Verifier and Settler from the options: a host
@@ -112,7 +113,7 @@ func TestProcessorPluggableVerifierAndSettler(t *testing.T) {
 	ctx := context.Background()
 	t.Run("local only: no facilitator call at verification", func(t *testing.T) {
 		f := newFixture(t, fixtureOpts{production: true, noStripe: true, edit: func(o *payment.ProcessorOptions) {
-			o.Verifier = &payment.LocalVerifier{Now: func() time.Time { return testNow }}
+			o.Verifier = &x402.LocalVerifier{Now: func() time.Time { return testNow }}
 		}})
 		ch := f.challenge(t)
 		a, err := f.verify(t, hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow)))
@@ -141,7 +142,7 @@ func TestProcessorPluggableVerifierAndSettler(t *testing.T) {
 		}
 	})
 	t.Run("custom verifier and settler, no facilitator", func(t *testing.T) {
-		rv := &recordingVerifier{answer: payment.VerifyResponse{IsValid: false, InvalidReason: "insufficient_funds", Payer: paymenttest.DevAddress}}
+		rv := &recordingVerifier{answer: x402.VerifyResponse{IsValid: false, InvalidReason: "insufficient_funds", Payer: paymenttest.DevAddress}}
 		rs := &recordingSettler{}
 		f := newFixture(t, fixtureOpts{noStripe: true, edit: func(o *payment.ProcessorOptions) {
 			o.Dev, o.Verifier, o.Settler = false, rv, rs
@@ -157,10 +158,10 @@ func TestProcessorPluggableVerifierAndSettler(t *testing.T) {
 			t.Errorf("verifier called %d times, want 2 (x402 and MPP evm)", rv.calls)
 		}
 		// A verifier that names another payer is not believed.
-		rv.answer = payment.VerifyResponse{IsValid: true, Payer: paymenttest.DevPayee}
+		rv.answer = x402.VerifyResponse{IsValid: true, Payer: paymenttest.DevPayee}
 		_, err = f.verify(t, hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow)))
 		checkProblem(t, "other payer", err, wantProblem{402, "verification-failed", "invalid_exact_evm_payload_signature"})
-		rv.answer = payment.VerifyResponse{IsValid: true}
+		rv.answer = x402.VerifyResponse{IsValid: true}
 		a, err := f.verify(t, hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow)))
 		if err != nil {
 			t.Fatal(err)
@@ -170,7 +171,7 @@ func TestProcessorPluggableVerifierAndSettler(t *testing.T) {
 		}
 	})
 	t.Run("production needs a settler", func(t *testing.T) {
-		if _, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Verifier: &payment.LocalVerifier{}}); err == nil {
+		if _, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Verifier: &x402.LocalVerifier{}}); err == nil {
 			t.Error("accepted a production processor that cannot settle")
 		}
 	})
@@ -178,18 +179,18 @@ func TestProcessorPluggableVerifierAndSettler(t *testing.T) {
 
 func TestVerifyAll(t *testing.T) {
 	ctx := context.Background()
-	yes := &recordingVerifier{answer: payment.VerifyResponse{IsValid: true, Payer: "0xA"}}
-	no := &recordingVerifier{answer: payment.VerifyResponse{InvalidReason: "insufficient_funds"}}
-	after := &recordingVerifier{answer: payment.VerifyResponse{IsValid: true}}
-	vr, err := payment.VerifyAll(yes, no, after).Verify(ctx, 2, nil, nil)
+	yes := &recordingVerifier{answer: x402.VerifyResponse{IsValid: true, Payer: "0xA"}}
+	no := &recordingVerifier{answer: x402.VerifyResponse{InvalidReason: "insufficient_funds"}}
+	after := &recordingVerifier{answer: x402.VerifyResponse{IsValid: true}}
+	vr, err := x402.VerifyAll(yes, no, after).Verify(ctx, 2, nil, nil)
 	if err != nil || vr.IsValid || vr.InvalidReason != "insufficient_funds" || after.calls != 0 {
 		t.Errorf("refusal: %+v %v, later verifier called %d times", vr, err, after.calls)
 	}
-	vr, err = payment.VerifyAll(yes, after).Verify(ctx, 2, nil, nil)
+	vr, err = x402.VerifyAll(yes, after).Verify(ctx, 2, nil, nil)
 	if err != nil || !vr.IsValid || vr.Payer != "0xA" {
 		t.Errorf("acceptance: %+v %v", vr, err)
 	}
-	if vr, err := payment.VerifyAll().Verify(ctx, 2, nil, nil); err == nil {
+	if vr, err := x402.VerifyAll().Verify(ctx, 2, nil, nil); err == nil {
 		t.Errorf("an empty chain answered %+v", vr)
 	}
 }

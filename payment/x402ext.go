@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/assaykit/assay/payment/x402"
+
+	"github.com/assaykit/assay/payment/internal/wire"
 )
 
 // Keys of the x402 MCP binding (tool results, current spec): the client
@@ -35,7 +39,7 @@ func CredentialFromMCPMeta(meta map[string]any) (*Credential, error) {
 	case string:
 		// Some clients send the header form (base64 JSON) instead of the
 		// object; accept it.
-		b, err := decodeX402Base64(x)
+		b, err := x402.DecodeBase64(x)
 		if err != nil {
 			return nil, malformedX402(MCPMetaPayment, err)
 		}
@@ -123,5 +127,5 @@ func BazaarExtension(b BazaarHTTP) (json.RawMessage, error) {
 	}
 	schema := map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
 		"properties": props, "required": []string{"input"}}
-	return marshalJSON(map[string]any{"info": info, "schema": schema})
+	return wire.Marshal(map[string]any{"info": info, "schema": schema})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 func TestMCPBinding(t *testing.T) {
@@ -19,7 +20,7 @@ func TestMCPBinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc payment.PaymentRequired
+	var doc x402.PaymentRequired
 	if err := json.Unmarshal(pr, &doc); err != nil || doc.Resource.URL != "mcp://api.example.com/verify_claim_deep" || doc.X402Version != 2 {
 		t.Fatalf("PaymentRequired %s: %v", pr, err)
 	}

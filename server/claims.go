@@ -343,8 +343,8 @@ func (s *Server) Verify(ctx context.Context, tier string, req *claims.Request, i
 func (s *Server) TierOffers() map[string]payment.Offer {
 	out := map[string]payment.Offer{}
 	for _, r := range s.routes {
-		if r.Offer != nil && r.Offer.Tier != "" && strings.HasPrefix(r.ID, "claims.verify.") {
-			out[r.Offer.Tier] = *r.Offer
+		if r.Offer != nil && r.Offer.Product != "" && strings.HasPrefix(r.ID, "claims.verify.") {
+			out[r.Offer.Product] = *r.Offer
 		}
 	}
 	return out

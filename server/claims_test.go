@@ -76,7 +76,7 @@ func TestClaimsRoutesTable(t *testing.T) {
 			Aliases:  []string{"/v1/services/{service_slug}/claims/verify" + suffix, "/claim-verification/v1/services/{service_slug}/claims/verify" + suffix},
 			Body:     "ClaimVerificationRequest",
 			Offer: &payment.Offer{ID: "claims.verify." + tier.Name, AmountMicroUSD: tier.PriceMicroUSD, CardMicroUSD: 500_000,
-				MimeType: "application/json", WorkTimeout: 120 * time.Second, Tier: tier.Name}}
+				MimeType: "application/json", WorkTimeout: 120 * time.Second, Product: tier.Name}}
 		got := *r
 		if _, ok := r.Work.(payment.Prechecker); !ok {
 			t.Errorf("route %s: Work %T checks nothing before payment", tier.Name, r.Work)

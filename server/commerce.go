@@ -131,7 +131,7 @@ func claimTierOffer(t claims.Tier, work time.Duration) payment.Offer {
 		CardMicroUSD:   t.CardMicroUSD,
 		MimeType:       "application/json",
 		WorkTimeout:    work,
-		Tier:           t.Name,
+		Product:        t.Name,
 	}
 }
 

@@ -63,7 +63,7 @@ func newCommerceEnv(t *testing.T) *commerceEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	offer := payment.Offer{ID: "claims.verify.quick", Tier: "quick", AmountMicroUSD: 20000, CardMicroUSD: 500000}
+	offer := payment.Offer{ID: "claims.verify.quick", Product: "quick", AmountMicroUSD: 20000, CardMicroUSD: 500000}
 	s.routes = append(s.routes, &Route{ID: "test.paid", Method: "POST", Path: "/v1/claims/verify/quick", Prefixes: []string{"/claim-verification"},
 		Offer: &offer, Handler: s.Paid(offer, paidEcho{})})
 	rt := &router{maxBody: s.cfg.MaxBodyBytes}

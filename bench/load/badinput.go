@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
 	"github.com/assaykit/assay/store/anydb"
 )
 
@@ -228,7 +229,7 @@ func fuzzSetup(ctx context.Context, hc *http.Client, st *stats, base, adminKey s
 		return nil, err
 	}
 	fx.nicheIDs = cat.ids
-	wallet, err := payment.GenerateKeySigner()
+	wallet, err := evm.GenerateKeySigner()
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +323,7 @@ func runBadInput(ctx context.Context, cfg *Config, backend string, instances int
 	deadline := start.Add(cfg.Duration)
 	var wg sync.WaitGroup
 	for i := range cfg.Clients {
-		forge, err := payment.GenerateKeySigner()
+		forge, err := evm.GenerateKeySigner()
 		if err != nil {
 			stopMem()
 			return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
 )
 
 // The scenario checks must be able to fail: these tests feed them the
@@ -203,7 +204,7 @@ func TestPayerAgainstChallenge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wallet, err := payment.GenerateKeySigner()
+	wallet, err := evm.GenerateKeySigner()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
 )
 
 // answer is what one HTTP request got.
@@ -270,7 +271,7 @@ type payer struct {
 	hc     *http.Client
 	st     *stats
 	led    *ledger
-	wallet *payment.KeySigner
+	wallet *evm.KeySigner
 	proto  int
 	// recover books idempotent replays of orders no client received as
 	// recovered deliveries (crash scenario).

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
 	"github.com/assaykit/assay/store/anydb"
 )
 
@@ -440,7 +441,7 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 	defer stopClients()
 	var wg sync.WaitGroup
 	for i := range cfg.Clients {
-		wallet, err := payment.GenerateKeySigner()
+		wallet, err := evm.GenerateKeySigner()
 		if err != nil {
 			stopMem()
 			return nil, err

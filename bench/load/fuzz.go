@@ -17,6 +17,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/payment/paying"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 // The bad-input scenario sends malformed requests at volume to every route
@@ -79,7 +83,7 @@ type fuzzer struct {
 	rng   *rand.Rand
 	bases []string
 	fx    *fuzzFixtures
-	forge *payment.KeySigner // signs forged credentials
+	forge *evm.KeySigner // signs forged credentials
 	mu    *sync.Mutex
 	acc   map[string]int // route id -> 2xx answers
 	paid  map[int]int    // status -> answers to forged or replayed payments on paid routes
@@ -235,13 +239,13 @@ func (f *fuzzer) paymentHeader(ctx context.Context, c capability) (http.Header, 
 	}
 	switch f.rng.IntN(12) {
 	case 0:
-		h.Set(payment.HeaderPaymentSignature, pick(f.rng, []string{"!!!not base64!!!", b64("{not json"), b64(`{"x402Version":2}`), b64(`[]`), b64(`{"x402Version":"2","payload":5}`), strings.Repeat("A", 60000), "", "====", b64(strings.Repeat("{", 10000))}))
+		h.Set(x402.HeaderPaymentSignature, pick(f.rng, []string{"!!!not base64!!!", b64("{not json"), b64(`{"x402Version":2}`), b64(`[]`), b64(`{"x402Version":"2","payload":5}`), strings.Repeat("A", 60000), "", "====", b64(strings.Repeat("{", 10000))}))
 		return h, "payment: x402 v2 garbage"
 	case 1:
-		h.Set(payment.HeaderXPayment, pick(f.rng, []string{"%%%", b64("null"), b64(`{"x402Version":1,"scheme":"exact","network":"base","payload":{}}`), b64(`{"x402Version":1,"scheme":"upto"}`), b64(strings.Repeat("x", 40000))}))
+		h.Set(x402.HeaderXPayment, pick(f.rng, []string{"%%%", b64("null"), b64(`{"x402Version":1,"scheme":"exact","network":"base","payload":{}}`), b64(`{"x402Version":1,"scheme":"upto"}`), b64(strings.Repeat("x", 40000))}))
 		return h, "payment: x402 v1 garbage"
 	case 2:
-		h.Set(payment.HeaderAuthorization, pick(f.rng, []string{"Payment", "Payment ", "Payment !!!", "Payment " + b64("{}"), "Payment " + base64.RawURLEncoding.EncodeToString([]byte(`{"challenge":{"id":"x"},"payload":{}}`)), "Payment " + strings.Repeat("A", 50000), "Bearer " + randomHex(20), "Basic " + b64("a:b")}))
+		h.Set(mpp.HeaderAuthorization, pick(f.rng, []string{"Payment", "Payment ", "Payment !!!", "Payment " + b64("{}"), "Payment " + base64.RawURLEncoding.EncodeToString([]byte(`{"challenge":{"id":"x"},"payload":{}}`)), "Payment " + strings.Repeat("A", 50000), "Bearer " + randomHex(20), "Basic " + b64("a:b")}))
 		return h, "payment: MPP garbage"
 	case 3, 4:
 		// A used credential, replayed to its own route or to another.
@@ -270,14 +274,14 @@ func (f *fuzzer) paymentHeader(ctx context.Context, c capability) (http.Header, 
 		return h, "payment: forged " + kind
 	case 9:
 		// Two credentials at once.
-		h.Set(payment.HeaderPaymentSignature, b64(`{"x402Version":2}`))
-		h.Set(payment.HeaderAuthorization, "Payment "+b64("{}"))
+		h.Set(x402.HeaderPaymentSignature, b64(`{"x402Version":2}`))
+		h.Set(mpp.HeaderAuthorization, "Payment "+b64("{}"))
 		return h, "payment: several credentials"
 	case 10:
-		h.Set(payment.HeaderPaymentAuthorization, "Payment "+randomHex(40))
+		h.Set(mpp.HeaderPaymentAuthorization, "Payment "+randomHex(40))
 		return h, "payment: MPP Payment-Authorization garbage"
 	}
-	h.Set(payment.HeaderPaymentSignature, randomHex(64))
+	h.Set(x402.HeaderPaymentSignature, randomHex(64))
 	return h, "payment: x402 v2 garbage"
 }
 
@@ -303,15 +307,15 @@ func (f *fuzzer) forged(ctx context.Context, ch *challenge) (*credential, string
 		default:
 			kind = "x402v2 bad signature"
 		}
-		pr.Accepts = []payment.PaymentRequirements{req}
+		pr.Accepts = []x402.PaymentRequirements{req}
 		// The accepted object echoed is the one issued (Raw keeps the
 		// decoded bytes): only the signed authorization differs.
-		pl, err := payment.PayX402V2(ctx, f.forge, &pr, &req, now)
+		pl, err := paying.PayX402V2(ctx, f.forge, &pr, &req, now)
 		if err != nil {
 			return nil, "", err
 		}
 		if kind == "x402v2 bad signature" {
-			var ex payment.ExactEVMPayload
+			var ex x402.ExactEVMPayload
 			if err := json.Unmarshal(pl.Payload, &ex); err != nil {
 				return nil, "", err
 			}
@@ -321,27 +325,27 @@ func (f *fuzzer) forged(ctx context.Context, ch *challenge) (*credential, string
 			ex.Signature = string(sig)
 			pl.Payload, _ = json.Marshal(ex)
 		}
-		v, err := payment.EncodeX402Header(pl)
-		return &credential{Protocol: protoX402V2, Header: payment.HeaderPaymentSignature, Value: v}, kind, err
+		v, err := x402.EncodeHeader(pl)
+		return &credential{Protocol: protoX402V2, Header: x402.HeaderPaymentSignature, Value: v}, kind, err
 	case 3, 4:
 		if ch.v1 == nil {
 			break
 		}
 		req := ch.v1.Accepts[0]
-		pl, err := payment.PayX402V1(ctx, f.forge, &req, now)
+		pl, err := paying.PayX402V1(ctx, f.forge, &req, now)
 		if err != nil {
 			return nil, "", err
 		}
 		// Claim to be someone else: the signature no longer matches.
-		var ex payment.ExactEVMPayload
+		var ex x402.ExactEVMPayload
 		if err := json.Unmarshal(pl.Payload, &ex); err != nil {
 			return nil, "", err
 		}
-		other, _ := payment.GenerateKeySigner()
+		other, _ := evm.GenerateKeySigner()
 		ex.Authorization.From = other.Address().Hex()
 		pl.Payload, _ = json.Marshal(ex)
-		v, err := payment.EncodeX402Header(pl)
-		return &credential{Protocol: protoX402V1, Header: payment.HeaderXPayment, Value: v}, "x402v1 wrong signer", err
+		v, err := x402.EncodeHeader(pl)
+		return &credential{Protocol: protoX402V1, Header: x402.HeaderXPayment, Value: v}, "x402v1 wrong signer", err
 	}
 	if len(ch.mpp) == 0 {
 		return nil, "", fmt.Errorf("no MPP challenge")
@@ -356,12 +360,12 @@ func (f *fuzzer) forged(ctx context.Context, ch *challenge) (*credential, string
 	default:
 		c.Realm, kind = "evil.example", "mpp foreign realm"
 	}
-	cred, err := payment.PayMPPEVM(ctx, f.forge, c, now)
+	cred, err := paying.PayMPPEVM(ctx, f.forge, c, now)
 	if err != nil {
 		return nil, "", err
 	}
 	v, err := cred.Encode()
-	return &credential{Protocol: protoMPP, Header: payment.HeaderAuthorization, Value: v}, kind, err
+	return &credential{Protocol: protoMPP, Header: mpp.HeaderAuthorization, Value: v}, kind, err
 }
 
 // junkHeaders adds hostile non-payment headers.

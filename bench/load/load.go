@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
 )
 
 // counters are the scenario-wide tallies of the paid operations.
@@ -423,7 +424,7 @@ func runLoad(ctx context.Context, cfg *Config, name, backend string, instances i
 	deadline := start.Add(cfg.Duration)
 	var wg sync.WaitGroup
 	for i := range cfg.Clients {
-		wallet, err := payment.GenerateKeySigner()
+		wallet, err := evm.GenerateKeySigner()
 		if err != nil {
 			stopMem()
 			return nil, err

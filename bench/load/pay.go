@@ -10,7 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/payment/paying"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 // Payment protocols a client answers a 402 with.
@@ -41,27 +44,27 @@ type credential struct {
 
 // challenge is a parsed 402 answer.
 type challenge struct {
-	v2  *payment.PaymentRequired
-	v1  *payment.PaymentRequiredV1
-	mpp []payment.MPPChallenge
+	v2  *x402.PaymentRequired
+	v1  *x402.PaymentRequiredV1
+	mpp []mpp.Challenge
 }
 
 // parseChallenge reads the three offers of one 402 answer.
 func parseChallenge(h http.Header, body []byte) (*challenge, error) {
 	c := &challenge{}
-	if v := h.Get(payment.HeaderPaymentRequired); v != "" {
-		var pr payment.PaymentRequired
-		if err := payment.DecodeX402Header(v, &pr); err == nil && pr.X402Version == 2 && len(pr.Accepts) > 0 {
+	if v := h.Get(x402.HeaderPaymentRequired); v != "" {
+		var pr x402.PaymentRequired
+		if err := x402.DecodeHeader(v, &pr); err == nil && pr.X402Version == 2 && len(pr.Accepts) > 0 {
 			c.v2 = &pr
 		}
 	}
-	var doc payment.PaymentRequiredV1
+	var doc x402.PaymentRequiredV1
 	if json.Unmarshal(body, &doc) == nil && doc.X402Version == 1 && len(doc.Accepts) > 0 {
 		c.v1 = &doc
 	}
-	if cs, err := payment.ParseMPPChallenges(h.Values(payment.HeaderWWWAuthenticate)); err == nil {
+	if cs, err := mpp.ParseChallenges(h.Values(mpp.HeaderWWWAuthenticate)); err == nil {
 		for _, ch := range cs {
-			if ch.Method == payment.MethodEVM && ch.Intent == payment.IntentCharge {
+			if ch.Method == mpp.MethodEVM && ch.Intent == mpp.IntentCharge {
 				c.mpp = append(c.mpp, ch)
 			}
 		}
@@ -73,14 +76,14 @@ func parseChallenge(h http.Header, body []byte) (*challenge, error) {
 }
 
 // pay signs a credential for the challenge with the given protocol.
-func (c *challenge) pay(ctx context.Context, signer payment.Signer, proto string, now time.Time) (*credential, error) {
+func (c *challenge) pay(ctx context.Context, signer evm.Signer, proto string, now time.Time) (*credential, error) {
 	switch proto {
 	case protoX402V2:
 		if c.v2 == nil {
 			return nil, errors.New("no x402 v2 offer")
 		}
 		req := &c.v2.Accepts[0]
-		pl, err := payment.PayX402V2(ctx, signer, c.v2, req, now)
+		pl, err := paying.PayX402V2(ctx, signer, c.v2, req, now)
 		if err != nil {
 			return nil, err
 		}
@@ -88,17 +91,17 @@ func (c *challenge) pay(ctx context.Context, signer payment.Signer, proto string
 		if err != nil {
 			return nil, err
 		}
-		v, err := payment.EncodeX402Header(pl)
+		v, err := x402.EncodeHeader(pl)
 		if err != nil {
 			return nil, err
 		}
-		return &credential{Protocol: proto, Header: payment.HeaderPaymentSignature, Value: v, Key: key, OrderKey: key, Nonce: nonce, Amount: atoi64(req.Amount)}, nil
+		return &credential{Protocol: proto, Header: x402.HeaderPaymentSignature, Value: v, Key: key, OrderKey: key, Nonce: nonce, Amount: atoi64(req.Amount)}, nil
 	case protoX402V1:
 		if c.v1 == nil {
 			return nil, errors.New("no x402 v1 offer")
 		}
 		req := &c.v1.Accepts[0]
-		pl, err := payment.PayX402V1(ctx, signer, req, now)
+		pl, err := paying.PayX402V1(ctx, signer, req, now)
 		if err != nil {
 			return nil, err
 		}
@@ -106,17 +109,17 @@ func (c *challenge) pay(ctx context.Context, signer payment.Signer, proto string
 		if err != nil {
 			return nil, err
 		}
-		v, err := payment.EncodeX402Header(pl)
+		v, err := x402.EncodeHeader(pl)
 		if err != nil {
 			return nil, err
 		}
-		return &credential{Protocol: proto, Header: payment.HeaderXPayment, Value: v, Key: key, OrderKey: key, Nonce: nonce, Amount: atoi64(req.MaxAmountRequired)}, nil
+		return &credential{Protocol: proto, Header: x402.HeaderXPayment, Value: v, Key: key, OrderKey: key, Nonce: nonce, Amount: atoi64(req.MaxAmountRequired)}, nil
 	case protoMPP:
 		if len(c.mpp) == 0 {
 			return nil, errors.New("no MPP evm offer")
 		}
 		ch := c.mpp[0]
-		cred, err := payment.PayMPPEVM(ctx, signer, ch, now)
+		cred, err := paying.PayMPPEVM(ctx, signer, ch, now)
 		if err != nil {
 			return nil, err
 		}
@@ -124,17 +127,17 @@ func (c *challenge) pay(ctx context.Context, signer payment.Signer, proto string
 		if err != nil {
 			return nil, err
 		}
-		var req payment.MPPEVMRequest
+		var req mpp.EVMRequest
 		_ = ch.MPPRequest(&req)
-		nonce := signer.Address().Hex() + "/" + strings.ToLower(payment.MPPNonce(ch.ID, ch.Realm))
+		nonce := signer.Address().Hex() + "/" + strings.ToLower(mpp.Nonce(ch.ID, ch.Realm))
 		var orderKey string
-		var auth payment.EIP3009Authorization
-		if n, ok := payment.LookupNetwork(strconv.FormatUint(req.MethodDetails.ChainID, 10)); ok && json.Unmarshal(cred.Payload, &auth) == nil {
+		var auth evm.EIP3009Authorization
+		if n, ok := evm.LookupNetwork(strconv.FormatUint(req.MethodDetails.ChainID, 10)); ok && json.Unmarshal(cred.Payload, &auth) == nil {
 			if a, err := auth.Parse(); err == nil {
 				orderKey = a.ReservationKey(n)
 			}
 		}
-		return &credential{Protocol: proto, Header: payment.HeaderAuthorization, Value: v, Key: "mpp:" + ch.ID, OrderKey: orderKey, Nonce: nonce, Amount: atoi64(req.Amount)}, nil
+		return &credential{Protocol: proto, Header: mpp.HeaderAuthorization, Value: v, Key: "mpp:" + ch.ID, OrderKey: orderKey, Nonce: nonce, Amount: atoi64(req.Amount)}, nil
 	}
 	return nil, fmt.Errorf("unknown protocol %q", proto)
 }
@@ -142,11 +145,11 @@ func (c *challenge) pay(ctx context.Context, signer payment.Signer, proto string
 // x402Key returns the reservation key of an exact EVM payload and the
 // payer's own nonce.
 func x402Key(network string, payload json.RawMessage) (key, nonce string, err error) {
-	n, ok := payment.LookupNetwork(network)
+	n, ok := evm.LookupNetwork(network)
 	if !ok {
 		return "", "", fmt.Errorf("unknown network %q", network)
 	}
-	var ex payment.ExactEVMPayload
+	var ex x402.ExactEVMPayload
 	if err := json.Unmarshal(payload, &ex); err != nil {
 		return "", "", err
 	}

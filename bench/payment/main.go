@@ -38,8 +38,11 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store/anydb"
 )
 
@@ -97,14 +100,14 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	offer := payment.Offer{ID: "claims.verify.quick", Tier: "quick", AmountMicroUSD: 20000, MimeType: "application/json"}
+	offer := payment.Offer{ID: "claims.verify.quick", Product: "quick", AmountMicroUSD: 20000, MimeType: "application/json"}
 	gated := gate.Gate(offer, work)
 
 	// The 402 this route issues; real credentials answer it.
 	rec402 := httptest.NewRecorder()
 	gated.ServeHTTP(rec402, httptest.NewRequest("POST", "/v1/claims/verify/quick", strings.NewReader(body)))
-	var required payment.PaymentRequired
-	if err := payment.DecodeX402Header(rec402.Header().Get("Payment-Required"), &required); err != nil && *procName == "real" {
+	var required x402.PaymentRequired
+	if err := x402.DecodeHeader(rec402.Header().Get("Payment-Required"), &required); err != nil && *procName == "real" {
 		log.Fatalf("challenge: %d %v", rec402.Code, err)
 	}
 	wallet := paymenttest.DevWallet()
@@ -112,11 +115,11 @@ func main() {
 		if *procName == "fake" {
 			return gatetest.Header, gatetest.Credential("0xbench", strconv.FormatInt(n, 10))
 		}
-		pl, err := payment.PayX402V2(ctx, wallet, &required, &required.Accepts[0], time.Now())
+		pl, err := paying.PayX402V2(ctx, wallet, &required, &required.Accepts[0], time.Now())
 		if err != nil {
 			log.Fatal(err)
 		}
-		v, err := payment.EncodeX402Header(pl)
+		v, err := x402.EncodeHeader(pl)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -162,23 +165,23 @@ func main() {
 // recoverBench recovers the signer of one signed EIP-3009 authorization
 // (digest and signature fixed outside the loop), as BenchmarkRecover in
 // package payment does.
-func recoverBench(ctx context.Context, w *payment.KeySigner) func(b *testing.B) {
-	a, err := payment.EIP3009Authorization{From: w.Address().String(), To: paymenttest.DevPayee, Value: "250000", ValidAfter: "0",
+func recoverBench(ctx context.Context, w *evm.KeySigner) func(b *testing.B) {
+	a, err := evm.EIP3009Authorization{From: w.Address().String(), To: paymenttest.DevPayee, Value: "250000", ValidAfter: "0",
 		ValidBefore: "1900000000", Nonce: "0x1111111111111111111111111111111111111111111111111111111111111111"}.Parse()
 	if err != nil {
 		log.Fatal(err)
 	}
-	d, err := a.Digest(payment.BaseMainnet())
+	d, err := a.Digest(evm.BaseMainnet())
 	if err != nil {
 		log.Fatal(err)
 	}
-	sig, err := payment.SignTransfer(ctx, w, payment.BaseMainnet(), a)
+	sig, err := evm.SignTransfer(ctx, w, evm.BaseMainnet(), a)
 	if err != nil {
 		log.Fatal(err)
 	}
 	return func(b *testing.B) {
 		for b.Loop() {
-			if got, err := payment.RecoverAddress(d, sig); err != nil || got != w.Address() {
+			if got, err := evm.RecoverAddress(d, sig); err != nil || got != w.Address() {
 				b.Fatal("recovery failed")
 			}
 		}

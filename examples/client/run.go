@@ -18,6 +18,8 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/server"
 )
@@ -79,9 +81,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 
 // wallet returns the signer from ASSAY_WALLET_KEY, or the public dev
 // wallet, and a label for the summary.
-func wallet(getenv func(string) string) (payment.Signer, string, error) {
+func wallet(getenv func(string) string) (evm.Signer, string, error) {
 	if k := getenv("ASSAY_WALLET_KEY"); k != "" {
-		s, err := payment.NewKeySigner(k)
+		s, err := evm.NewKeySigner(k)
 		if err != nil {
 			return nil, "", fmt.Errorf("ASSAY_WALLET_KEY: %w", err)
 		}
@@ -104,7 +106,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 
-	transport := payment.NewTransport(signer, nil, &payment.TransportOptions{
+	transport := paying.NewTransport(signer, nil, &paying.TransportOptions{
 		MaxPerCallMicroUSD: cfg.MaxSpend,
 		BudgetMicroUSD:     cfg.MaxSpend,
 	})
@@ -146,14 +148,14 @@ type client struct {
 	base   string
 	paying *http.Client
 	plain  *http.Client
-	payer  payment.Address
+	payer  evm.Address
 	jwks   *payment.JWKS
 }
 
 // purchase is one paid call and what its receipt proves.
 type purchase struct {
 	what    string // "verification cv_…" or "niche niche_…"
-	paid    *payment.PaymentInfo
+	paid    *paying.PaymentInfo
 	receipt *payment.Receipt // nil when the server did not charge
 }
 
@@ -283,7 +285,7 @@ func (c *client) do(hc *http.Client, req *http.Request) (*http.Response, []byte,
 	}
 	msg := fmt.Sprintf("%s %s: %s %s", req.Method, req.URL.Path, res.Status, detail)
 	if res.StatusCode == http.StatusPaymentRequired {
-		if _, paid := payment.ResponseInfo(res); paid {
+		if _, paid := paying.ResponseInfo(res); paid {
 			msg += " (the server refused the payment)"
 		} else {
 			msg += " (not paid: no offered payment fits -max-spend and this wallet)"
@@ -296,7 +298,7 @@ func (c *client) do(hc *http.Client, req *http.Request) (*http.Response, []byte,
 // the receipt, fetched with the order token and checked offline. A server
 // that did not charge (payment.Free) leaves p.paid nil.
 func (c *client) checkPurchase(ctx context.Context, p *purchase, res *http.Response, body []byte, resultID string) error {
-	info, paid := payment.ResponseInfo(res)
+	info, paid := paying.ResponseInfo(res)
 	if !paid {
 		return nil
 	}

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 )
@@ -246,8 +248,8 @@ func TestPaidVerificationBehindHostAuth(t *testing.T) {
 	if r.status != 402 {
 		t.Fatalf("unpaid: %d %s", r.status, r.body)
 	}
-	var pr payment.PaymentRequired
-	if err := payment.DecodeX402Header(r.header.Get(payment.HeaderPaymentRequired), &pr); err != nil {
+	var pr x402.PaymentRequired
+	if err := x402.DecodeHeader(r.header.Get(x402.HeaderPaymentRequired), &pr); err != nil {
 		t.Fatal(err)
 	}
 	if pr.Resource == nil || pr.Resource.URL != base+"/api/v1/claims/verify/quick" {
@@ -262,7 +264,7 @@ func TestPaidVerificationBehindHostAuth(t *testing.T) {
 	}
 
 	// A paying client keeps the host token on the paid retry.
-	paying := &http.Client{Transport: payment.NewTransport(paymenttest.DevWallet(), nil, nil)}
+	paying := &http.Client{Transport: paying.NewTransport(paymenttest.DevWallet(), nil, nil)}
 	paid := call(t, paying, "POST", base+"/api/v1/claims/verify/quick", hostToken, claimBody)
 	if paid.status != 200 {
 		t.Fatalf("paid: %d %s", paid.status, paid.body)

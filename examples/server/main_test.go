@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/claims"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -210,7 +210,7 @@ func TestDiscoveryDocumentsServed(t *testing.T) {
 	var pr struct {
 		Extensions map[string]any `json:"extensions"`
 	}
-	if err := payment.DecodeX402Header(res.Header.Get("Payment-Required"), &pr); err != nil || pr.Extensions["bazaar"] == nil {
+	if err := x402.DecodeHeader(res.Header.Get("Payment-Required"), &pr); err != nil || pr.Extensions["bazaar"] == nil {
 		t.Fatalf("402 without bazaar extension: %v %v", err, pr.Extensions)
 	}
 }

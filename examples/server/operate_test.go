@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/paying"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -198,19 +200,19 @@ func TestShutdownFinishesInFlightPaidCalls(t *testing.T) {
 		if code.StatusCode != 402 {
 			t.Fatalf("unpaid: %d %s", code.StatusCode, res)
 		}
-		var pr payment.PaymentRequired
-		if err := payment.DecodeX402Header(code.Header.Get("Payment-Required"), &pr); err != nil {
+		var pr x402.PaymentRequired
+		if err := x402.DecodeHeader(code.Header.Get("Payment-Required"), &pr); err != nil {
 			t.Fatal(err)
 		}
-		w, err := payment.GenerateKeySigner()
+		w, err := evm.GenerateKeySigner()
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := payment.PayX402V2(ctx, w, &pr, &pr.Accepts[0], time.Now())
+		pl, err := paying.PayX402V2(ctx, w, &pr, &pr.Accepts[0], time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if creds[i], err = payment.EncodeX402Header(pl); err != nil {
+		if creds[i], err = x402.EncodeHeader(pl); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -292,8 +294,8 @@ func TestShutdownFinishesInFlightPaidCalls(t *testing.T) {
 			t.Errorf("answer during shutdown: %d %v %.200s", a.res.StatusCode, a.res.Header, a.body)
 			continue
 		}
-		var settled payment.SettleResponse
-		if err := payment.DecodeX402Header(a.res.Header.Get("Payment-Response"), &settled); err != nil || !settled.Success || settled.Amount != "250000" {
+		var settled x402.SettleResponse
+		if err := x402.DecodeHeader(a.res.Header.Get("Payment-Response"), &settled); err != nil || !settled.Success || settled.Amount != "250000" {
 			t.Errorf("payment response: %+v %v", settled, err)
 		}
 		orders = append(orders, a.res.Header.Get("X-Agentic-Order-Id"))

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 // get fetches url with optional header pairs and returns status and body.
@@ -70,7 +72,7 @@ func verifyReceiptOffline(t *testing.T, base string, res *http.Response, body []
 func TestPaidVerificationEndToEnd(t *testing.T) {
 	base := startServer(t, nil)
 	wallet := paymenttest.DevWallet()
-	paying := &http.Client{Transport: payment.NewTransport(wallet, nil, &payment.TransportOptions{BudgetMicroUSD: 2_000_000})}
+	payer := &http.Client{Transport: paying.NewTransport(wallet, nil, &paying.TransportOptions{BudgetMicroUSD: 2_000_000})}
 
 	// The default request (two independent sources) is confirmed by the
 	// offline corpus: the quick start works as the README shows it.
@@ -85,7 +87,7 @@ func TestPaidVerificationEndToEnd(t *testing.T) {
 		t.Fatalf("unpaid: %d %v", res.StatusCode, res.Header)
 	}
 	// Invalid input: 422, never a challenge.
-	res, err = paying.Post(base+"/v1/claims/verify/deep", "application/json", strings.NewReader(`{"claim":"x"}`))
+	res, err = payer.Post(base+"/v1/claims/verify/deep", "application/json", strings.NewReader(`{"claim":"x"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func TestPaidVerificationEndToEnd(t *testing.T) {
 		t.Fatalf("invalid claim: %d", res.StatusCode)
 	}
 
-	res, err = paying.Post(base+"/v1/claims/verify/deep", "application/json", strings.NewReader(body))
+	res, err = payer.Post(base+"/v1/claims/verify/deep", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +138,7 @@ func TestPaidVerificationEndToEnd(t *testing.T) {
 			t.Fatalf("snapshot %s content does not match its hash", s.SnapshotID)
 		}
 	}
-	if info, ok := payment.ResponseInfo(res); !ok || info.AmountMicroUSD != 120_000 {
+	if info, ok := paying.ResponseInfo(res); !ok || info.AmountMicroUSD != 120_000 {
 		t.Fatalf("payment info: %+v %v", info, ok)
 	}
 	// The domain metrics saw it.
@@ -165,15 +167,15 @@ func TestReplayedPaymentRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	var req payment.PaymentRequired
-	if err := payment.DecodeX402Header(res.Header.Get("Payment-Required"), &req); err != nil {
+	var req x402.PaymentRequired
+	if err := x402.DecodeHeader(res.Header.Get("Payment-Required"), &req); err != nil {
 		t.Fatal(err)
 	}
-	pl, err := payment.PayX402V2(context.Background(), wallet, &req, &req.Accepts[0], time.Now())
+	pl, err := paying.PayX402V2(context.Background(), wallet, &req, &req.Accepts[0], time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	payload, err := payment.EncodeX402Header(pl)
+	payload, err := x402.EncodeHeader(pl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,8 +219,8 @@ func TestNichePurchaseEndToEnd(t *testing.T) {
 	if status, _, _ := get(t, http.DefaultClient, base+"/v1/niches/"+id); status != 401 {
 		t.Fatalf("locked detail: %d", status)
 	}
-	paying := &http.Client{Transport: payment.NewTransport(paymenttest.DevWallet(), nil, nil)}
-	res, err := paying.Get(base + "/niche-discovery/v1/niches/" + id + "/pay-per-call")
+	payer := &http.Client{Transport: paying.NewTransport(paymenttest.DevWallet(), nil, nil)}
+	res, err := payer.Get(base + "/niche-discovery/v1/niches/" + id + "/pay-per-call")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
 )
 
@@ -77,16 +78,16 @@ func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz 
 			opts.MPPSecret = s
 		}
 	} else {
-		fo := &payment.FacilitatorOptions{URL: c.FacilitatorURL, Logger: log}
+		fo := &x402.FacilitatorOptions{URL: c.FacilitatorURL, Logger: log}
 		if c.FacilitatorAuth != "" {
-			h, err := payment.ParseHeaderLine(c.FacilitatorAuth)
+			h, err := x402.ParseHeaderLine(c.FacilitatorAuth)
 			if err != nil {
 				return nil, nil, fmt.Errorf("ASSAY_FACILITATOR_AUTH: %w", err)
 			}
-			fo.Headers = payment.StaticHeaders(h)
+			fo.Headers = x402.StaticHeaders(h)
 			facHeaders = fo.Headers
 		}
-		fac, err := payment.NewFacilitator(fo)
+		fac, err := x402.NewFacilitator(fo)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 // Readiness (GET /readyz). Every check is cheap: nothing here calls a paid
@@ -43,8 +45,8 @@ const (
 
 // facilitatorProbe caches whether the facilitator answered /supported.
 type facilitatorProbe struct {
-	fac     *payment.Facilitator
-	network payment.Network
+	fac     *x402.Facilitator
+	network evm.Network
 	now     func() time.Time
 
 	mu  sync.Mutex // held during a probe: one probe at a time
@@ -54,8 +56,8 @@ type facilitatorProbe struct {
 
 // newFacilitatorProbe builds a probe with its own facilitator client (same
 // URL and credentials as the payment one) that gives up quickly.
-func newFacilitatorProbe(url string, headers func(context.Context, string, string) (http.Header, error), network payment.Network, log *slog.Logger) (*facilitatorProbe, error) {
-	fac, err := payment.NewFacilitator(&payment.FacilitatorOptions{
+func newFacilitatorProbe(url string, headers func(context.Context, string, string) (http.Header, error), network evm.Network, log *slog.Logger) (*facilitatorProbe, error) {
+	fac, err := x402.NewFacilitator(&x402.FacilitatorOptions{
 		URL: url, Headers: headers, Logger: log,
 		Timeout: facilitatorProbeTimeout, RetryMax: 1,
 		RetryWaitMin: 50 * time.Millisecond, RetryWaitMax: 200 * time.Millisecond,

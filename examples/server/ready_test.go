@@ -17,6 +17,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -129,14 +130,14 @@ func fakeFacilitator(t *testing.T, kinds string, calls *atomic.Int32) *httptest.
 	return srv
 }
 
-func baseNetwork(t *testing.T) payment.Network {
-	for _, n := range payment.Networks() {
+func baseNetwork(t *testing.T) evm.Network {
+	for _, n := range evm.Networks() {
 		if n.CAIP2 == "eip155:8453" {
 			return n
 		}
 	}
 	t.Fatal("no Base network")
-	return payment.Network{}
+	return evm.Network{}
 }
 
 func TestFacilitatorProbe(t *testing.T) {

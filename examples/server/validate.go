@@ -14,6 +14,8 @@ import (
 
 	"github.com/assaykit/assay/claims/openai"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store/anydb"
 )
 
@@ -205,11 +207,11 @@ func (c *config) checkNiche(p *problems) {
 // deployment that forgot its facilitator refuses to start instead of
 // serving for free.
 func (c *config) checkPayments(p *problems) {
-	if _, ok := payment.LookupNetwork(c.Network); !ok {
+	if _, ok := evm.LookupNetwork(c.Network); !ok {
 		p.add("network", "ASSAY_NETWORK", "%q is not eip155:8453 (Base) or eip155:84532 (Base Sepolia)", c.Network)
 	}
 	if c.PayTo != "" {
-		if _, err := payment.ParseAddress(c.PayTo); err != nil {
+		if _, err := evm.ParseAddress(c.PayTo); err != nil {
 			p.add("payee", "ASSAY_PAYEE_ADDRESS", "%q is not an address (0x and 40 hex digits)", c.PayTo)
 		}
 	}
@@ -217,7 +219,7 @@ func (c *config) checkPayments(p *problems) {
 		p.add("facilitator-url", "ASSAY_FACILITATOR_URL", "%q is not an absolute http(s) URL", c.FacilitatorURL)
 	}
 	if c.FacilitatorAuth != "" {
-		if _, err := payment.ParseHeaderLine(c.FacilitatorAuth); err != nil {
+		if _, err := x402.ParseHeaderLine(c.FacilitatorAuth); err != nil {
 			p.add("", "ASSAY_FACILITATOR_AUTH", `not one header line "Name: value"`)
 		}
 	}

@@ -52,6 +52,7 @@ import (
 	"github.com/stripe/stripe-go/v85/webhook"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/assaykit/assay/internal/stripeclient"
 	"github.com/assaykit/assay/niche"
 )
 
@@ -170,17 +171,8 @@ func New(opts *Options) (*Billing, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	cfg := &stripe.BackendConfig{
-		HTTPClient:        o.HTTPClient,
-		MaxNetworkRetries: stripe.Int64(retries),
-		LeveledLogger:     slogAdapter{o.Logger},
-		EnableTelemetry:   stripe.Bool(false),
-	}
-	if o.APIURL != "" {
-		cfg.URL = stripe.String(strings.TrimRight(o.APIURL, "/"))
-	}
-	backend := stripe.GetBackendWithConfig(stripe.APIBackend, cfg)
-	sc := stripe.NewClient(o.SecretKey, stripe.WithBackends(&stripe.Backends{API: backend, Connect: backend, Uploads: backend, MeterEvents: backend}))
+	sc := stripeclient.New(o.SecretKey, stripeclient.Options{HTTPClient: o.HTTPClient, URL: o.APIURL,
+		MaxNetworkRetries: stripe.Int64(retries), Logger: slogAdapter{o.Logger}, DisableTelemetry: true})
 	return &Billing{sc: sc, priceID: o.PriceID, secret: o.WebhookSecret, serviceID: o.ServiceID,
 		amount: o.ExpectedAmountCents, tolerance: o.Tolerance, ttl: o.OfferTTL, livemode: livemode,
 		log: o.Logger, now: o.Now}, nil

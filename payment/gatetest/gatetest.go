@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/mpp"
 )
 
 // Header carries the fake credential.
@@ -116,7 +117,7 @@ func (p *Processor) Challenge(ctx context.Context, offer payment.Offer, res paym
 	h.Set("PAYMENT-REQUIRED", base64.StdEncoding.EncodeToString(pr))
 	h.Add("WWW-Authenticate", fmt.Sprintf(`Payment id="test", method="test", intent="charge", opaque=%q, digest=%q`, res.QuoteID, res.BodyDigest))
 	body, err := json.Marshal(map[string]any{
-		"type": payment.ProblemTypeBase + "payment-required", "title": "Payment Required", "status": 402,
+		"type": mpp.ProblemTypeBase + "payment-required", "title": "Payment Required", "status": 402,
 		"detail": "Payment required", "x402Version": 1, "error": "X-PAYMENT header is required",
 		"accepts": []any{map[string]any{"scheme": "test", "network": Network, "maxAmountRequired": strconv.FormatInt(offer.AmountMicroUSD, 10), "resource": res.URL}},
 	})

@@ -7,8 +7,10 @@ import (
 	"log"
 	"time"
 
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 // The dev wallet is the public Hardhat/Anvil test key #0: it signs real
@@ -17,28 +19,28 @@ import (
 // payment.Transport does for a client.
 func ExampleDevWallet() {
 	w := paymenttest.DevWallet()
-	fmt.Println(w.Address() == must(payment.ParseAddress(paymenttest.DevAddress)))
+	fmt.Println(w.Address() == must(evm.ParseAddress(paymenttest.DevAddress)))
 
-	challenge := &payment.PaymentRequired{
+	challenge := &x402.PaymentRequired{
 		X402Version: 2,
-		Resource:    &payment.ResourceInfo{URL: "https://api.example.com/v1/claims/verify/quick"},
-		Accepts: []payment.PaymentRequirements{{
-			Scheme: "exact", Network: payment.BaseMainnet().CAIP2, Amount: "20000",
-			Asset: payment.BaseMainnet().USDC.String(), PayTo: paymenttest.DevPayee, MaxTimeoutSeconds: 210,
+		Resource:    &x402.ResourceInfo{URL: "https://api.example.com/v1/claims/verify/quick"},
+		Accepts: []x402.PaymentRequirements{{
+			Scheme: "exact", Network: evm.BaseMainnet().CAIP2, Amount: "20000",
+			Asset: evm.BaseMainnet().USDC.String(), PayTo: paymenttest.DevPayee, MaxTimeoutSeconds: 210,
 			Extra: map[string]any{"name": "USD Coin", "version": "2"},
 		}},
 	}
-	pl, err := payment.PayX402V2(context.Background(), w, challenge, &challenge.Accepts[0], time.Now())
+	pl, err := paying.PayX402V2(context.Background(), w, challenge, &challenge.Accepts[0], time.Now())
 	if err != nil {
 		log.Fatal(err)
 	}
-	var evm payment.ExactEVMPayload
+	var evm x402.ExactEVMPayload
 	if err := json.Unmarshal(pl.Payload, &evm); err != nil {
 		log.Fatal(err)
 	}
 	a := evm.Authorization
 	fmt.Println(a.From == paymenttest.DevAddress, a.To == paymenttest.DevPayee, a.Value)
-	header, err := payment.EncodeX402Header(pl) // the PAYMENT-SIGNATURE header value
+	header, err := x402.EncodeHeader(pl) // the PAYMENT-SIGNATURE header value
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func ExampleDevWallet() {
 	// true
 }
 
-func must(a payment.Address, err error) payment.Address {
+func must(a evm.Address, err error) evm.Address {
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -15,6 +15,9 @@ import (
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 // Option changes how a credential is built, usually to break it in one
@@ -29,11 +32,11 @@ type spec struct {
 	validAfter   *int64
 	validBefore  *int64
 	nonce        *[32]byte
-	realSigner   payment.Signer
+	realSigner   evm.Signer
 	sigEdit      func([]byte) []byte
 	acceptedEdit func(map[string]any)
 	payloadEdit  func(map[string]any)
-	challenge    func(*payment.MPPChallenge)
+	challenge    func(*mpp.Challenge)
 	version      int
 	paymentID    string
 	source       *string
@@ -65,7 +68,7 @@ func WithNonce(n [32]byte) Option { return func(s *spec) { s.nonce = &n } }
 
 // WithSignedBy signs with another key while still claiming the wallet's
 // address as "from" (a forged signature).
-func WithSignedBy(other payment.Signer) Option { return func(s *spec) { s.realSigner = other } }
+func WithSignedBy(other evm.Signer) Option { return func(s *spec) { s.realSigner = other } }
 
 // WithTamperedSignature flips one bit of r after signing.
 func WithTamperedSignature() Option {
@@ -104,7 +107,7 @@ func WithAccepted(edit func(map[string]any)) Option {
 func WithPayload(edit func(map[string]any)) Option { return func(s *spec) { s.payloadEdit = edit } }
 
 // WithChallenge edits the echoed MPP challenge after signing.
-func WithChallenge(edit func(*payment.MPPChallenge)) Option {
+func WithChallenge(edit func(*mpp.Challenge)) Option {
 	return func(s *spec) { s.challenge = edit }
 }
 
@@ -129,7 +132,7 @@ func build(opts []Option) *spec {
 }
 
 // sign builds an EIP-3009 authorization and its signature.
-func (s *spec) sign(t testing.TB, w payment.Signer, n payment.Network, to, amount string, after, before int64, nonce [32]byte) payment.ExactEVMPayload {
+func (s *spec) sign(t testing.TB, w evm.Signer, n evm.Network, to, amount string, after, before int64, nonce [32]byte) x402.ExactEVMPayload {
 	t.Helper()
 	if s.payTo != "" {
 		to = s.payTo
@@ -147,13 +150,13 @@ func (s *spec) sign(t testing.TB, w payment.Signer, n payment.Network, to, amoun
 		nonce = *s.nonce
 	}
 	if s.asset != "" {
-		a, err := payment.ParseAddress(s.asset)
+		a, err := evm.ParseAddress(s.asset)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n.USDC = a
 	}
-	toA, err := payment.ParseAddress(to)
+	toA, err := evm.ParseAddress(to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,27 +164,27 @@ func (s *spec) sign(t testing.TB, w payment.Signer, n payment.Network, to, amoun
 	if !ok {
 		t.Fatalf("amount %q", amount)
 	}
-	a := &payment.TransferAuthorization{From: w.Address(), To: toA, Value: v,
+	a := &evm.TransferAuthorization{From: w.Address(), To: toA, Value: v,
 		ValidAfter: big.NewInt(after), ValidBefore: big.NewInt(before), Nonce: nonce}
 	signer := w
 	if s.realSigner != nil {
 		signer = s.realSigner
 	}
-	sig, err := payment.SignTransfer(context.Background(), signer, n, a)
+	sig, err := evm.SignTransfer(context.Background(), signer, n, a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.sigEdit != nil {
 		sig = s.sigEdit(sig)
 	}
-	return payment.ExactEVMPayload{Signature: "0x" + hex.EncodeToString(sig), Authorization: a.Wire()}
+	return x402.ExactEVMPayload{Signature: "0x" + hex.EncodeToString(sig), Authorization: a.Wire()}
 }
 
-func (s *spec) net(def payment.Network) payment.Network {
+func (s *spec) net(def evm.Network) evm.Network {
 	if s.network == "" {
 		return def
 	}
-	if n, ok := payment.LookupNetwork(s.network); ok {
+	if n, ok := evm.LookupNetwork(s.network); ok {
 		return n
 	}
 	n := def
@@ -224,10 +227,10 @@ func mustJSON(t testing.TB, v any) []byte {
 }
 
 // PaymentRequired decodes the PAYMENT-REQUIRED header of a challenge.
-func PaymentRequired(t testing.TB, ch *payment.Challenge) *payment.PaymentRequired {
+func PaymentRequired(t testing.TB, ch *payment.Challenge) *x402.PaymentRequired {
 	t.Helper()
-	var pr payment.PaymentRequired
-	if err := payment.DecodeX402Header(ch.Header.Get(payment.HeaderPaymentRequired), &pr); err != nil {
+	var pr x402.PaymentRequired
+	if err := x402.DecodeHeader(ch.Header.Get(x402.HeaderPaymentRequired), &pr); err != nil {
 		t.Fatal(err)
 	}
 	if len(pr.Accepts) == 0 {
@@ -238,12 +241,12 @@ func PaymentRequired(t testing.TB, ch *payment.Challenge) *payment.PaymentRequir
 
 // X402V2 returns a PAYMENT-SIGNATURE header value paying the first
 // requirement of ch at time now, as @x402/evm would, changed by opts.
-func X402V2(t testing.TB, w payment.Signer, ch *payment.Challenge, now time.Time, opts ...Option) string {
+func X402V2(t testing.TB, w evm.Signer, ch *payment.Challenge, now time.Time, opts ...Option) string {
 	t.Helper()
 	s := build(opts)
 	pr := PaymentRequired(t, ch)
 	req := pr.Accepts[0]
-	def, ok := payment.LookupNetwork(req.Network)
+	def, ok := evm.LookupNetwork(req.Network)
 	if !ok {
 		t.Fatalf("unknown network %s", req.Network)
 	}
@@ -270,7 +273,7 @@ func X402V2(t testing.TB, w payment.Signer, ch *payment.Challenge, now time.Time
 			s.acceptedEdit(m)
 		}
 	})
-	pl := payment.PaymentPayload{X402Version: 2, Resource: pr.Resource, Accepted: accepted, Payload: mustJSON(t, ex), Extensions: pr.Extensions}
+	pl := x402.PaymentPayload{X402Version: 2, Resource: pr.Resource, Accepted: accepted, Payload: mustJSON(t, ex), Extensions: pr.Extensions}
 	if s.resourceURL != nil {
 		r := *pr.Resource
 		r.URL = *s.resourceURL
@@ -284,7 +287,7 @@ func X402V2(t testing.TB, w payment.Signer, ch *payment.Challenge, now time.Time
 		for k, v := range pl.Extensions {
 			ext[k] = v
 		}
-		ext[payment.ExtensionPaymentIdentifier] = mustJSON(t, map[string]any{"info": map[string]any{"required": false, "id": s.paymentID}})
+		ext[x402.ExtensionPaymentIdentifier] = mustJSON(t, map[string]any{"info": map[string]any{"required": false, "id": s.paymentID}})
 		pl.Extensions = ext
 	}
 	return encodeX402(t, edit(t, mustJSON(t, pl), s.payloadEdit))
@@ -292,21 +295,21 @@ func X402V2(t testing.TB, w payment.Signer, ch *payment.Challenge, now time.Time
 
 // X402V1 returns an X-PAYMENT header value paying the first requirement of
 // the v1 body of ch, as ExactEvmSchemeV1 would, changed by opts.
-func X402V1(t testing.TB, w payment.Signer, ch *payment.Challenge, now time.Time, opts ...Option) string {
+func X402V1(t testing.TB, w evm.Signer, ch *payment.Challenge, now time.Time, opts ...Option) string {
 	t.Helper()
 	s := build(opts)
-	var doc payment.PaymentRequiredV1
+	var doc x402.PaymentRequiredV1
 	if err := json.Unmarshal(ch.Body, &doc); err != nil || len(doc.Accepts) == 0 {
 		t.Fatalf("v1 body: %v", err)
 	}
 	req := doc.Accepts[0]
-	def, ok := payment.LookupNetwork(req.Network)
+	def, ok := evm.LookupNetwork(req.Network)
 	if !ok {
 		t.Fatalf("unknown network %s", req.Network)
 	}
 	n := s.net(def)
 	ex := s.sign(t, w, n, req.PayTo, req.MaxAmountRequired, now.Unix()-600, now.Unix()+req.MaxTimeoutSeconds, randomNonce(t))
-	pl := payment.PaymentPayload{X402Version: 1, Scheme: req.Scheme, Network: req.Network, Payload: mustJSON(t, ex)}
+	pl := x402.PaymentPayload{X402Version: 1, Scheme: req.Scheme, Network: req.Network, Payload: mustJSON(t, ex)}
 	if s.network != "" {
 		pl.Network = s.network
 	}
@@ -321,9 +324,9 @@ func encodeX402(t testing.TB, b []byte) string {
 }
 
 // MPPChallenges returns the MPP challenges of ch.
-func MPPChallenges(t testing.TB, ch *payment.Challenge) []payment.MPPChallenge {
+func MPPChallenges(t testing.TB, ch *payment.Challenge) []mpp.Challenge {
 	t.Helper()
-	cs, err := payment.ParseMPPChallenges(ch.Header.Values(payment.HeaderWWWAuthenticate))
+	cs, err := mpp.ParseChallenges(ch.Header.Values(mpp.HeaderWWWAuthenticate))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +334,7 @@ func MPPChallenges(t testing.TB, ch *payment.Challenge) []payment.MPPChallenge {
 }
 
 // MPPChallenge returns the MPP challenge of ch for method.
-func MPPChallenge(t testing.TB, ch *payment.Challenge, method string) payment.MPPChallenge {
+func MPPChallenge(t testing.TB, ch *payment.Challenge, method string) mpp.Challenge {
 	t.Helper()
 	for _, c := range MPPChallenges(t, ch) {
 		if c.Method == method {
@@ -339,25 +342,25 @@ func MPPChallenge(t testing.TB, ch *payment.Challenge, method string) payment.MP
 		}
 	}
 	t.Fatalf("no %s challenge", method)
-	return payment.MPPChallenge{}
+	return mpp.Challenge{}
 }
 
 // MPPEVM returns an Authorization header value answering the evm challenge
 // of ch as mppx would, changed by opts.
-func MPPEVM(t testing.TB, w payment.Signer, ch *payment.Challenge, now time.Time, opts ...Option) string {
+func MPPEVM(t testing.TB, w evm.Signer, ch *payment.Challenge, now time.Time, opts ...Option) string {
 	t.Helper()
-	return MPPEVMFor(t, w, MPPChallenge(t, ch, payment.MethodEVM), opts...)
+	return MPPEVMFor(t, w, MPPChallenge(t, ch, mpp.MethodEVM), opts...)
 }
 
 // MPPEVMFor answers one evm challenge.
-func MPPEVMFor(t testing.TB, w payment.Signer, c payment.MPPChallenge, opts ...Option) string {
+func MPPEVMFor(t testing.TB, w evm.Signer, c mpp.Challenge, opts ...Option) string {
 	t.Helper()
 	s := build(opts)
-	var req payment.MPPEVMRequest
+	var req mpp.EVMRequest
 	if err := c.MPPRequest(&req); err != nil {
 		t.Fatal(err)
 	}
-	n, ok := payment.LookupNetwork(strconv.FormatUint(req.MethodDetails.ChainID, 10))
+	n, ok := evm.LookupNetwork(strconv.FormatUint(req.MethodDetails.ChainID, 10))
 	if !ok {
 		t.Fatalf("chain %d", req.MethodDetails.ChainID)
 	}
@@ -366,7 +369,7 @@ func MPPEVMFor(t testing.TB, w payment.Signer, c payment.MPPChallenge, opts ...O
 	if err != nil {
 		t.Fatal(err)
 	}
-	nonceHex := payment.MPPNonce(c.ID, c.Realm)
+	nonceHex := mpp.Nonce(c.ID, c.Realm)
 	var nonce [32]byte
 	b, _ := hex.DecodeString(nonceHex[2:])
 	copy(nonce[:], b)
@@ -384,7 +387,7 @@ func MPPEVMFor(t testing.TB, w payment.Signer, c payment.MPPChallenge, opts ...O
 	if s.source != nil {
 		src = *s.source
 	}
-	cred := &payment.MPPCredential{Challenge: c, Source: src, Payload: mustJSON(t, payload)}
+	cred := &mpp.Credential{Challenge: c, Source: src, Payload: mustJSON(t, payload)}
 	v, err := cred.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -397,7 +400,7 @@ func MPPEVMFor(t testing.TB, w payment.Signer, c payment.MPPChallenge, opts ...O
 func MPPStripe(t testing.TB, ch *payment.Challenge, spt string, opts ...Option) string {
 	t.Helper()
 	s := build(opts)
-	c := MPPChallenge(t, ch, payment.MethodStripe)
+	c := MPPChallenge(t, ch, mpp.MethodStripe)
 	if s.challenge != nil {
 		s.challenge(&c)
 	}
@@ -405,7 +408,7 @@ func MPPStripe(t testing.TB, ch *payment.Challenge, spt string, opts ...Option) 
 	if s.payloadEdit != nil {
 		s.payloadEdit(payload)
 	}
-	cred := &payment.MPPCredential{Challenge: c, Payload: mustJSON(t, payload)}
+	cred := &mpp.Credential{Challenge: c, Payload: mustJSON(t, payload)}
 	v, err := cred.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -416,8 +419,8 @@ func MPPStripe(t testing.TB, ch *payment.Challenge, spt string, opts ...Option) 
 // BindMPP computes the HMAC-bound id of a challenge under secret, the way
 // the server does (to build challenges that pass the binding but differ in
 // terms).
-func BindMPP(secret []byte, c payment.MPPChallenge) string {
-	return payment.MPPChallengeID(secret, c)
+func BindMPP(secret []byte, c mpp.Challenge) string {
+	return mpp.ChallengeID(secret, c)
 }
 
 // X402FromMPP repackages the EIP-3009 authorization and signature of an
@@ -428,24 +431,24 @@ func BindMPP(secret []byte, c payment.MPPChallenge) string {
 // move the funds once).
 func X402FromMPP(t testing.TB, mppHeader string, ch *payment.Challenge, version int) string {
 	t.Helper()
-	cred, err := payment.ParseMPPCredential(mppHeader)
+	cred, err := mpp.ParseCredential(mppHeader)
 	if err != nil || cred == nil {
 		t.Fatalf("not an MPP credential: %v", err)
 	}
 	var pl struct {
-		payment.EIP3009Authorization
+		evm.EIP3009Authorization
 		Signature string `json:"signature"`
 	}
 	if err := json.Unmarshal(cred.Payload, &pl); err != nil {
 		t.Fatal(err)
 	}
-	ex := payment.ExactEVMPayload{Signature: pl.Signature, Authorization: pl.EIP3009Authorization}
+	ex := x402.ExactEVMPayload{Signature: pl.Signature, Authorization: pl.EIP3009Authorization}
 	if version == 1 {
-		var doc payment.PaymentRequiredV1
+		var doc x402.PaymentRequiredV1
 		if err := json.Unmarshal(ch.Body, &doc); err != nil || len(doc.Accepts) == 0 {
 			t.Fatalf("v1 body: %v", err)
 		}
-		return encodeX402(t, mustJSON(t, payment.PaymentPayload{X402Version: 1, Scheme: doc.Accepts[0].Scheme,
+		return encodeX402(t, mustJSON(t, x402.PaymentPayload{X402Version: 1, Scheme: doc.Accepts[0].Scheme,
 			Network: doc.Accepts[0].Network, Payload: mustJSON(t, ex)}))
 	}
 	pr := PaymentRequired(t, ch)
@@ -453,6 +456,6 @@ func X402FromMPP(t testing.TB, mppHeader string, ch *payment.Challenge, version 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return encodeX402(t, mustJSON(t, payment.PaymentPayload{X402Version: 2, Resource: pr.Resource, Accepted: acc,
+	return encodeX402(t, mustJSON(t, x402.PaymentPayload{X402Version: 2, Resource: pr.Resource, Accepted: acc,
 		Payload: mustJSON(t, ex), Extensions: pr.Extensions}))
 }

@@ -3,7 +3,7 @@ package paymenttest
 import (
 	"testing"
 
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
 )
 
 // DevPrivateKey is the public Hardhat/Anvil test key #0. Everyone knows it:
@@ -17,8 +17,8 @@ const DevAddress = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
 const DevPayee = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
 
 // DevWallet returns a signer for DevPrivateKey.
-func DevWallet() *payment.KeySigner {
-	s, err := payment.NewKeySigner(DevPrivateKey)
+func DevWallet() *evm.KeySigner {
+	s, err := evm.NewKeySigner(DevPrivateKey)
 	if err != nil {
 		// The constant is a valid key; this cannot happen.
 		return nil
@@ -27,9 +27,9 @@ func DevWallet() *payment.KeySigner {
 }
 
 // NewWallet returns a signer over a fresh random key.
-func NewWallet(t testing.TB) *payment.KeySigner {
+func NewWallet(t testing.TB) *evm.KeySigner {
 	t.Helper()
-	s, err := payment.GenerateKeySigner()
+	s, err := evm.GenerateKeySigner()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,6 @@ package agents
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
 )
@@ -448,10 +447,7 @@ func (h *a2aHandler) liveStream(w http.ResponseWriter, r *http.Request, body []b
 	if r.URL.RawQuery != "" {
 		res.URL += "?" + r.URL.RawQuery
 	}
-	if len(body) > 0 {
-		sum := sha256.Sum256(body)
-		res.BodyDigest = "sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
-	}
+	res.BodyDigest = mpp.BodyDigest(body)
 	ch, err := c.Begin(r.Context(), snd.offer, res, cred, &payment.BeginOptions{CustomerKey: r.Header.Get(payment.HeaderCustomerKey),
 		RequestHash: payment.RequestHash(r, body)})
 	if err != nil {
@@ -519,52 +515,57 @@ func (h *a2aHandler) serveLive(w http.ResponseWriter, r *http.Request, job *a2aJ
 	sink := &sseSink{w: w, id: job.id}
 	defer sink.close()
 
-	ctx, cancel := context.WithCancel(payment.WithCall(r.Context(), ch.Call()))
-	defer cancel()
-	e := h.startTask(job, ch.Call(), cancel)
-	defer close(e.done)
-	if wt := ch.Call().Offer.WorkTimeout; wt > 0 {
-		var stop context.CancelFunc
-		ctx, stop = context.WithTimeout(ctx, wt)
-		defer stop()
-	}
+	// The one sale: the work runs with the payment in its context and the
+	// offer's timeout; a failure voids, success settles before the result
+	// is sent.
+	var (
+		e      *a2aTaskEntry
+		res    *claims.Result
+		a      a2aArtifact
+		failEv *a2aEvent
+	)
 	defer func() {
-		if p := recover(); p != nil {
-			_ = ch.Fail(r.Context(), "handler panicked")
-			panic(p)
+		if e != nil {
+			close(e.done)
 		}
 	}()
-	sink.send(a2aEvent{Task: new(e.snapshot())})
-	res, err := h.execute(ctx, job, e, sink.send)
-	var a a2aArtifact
-	if err == nil {
-		a, err = resultArtifact(res)
-	}
-	if err != nil {
-		st, d := h.s.Status(r.Context(), err)
-		ev, canceled := h.failTask(e, st, d)
-		reason := failureReason(st, d)
-		if canceled != "" {
-			reason = canceled
+	comp, err := ch.Run(r.Context(), func(wctx context.Context) (payment.Response, error) {
+		ctx, cancel := context.WithCancel(wctx)
+		defer cancel()
+		e = h.startTask(job, ch.Call(), cancel)
+		sink.send(a2aEvent{Task: new(e.snapshot())})
+		var err error
+		res, err = h.execute(ctx, job, e, sink.send)
+		if err == nil {
+			a, err = resultArtifact(res)
 		}
-		_ = ch.Fail(r.Context(), reason)
-		sink.send(ev)
+		if err != nil {
+			st, d := h.s.Status(r.Context(), err)
+			ev, canceled := h.failTask(e, st, d)
+			failEv = &ev
+			if canceled != "" {
+				return payment.Response{}, errors.New(canceled)
+			}
+			return payment.Response{}, errors.New(failureReason(st, d))
+		}
+		// What is stored, hashed in the receipt and readable with the
+		// order token: the final task as a SendMessage response.
+		final := e.snapshot()
+		final.Artifacts = append(final.Artifacts, a)
+		final.Status = a2aTaskStatus{State: a2aCompleted, Timestamp: a2aNow()}
+		stored, err := httpjson.Marshal(rpcResponse{JSONRPC: "2.0", ID: rpcID(job.id), Result: a2aEvent{Task: &final}})
+		if err != nil {
+			ev, _ := h.failTask(e, http.StatusInternalServerError, "Internal Server Error")
+			failEv = &ev
+			return payment.Response{}, errors.New("encoding the result failed")
+		}
+		sink.send(e.setStatus(a2aWorking, "Settling the payment", nil))
+		return payment.Response{Body: stored}, nil
+	})
+	if failEv != nil {
+		sink.send(*failEv)
 		return
 	}
-	// What is stored, hashed in the receipt and readable with the order
-	// token: the final task as a SendMessage response.
-	final := e.snapshot()
-	final.Artifacts = append(final.Artifacts, a)
-	final.Status = a2aTaskStatus{State: a2aCompleted, Timestamp: a2aNow()}
-	stored, err := httpjson.Marshal(rpcResponse{JSONRPC: "2.0", ID: rpcID(job.id), Result: a2aEvent{Task: &final}})
-	if err != nil {
-		_ = ch.Fail(r.Context(), "encoding the result failed")
-		ev, _ := h.failTask(e, http.StatusInternalServerError, "Internal Server Error")
-		sink.send(ev)
-		return
-	}
-	sink.send(e.setStatus(a2aWorking, "Settling the payment", nil))
-	comp, err := ch.Complete(r.Context(), payment.Response{Body: stored})
 	switch {
 	case errors.Is(err, payment.ErrSettlementPending):
 		sink.send(e.setStatus(a2aWorking, settlingText,

@@ -15,6 +15,7 @@ import (
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/storetest"
 )
@@ -87,9 +88,9 @@ func TestPaidBurstAtTheDeadlineKeepsFinishedWork(t *testing.T) {
 				t.Fatal(err)
 			}
 			first.Body.Close()
-			pr, _ := base64.StdEncoding.DecodeString(first.Header.Get(payment.HeaderPaymentRequired))
+			pr, _ := base64.StdEncoding.DecodeString(first.Header.Get(x402.HeaderPaymentRequired))
 			ch := &payment.Challenge{Header: http.Header{}}
-			ch.Header.Set(payment.HeaderPaymentRequired, base64.StdEncoding.EncodeToString(pr))
+			ch.Header.Set(x402.HeaderPaymentRequired, base64.StdEncoding.EncodeToString(pr))
 
 			statuses := make([]int, burst)
 			bodies := make([]string, burst)
@@ -101,7 +102,7 @@ func TestPaidBurstAtTheDeadlineKeepsFinishedWork(t *testing.T) {
 					body := fmt.Sprintf(`{"claim":"%s (call %d)"}`, strings.TrimSuffix(testClaim, "."), i)
 					req, _ := http.NewRequest("POST", hs.URL+path, strings.NewReader(body))
 					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set(payment.HeaderPaymentSignature, paymenttest.X402V2(t, paymenttest.DevWallet(), ch, time.Now()))
+					req.Header.Set(x402.HeaderPaymentSignature, paymenttest.X402V2(t, paymenttest.DevWallet(), ch, time.Now()))
 					resp, err := http.DefaultClient.Do(req)
 					if err != nil {
 						t.Error(err)

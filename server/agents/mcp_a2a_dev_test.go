@@ -14,6 +14,7 @@ import (
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/anydb"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -96,7 +97,7 @@ func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
 func signFor(t *testing.T, pr []byte) json.RawMessage {
 	t.Helper()
 	ch := &payment.Challenge{Header: http.Header{}}
-	ch.Header.Set(payment.HeaderPaymentRequired, base64.StdEncoding.EncodeToString(pr))
+	ch.Header.Set(x402.HeaderPaymentRequired, base64.StdEncoding.EncodeToString(pr))
 	hdr := paymenttest.X402V2(t, paymenttest.DevWallet(), ch, time.Now())
 	raw, err := base64.StdEncoding.DecodeString(hdr)
 	if err != nil {
@@ -110,7 +111,7 @@ func TestMCPDevProcessor(t *testing.T) {
 	cs := env.mcpSession("/claim-verification/mcp", nil)
 	unpaid := callTool(t, cs, "verify_claim", map[string]any{"claim": testClaim}, nil)
 	pr := []byte(unpaid.Content[0].(*mcp.TextContent).Text)
-	var req payment.PaymentRequired
+	var req x402.PaymentRequired
 	if err := json.Unmarshal(pr, &req); err != nil || !unpaid.IsError || req.Resource.URL != "mcp://api.example.test/verify_claim" ||
 		req.Accepts[0].Amount != "50000" || req.Accepts[0].Network != "eip155:8453" {
 		t.Fatalf("PaymentRequired %s", pr)
@@ -150,7 +151,7 @@ func TestMCPDevProcessor(t *testing.T) {
 		t.Fatalf("another call: %v", m)
 	}
 	st, b := env.post("/claim-verification/v1/claims/verify", string(mustJSON(map[string]string{"claim": testClaim})),
-		map[string]string{payment.HeaderPaymentSignature: base64.StdEncoding.EncodeToString(pay)})
+		map[string]string{x402.HeaderPaymentSignature: base64.StdEncoding.EncodeToString(pay)})
 	if st != 402 {
 		t.Fatalf("HTTP with the MCP payment: %d %s", st, b)
 	}
@@ -179,14 +180,14 @@ func TestA2ADevProcessor(t *testing.T) {
 		if st != 402 || len(hd.Values("Www-Authenticate")) == 0 {
 			t.Fatalf("%s unpaid: %d %v %s", method, st, hd, b)
 		}
-		raw, err := base64.StdEncoding.DecodeString(hd.Get(payment.HeaderPaymentRequired))
+		raw, err := base64.StdEncoding.DecodeString(hd.Get(x402.HeaderPaymentRequired))
 		if err != nil {
 			t.Fatal(err)
 		}
 		pay := base64.StdEncoding.EncodeToString(signFor(t, raw))
 		req, _ := http.NewRequest("POST", env.hs.URL+a2aPath, strings.NewReader(body))
 		req.Header.Set("A2A-Version", "1.0")
-		req.Header.Set(payment.HeaderPaymentSignature, pay)
+		req.Header.Set(x402.HeaderPaymentSignature, pay)
 		resp, err := env.client.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -197,17 +198,17 @@ func TestA2ADevProcessor(t *testing.T) {
 			if task := decodeRPC(t, b).task(t); task.Status.State != a2aCompleted {
 				t.Fatalf("task %+v", task)
 			}
-			last = resp.Header.Get(payment.HeaderPaymentResponse)
+			last = resp.Header.Get(x402.HeaderPaymentResponse)
 		} else {
 			sseEvents(t, resp.Body, func(_ rpcAnswer, ev a2aEvent) bool { return true })
-			last = resp.Trailer.Get(payment.HeaderPaymentResponse)
+			last = resp.Trailer.Get(x402.HeaderPaymentResponse)
 		}
 		resp.Body.Close()
 		if resp.StatusCode != 200 || last == "" || !strings.HasPrefix(resp.Header.Get(payment.HeaderOrderID), "ord_") {
 			t.Fatalf("%s paid: %d %v %v", method, resp.StatusCode, resp.Header, resp.Trailer)
 		}
-		var sr payment.SettleResponse
-		if err := payment.DecodeX402Header(last, &sr); err != nil || !sr.Success || !strings.HasPrefix(sr.Transaction, payment.DevReferencePrefix) {
+		var sr x402.SettleResponse
+		if err := x402.DecodeHeader(last, &sr); err != nil || !sr.Success || !strings.HasPrefix(sr.Transaction, payment.DevReferencePrefix) {
 			t.Fatalf("%s settlement %q: %v", method, last, err)
 		}
 		o := env.order(resp.Header.Get(payment.HeaderOrderID))
@@ -216,7 +217,7 @@ func TestA2ADevProcessor(t *testing.T) {
 		}
 		// The same payment for the same request: the same purchase again,
 		// with a fresh token; for another request: used.
-		st, ahd, ab := env.do("POST", a2aPath, body, a2aHeaders(payment.HeaderPaymentSignature, pay))
+		st, ahd, ab := env.do("POST", a2aPath, body, a2aHeaders(x402.HeaderPaymentSignature, pay))
 		if st != 200 || ahd.Get(payment.HeaderReplay) != "true" || ahd.Get(payment.HeaderOrderID) != o.ID || ahd.Get(payment.HeaderReceiptID) != o.ReceiptID {
 			t.Fatalf("%s presented again: %d %v %s", method, st, ahd, ab)
 		}
@@ -246,10 +247,10 @@ func TestA2ADevProcessor(t *testing.T) {
 			}
 		}
 		otherBody := sendBody(method, testClaim+" Really.", map[string]any{"tier": "deep"})
-		st, ohd, b := env.do("POST", a2aPath, otherBody, a2aHeaders(payment.HeaderPaymentSignature, pay))
-		var opr payment.PaymentRequired
+		st, ohd, b := env.do("POST", a2aPath, otherBody, a2aHeaders(x402.HeaderPaymentSignature, pay))
+		var opr x402.PaymentRequired
 		if st != 402 || !strings.Contains(string(b), payment.ReasonPaymentUsed) ||
-			payment.DecodeX402Header(ohd.Get(payment.HeaderPaymentRequired), &opr) != nil || opr.Error != payment.ReasonPaymentUsed {
+			x402.DecodeHeader(ohd.Get(x402.HeaderPaymentRequired), &opr) != nil || opr.Error != payment.ReasonPaymentUsed {
 			t.Fatalf("%s for another request: %d %s (PAYMENT-REQUIRED error %q)", method, st, b, opr.Error)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -281,7 +282,7 @@ func (ms *mcpServer) challenge(ctx context.Context, offer payment.Offer, res pay
 		}
 		typ := ""
 		if p.Type != "" {
-			typ = payment.ProblemTypeBase + p.Type
+			typ = mpp.ProblemTypeBase + p.Type
 		}
 		r.Meta[metaProblem] = map[string]any{"type": typ, "reason": p.Reason, "detail": p.Detail, "status": status}
 		r.Meta[metaStatus] = status
@@ -358,11 +359,7 @@ func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, too
 	}
 	cred, err := ms.readCred(raw)
 	if err != nil {
-		var p *payment.Problem
-		if !errors.As(err, &p) {
-			err = &payment.Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed payment credential: " + err.Error()}
-		}
-		return ms.refuse(ctx, priced, res, err)
+		return ms.refuse(ctx, priced, res, payment.CredentialProblem(err))
 	}
 	ch, err := c.Begin(ctx, offer, res, cred, &payment.BeginOptions{CustomerKey: customerKey, IdempotencyKey: idem, RequestHash: requestHash})
 	if err != nil {
@@ -380,20 +377,26 @@ func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, too
 	}
 	prog.report(0, "started")
 
-	wctx := payment.WithCall(ctx, ch.Call())
-	if wt := ch.Call().Offer.WorkTimeout; wt > 0 {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(wctx, wt)
-		defer cancel()
-	}
-	body, fail := work(wctx)
-	if fail != nil {
-		_ = ch.Fail(ctx, failureReason(fail.status, fail.detail))
+	// The one sale: the work runs with the payment in its context and the
+	// offer's timeout; a failure voids, success settles.
+	var (
+		body   []byte
+		failed *toolFailure
+	)
+	comp, err := ch.Run(ctx, func(wctx context.Context) (payment.Response, error) {
+		b, fail := work(wctx)
+		if fail != nil {
+			failed = fail
+			return payment.Response{}, errors.New(failureReason(fail.status, fail.detail))
+		}
+		body = b
+		prog.report(4, "settling the payment")
+		return payment.Response{Body: b}, nil
+	})
+	if failed != nil {
 		cm.Status = payment.OrderFailed
-		return errorResult(fail.status, fail.body, cm), nil
+		return errorResult(failed.status, failed.body, cm), nil
 	}
-	prog.report(4, "settling the payment")
-	comp, err := ch.Complete(ctx, payment.Response{Body: body})
 	switch {
 	case errors.Is(err, payment.ErrSettlementPending):
 		cm.Status = payment.OrderSettling

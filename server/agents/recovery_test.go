@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store/storetest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -73,15 +74,15 @@ func TestAgentTransportsRecoverByCredentialAcrossInstances(t *testing.T) {
 			if st != 402 {
 				t.Fatalf("A2A unpaid: %d", st)
 			}
-			raw, _ := base64.StdEncoding.DecodeString(hd.Get(payment.HeaderPaymentRequired))
+			raw, _ := base64.StdEncoding.DecodeString(hd.Get(x402.HeaderPaymentRequired))
 			pay := base64.StdEncoding.EncodeToString(signFor(t, raw))
-			st, fhd, fb := a.do("POST", a2aPath, body, a2aHeaders(payment.HeaderPaymentSignature, pay))
+			st, fhd, fb := a.do("POST", a2aPath, body, a2aHeaders(x402.HeaderPaymentSignature, pay))
 			if st != 200 {
 				t.Fatalf("A2A paid: %d %s", st, fb)
 			}
 			clk.advance(20 * time.Minute)
 			token = fhd.Get(payment.HeaderOrderToken)
-			for _, extra := range [][]string{{payment.HeaderPaymentSignature, pay}, {payment.HeaderPaymentSignature, pay, payment.HeaderIdempotencyKey, "key-a2a"}} {
+			for _, extra := range [][]string{{x402.HeaderPaymentSignature, pay}, {x402.HeaderPaymentSignature, pay, payment.HeaderIdempotencyKey, "key-a2a"}} {
 				st, ahd, ab := b.do("POST", a2aPath, body, a2aHeaders(extra...))
 				if st != 200 || string(ab) != string(fb) || ahd.Get(payment.HeaderReplay) != "true" ||
 					ahd.Get(payment.HeaderOrderID) != fhd.Get(payment.HeaderOrderID) || ahd.Get(payment.HeaderReceiptID) != fhd.Get(payment.HeaderReceiptID) {

@@ -1,11 +1,12 @@
 // Package stripebillingtest helps test code that sells subscriptions through
 // Stripe without a Stripe account:
 //
-//   - Server is an httptest fake of the Stripe endpoints stripebilling uses
-//     (prices, checkout sessions, subscriptions, billing portal) that keeps
-//     state, so tests can drive a subscription through its life (checkout
-//     completed, renewal failed, paid, canceled) — which stateless
-//     stripe-mock cannot.
+//   - Server is the one httptest fake of the Stripe API
+//     (internal/stripefake, also payment/paymenttest.Stripe): it serves the
+//     endpoints stripebilling uses (prices, checkout sessions,
+//     subscriptions, billing portal) and keeps state, so tests can drive a
+//     subscription through its life (checkout completed, renewal failed,
+//     paid, canceled) — which stateless stripe-mock cannot.
 //   - Event and Sign build signed webhook deliveries
 //     (webhook.GenerateTestSignedPayload).
 //   - StartStripeMock runs stripe-mock on loopback, or skips the test with a
@@ -17,193 +18,35 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stripe/stripe-go/v85"
 	"github.com/stripe/stripe-go/v85/webhook"
 
+	"github.com/assaykit/assay/internal/stripefake"
 	"github.com/assaykit/assay/internal/testenv"
 )
 
-// Price is the price the fake serves.
-type Price struct {
-	ID            string
-	Active        bool
-	Type          string // "recurring" or "one_time"
-	Currency      string
-	UnitAmount    int64
-	Interval      string
-	IntervalCount int64
-	UsageType     string
-	Livemode      bool
-}
+// Server is the fake Stripe API (see the package doc).
+type Server = stripefake.Server
+
+// Price, Session and Subscription are the fake's prices, checkout
+// sessions and subscriptions.
+type (
+	Price        = stripefake.Price
+	Session      = stripefake.Session
+	Subscription = stripefake.Subscription
+)
 
 // MonthlyPrice returns an active USD 9.99 monthly test-mode price.
-func MonthlyPrice(id string) Price {
-	return Price{ID: id, Active: true, Type: "recurring", Currency: "usd", UnitAmount: 999,
-		Interval: "month", IntervalCount: 1, UsageType: "licensed"}
-}
-
-// Session is a checkout session created through the fake.
-type Session struct {
-	ID                   string
-	URL                  string
-	Status               string // open, complete
-	Price                string
-	SuccessURL           string
-	CancelURL            string
-	Metadata             map[string]string
-	SubscriptionMetadata map[string]string
-	Subscription         string
-	Customer             string
-}
-
-// Subscription is a subscription of the fake.
-type Subscription struct {
-	ID                string
-	Customer          string
-	Status            string
-	Price             string
-	CurrentPeriodEnd  time.Time
-	CancelAtPeriodEnd bool
-	Metadata          map[string]string
-}
-
-// Server is a stateful fake of the Stripe API endpoints stripebilling
-// calls. Its zero state has no price: set one with SetPrice.
-type Server struct {
-	*httptest.Server
-	// Now is the fake's clock (time.Now when nil).
-	Now func() time.Time
-
-	mu       sync.Mutex
-	price    *Price
-	sessions map[string]*Session
-	subs     map[string]*Subscription
-	failures map[string]int // path prefix → status
-	requests []string
-}
+func MonthlyPrice(id string) Price { return stripefake.MonthlyPrice(id) }
 
 // NewServer starts a fake Stripe API on loopback. Close it when done.
-func NewServer() *Server {
-	s := &Server{sessions: map[string]*Session{}, subs: map[string]*Subscription{}, failures: map[string]int{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	return s
-}
-
-func (s *Server) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
-func randHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// SetPrice sets the price the fake serves.
-func (s *Server) SetPrice(p Price) {
-	s.mu.Lock()
-	s.price = &p
-	s.mu.Unlock()
-}
-
-// Fail makes requests whose path starts with prefix answer status with a
-// Stripe API error (0 removes the failure).
-func (s *Server) Fail(prefix string, status int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if status == 0 {
-		delete(s.failures, prefix)
-		return
-	}
-	s.failures[prefix] = status
-}
-
-// Requests returns "METHOD /path" for every request received.
-func (s *Server) Requests() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.requests...)
-}
-
-// Session returns a copy of a checkout session.
-func (s *Server) Session(id string) (Session, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cs, ok := s.sessions[id]
-	if !ok {
-		return Session{}, false
-	}
-	return *cs, true
-}
-
-// CompleteCheckout pays an open checkout session: it creates a customer and
-// an active subscription (trialing when trial is true) and returns the
-// completed session object, as a checkout.session.completed event carries
-// it.
-func (s *Server) CompleteCheckout(sessionID string, trial bool) (map[string]any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cs, ok := s.sessions[sessionID]
-	if !ok {
-		return nil, fmt.Errorf("stripebillingtest: no session %s", sessionID)
-	}
-	if cs.Status != "open" {
-		return nil, fmt.Errorf("stripebillingtest: session %s is %s", sessionID, cs.Status)
-	}
-	sub := &Subscription{ID: "sub_" + randHex(12), Customer: "cus_" + randHex(7), Status: "active", Price: cs.Price,
-		CurrentPeriodEnd: s.now().AddDate(0, 1, 0).Truncate(time.Second), Metadata: cs.SubscriptionMetadata}
-	if trial {
-		sub.Status = "trialing"
-	}
-	s.subs[sub.ID] = sub
-	cs.Status, cs.Subscription, cs.Customer = "complete", sub.ID, sub.Customer
-	return s.sessionObject(cs), nil
-}
-
-// SetSubscription changes a subscription as Stripe would after a renewal,
-// a failed payment or a cancellation, and returns its object.
-func (s *Server) SetSubscription(id string, update func(*Subscription)) (map[string]any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sub, ok := s.subs[id]
-	if !ok {
-		return nil, fmt.Errorf("stripebillingtest: no subscription %s", id)
-	}
-	update(sub)
-	return s.subscriptionObject(sub), nil
-}
-
-// DeleteSubscription forgets a subscription: retrieving it then fails with
-// resource_missing.
-func (s *Server) DeleteSubscription(id string) {
-	s.mu.Lock()
-	delete(s.subs, id)
-	s.mu.Unlock()
-}
-
-// SubscriptionObject returns the JSON object of a subscription.
-func (s *Server) SubscriptionObject(id string) (map[string]any, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sub, ok := s.subs[id]
-	if !ok {
-		return nil, false
-	}
-	return s.subscriptionObject(sub), true
-}
+func NewServer() *Server { return stripefake.Start() }
 
 // InvoiceObject returns an invoice object of a subscription (API
 // 2025-03-31 and later: parent.subscription_details.subscription).
@@ -233,145 +76,6 @@ func EventWithID(id, typ string, object map[string]any) []byte {
 // at t (now when zero).
 func Sign(payload []byte, secret string, t time.Time) string {
 	return webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: secret, Timestamp: t}).Header
-}
-
-func (s *Server) sessionObject(cs *Session) map[string]any {
-	o := map[string]any{"id": cs.ID, "object": "checkout.session", "mode": "subscription", "status": cs.Status,
-		"url": cs.URL, "success_url": cs.SuccessURL, "cancel_url": cs.CancelURL, "livemode": false,
-		"metadata": cs.Metadata, "expires_at": s.now().Add(24 * time.Hour).Unix(),
-		"payment_status": "unpaid", "subscription": nil, "customer": nil}
-	if cs.Status == "complete" {
-		o["payment_status"], o["subscription"], o["customer"] = "paid", cs.Subscription, cs.Customer
-	}
-	return o
-}
-
-func (s *Server) priceObject(p *Price) map[string]any {
-	o := map[string]any{"id": p.ID, "object": "price", "active": p.Active, "type": p.Type, "currency": p.Currency,
-		"unit_amount": p.UnitAmount, "billing_scheme": "per_unit", "livemode": p.Livemode}
-	if p.Type == "recurring" {
-		o["recurring"] = map[string]any{"interval": p.Interval, "interval_count": p.IntervalCount, "usage_type": p.UsageType}
-	}
-	return o
-}
-
-func (s *Server) subscriptionObject(sub *Subscription) map[string]any {
-	item := map[string]any{"id": "si_" + strings.TrimPrefix(sub.ID, "sub_"), "object": "subscription_item",
-		"price":              map[string]any{"id": sub.Price, "object": "price"},
-		"current_period_end": sub.CurrentPeriodEnd.Unix(), "current_period_start": sub.CurrentPeriodEnd.AddDate(0, -1, 0).Unix()}
-	return map[string]any{"id": sub.ID, "object": "subscription", "status": sub.Status, "customer": sub.Customer,
-		"cancel_at_period_end": sub.CancelAtPeriodEnd, "livemode": false, "metadata": sub.Metadata,
-		"items": map[string]any{"object": "list", "data": []any{item}, "has_more": false}}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func stripeError(w http.ResponseWriter, status int, code, msg string) {
-	typ := "invalid_request_error"
-	if status >= 500 {
-		typ = "api_error"
-	}
-	writeJSON(w, status, map[string]any{"error": map[string]any{"type": typ, "code": code, "message": msg}})
-}
-
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, r.Method+" "+r.URL.Path)
-	for prefix, status := range s.failures {
-		if strings.HasPrefix(r.URL.Path, prefix) {
-			stripeError(w, status, "", "injected failure")
-			return
-		}
-	}
-	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer sk_") && !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer rk_") {
-		stripeError(w, http.StatusUnauthorized, "", "Invalid API Key provided")
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		stripeError(w, http.StatusBadRequest, "", "bad form")
-		return
-	}
-	path := r.URL.Path
-	switch {
-	case r.Method == http.MethodGet && strings.HasPrefix(path, "/v1/prices/"):
-		id := strings.TrimPrefix(path, "/v1/prices/")
-		if s.price == nil || s.price.ID != id {
-			stripeError(w, http.StatusNotFound, "resource_missing", "No such price: '"+id+"'")
-			return
-		}
-		writeJSON(w, http.StatusOK, s.priceObject(s.price))
-
-	case r.Method == http.MethodPost && path == "/v1/checkout/sessions":
-		f := r.PostForm
-		if f.Get("mode") != "subscription" {
-			stripeError(w, http.StatusBadRequest, "parameter_invalid", "mode must be subscription")
-			return
-		}
-		if s.price == nil || f.Get("line_items[0][price]") != s.price.ID || f.Get("line_items[0][quantity]") != "1" {
-			stripeError(w, http.StatusBadRequest, "resource_missing", "No such price")
-			return
-		}
-		if f.Get("success_url") == "" || f.Get("cancel_url") == "" {
-			stripeError(w, http.StatusBadRequest, "parameter_missing", "success_url and cancel_url are required")
-			return
-		}
-		id := "cs_test_" + randHex(24)
-		cs := &Session{ID: id, URL: "https://checkout.stripe.test/c/pay/" + id, Status: "open", Price: s.price.ID,
-			SuccessURL: f.Get("success_url"), CancelURL: f.Get("cancel_url"),
-			Metadata:             formMap(f, "metadata"),
-			SubscriptionMetadata: formMap(f, "subscription_data[metadata]")}
-		s.sessions[id] = cs
-		writeJSON(w, http.StatusOK, s.sessionObject(cs))
-
-	case r.Method == http.MethodGet && strings.HasPrefix(path, "/v1/checkout/sessions/"):
-		cs, ok := s.sessions[strings.TrimPrefix(path, "/v1/checkout/sessions/")]
-		if !ok {
-			stripeError(w, http.StatusNotFound, "resource_missing", "No such checkout.session")
-			return
-		}
-		writeJSON(w, http.StatusOK, s.sessionObject(cs))
-
-	case r.Method == http.MethodGet && strings.HasPrefix(path, "/v1/subscriptions/"):
-		sub, ok := s.subs[strings.TrimPrefix(path, "/v1/subscriptions/")]
-		if !ok {
-			stripeError(w, http.StatusNotFound, "resource_missing", "No such subscription")
-			return
-		}
-		writeJSON(w, http.StatusOK, s.subscriptionObject(sub))
-
-	case r.Method == http.MethodPost && path == "/v1/billing_portal/sessions":
-		cust := r.PostForm.Get("customer")
-		found := false
-		for _, sub := range s.subs {
-			found = found || sub.Customer == cust
-		}
-		if !found {
-			stripeError(w, http.StatusNotFound, "resource_missing", "No such customer: '"+cust+"'")
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"id": "bps_" + randHex(12), "object": "billing_portal.session",
-			"customer": cust, "return_url": r.PostForm.Get("return_url"), "livemode": false,
-			"url": "https://billing.stripe.test/p/session/" + randHex(16)})
-
-	default:
-		stripeError(w, http.StatusNotFound, "", "Unrecognized request URL ("+r.Method+": "+path+")")
-	}
-}
-
-// formMap collects name[key]=value form fields into a map.
-func formMap(f map[string][]string, name string) map[string]string {
-	out := map[string]string{}
-	for k, v := range f {
-		if rest, ok := strings.CutPrefix(k, name+"["); ok && strings.HasSuffix(rest, "]") && !strings.Contains(rest, "[") && len(v) > 0 {
-			out[strings.TrimSuffix(rest, "]")] = v[0]
-		}
-	}
-	return out
 }
 
 // StripeMockVersion is the stripe-mock release the tests are written
@@ -430,4 +134,10 @@ func StartStripeMock(tb testing.TB) string {
 		tb.Fatal("stripe-mock did not start within 30 s")
 	}
 	return ""
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

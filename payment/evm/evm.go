@@ -1,4 +1,4 @@
-package payment
+package evm
 
 import (
 	"encoding/hex"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/assaykit/assay/internal/eip712"
+	"github.com/assaykit/assay/payment/internal/wire"
 )
 
 // Address is a 20-byte EVM account or contract address.
@@ -26,10 +27,10 @@ func ParseAddress(s string) (Address, error) {
 		rest, ok = strings.CutPrefix(s, "0X")
 	}
 	if !ok || len(rest) != 40 {
-		return a, fmt.Errorf("%w: %q", ErrBadAddress, truncate(s, 64))
+		return a, fmt.Errorf("%w: %q", ErrBadAddress, wire.Clip(s, 64))
 	}
 	if _, err := hex.Decode(a[:], []byte(rest)); err != nil {
-		return a, fmt.Errorf("%w: %q", ErrBadAddress, truncate(s, 64))
+		return a, fmt.Errorf("%w: %q", ErrBadAddress, wire.Clip(s, 64))
 	}
 	return a, nil
 }
@@ -123,11 +124,4 @@ func (n Network) domain() eip712.Domain {
 func mustAddress(s string) Address {
 	a, _ := ParseAddress(s)
 	return a
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -1,4 +1,4 @@
-package payment
+package x402
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/assaykit/assay/payment/internal/wire"
 	"github.com/hashicorp/go-retryablehttp"
 )
 
@@ -129,6 +130,11 @@ type FacilitatorError struct {
 func (e *FacilitatorError) Error() string {
 	return fmt.Sprintf("payment: facilitator %s: HTTP %d: %s", e.Path, e.Status, e.Body)
 }
+
+// ErrSettlementPending reports a settlement whose outcome is not known yet
+// (the same value as payment.ErrSettlementPending): the payer must not be
+// asked to pay again.
+var ErrSettlementPending = wire.ErrSettlementPending
 
 // ErrFacilitator is matched (errors.Is) by every facilitator transport or
 // protocol failure.
@@ -285,7 +291,7 @@ func (f *Facilitator) do(ctx context.Context, c *retryablehttp.Client, mode int,
 // simulation) without settling it. A negative verdict is a VerifyResponse
 // with IsValid false, not an error.
 func (f *Facilitator) Verify(ctx context.Context, version int, payload, requirements json.RawMessage) (*VerifyResponse, error) {
-	body, err := marshalJSON(facilitatorRequest{version, payload, requirements})
+	body, err := wire.Marshal(facilitatorRequest{version, payload, requirements})
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +306,7 @@ func (f *Facilitator) Verify(ctx context.Context, version int, payload, requirem
 		}
 		return &vr, nil
 	}
-	return nil, &FacilitatorError{Path: "/verify", Status: status, Body: truncate(string(b), 300)}
+	return nil, &FacilitatorError{Path: "/verify", Status: status, Body: wire.Clip(string(b), 300)}
 }
 
 // Settle asks the facilitator to execute the transfer and wait for it. A
@@ -309,7 +315,7 @@ func (f *Facilitator) Verify(ctx context.Context, version int, payload, requirem
 // errorReason "settlement_pending") the error is a *PendingError matching
 // ErrSettlementPending: never treat it as a failure.
 func (f *Facilitator) Settle(ctx context.Context, version int, payload, requirements json.RawMessage) (*SettleResponse, error) {
-	body, err := marshalJSON(facilitatorRequest{version, payload, requirements})
+	body, err := wire.Marshal(facilitatorRequest{version, payload, requirements})
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +334,7 @@ func (f *Facilitator) Settle(ctx context.Context, version int, payload, requirem
 	case status == http.StatusOK:
 		if jerr != nil || (sr.Success && sr.Transaction == "") {
 			// Something was done, but we cannot tell what.
-			return nil, &PendingError{Transaction: sr.Transaction, Cause: &FacilitatorError{Path: "/settle", Status: status, Body: truncate(string(b), 300)}}
+			return nil, &PendingError{Transaction: sr.Transaction, Cause: &FacilitatorError{Path: "/settle", Status: status, Body: wire.Clip(string(b), 300)}}
 		}
 		return &sr, nil
 	case status >= 400 && status < 500 && status != http.StatusTooManyRequests:
@@ -336,10 +342,10 @@ func (f *Facilitator) Settle(ctx context.Context, version int, payload, requirem
 			return &sr, nil
 		}
 		// Refused before any settlement (authentication, bad request).
-		return nil, &FacilitatorError{Path: "/settle", Status: status, Body: truncate(string(b), 300)}
+		return nil, &FacilitatorError{Path: "/settle", Status: status, Body: wire.Clip(string(b), 300)}
 	}
 	// 5xx, 429 after retries, redirects: the outcome is unknown.
-	return nil, &PendingError{Transaction: sr.Transaction, Cause: &FacilitatorError{Path: "/settle", Status: status, Body: truncate(string(b), 300)}}
+	return nil, &PendingError{Transaction: sr.Transaction, Cause: &FacilitatorError{Path: "/settle", Status: status, Body: wire.Clip(string(b), 300)}}
 }
 
 // Supported lists what the facilitator can verify and settle.
@@ -350,7 +356,7 @@ func (f *Facilitator) Supported(ctx context.Context) (*SupportedResponse, error)
 	}
 	var sr SupportedResponse
 	if status != http.StatusOK || json.Unmarshal(b, &sr) != nil {
-		return nil, &FacilitatorError{Path: "/supported", Status: status, Body: truncate(string(b), 300)}
+		return nil, &FacilitatorError{Path: "/supported", Status: status, Body: wire.Clip(string(b), 300)}
 	}
 	return &sr, nil
 }

@@ -1,4 +1,4 @@
-package payment_test
+package paying_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store/sqlite"
 )
@@ -54,7 +55,7 @@ func ExampleNewTransport() {
 	fmt.Println("without a wallet:", res.StatusCode)
 
 	wallet := paymenttest.DevWallet() // or payment.NewKeySigner(os.Getenv(...))
-	t := payment.NewTransport(wallet, nil, &payment.TransportOptions{MaxPerCallMicroUSD: 50_000, BudgetMicroUSD: 100_000})
+	t := paying.NewTransport(wallet, nil, &paying.TransportOptions{MaxPerCallMicroUSD: 50_000, BudgetMicroUSD: 100_000})
 	buyer := &http.Client{Transport: t}
 	res, err = buyer.Get(seller.URL + "/report")
 	if err != nil {
@@ -64,7 +65,7 @@ func ExampleNewTransport() {
 	res.Body.Close()
 	fmt.Println("with a wallet:", res.StatusCode, string(body))
 
-	info, paid := payment.ResponseInfo(res)
+	info, paid := paying.ResponseInfo(res)
 	fmt.Println(paid, info.Protocol, info.Version, info.AmountMicroUSD, info.Network, info.Settlement.Success)
 	fmt.Println(info.OrderID != "" && info.ReceiptID != "", t.Spent())
 	// Output:

@@ -1,4 +1,4 @@
-package payment_test
+package paying_test
 
 import (
 	"bytes"
@@ -10,9 +10,20 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/x402"
+)
+
+// The offer the test server sells and its MPP secret.
+var (
+	testSecret = []byte("0123456789abcdef0123456789abcdef")
+	testOffer  = payment.Offer{ID: "claims.verify.research", Description: "One research-tier claim verification",
+		AmountMicroUSD: 250000, CardMicroUSD: 500000, MimeType: "application/json", WorkTimeout: 120 * time.Second}
 )
 
 // testGate is a minimal paid endpoint over a Processor: challenge, read,
@@ -34,7 +45,7 @@ func (g *testGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	g.bodies = append(g.bodies, string(body))
 	g.mu.Unlock()
-	res := payment.Resource{URL: "http://" + r.Host + r.URL.Path, Method: r.Method, BodyDigest: payment.BodyDigest(body)}
+	res := payment.Resource{URL: "http://" + r.Host + r.URL.Path, Method: r.Method, BodyDigest: mpp.BodyDigest(body)}
 	challenge := func(p *payment.Problem) {
 		ch, err := g.p.Challenge(r.Context(), g.offer, res)
 		if err != nil {
@@ -48,7 +59,7 @@ func (g *testGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header()[k] = v
 		}
 		if g.v1Only || r.URL.Query().Has("v1only") {
-			w.Header().Del(payment.HeaderPaymentRequired)
+			w.Header().Del(x402.HeaderPaymentRequired)
 		}
 		if g.noMPP {
 			w.Header().Del("WWW-Authenticate")
@@ -124,7 +135,7 @@ func TestTransportPaysEndToEnd(t *testing.T) {
 	tests := []struct {
 		name      string
 		gate      *testGate
-		opts      *payment.TransportOptions
+		opts      *paying.TransportOptions
 		protocol  string
 		version   int
 		settled   bool
@@ -132,13 +143,13 @@ func TestTransportPaysEndToEnd(t *testing.T) {
 	}{
 		{"x402 v2 preferred", &testGate{}, nil, "x402", 2, true, false},
 		{"x402 v1 fallback", &testGate{v1Only: true, noMPP: true}, nil, "x402", 1, true, false},
-		{"MPP evm when preferred", &testGate{}, &payment.TransportOptions{PreferMPP: true}, "mpp", 0, false, true},
-		{"MPP evm when nothing else", &testGate{v1Only: true}, &payment.TransportOptions{PreferMPP: true}, "mpp", 0, false, true},
+		{"MPP evm when preferred", &testGate{}, &paying.TransportOptions{PreferMPP: true}, "mpp", 0, false, true},
+		{"MPP evm when nothing else", &testGate{v1Only: true}, &paying.TransportOptions{PreferMPP: true}, "mpp", 0, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newGateServer(t, tc.gate)
-			tr := payment.NewTransport(paymenttest.DevWallet(), nil, tc.opts)
+			tr := paying.NewTransport(paymenttest.DevWallet(), nil, tc.opts)
 			client := &http.Client{Transport: tr}
 			// A body that is not replayable by itself (no GetBody).
 			req, _ := http.NewRequest("POST", srv.URL+"/v1/claims/verify/research", io.NopCloser(strings.NewReader(`{"claim":"the sky is blue"}`)))
@@ -154,7 +165,7 @@ func TestTransportPaysEndToEnd(t *testing.T) {
 			if got := tc.gate.bodies; len(got) != 2 || got[0] != got[1] {
 				t.Errorf("bodies seen by the server: %q", got)
 			}
-			info, ok := payment.ResponseInfo(resp)
+			info, ok := paying.ResponseInfo(resp)
 			if !ok {
 				t.Fatal("no payment info")
 			}
@@ -177,7 +188,7 @@ func TestTransportPaysEndToEnd(t *testing.T) {
 
 func TestTransportBudgets(t *testing.T) {
 	srv := newGateServer(t, &testGate{})
-	get := func(tr *payment.Transport) *http.Response {
+	get := func(tr *paying.Transport) *http.Response {
 		t.Helper()
 		resp, err := (&http.Client{Transport: tr}).Post(srv.URL+"/x", "application/json", bytes.NewReader([]byte(`{}`)))
 		if err != nil {
@@ -188,15 +199,15 @@ func TestTransportBudgets(t *testing.T) {
 		return resp
 	}
 	// Per-call cap below the price: the 402 comes back, nothing signed.
-	tr := payment.NewTransport(paymenttest.DevWallet(), nil, &payment.TransportOptions{MaxPerCallMicroUSD: 249999})
+	tr := paying.NewTransport(paymenttest.DevWallet(), nil, &paying.TransportOptions{MaxPerCallMicroUSD: 249999})
 	if resp := get(tr); resp.StatusCode != 402 || tr.Spent() != 0 {
 		t.Errorf("per-call cap: %d, spent %d", resp.StatusCode, tr.Spent())
 	}
-	if _, ok := payment.ResponseInfo(get(tr)); ok {
+	if _, ok := paying.ResponseInfo(get(tr)); ok {
 		t.Error("unpaid response has payment info")
 	}
 	// Total budget: two calls fit, the third does not.
-	tr = payment.NewTransport(paymenttest.DevWallet(), nil, &payment.TransportOptions{BudgetMicroUSD: 600000})
+	tr = paying.NewTransport(paymenttest.DevWallet(), nil, &paying.TransportOptions{BudgetMicroUSD: 600000})
 	for i, want := range []int{200, 200, 402} {
 		if resp := get(tr); resp.StatusCode != want {
 			t.Errorf("call %d: %d, want %d", i, resp.StatusCode, want)
@@ -206,7 +217,7 @@ func TestTransportBudgets(t *testing.T) {
 		t.Errorf("spent %d", tr.Spent())
 	}
 	// Concurrent calls never exceed the budget.
-	tr = payment.NewTransport(paymenttest.DevWallet(), nil, &payment.TransportOptions{BudgetMicroUSD: 750000})
+	tr = paying.NewTransport(paymenttest.DevWallet(), nil, &paying.TransportOptions{BudgetMicroUSD: 750000})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	paid := 0
@@ -242,7 +253,7 @@ func TestTransportPassesThrough(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	tr := payment.NewTransport(paymenttest.DevWallet(), nil, nil)
+	tr := paying.NewTransport(paymenttest.DevWallet(), nil, nil)
 	c := &http.Client{Transport: tr}
 	for path, want := range map[string]int{"/free": 200, "/weird402": 402, "/foreign": 402} {
 		resp, err := c.Get(srv.URL + path)
@@ -262,9 +273,9 @@ func TestTransportPassesThrough(t *testing.T) {
 		t.Errorf("spent %d", tr.Spent())
 	}
 	// Bodies too large to replay are refused before sending.
-	tr = payment.NewTransport(paymenttest.DevWallet(), nil, &payment.TransportOptions{MaxBodyBytes: 4})
+	tr = paying.NewTransport(paymenttest.DevWallet(), nil, &paying.TransportOptions{MaxBodyBytes: 4})
 	req, _ := http.NewRequestWithContext(context.Background(), "POST", srv.URL+"/free", io.NopCloser(strings.NewReader("12345")))
-	if _, err := tr.RoundTrip(req); !errors.Is(err, payment.ErrBodyTooLarge) {
+	if _, err := tr.RoundTrip(req); !errors.Is(err, paying.ErrBodyTooLarge) {
 		t.Errorf("large body: %v", err)
 	}
 }
@@ -280,7 +291,7 @@ func TestTransportDoesNotLoop(t *testing.T) {
 	})
 	for _, prefer := range []bool{false, true} {
 		calls = 0
-		tr := payment.NewTransport(paymenttest.DevWallet(), counting, &payment.TransportOptions{PreferMPP: prefer})
+		tr := paying.NewTransport(paymenttest.DevWallet(), counting, &paying.TransportOptions{PreferMPP: prefer})
 		resp, err := (&http.Client{Transport: tr}).Post(srv.URL+"/a", "text/plain", strings.NewReader("x"))
 		if err != nil {
 			t.Fatal(err)

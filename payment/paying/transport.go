@@ -1,4 +1,4 @@
-package payment
+package paying
 
 import (
 	"bytes"
@@ -11,6 +11,10 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/payment/x402"
 )
 
 // TransportOptions configures the paying Transport. Nil means defaults.
@@ -56,7 +60,7 @@ type TransportOptions struct {
 // retry recovers what was bought instead of paying twice. Use it as an
 // http.Client's Transport; read what was paid with ResponseInfo.
 type Transport struct {
-	signer Signer
+	signer evm.Signer
 	base   http.RoundTripper
 	opts   TransportOptions
 
@@ -66,7 +70,7 @@ type Transport struct {
 
 // NewTransport returns a paying transport over base (nil:
 // http.DefaultTransport).
-func NewTransport(signer Signer, base http.RoundTripper, opts *TransportOptions) *Transport {
+func NewTransport(signer evm.Signer, base http.RoundTripper, opts *TransportOptions) *Transport {
 	t := &Transport{signer: signer, base: base}
 	if opts != nil {
 		t.opts = *opts
@@ -130,7 +134,7 @@ func (t *Transport) fits(amount int64) bool {
 
 // PaymentInfo describes what the Transport paid for a response.
 type PaymentInfo struct {
-	// Protocol is ProtocolX402 or ProtocolMPP; Version the x402 version.
+	// Protocol is x402.Protocol or mpp.Protocol; Version the x402 version.
 	Protocol string
 	Version  int
 	// AmountMicroUSD was signed for; Network is the CAIP-2 id; PayTo the
@@ -140,8 +144,8 @@ type PaymentInfo struct {
 	PayTo          string
 	// Settlement is the decoded PAYMENT-RESPONSE / X-PAYMENT-RESPONSE, and
 	// Receipt the decoded Payment-Receipt, when the server sent them.
-	Settlement *SettleResponse
-	Receipt    *MPPReceipt
+	Settlement *x402.SettleResponse
+	Receipt    *mpp.Receipt
 	// Order headers of assay services (X-Agentic-Order-Id,
 	// X-Agentic-Order-Token, X-Agentic-Receipt-Id).
 	OrderID, OrderToken, ReceiptID string
@@ -162,17 +166,17 @@ func ResponseInfo(resp *http.Response) (info *PaymentInfo, ok bool) {
 	}
 	out := *p
 	h := resp.Header
-	for _, name := range []string{HeaderPaymentResponse, HeaderXPaymentResponse} {
+	for _, name := range []string{x402.HeaderPaymentResponse, x402.HeaderXPaymentResponse} {
 		if v := h.Get(name); v != "" {
-			var sr SettleResponse
-			if DecodeX402Header(v, &sr) == nil {
+			var sr x402.SettleResponse
+			if x402.DecodeHeader(v, &sr) == nil {
 				out.Settlement = &sr
 				break
 			}
 		}
 	}
-	if v := h.Get(HeaderPaymentReceipt); v != "" {
-		if r, err := DecodeMPPReceipt(v); err == nil {
+	if v := h.Get(mpp.HeaderPaymentReceipt); v != "" {
+		if r, err := mpp.DecodeReceipt(v); err == nil {
 			out.Receipt = r
 		}
 	}
@@ -300,10 +304,10 @@ type option struct {
 
 // choose picks the preferred payable option of a 402 answer.
 func (t *Transport) choose(h http.Header, body []byte) *option {
-	var v2, v1, mpp []*option
-	if v := h.Get(HeaderPaymentRequired); v != "" {
-		var pr PaymentRequired
-		if DecodeX402Header(v, &pr) == nil && pr.X402Version == 2 {
+	var v2, v1, viaMPP []*option
+	if v := h.Get(x402.HeaderPaymentRequired); v != "" {
+		var pr x402.PaymentRequired
+		if x402.DecodeHeader(v, &pr) == nil && pr.X402Version == 2 {
 			for i := range pr.Accepts {
 				if o := t.optionV2(&pr, &pr.Accepts[i]); o != nil {
 					v2 = append(v2, o)
@@ -312,7 +316,7 @@ func (t *Transport) choose(h http.Header, body []byte) *option {
 		}
 	}
 	if len(v2) == 0 {
-		var doc PaymentRequiredV1
+		var doc x402.PaymentRequiredV1
 		if json.Unmarshal(body, &doc) == nil && doc.X402Version == 1 {
 			for i := range doc.Accepts {
 				if o := t.optionV1(&doc.Accepts[i]); o != nil {
@@ -321,16 +325,16 @@ func (t *Transport) choose(h http.Header, body []byte) *option {
 			}
 		}
 	}
-	if cs, _ := ParseMPPChallenges(h.Values(HeaderWWWAuthenticate)); len(cs) > 0 {
+	if cs, _ := mpp.ParseChallenges(h.Values(mpp.HeaderWWWAuthenticate)); len(cs) > 0 {
 		for _, c := range cs {
 			if o := t.optionMPP(c); o != nil {
-				mpp = append(mpp, o)
+				viaMPP = append(viaMPP, o)
 			}
 		}
 	}
-	order := [][]*option{v2, v1, mpp}
+	order := [][]*option{v2, v1, viaMPP}
 	if t.opts.PreferMPP {
-		order = [][]*option{mpp, v2, v1}
+		order = [][]*option{viaMPP, v2, v1}
 	}
 	for _, list := range order {
 		for _, o := range list {
@@ -343,17 +347,17 @@ func (t *Transport) choose(h http.Header, body []byte) *option {
 }
 
 func atomicAmount(s string) (int64, bool) {
-	v, err := parseUint256(s)
+	v, err := evm.ParseUint256(s)
 	if err != nil || !v.IsInt64() {
 		return 0, false
 	}
 	return v.Int64(), true
 }
 
-func (t *Transport) optionV2(pr *PaymentRequired, req *PaymentRequirements) *option {
-	n, err := knownUSDC(req.Network, req.Asset, req.extraString("name"), req.extraString("version"))
+func (t *Transport) optionV2(pr *x402.PaymentRequired, req *x402.PaymentRequirements) *option {
+	n, err := knownUSDC(req.Network, req.Asset, req.ExtraString("name"), req.ExtraString("version"))
 	amount, ok := atomicAmount(req.Amount)
-	if err != nil || !ok || req.Scheme != SchemeExact {
+	if err != nil || !ok || req.Scheme != x402.SchemeExact {
 		return nil
 	}
 	return &option{amount: amount, pay: func(ctx context.Context, t *Transport, r *http.Request) (string, string, *PaymentInfo, error) {
@@ -363,22 +367,22 @@ func (t *Transport) optionV2(pr *PaymentRequired, req *PaymentRequirements) *opt
 		}
 		if t.opts.PaymentID != nil {
 			if id := t.opts.PaymentID(r); id != "" {
-				if pl.Extensions, err = WithPaymentIdentifier(pl.Extensions, id); err != nil {
+				if pl.Extensions, err = x402.WithPaymentIdentifier(pl.Extensions, id); err != nil {
 					return "", "", nil, err
 				}
 			}
 		}
-		v, err := EncodeX402Header(pl)
-		return HeaderPaymentSignature, v, &PaymentInfo{Protocol: ProtocolX402, Version: 2, AmountMicroUSD: amount, Network: n.CAIP2, PayTo: req.PayTo}, err
+		v, err := x402.EncodeHeader(pl)
+		return x402.HeaderPaymentSignature, v, &PaymentInfo{Protocol: x402.Protocol, Version: 2, AmountMicroUSD: amount, Network: n.CAIP2, PayTo: req.PayTo}, err
 	}}
 }
 
-func (t *Transport) optionV1(req *PaymentRequirementsV1) *option {
+func (t *Transport) optionV1(req *x402.PaymentRequirementsV1) *option {
 	name, _ := req.Extra["name"].(string)
 	version, _ := req.Extra["version"].(string)
 	n, err := knownUSDC(req.Network, req.Asset, name, version)
 	amount, ok := atomicAmount(req.MaxAmountRequired)
-	if err != nil || !ok || req.Scheme != SchemeExact || n.V1Name != req.Network {
+	if err != nil || !ok || req.Scheme != x402.SchemeExact || n.V1Name != req.Network {
 		return nil
 	}
 	return &option{amount: amount, pay: func(ctx context.Context, t *Transport, _ *http.Request) (string, string, *PaymentInfo, error) {
@@ -386,20 +390,20 @@ func (t *Transport) optionV1(req *PaymentRequirementsV1) *option {
 		if err != nil {
 			return "", "", nil, err
 		}
-		v, err := EncodeX402Header(pl)
-		return HeaderXPayment, v, &PaymentInfo{Protocol: ProtocolX402, Version: 1, AmountMicroUSD: amount, Network: n.CAIP2, PayTo: req.PayTo}, err
+		v, err := x402.EncodeHeader(pl)
+		return x402.HeaderXPayment, v, &PaymentInfo{Protocol: x402.Protocol, Version: 1, AmountMicroUSD: amount, Network: n.CAIP2, PayTo: req.PayTo}, err
 	}}
 }
 
-func (t *Transport) optionMPP(c MPPChallenge) *option {
-	if c.Method != MethodEVM || c.Intent != IntentCharge {
+func (t *Transport) optionMPP(c mpp.Challenge) *option {
+	if c.Method != mpp.MethodEVM || c.Intent != mpp.IntentCharge {
 		return nil
 	}
 	var req MPPEVMRequest
 	if c.MPPRequest(&req) != nil || req.MethodDetails.Decimals != 6 {
 		return nil
 	}
-	n, ok := LookupNetwork(strconv.FormatUint(req.MethodDetails.ChainID, 10))
+	n, ok := evm.LookupNetwork(strconv.FormatUint(req.MethodDetails.ChainID, 10))
 	amount, ok2 := atomicAmount(req.Amount)
 	if !ok || !ok2 {
 		return nil
@@ -413,6 +417,6 @@ func (t *Transport) optionMPP(c MPPChallenge) *option {
 			return "", "", nil, err
 		}
 		v, err := cred.Encode()
-		return HeaderAuthorization, v, &PaymentInfo{Protocol: ProtocolMPP, AmountMicroUSD: amount, Network: n.CAIP2, PayTo: req.Recipient}, err
+		return mpp.HeaderAuthorization, v, &PaymentInfo{Protocol: mpp.Protocol, AmountMicroUSD: amount, Network: n.CAIP2, PayTo: req.Recipient}, err
 	}}
 }

@@ -1,4 +1,4 @@
-package payment
+package mpp
 
 import (
 	"encoding/base64"
@@ -15,10 +15,16 @@ const (
 )
 
 // payments.md §7.1 and §7.3: the JCS request and the HMAC-bound id.
+// The EIP-3009 test vector's parties (see evm's tests).
+const (
+	vectorPayer = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
+	vectorPayee = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
+)
+
 func TestMPPVectors(t *testing.T) {
-	req, err := encodeJCSB64(mppEVMRequest{
+	req, err := EncodeJCSBase64URL(EVMRequest{
 		Amount: "250000", Currency: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-		MethodDetails: mppEVMDetails{ChainID: 8453, CredentialTypes: []string{"authorization"}, Decimals: 6},
+		MethodDetails: EVMDetails{ChainID: 8453, CredentialTypes: []string{"authorization"}, Decimals: 6},
 		Recipient:     vectorPayee,
 	})
 	if err != nil {
@@ -27,21 +33,21 @@ func TestMPPVectors(t *testing.T) {
 	if req != vectorMPPRequest {
 		t.Fatalf("request = %s\nwant      %s", req, vectorMPPRequest)
 	}
-	c := MPPChallenge{Realm: "api.example.com", Method: "evm", Intent: "charge", Request: req, Expires: "2026-11-22T08:45:14Z"}
-	if id := mppChallengeID([]byte(vectorMPPSecret), c); id != vectorMPPID {
+	c := Challenge{Realm: "api.example.com", Method: "evm", Intent: "charge", Request: req, Expires: "2026-11-22T08:45:14Z"}
+	if id := ChallengeID([]byte(vectorMPPSecret), c); id != vectorMPPID {
 		t.Fatalf("id = %s, want %s", id, vectorMPPID)
 	}
-	if n := mppNonce("abc", "api.example.com"); n != "0xe1adfd8f031bdf83646eee741bda35015ff27366153d3ec246a28e6d3960b516" {
+	if n := Nonce("abc", "api.example.com"); n != "0xe1adfd8f031bdf83646eee741bda35015ff27366153d3ec246a28e6d3960b516" {
 		t.Fatalf("nonce = %s", n)
 	}
 }
 
 func TestMPPChallengeRoundTrip(t *testing.T) {
-	c := MPPChallenge{ID: vectorMPPID, Realm: "api.example.com", Method: "evm", Intent: "charge", Request: vectorMPPRequest,
+	c := Challenge{ID: vectorMPPID, Realm: "api.example.com", Method: "evm", Intent: "charge", Request: vectorMPPRequest,
 		Expires: "2026-11-22T08:45:14Z", Digest: "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:",
 		Opaque: "eyJxdW90ZUlkIjoicXVvXzEifQ", Description: `Deep "verification" \ 2 — café`}
 	v := c.String()
-	got, err := ParseMPPChallenges([]string{v})
+	got, err := ParseChallenges([]string{v})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("parse %q: %v %v", v, got, err)
 	}
@@ -79,7 +85,7 @@ func TestParseMPPChallenges(t *testing.T) {
 		{"bare scheme", []string{"Payment"}, nil, true},
 	}
 	for _, tc := range tests {
-		got, err := ParseMPPChallenges(tc.values)
+		got, err := ParseChallenges(tc.values)
 		var ids []string
 		for _, c := range got {
 			ids = append(ids, c.ID)
@@ -94,8 +100,8 @@ func TestParseMPPChallenges(t *testing.T) {
 }
 
 func TestMPPCredentialRoundTrip(t *testing.T) {
-	c := &MPPCredential{
-		Challenge: MPPChallenge{ID: "abc", Realm: "r", Method: "evm", Intent: "charge", Request: "e30", Expires: "2026-11-22T08:45:14Z"},
+	c := &Credential{
+		Challenge: Challenge{ID: "abc", Realm: "r", Method: "evm", Intent: "charge", Request: "e30", Expires: "2026-11-22T08:45:14Z"},
 		Source:    "did:pkh:eip155:8453:" + vectorPayer,
 		Payload:   []byte(`{"type":"authorization"}`),
 	}
@@ -106,38 +112,38 @@ func TestMPPCredentialRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(v, "Payment ") || strings.ContainsAny(v[8:], "=+/") {
 		t.Fatalf("not Payment + base64url: %s", v)
 	}
-	got, err := ParseMPPCredential(v)
+	got, err := ParseCredential(v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(c, got); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
-	if _, err := ParseMPPCredential(v + ", " + v); err != ErrSeveralCredentials {
+	if _, err := ParseCredential(v + ", " + v); err != ErrSeveralCredentials {
 		t.Fatalf("two credentials: %v", err)
 	}
-	if got, err := ParseMPPCredential("Bearer abc"); got != nil || err != nil {
+	if got, err := ParseCredential("Bearer abc"); got != nil || err != nil {
 		t.Fatalf("other scheme: %v %v", got, err)
 	}
 	// Legacy: opaque echoed as an object is normalised to its JCS base64url.
 	legacy := `{"challenge":{"id":"abc","realm":"r","method":"evm","intent":"charge","request":"e30","opaque":{"quoteId":"quo_1"}},"payload":{}}`
-	got, err = ParseMPPCredential("Payment " + b64url(legacy))
+	got, err = ParseCredential("Payment " + b64url(legacy))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := encodeJCSB64(map[string]string{"quoteId": "quo_1"})
+	want, _ := EncodeJCSBase64URL(map[string]string{"quoteId": "quo_1"})
 	if got.Challenge.Opaque != want {
 		t.Fatalf("opaque = %q, want %q", got.Challenge.Opaque, want)
 	}
 }
 
 func TestMPPReceiptRoundTrip(t *testing.T) {
-	r := &MPPReceipt{Method: "evm", ChallengeID: "abc", Reference: "0x01", Status: "success", Timestamp: "2026-11-22T08:45:14Z", ChainID: 8453}
+	r := &Receipt{Method: "evm", ChallengeID: "abc", Reference: "0x01", Status: "success", Timestamp: "2026-11-22T08:45:14Z", ChainID: 8453}
 	v, err := r.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := DecodeMPPReceipt(v)
+	got, err := DecodeReceipt(v)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,71 +2,14 @@ package payment
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/payment/x402"
 )
-
-func FuzzParseMPPChallenges(f *testing.F) {
-	for _, s := range []string{
-		`Payment id="abc", realm="r", method="evm", intent="charge", request="e30"`,
-		`Basic realm="x", Payment id=abc, realm=r, method=evm, intent=charge, request=e30, Bearer tok==`,
-		`Payment id="a\"b\\c\u00e9", realm="", method="evm", intent="charge", request="e30", opaque="x"`,
-		`Payment ,,,=,"",\\, id=`, `Payment id="unterminated`, `payment`, `=`, `"`, `a=b=c, ,`,
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		cs, _ := ParseMPPChallenges([]string{s, s})
-		for _, c := range cs {
-			// A parsed challenge re-serialises to something that parses
-			// to the same challenge.
-			again, err := ParseMPPChallenges([]string{c.String()})
-			if err != nil || len(again) != 1 || again[0] != c {
-				// Round trip may legitimately differ only for
-				// characters we replace (controls, non-BMP).
-				if clean(c) {
-					t.Fatalf("round trip of %q: %+v, %v", c.String(), again, err)
-				}
-			}
-		}
-	})
-}
-
-// clean reports whether a challenge has only characters that survive
-// quoting unchanged.
-func clean(c MPPChallenge) bool {
-	for _, s := range []string{c.ID, c.Realm, c.Method, c.Intent, c.Request, c.Expires, c.Digest, c.Opaque, c.Description, c.Header} {
-		for _, r := range s {
-			if r < 0x20 || r == 0x7f || r > 0xffff || r == 0xfffd {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func FuzzParseMPPCredential(f *testing.F) {
-	f.Add("Payment " + b64url(`{"challenge":{"id":"a","realm":"r","method":"evm","intent":"charge","request":"e30"},"payload":{}}`))
-	f.Add("Payment " + b64url(`{"challenge":{"opaque":{"a":"b"}},"payload":{}}`))
-	f.Add("Payment !!!")
-	f.Add("Payment a, Payment b")
-	f.Add("Payment")
-	f.Fuzz(func(t *testing.T, s string) {
-		c, err := ParseMPPCredential(s)
-		if err == nil && c != nil {
-			if _, err := c.Encode(); err != nil {
-				t.Fatalf("parsed credential does not encode: %v", err)
-			}
-		}
-	})
-}
-
-func FuzzDecodeMPPReceipt(f *testing.F) {
-	f.Add(b64url(`{"method":"evm","reference":"0x1","status":"success","timestamp":"2026-01-01T00:00:00Z"}`))
-	f.Add("")
-	f.Fuzz(func(t *testing.T, s string) { _, _ = DecodeMPPReceipt(s) })
-}
 
 func FuzzDecodeX402Header(f *testing.F) {
 	f.Add("eyJ4NDAyVmVyc2lvbiI6Mn0=")
@@ -74,12 +17,12 @@ func FuzzDecodeX402Header(f *testing.F) {
 	f.Add("%%%")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, s string) {
-		var pr PaymentRequired
-		_ = DecodeX402Header(s, &pr)
-		var pl PaymentPayload
-		_ = DecodeX402Header(s, &pl)
-		var sr SettleResponse
-		_ = DecodeX402Header(s, &sr)
+		var pr x402.PaymentRequired
+		_ = x402.DecodeHeader(s, &pr)
+		var pl x402.PaymentPayload
+		_ = x402.DecodeHeader(s, &pl)
+		var sr x402.SettleResponse
+		_ = x402.DecodeHeader(s, &sr)
 	})
 }
 
@@ -99,7 +42,7 @@ func FuzzVerify(f *testing.F) {
 	f.Add(uint8(1), b64std([]byte(`{"x402Version":1,"scheme":"exact","network":"base","payload":{"signature":"0x","authorization":{"from":"0x","to":"0x","value":"1","validAfter":"0","validBefore":"9","nonce":"0x"}}}`)))
 	f.Add(uint8(2), "Payment "+b64url(`{"challenge":{"id":"a","realm":"api.example.com","method":"evm","intent":"charge","request":"e30","expires":"2030-01-01T00:00:00Z"},"payload":{"type":"authorization"}}`))
 	f.Add(uint8(3), "Payment "+b64url(`{"challenge":{"method":"stripe"},"payload":{"spt":"x"}}`))
-	names := []string{HeaderPaymentSignature, HeaderXPayment, HeaderAuthorization, HeaderPaymentAuthorization}
+	names := []string{x402.HeaderPaymentSignature, x402.HeaderXPayment, mpp.HeaderAuthorization, mpp.HeaderPaymentAuthorization}
 	f.Fuzz(func(t *testing.T, which uint8, value string) {
 		h := http.Header{}
 		h.Set(names[int(which)%len(names)], value)
@@ -139,13 +82,13 @@ func FuzzVerifyJSON(f *testing.F) {
 		h := http.Header{}
 		switch which % 4 {
 		case 0:
-			h.Set(HeaderPaymentSignature, b64std([]byte(js)))
+			h.Set(x402.HeaderPaymentSignature, b64std([]byte(js)))
 		case 1:
-			h.Set(HeaderXPayment, b64std([]byte(js)))
+			h.Set(x402.HeaderXPayment, b64std([]byte(js)))
 		case 2:
-			h.Set(HeaderAuthorization, "Payment "+b64url(js))
+			h.Set(mpp.HeaderAuthorization, "Payment "+b64url(js))
 		default:
-			h.Set(HeaderPaymentAuthorization, "Payment "+b64url(js))
+			h.Set(mpp.HeaderPaymentAuthorization, "Payment "+b64url(js))
 		}
 		c, err := p.ReadCredential(h)
 		if err != nil || c == nil {
@@ -162,3 +105,5 @@ func FuzzVerifyJSON(f *testing.F) {
 		}
 	})
 }
+
+func b64url(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }

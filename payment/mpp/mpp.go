@@ -1,4 +1,4 @@
-package payment
+package mpp
 
 import (
 	"crypto/hmac"
@@ -15,17 +15,23 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/assaykit/assay/internal/eip712"
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/internal/wire"
 )
 
 // MPP (the "Payment" HTTP authentication scheme) header names and problem
 // type base.
+// Protocol names the protocol on orders, receipts and buyer payment info
+// (payment.ProtocolMPP).
+const Protocol = "mpp"
+
 const (
 	HeaderWWWAuthenticate      = "WWW-Authenticate"
 	HeaderAuthorization        = "Authorization"
 	HeaderPaymentAuthorization = "Payment-Authorization"
 	HeaderPaymentReceipt       = "Payment-Receipt"
-	// MPPScheme is the authentication scheme name.
-	MPPScheme = "Payment"
+	// Scheme is the authentication scheme name.
+	Scheme = "Payment"
 	// ProblemTypeBase prefixes MPP problem types (RFC 9457 "type").
 	ProblemTypeBase = "https://paymentauth.org/problems/"
 	// IntentCharge is the one-off payment intent, the only one supported.
@@ -35,13 +41,13 @@ const (
 	MethodStripe = "stripe"
 )
 
-// maxMPPRequestParam bounds a challenge's request parameter (as mppx does).
-const maxMPPRequestParam = 16 << 10
+// maxRequestParam bounds a challenge's request parameter (as mppx does).
+const maxRequestParam = 16 << 10
 
-// MPPChallenge is one "Payment" challenge (a WWW-Authenticate value) and
+// Challenge is one "Payment" challenge (a WWW-Authenticate value) and
 // the challenge object echoed in a credential. Request and Opaque are kept
 // in their base64url wire form: the binding covers those exact strings.
-type MPPChallenge struct {
+type Challenge struct {
 	ID      string `json:"id"`
 	Realm   string `json:"realm"`
 	Method  string `json:"method"`
@@ -59,9 +65,9 @@ type MPPChallenge struct {
 
 // String formats the challenge as a WWW-Authenticate value:
 // Payment id="…", realm="…", method="…", intent="…", request="…"[, …].
-func (c MPPChallenge) String() string {
+func (c Challenge) String() string {
 	var b strings.Builder
-	b.WriteString(MPPScheme)
+	b.WriteString(Scheme)
 	b.WriteByte(' ')
 	param := func(name, value string, first bool) {
 		if !first {
@@ -120,29 +126,29 @@ func quoteParam(s string) string {
 }
 
 // MPPRequest decodes the challenge's request parameter into v.
-func (c MPPChallenge) MPPRequest(v any) error {
-	b, err := decodeB64URL(c.Request)
+func (c Challenge) MPPRequest(v any) error {
+	b, err := DecodeBase64URL(c.Request)
 	if err != nil {
 		return err
 	}
-	return decodeJSONObject(b, v)
+	return wire.DecodeObject(b, v)
 }
 
 // ErrMalformedChallenge reports a WWW-Authenticate Payment challenge that
 // cannot be used.
 var ErrMalformedChallenge = errors.New("payment: malformed Payment challenge")
 
-// ParseMPPChallenges reads every Payment challenge in a set of
+// ParseChallenges reads every Payment challenge in a set of
 // WWW-Authenticate values (each value may hold several challenges of any
 // scheme, comma-separated). Challenges of other schemes are skipped;
 // malformed Payment challenges are skipped and reported in the error,
 // which is nil when all were usable.
-func ParseMPPChallenges(values []string) ([]MPPChallenge, error) {
-	var out []MPPChallenge
+func ParseChallenges(values []string) ([]Challenge, error) {
+	var out []Challenge
 	var errs []error
 	for _, v := range values {
 		for _, ch := range splitChallenges(v) {
-			if !strings.EqualFold(ch.scheme, MPPScheme) {
+			if !strings.EqualFold(ch.scheme, Scheme) {
 				continue
 			}
 			c, err := ch.mpp()
@@ -164,21 +170,21 @@ type rawChallenge struct {
 	bad     bool
 }
 
-func (r rawChallenge) mpp() (MPPChallenge, error) {
+func (r rawChallenge) mpp() (Challenge, error) {
 	if r.bad || r.dup || r.token68 != "" {
-		return MPPChallenge{}, fmt.Errorf("%w: bad parameter syntax", ErrMalformedChallenge)
+		return Challenge{}, fmt.Errorf("%w: bad parameter syntax", ErrMalformedChallenge)
 	}
 	p := r.params
-	c := MPPChallenge{ID: p["id"], Realm: p["realm"], Method: p["method"], Intent: p["intent"], Request: p["request"],
+	c := Challenge{ID: p["id"], Realm: p["realm"], Method: p["method"], Intent: p["intent"], Request: p["request"],
 		Expires: p["expires"], Digest: p["digest"], Opaque: p["opaque"], Description: p["description"], Header: p["header"]}
 	_, hasRealm := p["realm"]
 	switch {
 	case c.ID == "" || !hasRealm || c.Intent == "" || c.Request == "":
-		return MPPChallenge{}, fmt.Errorf("%w: id, realm, method, intent and request are required", ErrMalformedChallenge)
+		return Challenge{}, fmt.Errorf("%w: id, realm, method, intent and request are required", ErrMalformedChallenge)
 	case !validMethodName(c.Method):
-		return MPPChallenge{}, fmt.Errorf("%w: method %q", ErrMalformedChallenge, truncate(c.Method, 40))
-	case len(c.Request) > maxMPPRequestParam:
-		return MPPChallenge{}, fmt.Errorf("%w: request parameter too large", ErrMalformedChallenge)
+		return Challenge{}, fmt.Errorf("%w: method %q", ErrMalformedChallenge, wire.Clip(c.Method, 40))
+	case len(c.Request) > maxRequestParam:
+		return Challenge{}, fmt.Errorf("%w: request parameter too large", ErrMalformedChallenge)
 	}
 	return c, nil
 }
@@ -200,100 +206,125 @@ func validMethodName(m string) bool {
 // §11.6.1: a comma-separated list of challenges, each a scheme followed by
 // a token68 or auth-params. It never fails: malformed parts are marked bad.
 func splitChallenges(s string) []rawChallenge {
-	var out []rawChallenge
-	i, n := 0, len(s)
-	skipOWS := func() {
-		for i < n && (s[i] == ' ' || s[i] == '\t') {
-			i++
+	sc := &challengeScanner{s: s}
+	for sc.next() {
+	}
+	return sc.out
+}
+
+// challengeScanner is the state of splitChallenges: the position in s,
+// the challenges read so far and the one being read.
+type challengeScanner struct {
+	s   string
+	i   int
+	out []rawChallenge
+	cur *rawChallenge
+	// justStarted is true when the last thing read was a scheme name.
+	justStarted bool
+}
+
+func (sc *challengeScanner) skipOWS() {
+	for sc.i < len(sc.s) && (sc.s[sc.i] == ' ' || sc.s[sc.i] == '\t') {
+		sc.i++
+	}
+}
+
+func (sc *challengeScanner) readToken() string {
+	start := sc.i
+	for sc.i < len(sc.s) && isTokenChar(sc.s[sc.i]) {
+		sc.i++
+	}
+	return sc.s[start:sc.i]
+}
+
+// next reads one token (a scheme, a token68 or an auth-param) and reports
+// whether there is more to read.
+func (sc *challengeScanner) next() bool {
+	s, n := sc.s, len(sc.s)
+	for sc.i < n && (s[sc.i] == ' ' || s[sc.i] == '\t' || s[sc.i] == ',') {
+		if s[sc.i] == ',' {
+			sc.justStarted = false
+		}
+		sc.i++
+	}
+	if sc.i >= n {
+		return false
+	}
+	start := sc.i
+	tok := sc.readToken()
+	if tok == "" {
+		// Not a token: skip one character of garbage.
+		if sc.cur != nil {
+			sc.cur.bad = true
+		}
+		sc.i++
+		return true
+	}
+	sc.skipOWS()
+	if sc.cur != nil && sc.i < n && s[sc.i] == '=' {
+		return sc.param(start, tok)
+	}
+	if sc.justStarted {
+		sc.cur.token68 = tok
+		sc.justStarted = false
+		return true
+	}
+	sc.out = append(sc.out, rawChallenge{scheme: tok, params: map[string]string{}})
+	sc.cur = &sc.out[len(sc.out)-1]
+	sc.justStarted = true
+	return true
+}
+
+// param reads what follows tok (which starts at start) and an "=": a
+// token68 with padding or an auth-param's value. It reports whether there
+// is more to read (an unterminated quoted string ends the field).
+func (sc *challengeScanner) param(start int, tok string) bool {
+	s, n, i := sc.s, len(sc.s), sc.i
+	j := i
+	for j < n && s[j] == '=' {
+		j++
+	}
+	k := j
+	for k < n && (s[k] == ' ' || s[k] == '\t') {
+		k++
+	}
+	if j-i > 1 || k >= n || s[k] == ',' {
+		// token68 with padding ("abc=="), valid only right after the
+		// scheme.
+		if sc.justStarted {
+			sc.cur.token68 = s[start:j]
+		} else {
+			sc.cur.bad = true
+		}
+		sc.i, sc.justStarted = j, false
+		return true
+	}
+	sc.justStarted = false
+	sc.i = k
+	var val string
+	if s[sc.i] == '"' {
+		v, next, ok := readQuoted(s, sc.i+1)
+		if !ok {
+			sc.cur.bad = true
+			return false
+		}
+		val, sc.i = v, next
+	} else {
+		val = sc.readToken()
+	}
+	name := strings.ToLower(tok)
+	if _, dup := sc.cur.params[name]; dup {
+		sc.cur.dup = true
+	}
+	sc.cur.params[name] = val
+	sc.skipOWS()
+	if sc.i < n && s[sc.i] != ',' {
+		sc.cur.bad = true
+		for sc.i < n && s[sc.i] != ',' {
+			sc.i++
 		}
 	}
-	readToken := func() string {
-		start := i
-		for i < n && isTokenChar(s[i]) {
-			i++
-		}
-		return s[start:i]
-	}
-	var cur *rawChallenge
-	justStarted := false // the last thing read was a scheme name
-	for {
-		for i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == ',') {
-			if s[i] == ',' {
-				justStarted = false
-			}
-			i++
-		}
-		if i >= n {
-			break
-		}
-		start := i
-		tok := readToken()
-		if tok == "" {
-			// Not a token: skip one character of garbage.
-			if cur != nil {
-				cur.bad = true
-			}
-			i++
-			continue
-		}
-		skipOWS()
-		if cur != nil && i < n && s[i] == '=' {
-			j := i
-			for j < n && s[j] == '=' {
-				j++
-			}
-			k := j
-			for k < n && (s[k] == ' ' || s[k] == '\t') {
-				k++
-			}
-			if j-i > 1 || k >= n || s[k] == ',' {
-				// token68 with padding ("abc=="), valid only right
-				// after the scheme.
-				if justStarted {
-					cur.token68 = s[start:j]
-				} else {
-					cur.bad = true
-				}
-				i, justStarted = j, false
-				continue
-			}
-			justStarted = false
-			i = k
-			var val string
-			if s[i] == '"' {
-				v, next, ok := readQuoted(s, i+1)
-				if !ok {
-					cur.bad = true
-					break
-				}
-				val, i = v, next
-			} else {
-				val = readToken()
-			}
-			name := strings.ToLower(tok)
-			if _, dup := cur.params[name]; dup {
-				cur.dup = true
-			}
-			cur.params[name] = val
-			skipOWS()
-			if i < n && s[i] != ',' {
-				cur.bad = true
-				for i < n && s[i] != ',' {
-					i++
-				}
-			}
-			continue
-		}
-		if justStarted {
-			cur.token68 = tok
-			justStarted = false
-			continue
-		}
-		out = append(out, rawChallenge{scheme: tok, params: map[string]string{}})
-		cur = &out[len(out)-1]
-		justStarted = true
-	}
-	return out
+	return true
 }
 
 // readQuoted reads a quoted-string body starting after the opening quote.
@@ -334,39 +365,43 @@ func isTokenChar(c byte) bool {
 	return strings.IndexByte("!#$%&'*+-.^_`|~/", c) >= 0
 }
 
-// MPPCredential is a Payment credential: the echoed challenge, an optional
+// Credential is a Payment credential: the echoed challenge, an optional
 // payer identity (did:pkh:eip155:<chain>:<address> for evm) and the
 // method-specific payload.
-type MPPCredential struct {
-	Challenge MPPChallenge    `json:"challenge"`
+type Credential struct {
+	Challenge Challenge       `json:"challenge"`
 	Source    string          `json:"source,omitempty"`
 	Payload   json.RawMessage `json:"payload"`
 }
 
 // Encode returns the Authorization header value: "Payment " + base64url
 // (no padding) of the JSON credential.
-func (c *MPPCredential) Encode() (string, error) {
-	b, err := marshalJSON(c)
+func (c *Credential) Encode() (string, error) {
+	b, err := wire.Marshal(c)
 	if err != nil {
 		return "", err
 	}
-	return MPPScheme + " " + base64.RawURLEncoding.EncodeToString(b), nil
+	return Scheme + " " + base64.RawURLEncoding.EncodeToString(b), nil
 }
+
+// ErrMalformedHeader reports a credential or receipt that is not base64url
+// of a JSON object (the same value as payment.ErrMalformedHeader).
+var ErrMalformedHeader = wire.ErrMalformedHeader
 
 // ErrSeveralCredentials reports a request carrying more than one payment
 // credential.
 var ErrSeveralCredentials = errors.New("payment: several payment credentials")
 
-// ParseMPPCredential reads a credential from an Authorization or
+// ParseCredential reads a credential from an Authorization or
 // Payment-Authorization value. It returns (nil, nil) when the value holds
 // no Payment credential, ErrSeveralCredentials when it holds several, and
 // an ErrMalformedHeader error when the credential is not base64url JSON.
-func ParseMPPCredential(value string) (*MPPCredential, error) {
+func ParseCredential(value string) (*Credential, error) {
 	var found []string
 	for _, part := range strings.Split(value, ",") {
 		part = strings.TrimSpace(part)
 		scheme, rest, ok := strings.Cut(part, " ")
-		if !strings.EqualFold(scheme, MPPScheme) {
+		if !strings.EqualFold(scheme, Scheme) {
 			continue
 		}
 		if !ok {
@@ -381,26 +416,26 @@ func ParseMPPCredential(value string) (*MPPCredential, error) {
 	default:
 		return nil, ErrSeveralCredentials
 	}
-	b, err := decodeB64URL(found[0])
+	b, err := DecodeBase64URL(found[0])
 	if err != nil {
 		return nil, err
 	}
-	var wire struct {
+	var msg struct {
 		Challenge *struct {
-			MPPChallenge
+			Challenge
 			Opaque json.RawMessage `json:"opaque"`
 		} `json:"challenge"`
 		Source  string          `json:"source"`
 		Payload json.RawMessage `json:"payload"`
 	}
-	if err := decodeJSONObject(b, &wire); err != nil {
+	if err := wire.DecodeObject(b, &msg); err != nil {
 		return nil, err
 	}
-	if wire.Challenge == nil || len(wire.Payload) == 0 || wire.Payload[0] != '{' {
+	if msg.Challenge == nil || len(msg.Payload) == 0 || msg.Payload[0] != '{' {
 		return nil, fmt.Errorf("%w: challenge and payload objects are required", ErrMalformedHeader)
 	}
-	c := &MPPCredential{Challenge: wire.Challenge.MPPChallenge, Source: wire.Source, Payload: wire.Payload}
-	if op := wire.Challenge.Opaque; len(op) > 0 && string(op) != "null" {
+	c := &Credential{Challenge: msg.Challenge.Challenge, Source: msg.Source, Payload: msg.Payload}
+	if op := msg.Challenge.Opaque; len(op) > 0 && string(op) != "null" {
 		// Older mppx clients echo opaque as the expanded object;
 		// normalise it back to the base64url string.
 		var s string
@@ -411,7 +446,7 @@ func ParseMPPCredential(value string) (*MPPCredential, error) {
 			if err := json.Unmarshal(op, &m); err != nil {
 				return nil, fmt.Errorf("%w: opaque must be a string", ErrMalformedHeader)
 			}
-			enc, err := encodeJCSB64(m)
+			enc, err := EncodeJCSBase64URL(m)
 			if err != nil {
 				return nil, fmt.Errorf("%w: opaque: %v", ErrMalformedHeader, err)
 			}
@@ -421,14 +456,14 @@ func ParseMPPCredential(value string) (*MPPCredential, error) {
 	return c, nil
 }
 
-// decodeB64URL decodes base64url with or without padding (also tolerating
+// DecodeBase64URL decodes base64url with or without padding (also tolerating
 // the standard alphabet, which some encoders produce).
-func decodeB64URL(s string) ([]byte, error) {
+func DecodeBase64URL(s string) ([]byte, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, fmt.Errorf("%w: empty", ErrMalformedHeader)
 	}
-	if base64.RawURLEncoding.DecodedLen(len(s)) > maxHeaderBytes {
+	if base64.RawURLEncoding.DecodedLen(len(s)) > wire.MaxHeaderBytes {
 		return nil, fmt.Errorf("%w: too large", ErrMalformedHeader)
 	}
 	s = strings.TrimRight(s, "=")
@@ -440,10 +475,10 @@ func decodeB64URL(s string) ([]byte, error) {
 	return b, nil
 }
 
-// encodeJCSB64 returns base64url (no padding) of the RFC 8785 (JCS)
+// EncodeJCSBase64URL returns base64url (no padding) of the RFC 8785 (JCS)
 // serialisation of v: the form of MPP request and opaque parameters.
-func encodeJCSB64(v any) (string, error) {
-	b, err := marshalJSON(v)
+func EncodeJCSBase64URL(v any) (string, error) {
+	b, err := wire.Marshal(v)
 	if err != nil {
 		return "", err
 	}
@@ -454,11 +489,11 @@ func encodeJCSB64(v any) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(c), nil
 }
 
-// mppChallengeID computes the stateless HMAC binding of a challenge:
+// ChallengeID computes the stateless HMAC binding of a challenge:
 // base64url_nopad(HMAC-SHA256(secret, realm|method|intent|request|expires|digest|opaque)),
 // with the credential-header slot inserted before opaque when a
 // non-default header is named (as mppx does).
-func mppChallengeID(secret []byte, c MPPChallenge) string {
+func ChallengeID(secret []byte, c Challenge) string {
 	slots := []string{c.Realm, c.Method, c.Intent, c.Request, c.Expires, c.Digest}
 	if c.Header != "" && !strings.EqualFold(c.Header, HeaderAuthorization) {
 		slots = append(slots, c.Header)
@@ -469,8 +504,8 @@ func mppChallengeID(secret []byte, c MPPChallenge) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// MPPReceipt is the Payment-Receipt object.
-type MPPReceipt struct {
+// Receipt is the Payment-Receipt object.
+type Receipt struct {
 	Method      string `json:"method"`
 	ChallengeID string `json:"challengeId,omitempty"`
 	Reference   string `json:"reference"`
@@ -482,85 +517,80 @@ type MPPReceipt struct {
 
 // Encode returns the Payment-Receipt header value (base64url of JSON, no
 // padding).
-func (r *MPPReceipt) Encode() (string, error) {
-	b, err := marshalJSON(r)
+func (r *Receipt) Encode() (string, error) {
+	b, err := wire.Marshal(r)
 	if err != nil {
 		return "", err
 	}
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// DecodeMPPReceipt reads a Payment-Receipt header value.
-func DecodeMPPReceipt(value string) (*MPPReceipt, error) {
-	b, err := decodeB64URL(value)
+// DecodeReceipt reads a Payment-Receipt header value.
+func DecodeReceipt(value string) (*Receipt, error) {
+	b, err := DecodeBase64URL(value)
 	if err != nil {
 		return nil, err
 	}
-	var r MPPReceipt
-	if err := decodeJSONObject(b, &r); err != nil {
+	var r Receipt
+	if err := wire.DecodeObject(b, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
 }
 
-// mppEVMRequest is the request of an evm charge (JCS sorts the keys).
-type mppEVMRequest struct {
-	Amount        string        `json:"amount"`
-	Currency      string        `json:"currency"`
-	MethodDetails mppEVMDetails `json:"methodDetails"`
-	Recipient     string        `json:"recipient"`
-	Description   string        `json:"description,omitempty"`
-	ExternalID    string        `json:"externalId,omitempty"`
+// EVMRequest is the request of an evm charge (JCS sorts the keys).
+type EVMRequest struct {
+	Amount        string     `json:"amount"`
+	Currency      string     `json:"currency"`
+	MethodDetails EVMDetails `json:"methodDetails"`
+	Recipient     string     `json:"recipient"`
+	Description   string     `json:"description,omitempty"`
+	ExternalID    string     `json:"externalId,omitempty"`
 }
 
-type mppEVMDetails struct {
+// EVMDetails are the methodDetails of an evm charge request.
+type EVMDetails struct {
 	ChainID         uint64   `json:"chainId"`
 	CredentialTypes []string `json:"credentialTypes"`
 	Decimals        int      `json:"decimals"`
 }
 
-// mppStripeRequest is the request of a stripe charge.
-type mppStripeRequest struct {
-	Amount        string           `json:"amount"`
-	Currency      string           `json:"currency"`
-	MethodDetails mppStripeDetails `json:"methodDetails"`
-	Description   string           `json:"description,omitempty"`
-	ExternalID    string           `json:"externalId,omitempty"`
+// StripeRequest is the request of a stripe charge.
+type StripeRequest struct {
+	Amount        string        `json:"amount"`
+	Currency      string        `json:"currency"`
+	MethodDetails StripeDetails `json:"methodDetails"`
+	Description   string        `json:"description,omitempty"`
+	ExternalID    string        `json:"externalId,omitempty"`
 }
 
-type mppStripeDetails struct {
+// StripeDetails are the methodDetails of a stripe charge request.
+type StripeDetails struct {
 	NetworkID          string   `json:"networkId"`
 	PaymentMethodTypes []string `json:"paymentMethodTypes"`
 }
 
-// mppEVMPayload is the evm charge credential payload (credential type
+// EVMPayload is the evm charge credential payload (credential type
 // "authorization").
-type mppEVMPayload struct {
+type EVMPayload struct {
 	Type string `json:"type"`
-	EIP3009Authorization
+	evm.EIP3009Authorization
 	Signature string `json:"signature"`
 }
 
-// mppStripePayload is the stripe charge credential payload.
-type mppStripePayload struct {
+// StripePayload is the stripe charge credential payload.
+type StripePayload struct {
 	SPT        string `json:"spt"`
 	ExternalID string `json:"externalId,omitempty"`
 }
 
-// mppNonce is the EIP-3009 nonce an evm credential must use:
+// Nonce returns the EIP-3009 nonce an evm credential for challenge id in
+// realm must carry (0x + 64 hex digits):
 // keccak256(utf8(id) ‖ utf8(realm)), binding the signature to the challenge.
-func mppNonce(id, realm string) string {
+func Nonce(id, realm string) string {
 	h := eip712.Keccak256([]byte(id), []byte(realm))
 	return "0x" + hex.EncodeToString(h[:])
 }
-
-// MPPNonce returns the EIP-3009 nonce an evm credential for challenge id
-// in realm must carry (0x + 64 hex digits).
-func MPPNonce(id, realm string) string { return mppNonce(id, realm) }
-
-// MPPChallengeID returns the stateless HMAC-bound id of c under secret:
-// base64url_nopad(HMAC-SHA256(secret, realm|method|intent|request|expires|digest|opaque)).
-func MPPChallengeID(secret []byte, c MPPChallenge) string { return mppChallengeID(secret, c) }
 
 // BodyDigest returns the RFC 9530 Content-Digest value of a request body,
 // "sha-256=:<base64>:", or "" for an empty body (Resource.BodyDigest).

@@ -1,4 +1,4 @@
-package payment
+package x402
 
 import (
 	"context"
@@ -7,7 +7,14 @@ import (
 	"fmt"
 	"math/big"
 	"time"
+
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/internal/wire"
 )
+
+// ValidBeforeMargin is the validity left on validBefore that verification
+// requires (the official facilitator's).
+const ValidBeforeMargin = 6 * time.Second
 
 // Verifier checks an x402 "exact" EVM payment — an EIP-3009
 // transferWithAuthorization signed by the payer — against the payment
@@ -72,7 +79,7 @@ func (v *LocalVerifier) Verify(_ context.Context, version int, payload, requirem
 		Asset             string `json:"asset"`
 		PayTo             string `json:"payTo"`
 	}
-	if err := decodeJSONObject(requirements, &req); err != nil {
+	if err := wire.DecodeObject(requirements, &req); err != nil {
 		return invalid("invalid_payment_requirements", "", "The payment requirements are not valid JSON: %v", err), nil
 	}
 	amount := req.Amount
@@ -83,11 +90,11 @@ func (v *LocalVerifier) Verify(_ context.Context, version int, payload, requirem
 		X402Version int             `json:"x402Version"`
 		Payload     json.RawMessage `json:"payload"`
 	}
-	if err := decodeJSONObject(payload, &pl); err != nil {
+	if err := wire.DecodeObject(payload, &pl); err != nil {
 		return invalid("invalid_payload", "", "The payment payload is not valid JSON: %v", err), nil
 	}
 	var ex ExactEVMPayload
-	if err := decodeJSONObject(pl.Payload, &ex); err != nil {
+	if err := wire.DecodeObject(pl.Payload, &ex); err != nil {
 		return invalid("invalid_payload", "", "The exact payload is not valid: %v", err), nil
 	}
 	a, err := ex.Authorization.Parse()
@@ -95,23 +102,23 @@ func (v *LocalVerifier) Verify(_ context.Context, version int, payload, requirem
 		return invalid("invalid_payload", "", "%v", err), nil
 	}
 	payer := a.From.String()
-	sig, err := ParseSignature(ex.Signature)
+	sig, err := evm.ParseSignature(ex.Signature)
 	if err != nil {
 		return invalid("invalid_exact_evm_payload_signature", payer, "%v", err), nil
 	}
-	n, ok := LookupNetwork(req.Network)
-	want, werr := parseUint256(amount)
-	payTo, perr := ParseAddress(req.PayTo)
+	n, ok := evm.LookupNetwork(req.Network)
+	want, werr := evm.ParseUint256(amount)
+	payTo, perr := evm.ParseAddress(req.PayTo)
 	switch {
 	case pl.X402Version != version || (version != 1 && version != 2):
 		return invalid("invalid_x402_version", payer, "x402Version %d is not %d.", pl.X402Version, version), nil
 	case req.Scheme != SchemeExact:
-		return invalid("unsupported_scheme", payer, "Scheme %q is not supported; use exact.", truncate(req.Scheme, 40)), nil
+		return invalid("unsupported_scheme", payer, "Scheme %q is not supported; use exact.", wire.Clip(req.Scheme, 40)), nil
 	case !ok || (version == 1 && req.Network != n.V1Name) || (version == 2 && req.Network != n.CAIP2):
-		return invalid("invalid_network", payer, "Network %q is not supported.", truncate(req.Network, 40)), nil
+		return invalid("invalid_network", payer, "Network %q is not supported.", wire.Clip(req.Network, 40)), nil
 	}
-	if asset, err := ParseAddress(req.Asset); err != nil || asset != n.USDC {
-		return invalid("invalid_payment_requirements", payer, "Asset %q is not USDC on %s.", truncate(req.Asset, 60), n.CAIP2), nil
+	if asset, err := evm.ParseAddress(req.Asset); err != nil || asset != n.USDC {
+		return invalid("invalid_payment_requirements", payer, "Asset %q is not USDC on %s.", wire.Clip(req.Asset, 60), n.CAIP2), nil
 	}
 	switch {
 	case werr != nil || perr != nil:
@@ -119,20 +126,20 @@ func (v *LocalVerifier) Verify(_ context.Context, version int, payload, requirem
 	case a.To != payTo:
 		return invalid("invalid_exact_evm_payload_recipient_mismatch", payer, "The authorization pays %s, not %s.", a.To.String(), payTo.String()), nil
 	case a.Value.Cmp(want) != 0:
-		return invalid("invalid_exact_evm_payload_authorization_value_mismatch", payer, "The authorization is for %s, not %s.", truncate(a.Value.String(), 80), want.String()), nil
+		return invalid("invalid_exact_evm_payload_authorization_value_mismatch", payer, "The authorization is for %s, not %s.", wire.Clip(a.Value.String(), 80), want.String()), nil
 	}
 	t := now()
 	if a.ValidAfter.Cmp(big.NewInt(t.Unix())) > 0 {
-		return invalid("invalid_exact_evm_payload_authorization_valid_after", payer, "The authorization is not valid before %s.", truncate(a.ValidAfter.String(), 40)), nil
+		return invalid("invalid_exact_evm_payload_authorization_valid_after", payer, "The authorization is not valid before %s.", wire.Clip(a.ValidAfter.String(), 40)), nil
 	}
-	if a.ValidBefore.Cmp(big.NewInt(t.Add(validBeforeMargin).Unix())) < 0 {
-		return invalid("invalid_exact_evm_payload_authorization_valid_before", payer, "The authorization expires at %s.", truncate(a.ValidBefore.String(), 40)), nil
+	if a.ValidBefore.Cmp(big.NewInt(t.Add(ValidBeforeMargin).Unix())) < 0 {
+		return invalid("invalid_exact_evm_payload_authorization_valid_before", payer, "The authorization expires at %s.", wire.Clip(a.ValidBefore.String(), 40)), nil
 	}
 	d, err := a.Digest(n)
 	if err != nil {
 		return invalid("invalid_payload", payer, "%v", err), nil
 	}
-	from, err := RecoverAddress(d, sig)
+	from, err := evm.RecoverAddress(d, sig)
 	if err != nil {
 		return invalid("invalid_exact_evm_payload_signature", payer, "%v", err), nil
 	}

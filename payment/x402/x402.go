@@ -1,16 +1,22 @@
-package payment
+package x402
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/internal/wire"
 )
 
 // x402 header names (HTTP header names are case-insensitive; Go sends the
 // canonical forms, which every official client reads).
+// Protocol names the protocol on orders, receipts and buyer payment info
+// (payment.ProtocolX402).
+const Protocol = "x402"
+
 const (
 	HeaderPaymentRequired  = "PAYMENT-REQUIRED"   // x402 v2 challenge
 	HeaderPaymentSignature = "PAYMENT-SIGNATURE"  // x402 v2 credential
@@ -28,10 +34,6 @@ const ExtensionPaymentIdentifier = "payment-identifier"
 
 // ExtensionBazaar is the x402 discovery extension id.
 const ExtensionBazaar = "bazaar"
-
-// maxHeaderBytes bounds a decoded payment header: far above any real
-// payload (a few KB), far below what would let a caller make us allocate.
-const maxHeaderBytes = 64 << 10
 
 // ResourceInfo describes the paid resource (x402 v2 "resource").
 type ResourceInfo struct {
@@ -76,11 +78,11 @@ func (r *PaymentRequirements) Raw() (json.RawMessage, error) {
 		return r.raw, nil
 	}
 	type plain PaymentRequirements
-	return marshalJSON((*plain)(r))
+	return wire.Marshal((*plain)(r))
 }
 
-// extraString returns extra[key] when it is a string.
-func (r *PaymentRequirements) extraString(key string) string {
+// ExtraString returns extra[key] when it is a string.
+func (r *PaymentRequirements) ExtraString(key string) string {
 	s, _ := r.Extra[key].(string)
 	return s
 }
@@ -137,8 +139,8 @@ type PaymentPayload struct {
 
 // ExactEVMPayload is the payload of the exact scheme on EVM networks.
 type ExactEVMPayload struct {
-	Signature     string               `json:"signature"`
-	Authorization EIP3009Authorization `json:"authorization"`
+	Signature     string                   `json:"signature"`
+	Authorization evm.EIP3009Authorization `json:"authorization"`
 }
 
 // SettleResponse is the x402 settlement result (PAYMENT-RESPONSE,
@@ -163,35 +165,37 @@ type PaymentIdentifierInfo struct {
 
 // ErrMalformedHeader reports a payment header that is not base64 of a JSON
 // object.
-var ErrMalformedHeader = errors.New("payment: malformed payment header")
+var ErrMalformedHeader = wire.ErrMalformedHeader
 
-// EncodeX402Header returns standard base64 (with padding) of v's JSON, the
+// EncodeHeader returns standard base64 (with padding) of v's JSON, the
 // encoding of every x402 header.
-func EncodeX402Header(v any) (string, error) {
-	b, err := marshalJSON(v)
+func EncodeHeader(v any) (string, error) {
+	b, err := wire.Marshal(v)
 	if err != nil {
 		return "", err
 	}
 	return base64.StdEncoding.EncodeToString(b), nil
 }
 
-// DecodeX402Header decodes an x402 header value into v. It accepts standard
+// DecodeHeader decodes an x402 header value into v. It accepts standard
 // base64 with or without padding (some clients strip it) and surrounding
 // spaces; the JSON must be one object. Unknown fields are ignored.
-func DecodeX402Header(value string, v any) error {
-	b, err := decodeX402Base64(value)
+func DecodeHeader(value string, v any) error {
+	b, err := DecodeBase64(value)
 	if err != nil {
 		return err
 	}
-	return decodeJSONObject(b, v)
+	return wire.DecodeObject(b, v)
 }
 
-func decodeX402Base64(value string) ([]byte, error) {
+// DecodeBase64 decodes a header value in standard base64, padded or not,
+// bounded by the header size limit.
+func DecodeBase64(value string) ([]byte, error) {
 	value = strings.TrimSpace(value)
 	if value == "" {
 		return nil, fmt.Errorf("%w: empty", ErrMalformedHeader)
 	}
-	if base64.StdEncoding.DecodedLen(len(value)) > maxHeaderBytes {
+	if base64.StdEncoding.DecodedLen(len(value)) > wire.MaxHeaderBytes {
 		return nil, fmt.Errorf("%w: too large", ErrMalformedHeader)
 	}
 	enc := base64.StdEncoding
@@ -203,33 +207,6 @@ func decodeX402Base64(value string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: not base64", ErrMalformedHeader)
 	}
 	return b, nil
-}
-
-// decodeJSONObject decodes one JSON object (and nothing after it) into v.
-func decodeJSONObject(b []byte, v any) error {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '{' {
-		return fmt.Errorf("%w: not a JSON object", ErrMalformedHeader)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %v", ErrMalformedHeader, err)
-	}
-	if dec.More() {
-		return fmt.Errorf("%w: data after the JSON object", ErrMalformedHeader)
-	}
-	return nil
-}
-
-// marshalJSON encodes without HTML escaping and without a trailing newline.
-func marshalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // PaymentIdentifierExtension returns the payment-identifier declaration a
@@ -245,8 +222,8 @@ func PaymentIdentifierExtension(required bool) json.RawMessage {
 		`"required":["required"]}}`)
 }
 
-// validPaymentID reports whether id is 16–128 characters of [A-Za-z0-9_-].
-func validPaymentID(id string) bool {
+// ValidPaymentID reports whether id is 16–128 characters of [A-Za-z0-9_-].
+func ValidPaymentID(id string) bool {
 	if len(id) < 16 || len(id) > 128 {
 		return false
 	}
@@ -259,9 +236,9 @@ func validPaymentID(id string) bool {
 	return true
 }
 
-// paymentIdentifierOf reads the client's payment id from payload
+// PaymentIdentifierOf reads the client's payment id from payload
 // extensions: "" when absent, an error when present but malformed.
-func paymentIdentifierOf(ext map[string]json.RawMessage) (string, error) {
+func PaymentIdentifierOf(ext map[string]json.RawMessage) (string, error) {
 	raw, ok := ext[ExtensionPaymentIdentifier]
 	if !ok || len(raw) == 0 || string(raw) == "null" {
 		return "", nil
@@ -277,7 +254,7 @@ func paymentIdentifierOf(ext map[string]json.RawMessage) (string, error) {
 	if e.Info == nil || e.Info.ID == nil {
 		return "", nil
 	}
-	if !validPaymentID(*e.Info.ID) {
+	if !ValidPaymentID(*e.Info.ID) {
 		return "", errors.New("payment-identifier id must be 16 to 128 characters of A-Z, a-z, 0-9, _ and -")
 	}
 	return *e.Info.ID, nil
@@ -286,7 +263,7 @@ func paymentIdentifierOf(ext map[string]json.RawMessage) (string, error) {
 // WithPaymentIdentifier returns payload extensions carrying id in the
 // payment-identifier extension (client side), keeping the others.
 func WithPaymentIdentifier(ext map[string]json.RawMessage, id string) (map[string]json.RawMessage, error) {
-	if !validPaymentID(id) {
+	if !ValidPaymentID(id) {
 		return nil, errors.New("payment: payment-identifier id must be 16 to 128 characters of A-Z, a-z, 0-9, _ and -")
 	}
 	out := make(map[string]json.RawMessage, len(ext)+1)
@@ -308,12 +285,12 @@ func WithPaymentIdentifier(ext map[string]json.RawMessage, id string) (map[strin
 		info = map[string]any{"required": false}
 	}
 	info["id"] = id
-	ib, err := marshalJSON(info)
+	ib, err := wire.Marshal(info)
 	if err != nil {
 		return nil, err
 	}
 	decl["info"] = ib
-	db, err := marshalJSON(decl)
+	db, err := wire.Marshal(decl)
 	if err != nil {
 		return nil, err
 	}

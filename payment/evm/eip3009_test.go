@@ -1,4 +1,4 @@
-package payment
+package evm
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func TestEIP3009Vectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := formatSignature(sig); got != vectorSignature {
+	if got := FormatSignature(sig); got != vectorSignature {
 		t.Fatalf("signature = %s, want %s", got, vectorSignature)
 	}
 	from, err := RecoverAddress(d, sig)

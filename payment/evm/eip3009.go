@@ -1,4 +1,4 @@
-package payment
+package evm
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
 
 	"github.com/assaykit/assay/internal/eip712"
+	"github.com/assaykit/assay/payment/internal/wire"
 )
 
 // TransferAuthorization is an EIP-3009 TransferWithAuthorization message:
@@ -83,13 +84,13 @@ func (w EIP3009Authorization) Parse() (*TransferAuthorization, error) {
 		s    string
 		dst  **big.Int
 	}{{"value", w.Value, &a.Value}, {"validAfter", w.ValidAfter, &a.ValidAfter}, {"validBefore", w.ValidBefore, &a.ValidBefore}} {
-		v, err := parseUint256(f.s)
+		v, err := ParseUint256(f.s)
 		if err != nil {
 			return nil, fmt.Errorf("authorization.%s: %w", f.name, err)
 		}
 		*f.dst = v
 	}
-	nonce, err := parseBytes32(w.Nonce)
+	nonce, err := ParseBytes32(w.Nonce)
 	if err != nil {
 		return nil, fmt.Errorf("authorization.nonce: %w", err)
 	}
@@ -106,32 +107,33 @@ func (a *TransferAuthorization) Wire() EIP3009Authorization {
 	}
 }
 
-// parseUint256 reads a canonical decimal string (no sign, no leading zeros
+// ParseUint256 reads a canonical decimal string (no sign, no leading zeros
 // except "0", at most 78 digits) into a value below 2^256.
-func parseUint256(s string) (*big.Int, error) {
+func ParseUint256(s string) (*big.Int, error) {
 	if s == "" || len(s) > 78 || (len(s) > 1 && s[0] == '0') {
-		return nil, fmt.Errorf("not a canonical decimal integer: %q", truncate(s, 80))
+		return nil, fmt.Errorf("not a canonical decimal integer: %q", wire.Clip(s, 80))
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return nil, fmt.Errorf("not a canonical decimal integer: %q", truncate(s, 80))
+			return nil, fmt.Errorf("not a canonical decimal integer: %q", wire.Clip(s, 80))
 		}
 	}
 	v, _ := new(big.Int).SetString(s, 10)
 	if v.BitLen() > 256 {
-		return nil, fmt.Errorf("out of uint256 range: %q", truncate(s, 80))
+		return nil, fmt.Errorf("out of uint256 range: %q", wire.Clip(s, 80))
 	}
 	return v, nil
 }
 
-func parseBytes32(s string) ([32]byte, error) {
+// ParseBytes32 reads a 0x-prefixed 32-byte hex string.
+func ParseBytes32(s string) ([32]byte, error) {
 	var out [32]byte
 	rest, ok := strings.CutPrefix(s, "0x")
 	if !ok || len(rest) != 64 {
-		return out, fmt.Errorf("not 0x + 64 hex digits: %q", truncate(s, 80))
+		return out, fmt.Errorf("not 0x + 64 hex digits: %q", wire.Clip(s, 80))
 	}
 	if _, err := hex.Decode(out[:], []byte(rest)); err != nil {
-		return out, fmt.Errorf("not 0x + 64 hex digits: %q", truncate(s, 80))
+		return out, fmt.Errorf("not 0x + 64 hex digits: %q", wire.Clip(s, 80))
 	}
 	return out, nil
 }
@@ -205,5 +207,5 @@ func SignTransfer(ctx context.Context, signer Signer, n Network, a *TransferAuth
 	return signer.SignDigest(ctx, d)
 }
 
-// formatSignature returns the 0x hex form of a signature.
-func formatSignature(sig []byte) string { return "0x" + hex.EncodeToString(sig) }
+// FormatSignature returns the 0x hex form of a signature.
+func FormatSignature(sig []byte) string { return "0x" + hex.EncodeToString(sig) }
