@@ -18,6 +18,7 @@ import (
 	"github.com/assaykit/assay/payment/evm"
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/stripecard"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/storetest"
@@ -57,7 +58,7 @@ func newRealEnv(t *testing.T, o realOpts) *realEnv {
 	if o.stripe == nil {
 		o.stripe = paymenttest.NewStripe(t)
 	}
-	sc, err := payment.NewStripeCharger(&payment.StripeOptions{SecretKey: "sk_test_123", ProfileID: "profile_test_1", BackendURL: o.stripe.URL})
+	sc, err := stripecard.New(&stripecard.Options{SecretKey: "sk_test_123", ProfileID: "profile_test_1", BackendURL: o.stripe.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@
 // verification by setting Verifier. The checks that depend on what a route
 // issues (pinned requirements, recipient, price, validity window, MPP
 // challenge binding) stay in Protocols and always run. Cards (MPP stripe)
-// are not EIP-3009 payments and go through StripeCharger.
+// are not EIP-3009 payments and go through a CardCharger (payment/stripecard).
 //
 // The middleware is a method, not a package function: a function named
 // Gate would clash with the Gate type, and a gate is built once (with its

@@ -82,7 +82,7 @@ type ProcessorOptions struct {
 	// PresentationTime.
 	PresentationTime time.Duration
 	// Stripe enables MPP stripe (cards) for offers with a card price.
-	Stripe *StripeCharger
+	Stripe CardCharger
 	// RequirePaymentIdentifier makes the x402 payment-identifier extension
 	// mandatory (400 without an id).
 	RequirePaymentIdentifier bool
@@ -220,7 +220,7 @@ type Protocols struct {
 	ttl         time.Duration
 	settleTime  time.Duration
 	presentTime time.Duration
-	stripe      *StripeCharger
+	stripe      CardCharger
 	requireID   bool
 	extensions  func(Offer, Resource) map[string]json.RawMessage
 	now         func() time.Time
@@ -1147,8 +1147,8 @@ func (p *Protocols) verifyStripe(_ context.Context, offer Offer, res Resource, c
 	if res.QuoteID != "" {
 		meta["quote_id"] = res.QuoteID
 	}
-	st := &stripeState{challengeID: cred.Challenge.ID, spt: pl.SPT, cents: cents, metadata: meta}
-	st.receipt.ExternalID = pl.ExternalID
+	st := &CardPayment{ChallengeID: cred.Challenge.ID, SPT: pl.SPT, Cents: cents, Metadata: meta}
+	st.Receipt.ExternalID = pl.ExternalID
 	expires, _ := time.Parse(time.RFC3339, cred.Challenge.Expires)
 	return &Authorization{
 		Protocol: ProtocolMPPStripe, Method: mpp.MethodStripe, Payer: stripePayer(pl.SPT), ReservationKey: "mpp:" + cred.Challenge.ID,
@@ -1163,8 +1163,8 @@ var _ Holder = (*Protocols)(nil)
 // PaymentIntent confirmed with the shared payment token). USDC payments
 // need no hold. Declines and unusable or spent credentials are *Problem.
 func (p *Protocols) Hold(ctx context.Context, a *Authorization) error {
-	if st, ok := a.State.(*stripeState); ok && st.intentID == "" {
-		return p.stripe.authorize(ctx, st)
+	if st, ok := a.State.(*CardPayment); ok && st.IntentID == "" {
+		return p.stripe.Authorize(ctx, st)
 	}
 	return nil
 }
@@ -1208,13 +1208,13 @@ func (p *Protocols) Settle(ctx context.Context, a *Authorization) (*Settlement, 
 			ref = sr.Transaction
 		}
 		return p.mppSettlement(mpp.MethodEVM, st.challengeID, ref, p.net.CAIP2, p.net.ChainID, "", a.Dev)
-	case *stripeState:
-		ref, err := p.stripe.capture(ctx, st)
+	case *CardPayment:
+		ref, err := p.stripe.Capture(ctx, st)
 		if err != nil {
 			p.logSettleError(a, err)
 			return nil, err
 		}
-		return p.mppSettlement(mpp.MethodStripe, st.challengeID, ref, "stripe", 0, st.receipt.ExternalID, false)
+		return p.mppSettlement(mpp.MethodStripe, st.ChallengeID, ref, "stripe", 0, st.Receipt.ExternalID, false)
 	}
 	return nil, fmt.Errorf("payment: authorization of protocol %q was not made by this processor", a.Protocol)
 }
@@ -1277,8 +1277,8 @@ func (p *Protocols) Void(ctx context.Context, a *Authorization) error {
 	if a == nil {
 		return nil
 	}
-	if st, ok := a.State.(*stripeState); ok {
-		return p.stripe.void(ctx, st)
+	if st, ok := a.State.(*CardPayment); ok {
+		return p.stripe.Void(ctx, st)
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/assaykit/assay/payment/evm"
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/stripecard"
 	"github.com/assaykit/assay/payment/x402"
 )
 
@@ -78,7 +79,7 @@ func newFixture(t *testing.T, fo fixtureOpts) *fixture {
 	}
 	if !fo.noStripe {
 		f.stripe = paymenttest.NewStripe(t)
-		sc, err := payment.NewStripeCharger(&payment.StripeOptions{SecretKey: "sk_test_123", ProfileID: "profile_test_1", BackendURL: f.stripe.URL})
+		sc, err := stripecard.New(&stripecard.Options{SecretKey: "sk_test_123", ProfileID: "profile_test_1", BackendURL: f.stripe.URL})
 		if err != nil {
 			t.Fatal(err)
 		}

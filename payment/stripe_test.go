@@ -9,6 +9,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/stripecard"
 )
 
 // hold verifies a credential and places its hold, as the Cashier does
@@ -177,7 +178,7 @@ func TestStripeProblems(t *testing.T) {
 func TestStripeTokenParamAndVersion(t *testing.T) {
 	fake := paymenttest.NewStripe(t)
 	fake.TokenParam = "payment_method_data[shared_payment_granted_token]"
-	sc, err := payment.NewStripeCharger(&payment.StripeOptions{SecretKey: "sk_test_1", ProfileID: "profile_1", BackendURL: fake.URL,
+	sc, err := stripecard.New(&stripecard.Options{SecretKey: "sk_test_1", ProfileID: "profile_1", BackendURL: fake.URL,
 		TokenParam: "payment_method_data[shared_payment_granted_token]", StripeVersion: "-"})
 	if err != nil {
 		t.Fatal(err)
@@ -191,8 +192,8 @@ func TestStripeTokenParamAndVersion(t *testing.T) {
 	if r.Form["payment_method_data[shared_payment_granted_token]"] != "spt_test_ok" || r.StripeVersion == "2026-07-29.preview" || r.StripeVersion == "" {
 		t.Errorf("request %+v", r)
 	}
-	for _, o := range []*payment.StripeOptions{nil, {SecretKey: "sk_test_1"}, {ProfileID: "p"}} {
-		if _, err := payment.NewStripeCharger(o); err == nil {
+	for _, o := range []*stripecard.Options{nil, {SecretKey: "sk_test_1"}, {ProfileID: "p"}} {
+		if _, err := stripecard.New(o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
 	}

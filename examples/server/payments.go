@@ -12,6 +12,7 @@ import (
 	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/stripecard"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
 )
@@ -94,7 +95,7 @@ func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz 
 		opts.Facilitator = fac
 	}
 	if c.StripeKey != "" && c.StripeProfile != "" { // cards (MPP stripe); the key alone serves subscriptions
-		sc, err := payment.NewStripeCharger(&payment.StripeOptions{SecretKey: c.StripeKey, ProfileID: c.StripeProfile})
+		sc, err := stripecard.New(&stripecard.Options{SecretKey: c.StripeKey, ProfileID: c.StripeProfile})
 		if err != nil {
 			return nil, nil, fmt.Errorf("stripe: %w", err)
 		}

@@ -1,5 +1,5 @@
 // Package stripefake is the one fake of the Stripe API the tests use, for
-// both Stripe integrations: cards (payment's StripeCharger, PaymentIntents)
+// both Stripe integrations: cards (payment/stripecard, PaymentIntents)
 // and subscriptions (niche/stripebilling: prices, checkout sessions,
 // subscriptions, billing portal). payment/paymenttest exports it as
 // Stripe, niche/stripebilling/stripebillingtest as Server. It is

@@ -17,7 +17,7 @@ const (
 
 // Stripe is the one fake of the Stripe API (PaymentIntents for cards and
 // the subscription endpoints), on a loopback httptest server. Point
-// stripe-go at URL (payment.StripeOptions.BackendURL).
+// stripe-go at URL (stripecard.Options.BackendURL).
 type Stripe = stripefake.Server
 
 // StripeRequest is one request the fake Stripe received.

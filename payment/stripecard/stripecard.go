@@ -1,4 +1,8 @@
-package payment
+// Package stripecard charges card payments made with Stripe Shared Payment
+// Tokens, MPP's "stripe" method: it implements payment.CardCharger on
+// stripe-go. It is its own package so that the seller core, and the stores
+// an engine-only application links, do not link stripe-go.
+package stripecard
 
 import (
 	"context"
@@ -10,15 +14,15 @@ import (
 	"strings"
 
 	"github.com/assaykit/assay/internal/stripeclient"
-	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/stripe/stripe-go/v85"
 )
 
-// StripeOptions configures card payments through MPP's stripe method:
+// Options configures card payments through MPP's stripe method:
 // the payer's agent mints a Shared Payment Token (SPT) with its own Stripe
 // account and the seller charges it.
-type StripeOptions struct {
+type Options struct {
 	// SecretKey is the seller's Stripe secret key (sk_live_… or sk_test_…).
 	SecretKey string
 	// ProfileID is the seller's Stripe business-network profile id, sent
@@ -41,27 +45,27 @@ type StripeOptions struct {
 	Client *stripe.Client
 }
 
-// StripeCharger authorises, captures and cancels card payments made with
+// Charger authorises, captures and cancels card payments made with
 // Shared Payment Tokens. The hold (Protocols.Hold, called by the Cashier
 // once the payment is reserved) authorises with manual capture,
 // settlement captures and voiding cancels, so a call that fails is never
 // charged and a refused (already used) credential never places a hold.
-type StripeCharger struct {
+type Charger struct {
 	sc         *stripe.Client
 	profileID  string
 	tokenParam string
 	version    string
 }
 
-// NewStripeCharger returns a charger.
-func NewStripeCharger(opts *StripeOptions) (*StripeCharger, error) {
+// New returns a charger.
+func New(opts *Options) (*Charger, error) {
 	if opts == nil {
-		return nil, errors.New("payment: Stripe options are required")
+		return nil, errors.New("stripecard: Stripe options are required")
 	}
 	if opts.ProfileID == "" {
-		return nil, errors.New("payment: Stripe profile id (networkId) is required")
+		return nil, errors.New("stripecard: Stripe profile id (networkId) is required")
 	}
-	c := &StripeCharger{sc: opts.Client, profileID: opts.ProfileID, tokenParam: opts.TokenParam, version: opts.StripeVersion}
+	c := &Charger{sc: opts.Client, profileID: opts.ProfileID, tokenParam: opts.TokenParam, version: opts.StripeVersion}
 	if c.tokenParam == "" {
 		c.tokenParam = "shared_payment_granted_token"
 	}
@@ -73,7 +77,7 @@ func NewStripeCharger(opts *StripeOptions) (*StripeCharger, error) {
 	}
 	if c.sc == nil {
 		if opts.SecretKey == "" {
-			return nil, errors.New("payment: Stripe secret key is required")
+			return nil, errors.New("stripecard: Stripe secret key is required")
 		}
 		c.sc = stripeclient.New(opts.SecretKey, stripeclient.Options{HTTPClient: opts.HTTPClient, URL: opts.BackendURL,
 			Logger: &stripe.LeveledLogger{Level: stripe.LevelNull}})
@@ -82,9 +86,9 @@ func NewStripeCharger(opts *StripeOptions) (*StripeCharger, error) {
 }
 
 // ProfileID returns the seller's business-network profile id.
-func (c *StripeCharger) ProfileID() string { return c.profileID }
+func (c *Charger) ProfileID() string { return c.profileID }
 
-func (c *StripeCharger) params(p *stripe.Params, idem string) {
+func (c *Charger) params(p *stripe.Params, idem string) {
 	if idem != "" {
 		if len(idem) > 255 {
 			sum := sha256.Sum256([]byte(idem))
@@ -97,25 +101,13 @@ func (c *StripeCharger) params(p *stripe.Params, idem string) {
 	}
 }
 
-// stripeState is carried from Verify to Hold, Settle and Void. Verify
-// fills the request; Hold authorises it (intentID set).
-type stripeState struct {
-	challengeID string
-	spt         string
-	cents       int64
-	metadata    map[string]string
-	intentID    string
-	captured    bool // the intent succeeded at authorisation (no manual capture)
-	receipt     mpp.Receipt
-}
-
 // stripeIdempotencyKey is mpp_<challengeId>_<spt>: a retried or
 // concurrent credential authorises once.
 func stripeIdempotencyKey(challengeID, spt string) string {
 	return "mpp_" + challengeID + "_" + spt
 }
 
-// authorize creates and confirms a manual-capture PaymentIntent with the
+// Authorize creates and confirms a manual-capture PaymentIntent with the
 // SPT and records it in st. Card declines and unusable tokens are
 // *Problem; other failures are errors.
 //
@@ -125,19 +117,19 @@ func stripeIdempotencyKey(challengeID, spt string) string {
 // checked against the intent's current state: an intent that an earlier
 // attempt cancelled (a failed call is voided) or refunded cannot be
 // captured any more, so the credential is refused before any work runs.
-func (c *StripeCharger) authorize(ctx context.Context, st *stripeState) error {
+func (c *Charger) Authorize(ctx context.Context, st *payment.CardPayment) error {
 	p := &stripe.PaymentIntentCreateParams{
-		Amount:        stripe.Int64(st.cents),
+		Amount:        stripe.Int64(st.Cents),
 		Currency:      stripe.String(string(stripe.CurrencyUSD)),
 		Confirm:       stripe.Bool(true),
 		CaptureMethod: stripe.String(string(stripe.PaymentIntentCaptureMethodManual)),
 		AutomaticPaymentMethods: &stripe.PaymentIntentCreateAutomaticPaymentMethodsParams{
 			Enabled: stripe.Bool(true), AllowRedirects: stripe.String("never"),
 		},
-		Metadata: st.metadata,
+		Metadata: st.Metadata,
 	}
-	p.AddExtra(c.tokenParam, st.spt)
-	c.params(&p.Params, stripeIdempotencyKey(st.challengeID, st.spt))
+	p.AddExtra(c.tokenParam, st.SPT)
+	c.params(&p.Params, stripeIdempotencyKey(st.ChallengeID, st.SPT))
 	pi, err := c.sc.V1PaymentIntents.Create(ctx, p)
 	if err != nil {
 		return stripeProblem(err)
@@ -148,20 +140,20 @@ func (c *StripeCharger) authorize(ctx context.Context, st *stripeState) error {
 	switch pi.Status {
 	case stripe.PaymentIntentStatusRequiresCapture:
 	case stripe.PaymentIntentStatusSucceeded:
-		st.captured = true
+		st.Captured = true
 	default:
 		// requires_action, requires_payment_method, processing, canceled…
 		// Release whatever was created; the call will not run.
 		_ = c.cancel(context.WithoutCancel(ctx), pi.ID)
-		return &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_" + string(pi.Status),
+		return &payment.Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_" + string(pi.Status),
 			Detail: fmt.Sprintf("The card payment was not authorised (PaymentIntent status %s).", pi.Status)}
 	}
-	if pi.Amount != st.cents || !strings.EqualFold(string(pi.Currency), "usd") {
+	if pi.Amount != st.Cents || !strings.EqualFold(string(pi.Currency), "usd") {
 		_ = c.cancel(context.WithoutCancel(ctx), pi.ID)
-		return &Problem{Status: http.StatusPaymentRequired, Type: "payment-insufficient", Reason: "card_amount_mismatch",
-			Detail: fmt.Sprintf("The card authorisation is for %d %s, not %d usd.", pi.Amount, pi.Currency, st.cents)}
+		return &payment.Problem{Status: http.StatusPaymentRequired, Type: "payment-insufficient", Reason: "card_amount_mismatch",
+			Detail: fmt.Sprintf("The card authorisation is for %d %s, not %d usd.", pi.Amount, pi.Currency, st.Cents)}
 	}
-	st.intentID = pi.ID
+	st.IntentID = pi.ID
 	return nil
 }
 
@@ -169,7 +161,7 @@ func (c *StripeCharger) authorize(ctx context.Context, st *stripeState) error {
 // the same credential only if it can still be captured (or was captured
 // at once and not refunded). It never cancels it: it may be another
 // request's.
-func (c *StripeCharger) checkReplayed(ctx context.Context, st *stripeState, replayed *stripe.PaymentIntent) error {
+func (c *Charger) checkReplayed(ctx context.Context, st *payment.CardPayment, replayed *stripe.PaymentIntent) error {
 	rp := &stripe.PaymentIntentRetrieveParams{}
 	rp.AddExpand("latest_charge")
 	c.params(&rp.Params, "")
@@ -177,88 +169,79 @@ func (c *StripeCharger) checkReplayed(ctx context.Context, st *stripeState, repl
 	if err != nil {
 		return stripeProblem(err)
 	}
-	if pi.Amount != st.cents || !strings.EqualFold(string(pi.Currency), "usd") {
-		return &Problem{Status: http.StatusPaymentRequired, Type: "payment-insufficient", Reason: "card_amount_mismatch",
-			Detail: fmt.Sprintf("The card authorisation is for %d %s, not %d usd.", pi.Amount, pi.Currency, st.cents)}
+	if pi.Amount != st.Cents || !strings.EqualFold(string(pi.Currency), "usd") {
+		return &payment.Problem{Status: http.StatusPaymentRequired, Type: "payment-insufficient", Reason: "card_amount_mismatch",
+			Detail: fmt.Sprintf("The card authorisation is for %d %s, not %d usd.", pi.Amount, pi.Currency, st.Cents)}
 	}
 	refunded := pi.LatestCharge != nil && (pi.LatestCharge.Refunded || pi.LatestCharge.AmountRefunded > 0)
 	switch {
 	case pi.Status == stripe.PaymentIntentStatusRequiresCapture:
 	case pi.Status == stripe.PaymentIntentStatusSucceeded && !refunded:
-		st.captured = true
+		st.Captured = true
 	default:
 		state := string(pi.Status)
 		if refunded {
 			state = "refunded"
 		}
-		return &Problem{Status: http.StatusPaymentRequired, Type: "invalid-challenge", Reason: "card_" + state,
+		return &payment.Problem{Status: http.StatusPaymentRequired, Type: "invalid-challenge", Reason: "card_" + state,
 			Detail: fmt.Sprintf("This card credential was authorised before and the authorisation was released (PaymentIntent %s); pay again with a fresh challenge.", state)}
 	}
-	st.intentID = pi.ID
+	st.IntentID = pi.ID
 	return nil
 }
 
-// stripePayer names the card payer before Stripe is called (so that the
-// payment can be reserved before the card is authorised, and an
-// idempotent retry can be recognised offline): a hash of the shared
-// payment token, stable for retries of one token.
-func stripePayer(spt string) string {
-	sum := sha256.Sum256([]byte(spt))
-	return "stripe:spt_" + hex.EncodeToString(sum[:8])
-}
-
-// capture captures an authorised intent (authorising it first when that
+// Capture captures an authorised intent (authorising it first when that
 // was not done). Timeouts and server errors are ErrSettlementPending (the
 // capture is idempotent and can be retried).
-func (c *StripeCharger) capture(ctx context.Context, st *stripeState) (string, error) {
-	if st.intentID == "" {
-		if err := c.authorize(ctx, st); err != nil {
+func (c *Charger) Capture(ctx context.Context, st *payment.CardPayment) (string, error) {
+	if st.IntentID == "" {
+		if err := c.Authorize(ctx, st); err != nil {
 			return "", err
 		}
 	}
-	if st.captured {
-		return st.intentID, nil
+	if st.Captured {
+		return st.IntentID, nil
 	}
 	p := &stripe.PaymentIntentCaptureParams{}
-	c.params(&p.Params, "capture_"+st.intentID)
-	pi, err := c.sc.V1PaymentIntents.Capture(ctx, st.intentID, p)
+	c.params(&p.Params, "capture_"+st.IntentID)
+	pi, err := c.sc.V1PaymentIntents.Capture(ctx, st.IntentID, p)
 	if err != nil {
 		var se *stripe.Error
 		if errors.As(err, &se) && se.HTTPStatusCode >= 400 && se.HTTPStatusCode < 500 && se.HTTPStatusCode != http.StatusTooManyRequests {
-			return "", &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_capture_failed",
+			return "", &payment.Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_capture_failed",
 				Detail: "The card payment could not be captured: " + se.Msg}
 		}
-		return "", &x402.PendingError{Transaction: st.intentID, Cause: err}
+		return "", &x402.PendingError{Transaction: st.IntentID, Cause: err}
 	}
 	if pi.Status != stripe.PaymentIntentStatusSucceeded {
 		if pi.Status == stripe.PaymentIntentStatusProcessing {
-			return "", &x402.PendingError{Transaction: st.intentID}
+			return "", &x402.PendingError{Transaction: st.IntentID}
 		}
-		return "", &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_" + string(pi.Status),
+		return "", &payment.Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "card_" + string(pi.Status),
 			Detail: fmt.Sprintf("The card payment was not captured (PaymentIntent status %s).", pi.Status)}
 	}
 	return pi.ID, nil
 }
 
 // cancel releases an uncaptured intent.
-func (c *StripeCharger) cancel(ctx context.Context, intentID string) error {
+func (c *Charger) cancel(ctx context.Context, intentID string) error {
 	p := &stripe.PaymentIntentCancelParams{}
 	c.params(&p.Params, "cancel_"+intentID)
 	_, err := c.sc.V1PaymentIntents.Cancel(ctx, intentID, p)
 	return err
 }
 
-// void cancels an authorisation, or refunds an intent that was captured at
+// Void cancels an authorisation, or refunds an intent that was captured at
 // authorisation. Nothing to do when no authorisation was made.
-func (c *StripeCharger) void(ctx context.Context, st *stripeState) error {
-	if st.intentID == "" {
+func (c *Charger) Void(ctx context.Context, st *payment.CardPayment) error {
+	if st.IntentID == "" {
 		return nil
 	}
-	if !st.captured {
-		return c.cancel(ctx, st.intentID)
+	if !st.Captured {
+		return c.cancel(ctx, st.IntentID)
 	}
-	p := &stripe.RefundCreateParams{PaymentIntent: stripe.String(st.intentID)}
-	c.params(&p.Params, "refund_"+st.intentID)
+	p := &stripe.RefundCreateParams{PaymentIntent: stripe.String(st.IntentID)}
+	c.params(&p.Params, "refund_"+st.IntentID)
 	_, err := c.sc.V1Refunds.Create(ctx, p)
 	return err
 }
@@ -274,12 +257,14 @@ func stripeProblem(err error) error {
 			if se.Code != "" {
 				reason = "card_" + string(se.Code)
 			}
-			return &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: reason,
+			return &payment.Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: reason,
 				Detail: "The card payment was declined: " + se.Msg}
 		case se.Type == stripe.ErrorTypeInvalidRequest && se.HTTPStatusCode == http.StatusBadRequest:
-			return &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "invalid_payment_token",
+			return &payment.Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "invalid_payment_token",
 				Detail: "The shared payment token was refused: " + se.Msg}
 		}
 	}
-	return fmt.Errorf("payment: stripe: %w", err)
+	return fmt.Errorf("stripecard: %w", err)
 }
+
+var _ payment.CardCharger = (*Charger)(nil)
