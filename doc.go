@@ -41,7 +41,9 @@
 //     the Processor speaking x402 and MPP, orders, quotes, signed receipts;
 //     payment/x402 and payment/mpp are the wire codecs (with the
 //     facilitator client and verifiers), payment/evm the EVM cryptography,
-//     payment/paying the buyer's paying Transport; payment/paymenttest has
+//     payment/paying the buyer's paying Transport, payment/stripecard card
+//     payments on Stripe (the only package linking stripe-go for cards);
+//     payment/paymenttest has
 //     a dev wallet, fakes (the one Stripe fake among them), an in-memory
 //     ledger and its conformance suite, payment/gatetest a scripted
 //     processor.
