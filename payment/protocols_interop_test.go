@@ -132,8 +132,8 @@ func TestOfficialClientFixtures(t *testing.T) {
 // otherwise it stops through testenv.Node.
 func TestOfficialClientsLive(t *testing.T) {
 	node := testenv.Node(t, filepath.Join("testdata", "npm"), "mppx", "@x402/fetch")
-	g := &testGate{}
-	srv := newGateServer(t, g)
+	g := &paymenttest.Seller{Offer: testOffer}
+	srv := paymenttest.NewSeller(t, g, testSecret)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "live.mjs", srv.URL+"/v1/claims/verify/research")

@@ -13,10 +13,8 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
-	"github.com/assaykit/assay/payment/x402"
 )
 
 // The offer the test server sells and its MPP secret.
@@ -26,129 +24,31 @@ var (
 		AmountMicroUSD: 250000, CardMicroUSD: 500000, MimeType: "application/json", WorkTimeout: 120 * time.Second}
 )
 
-// testGate is a minimal paid endpoint over a Processor: challenge, read,
-// verify, serve, settle. (The real gate, with the ledger, lives elsewhere.)
-type testGate struct {
-	p      payment.Processor
-	offer  payment.Offer
-	v1Only bool // strip the v2 header (a v1-only server)
-	noMPP  bool
-	refuse bool // refuse every verified payment (as if already used)
-
-	mu     sync.Mutex
-	bodies []string
-	used   map[string]bool
-}
-
-func (g *testGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	g.mu.Lock()
-	g.bodies = append(g.bodies, string(body))
-	g.mu.Unlock()
-	res := payment.Resource{URL: "http://" + r.Host + r.URL.Path, Method: r.Method, BodyDigest: mpp.BodyDigest(body)}
-	challenge := func(p *payment.Problem) {
-		ch, err := g.p.Challenge(r.Context(), g.offer, res)
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		if p != nil {
-			ch = ch.WithProblem(p)
-		}
-		for k, v := range ch.Header {
-			w.Header()[k] = v
-		}
-		if g.v1Only || r.URL.Query().Has("v1only") {
-			w.Header().Del(x402.HeaderPaymentRequired)
-		}
-		if g.noMPP {
-			w.Header().Del("WWW-Authenticate")
-		}
-		status := 402
-		if p != nil {
-			status = p.Status
-		}
-		w.WriteHeader(status)
-		_, _ = w.Write(ch.Body)
-	}
-	c, err := g.p.ReadCredential(r.Header)
-	var prob *payment.Problem
-	if errors.As(err, &prob) {
-		challenge(prob)
-		return
-	}
-	if c == nil {
-		challenge(nil)
-		return
-	}
-	a, err := g.p.Verify(r.Context(), g.offer, res, c)
-	if errors.As(err, &prob) {
-		challenge(prob)
-		return
-	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	g.mu.Lock()
-	reused := g.used[a.ReservationKey]
-	if g.used == nil {
-		g.used = map[string]bool{}
-	}
-	g.used[a.ReservationKey] = true
-	g.mu.Unlock()
-	if reused || g.refuse {
-		challenge(&payment.Problem{Status: 402, Type: "invalid-challenge", Reason: "payment_reused", Detail: "used"})
-		return
-	}
-	s, err := g.p.Settle(r.Context(), a)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	for k, v := range s.Header {
-		w.Header()[k] = v
-	}
-	w.Header().Set("X-Agentic-Order-Id", "ord_0123456789abcdef0123456789abcdef")
-	w.Header().Set("X-Agentic-Order-Token", "ort_token")
-	w.Header().Set("X-Agentic-Receipt-Id", "rcpt_0123456789abcdef0123456789abcdef")
-	w.Header().Set("Cache-Control", "private")
-	_, _ = io.WriteString(w, "paid:"+string(body))
-}
-
-func newGateServer(t *testing.T, g *testGate) *httptest.Server {
+// newSeller starts a dev seller of testOffer.
+func newSeller(t *testing.T, g *paymenttest.Seller) *httptest.Server {
 	t.Helper()
-	p, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true, MPPSecret: testSecret, Realm: "127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.p = p
-	if g.offer.ID == "" {
-		g.offer = testOffer
-	}
-	srv := httptest.NewServer(g)
-	t.Cleanup(srv.Close)
-	return srv
+	g.Offer = testOffer
+	return paymenttest.NewSeller(t, g, testSecret)
 }
 
 func TestTransportPaysEndToEnd(t *testing.T) {
 	tests := []struct {
 		name      string
-		gate      *testGate
+		gate      *paymenttest.Seller
 		opts      *paying.TransportOptions
 		protocol  string
 		version   int
 		settled   bool
 		receipted bool
 	}{
-		{"x402 v2 preferred", &testGate{}, nil, "x402", 2, true, false},
-		{"x402 v1 fallback", &testGate{v1Only: true, noMPP: true}, nil, "x402", 1, true, false},
-		{"MPP evm when preferred", &testGate{}, &paying.TransportOptions{PreferMPP: true}, "mpp", 0, false, true},
-		{"MPP evm when nothing else", &testGate{v1Only: true}, &paying.TransportOptions{PreferMPP: true}, "mpp", 0, false, true},
+		{"x402 v2 preferred", &paymenttest.Seller{}, nil, "x402", 2, true, false},
+		{"x402 v1 fallback", &paymenttest.Seller{V1Only: true, NoMPP: true}, nil, "x402", 1, true, false},
+		{"MPP evm when preferred", &paymenttest.Seller{}, &paying.TransportOptions{PreferMPP: true}, "mpp", 0, false, true},
+		{"MPP evm when nothing else", &paymenttest.Seller{V1Only: true}, &paying.TransportOptions{PreferMPP: true}, "mpp", 0, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newGateServer(t, tc.gate)
+			srv := newSeller(t, tc.gate)
 			tr := paying.NewTransport(paymenttest.DevWallet(), nil, tc.opts)
 			client := &http.Client{Transport: tr}
 			// A body that is not replayable by itself (no GetBody).
@@ -162,7 +62,7 @@ func TestTransportPaysEndToEnd(t *testing.T) {
 			if resp.StatusCode != 200 || string(b) != `paid:{"claim":"the sky is blue"}` {
 				t.Fatalf("status %d body %s", resp.StatusCode, b)
 			}
-			if got := tc.gate.bodies; len(got) != 2 || got[0] != got[1] {
+			if got := tc.gate.Bodies(); len(got) != 2 || got[0] != got[1] {
 				t.Errorf("bodies seen by the server: %q", got)
 			}
 			info, ok := paying.ResponseInfo(resp)
@@ -187,7 +87,7 @@ func TestTransportPaysEndToEnd(t *testing.T) {
 }
 
 func TestTransportBudgets(t *testing.T) {
-	srv := newGateServer(t, &testGate{})
+	srv := newSeller(t, &paymenttest.Seller{})
 	get := func(tr *paying.Transport) *http.Response {
 		t.Helper()
 		resp, err := (&http.Client{Transport: tr}).Post(srv.URL+"/x", "application/json", bytes.NewReader([]byte(`{}`)))
@@ -283,7 +183,7 @@ func TestTransportPassesThrough(t *testing.T) {
 // A payment refused by the server is not retried again: the client sees
 // the server's fresh 402 after exactly two round trips.
 func TestTransportDoesNotLoop(t *testing.T) {
-	srv := newGateServer(t, &testGate{refuse: true})
+	srv := newSeller(t, &paymenttest.Seller{Refuse: true})
 	var calls int
 	counting := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		calls++
