@@ -236,25 +236,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
 		return
 	}
-	for _, m := range s.errorMappers() {
-		if status, msg, ok := m(err); ok {
-			if status >= 500 {
-				s.log.WarnContext(r.Context(), "request failed", "path", r.URL.Path, "status", status, "err", err)
-			}
-			httpjson.Detail(w, status, msg)
-			return
-		}
+	status, msg := s.status(r.Context(), err, "path", r.URL.Path)
+	if status == statusClientClosed {
+		w.WriteHeader(status)
+		return
 	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		httpjson.Detail(w, http.StatusGatewayTimeout, "The request timed out")
-	case errors.Is(err, context.Canceled):
-		// The client is gone; 499 is what proxies log for this.
-		w.WriteHeader(499)
-	default:
-		s.log.ErrorContext(r.Context(), "internal error", "path", r.URL.Path, "err", err)
-		httpjson.Detail(w, http.StatusInternalServerError, "Internal Server Error")
-	}
+	httpjson.Detail(w, status, msg)
 }
 
 // Status returns the HTTP status and detail the HTTP routes give for err
@@ -265,10 +252,20 @@ func (s *Server) Status(ctx context.Context, err error) (int, string) {
 	if errors.As(err, &re) {
 		return http.StatusUnprocessableEntity, re.Msg
 	}
+	return s.status(ctx, err)
+}
+
+// statusClientClosed is what proxies log for a request whose client went
+// away; nothing is written for it.
+const statusClientClosed = 499
+
+// status is the one mapping of errors to statuses: the services' error
+// mappers, then deadlines and cancellation, else 500 (logged with attrs).
+func (s *Server) status(ctx context.Context, err error, attrs ...any) (int, string) {
 	for _, m := range s.errorMappers() {
 		if status, msg, ok := m(err); ok {
 			if status >= 500 {
-				s.log.WarnContext(ctx, "transport call failed", "status", status, "err", err)
+				s.log.WarnContext(ctx, "request failed", append(attrs, "status", status, "err", err)...)
 			}
 			return status, msg
 		}
@@ -277,8 +274,8 @@ func (s *Server) Status(ctx context.Context, err error) (int, string) {
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout, "The request timed out"
 	case errors.Is(err, context.Canceled):
-		return 499, "The request was canceled"
+		return statusClientClosed, "The request was canceled"
 	}
-	s.log.ErrorContext(ctx, "transport: internal error", "err", err)
+	s.log.ErrorContext(ctx, "internal error", append(attrs, "err", err)...)
 	return http.StatusInternalServerError, "Internal Server Error"
 }
