@@ -1,17 +1,13 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +16,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/internal/analysis"
+	"github.com/assaykit/assay/claims/internal/sdkcall"
 )
 
 // Defaults.
@@ -103,6 +100,7 @@ type Provider struct {
 	messages  sdk.MessageService
 	log       *slog.Logger
 	validator *analysis.Validator
+	retry     *sdkcall.Policy // the SDK retries' veto
 }
 
 var _ claims.SearchProvider = (*Provider)(nil)
@@ -162,6 +160,11 @@ func New(opts *Options) (*Provider, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Provider{opts: o, log: log, validator: v}
+	p.retry = &sdkcall.Policy{Name: "anthropic", Log: log, Now: o.Now, MaxRetryAfter: o.MaxRetryAfter,
+		MinAttemptTime: o.MinAttemptTime, LogAttempt: p.logAttempt,
+		NoRetry: func(status int, h http.Header, body []byte) (string, bool) {
+			return "billing or spend limit", parseAPIError(status, h, body).quota()
+		}}
 	client := sdk.NewClient(
 		option.WithoutEnvironmentDefaults(),
 		option.WithBaseURL(strings.TrimSuffix(o.BaseURL, "/")+"/"),
@@ -169,7 +172,9 @@ func New(opts *Options) (*Provider, error) {
 		option.WithHTTPClient(&hc),
 		option.WithMaxRetries(o.MaxRetries),
 		option.WithRequestTimeout(o.AttemptTimeout),
-		option.WithMiddleware(p.retryPolicy),
+		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			return p.retry.Middleware(r, next)
+		}),
 	)
 	p.messages = client.Messages
 	return p, nil
@@ -223,7 +228,7 @@ func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims
 		defer cancel()
 	}
 	dl, _ := ctx.Deadline()
-	ctx = context.WithValue(ctx, deadlineKey{}, dl)
+	ctx = sdkcall.WithDeadline(ctx, dl)
 	queries := map[string][]string{}
 	msg, err := p.stream(ctx, q, params, queries)
 	if err != nil {
@@ -341,7 +346,7 @@ func (p *Provider) classify(ctx context.Context, err error, last *http.Response)
 		}
 		var ra time.Duration
 		if last != nil && apiErr.StatusCode != 0 {
-			ra, _ = retryAfter(last.Header, p.opts.Now())
+			ra, _ = sdkcall.RetryAfter(last.Header, p.opts.Now())
 		}
 		return classifyAPIError(apiErr, ra)
 	}
@@ -350,96 +355,12 @@ func (p *Provider) classify(ctx context.Context, err error, last *http.Response)
 		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("anthropic: deadline exceeded: %w", errors.Join(err, ctx.Err())))
 	case ctx.Err() != nil:
 		return providerErr(claims.ProviderFailed, 0, fmt.Errorf("anthropic: %w", ctx.Err()))
-	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+	case errors.Is(err, context.DeadlineExceeded) || sdkcall.IsTimeout(err):
 		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("anthropic: attempt timed out: %w", err))
-	case isDecodeError(err):
+	case sdkcall.IsDecodeError(err):
 		return badOutput("", "response stream is not valid JSON events: %v", err)
 	}
 	return providerErr(claims.ProviderFailed, 0, fmt.Errorf("anthropic: %w", err))
-}
-
-func isTimeout(err error) bool {
-	var t interface{ Timeout() bool }
-	return errors.As(err, &t) && t.Timeout()
-}
-
-func isDecodeError(err error) bool {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	return errors.As(err, &se) || errors.As(err, &te)
-}
-
-// deadlineKey carries the deadline of the whole Search to the retry
-// middleware, whose request context has the attempt's earlier one.
-type deadlineKey struct{}
-
-// retryPolicy is SDK middleware that logs every attempt and vetoes the
-// SDK's retry (x-should-retry: false, which the SDK obeys) where its
-// status-only policy is wrong: billing and spend-limit failures, a
-// Retry-After longer than MaxRetryAfter (the SDK would wait any length),
-// and a retry whose wait would leave less than MinAttemptTime before the
-// Search deadline.
-func (p *Provider) retryPolicy(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	resp, err := next(req)
-	if resp == nil {
-		return resp, err
-	}
-	ctx := req.Context()
-	p.logAttempt(ctx, resp)
-	if resp.StatusCode < 400 || resp.Header.Get("x-should-retry") == "false" {
-		return resp, err
-	}
-	n, _ := strconv.Atoi(req.Header.Get("X-Stainless-Retry-Count"))
-	wait, hasRA := retryAfter(resp.Header, p.opts.Now())
-	if !hasRA {
-		wait = time.Duration(0.5 * float64(time.Second) * math.Pow(2, float64(n)))
-	}
-	veto := ""
-	switch {
-	case peekAPIError(resp).quota():
-		veto = "billing or spend limit"
-	case hasRA && wait > p.opts.MaxRetryAfter:
-		veto = "Retry-After too long"
-	default:
-		if dl, ok := ctx.Value(deadlineKey{}).(time.Time); ok && !dl.IsZero() && time.Until(dl) < wait+p.opts.MinAttemptTime {
-			veto = "too little time before the deadline"
-		}
-	}
-	if veto != "" {
-		p.log.DebugContext(ctx, "anthropic: not retrying: "+veto, "status", resp.StatusCode)
-		resp.Header.Set("x-should-retry", "false")
-	} else {
-		p.log.DebugContext(ctx, "anthropic: retrying if the SDK's policy allows", "status", resp.StatusCode, "wait", wait)
-	}
-	return resp, err
-}
-
-// peekAPIError reads the error body of resp without consuming it.
-func peekAPIError(resp *http.Response) *APIError {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(b), resp.Body), resp.Body}
-	return parseAPIError(resp.StatusCode, resp.Header, b)
-}
-
-// retryAfter reads retry-after-ms, then Retry-After (seconds or HTTP date).
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := h.Get("retry-after-ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-			return time.Duration(s * float64(time.Second)), true
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			return max(t.Sub(now), 0), true
-		}
-	}
-	return 0, false
 }
 
 // logAttempt logs the identifying and rate-limit headers of one attempt.

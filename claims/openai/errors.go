@@ -39,14 +39,6 @@ func httpError(err error, resp *http.Response) *APIError {
 	return parseAPIError(resp.StatusCode, resp.Header, body)
 }
 
-// isDecodeError reports whether err is a JSON decoding failure of a
-// stream event.
-func isDecodeError(err error) bool {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	return errors.As(err, &se) || errors.As(err, &te)
-}
-
 // APIError is an HTTP error answer of the OpenAI API (any non-2xx status),
 // copied from the SDK's error with the x-request-id header. It is wrapped in a *claims.ProviderError; use errors.As to read it.
 type APIError struct {

@@ -1,16 +1,12 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +15,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/internal/analysis"
+	"github.com/assaykit/assay/claims/internal/sdkcall"
 )
 
 // Defaults.
@@ -120,6 +117,7 @@ type Provider struct {
 	responses responses.ResponseService
 	log       *slog.Logger
 	validator *analysis.Validator
+	retry     *sdkcall.Policy // the SDK retries' veto
 }
 
 var _ claims.SearchProvider = (*Provider)(nil)
@@ -194,6 +192,11 @@ func New(opts *Options) (*Provider, error) {
 		log:       log,
 		validator: v,
 	}
+	p.retry = &sdkcall.Policy{Name: "openai", Log: log, Now: o.Now, MinAttemptTime: o.MinAttemptTime,
+		ResetHeaders: resetHeaders, LogAttempt: p.logAttempt,
+		NoRetry: func(status int, h http.Header, body []byte) (string, bool) {
+			return "insufficient_quota", status == http.StatusTooManyRequests && parseAPIError(status, h, body).quota()
+		}}
 	reqOpts := []option.RequestOption{
 		option.WithBaseURL(base),
 		option.WithAPIKey(o.APIKey),
@@ -201,7 +204,9 @@ func New(opts *Options) (*Provider, error) {
 		option.WithMaxRetries(o.MaxRetries),
 		option.WithMaxRetryDelay(o.MaxRetryAfter),
 		option.WithRequestTimeout(o.AttemptTimeout),
-		option.WithMiddleware(p.retryPolicy),
+		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			return p.retry.Middleware(r, next)
+		}),
 	}
 	if o.Organization != "" {
 		reqOpts = append(reqOpts, option.WithOrganization(o.Organization))
@@ -262,7 +267,7 @@ func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims
 		defer cancel()
 	}
 	dl, _ := ctx.Deadline()
-	ctx = context.WithValue(ctx, deadlineKey{}, dl)
+	ctx = sdkcall.WithDeadline(ctx, dl)
 	final, err := p.stream(ctx, q, params)
 	if err != nil {
 		return nil, err
@@ -318,7 +323,7 @@ func (p *Provider) classify(ctx context.Context, err error, last *http.Response)
 		}
 		var ra time.Duration
 		if last != nil {
-			ra, _ = retryAfter(last.Header, p.opts.Now())
+			ra, _ = sdkcall.RetryAfter(last.Header, p.opts.Now(), resetHeaders...)
 		}
 		return classifyAPIError(apiErr, ra)
 	}
@@ -327,95 +332,17 @@ func (p *Provider) classify(ctx context.Context, err error, last *http.Response)
 		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("openai: deadline exceeded: %w", errors.Join(err, ctx.Err())))
 	case ctx.Err() != nil:
 		return providerErr(claims.ProviderFailed, 0, fmt.Errorf("openai: %w", ctx.Err()))
-	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+	case errors.Is(err, context.DeadlineExceeded) || sdkcall.IsTimeout(err):
 		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("openai: attempt timed out: %w", err))
-	case isDecodeError(err):
+	case sdkcall.IsDecodeError(err):
 		return badOutput("", "response stream is not valid JSON events: %v", err)
 	}
 	return providerErr(claims.ProviderFailed, 0, fmt.Errorf("openai: %w", err))
 }
 
-func isTimeout(err error) bool {
-	var t interface{ Timeout() bool }
-	return errors.As(err, &t) && t.Timeout()
-}
-
-// deadlineKey carries the deadline of the whole Search to the retry
-// middleware, whose request context has the attempt's earlier one.
-type deadlineKey struct{}
-
-// retryPolicy is SDK middleware that logs every attempt and vetoes the
-// SDK's retry (by setting x-should-retry: false on the response, which the
-// SDK obeys) where its status-only policy is wrong: 429 insufficient_quota
-// (billing; retrying cannot help) and any retry whose wait would leave less
-// than MinAttemptTime before the context deadline.
-func (p *Provider) retryPolicy(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	resp, err := next(req)
-	if resp == nil {
-		return resp, err
-	}
-	ctx := req.Context()
-	p.logAttempt(ctx, resp)
-	if resp.StatusCode < 400 || resp.Header.Get("x-should-retry") == "false" {
-		return resp, err
-	}
-	veto := ""
-	if resp.StatusCode == http.StatusTooManyRequests && peekAPIError(resp).quota() {
-		veto = "insufficient_quota"
-	} else if dl, ok := ctx.Value(deadlineKey{}).(time.Time); ok {
-		n, _ := strconv.Atoi(req.Header.Get("X-Stainless-Retry-Count"))
-		wait, ok := retryAfter(resp.Header, p.opts.Now())
-		if !ok {
-			wait = time.Duration(0.5 * float64(time.Second) * math.Pow(2, float64(n)))
-		}
-		if time.Until(dl) < wait+p.opts.MinAttemptTime {
-			veto = "too little time before the deadline"
-		}
-	}
-	if veto != "" {
-		p.log.DebugContext(ctx, "openai: not retrying: "+veto, "status", resp.StatusCode)
-		resp.Header.Set("x-should-retry", "false")
-	} else {
-		p.log.DebugContext(ctx, "openai: retrying if the SDK's policy allows", "status", resp.StatusCode)
-	}
-	return resp, err
-}
-
-// peekAPIError reads the error body of resp without consuming it for
-// later readers.
-func peekAPIError(resp *http.Response) *APIError {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(b), resp.Body), resp.Body}
-	return parseAPIError(resp.StatusCode, resp.Header, b)
-}
-
-// retryAfter reads retry-after-ms, then Retry-After (seconds or HTTP date),
-// then the x-ratelimit-reset-* durations.
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := h.Get("retry-after-ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-			return time.Duration(s * float64(time.Second)), true
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			return max(t.Sub(now), 0), true
-		}
-	}
-	var best time.Duration
-	for _, name := range []string{"x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"} {
-		if d, err := time.ParseDuration(h.Get(name)); err == nil && d > best {
-			best = d
-		}
-	}
-	return best, best > 0
-}
+// resetHeaders are the rate-limit reset durations read when an answer has
+// no Retry-After.
+var resetHeaders = []string{"x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"}
 
 // logAttempt logs the identifying and rate-limit headers of one attempt.
 func (p *Provider) logAttempt(ctx context.Context, r *http.Response) {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/internal/analysis"
+	"github.com/assaykit/assay/claims/internal/sdkcall"
 )
 
 // wireRequest is the documented body of POST /v1/responses, as the tests
@@ -960,7 +961,7 @@ func TestRetryAfterParsing(t *testing.T) {
 		for k, v := range tc.h {
 			h.Set(k, v)
 		}
-		got, ok := retryAfter(h, fixedNow)
+		got, ok := sdkcall.RetryAfter(h, fixedNow, resetHeaders...)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("retryAfter(%v) = %v, %v; want %v, %v", tc.h, got, ok, tc.want, tc.ok)
 		}
