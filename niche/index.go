@@ -1,0 +1,305 @@
+package niche
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Search index (Options.DisableSearchIndex).
+//
+// With a store implementing IndexSource (store.DB on SQLite and
+// PostgreSQL, nichetest.MemStore) the engine keeps the published
+// evaluations' search rows in memory with one postings list per word and
+// access level (the preview level: Title and Preview; the full level:
+// Title, Body and Extra), each ordered newest first (the store's creation
+// order, SearchRow.Seq). Search then finds its candidates there instead
+// of asking the store (Searcher), under exactly the contract
+// SearchCandidates states, so results are the same with and without the
+// index and whatever the backend: the matches are the evaluations whose
+// text of the level has every word; when more than SearchCandidates
+// match, the newest SearchWindow matches are ranked by Relevance, the
+// sort and the id. A broad one-word query reads the first SearchWindow
+// postings of its word instead of a 2,000-row window of the database.
+// The database stays the source of truth: the index is derived.
+//
+// Consistency. The index is loaded from the store on the first search.
+// This engine's own writes are applied to it as they commit (the written
+// evaluation's row is read back). Other instances' writes are seen by
+// polling the store's search version (IndexSource.SearchVersion) at most
+// every SearchCacheTTL — on every search when the TTL is 0 — the staleness
+// the result cache already documents; a changed version rebuilds the index
+// from the store (one read of every published row) while other searches
+// keep using the previous index. Any write, this engine's included,
+// changes the version, so a catalogue being curated is rebuilt at most
+// once per TTL.
+//
+// Memory. The index holds each published evaluation's normalised text at
+// both levels, its listing and its postings: about the size of the
+// evaluation's text twice over plus 8 bytes per distinct word and level
+// (see bench/niche, which prints the bytes per evaluation).
+
+// SearchRow is one published evaluation as a search index reads it.
+type SearchRow struct {
+	// Candidate is the evaluation at the full level: Title, Body and
+	// Extra are SearchFields' Title, Body and Extra; Listing without its
+	// SignalCount.
+	Candidate
+	// Preview is SearchFields' Preview (the preview level's Body).
+	Preview string
+	// Seq is the store's creation order: newer is larger.
+	Seq int64
+	// CategoryKey is CategoryKey of the evaluation's category.
+	CategoryKey string
+}
+
+// IndexSource is implemented by stores from which the engine can keep an
+// in-memory search index (see Options.DisableSearchIndex).
+type IndexSource interface {
+	// SearchRows returns the search rows of the published evaluations,
+	// all when ids is nil, else those among ids.
+	SearchRows(ctx context.Context, ids []string) ([]SearchRow, error)
+	// SearchVersion returns a number that changes whenever a search row
+	// is written, removed or changed (by any instance).
+	SearchVersion(ctx context.Context) (int64, error)
+}
+
+// indexDoc is one evaluation in the index: its candidate at each level.
+type indexDoc struct {
+	seq        int64
+	cat        string
+	full, prev Candidate
+}
+
+// postings are the documents having a word, newest (largest seq) first.
+type postings []*indexDoc
+
+// searchIndex is the in-memory search index of an engine.
+type searchIndex struct {
+	src   IndexSource
+	every time.Duration
+	now   func() time.Time
+
+	build sync.Mutex // held by the one goroutine loading or refreshing
+
+	mu      sync.RWMutex
+	loaded  bool
+	dirty   bool // a write could not be applied: rebuild at the next check
+	version int64
+	checked time.Time
+	docs    map[string]*indexDoc
+	full    map[string]postings
+	prev    map[string]postings
+}
+
+func newSearchIndex(src IndexSource, every time.Duration, now func() time.Time) *searchIndex {
+	return &searchIndex{src: src, every: every, now: now}
+}
+
+// ensure loads the index or refreshes it when due. Only the first load
+// makes searches wait; a refresh runs in the search that finds it due
+// while the others use the index as it is.
+func (x *searchIndex) ensure(ctx context.Context) error {
+	x.mu.RLock()
+	loaded, dirty, checked := x.loaded, x.dirty, x.checked
+	x.mu.RUnlock()
+	if loaded && !dirty && x.every > 0 && x.now().Sub(checked) < x.every {
+		return nil
+	}
+	if loaded {
+		if !x.build.TryLock() {
+			return nil
+		}
+	} else {
+		x.build.Lock()
+	}
+	defer x.build.Unlock()
+	x.mu.RLock()
+	loaded, dirty, version := x.loaded, x.dirty, x.version
+	x.mu.RUnlock()
+	checkedAt := x.now()
+	v, err := x.src.SearchVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if loaded && !dirty && v == version {
+		x.mu.Lock()
+		x.checked = checkedAt
+		x.mu.Unlock()
+		return nil
+	}
+	// Read the version before the rows: rows newer than v only make the
+	// next check rebuild once more.
+	rows, err := x.src.SearchRows(ctx, nil)
+	if err != nil {
+		return err
+	}
+	docs := make(map[string]*indexDoc, len(rows))
+	full, prev := map[string]postings{}, map[string]postings{}
+	slices.SortFunc(rows, func(a, b SearchRow) int { return cmp.Compare(b.Seq, a.Seq) })
+	for i := range rows {
+		d := newIndexDoc(&rows[i])
+		docs[d.full.ID] = d
+		eachWord(d, func(m map[string]postings, w string) { m[w] = append(m[w], d) }, full, prev)
+	}
+	x.mu.Lock()
+	x.docs, x.full, x.prev = docs, full, prev
+	x.loaded, x.dirty, x.version, x.checked = true, false, v, checkedAt
+	x.mu.Unlock()
+	return nil
+}
+
+func newIndexDoc(r *SearchRow) *indexDoc {
+	d := &indexDoc{seq: r.Seq, cat: r.CategoryKey, full: r.Candidate}
+	d.prev = r.Candidate
+	d.prev.Body, d.prev.Extra = r.Preview, ""
+	return d
+}
+
+// eachWord calls add once for every distinct word of d's text at each
+// level, with that level's postings map.
+func eachWord(d *indexDoc, add func(m map[string]postings, w string), full, prev map[string]postings) {
+	for _, lv := range []struct {
+		m map[string]postings
+		c *Candidate
+	}{{full, &d.full}, {prev, &d.prev}} {
+		seen := map[string]bool{}
+		for _, text := range []string{lv.c.Title, lv.c.Body, lv.c.Extra} {
+			for _, w := range strings.Fields(text) {
+				if !seen[w] {
+					seen[w] = true
+					add(lv.m, w)
+				}
+			}
+		}
+	}
+}
+
+// touch applies this engine's write of the evaluations ids: their rows
+// are read back from the store and replace what the index held.
+func (x *searchIndex) touch(ctx context.Context, ids ...string) {
+	x.mu.RLock()
+	loaded := x.loaded
+	x.mu.RUnlock()
+	if !loaded {
+		return
+	}
+	rows, err := x.src.SearchRows(context.WithoutCancel(ctx), ids)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err != nil {
+		x.dirty = true
+		return
+	}
+	for _, id := range ids {
+		if d := x.docs[id]; d != nil {
+			delete(x.docs, id)
+			eachWord(d, func(m map[string]postings, w string) {
+				p := m[w]
+				if i := slices.Index(p, d); i >= 0 {
+					p = slices.Delete(p, i, i+1)
+				}
+				if len(p) == 0 {
+					delete(m, w)
+				} else {
+					m[w] = p
+				}
+			}, x.full, x.prev)
+		}
+	}
+	for i := range rows {
+		d := newIndexDoc(&rows[i])
+		if old := x.docs[d.full.ID]; old != nil {
+			continue // listed twice
+		}
+		x.docs[d.full.ID] = d
+		eachWord(d, func(m map[string]postings, w string) {
+			p := m[w]
+			i, _ := slices.BinarySearchFunc(p, d.seq, func(e *indexDoc, seq int64) int { return cmp.Compare(seq, e.seq) })
+			m[w] = slices.Insert(p, i, d)
+		}, x.full, x.prev)
+	}
+}
+
+// candidates is SearchCandidates answered from the index.
+func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candidate, bool, error) {
+	if q.Query.Empty() || q.Limit <= 0 {
+		return []Candidate{}, false, nil
+	}
+	if err := x.ensure(ctx); err != nil {
+		return nil, false, err
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	m := x.prev
+	if q.Full {
+		m = x.full
+	}
+	lists := make([]postings, len(q.Query.Tokens))
+	for i, t := range q.Query.Tokens {
+		if lists[i] = m[t]; len(lists[i]) == 0 {
+			return []Candidate{}, false, nil
+		}
+	}
+	shortest := slices.MinFunc(lists, func(a, b postings) int { return cmp.Compare(len(a), len(b)) })
+	window := max(cmp.Or(q.Window, 2000), q.Limit)
+	level := func(d *indexDoc) *Candidate {
+		if q.Full {
+			return &d.full
+		}
+		return &d.prev
+	}
+	found := make([]*indexDoc, 0, min(len(shortest), window))
+	for _, d := range shortest {
+		if q.CategoryKey != "" && d.cat != q.CategoryKey {
+			continue
+		}
+		c := level(d)
+		if slices.IndexFunc(q.Query.Tokens, func(w string) bool {
+			return !ContainsWord(c.Title, w) && !ContainsWord(c.Body, w) && !ContainsWord(c.Extra, w)
+		}) >= 0 {
+			continue
+		}
+		if found = append(found, d); len(found) == window {
+			break
+		}
+	}
+	if len(found) <= q.Limit {
+		out := make([]Candidate, len(found))
+		for i, d := range found {
+			out[i] = *level(d)
+		}
+		return out, false, nil
+	}
+	type ranked struct {
+		c   *Candidate
+		rel int
+	}
+	rs := make([]ranked, len(found))
+	for i, d := range found {
+		c := level(d)
+		rs[i] = ranked{c, Relevance(q.Query, c)}
+	}
+	slices.SortFunc(rs, func(a, b ranked) int {
+		if c := cmp.Compare(b.rel, a.rel); c != 0 {
+			return c
+		}
+		if q.Sort != SortRecent {
+			if c := cmp.Compare(b.c.Score, a.c.Score); c != 0 {
+				return c
+			}
+		}
+		if c := b.c.UpdatedAt.Compare(a.c.UpdatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.c.ID, b.c.ID)
+	})
+	out := make([]Candidate, min(len(rs), q.Ranked()))
+	for i := range out {
+		out[i] = *rs[i].c
+	}
+	return out, true, nil
+}
