@@ -74,8 +74,14 @@ type indexDoc struct {
 	full, prev Candidate
 }
 
+// posting is a document having a word, with the word's relevance in it.
+type posting struct {
+	d   *indexDoc
+	rel int8
+}
+
 // postings are the documents having a word, newest (largest seq) first.
-type postings []*indexDoc
+type postings []posting
 
 // searchIndex is the in-memory search index of an engine.
 type searchIndex struct {
@@ -143,7 +149,7 @@ func (x *searchIndex) ensure(ctx context.Context) error {
 	for i := range rows {
 		d := newIndexDoc(&rows[i])
 		docs[d.full.ID] = d
-		eachWord(d, func(m map[string]postings, w string) { m[w] = append(m[w], d) }, full, prev)
+		eachWord(d, func(m map[string]postings, w string, rel int8) { m[w] = append(m[w], posting{d, rel}) }, full, prev)
 	}
 	x.mu.Lock()
 	x.docs, x.full, x.prev = docs, full, prev
@@ -160,20 +166,29 @@ func newIndexDoc(r *SearchRow) *indexDoc {
 }
 
 // eachWord calls add once for every distinct word of d's text at each
-// level, with that level's postings map.
-func eachWord(d *indexDoc, add func(m map[string]postings, w string), full, prev map[string]postings) {
+// level, with that level's postings map and the word's relevance there
+// (Relevance of the one-word query: 8 for the title, 3 for the body, 1
+// for the extra text).
+func eachWord(d *indexDoc, add func(m map[string]postings, w string, rel int8), full, prev map[string]postings) {
 	for _, lv := range []struct {
 		m map[string]postings
 		c *Candidate
 	}{{full, &d.full}, {prev, &d.prev}} {
-		seen := map[string]bool{}
-		for _, text := range []string{lv.c.Title, lv.c.Body, lv.c.Extra} {
+		rels := map[string]int8{}
+		var order []string
+		for i, text := range []string{lv.c.Title, lv.c.Body, lv.c.Extra} {
+			bit := int8(1) << i
 			for _, w := range strings.Fields(text) {
-				if !seen[w] {
-					seen[w] = true
-					add(lv.m, w)
+				r, seen := rels[w]
+				if !seen {
+					order = append(order, w)
 				}
+				rels[w] = r | bit
 			}
+		}
+		for _, w := range order {
+			b := rels[w]
+			add(lv.m, w, 8*(b&1)+3*(b>>1&1)+(b>>2&1))
 		}
 	}
 }
@@ -197,9 +212,9 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 	for _, id := range ids {
 		if d := x.docs[id]; d != nil {
 			delete(x.docs, id)
-			eachWord(d, func(m map[string]postings, w string) {
+			eachWord(d, func(m map[string]postings, w string, _ int8) {
 				p := m[w]
-				if i := slices.Index(p, d); i >= 0 {
+				if i := slices.IndexFunc(p, func(e posting) bool { return e.d == d }); i >= 0 {
 					p = slices.Delete(p, i, i+1)
 				}
 				if len(p) == 0 {
@@ -216,10 +231,10 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 			continue // listed twice
 		}
 		x.docs[d.full.ID] = d
-		eachWord(d, func(m map[string]postings, w string) {
+		eachWord(d, func(m map[string]postings, w string, rel int8) {
 			p := m[w]
-			i, _ := slices.BinarySearchFunc(p, d.seq, func(e *indexDoc, seq int64) int { return cmp.Compare(seq, e.seq) })
-			m[w] = slices.Insert(p, i, d)
+			i, _ := slices.BinarySearchFunc(p, d.seq, func(e posting, seq int64) int { return cmp.Compare(seq, e.d.seq) })
+			m[w] = slices.Insert(p, i, posting{d, rel})
 		}, x.full, x.prev)
 	}
 }
@@ -252,8 +267,9 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 		}
 		return &d.prev
 	}
-	found := make([]*indexDoc, 0, min(len(shortest), window))
-	for _, d := range shortest {
+	found := make([]posting, 0, min(len(shortest), window))
+	for _, p := range shortest {
+		d := p.d
 		if q.CategoryKey != "" && d.cat != q.CategoryKey {
 			continue
 		}
@@ -263,14 +279,14 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 		}) >= 0 {
 			continue
 		}
-		if found = append(found, d); len(found) == window {
+		if found = append(found, p); len(found) == window {
 			break
 		}
 	}
 	if len(found) <= q.Limit {
 		out := make([]Candidate, len(found))
-		for i, d := range found {
-			out[i] = *level(d)
+		for i, p := range found {
+			out[i] = *level(p.d)
 		}
 		return out, false, nil
 	}
@@ -279,9 +295,13 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 		rel int
 	}
 	rs := make([]ranked, len(found))
-	for i, d := range found {
-		c := level(d)
-		rs[i] = ranked{c, Relevance(q.Query, c)}
+	for i, p := range found {
+		c := level(p.d)
+		rel := int(p.rel) // Relevance of a one-word query
+		if len(q.Query.Tokens) > 1 {
+			rel = Relevance(q.Query, c)
+		}
+		rs[i] = ranked{c, rel}
 	}
 	slices.SortFunc(rs, func(a, b ranked) int {
 		if c := cmp.Compare(b.rel, a.rel); c != 0 {

@@ -40,7 +40,7 @@ func testNicheSearchIndex(t *testing.T, open StoreOpener) {
 	b.floor = ingestFloor(t, b.e)
 	check := func(step string, engines ...*niche.Engine) {
 		t.Helper()
-		for _, raw := range append(bruteQueries, "bookkeeping farmers", "rural", "small shop owners") {
+		for _, raw := range append(bruteQueries, "bookkeeping farmers", "rural", "small shop owners", "scheduling", "invoicing", "farmers", "booking", "receipts") {
 			for _, full := range []bool{false, true} {
 				for _, sort := range []string{niche.SortScore, niche.SortRecent} {
 					for _, cat := range []*string{nil, new("operations")} {
