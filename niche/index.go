@@ -83,6 +83,9 @@ type posting struct {
 // postings are the documents having a word, newest (largest seq) first.
 type postings []posting
 
+// bySeq finds seq in postings (newest first) with slices.BinarySearchFunc.
+func bySeq(e posting, seq int64) int { return cmp.Compare(seq, e.d.seq) }
+
 // searchIndex is the in-memory search index of an engine.
 type searchIndex struct {
 	src   IndexSource
@@ -214,7 +217,7 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 			delete(x.docs, id)
 			eachWord(d, func(m map[string]postings, w string, _ int8) {
 				p := m[w]
-				if i := slices.IndexFunc(p, func(e posting) bool { return e.d == d }); i >= 0 {
+				if i, ok := slices.BinarySearchFunc(p, d.seq, bySeq); ok {
 					p = slices.Delete(p, i, i+1)
 				}
 				if len(p) == 0 {
@@ -233,7 +236,7 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 		x.docs[d.full.ID] = d
 		eachWord(d, func(m map[string]postings, w string, rel int8) {
 			p := m[w]
-			i, _ := slices.BinarySearchFunc(p, d.seq, func(e posting, seq int64) int { return cmp.Compare(seq, e.d.seq) })
+			i, _ := slices.BinarySearchFunc(p, d.seq, bySeq)
 			m[w] = slices.Insert(p, i, posting{d, rel})
 		}, x.full, x.prev)
 	}
