@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -70,13 +71,15 @@ type IndexSource interface {
 // indexDoc is one evaluation in the index: its candidate at each level.
 type indexDoc struct {
 	seq        int64
+	ord        int32
 	cat        string
 	full, prev Candidate
 }
 
 // posting is a document having a word, with the word's relevance in it.
+// It holds no pointer, so that the collector does not scan postings.
 type posting struct {
-	d   *indexDoc
+	ord int32 // the document's place in searchIndex.all
 	rel int8
 }
 
@@ -84,7 +87,7 @@ type posting struct {
 type postings []posting
 
 // bySeq finds seq in postings (newest first) with slices.BinarySearchFunc.
-func bySeq(e posting, seq int64) int { return cmp.Compare(seq, e.d.seq) }
+func (x *searchIndex) bySeq(e posting, seq int64) int { return cmp.Compare(seq, x.all[e.ord].seq) }
 
 // searchIndex is the in-memory search index of an engine.
 type searchIndex struct {
@@ -100,6 +103,7 @@ type searchIndex struct {
 	version int64
 	checked time.Time
 	docs    map[string]*indexDoc
+	all     []*indexDoc // by posting.ord; removed documents stay until a rebuild
 	full    map[string]postings
 	prev    map[string]postings
 }
@@ -147,15 +151,18 @@ func (x *searchIndex) ensure(ctx context.Context) error {
 		return err
 	}
 	docs := make(map[string]*indexDoc, len(rows))
+	all := make([]*indexDoc, 0, len(rows))
 	full, prev := map[string]postings{}, map[string]postings{}
 	slices.SortFunc(rows, func(a, b SearchRow) int { return cmp.Compare(b.Seq, a.Seq) })
 	for i := range rows {
 		d := newIndexDoc(&rows[i])
+		d.ord = int32(len(all))
+		all = append(all, d)
 		docs[d.full.ID] = d
-		eachWord(d, func(m map[string]postings, w string, rel int8) { m[w] = append(m[w], posting{d, rel}) }, full, prev)
+		eachWord(d, func(m map[string]postings, w string, rel int8) { m[w] = append(m[w], posting{d.ord, rel}) }, full, prev)
 	}
 	x.mu.Lock()
-	x.docs, x.full, x.prev = docs, full, prev
+	x.docs, x.all, x.full, x.prev = docs, all, full, prev
 	x.loaded, x.dirty, x.version, x.checked = true, false, v, checkedAt
 	x.mu.Unlock()
 	return nil
@@ -181,7 +188,7 @@ func eachWord(d *indexDoc, add func(m map[string]postings, w string, rel int8), 
 		var order []string
 		for i, text := range []string{lv.c.Title, lv.c.Body, lv.c.Extra} {
 			bit := int8(1) << i
-			for _, w := range strings.Fields(text) {
+			for _, w := range strings.FieldsFunc(text, isSpace) {
 				r, seen := rels[w]
 				if !seen {
 					order = append(order, w)
@@ -217,7 +224,7 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 			delete(x.docs, id)
 			eachWord(d, func(m map[string]postings, w string, _ int8) {
 				p := m[w]
-				if i, ok := slices.BinarySearchFunc(p, d.seq, bySeq); ok {
+				if i, ok := slices.BinarySearchFunc(p, d.seq, x.bySeq); ok {
 					p = slices.Delete(p, i, i+1)
 				}
 				if len(p) == 0 {
@@ -233,11 +240,13 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 		if old := x.docs[d.full.ID]; old != nil {
 			continue // listed twice
 		}
+		d.ord = int32(len(x.all))
+		x.all = append(x.all, d)
 		x.docs[d.full.ID] = d
 		eachWord(d, func(m map[string]postings, w string, rel int8) {
 			p := m[w]
-			i, _ := slices.BinarySearchFunc(p, d.seq, bySeq)
-			m[w] = slices.Insert(p, i, posting{d, rel})
+			i, _ := slices.BinarySearchFunc(p, d.seq, x.bySeq)
+			m[w] = slices.Insert(p, i, posting{d.ord, rel})
 		}, x.full, x.prev)
 	}
 }
@@ -262,7 +271,16 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 			return []Candidate{}, false, nil
 		}
 	}
-	shortest := slices.MinFunc(lists, func(a, b postings) int { return cmp.Compare(len(a), len(b)) })
+	si := 0
+	for i, l := range lists {
+		if len(l) < len(lists[si]) {
+			si = i
+		}
+	}
+	shortest := lists[si]
+	seqAt := func(p posting) int64 { return x.all[p.ord].seq }
+	cur := make([]int, len(lists)) // each list's cursor: its postings before it are newer than the current match
+	phrase := q.Query.Phrase()
 	window := max(cmp.Or(q.Window, 2000), q.Limit)
 	level := func(d *indexDoc) *Candidate {
 		if q.Full {
@@ -270,59 +288,106 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 		}
 		return &d.prev
 	}
-	found := make([]posting, 0, min(len(shortest), window))
-	for _, p := range shortest {
-		d := p.d
-		if q.CategoryKey != "" && d.cat != q.CategoryKey {
-			continue
-		}
-		c := level(d)
-		if slices.IndexFunc(q.Query.Tokens, func(w string) bool {
-			return !ContainsWord(c.Title, w) && !ContainsWord(c.Body, w) && !ContainsWord(c.Extra, w)
-		}) >= 0 {
-			continue
-		}
-		if found = append(found, p); len(found) == window {
-			break
-		}
-	}
-	if len(found) <= q.Limit {
-		out := make([]Candidate, len(found))
-		for i, p := range found {
-			out[i] = *level(p.d)
-		}
-		return out, false, nil
-	}
+	// One pass over the newest matches: the first Limit+1 are kept (all
+	// of them are the answer when no more match) and the best Ranked()
+	// of up to window matches are selected as they come (top, best
+	// first), which a broad query returns.
 	type ranked struct {
 		c   *Candidate
 		rel int
 	}
-	rs := make([]ranked, len(found))
-	for i, p := range found {
-		c := level(p.d)
-		rel := int(p.rel) // Relevance of a one-word query
-		if len(q.Query.Tokens) > 1 {
-			rel = Relevance(q.Query, c)
+	worse := func(a, b ranked) bool { // a after b in the ranking
+		if a.rel != b.rel {
+			return a.rel < b.rel
 		}
-		rs[i] = ranked{c, rel}
+		if q.Sort != SortRecent && a.c.Score != b.c.Score {
+			return a.c.Score < b.c.Score
+		}
+		if c := a.c.UpdatedAt.Compare(b.c.UpdatedAt); c != 0 {
+			return c < 0
+		}
+		return a.c.ID > b.c.ID
 	}
-	slices.SortFunc(rs, func(a, b ranked) int {
-		if c := cmp.Compare(b.rel, a.rel); c != 0 {
-			return c
+	k := q.Ranked()
+	found := make([]*Candidate, 0, min(len(shortest), q.Limit+1))
+	top := make([]ranked, 0, k+1)
+	n := 0
+scan:
+	for _, p := range shortest {
+		d := x.all[p.ord]
+		if q.CategoryKey != "" && d.cat != q.CategoryKey {
+			continue
 		}
-		if q.Sort != SortRecent {
-			if c := cmp.Compare(b.c.Score, a.c.Score); c != 0 {
-				return c
+		// Relevance: the sum of each word's relevance (kept in the
+		// postings), plus the phrase's for several words.
+		rel, match := int(p.rel), true
+		for j, l := range lists {
+			if j == si {
+				continue
+			}
+			c := cur[j]
+			if c < len(l) && seqAt(l[c]) > d.seq {
+				// Gallop to the first posting not newer than d.
+				lo, step := c, 1
+				for lo+step < len(l) && seqAt(l[lo+step]) > d.seq {
+					lo, step = lo+step, step*2
+				}
+				hi := min(lo+step, len(l))
+				c = lo + 1 + sort.Search(hi-lo-1, func(i int) bool { return seqAt(l[lo+1+i]) <= d.seq })
+			}
+			if cur[j] = c; c == len(l) {
+				break scan // no older document has this word
+			}
+			if seqAt(l[c]) != d.seq {
+				match = false
+				break
+			}
+			rel += int(l[c].rel)
+		}
+		if !match {
+			continue
+		}
+		c := level(d)
+		if len(q.Query.Tokens) > 1 {
+			if ContainsWord(c.Title, phrase) {
+				rel += 6
+			}
+			if ContainsWord(c.Body, phrase) {
+				rel += 2
 			}
 		}
-		if c := b.c.UpdatedAt.Compare(a.c.UpdatedAt); c != 0 {
-			return c
+		if len(found) <= q.Limit {
+			found = append(found, c)
 		}
-		return cmp.Compare(a.c.ID, b.c.ID)
-	})
-	out := make([]Candidate, min(len(rs), q.Ranked()))
-	for i := range out {
-		out[i] = *rs[i].c
+		r := ranked{c, rel}
+		if len(top) < k || worse(top[len(top)-1], r) {
+			i := len(top)
+			for i > 0 && worse(top[i-1], r) {
+				i--
+			}
+			top = slices.Insert(top, i, r)
+			if len(top) > k {
+				top = top[:k]
+			}
+		}
+		if n++; n == window {
+			break
+		}
+	}
+	if n <= q.Limit {
+		out := make([]Candidate, len(found))
+		for i, c := range found {
+			out[i] = *c
+		}
+		return out, false, nil
+	}
+	out := make([]Candidate, len(top))
+	for i, r := range top {
+		out[i] = *r.c
 	}
 	return out, true, nil
 }
+
+// isSpace separates the words of normalised text (SearchText writes single
+// spaces), exactly as ContainsWord reads it.
+func isSpace(r rune) bool { return r == ' ' }

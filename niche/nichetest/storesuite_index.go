@@ -40,15 +40,17 @@ func testNicheSearchIndex(t *testing.T, open StoreOpener) {
 	b.floor = ingestFloor(t, b.e)
 	check := func(step string, engines ...*niche.Engine) {
 		t.Helper()
-		for _, raw := range append(bruteQueries, "bookkeeping farmers", "rural", "small shop owners", "scheduling", "invoicing", "farmers", "booking", "receipts") {
+		for _, raw := range append(bruteQueries, "bookkeeping farmers", "rural", "small shop owners", "scheduling", "invoicing", "farmers", "booking", "receipts", "rural farmers", "small plumbers", "owners of small", "for family", "shop booking") {
 			for _, full := range []bool{false, true} {
 				for _, sort := range []string{niche.SortScore, niche.SortRecent} {
 					for _, cat := range []*string{nil, new("operations")} {
-						o := niche.SearchOptions{Query: raw, Sort: sort, Full: full, Category: cat, Limit: 3}
-						want := indexResult(t, plain, o)
-						for i, e := range engines {
-							if diff := cmp.Diff(want, indexResult(t, e, o)); diff != "" {
-								t.Errorf("%s: engine %d: search %+v (-store +index):\n%s", step, i, o, diff)
+						for _, limit := range []int{1, 3} {
+							o := niche.SearchOptions{Query: raw, Sort: sort, Full: full, Category: cat, Limit: limit}
+							want := indexResult(t, plain, o)
+							for i, e := range engines {
+								if diff := cmp.Diff(want, indexResult(t, e, o)); diff != "" {
+									t.Errorf("%s: engine %d: search %+v (-store +index):\n%s", step, i, o, diff)
+								}
 							}
 						}
 					}
