@@ -39,9 +39,11 @@ import (
 // once per TTL.
 //
 // Memory. The index holds each published evaluation's normalised text at
-// both levels, its listing and its postings: about the size of the
-// evaluation's text twice over plus 8 bytes per distinct word and level
-// (see bench/niche, which prints the bytes per evaluation).
+// both levels and its listing (the strings the store returned) and 8
+// bytes per distinct word and level (postings hold no pointer, so the
+// collector does not scan them). On bench/niche's synthetic catalogue
+// that is about 2.9 KB per evaluation (277 MB at 100,000), loaded in
+// about 8 s on a loaded 2-core machine; the bench prints both.
 
 // SearchRow is one published evaluation as a search index reads it.
 type SearchRow struct {
