@@ -89,7 +89,7 @@ type posting struct {
 type postings []posting
 
 // bySeq finds seq in postings (newest first) with slices.BinarySearchFunc.
-func (x *searchIndex) bySeq(e posting, seq int64) int { return cmp.Compare(seq, x.all[e.ord].seq) }
+func (x *searchIndex) bySeq(e posting, seq int64) int { return cmp.Compare(seq, x.seqs[e.ord]) }
 
 // searchIndex is the in-memory search index of an engine.
 type searchIndex struct {
@@ -106,6 +106,7 @@ type searchIndex struct {
 	checked time.Time
 	docs    map[string]*indexDoc
 	all     []*indexDoc // by posting.ord; removed documents stay until a rebuild
+	seqs    []int64     // all[ord].seq, dense for the scans of postings
 	full    map[string]postings
 	prev    map[string]postings
 }
@@ -154,17 +155,18 @@ func (x *searchIndex) ensure(ctx context.Context) error {
 	}
 	docs := make(map[string]*indexDoc, len(rows))
 	all := make([]*indexDoc, 0, len(rows))
+	seqs := make([]int64, 0, len(rows))
 	full, prev := map[string]postings{}, map[string]postings{}
 	slices.SortFunc(rows, func(a, b SearchRow) int { return cmp.Compare(b.Seq, a.Seq) })
 	for i := range rows {
 		d := newIndexDoc(&rows[i])
 		d.ord = int32(len(all))
-		all = append(all, d)
+		all, seqs = append(all, d), append(seqs, d.seq)
 		docs[d.full.ID] = d
 		eachWord(d, func(m map[string]postings, w string, rel int8) { m[w] = append(m[w], posting{d.ord, rel}) }, full, prev)
 	}
 	x.mu.Lock()
-	x.docs, x.all, x.full, x.prev = docs, all, full, prev
+	x.docs, x.all, x.seqs, x.full, x.prev = docs, all, seqs, full, prev
 	x.loaded, x.dirty, x.version, x.checked = true, false, v, checkedAt
 	x.mu.Unlock()
 	return nil
@@ -243,7 +245,7 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 			continue // listed twice
 		}
 		d.ord = int32(len(x.all))
-		x.all = append(x.all, d)
+		x.all, x.seqs = append(x.all, d), append(x.seqs, d.seq)
 		x.docs[d.full.ID] = d
 		eachWord(d, func(m map[string]postings, w string, rel int8) {
 			p := m[w]
@@ -280,7 +282,7 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 		}
 	}
 	shortest := lists[si]
-	seqAt := func(p posting) int64 { return x.all[p.ord].seq }
+	seqAt := func(p posting) int64 { return x.seqs[p.ord] }
 	cur := make([]int, len(lists)) // each list's cursor: its postings before it are newer than the current match
 	phrase := q.Query.Phrase()
 	window := max(cmp.Or(q.Window, 2000), q.Limit)
