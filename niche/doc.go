@@ -165,7 +165,9 @@
 // buyer, category and the solution hypothesis. The evaluation notes are
 // never indexed. Stores index both levels (SearchFields).
 //
-// Ranking. Stores return the matching candidates; the engine ranks them
+// Ranking. Stores (or the engine's in-memory search index, which answers
+// under the same contract: see SearchRow and Options.DisableSearchIndex)
+// return the matching candidates; the engine ranks them
 // here with Relevance (version "relevance-v1"), then the requested sort,
 // then the id, so every store returns the same results in the same order.
 // When more than SearchCandidates (300) evaluations match, the store ranks

@@ -55,6 +55,12 @@ type Options struct {
 	// the TTL, and a full result's trend is as of the time it was read.
 	// Zero disables the cache.
 	SearchCacheTTL time.Duration
+	// DisableSearchIndex turns off the in-memory search index (see
+	// SearchRow): searches then ask the store for their candidates. The
+	// index is on by default when the store is an IndexSource; it checks
+	// for other instances' writes at most every SearchCacheTTL (on every
+	// search when the TTL is 0).
+	DisableSearchIndex bool
 	// SearchCacheSize bounds the number of cached results. Zero means
 	// 4096.
 	SearchCacheSize int
@@ -99,7 +105,8 @@ type Engine struct {
 	opts   Options
 	scorer Scorer
 	log    *slog.Logger
-	cache  *readCache // nil when SearchCacheTTL is 0
+	cache  *readCache   // nil when SearchCacheTTL is 0
+	index  *searchIndex // nil when off or the store is no IndexSource
 }
 
 // New returns an engine over st.
@@ -173,6 +180,9 @@ func New(st Store, opts *Options) (*Engine, error) {
 	e := &Engine{st: st, opts: o, scorer: o.Scorer, log: o.Logger}
 	if o.SearchCacheTTL > 0 {
 		e.cache = newReadCache(o.SearchCacheTTL, o.SearchCacheSize, o.Now)
+	}
+	if src, ok := st.(IndexSource); ok && !o.DisableSearchIndex {
+		e.index = newSearchIndex(src, o.SearchCacheTTL, o.Now)
 	}
 	return e, nil
 }
@@ -378,7 +388,7 @@ func (e *Engine) recheckEvidence(ctx context.Context, id string, sig *Signal, wi
 		now := e.now()
 		next := *rec
 		next.Status, next.Revision, next.UpdatedAt = StatusWithdrawn, rec.Revision+1, now
-		_, _, err = e.st.ApplyWrite(ctx, Write{
+		_, _, err = e.applyWrite(ctx, Write{
 			OperationID: op.ID, RequestHash: requestHash(ActionWithdraw, rec.ID, rec.Revision, nil, op),
 			ExpectedRevision: rec.Revision, Record: next, Action: ActionWithdraw, Actor: op.Actor, Reason: op.Reason, At: now,
 		})
@@ -762,7 +772,7 @@ func (e *Engine) rescoreOne(ctx context.Context, rec *Record, op Op) (*ScoreChan
 		w := Write{OperationID: ids.New("op_"), ExpectedRevision: rec.Revision, Record: next,
 			Action: ActionRescore, Actor: op.Actor, Reason: op.Reason, At: now}
 		w.RequestHash = requestHash(ActionRescore, rec.ID, rec.Revision, nil, op)
-		_, _, err := e.st.ApplyWrite(ctx, w)
+		_, _, err := e.applyWrite(ctx, w)
 		switch {
 		case err == nil:
 			return &ScoreChange{ID: rec.ID, Revision: next.Revision, FromVersion: rec.ScoreVersion, FromScore: rec.Score, Score: next.Score}, nil
@@ -792,9 +802,18 @@ func (e *Engine) replay(ctx context.Context, opID, hash string) (*Evaluation, er
 	return e.evaluationOf(ctx, rec)
 }
 
+// applyWrite is Store.ApplyWrite, then the search index's update.
+func (e *Engine) applyWrite(ctx context.Context, w Write) (*Record, bool, error) {
+	rec, replayed, err := e.st.ApplyWrite(ctx, w)
+	if err == nil && e.index != nil {
+		e.index.touch(ctx, w.Record.ID)
+	}
+	return rec, replayed, err
+}
+
 func (e *Engine) write(ctx context.Context, w Write) (*Evaluation, error) {
 	defer e.cache.invalidate()
-	rec, replayed, err := e.st.ApplyWrite(ctx, w)
+	rec, replayed, err := e.applyWrite(ctx, w)
 	if err != nil {
 		return nil, err
 	}
@@ -1137,8 +1156,16 @@ func (e *Engine) search(ctx context.Context, q Query, categoryKey, sort string, 
 	} else {
 		res.Previews = []Preview{}
 	}
-	cands, truncated, err := e.st.SearchCandidates(ctx, CandidateQuery{Query: q, Full: full, CategoryKey: categoryKey,
-		Sort: sort, Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow, Top: limit})
+	cq := CandidateQuery{Query: q, Full: full, CategoryKey: categoryKey,
+		Sort: sort, Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow, Top: limit}
+	var cands []Candidate
+	var truncated bool
+	var err error
+	if e.index != nil {
+		cands, truncated, err = e.index.candidates(ctx, cq)
+	} else {
+		cands, truncated, err = e.st.SearchCandidates(ctx, cq)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -71,6 +71,7 @@ func mainErr() error {
 	flag.StringVar(&cfg.ReuseSQLite, "reuse-sqlite", "", "measure this SQLite file (made with -load-only) instead of generating one")
 	flag.StringVar(&cfg.ReusePostgres, "reuse-postgres", "", "measure this PostgreSQL URL (made with -load-only; name the schema with search_path) instead of generating one")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.BoolVar(&cfg.NoIndex, "no-index", false, "turn the engines' in-memory search index off (niche.Options.DisableSearchIndex), as before it existed")
 	only := flag.String("only", "", "run only the measurements whose name matches this regular expression (and the baselines)")
 	flag.Parse()
 	if *only != "" {

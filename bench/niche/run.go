@@ -20,6 +20,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichetest"
+	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/postgres"
@@ -158,6 +159,9 @@ type config struct {
 	// ReusePostgres names a PostgreSQL URL (schema in search_path) loaded
 	// with -load-only to measure instead of generating a catalogue.
 	ReusePostgres string
+	// NoIndex turns the engines' search index off
+	// (niche.Options.DisableSearchIndex): searches ask the store.
+	NoIndex bool
 }
 
 // backend opens a store and says how to clean it up.
@@ -242,11 +246,11 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 	subs := &nichetest.Subscribers{}
 	subs.Add("nd_bench", niche.Subscriber{ID: "cus_bench"})
 	newServer := func(ttl time.Duration) (*httptest.Server, error) {
-		eng, err := niche.New(db, &niche.Options{SearchCacheTTL: ttl})
+		eng, err := niche.New(db, &niche.Options{SearchCacheTTL: ttl, DisableSearchIndex: cfg.NoIndex})
 		if err != nil {
 			return nil, err
 		}
-		h, err := server.New(server.Config{Niche: server.NicheConfig{Engine: eng, Subscribers: subs, FreeSearchesPerDay: new(server.UnlimitedSearches)}})
+		h, err := server.New(server.Config{Paywall: payment.Free{}, Niche: server.NicheConfig{Engine: eng, Subscribers: subs, FreeSearchesPerDay: new(server.UnlimitedSearches)}})
 		if err != nil {
 			return nil, err
 		}
@@ -285,6 +289,23 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 			}
 			return srv.URL + "/v1/niches?sort=score&limit=20&category=" + url.QueryEscape(categories[(w+i)%len(categories)])
 		}
+	}
+	// The first search loads the plain engine's search index: report its
+	// time and the heap it added.
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	heap := ms.HeapAlloc
+	t0 := time.Now()
+	if _, err := fetch(c, searchURL(plain, typical)(0, 0)); err != nil {
+		return nil, err
+	}
+	loadTime := time.Since(t0)
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	if !cfg.NoIndex {
+		fmt.Fprintf(cfg.Out, "%s: first search (search index load) %v; heap +%d MB, %d B per evaluation\n", b.Name,
+			loadTime.Round(time.Millisecond), (int64(ms.HeapAlloc)-int64(heap))>>20, (int64(ms.HeapAlloc)-int64(heap))/int64(max(cfg.N, 1)))
 	}
 	// Baselines serve real responses of the measured routes, pre-rendered.
 	var searchBody []byte

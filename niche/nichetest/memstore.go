@@ -42,6 +42,7 @@ type MemStore struct {
 	collections []niche.Collection
 	evals       map[string]*memEvaluation
 	seq         int64 // creation order of evaluations
+	version     int64 // raised by every ApplyWrite (SearchVersion)
 	revisions   map[string][]niche.Revision
 	ops         map[string]memOperation
 	quota       map[memQuotaKey]int
@@ -362,6 +363,9 @@ func (m *MemStore) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record
 	if w.OperationID == "" {
 		return nil, false, errors.New("nichetest: ApplyWrite needs an operation id")
 	}
+	m.mu.Lock()
+	m.version++
+	m.mu.Unlock()
 	if w.Record.Revision != w.ExpectedRevision+1 {
 		return nil, false, fmt.Errorf("nichetest: ApplyWrite: record revision %d does not follow %d", w.Record.Revision, w.ExpectedRevision)
 	}
@@ -725,4 +729,36 @@ func (m *MemStore) TakeQuota(ctx context.Context, caller string, day int64, limi
 		}
 	}
 	return used + 1, true, nil
+}
+
+// SearchRows implements niche.IndexSource.
+func (m *MemStore) SearchRows(ctx context.Context, ids []string) ([]niche.SearchRow, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []niche.SearchRow
+	add := func(e *memEvaluation) {
+		if e == nil || e.rec.Status != niche.StatusPublished {
+			return
+		}
+		prev := m.candidate(e, false)
+		out = append(out, niche.SearchRow{Candidate: m.candidate(e, true), Preview: prev.Body, Seq: e.seq,
+			CategoryKey: e.rec.CategoryKey()})
+	}
+	if ids == nil {
+		for _, e := range m.evals {
+			add(e)
+		}
+	} else {
+		for _, id := range ids {
+			add(m.evals[id])
+		}
+	}
+	return out, nil
+}
+
+// SearchVersion implements niche.IndexSource.
+func (m *MemStore) SearchVersion(ctx context.Context) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.version, nil
 }

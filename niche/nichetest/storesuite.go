@@ -39,6 +39,7 @@ func TestStore(t *testing.T, open StoreOpener) {
 	t.Run("SearchGoldenCached", func(t *testing.T) { testNicheSearchGolden(t, open, &niche.Options{SearchCacheTTL: time.Hour}) })
 	t.Run("SearchTruncated", func(t *testing.T) { testNicheSearchTruncated(t, open) })
 	t.Run("SearchBruteForce", func(t *testing.T) { testNicheSearchBruteForce(t, open) })
+	t.Run("SearchIndex", func(t *testing.T) { testNicheSearchIndex(t, open) })
 	t.Run("SearchWordForms", func(t *testing.T) { testNicheSearchWordForms(t, open) })
 	t.Run("ConcurrentRevisions", func(t *testing.T) { testNicheConcurrentRevisions(t, open) })
 	t.Run("ConcurrentOperation", func(t *testing.T) { testNicheConcurrentOperation(t, open) })

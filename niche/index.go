@@ -1,0 +1,397 @@
+package niche
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Search index (Options.DisableSearchIndex).
+//
+// With a store implementing IndexSource (store.DB on SQLite and
+// PostgreSQL, nichetest.MemStore) the engine keeps the published
+// evaluations' search rows in memory with one postings list per word and
+// access level (the preview level: Title and Preview; the full level:
+// Title, Body and Extra), each ordered newest first (the store's creation
+// order, SearchRow.Seq). Search then finds its candidates there instead
+// of asking the store (Searcher), under exactly the contract
+// SearchCandidates states, so results are the same with and without the
+// index and whatever the backend: the matches are the evaluations whose
+// text of the level has every word; when more than SearchCandidates
+// match, the newest SearchWindow matches are ranked by Relevance, the
+// sort and the id. A broad one-word query reads the first SearchWindow
+// postings of its word instead of a 2,000-row window of the database.
+// The database stays the source of truth: the index is derived.
+//
+// Consistency. The index is loaded from the store on the first search.
+// This engine's own writes are applied to it as they commit (the written
+// evaluation's row is read back). Other instances' writes are seen by
+// polling the store's search version (IndexSource.SearchVersion) at most
+// every SearchCacheTTL — on every search when the TTL is 0 — the staleness
+// the result cache already documents; a changed version rebuilds the index
+// from the store (one read of every published row) while other searches
+// keep using the previous index. Any write, this engine's included,
+// changes the version, so a catalogue being curated is rebuilt at most
+// once per TTL.
+//
+// Memory. The index holds each published evaluation's normalised text at
+// both levels and its listing (the strings the store returned) and 8
+// bytes per distinct word and level (postings hold no pointer, so the
+// collector does not scan them). On bench/niche's synthetic catalogue
+// that is about 2.9 KB per evaluation (277 MB at 100,000), loaded in
+// about 8 s on a loaded 2-core machine; the bench prints both.
+
+// SearchRow is one published evaluation as a search index reads it.
+type SearchRow struct {
+	// Candidate is the evaluation at the full level: Title, Body and
+	// Extra are SearchFields' Title, Body and Extra; Listing without its
+	// SignalCount.
+	Candidate
+	// Preview is SearchFields' Preview (the preview level's Body).
+	Preview string
+	// Seq is the store's creation order: newer is larger.
+	Seq int64
+	// CategoryKey is CategoryKey of the evaluation's category.
+	CategoryKey string
+}
+
+// IndexSource is implemented by stores from which the engine can keep an
+// in-memory search index (see Options.DisableSearchIndex).
+type IndexSource interface {
+	// SearchRows returns the search rows of the published evaluations,
+	// all when ids is nil, else those among ids.
+	SearchRows(ctx context.Context, ids []string) ([]SearchRow, error)
+	// SearchVersion returns a number that changes whenever a search row
+	// is written, removed or changed (by any instance).
+	SearchVersion(ctx context.Context) (int64, error)
+}
+
+// indexDoc is one evaluation in the index: its candidate at each level.
+type indexDoc struct {
+	seq        int64
+	ord        int32
+	cat        string
+	full, prev Candidate
+}
+
+// posting is a document having a word, with the word's relevance in it.
+// It holds no pointer, so that the collector does not scan postings.
+type posting struct {
+	ord int32 // the document's place in searchIndex.all
+	rel int8
+}
+
+// postings are the documents having a word, newest (largest seq) first.
+type postings []posting
+
+// bySeq finds seq in postings (newest first) with slices.BinarySearchFunc.
+func (x *searchIndex) bySeq(e posting, seq int64) int { return cmp.Compare(seq, x.seqs[e.ord]) }
+
+// searchIndex is the in-memory search index of an engine.
+type searchIndex struct {
+	src   IndexSource
+	every time.Duration
+	now   func() time.Time
+
+	build sync.Mutex // held by the one goroutine loading or refreshing
+
+	mu      sync.RWMutex
+	loaded  bool
+	dirty   bool // a write could not be applied: rebuild at the next check
+	version int64
+	checked time.Time
+	docs    map[string]*indexDoc
+	all     []*indexDoc // by posting.ord; removed documents stay until a rebuild
+	seqs    []int64     // all[ord].seq, dense for the scans of postings
+	full    map[string]postings
+	prev    map[string]postings
+}
+
+func newSearchIndex(src IndexSource, every time.Duration, now func() time.Time) *searchIndex {
+	return &searchIndex{src: src, every: every, now: now}
+}
+
+// ensure loads the index or refreshes it when due. Only the first load
+// makes searches wait; a refresh runs in the search that finds it due
+// while the others use the index as it is.
+func (x *searchIndex) ensure(ctx context.Context) error {
+	x.mu.RLock()
+	loaded, dirty, checked := x.loaded, x.dirty, x.checked
+	x.mu.RUnlock()
+	if loaded && !dirty && x.every > 0 && x.now().Sub(checked) < x.every {
+		return nil
+	}
+	if loaded {
+		if !x.build.TryLock() {
+			return nil
+		}
+	} else {
+		x.build.Lock()
+	}
+	defer x.build.Unlock()
+	x.mu.RLock()
+	loaded, dirty, version := x.loaded, x.dirty, x.version
+	x.mu.RUnlock()
+	checkedAt := x.now()
+	v, err := x.src.SearchVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if loaded && !dirty && v == version {
+		x.mu.Lock()
+		x.checked = checkedAt
+		x.mu.Unlock()
+		return nil
+	}
+	// Read the version before the rows: rows newer than v only make the
+	// next check rebuild once more.
+	rows, err := x.src.SearchRows(ctx, nil)
+	if err != nil {
+		return err
+	}
+	docs := make(map[string]*indexDoc, len(rows))
+	all := make([]*indexDoc, 0, len(rows))
+	seqs := make([]int64, 0, len(rows))
+	full, prev := map[string]postings{}, map[string]postings{}
+	slices.SortFunc(rows, func(a, b SearchRow) int { return cmp.Compare(b.Seq, a.Seq) })
+	for i := range rows {
+		d := newIndexDoc(&rows[i])
+		d.ord = int32(len(all))
+		all, seqs = append(all, d), append(seqs, d.seq)
+		docs[d.full.ID] = d
+		eachWord(d, func(m map[string]postings, w string, rel int8) { m[w] = append(m[w], posting{d.ord, rel}) }, full, prev)
+	}
+	x.mu.Lock()
+	x.docs, x.all, x.seqs, x.full, x.prev = docs, all, seqs, full, prev
+	x.loaded, x.dirty, x.version, x.checked = true, false, v, checkedAt
+	x.mu.Unlock()
+	return nil
+}
+
+func newIndexDoc(r *SearchRow) *indexDoc {
+	d := &indexDoc{seq: r.Seq, cat: r.CategoryKey, full: r.Candidate}
+	d.prev = r.Candidate
+	d.prev.Body, d.prev.Extra = r.Preview, ""
+	return d
+}
+
+// eachWord calls add once for every distinct word of d's text at each
+// level, with that level's postings map and the word's relevance there
+// (Relevance of the one-word query: 8 for the title, 3 for the body, 1
+// for the extra text).
+func eachWord(d *indexDoc, add func(m map[string]postings, w string, rel int8), full, prev map[string]postings) {
+	for _, lv := range []struct {
+		m map[string]postings
+		c *Candidate
+	}{{full, &d.full}, {prev, &d.prev}} {
+		rels := map[string]int8{}
+		var order []string
+		for i, text := range []string{lv.c.Title, lv.c.Body, lv.c.Extra} {
+			bit := int8(1) << i
+			for _, w := range strings.FieldsFunc(text, isSpace) {
+				r, seen := rels[w]
+				if !seen {
+					order = append(order, w)
+				}
+				rels[w] = r | bit
+			}
+		}
+		for _, w := range order {
+			b := rels[w]
+			add(lv.m, w, 8*(b&1)+3*(b>>1&1)+(b>>2&1))
+		}
+	}
+}
+
+// touch applies this engine's write of the evaluations ids: their rows
+// are read back from the store and replace what the index held.
+func (x *searchIndex) touch(ctx context.Context, ids ...string) {
+	x.mu.RLock()
+	loaded := x.loaded
+	x.mu.RUnlock()
+	if !loaded {
+		return
+	}
+	rows, err := x.src.SearchRows(context.WithoutCancel(ctx), ids)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err != nil {
+		x.dirty = true
+		return
+	}
+	for _, id := range ids {
+		if d := x.docs[id]; d != nil {
+			delete(x.docs, id)
+			eachWord(d, func(m map[string]postings, w string, _ int8) {
+				p := m[w]
+				if i, ok := slices.BinarySearchFunc(p, d.seq, x.bySeq); ok {
+					p = slices.Delete(p, i, i+1)
+				}
+				if len(p) == 0 {
+					delete(m, w)
+				} else {
+					m[w] = p
+				}
+			}, x.full, x.prev)
+		}
+	}
+	for i := range rows {
+		d := newIndexDoc(&rows[i])
+		if old := x.docs[d.full.ID]; old != nil {
+			continue // listed twice
+		}
+		d.ord = int32(len(x.all))
+		x.all, x.seqs = append(x.all, d), append(x.seqs, d.seq)
+		x.docs[d.full.ID] = d
+		eachWord(d, func(m map[string]postings, w string, rel int8) {
+			p := m[w]
+			i, _ := slices.BinarySearchFunc(p, d.seq, x.bySeq)
+			m[w] = slices.Insert(p, i, posting{d.ord, rel})
+		}, x.full, x.prev)
+	}
+}
+
+// candidates is SearchCandidates answered from the index.
+func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candidate, bool, error) {
+	if q.Query.Empty() || q.Limit <= 0 {
+		return []Candidate{}, false, nil
+	}
+	if err := x.ensure(ctx); err != nil {
+		return nil, false, err
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	m := x.prev
+	if q.Full {
+		m = x.full
+	}
+	lists := make([]postings, len(q.Query.Tokens))
+	for i, t := range q.Query.Tokens {
+		if lists[i] = m[t]; len(lists[i]) == 0 {
+			return []Candidate{}, false, nil
+		}
+	}
+	si := 0
+	for i, l := range lists {
+		if len(l) < len(lists[si]) {
+			si = i
+		}
+	}
+	shortest := lists[si]
+	seqAt := func(p posting) int64 { return x.seqs[p.ord] }
+	cur := make([]int, len(lists)) // each list's cursor: its postings before it are newer than the current match
+	phrase := q.Query.Phrase()
+	window := max(cmp.Or(q.Window, 2000), q.Limit)
+	level := func(d *indexDoc) *Candidate {
+		if q.Full {
+			return &d.full
+		}
+		return &d.prev
+	}
+	// One pass over the newest matches: the first Limit+1 are kept (all
+	// of them are the answer when no more match) and the best Ranked()
+	// of up to window matches are selected as they come (top, best
+	// first), which a broad query returns.
+	type ranked struct {
+		c   *Candidate
+		rel int
+	}
+	worse := func(a, b ranked) bool { // a after b in the ranking
+		if a.rel != b.rel {
+			return a.rel < b.rel
+		}
+		if q.Sort != SortRecent && a.c.Score != b.c.Score {
+			return a.c.Score < b.c.Score
+		}
+		if c := a.c.UpdatedAt.Compare(b.c.UpdatedAt); c != 0 {
+			return c < 0
+		}
+		return a.c.ID > b.c.ID
+	}
+	k := q.Ranked()
+	found := make([]*Candidate, 0, min(len(shortest), q.Limit+1))
+	top := make([]ranked, 0, k+1)
+	n := 0
+scan:
+	for _, p := range shortest {
+		d := x.all[p.ord]
+		if q.CategoryKey != "" && d.cat != q.CategoryKey {
+			continue
+		}
+		// Relevance: the sum of each word's relevance (kept in the
+		// postings), plus the phrase's for several words.
+		rel, match := int(p.rel), true
+		for j, l := range lists {
+			if j == si {
+				continue
+			}
+			c := cur[j]
+			if c < len(l) && seqAt(l[c]) > d.seq {
+				// Gallop to the first posting not newer than d.
+				lo, step := c, 1
+				for lo+step < len(l) && seqAt(l[lo+step]) > d.seq {
+					lo, step = lo+step, step*2
+				}
+				hi := min(lo+step, len(l))
+				c = lo + 1 + sort.Search(hi-lo-1, func(i int) bool { return seqAt(l[lo+1+i]) <= d.seq })
+			}
+			if cur[j] = c; c == len(l) {
+				break scan // no older document has this word
+			}
+			if seqAt(l[c]) != d.seq {
+				match = false
+				break
+			}
+			rel += int(l[c].rel)
+		}
+		if !match {
+			continue
+		}
+		c := level(d)
+		if len(q.Query.Tokens) > 1 {
+			if ContainsWord(c.Title, phrase) {
+				rel += 6
+			}
+			if ContainsWord(c.Body, phrase) {
+				rel += 2
+			}
+		}
+		if len(found) <= q.Limit {
+			found = append(found, c)
+		}
+		r := ranked{c, rel}
+		if len(top) < k || worse(top[len(top)-1], r) {
+			i := len(top)
+			for i > 0 && worse(top[i-1], r) {
+				i--
+			}
+			top = slices.Insert(top, i, r)
+			if len(top) > k {
+				top = top[:k]
+			}
+		}
+		if n++; n == window {
+			break
+		}
+	}
+	if n <= q.Limit {
+		out := make([]Candidate, len(found))
+		for i, c := range found {
+			out[i] = *c
+		}
+		return out, false, nil
+	}
+	out := make([]Candidate, len(top))
+	for i, r := range top {
+		out[i] = *r.c
+	}
+	return out, true, nil
+}
+
+// isSpace separates the words of normalised text (SearchText writes single
+// spaces), exactly as ContainsWord reads it.
+func isSpace(r rune) bool { return r == ' ' }

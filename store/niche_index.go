@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/assaykit/assay/niche"
+)
+
+// SearchRows implements niche.IndexSource: the published evaluations'
+// search rows (niche_search on SQLite, the published rows of
+// niche_evaluations on PostgreSQL), all when ids is nil.
+func (db *DB) SearchRows(ctx context.Context, ids []string) ([]niche.SearchRow, error) {
+	table := "niche_search e WHERE 1 = 1"
+	if db.drv.Dialect == Postgres {
+		table = "niche_evaluations e WHERE e.status = 'published'"
+	}
+	query := `SELECT ` + candidateCols(true) + `, e.seq, e.category_key, e.sp FROM ` + table
+	var args []any
+	if ids != nil {
+		if len(ids) == 0 {
+			return nil, nil
+		}
+		query += ` AND e.id IN (` + placeholders(len(ids)) + `)`
+		args = anyArgs(ids)
+	}
+	rows, err := db.query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: search rows: %w", err)
+	}
+	defer rows.Close()
+	var out []niche.SearchRow
+	for rows.Next() {
+		var r niche.SearchRow
+		c, err := scanCandidate(rows, &r.Seq, &r.CategoryKey, &r.Preview)
+		if err != nil {
+			return nil, fmt.Errorf("store: search rows: %w", err)
+		}
+		r.Candidate = c
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: search rows: %w", err)
+	}
+	return out, nil
+}
+
+// SearchVersion implements niche.IndexSource: niche_version.v, which the
+// triggers of migration 0014 raise on every change of the search rows.
+func (db *DB) SearchVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := db.cachedQueryRow(ctx, `SELECT v FROM niche_version WHERE id = 1`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("store: search version: %w", err)
+	}
+	return v, nil
+}
