@@ -36,7 +36,12 @@ import (
 // from the store (one read of every published row) while other searches
 // keep using the previous index. Any write, this engine's included,
 // changes the version, so a catalogue being curated is rebuilt at most
-// once per TTL.
+// once per TTL — and, when a rebuild is costly (over costlyBuild of wall
+// time, as at 100,000 evaluations), not again before four times its
+// duration has passed, so that continuous curation spends at most about a
+// fifth of a core on rebuilds. Other instances' writes to such a large
+// catalogue then show within that longer time; this engine's own show at
+// once.
 //
 // Memory. The index holds each published evaluation's normalised text at
 // both levels and its listing (the strings the store returned) and 8
@@ -104,15 +109,24 @@ type searchIndex struct {
 	dirty   bool // a write could not be applied: rebuild at the next check
 	version int64
 	checked time.Time
-	docs    map[string]*indexDoc
-	all     []*indexDoc // by posting.ord; removed documents stay until a rebuild
-	seqs    []int64     // all[ord].seq, dense for the scans of postings
-	full    map[string]postings
-	prev    map[string]postings
+	// built and buildCost are when the last full build ended and how long
+	// it took, in wall time (they bound the rebuilds' share of the CPU).
+	built     time.Time
+	buildCost time.Duration
+	wall      func() time.Time // time.Now; tests replace it
+	docs      map[string]*indexDoc
+	all       []*indexDoc // by posting.ord; removed documents stay until a rebuild
+	seqs      []int64     // all[ord].seq, dense for the scans of postings
+	full      map[string]postings
+	prev      map[string]postings
 }
 
+// costlyBuild is the wall time above which a full build is costly enough
+// to be rate-limited (see Consistency in the type's documentation).
+const costlyBuild = 250 * time.Millisecond
+
 func newSearchIndex(src IndexSource, every time.Duration, now func() time.Time) *searchIndex {
-	return &searchIndex{src: src, every: every, now: now}
+	return &searchIndex{src: src, every: every, now: now, wall: time.Now}
 }
 
 // ensure loads the index or refreshes it when due. Only the first load
@@ -134,19 +148,21 @@ func (x *searchIndex) ensure(ctx context.Context) error {
 	}
 	defer x.build.Unlock()
 	x.mu.RLock()
-	loaded, dirty, version := x.loaded, x.dirty, x.version
+	loaded, dirty, version, built, cost := x.loaded, x.dirty, x.version, x.built, x.buildCost
 	x.mu.RUnlock()
 	checkedAt := x.now()
 	v, err := x.src.SearchVersion(ctx)
 	if err != nil {
 		return err
 	}
-	if loaded && !dirty && v == version {
+	cooling := cost > costlyBuild && x.wall().Sub(built) < 4*cost
+	if loaded && !dirty && (v == version || cooling) {
 		x.mu.Lock()
 		x.checked = checkedAt
 		x.mu.Unlock()
 		return nil
 	}
+	start := x.wall()
 	// Read the version before the rows: rows newer than v only make the
 	// next check rebuild once more.
 	rows, err := x.src.SearchRows(ctx, nil)
@@ -168,6 +184,8 @@ func (x *searchIndex) ensure(ctx context.Context) error {
 	x.mu.Lock()
 	x.docs, x.all, x.seqs, x.full, x.prev = docs, all, seqs, full, prev
 	x.loaded, x.dirty, x.version, x.checked = true, false, v, checkedAt
+	x.built = x.wall()
+	x.buildCost = x.built.Sub(start)
 	x.mu.Unlock()
 	return nil
 }
