@@ -190,16 +190,17 @@ func (b *Billing) Livemode() bool { return b.livemode }
 // Offer checks the configured price (cached) and returns the offer, or an
 // error wrapping niche.ErrBillingUnavailable.
 func (b *Billing) Offer(ctx context.Context) (*niche.BillingOffer, error) {
-	b.mu.Lock()
-	if !b.offerAt.IsZero() && b.now().Sub(b.offerAt) < b.offTTL {
-		o, err := b.offer, b.offErr
-		b.mu.Unlock()
+	if o, err, ok := b.cachedOffer(); ok {
 		return o, err
 	}
-	b.mu.Unlock()
 	// One price check at a time; it runs detached from the first caller's
 	// cancellation so that the others still get its answer.
 	ch := b.sf.DoChan("offer", func() (any, error) {
+		// A check that ended between this caller's look at the cache and
+		// its call here has already answered.
+		if o, err, ok := b.cachedOffer(); ok {
+			return o, err
+		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		o, err := b.checkPrice(cctx)
@@ -223,6 +224,16 @@ func (b *Billing) Offer(ctx context.Context) (*niche.BillingOffer, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// cachedOffer returns the last price check's answer while it is fresh.
+func (b *Billing) cachedOffer() (*niche.BillingOffer, error, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.offerAt.IsZero() && b.now().Sub(b.offerAt) < b.offTTL {
+		return b.offer, b.offErr, true
+	}
+	return nil, nil, false
 }
 
 func (b *Billing) checkPrice(ctx context.Context) (*niche.BillingOffer, error) {
