@@ -269,7 +269,12 @@ func (c *crashClient) checkTokens(ctx context.Context, id, earlier, later string
 	lookup := func(token string) int {
 		h := http.Header{}
 		h.Set(payment.HeaderOrderToken, token)
+		// A kill can cut a lookup off: ask again once the server is back.
 		a := do(ctx, c.hc, c.st, "order lookup after a retry", c.base, http.MethodGet, "/v1/orders/"+id, nil, h)
+		for try := 0; a.err != nil && try < 10 && c.cs.up.wait(ctx); try++ {
+			time.Sleep(200 * time.Millisecond) // the controller may not have marked the kill yet
+			a = do(ctx, c.hc, c.st, "order lookup after a retry", c.base, http.MethodGet, "/v1/orders/"+id, nil, h)
+		}
 		if a.err != nil {
 			return 0
 		}
