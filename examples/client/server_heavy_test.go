@@ -28,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
 )
 
 // serverBin is the examples/server binary, built once by TestMain: the
@@ -187,7 +187,7 @@ func TestClientBuysAndChecksReceipts(t *testing.T) {
 
 func TestClientOwnWalletAndTier(t *testing.T) {
 	base := startServer(t)
-	w, err := payment.GenerateKeySigner()
+	w, err := evm.GenerateKeySigner()
 	if err != nil {
 		t.Fatal(err)
 	}
