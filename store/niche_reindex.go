@@ -40,6 +40,14 @@ func (db *DB) reindexNiche(ctx context.Context) error {
 		return err
 	}
 	err := db.inTx(ctx, func(tx *Tx) error {
+		if db.drv.Dialect == Postgres {
+			// Instances starting together reindex one at a time (the
+			// migrations' key; this lock ends with the transaction): the
+			// later one then finds the language recorded.
+			if _, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock(?)", advisoryLockKey); err != nil {
+				return err
+			}
+		}
 		ok, err := current(func() (string, error) {
 			var v string
 			err := tx.queryRow(ctx, `SELECT value FROM assay_meta WHERE key = ?`, searchLanguageMeta).Scan(&v)

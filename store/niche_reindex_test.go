@@ -3,10 +3,12 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/anydb"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -58,5 +60,39 @@ func TestNicheReindexOnLanguageChange(t *testing.T) {
 				t.Errorf("term counts %v of %d (%v), want landlord in 2 of 2", docs, total, err)
 			}
 		})
+	}
+}
+
+// TestNicheReindexConcurrentOpen: instances starting together on a
+// PostgreSQL database indexed in another language all open (they reindex
+// one at a time under the migrations' advisory lock; a later one finds the
+// language recorded).
+func TestNicheReindexConcurrentOpen(t *testing.T) {
+	ctx := context.Background()
+	url := storetest.PostgresURL(t)
+	plain := storetest.Open(t, url, &store.Options{SearchLanguage: niche.NoStemming})
+	var recs []niche.Record
+	for i := 1; i <= 50; i++ {
+		recs = append(recs, benchRecord(i, fmt.Sprintf("Rent reminders for landlords %d", i), "Landlords chase tenants every month.", "A reminder tool."))
+	}
+	if err := plain.BulkLoadNiche(ctx, nil, recs, 10); err != nil {
+		t.Fatal(err)
+	}
+	plain.Close()
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			db, err := anydb.Open(ctx, url, nil)
+			if err == nil {
+				err = db.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("open while another instance reindexes: %v", err)
+		}
 	}
 }

@@ -165,7 +165,7 @@ func (s *serverProc) start(ctx context.Context, timeout time.Duration) error {
 		select {
 		case <-done:
 			s.reap()
-			return fmt.Errorf("%s: exited during start (%v)", s.name, s.exitError())
+			return fmt.Errorf("%s: exited during start (%v); log %s:\n%s", s.name, s.exitError(), s.logPath, tail(s.logPath, 30))
 		case <-t.C:
 			_ = s.kill()
 			return fmt.Errorf("%s: /healthz not 200 after %s", s.name, timeout)

@@ -35,6 +35,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -163,7 +164,13 @@ func applyRationale(ctx context.Context, e *niche.Engine, data []byte, rep *nich
 		}
 		d.Draft.Rationale = &r
 		op := niche.Op{ID: d.OperationID + ":rationale", Actor: "assay demo", Reason: "demo catalogue: per-criterion rationale"}
-		if _, err := e.Revise(ctx, l.ID, 1, op, d.Draft); err != nil {
+		_, err = e.Revise(ctx, l.ID, 1, op, d.Draft)
+		if errors.Is(err, niche.ErrConflict) || errors.Is(err, niche.ErrOperationConflict) {
+			// Another instance loading the demo at the same time revised
+			// it first (or a curator did): its revision stands.
+			continue
+		}
+		if err != nil {
 			return fmt.Errorf("nichedemo: rationale of %s: %w", l.ID, err)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
+	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -97,4 +99,64 @@ func checkListed(t *testing.T, e *niche.Engine, previews []niche.Preview, now ti
 		}
 	}
 	return categories, trends
+}
+
+// TestLoadConcurrently: instances starting together on one database each
+// load the demo (the load-test cluster does): both succeed, and every
+// evaluation ends with its rationale once.
+func TestLoadConcurrently(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/demo.db"
+	now := time.Date(2027, 3, 15, 9, 30, 0, 0, time.UTC)
+	pages, err := nichedemo.ServePages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pages.Close()
+	var engines []*niche.Engine
+	for range 2 {
+		db, err := sqlite.Open(ctx, path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		svc, err := snapshot.NewService(db, db, &snapshot.Options{
+			HostMap: pages.HostMap(), AllowAddrs: pages.AllowList(), TLSConfig: pages.TLSConfig(),
+			Resolver: snapshottest.Resolver(nil), DialControl: (&snapshottest.Tripwire{}).Control,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { svc.Close() })
+		e, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources(), Capturer: svc, Now: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		engines = append(engines, e)
+	}
+	errs := make(chan error, len(engines))
+	for _, e := range engines {
+		go func() {
+			_, err := nichedemo.Load(ctx, e, &nichedemo.Options{Now: func() time.Time { return now }})
+			errs <- err
+		}()
+	}
+	for range engines {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent load: %v", err)
+		}
+	}
+	list, err := engines[0].List(ctx, niche.ListOptions{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list.Previews {
+		ev, err := engines[0].Evaluation(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Rationale == (niche.Rationale{}) || ev.Revision != 2 {
+			t.Errorf("%s: revision %d, rationale %+v", p.ID, ev.Revision, ev.Rationale)
+		}
+	}
 }
