@@ -35,9 +35,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
