@@ -1,11 +1,13 @@
 package shapes
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/assaykit/assay/field"
 	"github.com/invopop/jsonschema"
@@ -32,6 +34,10 @@ func schemaNamer() func(reflect.Type) string {
 		return t.Name()
 	}
 }
+
+// reflectedSchemas is reflectSchemas run once; its definitions are only
+// read (marshalled) afterwards.
+var reflectedSchemas = sync.OnceValues(reflectSchemas)
 
 // reflectSchemas reflects every shape into one set of definitions.
 func reflectSchemas() (jsonschema.Definitions, error) {
@@ -223,14 +229,37 @@ func constrainValue(s *jsonschema.Schema, n *node) {
 
 // Schema returns the JSON Schema (draft 2020-12) of the named shape (a
 // name New knows): {"$schema":…,"$ref":"#/$defs/<name>","$defs":{…}}, with
-// the definitions of every shape it uses.
+// the definitions of every shape it uses. The caller may keep or change
+// the bytes: each call returns its own copy.
 func Schema(name string) (json.RawMessage, bool) {
-	v, ok := New(name)
+	s, ok := allSchemas()[name]
 	if !ok {
 		return nil, false
 	}
-	defs, err := reflectSchemas()
+	return bytes.Clone(s), true
+}
+
+// allSchemas holds the schema of every shape by name, reflected once: the
+// schemas depend only on the Go types (reflecting them all is the cost of
+// a Schema call otherwise, and servers ask for every shape at start).
+var allSchemas = sync.OnceValue(func() map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	defs, err := reflectedSchemas()
 	if err != nil {
+		return out
+	}
+	for _, name := range Names() {
+		if s, ok := schemaOf(name, defs); ok {
+			out[name] = s
+		}
+	}
+	return out
+})
+
+// schemaOf is the schema of one shape, with the definitions it uses.
+func schemaOf(name string, defs jsonschema.Definitions) (json.RawMessage, bool) {
+	v, ok := New(name)
+	if !ok {
 		return nil, false
 	}
 	root := schemaNamer()(reflect.TypeOf(v).Elem())
@@ -274,7 +303,7 @@ func refsIn(b []byte) []string {
 // components.schemas of an OpenAPI 3.1 document, keyed by name, with
 // references of the form #/components/schemas/<name>.
 func OpenAPISchemas() (map[string]json.RawMessage, error) {
-	defs, err := reflectSchemas()
+	defs, err := reflectedSchemas()
 	if err != nil {
 		return nil, err
 	}
