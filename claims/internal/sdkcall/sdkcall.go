@@ -1,9 +1,12 @@
 // Package sdkcall holds what the providers built on the official,
 // Stainless-generated SDKs (openai-go, anthropic-sdk-go) share about a call:
-// the retry veto middleware, Retry-After parsing, the Search deadline carried
-// to that middleware, and the classification of transport failures. Both
-// SDKs retry on status alone, ignore the caller's deadline and honour
-// x-should-retry: false on a response, which is how the veto works.
+// the options both take and their defaults (Settings, so that each default
+// is stated once; each provider's exported Options and Default* constants
+// map onto it), the retry veto middleware, Retry-After parsing, the Search
+// deadline carried to that middleware, and the classification of transport
+// failures. Both SDKs retry on status alone, ignore the caller's deadline
+// and honour x-should-retry: false on a response, which is how the veto
+// works.
 package sdkcall
 
 import (
