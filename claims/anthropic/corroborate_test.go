@@ -10,13 +10,11 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/assaykit/assay/claims"
-	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/claims/internal/providertest"
 	"github.com/assaykit/assay/claims/openai"
 	"github.com/assaykit/assay/field"
-	"github.com/assaykit/assay/store/sqlite"
 )
 
 // openaiStream serves claims/openai's recorded success response as a
@@ -54,33 +52,20 @@ func openaiStream(t *testing.T) *httptest.Server {
 // deep tier both are asked and both are named in the provenance; their
 // evidence ids stay apart and both usages reach the observer.
 func TestCorroborationWithOpenAI(t *testing.T) {
-	oa, err := openai.New(&openai.Options{APIKey: "sk-test", BaseURL: openaiStream(t).URL + "/v1", Now: func() time.Time { return fixedNow }})
+	oa, err := openai.New(&openai.Options{APIKey: "sk-test", BaseURL: openaiStream(t).URL + "/v1", Now: providertest.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	an, api := newTestProvider(t, ok(), nil)
-	db, err := sqlite.Open(context.Background(), ":memory:", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	snaps := &claimstest.Snapshotter{Pages: map[string]claimstest.Page{}, Now: func() time.Time { return fixedNow }}
-	for u, text := range basePages {
-		snaps.Pages[u] = claimstest.Page{Text: text}
-	}
-	log := &usageLog{}
-	e, err := claims.New(oa, db, snaps, &claims.Options{Now: func() time.Time { return fixedNow }, Observer: log, Providers: []claims.SearchProvider{an}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Verify(context.Background(), claims.Deep, request("Base mainnet uses chain ID 8453 and USDC on Base has 6 decimals.", func(r *claims.Request) {
+	e, log := providertest.Engine(t, providertest.BasePages(), oa, an)
+	res, err := e.Verify(context.Background(), claims.Deep, providertest.Request(providertest.BaseClaim, func(r *claims.Request) {
 		r.SourcePolicy, r.MinimumSources, r.FreshnessHours = "open_web", 1, field.Null[int]()
 	}), &claims.Call{Scope: "payer:test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if api.count() != 1 {
-		t.Errorf("anthropic requests = %d", api.count())
+	if api.Count() != 1 {
+		t.Errorf("anthropic requests = %d", api.Count())
 	}
 	pv := res.Provenance
 	if pv.Provider != "openai+anthropic" || pv.WebSearchCallCount != 5 {
@@ -98,13 +83,11 @@ func TestCorroborationWithOpenAI(t *testing.T) {
 	if anthropicEvidence == 0 {
 		t.Errorf("no evidence reached through anthropic: %+v", res.Evidence)
 	}
-	log.mu.Lock()
-	defer log.mu.Unlock()
 	got := map[string]bool{}
-	for _, u := range log.usage {
+	for _, u := range log.Usage() {
 		got[u.Provider] = true
 	}
 	if !got["openai"] || !got["anthropic"] {
-		t.Errorf("observer usage %+v", log.usage)
+		t.Errorf("observer usage %+v", log.Usage())
 	}
 }
