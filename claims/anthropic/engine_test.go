@@ -13,21 +13,12 @@ import (
 	"github.com/assaykit/assay/field"
 )
 
-// engineOver builds a claims engine over the provider served by a fake
-// Messages API with the replies (see providertest.Engine).
-func engineOver(t *testing.T, replies []reply, pages map[string]string) (*claims.Engine, *providertest.Fake, *providertest.UsageLog) {
-	t.Helper()
-	p, api := newTestProvider(t, replies, nil)
-	e, log := providertest.Engine(t, pages, p)
-	return e, api, log
-}
-
 // The recorded Messages payload, run through the claims engine: the
 // consulted sources come from the web_search_tool_result blocks, the
 // cited_text fills the excerpt the model left empty, and the usage and
 // search counts reach the provenance and the observer.
 func TestThroughTheEngine(t *testing.T) {
-	e, api, log := engineOver(t, ok(), providertest.BasePages())
+	e, api, log := providertest.EngineOver(t, start, ok(), providertest.BasePages())
 	call := &claims.Call{Scope: "payer:test"}
 	res, err := e.Verify(context.Background(), claims.Standard,
 		providertest.Request(providertest.BaseClaim, func(r *claims.Request) {
@@ -75,7 +66,7 @@ func TestThroughTheEngine(t *testing.T) {
 // A truncated answer fails the verification, but what it cost reaches the
 // caller's Call and the Observer.
 func TestTruncatedAnswerThroughTheEngine(t *testing.T) {
-	e, _, log := engineOver(t, []reply{{File: "max_tokens.json"}}, nil)
+	e, _, log := providertest.EngineOver(t, start, []reply{{File: "max_tokens.json"}}, nil)
 	call := &claims.Call{Scope: "payer:test"}
 	_, err := e.Verify(context.Background(), claims.Standard, providertest.Request("Base mainnet uses chain ID 8453.", nil), call)
 	var re *ResponseError
@@ -90,7 +81,7 @@ func TestTruncatedAnswerThroughTheEngine(t *testing.T) {
 
 // A spend limit fails fast through the engine as quota exhaustion.
 func TestSpendLimitThroughTheEngine(t *testing.T) {
-	e, api, _ := engineOver(t, []reply{{Status: 429, File: "error_spend_limit.json", Header: map[string]string{"Retry-After": "1"}}, {File: "success.json"}}, providertest.BasePages())
+	e, api, _ := providertest.EngineOver(t, start, []reply{{Status: 429, File: "error_spend_limit.json", Header: map[string]string{"Retry-After": "1"}}, {File: "success.json"}}, providertest.BasePages())
 	_, err := e.Verify(context.Background(), claims.Standard, providertest.Request("Base mainnet uses chain ID 8453.", nil), &claims.Call{Scope: "payer:test"})
 	if !errors.Is(err, claims.ErrProviderQuotaExhausted) || api.Count() != 1 {
 		t.Fatalf("error %v after %d requests", err, api.Count())

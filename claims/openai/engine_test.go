@@ -13,15 +13,6 @@ import (
 	"github.com/assaykit/assay/claims/internal/providertest"
 )
 
-// engineOver builds a claims engine over the provider served by a fake
-// Responses API with the replies (see providertest.Engine).
-func engineOver(t *testing.T, replies []reply, pages map[string]string) (*claims.Engine, *providertest.Fake, *providertest.UsageLog) {
-	t.Helper()
-	p, api := newTestProvider(t, replies, nil)
-	e, log := providertest.Engine(t, pages, p)
-	return e, api, log
-}
-
 // The recorded Responses payloads, run through the claims engine: the
 // provider's parse feeds reconciliation, snapshots and the verdict rules.
 func TestThroughTheEngine(t *testing.T) {
@@ -105,7 +96,7 @@ func TestThroughTheEngine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e, api, log := engineOver(t, []reply{{File: tc.file}}, tc.pages)
+			e, api, log := providertest.EngineOver(t, start, []reply{{File: tc.file}}, tc.pages)
 			call := &claims.Call{Scope: "payer:test"}
 			res, err := e.Verify(context.Background(), claims.Standard, tc.req, call)
 			if err != nil {
@@ -144,7 +135,7 @@ func TestThroughTheEngine(t *testing.T) {
 // A truncated answer fails the verification, but the tokens it cost reach
 // the caller's Call and the Observer.
 func TestTruncatedAnswerThroughTheEngine(t *testing.T) {
-	e, api, log := engineOver(t, []reply{{File: "incomplete_max_output_tokens.json"}}, nil)
+	e, api, log := providertest.EngineOver(t, start, []reply{{File: "incomplete_max_output_tokens.json"}}, nil)
 	call := &claims.Call{Scope: "payer:test"}
 	_, err := e.Verify(context.Background(), claims.Standard, providertest.Request("Base mainnet uses chain ID 8453.", nil), call)
 	var re *ResponseError

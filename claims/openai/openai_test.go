@@ -147,14 +147,7 @@ func newTestProvider(t *testing.T, replies []reply, mod func(*Options)) (*Provid
 	t.Helper()
 	api := responsesAPI.Serve(t, replies)
 	o := &Options{APIKey: "sk-test", BaseURL: api.URL + "/v1", Now: providertest.Now, MinAttemptTime: time.Millisecond}
-	if mod != nil {
-		mod(o)
-	}
-	p, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, api
+	return providertest.New(t, New, o, mod), api
 }
 
 // start is newTestProvider for the shared table runners.

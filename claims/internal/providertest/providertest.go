@@ -262,6 +262,29 @@ func Request(claim string, mod func(*claims.Request)) *claims.Request {
 	return &r
 }
 
+// New returns newProvider(o) after mod(o) (nil: none), failing the test
+// on an error.
+func New[O, P any](t testing.TB, newProvider func(*O) (P, error), o *O, mod func(*O)) P {
+	t.Helper()
+	if mod != nil {
+		mod(o)
+	}
+	p, err := newProvider(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// EngineOver builds a provider with start over a fake API with the
+// replies (default options) and an Engine over it serving pages.
+func EngineOver[O any](t *testing.T, start Start[O], replies []Reply, pages map[string]string) (*claims.Engine, *Fake, *UsageLog) {
+	t.Helper()
+	p, api := start(t, replies, nil)
+	e, log := Engine(t, pages, p)
+	return e, api, log
+}
+
 // Start builds a provider over a fake API with the replies, its options
 // changed by mod (nil: none).
 type Start[O any] func(t *testing.T, replies []Reply, mod func(*O)) (claims.SearchProvider, *Fake)
