@@ -1,13 +1,7 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
@@ -17,42 +11,14 @@ import (
 	"github.com/assaykit/assay/field"
 )
 
-// openaiStream serves claims/openai's recorded success response as a
-// Responses API stream (each output item done, then response.completed).
-func openaiStream(t *testing.T) *httptest.Server {
-	t.Helper()
-	body, err := os.ReadFile("../openai/testdata/responses/success.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var resp struct {
-		Output []json.RawMessage `json:"output"`
-	}
-	if err := json.Unmarshal(body, &resp); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	for i, it := range resp.Output {
-		var c bytes.Buffer
-		_ = json.Compact(&c, it)
-		fmt.Fprintf(&out, "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"sequence_number\":%d,\"output_index\":%d,\"item\":%s}\n\n", i, i, c.String())
-	}
-	var c bytes.Buffer
-	_ = json.Compact(&c, body)
-	fmt.Fprintf(&out, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":%d,\"response\":%s}\n\n", len(resp.Output), c.String())
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write(out.Bytes())
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 // Both SDK providers, over their recorded payloads, in one engine: on the
 // deep tier both are asked and both are named in the provenance; their
 // evidence ids stay apart and both usages reach the observer.
 func TestCorroborationWithOpenAI(t *testing.T) {
-	oa, err := openai.New(&openai.Options{APIKey: "sk-test", BaseURL: openaiStream(t).URL + "/v1", Now: providertest.Now})
+	// claims/openai's recorded success response; File is relative to
+	// testdata/responses.
+	oaAPI := providertest.ResponsesAPI().Serve(t, []reply{{File: "../../../openai/testdata/responses/success.json"}})
+	oa, err := openai.New(&openai.Options{APIKey: "sk-test", BaseURL: oaAPI.URL + "/v1", Now: providertest.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

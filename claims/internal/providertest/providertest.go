@@ -1,12 +1,13 @@
 // Package providertest is the test scaffolding the SDK providers' tests
 // (claims/openai, claims/anthropic) share: a fake API that serves scripted
 // replies from each provider's recorded payloads and records the requests,
-// the query the engine would send, a claims engine over a provider, and the
-// table runners of the failure and retry tests both suites make. What is
-// particular to an API (its endpoint, how a recorded object is replayed as
-// its event stream, its payloads under testdata) stays in the provider's
-// tests; this package holds only what would otherwise be written twice.
-// It is imported by tests alone.
+// the replay of a recorded object as each API's documented event stream
+// (ResponsesAPI, MessagesAPI: the anthropic tests also serve openai's
+// recorded answer, to corroborate), the query the engine would send, a
+// claims engine over providers, and the table runners of the failure and
+// retry tests both suites make. The recorded payloads stay in each
+// provider's testdata, and the assertions on what a provider sends and
+// parses stay in its tests. It is imported by tests alone.
 package providertest
 
 import (
