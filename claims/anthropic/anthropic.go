@@ -3,11 +3,9 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -173,15 +171,9 @@ func (p *Provider) Capabilities() claims.ProviderCapabilities {
 // error. With a *ResponseError or *OutputError the partial response is
 // returned too, for accounting.
 func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims.ProviderResponse, error) {
-	if !p.Configured() {
-		return nil, providerErr(claims.ProviderNotConfigured, 0, errors.New("anthropic: no API key"))
-	}
-	if q == nil || strings.TrimSpace(q.Claim) == "" {
-		return nil, providerErr(claims.ProviderFailed, 0, errors.New("anthropic: empty query"))
-	}
-	now := q.Now
-	if now.IsZero() {
-		now = p.set.Now()
+	now, err := p.set.Start(ProviderName, q)
+	if err != nil {
+		return nil, err
 	}
 	params, limits, err := p.buildRequest(q, now)
 	if err != nil {
@@ -310,17 +302,7 @@ func (p *Provider) classify(ctx context.Context, err error, last *http.Response)
 		}
 		return classifyAPIError(apiErr, ra)
 	}
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("anthropic: deadline exceeded: %w", errors.Join(err, ctx.Err())))
-	case ctx.Err() != nil:
-		return providerErr(claims.ProviderFailed, 0, fmt.Errorf("anthropic: %w", ctx.Err()))
-	case errors.Is(err, context.DeadlineExceeded) || sdkcall.IsTimeout(err):
-		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("anthropic: attempt timed out: %w", err))
-	case sdkcall.IsDecodeError(err):
-		return badOutput("", "response stream is not valid JSON events: %v", err)
-	}
-	return providerErr(claims.ProviderFailed, 0, fmt.Errorf("anthropic: %w", err))
+	return sdkcall.Failure(ctx, ProviderName, err, func(reason string) error { return badOutput("", "%s", reason) })
 }
 
 // logAttempt logs the identifying and rate-limit headers of one attempt.

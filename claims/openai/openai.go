@@ -2,11 +2,9 @@ package openai
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3/option"
@@ -212,15 +210,9 @@ func (p *Provider) Capabilities() claims.ProviderCapabilities {
 // a Responses API object) the partial response is returned with the
 // error, so that the caller can still account the usage it cost.
 func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims.ProviderResponse, error) {
-	if !p.Configured() {
-		return nil, providerErr(claims.ProviderNotConfigured, 0, errors.New("openai: no API key"))
-	}
-	if q == nil || strings.TrimSpace(q.Claim) == "" {
-		return nil, providerErr(claims.ProviderFailed, 0, errors.New("openai: empty query"))
-	}
-	now := q.Now
-	if now.IsZero() {
-		now = p.set.Now()
+	now, err := p.set.Start(ProviderName, q)
+	if err != nil {
+		return nil, err
 	}
 	params, limits, err := p.buildRequest(q, now)
 	if err != nil {
@@ -287,17 +279,7 @@ func (p *Provider) classify(ctx context.Context, err error, last *http.Response)
 		}
 		return classifyAPIError(apiErr, ra)
 	}
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("openai: deadline exceeded: %w", errors.Join(err, ctx.Err())))
-	case ctx.Err() != nil:
-		return providerErr(claims.ProviderFailed, 0, fmt.Errorf("openai: %w", ctx.Err()))
-	case errors.Is(err, context.DeadlineExceeded) || sdkcall.IsTimeout(err):
-		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("openai: attempt timed out: %w", err))
-	case sdkcall.IsDecodeError(err):
-		return badOutput("", "response stream is not valid JSON events: %v", err)
-	}
-	return providerErr(claims.ProviderFailed, 0, fmt.Errorf("openai: %w", err))
+	return sdkcall.Failure(ctx, ProviderName, err, func(reason string) error { return badOutput("", "%s", reason) })
 }
 
 // resetHeaders are the rate-limit reset durations read when an answer has

@@ -2,6 +2,7 @@ package sdkcall
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -113,4 +114,21 @@ func (s *Settings) Bound(ctx context.Context) (context.Context, context.CancelFu
 // clock and MinAttemptTime; the caller adds the provider's own rules.
 func (s *Settings) Policy(name string) *Policy {
 	return &Policy{Name: name, Log: s.Logger, Now: s.Now, MinAttemptTime: s.MinAttemptTime}
+}
+
+// Start checks a query before any request: without an API key it fails
+// with claims.ProviderNotConfigured, with no claim with
+// claims.ProviderFailed; otherwise it returns the clock stated to the model
+// (q.Now, or Now when that is zero). name prefixes the errors.
+func (s *Settings) Start(name string, q *claims.ProviderQuery) (time.Time, error) {
+	if s.APIKey == "" {
+		return time.Time{}, &claims.ProviderError{Kind: claims.ProviderNotConfigured, Err: errors.New(name + ": no API key")}
+	}
+	if q == nil || strings.TrimSpace(q.Claim) == "" {
+		return time.Time{}, &claims.ProviderError{Kind: claims.ProviderFailed, Err: errors.New(name + ": empty query")}
+	}
+	if q.Now.IsZero() {
+		return s.Now(), nil
+	}
+	return q.Now, nil
 }

@@ -2,6 +2,9 @@ package sdkcall
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -73,5 +76,53 @@ func TestBound(t *testing.T) {
 	}
 	if carried, _ := ctx.Value(deadlineKey{}).(time.Time); !carried.Equal(mine) {
 		t.Errorf("carried %v", carried)
+	}
+}
+
+func TestStart(t *testing.T) {
+	clock := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	s := Settings{APIKey: "k", Now: func() time.Time { return clock }}
+	if now, err := s.Start("p", &claims.ProviderQuery{Claim: "c"}); err != nil || !now.Equal(clock) {
+		t.Errorf("Start = %v, %v; want the settings' clock", now, err)
+	}
+	given := clock.Add(-time.Hour)
+	if now, err := s.Start("p", &claims.ProviderQuery{Claim: "c", Now: given}); err != nil || !now.Equal(given) {
+		t.Errorf("Start = %v, %v; want the query's clock", now, err)
+	}
+	if _, err := s.Start("p", &claims.ProviderQuery{Claim: " "}); !errors.Is(err, claims.ErrProviderFailed) || err.Error() == "" {
+		t.Errorf("empty claim: %v", err)
+	}
+	if _, err := (&Settings{}).Start("p", &claims.ProviderQuery{Claim: "c"}); !errors.Is(err, claims.ErrProviderNotConfigured) {
+		t.Errorf("no key: %v", err)
+	}
+}
+
+func TestFailure(t *testing.T) {
+	expired, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel()
+	cancelled, stop := context.WithCancel(context.Background())
+	stop()
+	var syntax error = &json.SyntaxError{}
+	bad := errors.New("bad output")
+	tests := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want error
+	}{
+		{"deadline", expired, io.ErrUnexpectedEOF, claims.ErrProviderTimeout},
+		{"cancelled", cancelled, io.ErrUnexpectedEOF, claims.ErrProviderFailed},
+		{"attempt timeout", context.Background(), context.DeadlineExceeded, claims.ErrProviderTimeout},
+		{"not JSON", context.Background(), syntax, bad},
+		{"transport", context.Background(), io.ErrUnexpectedEOF, claims.ErrProviderFailed},
+	}
+	for _, tc := range tests {
+		got := Failure(tc.ctx, "p", tc.err, func(string) error { return bad })
+		if !errors.Is(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := Failure(expired, "p", io.ErrUnexpectedEOF, nil); !errors.Is(got, context.DeadlineExceeded) {
+		t.Errorf("deadline error %v does not wrap the context's", got)
 	}
 }
