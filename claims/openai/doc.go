@@ -38,6 +38,7 @@
 // attempt that ran out of its AttemptTimeout. The same middleware logs the
 // x-request-id, openai-processing-ms and x-ratelimit-* headers of every
 // attempt at debug level.
+//
 // The defaults of the options both SDK providers take (API key, base URL,
 // model, clock, timeouts, retries, HTTP client, logger) are applied in one
 // place, claims/internal/sdkcall's Settings, which both share.
