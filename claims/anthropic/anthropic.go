@@ -3,12 +3,9 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -23,10 +20,10 @@ import (
 const (
 	DefaultBaseURL        = "https://api.anthropic.com"
 	DefaultModel          = string(sdk.ModelClaudeSonnet5_5)
-	DefaultAttemptTimeout = 100 * time.Second
-	DefaultMaxRetries     = 1
-	DefaultMaxRetryAfter  = 20 * time.Second
-	DefaultMinAttemptTime = 5 * time.Second
+	DefaultAttemptTimeout = sdkcall.DefaultAttemptTimeout // 100 s
+	DefaultMaxRetries     = sdkcall.DefaultMaxRetries     // 1
+	DefaultMaxRetryAfter  = sdkcall.DefaultMaxRetryAfter  // 20 s
+	DefaultMinAttemptTime = sdkcall.DefaultMinAttemptTime // 5 s
 )
 
 // ProviderName is the provider's Name and provenance provider value.
@@ -96,7 +93,8 @@ type Options struct {
 // with the server-side web search tool, through the official SDK. It is
 // safe for concurrent use.
 type Provider struct {
-	opts      Options
+	opts      Options          // the provider's own options (the shared ones are in set)
+	set       sdkcall.Settings // resolved
 	messages  sdk.MessageService
 	log       *slog.Logger
 	validator *analysis.Validator
@@ -112,66 +110,31 @@ func New(opts *Options) (*Provider, error) {
 	if opts != nil {
 		o = *opts
 	}
-	o.APIKey = strings.TrimSpace(o.APIKey)
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
+	set, err := sdkcall.Settings{APIKey: o.APIKey, BaseURL: o.BaseURL, Model: o.Model, HTTPClient: o.HTTPClient, Logger: o.Logger,
+		Now: o.Now, Timeout: o.Timeout, AttemptTimeout: o.AttemptTimeout, MaxRetries: o.MaxRetries, MaxRetryAfter: o.MaxRetryAfter,
+		MinAttemptTime: o.MinAttemptTime}.Resolve(ProviderName, DefaultBaseURL, DefaultModel)
+	if err != nil {
+		return nil, err
 	}
-	u, err := url.Parse(o.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropic: invalid base URL %q", o.BaseURL)
-	}
-	if o.Model == "" {
-		o.Model = DefaultModel
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = claims.DefaultTimeout
-	}
-	if o.AttemptTimeout <= 0 {
-		o.AttemptTimeout = DefaultAttemptTimeout
-	}
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = DefaultMaxRetries
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
-	}
-	if o.MaxRetryAfter <= 0 {
-		o.MaxRetryAfter = DefaultMaxRetryAfter
-	}
-	if o.MinAttemptTime <= 0 {
-		o.MinAttemptTime = DefaultMinAttemptTime
-	}
-	var hc http.Client
-	if o.HTTPClient != nil {
-		hc = *o.HTTPClient
-	} else {
-		hc.Transport = http.DefaultTransport.(*http.Transport).Clone()
-	}
-	hc.Timeout = 0
 	v, err := analysis.NewValidator()
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	p := &Provider{opts: o, set: set, log: set.Logger, validator: v}
+	// The veto refuses billing and spend-limit failures and a Retry-After
+	// longer than MaxRetryAfter.
+	p.retry = set.Policy(ProviderName)
+	p.retry.MaxRetryAfter, p.retry.LogAttempt = set.MaxRetryAfter, p.logAttempt
+	p.retry.NoRetry = func(status int, h http.Header, body []byte) (string, bool) {
+		return "billing or spend limit", parseAPIError(status, h, body).quota()
 	}
-	p := &Provider{opts: o, log: log, validator: v}
-	p.retry = &sdkcall.Policy{Name: "anthropic", Log: log, Now: o.Now, MaxRetryAfter: o.MaxRetryAfter,
-		MinAttemptTime: o.MinAttemptTime, LogAttempt: p.logAttempt,
-		NoRetry: func(status int, h http.Header, body []byte) (string, bool) {
-			return "billing or spend limit", parseAPIError(status, h, body).quota()
-		}}
 	client := sdk.NewClient(
 		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(strings.TrimSuffix(o.BaseURL, "/")+"/"),
-		option.WithAPIKey(o.APIKey),
-		option.WithHTTPClient(&hc),
-		option.WithMaxRetries(o.MaxRetries),
-		option.WithRequestTimeout(o.AttemptTimeout),
+		option.WithBaseURL(set.RootURL()),
+		option.WithAPIKey(set.APIKey),
+		option.WithHTTPClient(set.HTTPClient),
+		option.WithMaxRetries(set.MaxRetries),
+		option.WithRequestTimeout(set.AttemptTimeout),
 		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 			return p.retry.Middleware(r, next)
 		}),
@@ -184,10 +147,10 @@ func New(opts *Options) (*Provider, error) {
 func (p *Provider) Name() string { return ProviderName }
 
 // Configured reports whether an API key was given.
-func (p *Provider) Configured() bool { return p.opts.APIKey != "" }
+func (p *Provider) Configured() bool { return p.set.APIKey != "" }
 
 // Model returns the configured model.
-func (p *Provider) Model() string { return p.opts.Model }
+func (p *Provider) Model() string { return p.set.Model }
 
 // Capabilities reports the web search tool's own filtering: allowed
 // domains (up to MaxAllowedDomains) or blocked domains, which the API
@@ -208,27 +171,16 @@ func (p *Provider) Capabilities() claims.ProviderCapabilities {
 // error. With a *ResponseError or *OutputError the partial response is
 // returned too, for accounting.
 func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims.ProviderResponse, error) {
-	if !p.Configured() {
-		return nil, providerErr(claims.ProviderNotConfigured, 0, errors.New("anthropic: no API key"))
-	}
-	if q == nil || strings.TrimSpace(q.Claim) == "" {
-		return nil, providerErr(claims.ProviderFailed, 0, errors.New("anthropic: empty query"))
-	}
-	now := q.Now
-	if now.IsZero() {
-		now = p.opts.Now()
+	now, err := p.set.Start(ProviderName, q)
+	if err != nil {
+		return nil, err
 	}
 	params, limits, err := p.buildRequest(q, now)
 	if err != nil {
 		return nil, providerErr(claims.ProviderFailed, 0, err)
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.opts.Timeout)
-		defer cancel()
-	}
-	dl, _ := ctx.Deadline()
-	ctx = sdkcall.WithDeadline(ctx, dl)
+	ctx, cancel := p.set.Bound(ctx)
+	defer cancel()
 	queries := map[string][]string{}
 	msg, err := p.stream(ctx, q, params, queries)
 	if err != nil {
@@ -346,21 +298,11 @@ func (p *Provider) classify(ctx context.Context, err error, last *http.Response)
 		}
 		var ra time.Duration
 		if last != nil && apiErr.StatusCode != 0 {
-			ra, _ = sdkcall.RetryAfter(last.Header, p.opts.Now())
+			ra, _ = sdkcall.RetryAfter(last.Header, p.set.Now())
 		}
 		return classifyAPIError(apiErr, ra)
 	}
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("anthropic: deadline exceeded: %w", errors.Join(err, ctx.Err())))
-	case ctx.Err() != nil:
-		return providerErr(claims.ProviderFailed, 0, fmt.Errorf("anthropic: %w", ctx.Err()))
-	case errors.Is(err, context.DeadlineExceeded) || sdkcall.IsTimeout(err):
-		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("anthropic: attempt timed out: %w", err))
-	case sdkcall.IsDecodeError(err):
-		return badOutput("", "response stream is not valid JSON events: %v", err)
-	}
-	return providerErr(claims.ProviderFailed, 0, fmt.Errorf("anthropic: %w", err))
+	return sdkcall.Failure(ctx, ProviderName, err, func(reason string) error { return badOutput("", "%s", reason) })
 }
 
 // logAttempt logs the identifying and rate-limit headers of one attempt.

@@ -1,240 +1,37 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/internal/providertest"
 )
 
-// fixedNow is the clock of every test.
-var fixedNow = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+// reply is one scripted answer of the fake Messages API.
+type reply = providertest.Reply
 
-// reply is one scripted answer of the fake API.
-type reply struct {
-	status int
-	header map[string]string
-	file   string        // testdata/responses/<file>: a Message (streamed as events) or an error body
-	sse    string        // literal event stream, instead of a file
-	delay  time.Duration // before answering
-	hangup bool          // close the connection without an answer
-}
-
-// fakeAPI serves scripted replies on POST /v1/messages and records every
-// request. The last reply repeats.
-type fakeAPI struct {
-	t       *testing.T
-	replies []reply
-
-	mu       sync.Mutex
-	requests []recorded
-}
-
-type recorded struct {
-	header http.Header
-	body   []byte
-}
-
-func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
-		http.Error(w, `{"type":"error","error":{"type":"not_found_error","message":"not found"}}`, http.StatusNotFound)
-		return
-	}
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(r.Body)
-	f.mu.Lock()
-	n := len(f.requests)
-	f.requests = append(f.requests, recorded{header: r.Header.Clone(), body: buf.Bytes()})
-	f.mu.Unlock()
-	rep := f.replies[min(n, len(f.replies)-1)]
-	if rep.delay > 0 {
-		select {
-		case <-time.After(rep.delay):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if rep.hangup {
-		hj, ok := w.(http.Hijacker)
-		if !ok {
-			f.t.Error("cannot hijack")
-			return
-		}
-		if conn, _, err := hj.Hijack(); err == nil {
-			conn.Close()
-		}
-		return
-	}
-	status := rep.status
-	if status == 0 {
-		status = http.StatusOK
-	}
-	var body []byte
-	switch {
-	case rep.sse != "":
-		body = []byte(rep.sse)
-	case rep.file != "":
-		var err error
-		body, err = os.ReadFile(filepath.Join("testdata", "responses", rep.file))
-		if err != nil {
-			f.t.Errorf("reply file: %v", err)
-		}
-		if status == http.StatusOK {
-			body = messageEvents(f.t, body)
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if status == http.StatusOK {
-		w.Header().Set("Content-Type", "text/event-stream")
-	}
-	w.Header().Set("request-id", fmt.Sprintf("req_test_%d", n+1))
-	for k, v := range rep.header {
-		w.Header().Set(k, v)
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
-func (f *fakeAPI) count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.requests)
-}
-
-func (f *fakeAPI) request(i int) recorded {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.requests[i]
-}
-
-// messageEvents replays a recorded Message as the documented stream:
-// message_start (no content, output_tokens 1), then per content block
-// content_block_start, its deltas (input_json_delta for a server_tool_use
-// input, citations_delta and text_delta for text; a web_search_tool_result
-// arrives whole in its start) and content_block_stop, then message_delta
-// with the stop reason and the cumulative usage, and message_stop.
-func messageEvents(t *testing.T, body []byte) []byte {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
-		t.Fatalf("recorded message: %v", err)
-	}
-	var out bytes.Buffer
-	event := func(typ string, v map[string]any) {
-		v["type"] = typ
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(&out, "event: %s\ndata: %s\n\n", typ, b)
-	}
-	var usage map[string]any
-	_ = json.Unmarshal(m["usage"], &usage)
-	start := map[string]any{}
-	for k, v := range m {
-		start[k] = v
-	}
-	start["content"] = []any{}
-	start["stop_reason"] = nil
-	start["usage"] = map[string]any{"input_tokens": usage["input_tokens"], "cache_creation_input_tokens": usage["cache_creation_input_tokens"],
-		"cache_read_input_tokens": usage["cache_read_input_tokens"], "output_tokens": 1}
-	event("message_start", map[string]any{"message": start})
-	fmt.Fprintf(&out, "event: ping\ndata: {\"type\": \"ping\"}\n\n")
-	var blocks []map[string]json.RawMessage
-	_ = json.Unmarshal(m["content"], &blocks)
-	for i, b := range blocks {
-		var typ string
-		_ = json.Unmarshal(b["type"], &typ)
-		switch typ {
-		case "text":
-			event("content_block_start", map[string]any{"index": i, "content_block": map[string]any{"type": "text", "text": ""}})
-			var cites []json.RawMessage
-			_ = json.Unmarshal(b["citations"], &cites)
-			for _, c := range cites {
-				event("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "citations_delta", "citation": c}})
-			}
-			var text string
-			_ = json.Unmarshal(b["text"], &text)
-			for len(text) > 0 { // deltas of at most 40 bytes
-				k := min(40, len(text))
-				for k < len(text) && !utf8Start(text[k]) {
-					k++
-				}
-				event("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "text_delta", "text": text[:k]}})
-				text = text[k:]
-			}
-		case "server_tool_use":
-			startBlock := map[string]any{"type": typ, "id": b["id"], "name": b["name"], "input": map[string]any{}}
-			event("content_block_start", map[string]any{"index": i, "content_block": startBlock})
-			event("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(b["input"])}})
-		default:
-			event("content_block_start", map[string]any{"index": i, "content_block": b})
-		}
-		event("content_block_stop", map[string]any{"index": i})
-	}
-	event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": m["stop_reason"], "stop_sequence": nil}, "usage": usage})
-	event("message_stop", map[string]any{})
-	return out.Bytes()
-}
-
-func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
-
-// newTestProvider starts a fake API with the replies and returns a
-// provider pointed at it.
-func newTestProvider(t *testing.T, replies []reply, mod func(*Options)) (*Provider, *fakeAPI) {
+// newTestProvider starts a fake Messages API with the replies and returns
+// a provider pointed at it.
+func newTestProvider(t *testing.T, replies []reply, mod func(*Options)) (*Provider, *providertest.Fake) {
 	t.Helper()
-	api := &fakeAPI{t: t, replies: replies}
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
-	o := &Options{
-		APIKey:         "sk-ant-test",
-		BaseURL:        srv.URL,
-		Now:            func() time.Time { return fixedNow },
-		MinAttemptTime: time.Millisecond,
-	}
-	if mod != nil {
-		mod(o)
-	}
-	p, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, api
+	api := providertest.MessagesAPI().Serve(t, replies)
+	o := &Options{APIKey: "sk-ant-test", BaseURL: api.URL, Now: providertest.Now, MinAttemptTime: time.Millisecond}
+	return providertest.New(t, New, o, mod), api
 }
 
-// query returns the query the engine would send for a tier.
-func query(tier string) *claims.ProviderQuery {
-	t, _ := claims.TierByName(tier)
-	return &claims.ProviderQuery{
-		Tier:             tier,
-		Claim:            "Base mainnet uses chain ID 8453 and USDC on Base has 6 decimals.",
-		Now:              fixedNow,
-		FreshnessHours:   168,
-		SourcePolicy:     "authoritative",
-		MinimumSources:   2,
-		MaxSources:       min(8, t.MaxCitedSources),
-		AllowedDomains:   []string{},
-		BlockedDomains:   []string{},
-		IncludeConflicts: true,
-		Language:         "auto",
-		MaxToolActions:   t.MaxToolActions,
-		MaxOutputTokens:  t.MaxOutputTokens,
-	}
+// start is newTestProvider for the shared table runners.
+func start(t *testing.T, replies []reply, mod func(*Options)) (claims.SearchProvider, *providertest.Fake) {
+	return newTestProvider(t, replies, mod)
 }
 
-func ok() []reply { return []reply{{file: "success.json"}} }
+func ok() []reply { return []reply{{File: "success.json"}} }
 
 // wireRequest is the documented body of POST /v1/messages, as the tests
 // read what the SDK sent.
@@ -264,22 +61,22 @@ func TestRequest(t *testing.T) {
 		wantTool  map[string]any
 		wantLimit string
 	}{
-		{name: "no domains", q: func() *claims.ProviderQuery { return query(claims.Quick) },
+		{name: "no domains", q: func() *claims.ProviderQuery { return providertest.Query(claims.Quick) },
 			wantTool: map[string]any{"type": "web_search_20250305", "name": "web_search", "max_uses": 1.0}},
 		{name: "allowed domains", q: func() *claims.ProviderQuery {
-			q := query(claims.Standard)
+			q := providertest.Query(claims.Standard)
 			q.AllowedDomains = []string{"HTTPS://Docs.Base.org/x", "circle.com", "docs.base.org"}
 			return q
 		}, wantTool: map[string]any{"type": "web_search_20250305", "name": "web_search", "max_uses": 3.0, "allowed_domains": []any{"docs.base.org", "circle.com"}}},
 		{name: "blocked domains", q: func() *claims.ProviderQuery {
-			q := query(claims.Deep)
+			q := providertest.Query(claims.Deep)
 			q.BlockedDomains = []string{"reddit.com"}
 			return q
 		}, mod: func(o *Options) { o.UserLocation = &UserLocation{Country: "DE", City: "Berlin"} },
 			wantTool: map[string]any{"type": "web_search_20250305", "name": "web_search", "max_uses": 7.0, "blocked_domains": []any{"reddit.com"},
 				"user_location": map[string]any{"type": "approximate", "country": "DE", "city": "Berlin"}}},
 		{name: "both lists: allowed wins", q: func() *claims.ProviderQuery {
-			q := query(claims.Standard)
+			q := providertest.Query(claims.Standard)
 			q.AllowedDomains = []string{"base.org"}
 			q.BlockedDomains = []string{"forum.base.org"}
 			return q
@@ -294,16 +91,16 @@ func TestRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := api.request(0)
+			req := api.Request(0)
 			// The SDK (v2.15.0) sends the key as a bearer token.
-			if got := req.header.Get("Authorization"); got != "Bearer sk-ant-test" {
+			if got := req.Header.Get("Authorization"); got != "Bearer sk-ant-test" {
 				t.Errorf("Authorization = %q", got)
 			}
-			if req.header.Get("Anthropic-Version") == "" {
+			if req.Header.Get("Anthropic-Version") == "" {
 				t.Error("no anthropic-version header")
 			}
 			var w wireRequest
-			if err := json.Unmarshal(req.body, &w); err != nil {
+			if err := json.Unmarshal(req.Body, &w); err != nil {
 				t.Fatal(err)
 			}
 			tier, _ := claims.TierByName(q.Tier)
@@ -329,20 +126,14 @@ func TestRequest(t *testing.T) {
 
 func TestSearchSuccess(t *testing.T) {
 	p, api := newTestProvider(t, ok(), nil)
-	q := query(claims.Standard)
-	var mu sync.Mutex
-	var early []claims.SearchCall
-	q.OnSearchCall = func(c claims.SearchCall) {
-		mu.Lock()
-		defer mu.Unlock()
-		early = append(early, c)
-	}
+	q := providertest.Query(claims.Standard)
+	early := providertest.RecordCalls(q)
 	got, err := p.Search(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if api.count() != 1 {
-		t.Errorf("requests = %d", api.count())
+	if api.Count() != 1 {
+		t.Errorf("requests = %d", api.Count())
 	}
 	published := "2026-10-02"
 	f := false
@@ -398,16 +189,14 @@ func TestSearchSuccess(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("response (-want +got):\n%s", d)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if d := cmp.Diff(got.SearchCalls, early); d != "" {
+	if d := cmp.Diff(got.SearchCalls, early()); d != "" {
 		t.Errorf("early reports differ from the final search calls (-final +early):\n%s", d)
 	}
 }
 
 func TestSearchToolError(t *testing.T) {
-	p, _ := newTestProvider(t, []reply{{file: "search_error.json"}}, nil)
-	got, err := p.Search(context.Background(), query(claims.Quick))
+	p, _ := newTestProvider(t, []reply{{File: "search_error.json"}}, nil)
+	got, err := p.Search(context.Background(), providertest.Query(claims.Quick))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,19 +213,11 @@ func TestSearchToolError(t *testing.T) {
 func TestFailures(t *testing.T) {
 	overloadedMidStream := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-5-5\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n" +
 		"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
-	tests := []struct {
-		name       string
-		replies    []reply
-		mod        func(*Options)
-		ctxTimeout time.Duration
-		wantKind   error
-		wantCalls  int
-		check      func(t *testing.T, pr *claims.ProviderResponse, err error)
-	}{
+	providertest.RunFailures(t, start, []providertest.Failure[Options]{
 		{
-			name: "truncated at max_tokens", replies: []reply{{file: "max_tokens.json"}},
-			wantKind: claims.ErrProviderBadOutput, wantCalls: 1,
-			check: func(t *testing.T, pr *claims.ProviderResponse, err error) {
+			Name: "truncated at max_tokens", Replies: []reply{{File: "max_tokens.json"}},
+			WantKind: claims.ErrProviderBadOutput, WantCalls: 1,
+			Check: func(t *testing.T, pr *claims.ProviderResponse, err error) {
 				var re *ResponseError
 				if !errors.As(err, &re) || re.StopReason != "max_tokens" {
 					t.Errorf("ResponseError = %+v", re)
@@ -447,9 +228,9 @@ func TestFailures(t *testing.T) {
 			},
 		},
 		{
-			name: "refusal", replies: []reply{{file: "refusal.json"}},
-			wantKind: claims.ErrProviderBadOutput, wantCalls: 1,
-			check: func(t *testing.T, _ *claims.ProviderResponse, err error) {
+			Name: "refusal", Replies: []reply{{File: "refusal.json"}},
+			WantKind: claims.ErrProviderBadOutput, WantCalls: 1,
+			Check: func(t *testing.T, _ *claims.ProviderResponse, err error) {
 				var re *ResponseError
 				if !errors.As(err, &re) || re.StopReason != "refusal" {
 					t.Errorf("ResponseError = %+v", re)
@@ -457,9 +238,9 @@ func TestFailures(t *testing.T) {
 			},
 		},
 		{
-			name: "answer not JSON", replies: []reply{{file: "analysis_not_json.json"}},
-			wantKind: claims.ErrProviderBadOutput, wantCalls: 1,
-			check: func(t *testing.T, pr *claims.ProviderResponse, err error) {
+			Name: "answer not JSON", Replies: []reply{{File: "analysis_not_json.json"}},
+			WantKind: claims.ErrProviderBadOutput, WantCalls: 1,
+			Check: func(t *testing.T, pr *claims.ProviderResponse, err error) {
 				var oe *OutputError
 				if !errors.As(err, &oe) || !strings.Contains(oe.Reason, "no JSON object") || pr == nil || len(pr.SearchCalls) != 2 {
 					t.Errorf("OutputError = %+v, partial %+v", oe, pr)
@@ -467,17 +248,17 @@ func TestFailures(t *testing.T) {
 			},
 		},
 		{
-			name: "malformed stream", replies: []reply{{sse: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\n\n"}},
-			wantKind: claims.ErrProviderBadOutput, wantCalls: 1,
+			Name: "malformed stream", Replies: []reply{{Body: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\n\n"}},
+			WantKind: claims.ErrProviderBadOutput, WantCalls: 1,
 		},
 		{
-			name: "stream ends early", replies: []reply{{sse: overloadedMidStream[:strings.Index(overloadedMidStream, "event: error")]}},
-			wantKind: claims.ErrProviderBadOutput, wantCalls: 1,
+			Name: "stream ends early", Replies: []reply{{Body: overloadedMidStream[:strings.Index(overloadedMidStream, "event: error")]}},
+			WantKind: claims.ErrProviderBadOutput, WantCalls: 1,
 		},
 		{
-			name: "overloaded error event mid-stream", replies: []reply{{sse: overloadedMidStream}},
-			wantKind: claims.ErrProviderFailed, wantCalls: 1,
-			check: func(t *testing.T, _ *claims.ProviderResponse, err error) {
+			Name: "overloaded error event mid-stream", Replies: []reply{{Body: overloadedMidStream}},
+			WantKind: claims.ErrProviderFailed, WantCalls: 1,
+			Check: func(t *testing.T, _ *claims.ProviderResponse, err error) {
 				var ae *APIError
 				if !errors.As(err, &ae) || !ae.InStream || ae.Type != "overloaded_error" || ae.StatusCode != 529 {
 					t.Errorf("APIError = %+v", ae)
@@ -485,10 +266,10 @@ func TestFailures(t *testing.T) {
 			},
 		},
 		{
-			name:     "spend limit is never retried",
-			replies:  []reply{{status: 429, file: "error_spend_limit.json", header: map[string]string{"Retry-After": "1"}}, {file: "success.json"}},
-			wantKind: claims.ErrProviderQuotaExhausted, wantCalls: 1,
-			check: func(t *testing.T, _ *claims.ProviderResponse, err error) {
+			Name:     "spend limit is never retried",
+			Replies:  []reply{{Status: 429, File: "error_spend_limit.json", Header: map[string]string{"Retry-After": "1"}}, {File: "success.json"}},
+			WantKind: claims.ErrProviderQuotaExhausted, WantCalls: 1,
+			Check: func(t *testing.T, _ *claims.ProviderResponse, err error) {
 				var ae *APIError
 				if !errors.As(err, &ae) || ae.Code != "enforced_spend_limit_reached" || ae.RequestID != "req_1" && ae.RequestID != "req_test_1" {
 					t.Errorf("APIError = %+v", ae)
@@ -496,15 +277,15 @@ func TestFailures(t *testing.T) {
 			},
 		},
 		{
-			name:     "credit balance too low",
-			replies:  []reply{{status: 400, file: "error_credit_low.json"}},
-			wantKind: claims.ErrProviderQuotaExhausted, wantCalls: 1,
+			Name:     "credit balance too low",
+			Replies:  []reply{{Status: 400, File: "error_credit_low.json"}},
+			WantKind: claims.ErrProviderQuotaExhausted, WantCalls: 1,
 		},
 		{
-			name:     "429 with a Retry-After too long",
-			replies:  []reply{{status: 429, file: "error_rate_limit.json", header: map[string]string{"Retry-After": "60"}}, {file: "success.json"}},
-			wantKind: claims.ErrProviderRateLimited, wantCalls: 1,
-			check: func(t *testing.T, _ *claims.ProviderResponse, err error) {
+			Name:     "429 with a Retry-After too long",
+			Replies:  []reply{{Status: 429, File: "error_rate_limit.json", Header: map[string]string{"Retry-After": "60"}}, {File: "success.json"}},
+			WantKind: claims.ErrProviderRateLimited, WantCalls: 1,
+			Check: func(t *testing.T, _ *claims.ProviderResponse, err error) {
 				var pe *claims.ProviderError
 				if !errors.As(err, &pe) || pe.RetryAfter != time.Minute {
 					t.Errorf("RetryAfter = %v, want 1m", pe.RetryAfter)
@@ -512,15 +293,15 @@ func TestFailures(t *testing.T) {
 			},
 		},
 		{
-			name:     "429 twice",
-			replies:  []reply{{status: 429, file: "error_rate_limit.json", header: map[string]string{"retry-after-ms": "20"}}},
-			wantKind: claims.ErrProviderRateLimited, wantCalls: 2,
+			Name:     "429 twice",
+			Replies:  []reply{{Status: 429, File: "error_rate_limit.json", Header: map[string]string{"retry-after-ms": "20"}}},
+			WantKind: claims.ErrProviderRateLimited, WantCalls: 2,
 		},
 		{
-			name:     "5xx forever",
-			replies:  []reply{{status: 500, file: "error_api.json"}},
-			wantKind: claims.ErrProviderFailed, wantCalls: 2,
-			check: func(t *testing.T, _ *claims.ProviderResponse, err error) {
+			Name:     "5xx forever",
+			Replies:  []reply{{Status: 500, File: "error_api.json"}},
+			WantKind: claims.ErrProviderFailed, WantCalls: 2,
+			Check: func(t *testing.T, _ *claims.ProviderResponse, err error) {
 				var ae *APIError
 				if !errors.As(err, &ae) || ae.StatusCode != 500 || ae.Type != "api_error" {
 					t.Errorf("APIError = %+v", ae)
@@ -528,83 +309,39 @@ func TestFailures(t *testing.T) {
 			},
 		},
 		{
-			name:     "529 overloaded with retries disabled",
-			replies:  []reply{{status: 529, file: "error_overloaded.json"}},
-			mod:      func(o *Options) { o.MaxRetries = -1 },
-			wantKind: claims.ErrProviderFailed, wantCalls: 1,
+			Name:     "529 overloaded with retries disabled",
+			Replies:  []reply{{Status: 529, File: "error_overloaded.json"}},
+			Mod:      func(o *Options) { o.MaxRetries = -1 },
+			WantKind: claims.ErrProviderFailed, WantCalls: 1,
 		},
 		{
-			name:     "rejected API key",
-			replies:  []reply{{status: 401, file: "error_auth.json"}},
-			wantKind: claims.ErrProviderNotConfigured, wantCalls: 1,
+			Name:     "rejected API key",
+			Replies:  []reply{{Status: 401, File: "error_auth.json"}},
+			WantKind: claims.ErrProviderNotConfigured, WantCalls: 1,
 		},
 		{
-			name:       "context deadline",
-			replies:    []reply{{delay: 2 * time.Second, file: "success.json"}},
-			ctxTimeout: 100 * time.Millisecond,
-			wantKind:   claims.ErrProviderTimeout, wantCalls: 1,
+			Name:       "context deadline",
+			Replies:    []reply{{Delay: 2 * time.Second, File: "success.json"}},
+			CtxTimeout: 100 * time.Millisecond,
+			WantKind:   claims.ErrProviderTimeout, WantCalls: 1,
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p, api := newTestProvider(t, tc.replies, tc.mod)
-			ctx := context.Background()
-			if tc.ctxTimeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, tc.ctxTimeout)
-				defer cancel()
-			}
-			pr, err := p.Search(ctx, query(claims.Standard))
-			if !errors.Is(err, tc.wantKind) {
-				t.Fatalf("error = %v, want kind %v", err, tc.wantKind)
-			}
-			if got := api.count(); got != tc.wantCalls {
-				t.Errorf("requests = %d, want %d", got, tc.wantCalls)
-			}
-			if tc.check != nil {
-				tc.check(t, pr, err)
-			}
-		})
-	}
+	})
 }
 
 func TestRetryThenSuccess(t *testing.T) {
-	tests := []struct {
-		name    string
-		first   reply
-		minWait time.Duration
-	}{
-		{"429 with Retry-After", reply{status: 429, file: "error_rate_limit.json", header: map[string]string{"Retry-After": "1"}}, time.Second},
-		{"529 overloaded", reply{status: 529, file: "error_overloaded.json"}, 0},
-		{"500", reply{status: 500, file: "error_api.json"}, 0},
-		{"connection reset", reply{hangup: true}, 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p, api := newTestProvider(t, []reply{tc.first, {file: "success.json"}}, nil)
-			start := time.Now()
-			pr, err := p.Search(context.Background(), query(claims.Standard))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if elapsed := time.Since(start); elapsed < tc.minWait {
-				t.Errorf("retried after %v, before the server's %v", elapsed, tc.minWait)
-			}
-			if api.count() != 2 || !bytes.Equal(api.request(0).body, api.request(1).body) {
-				t.Errorf("requests = %d (or the retry sent another body)", api.count())
-			}
-			if pr.ResponseID != "msg_01XFDUDYJgAACzvnptvVoYEL" {
-				t.Errorf("response id = %q", pr.ResponseID)
-			}
-		})
-	}
+	providertest.RunRetryThenSuccess(t, start, "msg_01XFDUDYJgAACzvnptvVoYEL", []providertest.Retry{
+		{Name: "429 with Retry-After", First: reply{Status: 429, File: "error_rate_limit.json", Header: map[string]string{"Retry-After": "1"}}, MinWait: time.Second},
+		{Name: "529 overloaded", First: reply{Status: 529, File: "error_overloaded.json"}, MinWait: 0},
+		{Name: "500", First: reply{Status: 500, File: "error_api.json"}, MinWait: 0},
+		{Name: "connection reset", First: reply{Hangup: true}, MinWait: 0},
+	})
 }
 
 func TestNotConfigured(t *testing.T) {
 	p, api := newTestProvider(t, ok(), func(o *Options) { o.APIKey = " " })
-	_, err := p.Search(context.Background(), query(claims.Quick))
-	if !errors.Is(err, claims.ErrProviderNotConfigured) || api.count() != 0 || p.Configured() {
-		t.Fatalf("error = %v, requests %d", err, api.count())
+	_, err := p.Search(context.Background(), providertest.Query(claims.Quick))
+	if !errors.Is(err, claims.ErrProviderNotConfigured) || api.Count() != 0 || p.Configured() {
+		t.Fatalf("error = %v, requests %d", err, api.Count())
 	}
 	if _, err := New(&Options{BaseURL: "ftp://x"}); err == nil {
 		t.Error("ftp base URL accepted")
@@ -618,21 +355,15 @@ func TestNotConfigured(t *testing.T) {
 // A paused turn is sent back as-is and continued; the turn's content,
 // searches and usage are joined.
 func TestPauseTurnContinued(t *testing.T) {
-	p, api := newTestProvider(t, []reply{{file: "pause_turn.json"}, {file: "continued.json"}}, nil)
-	q := query(claims.Standard)
-	var mu sync.Mutex
-	var early []string
-	q.OnSearchCall = func(c claims.SearchCall) {
-		mu.Lock()
-		defer mu.Unlock()
-		early = append(early, c.ID)
-	}
+	p, api := newTestProvider(t, []reply{{File: "pause_turn.json"}, {File: "continued.json"}}, nil)
+	q := providertest.Query(claims.Standard)
+	early := providertest.RecordCalls(q)
 	got, err := p.Search(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if api.count() != 2 {
-		t.Fatalf("requests = %d, want 2", api.count())
+	if api.Count() != 2 {
+		t.Fatalf("requests = %d, want 2", api.Count())
 	}
 	var second struct {
 		Messages []struct {
@@ -640,7 +371,7 @@ func TestPauseTurnContinued(t *testing.T) {
 			Content []map[string]any `json:"content"`
 		} `json:"messages"`
 	}
-	if err := json.Unmarshal(api.request(1).body, &second); err != nil {
+	if err := json.Unmarshal(api.Request(1).Body, &second); err != nil {
 		t.Fatal(err)
 	}
 	if len(second.Messages) != 2 || second.Messages[1].Role != "assistant" || len(second.Messages[1].Content) != 2 ||
@@ -658,9 +389,11 @@ func TestPauseTurnContinued(t *testing.T) {
 	if err := json.Unmarshal(got.Raw, &raws); err != nil || len(raws) != 2 {
 		t.Errorf("Raw is not the two messages: %v", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if d := cmp.Diff([]string{"srvtoolu_01WYG3ziw53XMcoyKL4XcZmE", "srvtoolu_02Pq7dGvB5T4aNnR9x1uK3cW"}, early); d != "" {
+	var ids []string
+	for _, c := range early() {
+		ids = append(ids, c.ID)
+	}
+	if d := cmp.Diff([]string{"srvtoolu_01WYG3ziw53XMcoyKL4XcZmE", "srvtoolu_02Pq7dGvB5T4aNnR9x1uK3cW"}, ids); d != "" {
 		t.Errorf("early reports: %s", d)
 	}
 }
@@ -668,13 +401,13 @@ func TestPauseTurnContinued(t *testing.T) {
 // A turn still paused after MaxContinuations fails as stopped short, with
 // what it cost.
 func TestPauseTurnGivesUp(t *testing.T) {
-	p, api := newTestProvider(t, []reply{{file: "pause_turn.json"}}, nil)
-	pr, err := p.Search(context.Background(), query(claims.Standard))
+	p, api := newTestProvider(t, []reply{{File: "pause_turn.json"}}, nil)
+	pr, err := p.Search(context.Background(), providertest.Query(claims.Standard))
 	var re *ResponseError
 	if !errors.Is(err, claims.ErrProviderBadOutput) || !errors.As(err, &re) || re.StopReason != "pause_turn" {
 		t.Fatalf("error = %v", err)
 	}
-	if api.count() != 1+MaxContinuations || pr == nil || pr.Usage.OutputTokens != 200*(1+MaxContinuations) {
-		t.Errorf("requests %d, partial %+v", api.count(), pr)
+	if api.Count() != 1+MaxContinuations || pr == nil || pr.Usage.OutputTokens != 200*(1+MaxContinuations) {
+		t.Errorf("requests %d, partial %+v", api.Count(), pr)
 	}
 }

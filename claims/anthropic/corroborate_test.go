@@ -1,86 +1,37 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/assaykit/assay/claims"
-	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/claims/internal/providertest"
 	"github.com/assaykit/assay/claims/openai"
 	"github.com/assaykit/assay/field"
-	"github.com/assaykit/assay/store/sqlite"
 )
-
-// openaiStream serves claims/openai's recorded success response as a
-// Responses API stream (each output item done, then response.completed).
-func openaiStream(t *testing.T) *httptest.Server {
-	t.Helper()
-	body, err := os.ReadFile("../openai/testdata/responses/success.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var resp struct {
-		Output []json.RawMessage `json:"output"`
-	}
-	if err := json.Unmarshal(body, &resp); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	for i, it := range resp.Output {
-		var c bytes.Buffer
-		_ = json.Compact(&c, it)
-		fmt.Fprintf(&out, "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"sequence_number\":%d,\"output_index\":%d,\"item\":%s}\n\n", i, i, c.String())
-	}
-	var c bytes.Buffer
-	_ = json.Compact(&c, body)
-	fmt.Fprintf(&out, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":%d,\"response\":%s}\n\n", len(resp.Output), c.String())
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write(out.Bytes())
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
 
 // Both SDK providers, over their recorded payloads, in one engine: on the
 // deep tier both are asked and both are named in the provenance; their
 // evidence ids stay apart and both usages reach the observer.
 func TestCorroborationWithOpenAI(t *testing.T) {
-	oa, err := openai.New(&openai.Options{APIKey: "sk-test", BaseURL: openaiStream(t).URL + "/v1", Now: func() time.Time { return fixedNow }})
+	// claims/openai's recorded success response; File is relative to
+	// testdata/responses.
+	oaAPI := providertest.ResponsesAPI().Serve(t, []reply{{File: "../../../openai/testdata/responses/success.json"}})
+	oa, err := openai.New(&openai.Options{APIKey: "sk-test", BaseURL: oaAPI.URL + "/v1", Now: providertest.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	an, api := newTestProvider(t, ok(), nil)
-	db, err := sqlite.Open(context.Background(), ":memory:", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	snaps := &claimstest.Snapshotter{Pages: map[string]claimstest.Page{}, Now: func() time.Time { return fixedNow }}
-	for u, text := range basePages {
-		snaps.Pages[u] = claimstest.Page{Text: text}
-	}
-	log := &usageLog{}
-	e, err := claims.New(oa, db, snaps, &claims.Options{Now: func() time.Time { return fixedNow }, Observer: log, Providers: []claims.SearchProvider{an}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Verify(context.Background(), claims.Deep, request("Base mainnet uses chain ID 8453 and USDC on Base has 6 decimals.", func(r *claims.Request) {
+	e, log := providertest.Engine(t, providertest.BasePages(), oa, an)
+	res, err := e.Verify(context.Background(), claims.Deep, providertest.Request(providertest.BaseClaim, func(r *claims.Request) {
 		r.SourcePolicy, r.MinimumSources, r.FreshnessHours = "open_web", 1, field.Null[int]()
 	}), &claims.Call{Scope: "payer:test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if api.count() != 1 {
-		t.Errorf("anthropic requests = %d", api.count())
+	if api.Count() != 1 {
+		t.Errorf("anthropic requests = %d", api.Count())
 	}
 	pv := res.Provenance
 	if pv.Provider != "openai+anthropic" || pv.WebSearchCallCount != 5 {
@@ -98,13 +49,11 @@ func TestCorroborationWithOpenAI(t *testing.T) {
 	if anthropicEvidence == 0 {
 		t.Errorf("no evidence reached through anthropic: %+v", res.Evidence)
 	}
-	log.mu.Lock()
-	defer log.mu.Unlock()
 	got := map[string]bool{}
-	for _, u := range log.usage {
+	for _, u := range log.Usage() {
 		got[u.Provider] = true
 	}
 	if !got["openai"] || !got["anthropic"] {
-		t.Errorf("observer usage %+v", log.usage)
+		t.Errorf("observer usage %+v", log.Usage())
 	}
 }

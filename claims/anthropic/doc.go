@@ -77,6 +77,10 @@
 // (20 s), and when the wait would leave less than MinAttemptTime before
 // the Search deadline.
 //
+// The defaults of the options both SDK providers take (API key, base URL,
+// model, clock, timeouts, retries, HTTP client, logger) are applied in one
+// place, claims/internal/sdkcall's Settings, which both share.
+//
 // # Failures
 //
 // Every failure is a *claims.ProviderError (errors.As for APIError,

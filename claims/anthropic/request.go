@@ -49,7 +49,7 @@ func (p *Provider) buildRequest(q *claims.ProviderQuery, now time.Time) (sdk.Mes
 		tool.UserLocation = sdk.UserLocationParam{Country: opt(u.Country), Region: opt(u.Region), City: opt(u.City), Timezone: opt(u.Timezone)}
 	}
 	params := sdk.MessageNewParams{
-		Model:     sdk.Model(p.opts.Model),
+		Model:     sdk.Model(p.set.Model),
 		MaxTokens: int64(outTokens),
 		System:    []sdk.TextBlockParam{{Text: systemPrompt()}},
 		Messages: []sdk.MessageParam{

@@ -37,7 +37,7 @@ func (p *Provider) parseMessage(t turn) (*claims.ProviderResponse, error) {
 		},
 	}
 	if pr.Model == "" {
-		pr.Model = p.opts.Model
+		pr.Model = p.set.Model
 	}
 
 	var text strings.Builder

@@ -8,6 +8,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/internal/providertest"
 )
 
 // BenchmarkParseResponse measures turning a recorded response into a
@@ -40,11 +41,11 @@ func BenchmarkBuildRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	q := query(claims.Research)
+	q := providertest.Query(claims.Research)
 	q.AllowedDomains = []string{"docs.base.org", "circle.com", "chainlist.org"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := p.buildRequest(q, fixedNow); err != nil {
+		if _, _, err := p.buildRequest(q, providertest.Now()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -39,6 +39,10 @@
 // x-request-id, openai-processing-ms and x-ratelimit-* headers of every
 // attempt at debug level.
 //
+// The defaults of the options both SDK providers take (API key, base URL,
+// model, clock, timeouts, retries, HTTP client, logger) are applied in one
+// place, claims/internal/sdkcall's Settings, which both share.
+//
 // What the SDK does not cover, and this package still does: classifying
 // failures by error code into claims.ProviderError kinds; reading an error
 // body that is not JSON (the SDK then returns only its own decoding error);

@@ -5,73 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assaykit/assay/claims"
-	"github.com/assaykit/assay/claims/claimstest"
-	"github.com/assaykit/assay/store/sqlite"
+	"github.com/assaykit/assay/claims/internal/providertest"
 )
-
-// usageLog records the engine's provider usage reports.
-type usageLog struct {
-	mu    sync.Mutex
-	usage []claims.ProviderUsage
-}
-
-func (l *usageLog) Verified(string, *claims.Result) {}
-func (l *usageLog) Failed(string, error)            {}
-func (l *usageLog) ProviderUsed(u claims.ProviderUsage) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.usage = append(l.usage, u)
-}
-
-// engineOver builds a claims engine over the provider served by a fake
-// Responses API with the replies, with an in-memory store and a fake
-// snapshotter serving pages.
-func engineOver(t *testing.T, replies []reply, pages map[string]string) (*claims.Engine, *fakeAPI, *usageLog) {
-	t.Helper()
-	p, api := newTestProvider(t, replies, nil)
-	db, err := sqlite.Open(context.Background(), ":memory:", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	snaps := &claimstest.Snapshotter{Pages: map[string]claimstest.Page{}, Now: func() time.Time { return fixedNow }}
-	for u, text := range pages {
-		snaps.Pages[u] = claimstest.Page{Text: text}
-	}
-	log := &usageLog{}
-	e, err := claims.New(p, db, snaps, &claims.Options{Now: func() time.Time { return fixedNow }, Observer: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e, api, log
-}
-
-func request(claim string, mod func(*claims.Request)) *claims.Request {
-	var r claims.Request
-	r.SetDefaults()
-	r.Claim = claim
-	if mod != nil {
-		mod(&r)
-	}
-	return &r
-}
 
 // The recorded Responses payloads, run through the claims engine: the
 // provider's parse feeds reconciliation, snapshots and the verdict rules.
 func TestThroughTheEngine(t *testing.T) {
-	const baseClaim = "Base mainnet uses chain ID 8453 and USDC on Base has 6 decimals."
-	basePages := map[string]string{
-		"https://docs.base.org/network-information":                         "Network information. Base Mainnet. Chain ID: 8453. Currency symbol: ETH.",
-		"https://chainlist.org/chain/8453":                                  "Base. ChainID 8453. Currency ETH.",
-		"https://developers.circle.com/stablecoins/usdc-contract-addresses": "USDC contract addresses. USDC uses 6 decimal places on all supported chains.",
-	}
+	const baseClaim = providertest.BaseClaim
+	basePages := providertest.BasePages()
 	basePV := claims.Provenance{Provider: "openai", Model: "gpt-5-mini-2025-08-07", ProviderResponseID: "resp_68e1f0a2b3c4d5e6f70812345",
 		SearchedWeb: true, ConsultedSourceCount: 3, CitedSourceCount: 3, ProviderSourceCount: 3, MatchedEvidenceCount: 3,
 		SnapshottedSourceCount: 3, WebSearchCallCount: 3, InputTokens: 21480, CachedInputTokens: 1024, OutputTokens: 1812}
@@ -92,21 +38,21 @@ func TestThroughTheEngine(t *testing.T) {
 		{
 			// authoritative: chainlist.org and developers.circle.com are
 			// "other" and do not count; docs.base.org alone is one source.
-			name: "success, authoritative", file: "success.json", req: request(baseClaim, nil), pages: basePages,
+			name: "success, authoritative", file: "success.json", req: providertest.Request(baseClaim, nil), pages: basePages,
 			status: claims.StatusInsufficientEvidence, facts: []claims.Status{claims.StatusInsufficientEvidence, claims.StatusInsufficientEvidence},
 			pv: basePV, usage: baseUsage, limitIn: `The provider's overall status was "confirmed"`,
 			wantTypes: map[string]string{"e1": "vendor", "e2": "other", "e3": "other"},
 		},
 		{
 			name: "success, open_web", file: "success.json",
-			req:    request(baseClaim, func(r *claims.Request) { r.SourcePolicy = "open_web" }),
+			req:    providertest.Request(baseClaim, func(r *claims.Request) { r.SourcePolicy = "open_web" }),
 			pages:  basePages,
 			status: claims.StatusPartiallyConfirmed, facts: []claims.Status{claims.StatusConfirmed, claims.StatusInsufficientEvidence},
 			pv: basePV, usage: baseUsage, limitIn: "Token decimals were checked for the canonical USDC contract only.",
 		},
 		{
 			name: "private-use cite markers", file: "cite_markers.json",
-			req: request("Mount Everest is 8,850 metres tall.", func(r *claims.Request) {
+			req: providertest.Request("Mount Everest is 8,850 metres tall.", func(r *claims.Request) {
 				r.SourcePolicy, r.MinimumSources = "open_web", 1
 			}),
 			pages:  map[string]string{"https://www.example-survey.org/everest-2020": "Survey results. The new height of Mount Everest is 8,848.86 metres."},
@@ -133,7 +79,7 @@ func TestThroughTheEngine(t *testing.T) {
 			// find_in_page, a null open_page URL adds no source, a failed
 			// search call is still a call.
 			name: "legacy actions", file: "actions_legacy.json",
-			req:    request("HTTP status code 402 was first registered in 1997.", nil),
+			req:    providertest.Request("HTTP status code 402 was first registered in 1997.", nil),
 			pages:  map[string]string{"https://www.rfc-editor.org/rfc/rfc9110.html": "15.5.3. 402 Payment Required. The 402 (Payment Required) status code is reserved for future use."},
 			status: claims.StatusInsufficientEvidence, facts: []claims.Status{claims.StatusInsufficientEvidence},
 			pv: claims.Provenance{Provider: "openai", Model: "gpt-5-mini-2025-08-07", ProviderResponseID: "resp_legacy00000000000000000001",
@@ -150,14 +96,14 @@ func TestThroughTheEngine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e, api, log := engineOver(t, []reply{{file: tc.file}}, tc.pages)
+			e, api, log := providertest.EngineOver(t, start, []reply{{File: tc.file}}, tc.pages)
 			call := &claims.Call{Scope: "payer:test"}
 			res, err := e.Verify(context.Background(), claims.Standard, tc.req, call)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if api.count() != 1 {
-				t.Fatalf("%d API requests", api.count())
+			if api.Count() != 1 {
+				t.Fatalf("%d API requests", api.Count())
 			}
 			if res.Status != tc.status || !cmp.Equal(statuses(res), tc.facts) {
 				t.Fatalf("status %s facts %v, want %s %v; limitations %q", res.Status, statuses(res), tc.status, tc.facts, res.Limitations)
@@ -173,8 +119,8 @@ func TestThroughTheEngine(t *testing.T) {
 			if d := cmp.Diff(tc.pv, res.Provenance); d != "" {
 				t.Errorf("provenance (-want +got):\n%s", d)
 			}
-			if !call.ProviderCalled || call.Usage != tc.usage || len(log.usage) != 1 || log.usage[0] != tc.usage {
-				t.Errorf("usage: call %v %+v, observer %+v; want %+v", call.ProviderCalled, call.Usage, log.usage, tc.usage)
+			if !call.ProviderCalled || call.Usage != tc.usage || len(log.Usage()) != 1 || log.Usage()[0] != tc.usage {
+				t.Errorf("usage: call %v %+v, observer %+v; want %+v", call.ProviderCalled, call.Usage, log.Usage(), tc.usage)
 			}
 			if tc.limitIn != "" && !containsLimitation(res, tc.limitIn) {
 				t.Errorf("no limitation %q in %q", tc.limitIn, res.Limitations)
@@ -189,16 +135,16 @@ func TestThroughTheEngine(t *testing.T) {
 // A truncated answer fails the verification, but the tokens it cost reach
 // the caller's Call and the Observer.
 func TestTruncatedAnswerThroughTheEngine(t *testing.T) {
-	e, api, log := engineOver(t, []reply{{file: "incomplete_max_output_tokens.json"}}, nil)
+	e, api, log := providertest.EngineOver(t, start, []reply{{File: "incomplete_max_output_tokens.json"}}, nil)
 	call := &claims.Call{Scope: "payer:test"}
-	_, err := e.Verify(context.Background(), claims.Standard, request("Base mainnet uses chain ID 8453.", nil), call)
+	_, err := e.Verify(context.Background(), claims.Standard, providertest.Request("Base mainnet uses chain ID 8453.", nil), call)
 	var re *ResponseError
 	if !errors.Is(err, claims.ErrProviderBadOutput) || !errors.As(err, &re) || re.Reason != "max_output_tokens" {
 		t.Fatalf("error %v", err)
 	}
 	want := claims.ProviderUsage{Provider: "openai", Model: "gpt-5-mini-2025-08-07", InputTokens: 9120, OutputTokens: 1500, SearchCalls: 1}
-	if api.count() != 1 || !call.ProviderCalled || call.Usage != want || len(log.usage) != 1 || log.usage[0] != want {
-		t.Fatalf("requests %d, call %v %+v, observer %+v; want %+v", api.count(), call.ProviderCalled, call.Usage, log.usage, want)
+	if api.Count() != 1 || !call.ProviderCalled || call.Usage != want || len(log.Usage()) != 1 || log.Usage()[0] != want {
+		t.Fatalf("requests %d, call %v %+v, observer %+v; want %+v", api.Count(), call.ProviderCalled, call.Usage, log.Usage(), want)
 	}
 }
 

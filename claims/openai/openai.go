@@ -2,12 +2,9 @@ package openai
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3/option"
@@ -23,10 +20,10 @@ const (
 	DefaultBaseURL         = "https://api.openai.com/v1"
 	DefaultModel           = "gpt-5-mini"
 	DefaultReasoningEffort = "low"
-	DefaultAttemptTimeout  = 100 * time.Second
-	DefaultMaxRetries      = 1
-	DefaultMaxRetryAfter   = 20 * time.Second
-	DefaultMinAttemptTime  = 5 * time.Second
+	DefaultAttemptTimeout  = sdkcall.DefaultAttemptTimeout // 100 s
+	DefaultMaxRetries      = sdkcall.DefaultMaxRetries     // 1
+	DefaultMaxRetryAfter   = sdkcall.DefaultMaxRetryAfter  // 20 s
+	DefaultMinAttemptTime  = sdkcall.DefaultMinAttemptTime // 5 s
 )
 
 // ProviderName is the provider's Name and provenance provider value.
@@ -112,7 +109,8 @@ type Options struct {
 // with the web_search tool, through the official SDK. It is safe for
 // concurrent use.
 type Provider struct {
-	opts      Options
+	opts      Options          // the provider's own options (the shared ones are in set)
+	set       sdkcall.Settings // resolved
 	endpoint  string
 	responses responses.ResponseService
 	log       *slog.Logger
@@ -130,16 +128,11 @@ func New(opts *Options) (*Provider, error) {
 	if opts != nil {
 		o = *opts
 	}
-	o.APIKey = strings.TrimSpace(o.APIKey)
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
-	}
-	u, err := url.Parse(o.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: invalid base URL %q", o.BaseURL)
-	}
-	if o.Model == "" {
-		o.Model = DefaultModel
+	set, err := sdkcall.Settings{APIKey: o.APIKey, BaseURL: o.BaseURL, Model: o.Model, HTTPClient: o.HTTPClient, Logger: o.Logger,
+		Now: o.Now, Timeout: o.Timeout, AttemptTimeout: o.AttemptTimeout, MaxRetries: o.MaxRetries, MaxRetryAfter: o.MaxRetryAfter,
+		MinAttemptTime: o.MinAttemptTime}.Resolve(ProviderName, DefaultBaseURL, DefaultModel)
+	if err != nil {
+		return nil, err
 	}
 	if o.ReasoningEffort == "" {
 		o.ReasoningEffort = DefaultReasoningEffort
@@ -149,61 +142,31 @@ func New(opts *Options) (*Provider, error) {
 	default:
 		return nil, fmt.Errorf("openai: unknown reasoning effort %q", o.ReasoningEffort)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = claims.DefaultTimeout
-	}
-	if o.AttemptTimeout <= 0 {
-		o.AttemptTimeout = DefaultAttemptTimeout
-	}
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = DefaultMaxRetries
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
-	}
-	if o.MaxRetryAfter <= 0 {
-		o.MaxRetryAfter = DefaultMaxRetryAfter
-	}
-	if o.MinAttemptTime <= 0 {
-		o.MinAttemptTime = DefaultMinAttemptTime
-	}
-	var hc http.Client
-	if o.HTTPClient != nil {
-		hc = *o.HTTPClient
-	} else {
-		hc.Transport = http.DefaultTransport.(*http.Transport).Clone()
-	}
-	hc.Timeout = 0
 	v, err := analysis.NewValidator()
 	if err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	base := strings.TrimSuffix(o.BaseURL, "/") + "/"
 	p := &Provider{
 		opts:      o,
-		endpoint:  base + "responses",
-		log:       log,
+		set:       set,
+		endpoint:  set.RootURL() + "responses",
+		log:       set.Logger,
 		validator: v,
 	}
-	p.retry = &sdkcall.Policy{Name: "openai", Log: log, Now: o.Now, MinAttemptTime: o.MinAttemptTime,
-		ResetHeaders: resetHeaders, LogAttempt: p.logAttempt,
-		NoRetry: func(status int, h http.Header, body []byte) (string, bool) {
-			return "insufficient_quota", status == http.StatusTooManyRequests && parseAPIError(status, h, body).quota()
-		}}
+	// The veto refuses insufficient_quota; MaxRetryAfter goes to the SDK
+	// as its retry delay cap (option.WithMaxRetryDelay below).
+	p.retry = set.Policy(ProviderName)
+	p.retry.ResetHeaders, p.retry.LogAttempt = resetHeaders, p.logAttempt
+	p.retry.NoRetry = func(status int, h http.Header, body []byte) (string, bool) {
+		return "insufficient_quota", status == http.StatusTooManyRequests && parseAPIError(status, h, body).quota()
+	}
 	reqOpts := []option.RequestOption{
-		option.WithBaseURL(base),
-		option.WithAPIKey(o.APIKey),
-		option.WithHTTPClient(&hc),
-		option.WithMaxRetries(o.MaxRetries),
-		option.WithMaxRetryDelay(o.MaxRetryAfter),
-		option.WithRequestTimeout(o.AttemptTimeout),
+		option.WithBaseURL(set.RootURL()),
+		option.WithAPIKey(set.APIKey),
+		option.WithHTTPClient(set.HTTPClient),
+		option.WithMaxRetries(set.MaxRetries),
+		option.WithMaxRetryDelay(set.MaxRetryAfter),
+		option.WithRequestTimeout(set.AttemptTimeout),
 		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 			return p.retry.Middleware(r, next)
 		}),
@@ -224,10 +187,10 @@ func New(opts *Options) (*Provider, error) {
 func (p *Provider) Name() string { return ProviderName }
 
 // Configured reports whether an API key was given.
-func (p *Provider) Configured() bool { return p.opts.APIKey != "" }
+func (p *Provider) Configured() bool { return p.set.APIKey != "" }
 
 // Model returns the configured model.
-func (p *Provider) Model() string { return p.opts.Model }
+func (p *Provider) Model() string { return p.set.Model }
 
 // Capabilities reports the web_search tool's own filtering: allowed domains
 // up to MaxAllowedDomains, blocked domains only with SendBlockedDomains.
@@ -247,27 +210,16 @@ func (p *Provider) Capabilities() claims.ProviderCapabilities {
 // a Responses API object) the partial response is returned with the
 // error, so that the caller can still account the usage it cost.
 func (p *Provider) Search(ctx context.Context, q *claims.ProviderQuery) (*claims.ProviderResponse, error) {
-	if !p.Configured() {
-		return nil, providerErr(claims.ProviderNotConfigured, 0, errors.New("openai: no API key"))
-	}
-	if q == nil || strings.TrimSpace(q.Claim) == "" {
-		return nil, providerErr(claims.ProviderFailed, 0, errors.New("openai: empty query"))
-	}
-	now := q.Now
-	if now.IsZero() {
-		now = p.opts.Now()
+	now, err := p.set.Start(ProviderName, q)
+	if err != nil {
+		return nil, err
 	}
 	params, limits, err := p.buildRequest(q, now)
 	if err != nil {
 		return nil, providerErr(claims.ProviderFailed, 0, err)
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.opts.Timeout)
-		defer cancel()
-	}
-	dl, _ := ctx.Deadline()
-	ctx = sdkcall.WithDeadline(ctx, dl)
+	ctx, cancel := p.set.Bound(ctx)
+	defer cancel()
 	final, err := p.stream(ctx, q, params)
 	if err != nil {
 		return nil, err
@@ -323,21 +275,11 @@ func (p *Provider) classify(ctx context.Context, err error, last *http.Response)
 		}
 		var ra time.Duration
 		if last != nil {
-			ra, _ = sdkcall.RetryAfter(last.Header, p.opts.Now(), resetHeaders...)
+			ra, _ = sdkcall.RetryAfter(last.Header, p.set.Now(), resetHeaders...)
 		}
 		return classifyAPIError(apiErr, ra)
 	}
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("openai: deadline exceeded: %w", errors.Join(err, ctx.Err())))
-	case ctx.Err() != nil:
-		return providerErr(claims.ProviderFailed, 0, fmt.Errorf("openai: %w", ctx.Err()))
-	case errors.Is(err, context.DeadlineExceeded) || sdkcall.IsTimeout(err):
-		return providerErr(claims.ProviderTimeout, 0, fmt.Errorf("openai: attempt timed out: %w", err))
-	case sdkcall.IsDecodeError(err):
-		return badOutput("", "response stream is not valid JSON events: %v", err)
-	}
-	return providerErr(claims.ProviderFailed, 0, fmt.Errorf("openai: %w", err))
+	return sdkcall.Failure(ctx, ProviderName, err, func(reason string) error { return badOutput("", "%s", reason) })
 }
 
 // resetHeaders are the rate-limit reset durations read when an answer has

@@ -63,7 +63,7 @@ func (p *Provider) buildRequest(q *claims.ProviderQuery, now time.Time) (respons
 	// written.
 	format.SetExtraFields(map[string]any{"schema": json.RawMessage(analysis.Schema())})
 	params := responses.ResponseNewParams{
-		Model:        p.opts.Model,
+		Model:        p.set.Model,
 		Instructions: param.NewOpt(analysis.Instructions),
 		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
 			{OfMessage: &responses.EasyInputMessageParam{

@@ -37,7 +37,7 @@ func (p *Provider) parseResponse(r *responses.Response) (*claims.ProviderRespons
 		},
 	}
 	if pr.Model == "" {
-		pr.Model = p.opts.Model
+		pr.Model = p.set.Model
 	}
 
 	var text, refusal strings.Builder

@@ -1,9 +1,13 @@
 // Package sdkcall holds what the providers built on the official,
 // Stainless-generated SDKs (openai-go, anthropic-sdk-go) share about a call:
-// the retry veto middleware, Retry-After parsing, the Search deadline carried
-// to that middleware, and the classification of transport failures. Both
-// SDKs retry on status alone, ignore the caller's deadline and honour
-// x-should-retry: false on a response, which is how the veto works.
+// the options both take and their defaults (Settings, so that each default
+// is stated once; each provider's exported Options and Default* constants
+// map onto it), the checks before a Search (Start), the retry veto
+// middleware, Retry-After parsing, the Search deadline carried to that
+// middleware (Bound), and the classification of failures that are not
+// error answers (Failure). Both SDKs retry on status alone, ignore the
+// caller's deadline and honour x-should-retry: false on a response, which
+// is how the veto works.
 package sdkcall
 
 import (
@@ -11,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -18,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/assaykit/assay/claims"
 )
 
 // Policy vetoes the SDK's retries where its status-only policy is wrong.
@@ -145,4 +152,26 @@ func IsDecodeError(err error) bool {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	return errors.As(err, &se) || errors.As(err, &te)
+}
+
+// Failure classifies an SDK failure that is not an error answer of the
+// API: the Search deadline passed (claims.ProviderTimeout, wrapping the
+// context's error too), the context was cancelled, an attempt timed out
+// (claims.ProviderTimeout), the stream was not valid JSON events (through
+// badOutput, which builds the provider's unusable-output error from the
+// reason), or another transport error (claims.ProviderFailed). name
+// prefixes the errors.
+func Failure(ctx context.Context, name string, err error, badOutput func(reason string) error) error {
+	kind, werr := claims.ProviderFailed, fmt.Errorf("%s: %w", name, err)
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		kind, werr = claims.ProviderTimeout, fmt.Errorf("%s: deadline exceeded: %w", name, errors.Join(err, ctx.Err()))
+	case ctx.Err() != nil:
+		werr = fmt.Errorf("%s: %w", name, ctx.Err())
+	case errors.Is(err, context.DeadlineExceeded) || IsTimeout(err):
+		kind, werr = claims.ProviderTimeout, fmt.Errorf("%s: attempt timed out: %w", name, err)
+	case IsDecodeError(err):
+		return badOutput(fmt.Sprintf("response stream is not valid JSON events: %v", err))
+	}
+	return &claims.ProviderError{Kind: kind, Err: werr}
 }
