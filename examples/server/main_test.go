@@ -36,11 +36,14 @@ func startServerOut(t *testing.T, extraEnv map[string]string, args []string) (ba
 }
 
 // startServerLogs starts the server on a free loopback port, with its data
-// in a temporary directory, at log level warn unless env says otherwise.
+// in a temporary directory, at log level warn and without the demo niche
+// catalogue unless env says otherwise (loading the demo, with its evidence
+// captures, is most of a start's cost: the tests about the catalogue turn
+// it on).
 // It returns the base URL, the log up to the ready line, and the live log.
 func startServerLogs(t *testing.T, extraEnv map[string]string, args []string) (string, string, *syncBuffer) {
 	t.Helper()
-	env := map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": t.TempDir(), "ASSAY_LOG_LEVEL": "warn"}
+	env := map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": t.TempDir(), "ASSAY_LOG_LEVEL": "warn", "ASSAY_NICHE_DEMO": "false"}
 	for k, v := range extraEnv {
 		env[k] = v
 	}

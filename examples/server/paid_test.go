@@ -202,7 +202,7 @@ func TestReplayedPaymentRefused(t *testing.T) {
 }
 
 func TestNichePurchaseEndToEnd(t *testing.T) {
-	base := startServer(t, nil)
+	base := startServer(t, map[string]string{"ASSAY_NICHE_DEMO": "true"})
 	status, _, lb := get(t, http.DefaultClient, base+"/v1/niches?limit=3")
 	if status != 200 {
 		t.Fatalf("list: %d %s", status, lb)

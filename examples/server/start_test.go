@@ -104,7 +104,7 @@ func holdPort(t *testing.T) string {
 func TestFirstStartIsQuietAndOrdered(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
-			base, logs, all := startServerLogs(t, map[string]string{"ASSAY_LOG_LEVEL": "info", "ASSAY_LOG_FORMAT": format}, nil)
+			base, logs, all := startServerLogs(t, map[string]string{"ASSAY_LOG_LEVEL": "info", "ASSAY_LOG_FORMAT": format, "ASSAY_NICHE_DEMO": "true"}, nil)
 			lines := strings.Split(strings.TrimSpace(logs), "\n")
 			if len(lines) > 10 {
 				t.Errorf("%d lines at start, want at most 10:\n%s", len(lines), logs)
@@ -162,7 +162,7 @@ func TestFirstStartIsQuietAndOrdered(t *testing.T) {
 // At debug level the details are there: each migration, each demo
 // evaluation, the SDK's session lines (without empty attributes).
 func TestDebugLevelHasTheDetails(t *testing.T) {
-	base, _, all := startServerLogs(t, map[string]string{"ASSAY_LOG_LEVEL": "debug"}, nil)
+	base, _, all := startServerLogs(t, map[string]string{"ASSAY_LOG_LEVEL": "debug", "ASSAY_NICHE_DEMO": "true"}, nil)
 	mcpInitialize(t, base)
 	logs := all.String()
 	for _, want := range []string{`msg="store: applied migration"`, `msg="niche: revision written"`, `msg="claims: offline corpus"`,
