@@ -279,6 +279,7 @@ func TestCorroborationAllFail(t *testing.T) {
 // Rule 6 also holds for a provider that never answers: its call ends
 // before the call's deadline and the other's answer stands.
 func TestCorroborationProviderHangs(t *testing.T) {
+	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	a := named("a", answerOf("a", says18, "a1.example"))
 	b := claimstest.NewProvider(claimstest.Step{Response: answerOf("b", says18, "b1.example"), Gate: make(chan struct{})})
 	b.ProviderName = "b"

@@ -170,6 +170,7 @@ func TestIdempotencyReleasedOnFailure(t *testing.T) {
 // 1,000 concurrent identical requests make exactly one provider call, and
 // each caller gets its own stored verification.
 func TestConcurrentIdenticalRequestsCollapse(t *testing.T) {
+	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	e, p, req, db := fixtureEngine(t, "confirmed", time.Second, nil)
 	const n = 1000
 	var wg sync.WaitGroup

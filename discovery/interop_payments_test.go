@@ -30,6 +30,7 @@ import (
 // It skips with a message when node or interop/payments/node_modules is
 // missing (`cd interop/payments && npm ci`).
 func TestOfficialClientsPayDevServer(t *testing.T) {
+	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	node, dir := interopDir(t, "mppx")
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()

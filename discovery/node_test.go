@@ -53,6 +53,7 @@ func runNode(t *testing.T, node, dir string, args ...string) ([]map[string]any, 
 // TestDiscoveryOpenAPIStandardValidator validates every openapi.json of a
 // paid and an unpaid server with @readme/openapi-parser.
 func TestDiscoveryOpenAPIStandardValidator(t *testing.T) {
+	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	node, dir := interopDir(t, filepath.Join("@readme", "openapi-parser"))
 	for _, paid := range []bool{true, false} {
 		e := newDiscoveryEnv(t, paid, nil)

@@ -445,8 +445,10 @@ func TestGateRefusesReusedAndBadPayments(t *testing.T) {
 }
 
 func TestGateFailingHandlerIsNotChargedAndCanRetry(t *testing.T) {
+	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	for _, behaviour := range []string{"fail502", "timeout", "big", "panic"} {
 		t.Run(behaviour, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, nil, nil, func(o *payment.GateOptions) {})
 			r := e.do("POST", "/v1/claims/verify/quick", claimBody, with(pay("0xA", "n1"), "X-Test-Behaviour", behaviour))
 			if r.status < 400 || r.header.Get(payment.HeaderReceiptID) != "" || r.header.Get("PAYMENT-RESPONSE") != "" {

@@ -131,6 +131,7 @@ func TestOfficialClientFixtures(t *testing.T) {
 // node and testdata/npm/node_modules (npm ci --prefix payment/testdata/npm);
 // otherwise it stops through testenv.Node.
 func TestOfficialClientsLive(t *testing.T) {
+	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	node := testenv.Node(t, filepath.Join("testdata", "npm"), "mppx", "@x402/fetch")
 	g := &paymenttest.Seller{Offer: testOffer}
 	srv := paymenttest.NewSeller(t, g, testSecret)

@@ -59,11 +59,13 @@ func (s *queuedStore) SaveVerification(ctx context.Context, rec *claims.Record, 
 // has its completed order and every completed order its verification — on
 // SQLite and on PostgreSQL.
 func TestPaidBurstAtTheDeadlineKeepsFinishedWork(t *testing.T) {
+	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	for name, dsn := range map[string]func(t *testing.T) string{
 		"sqlite":   func(t *testing.T) string { return storetest.SQLitePath(t) },
 		"postgres": func(t *testing.T) string { return storetest.PostgresURL(t) },
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			const burst = 24
 			// Long enough for the provider to answer before it even on a
 			// loaded machine under -race; every save waits for it to pass.

@@ -112,6 +112,7 @@ func runAgent(t *testing.T, node string, args ...string) map[string]any {
 // The official MCP TypeScript client pays a verification with an
 // @x402/evm signature and receives progress notifications.
 func TestInteropMCPClient(t *testing.T) {
+	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	node := agentsNode(t)
 	base, db := interopServer(t)
 	out := runAgent(t, node, "mcp.mjs", base+"/claim-verification/mcp")
@@ -224,6 +225,7 @@ func servedCard(t *testing.T, base string) {
 // pays SendMessage and SendStreamingMessage with @x402/evm signatures in
 // serviceParameters.
 func TestInteropA2AClient(t *testing.T) {
+	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	node := agentsNode(t)
 	base, db := interopServer(t)
 	servedCard(t, base)

@@ -25,6 +25,7 @@ const conformanceDir = "../../interop/mcp-conformance"
 // baseline check decides: it fails on a scenario that fails without being
 // in interop/mcp-conformance/baseline.yml, and on a listed one that passes.
 func TestMCPConformance(t *testing.T) {
+	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	testenv.Node(t, conformanceDir, "@modelcontextprotocol/conformance", "node")
 	node, err := filepath.Abs(filepath.Join(conformanceDir, "node_modules", "node", "bin", "node"))
 	if err != nil {

@@ -26,6 +26,7 @@ const openapiDir = "../../interop/openapi"
 // under the niche prefix, a niche evaluation with an unlock token, and
 // gets the 402 of an unpaid call.
 func TestGeneratedClientCallsProtectedOperations(t *testing.T) {
+	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	node := testenv.Node(t, openapiDir, "openapi-typescript", "openapi-fetch", "typescript")
 	lib, err := filepath.Abs(filepath.Join(openapiDir, "node_modules"))
 	if err != nil {

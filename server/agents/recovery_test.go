@@ -32,6 +32,7 @@ func (c *testClock) advance(d time.Duration) {
 // returns the same result, order and receipt with a fresh token. On SQLite
 // and on PostgreSQL.
 func TestAgentTransportsRecoverByCredentialAcrossInstances(t *testing.T) {
+	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	for name, dsn := range map[string]func(t *testing.T) string{
 		"sqlite-file": func(t *testing.T) string { return storetest.SQLitePath(t) },
 		"postgres":    func(t *testing.T) string { return storetest.PostgresURL(t) },
