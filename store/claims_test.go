@@ -14,6 +14,7 @@ import (
 func TestClaimsStore(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			claimstest.TestStore(t, func(t *testing.T) claims.Store { return open(t) })
 		})
 	}
@@ -41,6 +42,7 @@ func TestClaimsStoreShared(t *testing.T) {
 func TestReleaseIdempotencyLeases(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			db := open(t)
 			now := time.Now().UTC()

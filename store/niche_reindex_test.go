@@ -22,6 +22,7 @@ func TestNicheReindexOnLanguageChange(t *testing.T) {
 			continue // closing it loses it
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			url := dsn(t)
 			search := func(db *store.DB, lang niche.Language, raw string) int {
 				t.Helper()

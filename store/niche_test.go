@@ -14,6 +14,7 @@ import (
 func TestNicheStore(t *testing.T) {
 	for name, dsn := range storetest.Backends() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			nichetest.TestStore(t, func(t *testing.T) (niche.Store, func() niche.Store) {
 				d := dsn(t)
 				db := mustOpen(t, d)

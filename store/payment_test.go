@@ -18,6 +18,7 @@ import (
 func TestLedgerConformance(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			paymenttest.TestLedger(t, func(t *testing.T) payment.Ledger { return open(t) })
 		})
 	}
@@ -48,6 +49,7 @@ func TestLedgerSharedDatabase(t *testing.T) {
 func TestRotateOrderTokenMovesTheVerificationGrant(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			db := open(t)
 			now := time.Now().UTC()
@@ -93,6 +95,7 @@ func TestReadsDoNotWaitBehindWrites(t *testing.T) {
 		"postgres":    func(t *testing.T) string { return storetest.PostgresURL(t) },
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			db := storetest.Open(t, dsn(t), &store.Options{MaxOpenConns: 2, MaxWriteConns: 2})
 			o := paymenttest.NewTestOrder("claims.verify.quick")

@@ -18,6 +18,7 @@ import (
 func TestSnapshotStoreConformance(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			snapshottest.TestStore(t, func(t *testing.T) snapshot.Store { return open(t) })
 		})
 	}
@@ -26,6 +27,7 @@ func TestSnapshotStoreConformance(t *testing.T) {
 func TestSnapshotBlobStoreConformance(t *testing.T) {
 	for name, dsn := range storetest.Backends() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			snapshottest.TestBlobStore(t, func(t *testing.T, now func() time.Time) snapshot.BlobStore {
 				return storetest.Open(t, dsn(t), &store.Options{Now: now})
 			})
@@ -46,10 +48,11 @@ func TestSnapshotServiceOnSharedDatabase(t *testing.T) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, page)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the parallel subtests
 	addr := srv.Listener.Addr().String()
 	for name, dsn := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			url := dsn(t)
 			a, b := mustOpen(t, url), mustOpen(t, url)

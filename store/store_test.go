@@ -26,6 +26,7 @@ func mustOpen(t *testing.T, dsn string) *store.DB { return storetest.Open(t, dsn
 func TestOpenMigratesAndMeta(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			db := open(t)
 			if err := db.Ping(ctx); err != nil {
@@ -64,6 +65,7 @@ func TestOpenMigratesAndMeta(t *testing.T) {
 func TestUniqueViolationDetected(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			db := open(t)
 			q := "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)"
@@ -96,6 +98,7 @@ func TestSetMetaOnceRace(t *testing.T) {
 	}
 	for name, open := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			a, b := open(t)
 			var wg sync.WaitGroup
 			got := make([]string, 40)
@@ -127,6 +130,7 @@ func TestSetMetaOnceRace(t *testing.T) {
 func TestTimesAndTx(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			db := open(t)
 			now := time.Date(2026, 11, 22, 10, 11, 12, 123456000, time.UTC)

@@ -11,6 +11,7 @@ import (
 func TestSubscriptionStore(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			nichetest.TestSubscriptionStore(t, func(t *testing.T) niche.SubscriptionStore { return open(t) })
 		})
 	}
