@@ -64,3 +64,6 @@ var (
 	FrequentWords = frequentWords
 	FtsExpr       = ftsExpr
 )
+
+// MigrationLockKey is migrationLockKey.
+const MigrationLockKey = migrationLockKey

@@ -21,8 +21,13 @@ import (
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
 var migrationFiles embed.FS
 
-// advisoryLockKey serialises migrations of concurrently starting instances.
-const advisoryLockKey = 7304512981
+// migrationLockKey is the PostgreSQL advisory lock key that serialises
+// the migrations of instances starting together on one schema: a key of
+// the schema's own (its name hashed with a constant seed), so that
+// instances of unrelated schemas in one database (tenants, test runs)
+// never wait for each other. A hash collision between two schemas only
+// serialises their migrations.
+const migrationLockKey = "hashtextextended(coalesce(current_schema(), ''), 7304512981)"
 
 // Migrations returns the names of the migration files for a dialect, in the
 // order they are applied.
@@ -52,11 +57,11 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	defer conn.Close()
 	if db.drv.Dialect == Postgres {
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", advisoryLockKey); err != nil {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock("+migrationLockKey+")"); err != nil {
 			return fmt.Errorf("store: migrate: lock: %w", err)
 		}
 		defer func() {
-			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", advisoryLockKey)
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock("+migrationLockKey+")")
 		}()
 	}
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (

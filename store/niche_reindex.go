@@ -44,7 +44,7 @@ func (db *DB) reindexNiche(ctx context.Context) error {
 			// Instances starting together reindex one at a time (the
 			// migrations' key; this lock ends with the transaction): the
 			// later one then finds the language recorded.
-			if _, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock(?)", advisoryLockKey); err != nil {
+			if _, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock("+migrationLockKey+")"); err != nil {
 				return err
 			}
 		}

@@ -34,8 +34,9 @@
 //   - PostgreSQL has two pools too: writes and write transactions on one
 //     (Options.MaxWriteConns), reads outside transactions on the other
 //     (Options.MaxOpenConns), so that reads never queue behind paid writes.
-//   - PostgreSQL migrations run under an advisory lock so that several
-//     instances can start at once.
+//   - PostgreSQL migrations run under an advisory lock of the schema so
+//     that several instances can start at once; instances of other
+//     schemas in the same database do not wait for it.
 package store
 
 import (

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/anydb"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -179,4 +180,43 @@ func TestNewRefusesAnUnknownDialect(t *testing.T) {
 	if _, err := store.New(ctx, store.Driver{Dialect: store.SQLite}, nil, nil, nil); err == nil {
 		t.Fatal("New accepted no writer")
 	}
+}
+
+// TestMigrationLockIsPerSchema: the migrations' advisory lock held on one
+// schema (as by an instance migrating it) makes an Open of that schema
+// wait, and an Open of another schema in the same database go ahead.
+func TestMigrationLockIsPerSchema(t *testing.T) {
+	t.Parallel()
+	held, other := storetest.PostgresURL(t), storetest.PostgresURL(t)
+	ctx := context.Background()
+	pool, err := sql.Open("pgx", held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock("+store.MigrationLockKey+")"); err != nil {
+		t.Fatal(err)
+	}
+	otherCtx, cancelOther := context.WithTimeout(ctx, 10*time.Second)
+	defer cancelOther()
+	db, err := anydb.Open(otherCtx, other, nil)
+	if err != nil {
+		t.Fatalf("Open of another schema waited for this one's migration lock: %v", err)
+	}
+	db.Close()
+	waitCtx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if db, err := anydb.Open(waitCtx, held, nil); err == nil {
+		db.Close()
+		t.Fatal("Open of the schema whose migration lock is held did not wait for it")
+	}
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock("+store.MigrationLockKey+")"); err != nil {
+		t.Fatal(err)
+	}
+	mustOpen(t, held)
 }

@@ -6,8 +6,8 @@
 // A DB has two pools: writes and write transactions on one
 // (store.Options.MaxWriteConns), reads outside transactions on the other
 // (store.Options.MaxOpenConns), so that reads never queue behind paid
-// writes. Migrations run under an advisory lock, so several instances may
-// start at once; serialization failures and deadlocks are retried.
+// writes. Migrations run under an advisory lock of the schema, so several
+// instances may start at once (other schemas' never wait for it); serialization failures and deadlocks are retried.
 package postgres
 
 import (
