@@ -25,16 +25,7 @@ func compile(t *testing.T, name string) *jsonschema.Schema {
 	if !ok {
 		t.Fatalf("no schema %s", name)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("file:///"+name, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("file:///" + name)
+	s, err := discoverytest.CompileSchema("file:///"+name, raw)
 	if err != nil {
 		t.Fatalf("compile %s: %v", name, err)
 	}

@@ -60,20 +60,25 @@ func MCPServerSchema() (*jsonschema.Schema, error) {
 			mcpErr = err
 			return
 		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			mcpErr = err
-			return
-		}
-		c := jsonschema.NewCompiler()
-		c.AssertFormat()
-		if err := c.AddResource(MCPServerSchemaID, doc); err != nil {
-			mcpErr = err
-			return
-		}
-		mcpSchema, mcpErr = c.Compile(MCPServerSchemaID)
+		mcpSchema, mcpErr = CompileSchema(MCPServerSchemaID, raw)
 	})
 	return mcpSchema, mcpErr
+}
+
+// CompileSchema compiles the JSON Schema document raw as the resource id
+// (a URL), with format assertions on: the discovery package's schemas
+// (discovery.Schema) and the vendored ones are compiled the same way.
+func CompileSchema(id string, raw []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource(id, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(id)
 }
 
 // ValidateServerJSON validates a server.json document against the

@@ -297,14 +297,9 @@ func compileSchema(t *testing.T, name string) *jsonschema.Schema {
 	if !ok {
 		t.Fatalf("no schema %s", name)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	s, err := discoverytest.CompileSchema("file:///"+name, raw)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("compile %s: %v", name, err)
 	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("file:///"+name, doc); err != nil {
-		t.Fatal(err)
-	}
-	return c.MustCompile("file:///" + name)
+	return s
 }
