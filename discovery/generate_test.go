@@ -19,12 +19,10 @@ import (
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/discovery/discoverytest"
 	"github.com/assaykit/assay/niche"
-	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store"
-	"github.com/assaykit/assay/store/sqlite"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -60,26 +58,7 @@ func newDiscoveryEnvWith(t *testing.T, proc payment.Processor, base string, mod 
 	t.Helper()
 	ctx := context.Background()
 	paid := proc != nil
-	db, err := sqlite.Open(ctx, ":memory:", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	f, err := claimstest.LoadFixture("confirmed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := claims.New(f.Provider(), db, f.Snapshotter(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	neng, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := nichedemo.Load(ctx, neng, nil); err != nil {
-		t.Fatal(err)
-	}
+	db, eng, neng := demoEngines(t)
 	list, err := neng.List(ctx, niche.ListOptions{Limit: 1})
 	if err != nil || len(list.Previews) == 0 {
 		t.Fatalf("demo catalogue: %v", err)

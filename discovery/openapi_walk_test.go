@@ -17,16 +17,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/assaykit/assay/claims"
-	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/internal/urlnorm"
 	"github.com/assaykit/assay/niche"
-	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/snapshot"
-	"github.com/assaykit/assay/store/sqlite"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -93,26 +89,7 @@ type walkEnv struct {
 func newWalkEnv(t *testing.T) *walkEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, ":memory:", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	f, err := claimstest.LoadFixture("confirmed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := claims.New(f.Provider(), db, f.Snapshotter(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ne, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := nichedemo.Load(ctx, ne, nil); err != nil {
-		t.Fatal(err)
-	}
+	db, eng, ne := demoEngines(t)
 	signer, err := niche.NewUnlockSigner([]byte("unlock-key-for-the-openapi-walk-0123456789"), nil)
 	if err != nil {
 		t.Fatal(err)

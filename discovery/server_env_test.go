@@ -10,10 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/server/agents"
+	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/sqlite"
 )
 
 // Config is what the tests configure: the server's configuration with
@@ -130,4 +135,32 @@ func matchPattern(pattern string, parts []string) bool {
 		}
 	}
 	return true
+}
+
+// demoEngines opens an in-memory database with claim verification on the
+// scripted "confirmed" fixture and the niche catalogue holding the demo.
+func demoEngines(t *testing.T) (*store.DB, *claims.Engine, *niche.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, ":memory:", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	f, err := claimstest.LoadFixture("confirmed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := claims.New(f.Provider(), db, f.Snapshotter(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	neng, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nichedemo.Load(ctx, neng, nil); err != nil {
+		t.Fatal(err)
+	}
+	return db, eng, neng
 }
