@@ -8,7 +8,6 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/internal/ids"
-	"github.com/assaykit/assay/store/storetest"
 )
 
 func TestClaimsStore(t *testing.T) {
@@ -21,18 +20,11 @@ func TestClaimsStore(t *testing.T) {
 }
 
 func TestClaimsStoreShared(t *testing.T) {
-	cases := map[string]func(t *testing.T) (claims.Store, claims.Store){
-		"sqlite-file": func(t *testing.T) (claims.Store, claims.Store) {
-			p := storetest.SQLitePath(t)
-			return mustOpen(t, p), mustOpen(t, p)
-		},
-		"postgres": func(t *testing.T) (claims.Store, claims.Store) {
-			u := storetest.PostgresURL(t)
-			return mustOpen(t, u), mustOpen(t, u)
-		},
-	}
-	for name, open := range cases {
-		t.Run(name, func(t *testing.T) { claimstest.TestStoreShared(t, open) })
+	for name, open := range sharedDatabases() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			claimstest.TestStoreShared(t, func(t *testing.T) (claims.Store, claims.Store) { a, b := open(t); return a, b })
+		})
 	}
 }
 

@@ -28,18 +28,11 @@ func TestLedgerConformance(t *testing.T) {
 // database: two SQLite connections to one file, two PostgreSQL pools on one
 // schema (two server instances).
 func TestLedgerSharedDatabase(t *testing.T) {
-	cases := map[string]func(t *testing.T) (payment.Ledger, payment.Ledger){
-		"sqlite-file": func(t *testing.T) (payment.Ledger, payment.Ledger) {
-			p := storetest.SQLitePath(t)
-			return mustOpen(t, p), mustOpen(t, p)
-		},
-		"postgres": func(t *testing.T) (payment.Ledger, payment.Ledger) {
-			u := storetest.PostgresURL(t)
-			return mustOpen(t, u), mustOpen(t, u)
-		},
-	}
-	for name, open := range cases {
-		t.Run(name, func(t *testing.T) { paymenttest.TestLedgerShared(t, open) })
+	for name, open := range sharedDatabases() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			paymenttest.TestLedgerShared(t, func(t *testing.T) (payment.Ledger, payment.Ledger) { a, b := open(t); return a, b })
+		})
 	}
 }
 

@@ -24,6 +24,22 @@ func openers() map[string]func(t *testing.T) *store.DB {
 
 func mustOpen(t *testing.T, dsn string) *store.DB { return storetest.Open(t, dsn, nil) }
 
+// sharedDatabases gives, by backend name, two handles on one fresh
+// database, as two server instances have: two SQLite handles on one file,
+// two PostgreSQL pools on one schema.
+func sharedDatabases() map[string]func(t *testing.T) (*store.DB, *store.DB) {
+	return map[string]func(t *testing.T) (*store.DB, *store.DB){
+		"sqlite-file": func(t *testing.T) (*store.DB, *store.DB) {
+			p := storetest.SQLitePath(t)
+			return mustOpen(t, p), mustOpen(t, p)
+		},
+		"postgres": func(t *testing.T) (*store.DB, *store.DB) {
+			u := storetest.PostgresURL(t)
+			return mustOpen(t, u), mustOpen(t, u)
+		},
+	}
+}
+
 func TestOpenMigratesAndMeta(t *testing.T) {
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {

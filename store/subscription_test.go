@@ -5,7 +5,6 @@ import (
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichetest"
-	"github.com/assaykit/assay/store/storetest"
 )
 
 func TestSubscriptionStore(t *testing.T) {
@@ -21,17 +20,10 @@ func TestSubscriptionStore(t *testing.T) {
 // handles on one database: two SQLite handles on one file, two PostgreSQL
 // pools on one schema.
 func TestSubscriptionStoreShared(t *testing.T) {
-	pairs := map[string]func(t *testing.T) (niche.SubscriptionStore, niche.SubscriptionStore){
-		"sqlite-file": func(t *testing.T) (niche.SubscriptionStore, niche.SubscriptionStore) {
-			path := storetest.SQLitePath(t)
-			return mustOpen(t, path), mustOpen(t, path)
-		},
-		"postgres": func(t *testing.T) (niche.SubscriptionStore, niche.SubscriptionStore) {
-			url := storetest.PostgresURL(t)
-			return mustOpen(t, url), mustOpen(t, url)
-		},
-	}
-	for name, open := range pairs {
-		t.Run(name, func(t *testing.T) { nichetest.TestSubscriptionStoreShared(t, open) })
+	for name, open := range sharedDatabases() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			nichetest.TestSubscriptionStoreShared(t, func(t *testing.T) (niche.SubscriptionStore, niche.SubscriptionStore) { a, b := open(t); return a, b })
+		})
 	}
 }
