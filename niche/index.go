@@ -53,8 +53,9 @@ import (
 // SearchRow is one published evaluation as a search index reads it.
 type SearchRow struct {
 	// Candidate is the evaluation at the full level: Title, Body and
-	// Extra are SearchFields' Title, Body and Extra; Listing without its
-	// SignalCount.
+	// Extra are SearchFields' Title, Body and Extra; Listing with its
+	// SignalCount, so that a search answered by the index reads nothing
+	// from the store.
 	Candidate
 	// Preview is SearchFields' Preview (the preview level's Body).
 	Preview string
@@ -71,7 +72,8 @@ type IndexSource interface {
 	// all when ids is nil, else those among ids.
 	SearchRows(ctx context.Context, ids []string) ([]SearchRow, error)
 	// SearchVersion returns a number that changes whenever a search row
-	// is written, removed or changed (by any instance).
+	// (its signal count included) is written, removed or changed (by any
+	// instance).
 	SearchVersion(ctx context.Context) (int64, error)
 }
 
@@ -79,7 +81,6 @@ type IndexSource interface {
 type indexDoc struct {
 	seq        int64
 	ord        int32
-	cat        string
 	full, prev Candidate
 }
 
@@ -116,9 +117,16 @@ type searchIndex struct {
 	wall      func() time.Time // time.Now; tests replace it
 	docs      map[string]*indexDoc
 	all       []*indexDoc // by posting.ord; removed documents stay until a rebuild
-	seqs      []int64     // all[ord].seq, dense for the scans of postings
-	full      map[string]postings
-	prev      map[string]postings
+	// Dense columns by ord, read by the scans of postings and the
+	// ranking without touching the documents: all[ord].seq, its score,
+	// its UpdatedAt in Unix nanoseconds and its category (catIDs).
+	seqs    []int64
+	scores  []int
+	updated []int64
+	cats    []int32
+	catIDs  map[string]int32
+	full    map[string]postings
+	prev    map[string]postings
 }
 
 // costlyBuild is the wall time above which a full build is costly enough
@@ -169,20 +177,16 @@ func (x *searchIndex) ensure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	docs := make(map[string]*indexDoc, len(rows))
-	all := make([]*indexDoc, 0, len(rows))
-	seqs := make([]int64, 0, len(rows))
-	full, prev := map[string]postings{}, map[string]postings{}
+	nx := &searchIndex{docs: make(map[string]*indexDoc, len(rows)), catIDs: map[string]int32{},
+		full: map[string]postings{}, prev: map[string]postings{}}
 	slices.SortFunc(rows, func(a, b SearchRow) int { return cmp.Compare(b.Seq, a.Seq) })
 	for i := range rows {
-		d := newIndexDoc(&rows[i])
-		d.ord = int32(len(all))
-		all, seqs = append(all, d), append(seqs, d.seq)
-		docs[d.full.ID] = d
-		eachWord(d, func(m map[string]postings, w string, rel int8) { m[w] = append(m[w], posting{d.ord, rel}) }, full, prev)
+		d := nx.add(&rows[i])
+		eachWord(d, func(m map[string]postings, w string, rel int8) { m[w] = append(m[w], posting{d.ord, rel}) }, nx.full, nx.prev)
 	}
 	x.mu.Lock()
-	x.docs, x.all, x.seqs, x.full, x.prev = docs, all, seqs, full, prev
+	x.docs, x.all, x.full, x.prev = nx.docs, nx.all, nx.full, nx.prev
+	x.seqs, x.scores, x.updated, x.cats, x.catIDs = nx.seqs, nx.scores, nx.updated, nx.cats, nx.catIDs
 	x.loaded, x.dirty, x.version, x.checked = true, false, v, checkedAt
 	x.built = x.wall()
 	x.buildCost = x.built.Sub(start)
@@ -190,10 +194,20 @@ func (x *searchIndex) ensure(ctx context.Context) error {
 	return nil
 }
 
-func newIndexDoc(r *SearchRow) *indexDoc {
-	d := &indexDoc{seq: r.Seq, cat: r.CategoryKey, full: r.Candidate}
+// add appends r's document to all, its dense columns and docs (not to
+// the postings) and returns it.
+func (x *searchIndex) add(r *SearchRow) *indexDoc {
+	d := &indexDoc{seq: r.Seq, ord: int32(len(x.all)), full: r.Candidate}
 	d.prev = r.Candidate
 	d.prev.Body, d.prev.Extra = r.Preview, ""
+	cat, ok := x.catIDs[r.CategoryKey]
+	if !ok {
+		cat = int32(len(x.catIDs))
+		x.catIDs[r.CategoryKey] = cat
+	}
+	x.all, x.seqs = append(x.all, d), append(x.seqs, d.seq)
+	x.scores, x.updated, x.cats = append(x.scores, r.Score), append(x.updated, r.UpdatedAt.UnixNano()), append(x.cats, cat)
+	x.docs[r.ID] = d
 	return d
 }
 
@@ -258,13 +272,10 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 		}
 	}
 	for i := range rows {
-		d := newIndexDoc(&rows[i])
-		if old := x.docs[d.full.ID]; old != nil {
+		if old := x.docs[rows[i].ID]; old != nil {
 			continue // listed twice
 		}
-		d.ord = int32(len(x.all))
-		x.all, x.seqs = append(x.all, d), append(x.seqs, d.seq)
-		x.docs[d.full.ID] = d
+		d := x.add(&rows[i])
 		eachWord(d, func(m map[string]postings, w string, rel int8) {
 			p := m[w]
 			i, _ := slices.BinarySearchFunc(p, d.seq, x.bySeq)
@@ -273,13 +284,39 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 	}
 }
 
-// candidates is SearchCandidates answered from the index.
-func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candidate, bool, error) {
+// hit is a match of a search of the index: the document's place in
+// searchIndex.all and its Relevance.
+type hit struct {
+	ord int32
+	rel int32
+}
+
+// worse reports whether a ranks after b (Relevance, then the sort, then
+// the most recently updated, then the id), from the dense columns.
+func (x *searchIndex) worse(a, b hit, bySort bool) bool {
+	if a.rel != b.rel {
+		return a.rel < b.rel
+	}
+	if bySort && x.scores[a.ord] != x.scores[b.ord] {
+		return x.scores[a.ord] < x.scores[b.ord]
+	}
+	if x.updated[a.ord] != x.updated[b.ord] {
+		return x.updated[a.ord] < x.updated[b.ord]
+	}
+	return x.all[a.ord].full.ID > x.all[b.ord].full.ID
+}
+
+// candidates is SearchCandidates answered from the index, except that it
+// returns only the best Ranked() matches (best first) with their
+// Relevance, also when no more than Limit match: the engine ranks the
+// matches it is given by the same ordering and keeps the first Top, so
+// the best Ranked() of them are the same page.
+func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candidate, []int, bool, error) {
 	if q.Query.Empty() || q.Limit <= 0 {
-		return []Candidate{}, false, nil
+		return []Candidate{}, []int{}, false, nil
 	}
 	if err := x.ensure(ctx); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -290,7 +327,7 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 	lists := make([]postings, len(q.Query.Tokens))
 	for i, t := range q.Query.Tokens {
 		if lists[i] = m[t]; len(lists[i]) == 0 {
-			return []Candidate{}, false, nil
+			return []Candidate{}, []int{}, false, nil
 		}
 	}
 	si := 0
@@ -300,77 +337,65 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 		}
 	}
 	shortest := lists[si]
-	seqAt := func(p posting) int64 { return x.seqs[p.ord] }
+	seqs := x.seqs
 	cur := make([]int, len(lists)) // each list's cursor: its postings before it are newer than the current match
 	phrase := q.Query.Phrase()
+	multi := len(q.Query.Tokens) > 1
 	window := max(cmp.Or(q.Window, 2000), q.Limit)
-	level := func(d *indexDoc) *Candidate {
-		if q.Full {
-			return &d.full
+	cat := int32(-1)
+	if q.CategoryKey != "" {
+		c, ok := x.catIDs[q.CategoryKey]
+		if !ok {
+			return []Candidate{}, []int{}, false, nil
 		}
-		return &d.prev
+		cat = c
 	}
-	// One pass over the newest matches: the first Limit+1 are kept (all
-	// of them are the answer when no more match) and the best Ranked()
-	// of up to window matches are selected as they come (top, best
-	// first), which a broad query returns.
-	type ranked struct {
-		c   *Candidate
-		rel int
-	}
-	worse := func(a, b ranked) bool { // a after b in the ranking
-		if a.rel != b.rel {
-			return a.rel < b.rel
-		}
-		if q.Sort != SortRecent && a.c.Score != b.c.Score {
-			return a.c.Score < b.c.Score
-		}
-		if c := a.c.UpdatedAt.Compare(b.c.UpdatedAt); c != 0 {
-			return c < 0
-		}
-		return a.c.ID > b.c.ID
-	}
+	bySort := q.Sort != SortRecent
+	// One pass over the newest window matches, keeping the best k (top,
+	// best first). The phrase bonus (at most 8) is only looked for when
+	// it could bring a match into top.
 	k := q.Ranked()
-	found := make([]*Candidate, 0, min(len(shortest), q.Limit+1))
-	top := make([]ranked, 0, k+1)
+	top := make([]hit, 0, k+1)
 	n := 0
 scan:
 	for _, p := range shortest {
-		d := x.all[p.ord]
-		if q.CategoryKey != "" && d.cat != q.CategoryKey {
+		if cat >= 0 && x.cats[p.ord] != cat {
 			continue
 		}
+		seq := seqs[p.ord]
 		// Relevance: the sum of each word's relevance (kept in the
 		// postings), plus the phrase's for several words.
-		rel, match := int(p.rel), true
+		rel, match := int32(p.rel), true
 		for j, l := range lists {
 			if j == si {
 				continue
 			}
 			c := cur[j]
-			if c < len(l) && seqAt(l[c]) > d.seq {
+			if c < len(l) && seqs[l[c].ord] > seq {
 				// Gallop to the first posting not newer than d.
 				lo, step := c, 1
-				for lo+step < len(l) && seqAt(l[lo+step]) > d.seq {
+				for lo+step < len(l) && seqs[l[lo+step].ord] > seq {
 					lo, step = lo+step, step*2
 				}
 				hi := min(lo+step, len(l))
-				c = lo + 1 + sort.Search(hi-lo-1, func(i int) bool { return seqAt(l[lo+1+i]) <= d.seq })
+				c = lo + 1 + sort.Search(hi-lo-1, func(i int) bool { return seqs[l[lo+1+i].ord] <= seq })
 			}
 			if cur[j] = c; c == len(l) {
 				break scan // no older document has this word
 			}
-			if seqAt(l[c]) != d.seq {
+			if seqs[l[c].ord] != seq {
 				match = false
 				break
 			}
-			rel += int(l[c].rel)
+			rel += int32(l[c].rel)
 		}
 		if !match {
 			continue
 		}
-		c := level(d)
-		if len(q.Query.Tokens) > 1 {
+		n++
+		full := len(top) == k
+		if multi && (!full || rel+8 >= top[k-1].rel) {
+			c := x.all[p.ord].level(q.Full)
 			if ContainsWord(c.Title, phrase) {
 				rel += 6
 			}
@@ -378,36 +403,35 @@ scan:
 				rel += 2
 			}
 		}
-		if len(found) <= q.Limit {
-			found = append(found, c)
-		}
-		r := ranked{c, rel}
-		if len(top) < k || worse(top[len(top)-1], r) {
+		h := hit{p.ord, rel}
+		if !full || x.worse(top[k-1], h, bySort) {
 			i := len(top)
-			for i > 0 && worse(top[i-1], r) {
+			for i > 0 && x.worse(top[i-1], h, bySort) {
 				i--
 			}
-			top = slices.Insert(top, i, r)
+			top = slices.Insert(top, i, h)
 			if len(top) > k {
 				top = top[:k]
 			}
 		}
-		if n++; n == window {
+		if n == window {
 			break
 		}
 	}
-	if n <= q.Limit {
-		out := make([]Candidate, len(found))
-		for i, c := range found {
-			out[i] = *c
-		}
-		return out, false, nil
-	}
 	out := make([]Candidate, len(top))
-	for i, r := range top {
-		out[i] = *r.c
+	rels := make([]int, len(top))
+	for i, h := range top {
+		out[i], rels[i] = *x.all[h.ord].level(q.Full), int(h.rel)
 	}
-	return out, true, nil
+	return out, rels, n > q.Limit, nil
+}
+
+// level is the document's candidate at the full or the preview level.
+func (d *indexDoc) level(full bool) *Candidate {
+	if full {
+		return &d.full
+	}
+	return &d.prev
 }
 
 // isSpace separates the words of normalised text (SearchText writes single
