@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // Search index (Options.DisableSearchIndex).
@@ -77,17 +78,66 @@ type IndexSource interface {
 	SearchVersion(ctx context.Context) (int64, error)
 }
 
-// indexDoc is one evaluation in the index: its candidate at each level.
+// The text fields of a document (indexDoc.text), kept in the index's
+// text chunks.
+const (
+	fID           = iota
+	fTitle        // SearchFields' Title (both levels)
+	fBody         // the full level's Body
+	fExtra        // the full level's Extra
+	fPreview      // the preview level's Body
+	fListingTitle // Listing.Title, Problem, Buyer, Category, ScoreVersion
+	fProblem
+	fBuyer
+	fCategory
+	fScoreVersion
+	nFields
+)
+
+// indexDoc is one evaluation in the index: where its text fields are.
+// It holds no pointer (nor do the dense columns of searchIndex), so that
+// the collector neither scans the documents nor marks one object per
+// string: at 100,000 evaluations that marking made every collection take
+// hundreds of milliseconds of CPU, much of it as assists that stalled
+// searches.
 type indexDoc struct {
-	seq        int64
-	ord        int32
-	full, prev Candidate
+	text [nFields]span
+}
+
+// span is a string of textChunks.
+type span struct{ chunk, off, n uint32 }
+
+// textChunks hold the index's strings back to back in chunks of
+// chunkSize bytes (larger strings get a chunk of their own). Bytes once
+// written are never changed, so the strings get returns alias the chunks
+// (unsafe.String) and stay valid after the index moves on.
+type textChunks [][]byte
+
+const chunkSize = 1 << 20
+
+// put stores s and returns where.
+func (c *textChunks) put(s string) span {
+	if n := len(*c); n == 0 || cap((*c)[n-1])-len((*c)[n-1]) < len(s) {
+		*c = append(*c, make([]byte, 0, max(chunkSize, len(s))))
+	}
+	i := len(*c) - 1
+	off := len((*c)[i])
+	(*c)[i] = append((*c)[i], s...)
+	return span{uint32(i), uint32(off), uint32(len(s))}
+}
+
+// get returns the string at sp.
+func (c textChunks) get(sp span) string {
+	if sp.n == 0 {
+		return ""
+	}
+	return unsafe.String(&c[sp.chunk][sp.off], int(sp.n))
 }
 
 // posting is a document having a word, with the word's relevance in it.
 // It holds no pointer, so that the collector does not scan postings.
 type posting struct {
-	ord int32 // the document's place in searchIndex.all
+	ord int32 // the document's place in searchIndex.all and the dense columns
 	rel int8
 }
 
@@ -115,15 +165,17 @@ type searchIndex struct {
 	built     time.Time
 	buildCost time.Duration
 	wall      func() time.Time // time.Now; tests replace it
-	docs      map[string]*indexDoc
-	all       []*indexDoc // by posting.ord; removed documents stay until a rebuild
+	docs      map[string]int32 // ord by id (the key is in text)
+	all       []indexDoc       // by posting.ord; removed documents stay until a rebuild
+	text      textChunks
 	// Dense columns by ord, read by the scans of postings and the
-	// ranking without touching the documents: all[ord].seq, its score,
-	// its UpdatedAt in Unix nanoseconds and its category (catIDs).
+	// ranking without touching the text: the document's seq, score,
+	// UpdatedAt in Unix nanoseconds, category (catIDs) and signal count.
 	seqs    []int64
 	scores  []int
 	updated []int64
 	cats    []int32
+	counts  []int32
 	catIDs  map[string]int32
 	full    map[string]postings
 	prev    map[string]postings
@@ -177,16 +229,17 @@ func (x *searchIndex) ensure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	nx := &searchIndex{docs: make(map[string]*indexDoc, len(rows)), catIDs: map[string]int32{},
+	nx := &searchIndex{docs: make(map[string]int32, len(rows)), catIDs: map[string]int32{},
 		full: map[string]postings{}, prev: map[string]postings{}}
 	slices.SortFunc(rows, func(a, b SearchRow) int { return cmp.Compare(b.Seq, a.Seq) })
 	for i := range rows {
-		d := nx.add(&rows[i])
-		eachWord(d, func(m map[string]postings, w string, rel int8) { m[w] = append(m[w], posting{d.ord, rel}) }, nx.full, nx.prev)
+		ord := nx.add(&rows[i])
+		rows[i] = SearchRow{} // the index holds its own copy of the text
+		nx.eachWord(ord, func(m map[string]postings, w string, rel int8) { m[w] = append(m[w], posting{ord, rel}) })
 	}
 	x.mu.Lock()
-	x.docs, x.all, x.full, x.prev = nx.docs, nx.all, nx.full, nx.prev
-	x.seqs, x.scores, x.updated, x.cats, x.catIDs = nx.seqs, nx.scores, nx.updated, nx.cats, nx.catIDs
+	x.docs, x.all, x.text, x.full, x.prev = nx.docs, nx.all, nx.text, nx.full, nx.prev
+	x.seqs, x.scores, x.updated, x.cats, x.counts, x.catIDs = nx.seqs, nx.scores, nx.updated, nx.cats, nx.counts, nx.catIDs
 	x.loaded, x.dirty, x.version, x.checked = true, false, v, checkedAt
 	x.built = x.wall()
 	x.buildCost = x.built.Sub(start)
@@ -194,35 +247,61 @@ func (x *searchIndex) ensure(ctx context.Context) error {
 	return nil
 }
 
-// add appends r's document to all, its dense columns and docs (not to
-// the postings) and returns it.
-func (x *searchIndex) add(r *SearchRow) *indexDoc {
-	d := &indexDoc{seq: r.Seq, ord: int32(len(x.all)), full: r.Candidate}
-	d.prev = r.Candidate
-	d.prev.Body, d.prev.Extra = r.Preview, ""
+// add appends r's document to all, the text, the dense columns and docs
+// (not to the postings) and returns its ord.
+func (x *searchIndex) add(r *SearchRow) int32 {
+	ord := int32(len(x.all))
+	var d indexDoc
+	l := &r.Listing
+	for f, s := range [nFields]string{fID: r.ID, fTitle: r.Title, fBody: r.Body, fExtra: r.Extra, fPreview: r.Preview,
+		fListingTitle: l.Title, fProblem: l.Problem, fBuyer: l.Buyer, fCategory: l.Category, fScoreVersion: l.ScoreVersion} {
+		d.text[f] = x.text.put(s)
+	}
 	cat, ok := x.catIDs[r.CategoryKey]
 	if !ok {
 		cat = int32(len(x.catIDs))
-		x.catIDs[r.CategoryKey] = cat
+		x.catIDs[strings.Clone(r.CategoryKey)] = cat
 	}
-	x.all, x.seqs = append(x.all, d), append(x.seqs, d.seq)
+	x.all, x.seqs = append(x.all, d), append(x.seqs, r.Seq)
 	x.scores, x.updated, x.cats = append(x.scores, r.Score), append(x.updated, r.UpdatedAt.UnixNano()), append(x.cats, cat)
-	x.docs[r.ID] = d
-	return d
+	x.counts = append(x.counts, int32(l.SignalCount))
+	x.docs[x.field(ord, fID)] = ord
+	return ord
 }
 
-// eachWord calls add once for every distinct word of d's text at each
-// level, with that level's postings map and the word's relevance there
-// (Relevance of the one-word query: 8 for the title, 3 for the body, 1
-// for the extra text).
-func eachWord(d *indexDoc, add func(m map[string]postings, w string, rel int8), full, prev map[string]postings) {
+// field is text field f of document ord.
+func (x *searchIndex) field(ord int32, f int) string { return x.text.get(x.all[ord].text[f]) }
+
+// candidate is document ord's Candidate at the full or the preview level.
+func (x *searchIndex) candidate(ord int32, full bool) Candidate {
+	t := func(f int) string { return x.field(ord, f) }
+	c := Candidate{ID: t(fID), Score: x.scores[ord], UpdatedAt: time.Unix(0, x.updated[ord]).UTC(), Title: t(fTitle)}
+	if full {
+		c.Body, c.Extra = t(fBody), t(fExtra)
+	} else {
+		c.Body = t(fPreview)
+	}
+	c.Listing = Listing{ID: c.ID, Title: t(fListingTitle), Problem: t(fProblem), Buyer: t(fBuyer), Category: t(fCategory),
+		Score: c.Score, ScoreVersion: t(fScoreVersion), SignalCount: int(x.counts[ord])}
+	return c
+}
+
+// eachWord calls add once for every distinct word of document ord's text
+// at each level, with that level's postings map and the word's relevance
+// there (Relevance of the one-word query: 8 for the title, 3 for the
+// body, 1 for the extra text). The words are in the index's text.
+func (x *searchIndex) eachWord(ord int32, add func(m map[string]postings, w string, rel int8)) {
 	for _, lv := range []struct {
-		m map[string]postings
-		c *Candidate
-	}{{full, &d.full}, {prev, &d.prev}} {
+		m     map[string]postings
+		texts [3]int
+	}{{x.full, [3]int{fTitle, fBody, fExtra}}, {x.prev, [3]int{fTitle, fPreview, -1}}} {
 		rels := map[string]int8{}
 		var order []string
-		for i, text := range []string{lv.c.Title, lv.c.Body, lv.c.Extra} {
+		for i, f := range lv.texts {
+			if f < 0 {
+				continue
+			}
+			text := x.field(ord, f)
 			bit := int8(1) << i
 			for _, w := range strings.FieldsFunc(text, isSpace) {
 				r, seen := rels[w]
@@ -256,11 +335,12 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 		return
 	}
 	for _, id := range ids {
-		if d := x.docs[id]; d != nil {
+		if ord, ok := x.docs[id]; ok {
 			delete(x.docs, id)
-			eachWord(d, func(m map[string]postings, w string, _ int8) {
+			seq := x.seqs[ord]
+			x.eachWord(ord, func(m map[string]postings, w string, _ int8) {
 				p := m[w]
-				if i, ok := slices.BinarySearchFunc(p, d.seq, x.bySeq); ok {
+				if i, ok := slices.BinarySearchFunc(p, seq, x.bySeq); ok {
 					p = slices.Delete(p, i, i+1)
 				}
 				if len(p) == 0 {
@@ -268,19 +348,20 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 				} else {
 					m[w] = p
 				}
-			}, x.full, x.prev)
+			})
 		}
 	}
 	for i := range rows {
-		if old := x.docs[rows[i].ID]; old != nil {
+		if _, ok := x.docs[rows[i].ID]; ok {
 			continue // listed twice
 		}
-		d := x.add(&rows[i])
-		eachWord(d, func(m map[string]postings, w string, rel int8) {
+		ord := x.add(&rows[i])
+		seq := x.seqs[ord]
+		x.eachWord(ord, func(m map[string]postings, w string, rel int8) {
 			p := m[w]
-			i, _ := slices.BinarySearchFunc(p, d.seq, x.bySeq)
-			m[w] = slices.Insert(p, i, posting{d.ord, rel})
-		}, x.full, x.prev)
+			i, _ := slices.BinarySearchFunc(p, seq, x.bySeq)
+			m[w] = slices.Insert(p, i, posting{ord, rel})
+		})
 	}
 }
 
@@ -303,7 +384,7 @@ func (x *searchIndex) worse(a, b hit, bySort bool) bool {
 	if x.updated[a.ord] != x.updated[b.ord] {
 		return x.updated[a.ord] < x.updated[b.ord]
 	}
-	return x.all[a.ord].full.ID > x.all[b.ord].full.ID
+	return x.field(a.ord, fID) > x.field(b.ord, fID)
 }
 
 // candidates is SearchCandidates answered from the index, except that it
@@ -395,11 +476,14 @@ scan:
 		n++
 		full := len(top) == k
 		if multi && (!full || rel+8 >= top[k-1].rel) {
-			c := x.all[p.ord].level(q.Full)
-			if ContainsWord(c.Title, phrase) {
+			body := fPreview
+			if q.Full {
+				body = fBody
+			}
+			if ContainsWord(x.field(p.ord, fTitle), phrase) {
 				rel += 6
 			}
-			if ContainsWord(c.Body, phrase) {
+			if ContainsWord(x.field(p.ord, body), phrase) {
 				rel += 2
 			}
 		}
@@ -421,17 +505,9 @@ scan:
 	out := make([]Candidate, len(top))
 	rels := make([]int, len(top))
 	for i, h := range top {
-		out[i], rels[i] = *x.all[h.ord].level(q.Full), int(h.rel)
+		out[i], rels[i] = x.candidate(h.ord, q.Full), int(h.rel)
 	}
 	return out, rels, n > q.Limit, nil
-}
-
-// level is the document's candidate at the full or the preview level.
-func (d *indexDoc) level(full bool) *Candidate {
-	if full {
-		return &d.full
-	}
-	return &d.prev
 }
 
 // isSpace separates the words of normalised text (SearchText writes single
