@@ -144,6 +144,20 @@ type posting struct {
 // postings are the documents having a word, newest (largest seq) first.
 type postings []posting
 
+// seek returns the first place from c on in l (newest first) whose
+// document is not newer than seq, galloping from c.
+func (x *searchIndex) seek(l postings, c int, seq int64) int {
+	if c >= len(l) || x.seqs[l[c].ord] <= seq {
+		return c
+	}
+	lo, step := c, 1
+	for lo+step < len(l) && x.seqs[l[lo+step].ord] > seq {
+		lo, step = lo+step, step*2
+	}
+	hi := min(lo+step, len(l))
+	return lo + 1 + sort.Search(hi-lo-1, func(i int) bool { return x.seqs[l[lo+1+i].ord] <= seq })
+}
+
 // bySeq finds seq in postings (newest first) with slices.BinarySearchFunc.
 func (x *searchIndex) bySeq(e posting, seq int64) int { return cmp.Compare(seq, x.seqs[e.ord]) }
 
@@ -439,40 +453,35 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 	top := make([]hit, 0, k+1)
 	n := 0
 scan:
-	for _, p := range shortest {
+	for i := 0; i < len(shortest); {
+		p := shortest[i]
 		if cat >= 0 && x.cats[p.ord] != cat {
+			i++
 			continue
 		}
 		seq := seqs[p.ord]
 		// Relevance: the sum of each word's relevance (kept in the
 		// postings), plus the phrase's for several words.
-		rel, match := int32(p.rel), true
+		rel, older := int32(p.rel), int64(-1)
 		for j, l := range lists {
 			if j == si {
 				continue
 			}
-			c := cur[j]
-			if c < len(l) && seqs[l[c].ord] > seq {
-				// Gallop to the first posting not newer than d.
-				lo, step := c, 1
-				for lo+step < len(l) && seqs[l[lo+step].ord] > seq {
-					lo, step = lo+step, step*2
-				}
-				hi := min(lo+step, len(l))
-				c = lo + 1 + sort.Search(hi-lo-1, func(i int) bool { return seqs[l[lo+1+i].ord] <= seq })
-			}
+			c := x.seek(l, cur[j], seq)
 			if cur[j] = c; c == len(l) {
 				break scan // no older document has this word
 			}
-			if seqs[l[c].ord] != seq {
-				match = false
+			if s := seqs[l[c].ord]; s != seq {
+				older = s // no document between s and seq has word j
 				break
 			}
 			rel += int32(l[c].rel)
 		}
-		if !match {
+		if older >= 0 {
+			i = x.seek(shortest, i+1, older)
 			continue
 		}
+		i++
 		n++
 		full := len(top) == k
 		if multi && (!full || rel+8 >= top[k-1].rel) {
