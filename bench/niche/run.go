@@ -308,6 +308,11 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 		fmt.Fprintf(cfg.Out, "%s: first search (search index load) %v; heap +%d MB, %d B per evaluation\n", b.Name,
 			loadTime.Round(time.Millisecond), (int64(ms.HeapAlloc)-int64(heap))>>20, (int64(ms.HeapAlloc)-int64(heap))/int64(max(cfg.N, 1)))
 	}
+	// The cached engine keeps its own index: load it too before measuring
+	// (else its load, seconds long, stalls the first cached measurement).
+	if _, err := fetch(slow, searchURL(cached, typical)(0, 0)); err != nil {
+		return nil, err
+	}
 	// Baselines serve real responses of the measured routes, pre-rendered.
 	var searchBody []byte
 	for i := range 20 {
