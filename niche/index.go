@@ -18,38 +18,58 @@ import (
 // evaluations' search rows in memory with one postings list per word and
 // access level (the preview level: Title and Preview; the full level:
 // Title, Body and Extra), each ordered newest first (the store's creation
-// order, SearchRow.Seq). Search then finds its candidates there instead
-// of asking the store (Searcher), under exactly the contract
-// SearchCandidates states, so results are the same with and without the
-// index and whatever the backend: the matches are the evaluations whose
-// text of the level has every word; when more than SearchCandidates
-// match, the newest SearchWindow matches are ranked by Relevance, the
-// sort and the id. A broad one-word query reads the first SearchWindow
-// postings of its word instead of a 2,000-row window of the database.
-// The database stays the source of truth: the index is derived.
+// order, SearchRow.Seq), each posting holding the word's relevance in the
+// document. Search then answers there instead of asking the store, under
+// exactly the contract SearchCandidates states, so results are the same
+// with and without the index and whatever the backend: the matches are
+// the evaluations whose text of the level has every word; when more than
+// SearchCandidates match, only the newest SearchWindow matches are
+// ranked, by Relevance, the sort and the id. The database stays the
+// source of truth: the index is derived.
+//
+// A search is one pass over the newest matches, at most SearchWindow of
+// them (when no more than SearchCandidates match, that is all of them):
+// the shortest postings list is walked and the others are joined to it by
+// galloping both ways (a document another word's list skips is skipped in
+// the walk too). Relevance is the sum of the postings' relevances plus
+// the phrase bonus of multi-word queries, which is looked for in the
+// document's text only when it could bring the match into the page. The
+// best Top matches are kept in a bounded sorted slice compared on dense
+// columns (score, update time), so nothing is sorted but the page, and
+// the page is returned with its relevances and signal counts: a search
+// answered by the index reads nothing from the store but the version
+// (see Consistency). The engine still orders the page with the same
+// comparison as every store's candidates.
 //
 // Consistency. The index is loaded from the store on the first search.
-// This engine's own writes are applied to it as they commit (the written
-// evaluation's row is read back). Other instances' writes are seen by
-// polling the store's search version (IndexSource.SearchVersion) at most
-// every SearchCacheTTL — on every search when the TTL is 0 — the staleness
-// the result cache already documents; a changed version rebuilds the index
-// from the store (one read of every published row) while other searches
-// keep using the previous index. Any write, this engine's included,
-// changes the version, so a catalogue being curated is rebuilt at most
-// once per TTL — and, when a rebuild is costly (over costlyBuild of wall
-// time, as at 100,000 evaluations), not again before four times its
-// duration has passed, so that continuous curation spends at most about a
-// fifth of a core on rebuilds. Other instances' writes to such a large
-// catalogue then show within that longer time; this engine's own show at
-// once.
+// This engine's own writes (curation, and moderation, which changes
+// signal counts) are applied to it as they commit (the written
+// evaluations' rows are read back). Other instances' writes are seen by
+// polling the store's search version (IndexSource.SearchVersion, which
+// also changes with a published evaluation's signal count) at most every
+// SearchCacheTTL — on every search when the TTL is 0, one search at a
+// time polling while the others go on — the staleness the result cache
+// already documents; a changed version rebuilds the index from the store
+// (one read of every published row) while other searches keep using the
+// previous index. Any write, this engine's included, changes the
+// version, so a catalogue being curated is rebuilt at most once per TTL
+// — and, when a rebuild is costly (over costlyBuild of wall time, as at
+// 100,000 evaluations), not again before four times its duration has
+// passed, so that continuous curation spends at most about a fifth of a
+// core on rebuilds. Other instances' writes to such a large catalogue
+// then show within that longer time; this engine's own show at once.
 //
-// Memory. The index holds each published evaluation's normalised text at
-// both levels and its listing (the strings the store returned) and 8
-// bytes per distinct word and level (postings hold no pointer, so the
-// collector does not scan them). On bench/niche's synthetic catalogue
-// that is about 2.9 KB per evaluation (277 MB at 100,000), loaded in
-// about 8 s on a loaded 2-core machine; the bench prints both.
+// Memory and the collector. The documents, the dense columns and the
+// postings hold no pointer: the text is copied into append-only chunks of
+// 1 MB and documents refer to it by offsets, so a collection neither
+// scans the index nor marks one object per string (with one string
+// object per field, collections at 100,000 evaluations took hundreds of
+// milliseconds of CPU, much of it in assists that stalled searches; now
+// about ten). What remains for the collector is the maps from words to
+// postings and from ids to documents. On bench/niche's synthetic
+// catalogue the index takes about 2.5 KB per evaluation (242 MB at
+// 100,000) and loads in about 5 s on a loaded 2-core machine; the bench
+// prints both.
 
 // SearchRow is one published evaluation as a search index reads it.
 type SearchRow struct {
