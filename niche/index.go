@@ -36,7 +36,10 @@ import (
 // document's text only when it could bring the match into the page. The
 // best Top matches are kept in a bounded sorted slice compared on dense
 // columns (score, update time), so nothing is sorted but the page, and
-// the page is returned with its relevances and signal counts: a search
+// the page is returned with its relevances and signal counts. The page
+// of a broad one-word query (no category, more matches than
+// SearchCandidates) is memoised until the index next changes, so popular
+// words cost one scan per change rather than one per search. A search
 // answered by the index reads nothing from the store but the version
 // (see Consistency). The engine still orders the page with the same
 // comparison as every store's candidates.
@@ -164,6 +167,78 @@ type posting struct {
 // postings are the documents having a word, newest (largest seq) first.
 type postings []posting
 
+// scan is the one pass of a search over the newest window matches of
+// lists (si the shortest), keeping the best k (top, best first); n is
+// the number of matches seen. The phrase bonus (at most 8) is only
+// looked for when it could bring a match into top.
+func (x *searchIndex) scan(q CandidateQuery, lists []postings, si int, cat int32, bySort bool, k, window int) (top []hit, n int) {
+	shortest, seqs := lists[si], x.seqs
+	cur := make([]int, len(lists)) // each list's cursor: its postings before it are newer than the current match
+	phrase := q.Query.Phrase()
+	multi := len(q.Query.Tokens) > 1
+	top = make([]hit, 0, k+1)
+scan:
+	for i := 0; i < len(shortest); {
+		p := shortest[i]
+		if cat >= 0 && x.cats[p.ord] != cat {
+			i++
+			continue
+		}
+		seq := seqs[p.ord]
+		// Relevance: the sum of each word's relevance (kept in the
+		// postings), plus the phrase's for several words.
+		rel, older := int32(p.rel), int64(-1)
+		for j, l := range lists {
+			if j == si {
+				continue
+			}
+			c := x.seek(l, cur[j], seq)
+			if cur[j] = c; c == len(l) {
+				break scan // no older document has this word
+			}
+			if s := seqs[l[c].ord]; s != seq {
+				older = s // no document between s and seq has word j
+				break
+			}
+			rel += int32(l[c].rel)
+		}
+		if older >= 0 {
+			i = x.seek(shortest, i+1, older)
+			continue
+		}
+		i++
+		n++
+		full := len(top) == k
+		if multi && (!full || rel+8 >= top[k-1].rel) {
+			body := fPreview
+			if q.Full {
+				body = fBody
+			}
+			if ContainsWord(x.field(p.ord, fTitle), phrase) {
+				rel += 6
+			}
+			if ContainsWord(x.field(p.ord, body), phrase) {
+				rel += 2
+			}
+		}
+		h := hit{p.ord, rel}
+		if !full || x.worse(top[k-1], h, bySort) {
+			i := len(top)
+			for i > 0 && x.worse(top[i-1], h, bySort) {
+				i--
+			}
+			top = slices.Insert(top, i, h)
+			if len(top) > k {
+				top = top[:k]
+			}
+		}
+		if n == window {
+			break
+		}
+	}
+	return top, n
+}
+
 // seek returns the first place from c on in l (newest first) whose
 // document is not newer than seq, galloping from c.
 func (x *searchIndex) seek(l postings, c int, seq int64) int {
@@ -211,8 +286,15 @@ type searchIndex struct {
 	cats    []int32
 	counts  []int32
 	catIDs  map[string]int32
-	full    map[string]postings
-	prev    map[string]postings
+
+	// memo holds the pages of broad one-word queries (more matches than
+	// SearchCandidates, no category), computed on first use and dropped
+	// whenever the index changes; memoMu guards it (x.mu is only read
+	// locked by searches).
+	memoMu sync.Mutex
+	memo   map[memoKey]memoPage
+	full   map[string]postings
+	prev   map[string]postings
 }
 
 // costlyBuild is the wall time above which a full build is costly enough
@@ -275,6 +357,7 @@ func (x *searchIndex) ensure(ctx context.Context) error {
 	x.docs, x.all, x.text, x.full, x.prev = nx.docs, nx.all, nx.text, nx.full, nx.prev
 	x.seqs, x.scores, x.updated, x.cats, x.counts, x.catIDs = nx.seqs, nx.scores, nx.updated, nx.cats, nx.counts, nx.catIDs
 	x.loaded, x.dirty, x.version, x.checked = true, false, v, checkedAt
+	x.resetMemo()
 	x.built = x.wall()
 	x.buildCost = x.built.Sub(start)
 	x.mu.Unlock()
@@ -364,6 +447,7 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 	rows, err := x.src.SearchRows(context.WithoutCancel(ctx), ids)
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.resetMemo()
 	if err != nil {
 		x.dirty = true
 		return
@@ -397,6 +481,27 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 			m[w] = slices.Insert(p, i, posting{ord, rel})
 		})
 	}
+}
+
+// resetMemo drops the memoised pages: the index changed (x.mu is held
+// for writing, so no search is using them).
+func (x *searchIndex) resetMemo() {
+	x.memoMu.Lock()
+	x.memo = map[memoKey]memoPage{}
+	x.memoMu.Unlock()
+}
+
+// memoKey is what the page of a one-word query depends on.
+type memoKey struct {
+	word         string
+	full, bySort bool
+	k, window    int
+}
+
+// memoPage is a memoised scan: its top and its match count.
+type memoPage struct {
+	top []hit
+	n   int
 }
 
 // hit is a match of a search of the index: the document's place in
@@ -452,10 +557,6 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 		}
 	}
 	shortest := lists[si]
-	seqs := x.seqs
-	cur := make([]int, len(lists)) // each list's cursor: its postings before it are newer than the current match
-	phrase := q.Query.Phrase()
-	multi := len(q.Query.Tokens) > 1
 	window := max(cmp.Or(q.Window, 2000), q.Limit)
 	cat := int32(-1)
 	if q.CategoryKey != "" {
@@ -466,70 +567,26 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 		cat = c
 	}
 	bySort := q.Sort != SortRecent
-	// One pass over the newest window matches, keeping the best k (top,
-	// best first). The phrase bonus (at most 8) is only looked for when
-	// it could bring a match into top.
 	k := q.Ranked()
-	top := make([]hit, 0, k+1)
-	n := 0
-scan:
-	for i := 0; i < len(shortest); {
-		p := shortest[i]
-		if cat >= 0 && x.cats[p.ord] != cat {
-			i++
-			continue
+	var top []hit
+	var n int
+	if len(lists) == 1 && cat < 0 && len(shortest) > q.Limit {
+		// A broad one-word query: its page is kept until the index changes.
+		key := memoKey{word: q.Query.Tokens[0], full: q.Full, bySort: bySort, k: k, window: window}
+		x.memoMu.Lock()
+		m, ok := x.memo[key]
+		x.memoMu.Unlock()
+		if !ok {
+			m.top, m.n = x.scan(q, lists, si, cat, bySort, k, window)
+			x.memoMu.Lock()
+			if x.memo != nil {
+				x.memo[key] = m
+			}
+			x.memoMu.Unlock()
 		}
-		seq := seqs[p.ord]
-		// Relevance: the sum of each word's relevance (kept in the
-		// postings), plus the phrase's for several words.
-		rel, older := int32(p.rel), int64(-1)
-		for j, l := range lists {
-			if j == si {
-				continue
-			}
-			c := x.seek(l, cur[j], seq)
-			if cur[j] = c; c == len(l) {
-				break scan // no older document has this word
-			}
-			if s := seqs[l[c].ord]; s != seq {
-				older = s // no document between s and seq has word j
-				break
-			}
-			rel += int32(l[c].rel)
-		}
-		if older >= 0 {
-			i = x.seek(shortest, i+1, older)
-			continue
-		}
-		i++
-		n++
-		full := len(top) == k
-		if multi && (!full || rel+8 >= top[k-1].rel) {
-			body := fPreview
-			if q.Full {
-				body = fBody
-			}
-			if ContainsWord(x.field(p.ord, fTitle), phrase) {
-				rel += 6
-			}
-			if ContainsWord(x.field(p.ord, body), phrase) {
-				rel += 2
-			}
-		}
-		h := hit{p.ord, rel}
-		if !full || x.worse(top[k-1], h, bySort) {
-			i := len(top)
-			for i > 0 && x.worse(top[i-1], h, bySort) {
-				i--
-			}
-			top = slices.Insert(top, i, h)
-			if len(top) > k {
-				top = top[:k]
-			}
-		}
-		if n == window {
-			break
-		}
+		top, n = m.top, m.n
+	} else {
+		top, n = x.scan(q, lists, si, cat, bySort, k, window)
 	}
 	out := make([]Candidate, len(top))
 	rels := make([]int, len(top))
