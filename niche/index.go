@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -187,7 +186,11 @@ scan:
 		seq := seqs[p.ord]
 		// Relevance: the sum of each word's relevance (kept in the
 		// postings), plus the phrase's for several words.
+		// A phrase can only be in a text having every word: titled and
+		// bodied say whether every word's relevance has the title's 8 and
+		// the body's 3 (relevances are 8t + 3b + e).
 		rel, older := int32(p.rel), int64(-1)
+		titled, bodied := p.rel >= 8, p.rel%8 >= 3
 		for j, l := range lists {
 			if j == si {
 				continue
@@ -200,7 +203,9 @@ scan:
 				older = s // no document between s and seq has word j
 				break
 			}
-			rel += int32(l[c].rel)
+			r := l[c].rel
+			rel += int32(r)
+			titled, bodied = titled && r >= 8, bodied && r%8 >= 3
 		}
 		if older >= 0 {
 			i = x.seek(shortest, i+1, older)
@@ -214,10 +219,10 @@ scan:
 			if q.Full {
 				body = fBody
 			}
-			if ContainsWord(x.field(p.ord, fTitle), phrase) {
+			if titled && ContainsWord(x.field(p.ord, fTitle), phrase) {
 				rel += 6
 			}
-			if ContainsWord(x.field(p.ord, body), phrase) {
+			if bodied && ContainsWord(x.field(p.ord, body), phrase) {
 				rel += 2
 			}
 		}
@@ -249,8 +254,17 @@ func (x *searchIndex) seek(l postings, c int, seq int64) int {
 	for lo+step < len(l) && x.seqs[l[lo+step].ord] > seq {
 		lo, step = lo+step, step*2
 	}
-	hi := min(lo+step, len(l))
-	return lo + 1 + sort.Search(hi-lo-1, func(i int) bool { return x.seqs[l[lo+1+i].ord] <= seq })
+	// The first place in (lo, min(lo+step, len(l))] not newer than seq.
+	lo, hi := lo+1, min(lo+step, len(l))
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if x.seqs[l[mid].ord] > seq {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // bySeq finds seq in postings (newest first) with slices.BinarySearchFunc.
