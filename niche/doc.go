@@ -165,11 +165,19 @@
 // buyer, category and the solution hypothesis. The evaluation notes are
 // never indexed. Stores index both levels (SearchFields).
 //
-// Ranking. Stores (or the engine's in-memory search index, which answers
-// under the same contract: see SearchRow and Options.DisableSearchIndex)
-// return the matching candidates; the engine ranks them
+// Ranking. Stores return the matching candidates; the engine ranks them
 // here with Relevance (version "relevance-v1"), then the requested sort,
 // then the id, so every store returns the same results in the same order.
+// By default the engine answers from its own in-memory search index
+// instead (SearchRow, Options.DisableSearchIndex), under the same
+// contract, so that a search costs tens of microseconds and no database
+// query whatever the backend: postings per word and level, newest first,
+// each with the word's relevance; one pass over at most SearchWindow
+// matches keeping the best page in a bounded sorted slice (memoised for
+// broad one-word queries until the index changes); a pointer-free
+// layout the garbage collector does not scan; consistency with other
+// instances through a version the store raises on every change. The
+// design and its trade-offs are written at the top of index.go.
 // When more than SearchCandidates (300) evaluations match, the store ranks
 // the newest SearchWindow (2000) matches itself, with the same Relevance
 // formula written in SQL, then the sort, then the id, passes on the best

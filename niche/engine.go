@@ -337,6 +337,9 @@ func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalStat
 	if err != nil {
 		return nil, err
 	}
+	if e.index != nil {
+		e.index.touch(ctx, linkedBy...) // their signal counts
+	}
 	if sig.State == StateRejected {
 		unneeded := []string{sig.ID} // and the signals of evaluations withdrawn now
 		for _, nid := range linkedBy {
@@ -1159,10 +1162,11 @@ func (e *Engine) search(ctx context.Context, q Query, categoryKey, sort string, 
 	cq := CandidateQuery{Query: q, Full: full, CategoryKey: categoryKey,
 		Sort: sort, Limit: e.opts.SearchCandidates, Window: e.opts.SearchWindow, Top: limit}
 	var cands []Candidate
+	var rels []int // the candidates' Relevance when the index computed it
 	var truncated bool
 	var err error
 	if e.index != nil {
-		cands, truncated, err = e.index.candidates(ctx, cq)
+		cands, rels, truncated, err = e.index.candidates(ctx, cq)
 	} else {
 		cands, truncated, err = e.st.SearchCandidates(ctx, cq)
 	}
@@ -1176,7 +1180,11 @@ func (e *Engine) search(ctx context.Context, q Query, categoryKey, sort string, 
 	}
 	rs := make([]ranked, len(cands))
 	for i := range cands {
-		rs[i] = ranked{&cands[i], Relevance(q, &cands[i])}
+		if rels != nil {
+			rs[i] = ranked{&cands[i], rels[i]}
+		} else {
+			rs[i] = ranked{&cands[i], Relevance(q, &cands[i])}
+		}
 	}
 	slices.SortFunc(rs, func(a, b ranked) int {
 		if c := cmp.Compare(b.rel, a.rel); c != 0 {
@@ -1201,14 +1209,18 @@ func (e *Engine) search(ctx context.Context, q Query, categoryKey, sort string, 
 	}
 	if !full {
 		// Previews come from the candidates' listings; only the signal
-		// counts of the results are read.
-		counts, err := e.st.SignalCounts(ctx, want)
-		if err != nil {
-			return nil, err
+		// counts of the results are read, unless the index holds them.
+		var counts map[string]int
+		if rels == nil {
+			if counts, err = e.st.SignalCounts(ctx, want); err != nil {
+				return nil, err
+			}
 		}
 		for _, r := range rs {
 			l := r.c.Listing
-			l.SignalCount = counts[l.ID]
+			if counts != nil {
+				l.SignalCount = counts[l.ID]
+			}
 			res.Relevance = append(res.Relevance, r.rel)
 			res.Previews = append(res.Previews, l.Preview(e.opts.TeaserLength))
 		}

@@ -283,7 +283,8 @@ type Candidate struct {
 	Title, Body, Extra string
 	// Listing is the evaluation's listing, read with the candidate so
 	// that a search answered with previews needs no second read. Its
-	// SignalCount is not filled (the engine reads the counts of the
-	// results it returns with SignalCounts).
+	// SignalCount is not filled by SearchCandidates (the engine reads the
+	// counts of the results it returns with SignalCounts); it is in the
+	// rows of IndexSource.SearchRows.
 	Listing Listing
 }

@@ -11,11 +11,12 @@ import (
 // search rows (niche_search on SQLite, the published rows of
 // niche_evaluations on PostgreSQL), all when ids is nil.
 func (db *DB) SearchRows(ctx context.Context, ids []string) ([]niche.SearchRow, error) {
-	table := "niche_search e WHERE 1 = 1"
+	table := "niche_search e JOIN niche_evaluations n ON n.seq = e.seq WHERE 1 = 1"
+	count := "n.signal_count"
 	if db.drv.Dialect == Postgres {
-		table = "niche_evaluations e WHERE e.status = 'published'"
+		table, count = "niche_evaluations e WHERE e.status = 'published'", "e.signal_count"
 	}
-	query := `SELECT ` + candidateCols(true) + `, e.seq, e.category_key, e.sp FROM ` + table
+	query := `SELECT ` + candidateCols(true) + `, e.seq, e.category_key, e.sp, ` + count + ` FROM ` + table
 	var args []any
 	if ids != nil {
 		if len(ids) == 0 {
@@ -32,11 +33,13 @@ func (db *DB) SearchRows(ctx context.Context, ids []string) ([]niche.SearchRow, 
 	var out []niche.SearchRow
 	for rows.Next() {
 		var r niche.SearchRow
-		c, err := scanCandidate(rows, &r.Seq, &r.CategoryKey, &r.Preview)
+		var count int
+		c, err := scanCandidate(rows, &r.Seq, &r.CategoryKey, &r.Preview, &count)
 		if err != nil {
 			return nil, fmt.Errorf("store: search rows: %w", err)
 		}
 		r.Candidate = c
+		r.Listing.SignalCount = count
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -46,7 +49,8 @@ func (db *DB) SearchRows(ctx context.Context, ids []string) ([]niche.SearchRow, 
 }
 
 // SearchVersion implements niche.IndexSource: niche_version.v, which the
-// triggers of migration 0014 raise on every change of the search rows.
+// triggers of migrations 0014 and (SQLite) 0015 raise on every change of
+// the search rows and of published evaluations' signal counts.
 func (db *DB) SearchVersion(ctx context.Context) (int64, error) {
 	var v int64
 	if err := db.cachedQueryRow(ctx, `SELECT v FROM niche_version WHERE id = 1`).Scan(&v); err != nil {

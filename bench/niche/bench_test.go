@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/sqlite"
@@ -118,7 +119,7 @@ func BenchmarkSearchText(b *testing.B) {
 // result cache of ttl (0: none).
 func benchHandler(b *testing.B, ttl time.Duration) http.Handler {
 	b.Helper()
-	h, err := server.New(server.Config{Niche: server.NicheConfig{Engine: benchEngine(b, ttl), FreeSearchesPerDay: new(server.UnlimitedSearches)}})
+	h, err := server.New(server.Config{Paywall: payment.Free{}, Niche: server.NicheConfig{Engine: benchEngine(b, ttl), FreeSearchesPerDay: new(server.UnlimitedSearches)}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -133,6 +134,9 @@ func serveAll(b *testing.B, h http.Handler, urls []string) {
 	if p, err := strconv.Atoi(os.Getenv("ASSAY_BENCH_PARALLELISM")); err == nil && p > 0 {
 		b.SetParallelism(p)
 	}
+	// One request first: it loads the engine's search index, which the
+	// figures must not include.
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", urls[0], nil))
 	b.ResetTimer()
 	defer reportCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {

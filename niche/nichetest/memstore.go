@@ -268,6 +268,9 @@ func (m *MemStore) ModerateSignal(ctx context.Context, id string, mod niche.Mode
 		}
 	}
 	slices.Sort(linked)
+	if len(linked) > 0 {
+		m.version++ // signal counts of search rows
+	}
 	out := copySignal(s)
 	return &out, linked, nil
 }
@@ -741,8 +744,10 @@ func (m *MemStore) SearchRows(ctx context.Context, ids []string) ([]niche.Search
 			return
 		}
 		prev := m.candidate(e, false)
-		out = append(out, niche.SearchRow{Candidate: m.candidate(e, true), Preview: prev.Body, Seq: e.seq,
-			CategoryKey: e.rec.CategoryKey()})
+		r := niche.SearchRow{Candidate: m.candidate(e, true), Preview: prev.Body, Seq: e.seq,
+			CategoryKey: e.rec.CategoryKey()}
+		r.Listing.SignalCount = m.signalCount(&e.rec)
+		out = append(out, r)
 	}
 	if ids == nil {
 		for _, e := range m.evals {

@@ -753,7 +753,8 @@ var bruteQueries = []string{
 	"owners", "small owners", "plumbers owners", "owners for plumbers", "scheduling plumbers",
 	"small plumbers scheduling", "rural bakers owners shop", "shop", "owners shop most",
 	"invoicing dentists owners", "family tutors", "nomatch owners", "owners small a", "plumbers day",
-	"day dentists small", "struggle", "owners mention", "focused tool", "introduction trade",
+	"day dentists small", "struggle", "owners mention", "focused tool", "introduction trade", "for small",
+	"scheduling for",
 }
 
 // draft returns the i-th evaluation of the corpus.

@@ -86,10 +86,21 @@ func testNicheRejectedSignal(t *testing.T, open StoreOpener) {
 	if p, err := e.Preview(ctx, b.ID); err != nil || p.SignalCount != 5 {
 		t.Fatalf("preview before: %+v %v", p, err)
 	}
+	// Searches before the rejection, so that engines keeping a search
+	// index (with the signal counts) have loaded it: this engine's and
+	// another instance's.
+	other := nicheEngine(t, st, nil)
+	for _, eng := range []*niche.Engine{e, other} {
+		res, err := eng.Search(ctx, niche.SearchOptions{Query: "spare"})
+		if err != nil || len(res.Previews) != 1 || res.Previews[0].SignalCount != 5 {
+			t.Fatalf("search before: %+v %v", res, err)
+		}
+	}
 	rejectWithdraws(t, e, a.ID, floor[2])
 	rejectKeepsSpare(t, e, b.ID)
+	rejectKeepsSpare(t, other, b.ID)
 	rejectedInDraft(t, e, st, a.ID, b.ID, c.ID, floor[2])
-	rejectAgainAndAccept(t, e, a.ID, b.ID, floor[2])
+	rejectAgainAndAccept(t, e, a.ID, b.ID, floor[2], other)
 }
 
 // rejectWithdraws rejects sig, the signal evaluation a (exactly at the
@@ -170,7 +181,7 @@ func rejectedInDraft(t *testing.T, e *niche.Engine, st niche.Store, a, b, c, sig
 
 // rejectAgainAndAccept: moderating sig again changes nothing more;
 // accepting it again restores the counts but republishes nothing.
-func rejectAgainAndAccept(t *testing.T, e *niche.Engine, a, b, sig string) {
+func rejectAgainAndAccept(t *testing.T, e *niche.Engine, a, b, sig string, others ...*niche.Engine) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := e.ModerateSignal(ctx, sig, niche.StateRejected, "still fake", "mod-bob"); err != nil {
@@ -184,6 +195,14 @@ func rejectAgainAndAccept(t *testing.T, e *niche.Engine, a, b, sig string) {
 	}
 	if p, err := e.Preview(ctx, b); err != nil || p.SignalCount != 5 {
 		t.Fatalf("preview after re-acceptance: %+v %v", p, err)
+	}
+	// Only b's signal count changed: searches of e and of the other
+	// instances show it.
+	for _, eng := range append([]*niche.Engine{e}, others...) {
+		res, err := eng.Search(ctx, niche.SearchOptions{Query: "spare"})
+		if err != nil || len(res.Previews) != 1 || res.Previews[0].SignalCount != 5 {
+			t.Fatalf("search after re-acceptance: %+v %v", res, err)
+		}
 	}
 	if _, err := e.Published(ctx, a); !errors.Is(err, niche.ErrNotFound) {
 		t.Fatalf("re-acceptance republished: %v", err)
