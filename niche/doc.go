@@ -173,8 +173,7 @@
 // contract, so that a search costs tens of microseconds and no database
 // query whatever the backend: postings per word and level, newest first,
 // each with the word's relevance; one pass over at most SearchWindow
-// matches keeping the best page in a bounded sorted slice (memoised for
-// broad one-word queries until the index changes); a pointer-free
+// matches keeping the best page in a bounded sorted slice; a pointer-free
 // layout the garbage collector does not scan; consistency with other
 // instances through a version the store raises on every change. The
 // design and its trade-offs are written at the top of index.go.

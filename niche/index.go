@@ -35,11 +35,10 @@ import (
 // document's text only when it could bring the match into the page. The
 // best Top matches are kept in a bounded sorted slice compared on dense
 // columns (score, update time), so nothing is sorted but the page, and
-// the page is returned with its relevances and signal counts. The page
-// of a broad one-word query (no category, more matches than
-// SearchCandidates) is memoised until the index next changes, so popular
-// words cost one scan per change rather than one per search. A search
-// answered by the index reads nothing from the store but the version
+// the page is returned with its relevances and signal counts. No page is
+// kept between searches: every search scans (a memo of popular words'
+// pages would be a result cache, which Options.SearchCacheTTL is). A
+// search answered by the index reads nothing from the store but the version
 // (see Consistency). The engine still orders the page with the same
 // comparison as every store's candidates.
 //
@@ -300,15 +299,8 @@ type searchIndex struct {
 	cats    []int32
 	counts  []int32
 	catIDs  map[string]int32
-
-	// memo holds the pages of broad one-word queries (more matches than
-	// SearchCandidates, no category), computed on first use and dropped
-	// whenever the index changes; memoMu guards it (x.mu is only read
-	// locked by searches).
-	memoMu sync.Mutex
-	memo   map[memoKey]memoPage
-	full   map[string]postings
-	prev   map[string]postings
+	full    map[string]postings
+	prev    map[string]postings
 }
 
 // costlyBuild is the wall time above which a full build is costly enough
@@ -371,7 +363,6 @@ func (x *searchIndex) ensure(ctx context.Context) error {
 	x.docs, x.all, x.text, x.full, x.prev = nx.docs, nx.all, nx.text, nx.full, nx.prev
 	x.seqs, x.scores, x.updated, x.cats, x.counts, x.catIDs = nx.seqs, nx.scores, nx.updated, nx.cats, nx.counts, nx.catIDs
 	x.loaded, x.dirty, x.version, x.checked = true, false, v, checkedAt
-	x.resetMemo()
 	x.built = x.wall()
 	x.buildCost = x.built.Sub(start)
 	x.mu.Unlock()
@@ -461,7 +452,6 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 	rows, err := x.src.SearchRows(context.WithoutCancel(ctx), ids)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.resetMemo()
 	if err != nil {
 		x.dirty = true
 		return
@@ -495,27 +485,6 @@ func (x *searchIndex) touch(ctx context.Context, ids ...string) {
 			m[w] = slices.Insert(p, i, posting{ord, rel})
 		})
 	}
-}
-
-// resetMemo drops the memoised pages: the index changed (x.mu is held
-// for writing, so no search is using them).
-func (x *searchIndex) resetMemo() {
-	x.memoMu.Lock()
-	x.memo = map[memoKey]memoPage{}
-	x.memoMu.Unlock()
-}
-
-// memoKey is what the page of a one-word query depends on.
-type memoKey struct {
-	word         string
-	full, bySort bool
-	k, window    int
-}
-
-// memoPage is a memoised scan: its top and its match count.
-type memoPage struct {
-	top []hit
-	n   int
 }
 
 // hit is a match of a search of the index: the document's place in
@@ -570,7 +539,6 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 			si = i
 		}
 	}
-	shortest := lists[si]
 	window := max(cmp.Or(q.Window, 2000), q.Limit)
 	cat := int32(-1)
 	if q.CategoryKey != "" {
@@ -582,26 +550,7 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 	}
 	bySort := q.Sort != SortRecent
 	k := q.Ranked()
-	var top []hit
-	var n int
-	if len(lists) == 1 && cat < 0 && len(shortest) > q.Limit {
-		// A broad one-word query: its page is kept until the index changes.
-		key := memoKey{word: q.Query.Tokens[0], full: q.Full, bySort: bySort, k: k, window: window}
-		x.memoMu.Lock()
-		m, ok := x.memo[key]
-		x.memoMu.Unlock()
-		if !ok {
-			m.top, m.n = x.scan(q, lists, si, cat, bySort, k, window)
-			x.memoMu.Lock()
-			if x.memo != nil {
-				x.memo[key] = m
-			}
-			x.memoMu.Unlock()
-		}
-		top, n = m.top, m.n
-	} else {
-		top, n = x.scan(q, lists, si, cat, bySort, k, window)
-	}
+	top, n := x.scan(q, lists, si, cat, bySort, k, window)
 	out := make([]Candidate, len(top))
 	rels := make([]int, len(top))
 	for i, h := range top {
