@@ -11,6 +11,7 @@ import (
 )
 
 func TestClaimsStore(t *testing.T) {
+	t.Parallel()
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -20,6 +21,7 @@ func TestClaimsStore(t *testing.T) {
 }
 
 func TestClaimsStoreShared(t *testing.T) {
+	t.Parallel()
 	for name, open := range sharedDatabases() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -32,6 +34,7 @@ func TestClaimsStoreShared(t *testing.T) {
 // acquires without waiting for the dead holder's lease); completed keys
 // still replay their result.
 func TestReleaseIdempotencyLeases(t *testing.T) {
+	t.Parallel()
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

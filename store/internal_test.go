@@ -10,6 +10,7 @@ import (
 // store/sqlite and store/postgres, from package store_test).
 
 func TestRebind(t *testing.T) {
+	t.Parallel()
 	pg := &DB{drv: Driver{Dialect: Postgres}}
 	cases := map[string]string{
 		"SELECT a FROM t WHERE x = ? AND y = ?":  "SELECT a FROM t WHERE x = $1 AND y = $2",
@@ -30,6 +31,7 @@ func TestRebind(t *testing.T) {
 }
 
 func TestMayHaveToken(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		text string
 		want bool

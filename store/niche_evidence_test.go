@@ -17,6 +17,7 @@ import (
 // review is taken from the revision log (a rescore is not a review, a
 // bulk load is none), and the rationale starts empty.
 func TestNicheEvidenceMigration(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { testNicheEvidenceMigration(t, storetest.SQLitePath(t)) })
 	t.Run("postgres", func(t *testing.T) { testNicheEvidenceMigration(t, storetest.PostgresURL(t)) })
 }

@@ -16,6 +16,7 @@ import (
 // stemming with the English rules: the index is rebuilt at Open, so a
 // singular finds the plural, and the words counts follow.
 func TestNicheReindexOnLanguageChange(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for name, dsn := range storetest.Backends() {
 		if name == "sqlite-mem" {
@@ -69,6 +70,7 @@ func TestNicheReindexOnLanguageChange(t *testing.T) {
 // one at a time under the migrations' advisory lock; a later one finds the
 // language recorded).
 func TestNicheReindexConcurrentOpen(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := storetest.PostgresURL(t)
 	plain := storetest.Open(t, url, &store.Options{SearchLanguage: niche.NoStemming})

@@ -92,6 +92,7 @@ func benchRecord(i int, title, body, extra string) niche.Record {
 // republications (TestNicheSearchMigrations checks it after the
 // migrations on an existing catalogue).
 func TestNicheTermsFollowWrites(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { testNicheTermsFollowWrites(t, storetest.SQLitePath(t)) })
 	t.Run("postgres", func(t *testing.T) { testNicheTermsFollowWrites(t, storetest.PostgresURL(t)) })
 }
@@ -172,6 +173,7 @@ func testNicheTermsFollowWrites(t *testing.T, dsn string) {
 // preview text in Go, niche_links is made from signal_ids, and searches,
 // previews, counts and moderation work at both access levels.
 func TestNicheSearchMigrations(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { testNicheSearchMigrations(t, storetest.SQLitePath(t)) })
 	t.Run("postgres", func(t *testing.T) { testNicheSearchMigrations(t, storetest.PostgresURL(t)) })
 }
@@ -267,6 +269,7 @@ func testNicheSearchMigrations(t *testing.T, dsn string) {
 // a frequent word that almost never occurs with the others (the first
 // pass gives up and runs the plain one).
 func TestNicheSearchFrequentWords(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := mustOpen(t, storetest.SQLitePath(t))
 	var recs []niche.Record

@@ -16,6 +16,7 @@ import (
 )
 
 func TestLedgerConformance(t *testing.T) {
+	t.Parallel()
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -28,6 +29,7 @@ func TestLedgerConformance(t *testing.T) {
 // database: two SQLite connections to one file, two PostgreSQL pools on one
 // schema (two server instances).
 func TestLedgerSharedDatabase(t *testing.T) {
+	t.Parallel()
 	for name, open := range sharedDatabases() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -40,6 +42,7 @@ func TestLedgerSharedDatabase(t *testing.T) {
 // token reads the order's verification and the old one no longer does;
 // grants of other orders on the same verification stay.
 func TestRotateOrderTokenMovesTheVerificationGrant(t *testing.T) {
+	t.Parallel()
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -83,6 +86,7 @@ func TestRotateOrderTokenMovesTheVerificationGrant(t *testing.T) {
 // open write transactions (a burst of paid writes), reads still answer —
 // they have their own pool.
 func TestReadsDoNotWaitBehindWrites(t *testing.T) {
+	t.Parallel()
 	for name, dsn := range map[string]func(t *testing.T) string{
 		"sqlite-file": func(t *testing.T) string { return storetest.SQLitePath(t) },
 		"postgres":    func(t *testing.T) string { return storetest.PostgresURL(t) },

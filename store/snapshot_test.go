@@ -16,6 +16,7 @@ import (
 )
 
 func TestSnapshotStoreConformance(t *testing.T) {
+	t.Parallel()
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -25,6 +26,7 @@ func TestSnapshotStoreConformance(t *testing.T) {
 }
 
 func TestSnapshotBlobStoreConformance(t *testing.T) {
+	t.Parallel()
 	for name, dsn := range storetest.Backends() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -39,6 +41,7 @@ func TestSnapshotBlobStoreConformance(t *testing.T) {
 // one database) share records and content; either can serve and purge
 // what the other captured.
 func TestSnapshotServiceOnSharedDatabase(t *testing.T) {
+	t.Parallel()
 	cases := map[string]func(t *testing.T) string{
 		"sqlite-file": func(t *testing.T) string { return storetest.SQLitePath(t) },
 		"postgres":    func(t *testing.T) string { return storetest.PostgresURL(t) },

@@ -41,6 +41,7 @@ func sharedDatabases() map[string]func(t *testing.T) (*store.DB, *store.DB) {
 }
 
 func TestOpenMigratesAndMeta(t *testing.T) {
+	t.Parallel()
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -80,6 +81,7 @@ func TestOpenMigratesAndMeta(t *testing.T) {
 }
 
 func TestUniqueViolationDetected(t *testing.T) {
+	t.Parallel()
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -103,6 +105,7 @@ func TestUniqueViolationDetected(t *testing.T) {
 // TestSetMetaOnceRace: many writers, possibly on several DB handles sharing
 // one database, agree on a single value.
 func TestSetMetaOnceRace(t *testing.T) {
+	t.Parallel()
 	cases := map[string]func(t *testing.T) (*store.DB, *store.DB){
 		"sqlite-file": func(t *testing.T) (*store.DB, *store.DB) {
 			p := storetest.SQLitePath(t)
@@ -145,6 +148,7 @@ func TestSetMetaOnceRace(t *testing.T) {
 }
 
 func TestTimesAndTx(t *testing.T) {
+	t.Parallel()
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -189,6 +193,7 @@ func TestTimesAndTx(t *testing.T) {
 // TestNewRefusesAnUnknownDialect: New needs a writer and one of the two
 // dialects whose SQL it holds.
 func TestNewRefusesAnUnknownDialect(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	if _, err := store.New(ctx, store.Driver{Dialect: "oracle"}, nil, nil, nil); err == nil {
 		t.Fatal("New accepted an unknown dialect without handles")

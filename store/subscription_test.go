@@ -8,6 +8,7 @@ import (
 )
 
 func TestSubscriptionStore(t *testing.T) {
+	t.Parallel()
 	for name, open := range openers() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -20,6 +21,7 @@ func TestSubscriptionStore(t *testing.T) {
 // handles on one database: two SQLite handles on one file, two PostgreSQL
 // pools on one schema.
 func TestSubscriptionStoreShared(t *testing.T) {
+	t.Parallel()
 	for name, open := range sharedDatabases() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -25,34 +25,57 @@ import (
 // notion).
 type StoreOpener func(t *testing.T) (st niche.Store, another func() niche.Store)
 
+// TestStoreSearchExhaustive is TestStore's SearchIndex check with every
+// query under every combination of level, sort, category and limit (four
+// times the searches: run by the heavy tests).
+func TestStoreSearchExhaustive(t *testing.T, open StoreOpener) {
+	testNicheSearchIndex(t, open, true)
+}
+
 //go:embed testdata/niche_search.golden.json
 var nicheSearchGolden []byte
 
 // TestStore runs the niche.Store conformance suite against the stores
 // open returns. Most checks go through niche.Engine, the store's real user.
+// Its SearchIndex check compares each query under a quarter of the
+// combinations of level, sort, category and limit, rotating so that every
+// combination is met by several queries; TestStoreSearchExhaustive
+// compares every query under every combination.
 func TestStore(t *testing.T, open StoreOpener) {
-	t.Run("Signals", func(t *testing.T) { testNicheSignals(t, open) })
-	t.Run("Curation", func(t *testing.T) { testNicheCuration(t, open) })
-	t.Run("Idempotency", func(t *testing.T) { testNicheIdempotency(t, open) })
-	t.Run("PublicReads", func(t *testing.T) { testNichePublicReads(t, open) })
-	t.Run("SearchGolden", func(t *testing.T) { testNicheSearchGolden(t, open, nil) })
-	t.Run("SearchGoldenCached", func(t *testing.T) { testNicheSearchGolden(t, open, &niche.Options{SearchCacheTTL: time.Hour}) })
-	t.Run("SearchTruncated", func(t *testing.T) { testNicheSearchTruncated(t, open) })
-	t.Run("SearchBruteForce", func(t *testing.T) { testNicheSearchBruteForce(t, open) })
-	t.Run("SearchIndex", func(t *testing.T) { testNicheSearchIndex(t, open) })
-	t.Run("SearchWordForms", func(t *testing.T) { testNicheSearchWordForms(t, open) })
-	t.Run("ConcurrentRevisions", func(t *testing.T) { testNicheConcurrentRevisions(t, open) })
-	t.Run("ConcurrentOperation", func(t *testing.T) { testNicheConcurrentOperation(t, open) })
-	t.Run("Quota", func(t *testing.T) { testNicheQuota(t, open) })
-	t.Run("Import", func(t *testing.T) { testNicheImport(t, open) })
-	t.Run("DuplicatePages", func(t *testing.T) { testNicheDuplicatePages(t, open) })
-	t.Run("RejectedSignal", func(t *testing.T) { testNicheRejectedSignal(t, open) })
-	t.Run("RejectionRace", func(t *testing.T) { testNicheRejectionRace(t, open) })
-	t.Run("AccessLevels", func(t *testing.T) { testNicheAccessLevels(t, open) })
-	t.Run("Rescore", func(t *testing.T) { testNicheRescore(t, open) })
-	t.Run("EvidenceCapture", func(t *testing.T) { testNicheEvidenceCapture(t, open) })
-	t.Run("EvidenceLifecycle", func(t *testing.T) { testNicheEvidenceLifecycle(t, open) })
-	t.Run("Rationale", func(t *testing.T) { testNicheRationale(t, open) })
+	checks := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"Signals", func(t *testing.T) { testNicheSignals(t, open) }},
+		{"Curation", func(t *testing.T) { testNicheCuration(t, open) }},
+		{"Idempotency", func(t *testing.T) { testNicheIdempotency(t, open) }},
+		{"PublicReads", func(t *testing.T) { testNichePublicReads(t, open) }},
+		{"SearchGolden", func(t *testing.T) { testNicheSearchGolden(t, open, nil) }},
+		{"SearchGoldenCached", func(t *testing.T) { testNicheSearchGolden(t, open, &niche.Options{SearchCacheTTL: time.Hour}) }},
+		{"SearchTruncated", func(t *testing.T) { testNicheSearchTruncated(t, open) }},
+		{"SearchBruteForce", func(t *testing.T) { testNicheSearchBruteForce(t, open) }},
+		{"SearchIndex", func(t *testing.T) { testNicheSearchIndex(t, open, false) }},
+		{"SearchWordForms", func(t *testing.T) { testNicheSearchWordForms(t, open) }},
+		{"ConcurrentRevisions", func(t *testing.T) { testNicheConcurrentRevisions(t, open) }},
+		{"ConcurrentOperation", func(t *testing.T) { testNicheConcurrentOperation(t, open) }},
+		{"Quota", func(t *testing.T) { testNicheQuota(t, open) }},
+		{"Import", func(t *testing.T) { testNicheImport(t, open) }},
+		{"DuplicatePages", func(t *testing.T) { testNicheDuplicatePages(t, open) }},
+		{"RejectedSignal", func(t *testing.T) { testNicheRejectedSignal(t, open) }},
+		{"RejectionRace", func(t *testing.T) { testNicheRejectionRace(t, open) }},
+		{"AccessLevels", func(t *testing.T) { testNicheAccessLevels(t, open) }},
+		{"Rescore", func(t *testing.T) { testNicheRescore(t, open) }},
+		{"EvidenceCapture", func(t *testing.T) { testNicheEvidenceCapture(t, open) }},
+		{"EvidenceLifecycle", func(t *testing.T) { testNicheEvidenceLifecycle(t, open) }},
+		{"Rationale", func(t *testing.T) { testNicheRationale(t, open) }},
+	}
+	// Each check opens its own store: they run in parallel.
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t)
+		})
+	}
 }
 
 // Clock is a deterministic clock for tests: every call advances it by
