@@ -302,10 +302,12 @@ type Failure[O any] struct {
 	Check      func(t *testing.T, pr *claims.ProviderResponse, err error) // more checks
 }
 
-// RunFailures runs the cases as subtests.
+// RunFailures runs the cases as parallel subtests (many wait out the
+// API's retry delays), each over a fake API of its own.
 func RunFailures[O any](t *testing.T, start Start[O], cases []Failure[O]) {
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
 			p, api := start(t, tc.Replies, tc.Mod)
 			ctx := context.Background()
 			if tc.CtxTimeout > 0 {
@@ -335,12 +337,14 @@ type Retry struct {
 	MinWait time.Duration
 }
 
-// RunRetryThenSuccess runs the cases as subtests: each answers First, then
+// RunRetryThenSuccess runs the cases as parallel subtests, each over a
+// fake API of its own: each answers First, then
 // testdata/responses/success.json, whose response id is wantID; the Search
 // must succeed after exactly one retry that sent the same body.
 func RunRetryThenSuccess[O any](t *testing.T, start Start[O], wantID string, cases []Retry) {
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
 			p, api := start(t, []Reply{tc.First, {File: "success.json"}}, nil)
 			begin := time.Now()
 			pr, err := p.Search(context.Background(), Query(claims.Standard))
