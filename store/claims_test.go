@@ -6,36 +6,16 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/claims"
-	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/store/storetest"
 )
-
-func TestClaimsStore(t *testing.T) {
-	t.Parallel()
-	for name, open := range openers() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			claimstest.TestStore(t, func(t *testing.T) claims.Store { return open(t) })
-		})
-	}
-}
-
-func TestClaimsStoreShared(t *testing.T) {
-	t.Parallel()
-	for name, open := range sharedDatabases() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			claimstest.TestStoreShared(t, func(t *testing.T) (claims.Store, claims.Store) { a, b := open(t); return a, b })
-		})
-	}
-}
 
 // TestReleaseIdempotencyLeases: pending keys are freed at once (a retry
 // acquires without waiting for the dead holder's lease); completed keys
 // still replay their result.
 func TestReleaseIdempotencyLeases(t *testing.T) {
 	t.Parallel()
-	for name, open := range openers() {
+	for name, open := range storetest.Stores() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()

@@ -15,35 +15,12 @@ import (
 	"github.com/assaykit/assay/store/storetest"
 )
 
-func TestLedgerConformance(t *testing.T) {
-	t.Parallel()
-	for name, open := range openers() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			paymenttest.TestLedger(t, func(t *testing.T) payment.Ledger { return open(t) })
-		})
-	}
-}
-
-// TestLedgerSharedDatabase runs the concurrency tests on two handles to one
-// database: two SQLite connections to one file, two PostgreSQL pools on one
-// schema (two server instances).
-func TestLedgerSharedDatabase(t *testing.T) {
-	t.Parallel()
-	for name, open := range sharedDatabases() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			paymenttest.TestLedgerShared(t, func(t *testing.T) (payment.Ledger, payment.Ledger) { a, b := open(t); return a, b })
-		})
-	}
-}
-
 // TestRotateOrderTokenMovesTheVerificationGrant: after a rotation the new
 // token reads the order's verification and the old one no longer does;
 // grants of other orders on the same verification stay.
 func TestRotateOrderTokenMovesTheVerificationGrant(t *testing.T) {
 	t.Parallel()
-	for name, open := range openers() {
+	for name, open := range storetest.Stores() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()

@@ -15,28 +15,6 @@ import (
 	"github.com/assaykit/assay/store/storetest"
 )
 
-func TestSnapshotStoreConformance(t *testing.T) {
-	t.Parallel()
-	for name, open := range openers() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			snapshottest.TestStore(t, func(t *testing.T) snapshot.Store { return open(t) })
-		})
-	}
-}
-
-func TestSnapshotBlobStoreConformance(t *testing.T) {
-	t.Parallel()
-	for name, dsn := range storetest.Backends() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			snapshottest.TestBlobStore(t, func(t *testing.T, now func() time.Time) snapshot.BlobStore {
-				return storetest.Open(t, dsn(t), &store.Options{Now: now})
-			})
-		})
-	}
-}
-
 // TestSnapshotServiceOnSharedDatabase: two instances (two DB handles on
 // one database) share records and content; either can serve and purge
 // what the other captured.

@@ -13,36 +13,11 @@ import (
 	"github.com/assaykit/assay/store/storetest"
 )
 
-// openers lists every backend the core tests run against.
-func openers() map[string]func(t *testing.T) *store.DB {
-	out := map[string]func(t *testing.T) *store.DB{}
-	for name, dsn := range storetest.Backends() {
-		out[name] = func(t *testing.T) *store.DB { return mustOpen(t, dsn(t)) }
-	}
-	return out
-}
-
 func mustOpen(t *testing.T, dsn string) *store.DB { return storetest.Open(t, dsn, nil) }
-
-// sharedDatabases gives, by backend name, two handles on one fresh
-// database, as two server instances have: two SQLite handles on one file,
-// two PostgreSQL pools on one schema.
-func sharedDatabases() map[string]func(t *testing.T) (*store.DB, *store.DB) {
-	return map[string]func(t *testing.T) (*store.DB, *store.DB){
-		"sqlite-file": func(t *testing.T) (*store.DB, *store.DB) {
-			p := storetest.SQLitePath(t)
-			return mustOpen(t, p), mustOpen(t, p)
-		},
-		"postgres": func(t *testing.T) (*store.DB, *store.DB) {
-			u := storetest.PostgresURL(t)
-			return mustOpen(t, u), mustOpen(t, u)
-		},
-	}
-}
 
 func TestOpenMigratesAndMeta(t *testing.T) {
 	t.Parallel()
-	for name, open := range openers() {
+	for name, open := range storetest.Stores() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -82,7 +57,7 @@ func TestOpenMigratesAndMeta(t *testing.T) {
 
 func TestUniqueViolationDetected(t *testing.T) {
 	t.Parallel()
-	for name, open := range openers() {
+	for name, open := range storetest.Stores() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -149,7 +124,7 @@ func TestSetMetaOnceRace(t *testing.T) {
 
 func TestTimesAndTx(t *testing.T) {
 	t.Parallel()
-	for name, open := range openers() {
+	for name, open := range storetest.Stores() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()

@@ -1,14 +1,14 @@
 // Package storetest gives tests a database: a fresh SQLite file
 // (SQLitePath), an isolated PostgreSQL schema (PostgresURL), the list of
-// every backend a store test runs on (Backends) and an opener that closes
-// the database when the test ends (Open).
+// every backend a store test runs on (Backends), an opener that closes
+// the database when the test ends (Open) and both together (Stores).
 //
 // The conformance suites of the domain stores live beside their
 // interfaces, with an in-memory implementation each: claimstest.TestStore,
 // nichetest.TestStore and nichetest.TestSubscriptionStore,
 // snapshottest.TestStore and snapshottest.TestBlobStore,
-// paymenttest.TestLedger. Package store's tests run them on every backend
-// listed here.
+// paymenttest.TestLedger. Package internal/conformance runs them on every
+// backend listed here.
 package storetest
 
 import (
@@ -91,6 +91,16 @@ func Backends() map[string]func(t testing.TB) string {
 		"sqlite-mem":  func(testing.TB) string { return ":memory:" },
 		"postgres":    PostgresURL,
 	}
+}
+
+// Stores returns, by backend name (as Backends), a function opening a
+// fresh database of that backend, closed when the test ends.
+func Stores() map[string]func(t testing.TB) *store.DB {
+	out := map[string]func(t testing.TB) *store.DB{}
+	for name, dsn := range Backends() {
+		out[name] = func(t testing.TB) *store.DB { return Open(t, dsn(t), nil) }
+	}
+	return out
 }
 
 // Open opens the database dsn names (anydb.Open) with opts and closes it

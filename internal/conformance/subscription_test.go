@@ -1,15 +1,16 @@
-package store_test
+package conformance_test
 
 import (
 	"testing"
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichetest"
+	"github.com/assaykit/assay/store/storetest"
 )
 
 func TestSubscriptionStore(t *testing.T) {
 	t.Parallel()
-	for name, open := range openers() {
+	for name, open := range storetest.Stores() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			nichetest.TestSubscriptionStore(t, func(t *testing.T) niche.SubscriptionStore { return open(t) })

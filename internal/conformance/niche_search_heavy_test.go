@@ -1,6 +1,6 @@
 //go:build heavy
 
-package store_test
+package conformance_test
 
 import (
 	"testing"

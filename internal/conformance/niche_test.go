@@ -1,4 +1,4 @@
-package store_test
+package conformance_test
 
 import (
 	"testing"
