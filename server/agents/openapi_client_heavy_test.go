@@ -1,3 +1,5 @@
+//go:build heavy
+
 package agents
 
 import (
@@ -24,9 +26,10 @@ const openapiDir = "../../interop/openapi"
 // openapi-fetch: it reads an order, its result and its verification with
 // the order token, a customer's orders with the customer key, the order
 // under the niche prefix, a niche evaluation with an unlock token, and
-// gets the 402 of an unpaid call.
+// gets the 402 of an unpaid call. It is a heavy test: generating and
+// type-checking the client costs about 5 s of CPU in Node.
 func TestGeneratedClientCallsProtectedOperations(t *testing.T) {
-	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
+	t.Parallel() // waits for its Node processes
 	node := testenv.Node(t, openapiDir, "openapi-typescript", "openapi-fetch", "typescript")
 	lib, err := filepath.Abs(filepath.Join(openapiDir, "node_modules"))
 	if err != nil {
