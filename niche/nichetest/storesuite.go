@@ -874,11 +874,12 @@ func (b *bruteForce) published() []*niche.Record {
 
 // bruteHits computes the brute-force answer of raw at a level: every record
 // whose text of the level has every query word, ranked.
-func bruteHits(recs []*niche.Record, raw, sort string, full bool) []bruteHit {
+// fields are the records' SearchFields (computed once for all queries).
+func bruteHits(recs []*niche.Record, fields []niche.SearchFields, raw, sort string, full bool) []bruteHit {
 	q := niche.ParseQuery(raw)
 	var hits []bruteHit
-	for _, r := range recs {
-		f := r.SearchFields(niche.English)
+	for i, r := range recs {
+		f := fields[i]
 		c := niche.Candidate{Title: f.Title, Body: f.Preview}
 		if full {
 			c.Body, c.Extra = f.Body, f.Extra
@@ -900,10 +901,14 @@ func bruteHits(recs []*niche.Record, raw, sort string, full bool) []bruteHit {
 func (b *bruteForce) check(step string) {
 	b.t.Helper()
 	recs := b.published()
+	fields := make([]niche.SearchFields, len(recs))
+	for i, r := range recs {
+		fields[i] = r.SearchFields(niche.English)
+	}
 	for _, raw := range bruteQueries {
 		for _, full := range []bool{false, true} {
 			for _, sort := range []string{niche.SortScore, niche.SortRecent} {
-				b.checkQuery(step, bruteHits(recs, raw, sort, full), raw, sort, full)
+				b.checkQuery(step, bruteHits(recs, fields, raw, sort, full), raw, sort, full)
 			}
 		}
 	}
