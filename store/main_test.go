@@ -1,20 +1,12 @@
 package store_test
 
 import (
-	"flag"
 	"os"
 	"testing"
+
+	"github.com/assaykit/assay/internal/testenv"
 )
 
-// TestMain runs up to four parallel tests at once unless -test.parallel
-// says otherwise: the store tests mostly wait for PostgreSQL and the disk,
-// so more of them than cores (the default) overlap their waits.
-func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		_ = flag.Set("test.parallel", "4")
-	}
-	os.Exit(m.Run())
-}
+// TestMain runs four parallel tests at once: they mostly wait for
+// PostgreSQL and the disk.
+func TestMain(m *testing.M) { os.Exit(testenv.MainParallel(m, 4)) }

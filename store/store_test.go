@@ -81,17 +81,7 @@ func TestUniqueViolationDetected(t *testing.T) {
 // one database, agree on a single value.
 func TestSetMetaOnceRace(t *testing.T) {
 	t.Parallel()
-	cases := map[string]func(t *testing.T) (*store.DB, *store.DB){
-		"sqlite-file": func(t *testing.T) (*store.DB, *store.DB) {
-			p := storetest.SQLitePath(t)
-			return mustOpen(t, p), mustOpen(t, p)
-		},
-		"postgres": func(t *testing.T) (*store.DB, *store.DB) {
-			u := storetest.PostgresURL(t)
-			return mustOpen(t, u), mustOpen(t, u)
-		},
-	}
-	for name, open := range cases {
+	for name, open := range storetest.SharedStores() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			a, b := open(t)

@@ -23,7 +23,7 @@ func TestSubscriptionStore(t *testing.T) {
 // pools on one schema.
 func TestSubscriptionStoreShared(t *testing.T) {
 	t.Parallel()
-	for name, open := range sharedDatabases() {
+	for name, open := range storetest.SharedStores() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			nichetest.TestSubscriptionStoreShared(t, func(t *testing.T) (niche.SubscriptionStore, niche.SubscriptionStore) { a, b := open(t); return a, b })

@@ -26,7 +26,7 @@ func TestClaimsStore(t *testing.T) {
 
 func TestClaimsStoreShared(t *testing.T) {
 	t.Parallel()
-	for name, open := range sharedDatabases() {
+	for name, open := range storetest.SharedStores() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			claimstest.TestStoreShared(t, func(t *testing.T) (claims.Store, claims.Store) { a, b := open(t); return a, b })
@@ -49,7 +49,7 @@ func TestLedgerConformance(t *testing.T) {
 // schema (two server instances).
 func TestLedgerSharedDatabase(t *testing.T) {
 	t.Parallel()
-	for name, open := range sharedDatabases() {
+	for name, open := range storetest.SharedStores() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			paymenttest.TestLedgerShared(t, func(t *testing.T) (payment.Ledger, payment.Ledger) { a, b := open(t); return a, b })
@@ -80,19 +80,3 @@ func TestSnapshotBlobStoreConformance(t *testing.T) {
 }
 
 func mustOpen(t *testing.T, dsn string) *store.DB { return storetest.Open(t, dsn, nil) }
-
-// sharedDatabases gives, by backend name, two handles on one fresh
-// database, as two server instances have: two SQLite handles on one file,
-// two PostgreSQL pools on one schema.
-func sharedDatabases() map[string]func(t *testing.T) (*store.DB, *store.DB) {
-	return map[string]func(t *testing.T) (*store.DB, *store.DB){
-		"sqlite-file": func(t *testing.T) (*store.DB, *store.DB) {
-			p := storetest.SQLitePath(t)
-			return mustOpen(t, p), mustOpen(t, p)
-		},
-		"postgres": func(t *testing.T) (*store.DB, *store.DB) {
-			u := storetest.PostgresURL(t)
-			return mustOpen(t, u), mustOpen(t, u)
-		},
-	}
-}

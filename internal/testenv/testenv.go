@@ -16,9 +16,11 @@
 package testenv
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -81,4 +83,18 @@ func Node(tb testing.TB, dir string, modules ...string) string {
 		}
 	}
 	return node
+}
+
+// MainParallel runs m (from a TestMain) with up to n parallel tests at
+// once unless -test.parallel was given, and returns its exit code. For
+// packages whose tests mostly wait for PostgreSQL and the disk: more of
+// them than cores (go test's default) overlap their waits.
+func MainParallel(m *testing.M, n int) int {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(n))
+	}
+	return m.Run()
 }

@@ -1,7 +1,8 @@
 // Package storetest gives tests a database: a fresh SQLite file
 // (SQLitePath), an isolated PostgreSQL schema (PostgresURL), the list of
 // every backend a store test runs on (Backends), an opener that closes
-// the database when the test ends (Open) and both together (Stores).
+// the database when the test ends (Open), both together (Stores) and two
+// handles on one database (SharedStores).
 //
 // The conformance suites of the domain stores live beside their
 // interfaces, with an in-memory implementation each: claimstest.TestStore,
@@ -101,6 +102,22 @@ func Stores() map[string]func(t testing.TB) *store.DB {
 		out[name] = func(t testing.TB) *store.DB { return Open(t, dsn(t), nil) }
 	}
 	return out
+}
+
+// SharedStores returns, by backend name, a function opening two handles
+// on one fresh database, as two server instances have: "sqlite-file" (two
+// SQLite handles on one file) and "postgres" (two pools on one schema).
+func SharedStores() map[string]func(t testing.TB) (*store.DB, *store.DB) {
+	return map[string]func(t testing.TB) (*store.DB, *store.DB){
+		"sqlite-file": func(t testing.TB) (*store.DB, *store.DB) {
+			p := SQLitePath(t)
+			return Open(t, p, nil), Open(t, p, nil)
+		},
+		"postgres": func(t testing.TB) (*store.DB, *store.DB) {
+			u := PostgresURL(t)
+			return Open(t, u, nil), Open(t, u, nil)
+		},
+	}
 }
 
 // Open opens the database dsn names (anydb.Open) with opts and closes it
