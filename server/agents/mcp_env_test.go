@@ -23,9 +23,6 @@ import (
 	"github.com/assaykit/assay/store/sqlite"
 )
 
-// testAdminKey is the admin key of the test servers that have one.
-const testAdminKey = "admin-secret"
-
 // agentsTestBase is the public base URL of the test servers.
 const agentsTestBase = "https://api.example.test"
 

@@ -15,6 +15,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// testAdminKey is the admin key of the server the generated client calls.
+const testAdminKey = "admin-secret"
+
 // openapiDir holds the pinned openapi-typescript, openapi-fetch and
 // TypeScript, and the client program (client.ts).
 const openapiDir = "../../interop/openapi"
