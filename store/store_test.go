@@ -197,9 +197,13 @@ func TestMigrationLockIsPerSchema(t *testing.T) {
 	db.Close()
 	waitCtx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	if db, err := anydb.Open(waitCtx, held, nil); err == nil {
+	db, err = anydb.Open(waitCtx, held, nil)
+	if err == nil {
 		db.Close()
 		t.Fatal("Open of the schema whose migration lock is held did not wait for it")
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Open of the schema whose migration lock is held: %v, want it to wait until the deadline", err)
 	}
 	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock("+store.MigrationLockKey+")"); err != nil {
 		t.Fatal(err)
