@@ -1,8 +1,9 @@
 // Package storetest gives tests a database: a fresh SQLite file
 // (SQLitePath), an isolated PostgreSQL schema (PostgresURL), the list of
 // every backend a store test runs on (Backends), an opener that closes
-// the database when the test ends (Open), both together (Stores) and two
-// handles on one database (SharedStores).
+// the database when the test ends (Open), both together (Stores), two
+// handles on one database (SharedStores) and a database prepared once and
+// copied for each test (Template).
 //
 // The conformance suites of the domain stores live beside their
 // interfaces, with an in-memory implementation each: claimstest.TestStore,
