@@ -19,7 +19,6 @@ import (
 	"github.com/assaykit/assay/field"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
-	"github.com/assaykit/assay/store/sqlite"
 )
 
 // The adversarial table: provider answers an attacker (or a careless
@@ -336,11 +335,7 @@ func TestAdversarialAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			db, err := sqlite.Open(ctx, ":memory:", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
+			db := emptyDB.Open(t, nil)
 			snaps, err := snapshot.NewService(db, db, site.snapshotOptions())
 			if err != nil {
 				t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/server/agents"
 	"github.com/assaykit/assay/store"
-	"github.com/assaykit/assay/store/sqlite"
+	"github.com/assaykit/assay/store/storetest"
 )
 
 // Config is what the tests configure: the server's configuration with
@@ -137,16 +137,22 @@ func matchPattern(pattern string, parts []string) bool {
 	return true
 }
 
+// demoCatalogue is a database holding the demo catalogue, loaded once and
+// copied for each test.
+var demoCatalogue = storetest.Template{Prepare: func(ctx context.Context, db *store.DB) error {
+	neng, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+	if err != nil {
+		return err
+	}
+	_, err = nichedemo.Load(ctx, neng, nil)
+	return err
+}}
+
 // demoEngines opens an in-memory database with claim verification on the
 // scripted "confirmed" fixture and the niche catalogue holding the demo.
 func demoEngines(t *testing.T) (*store.DB, *claims.Engine, *niche.Engine) {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, ":memory:", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := demoCatalogue.Open(t, nil)
 	f, err := claimstest.LoadFixture("confirmed")
 	if err != nil {
 		t.Fatal(err)
@@ -157,9 +163,6 @@ func demoEngines(t *testing.T) (*store.DB, *claims.Engine, *niche.Engine) {
 	}
 	neng, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := nichedemo.Load(ctx, neng, nil); err != nil {
 		t.Fatal(err)
 	}
 	return db, eng, neng

@@ -14,7 +14,6 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/store"
-	"github.com/assaykit/assay/store/sqlite"
 )
 
 // clock is a settable clock shared by the service, the backend and the store.
@@ -39,11 +38,7 @@ func (c *clock) Advance(d time.Duration) {
 
 func openStore(t *testing.T, clk *clock) *store.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), ":memory:", &store.Options{Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := emptyDB.Open(t, &store.Options{Now: clk.Now})
 	return db
 }
 

@@ -47,7 +47,7 @@ func (l *lyingLedger) CompleteOrder(ctx context.Context, id string, s payment.Se
 // stored result without its order. A write that really failed fails the
 // order, unsettled.
 func TestCashierReadsBackACommitOfUnknownOutcome(t *testing.T) {
-	db := openDB(t, ":memory:")
+	db := emptyDB.Open(t, nil)
 	l := &lyingLedger{Ledger: db}
 	l.mode.Store("lie")
 	proc := &gatetest.Processor{}

@@ -50,7 +50,7 @@ type realOpts struct {
 func newRealEnv(t *testing.T, o realOpts) *realEnv {
 	t.Helper()
 	if o.db == nil {
-		o.db = openDB(t, ":memory:")
+		o.db = emptyDB.Open(t, nil)
 	}
 	if o.clock == nil {
 		o.clock = &clock{}

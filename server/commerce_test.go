@@ -15,7 +15,6 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/store"
-	"github.com/assaykit/assay/store/sqlite"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -44,11 +43,7 @@ func (paidEcho) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func newCommerceEnv(t *testing.T) *commerceEnv {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), ":memory:", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := emptyDB.Open(t, nil)
 	keys, err := payment.LoadKeyring(context.Background(), db, "")
 	if err != nil {
 		t.Fatal(err)

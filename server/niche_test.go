@@ -20,7 +20,6 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichetest"
 	"github.com/assaykit/assay/store"
-	"github.com/assaykit/assay/store/sqlite"
 )
 
 type nicheFixture struct {
@@ -48,11 +47,7 @@ func newNicheFixture(t *testing.T, cfg NicheConfig) *nicheFixture {
 func newNicheFixtureWith(t *testing.T, cfg NicheConfig, configure func(*Config, *store.DB)) *nicheFixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, ":memory:", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := emptyDB.Open(t, nil)
 	eng, err := niche.New(db, &niche.Options{Sources: []niche.Source{{ID: "forum", Name: "Forums", License: "CC BY-SA 4.0",
 		Scope: "public threads", Enabled: true}}})
 	if err != nil {
@@ -579,11 +574,7 @@ func TestNicheSearchResults(t *testing.T) {
 }
 
 func TestNichePaidSearchEmptyCatalogue(t *testing.T) {
-	db, err := sqlite.Open(context.Background(), ":memory:", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := emptyDB.Open(t, nil)
 	eng, _ := niche.New(db, nil)
 	pay := &recordingPaywall{}
 	h, err := New(Config{Niche: NicheConfig{Engine: eng}, Paywall: pay})
@@ -760,8 +751,7 @@ func TestNicheAdminImport(t *testing.T) {
 }
 
 func TestNicheConfigErrors(t *testing.T) {
-	db, _ := sqlite.Open(context.Background(), ":memory:", nil)
-	defer db.Close()
+	db := emptyDB.Open(t, nil)
 	eng, _ := niche.New(db, nil)
 	shared := strings.Repeat("k", 40)
 	signer, err := niche.NewUnlockSigner([]byte(shared), nil)

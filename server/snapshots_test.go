@@ -24,7 +24,6 @@ import (
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/snapshot/warc"
-	"github.com/assaykit/assay/store/sqlite"
 )
 
 const xssPage = `<html><body><script>alert(document.cookie)</script><svg onload="alert(1)"></svg><p>Chain id 8453</p></body></html>`
@@ -94,11 +93,7 @@ func snapshotService(t *testing.T) (*snapshot.Service, map[string]*snapshot.Snap
 func TestSnapshotRetrievalPublicWhenPaid(t *testing.T) {
 	ctx := context.Background()
 	svc, snaps := snapshotService(t)
-	db, err := sqlite.Open(ctx, ":memory:", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := emptyDB.Open(t, nil)
 	keys, err := payment.LoadKeyring(ctx, db, "")
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,6 @@ import (
 	"github.com/assaykit/assay/niche/stripebilling"
 	sbt "github.com/assaykit/assay/niche/stripebilling/stripebillingtest"
 	"github.com/assaykit/assay/store"
-	"github.com/assaykit/assay/store/sqlite"
 )
 
 // subsEnv is a running server with subscriptions configured.
@@ -32,11 +31,7 @@ type subsEnv struct {
 
 func newSubsEnv(t *testing.T, billing niche.Billing, cfg SubscriptionConfig) *subsEnv {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), ":memory:", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := emptyDB.Open(t, nil)
 	svc, err := niche.NewSubscriptionService(db, billing, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
-	"github.com/assaykit/assay/store/sqlite"
+	"github.com/assaykit/assay/store/storetest"
 )
 
 // agentsTestBase is the public base URL of the test servers.
@@ -66,17 +66,31 @@ func gatetestCredential(raw json.RawMessage) (*payment.Credential, error) {
 	return gatetest.ParseCredential(s)
 }
 
+// The databases of the test environments, prepared once and copied for
+// each: migrated and empty, or holding the demo catalogue too.
+var (
+	emptyDB       storetest.Template
+	demoCatalogue = storetest.Template{Prepare: func(ctx context.Context, db *store.DB) error {
+		ne, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+		if err != nil {
+			return err
+		}
+		_, err = nichedemo.Load(ctx, ne, nil)
+		return err
+	}}
+)
+
 func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 	t.Helper()
 	if o == nil {
 		o = &envOptions{}
 	}
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, ":memory:", nil)
-	if err != nil {
-		t.Fatal(err)
+	tmpl := &emptyDB
+	if o.niche {
+		tmpl = &demoCatalogue
 	}
-	t.Cleanup(func() { db.Close() })
+	db := tmpl.Open(t, nil)
 	f, err := claimstest.LoadFixture("confirmed")
 	if err != nil {
 		t.Fatal(err)
@@ -111,9 +125,6 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 	if o.niche {
 		ne, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
 		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := nichedemo.Load(ctx, ne, nil); err != nil {
 			t.Fatal(err)
 		}
 		signer, err := niche.NewUnlockSigner([]byte("unlock-key-for-transport-tests-0123456789"), nil)
