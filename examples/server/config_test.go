@@ -17,6 +17,7 @@ func parse(args []string, env map[string]string) (*config, error) {
 // TestConfigValidation: every value is checked after parsing, whether it
 // came from a flag, a variable or a default, with an error naming both.
 func TestConfigValidation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -115,6 +116,7 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestShutdownShorterThanVerificationWarns(t *testing.T) {
+	t.Parallel()
 	c, err := parse([]string{"-shutdown-wait", "60s"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -147,6 +149,7 @@ func prodEnv(extra map[string]string, drop ...string) map[string]string {
 // set-up, or when asked for; a production set-up without a facilitator
 // refuses to start.
 func TestPaymentMode(t *testing.T) {
+	t.Parallel()
 	const payee = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
 	tests := []struct {
 		name    string
@@ -197,6 +200,7 @@ func TestPaymentMode(t *testing.T) {
 // TestPaymentSettingsByFlag: payee, network, facilitator URL and realm are
 // not secrets: flags set them, and win over the variables.
 func TestPaymentSettingsByFlag(t *testing.T) {
+	t.Parallel()
 	type got struct{ PayTo, Network, Facilitator, Realm string }
 	read := func(c *config) got { return got{c.PayTo, c.Network, c.FacilitatorURL, c.MPPRealm} }
 	const flagPayee, envPayee = "0x00000000000000000000000000000000000000aa", "0x00000000000000000000000000000000000000bb"
@@ -223,6 +227,7 @@ func TestPaymentSettingsByFlag(t *testing.T) {
 }
 
 func TestProvidersResolution(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		provider, openai, anthropic string
 		want                        []string

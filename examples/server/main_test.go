@@ -89,6 +89,7 @@ func (b *syncBuffer) String() string {
 }
 
 func TestServerAnswersHealthAndCapabilities(t *testing.T) {
+	t.Parallel()
 	base, out := startServerOut(t, nil, nil)
 	// The first line names the address; the ready line the store and a
 	// loud dev-mode notice. Both show at -log-level warn.
@@ -159,6 +160,7 @@ func TestServerAnswersHealthAndCapabilities(t *testing.T) {
 }
 
 func TestHelpAndBadConfig(t *testing.T) {
+	t.Parallel()
 	var errOut bytes.Buffer
 	if err := run(context.Background(), []string{"-help"}, func(string) string { return "" }, &errOut, nil); !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
 		t.Fatalf("-help: %v (exit status %d)", err, exitCode(err))
@@ -187,6 +189,7 @@ func TestHelpAndBadConfig(t *testing.T) {
 }
 
 func TestDiscoveryDocumentsServed(t *testing.T) {
+	t.Parallel()
 	base := startServer(t, nil)
 	for _, p := range []string{
 		"/openapi.json", "/.well-known/agent-service.json", "/.well-known/x402",
@@ -241,6 +244,7 @@ func runErr(t *testing.T, env map[string]string) error {
 }
 
 func TestProductionConfigurationRules(t *testing.T) {
+	t.Parallel()
 	prod := map[string]string{
 		"ASSAY_FACILITATOR_URL": "http://127.0.0.1:1", "ASSAY_PAYEE_ADDRESS": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
 		"ASSAY_MPP_SECRET": strings.Repeat("s", 32), "ASSAY_PUBLIC_BASE_URL": "https://api.example.com",
@@ -273,6 +277,7 @@ func TestProductionConfigurationRules(t *testing.T) {
 }
 
 func TestSubscriptionsOnlyFreeInDevMode(t *testing.T) {
+	t.Parallel()
 	// Dev mode: the development billing backend is mounted.
 	base := startServer(t, nil)
 	res, err := http.Get(base + "/v1/subscription/status")
@@ -301,6 +306,7 @@ func TestSubscriptionsOnlyFreeInDevMode(t *testing.T) {
 }
 
 func TestAgentTransportsServed(t *testing.T) {
+	t.Parallel()
 	base := startServer(t, nil)
 	// MCP: initialize over streamable HTTP (answered as server-sent events).
 	if b := mcpInitialize(t, base); !strings.Contains(b, `"protocolVersion"`) {
@@ -333,6 +339,7 @@ func TestAgentTransportsServed(t *testing.T) {
 }
 
 func TestSecondProcessOnTheSameDataRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	startServer(t, map[string]string{"ASSAY_DATA": dir})
 	err := runErr(t, map[string]string{"ASSAY_DATA": dir})
@@ -345,6 +352,7 @@ func TestSecondProcessOnTheSameDataRefused(t *testing.T) {
 // by a killed process is released when the server starts on its own data
 // directory, so a retry with the same Idempotency-Key runs at once.
 func TestStartReleasesLeasesOfACrash(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := sqlite.Open(ctx, filepath.Join(dir, "assay.db"), nil)

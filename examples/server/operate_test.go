@@ -53,6 +53,7 @@ func status(t *testing.T, method, url, body string) (int, string) {
 // routes, the snapshots and the agent endpoints; -claims-service-slug moves
 // the legacy aliases. The old places are 404.
 func TestClaimsPrefixAndSlugMoveTheRoutes(t *testing.T) {
+	t.Parallel()
 	base := startServer(t, map[string]string{"ASSAY_CLAIMS_PREFIX": "/evidence", "ASSAY_CLAIMS_SERVICE_SLUG": "web-evidence"})
 	claim := `{"claim":"The Base mainnet chain ID is 8453."}`
 	for _, tc := range []struct {
@@ -97,6 +98,7 @@ func readyz(t *testing.T, base string) (int, map[string]string) {
 // TestReadinessOfProductionPayments: /readyz is 503 while the facilitator
 // does not answer, and 200 once one that settles on the network does.
 func TestReadinessOfProductionPayments(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +132,7 @@ func TestReadinessOfProductionPayments(t *testing.T) {
 // TestProductionWithoutFacilitatorRefused: a payee or a public base URL
 // without a facilitator no longer falls back to dev mode silently.
 func TestProductionWithoutFacilitatorRefused(t *testing.T) {
+	t.Parallel()
 	for _, env := range []map[string]string{
 		{"ASSAY_PAYEE_ADDRESS": testPayee},
 		{"ASSAY_PUBLIC_BASE_URL": "https://api.example.com"},
@@ -147,6 +150,7 @@ func TestProductionWithoutFacilitatorRefused(t *testing.T) {
 // TestMetricsOnSeparateListener: with -metrics-addr, /metrics is served
 // there only; the API port answers 404.
 func TestMetricsOnSeparateListener(t *testing.T) {
+	t.Parallel()
 	base, out := startServerOut(t, nil, []string{"-metrics-addr", "127.0.0.1:0"})
 	m := regexp.MustCompile(`assay listening on \S+ metrics=(http://127\.0\.0\.1:\d+/metrics)`).FindStringSubmatch(out)
 	if m == nil {
@@ -176,6 +180,7 @@ func TestMetricsOnSeparateListener(t *testing.T) {
 // still verified, settled and answered 200 with a receipt; run returns nil
 // and every order is completed in the database.
 func TestShutdownFinishesInFlightPaidCalls(t *testing.T) {
+	t.Parallel()
 	const calls = 12
 	dir := t.TempDir()
 	env := map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": dir, "ASSAY_LOG_LEVEL": "warn"}

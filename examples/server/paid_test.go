@@ -70,6 +70,7 @@ func verifyReceiptOffline(t *testing.T, base string, res *http.Response, body []
 }
 
 func TestPaidVerificationEndToEnd(t *testing.T) {
+	t.Parallel()
 	base := startServer(t, nil)
 	wallet := paymenttest.DevWallet()
 	payer := &http.Client{Transport: paying.NewTransport(wallet, nil, &paying.TransportOptions{BudgetMicroUSD: 2_000_000})}
@@ -159,6 +160,7 @@ func TestPaidVerificationEndToEnd(t *testing.T) {
 // A payment presented again answers its purchase for the same request
 // (the credential is the purchase) and is refused for another.
 func TestReplayedPaymentRefused(t *testing.T) {
+	t.Parallel()
 	base := startServer(t, nil)
 	wallet := paymenttest.DevWallet()
 	body := []byte(`{"claim":"The Base mainnet chain ID is 8453."}`)
@@ -202,6 +204,7 @@ func TestReplayedPaymentRefused(t *testing.T) {
 }
 
 func TestNichePurchaseEndToEnd(t *testing.T) {
+	t.Parallel()
 	base := startServer(t, map[string]string{"ASSAY_NICHE_DEMO": "true"})
 	status, _, lb := get(t, http.DefaultClient, base+"/v1/niches?limit=3")
 	if status != 200 {

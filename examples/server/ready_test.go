@@ -22,6 +22,7 @@ import (
 )
 
 func TestProviderHealth(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	h := newProviderHealth("openai")
 	h.now = func() time.Time { return now }
@@ -58,6 +59,7 @@ func TestProviderHealth(t *testing.T) {
 // With several providers, readiness fails when the first or every provider
 // is failing on credentials or quota, and names them.
 func TestProvidersReady(t *testing.T) {
+	t.Parallel()
 	quota := &claims.ProviderError{Kind: claims.ProviderQuotaExhausted, Err: errors.New("spend limit")}
 	fail := func(h *providerHealth) {
 		for range providerFailLimit {
@@ -92,6 +94,7 @@ func TestProvidersReady(t *testing.T) {
 
 // A trackedProvider records what its provider answered.
 func TestTrackedProvider(t *testing.T) {
+	t.Parallel()
 	h := newProviderHealth("scripted")
 	p := trackedProvider{SearchProvider: failingProvider{}, health: h}
 	for range providerFailLimit {
@@ -141,6 +144,7 @@ func baseNetwork(t *testing.T) evm.Network {
 }
 
 func TestFacilitatorProbe(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var calls atomic.Int32
 	srv := fakeFacilitator(t, `[{"x402Version":2,"scheme":"exact","network":"eip155:8453"}]`, &calls)
@@ -190,6 +194,7 @@ func TestFacilitatorProbe(t *testing.T) {
 }
 
 func TestReceiptKeyCheck(t *testing.T) {
+	t.Parallel()
 	if err := receiptKeyCheck(nil); err == nil {
 		t.Fatal("no keyring passed")
 	}
@@ -205,6 +210,7 @@ func TestReceiptKeyCheck(t *testing.T) {
 // -provider openai,anthropic wires both providers into one engine, each
 // with its own health, in order.
 func TestVerificationWithTwoProviders(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg, err := parseConfig([]string{"-provider", "openai,anthropic", "-data", dir}, func(k string) string {
 		return map[string]string{"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"}[k]

@@ -20,6 +20,7 @@ import (
 // before anything starts: no log line, no listener (the busy -addr is not
 // what fails), no data directory.
 func TestConfigurationProblemsReportedTogetherBeforeAnythingStarts(t *testing.T) {
+	t.Parallel()
 	busy := holdPort(t)
 	data := filepath.Join(t.TempDir(), "data")
 	env := map[string]string{
@@ -66,6 +67,7 @@ func TestConfigurationProblemsReportedTogetherBeforeAnythingStarts(t *testing.T)
 // A busy port fails at once, naming the address and its flag and
 // variable, before the data directory is touched.
 func TestBusyPortFailsFirst(t *testing.T) {
+	t.Parallel()
 	busy := holdPort(t)
 	data := filepath.Join(t.TempDir(), "data")
 	env := map[string]string{"ASSAY_ADDR": busy, "ASSAY_DATA": data}
@@ -102,6 +104,7 @@ func holdPort(t *testing.T) string {
 // has no other); an MCP call adds nothing at info level (the SDK's
 // session lines are debug lines, without empty attributes).
 func TestFirstStartIsQuietAndOrdered(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			base, logs, all := startServerLogs(t, map[string]string{"ASSAY_LOG_LEVEL": "info", "ASSAY_LOG_FORMAT": format, "ASSAY_NICHE_DEMO": "true"}, nil)
@@ -162,6 +165,7 @@ func TestFirstStartIsQuietAndOrdered(t *testing.T) {
 // At debug level the details are there: each migration, each demo
 // evaluation, the SDK's session lines (without empty attributes).
 func TestDebugLevelHasTheDetails(t *testing.T) {
+	t.Parallel()
 	base, _, all := startServerLogs(t, map[string]string{"ASSAY_LOG_LEVEL": "debug", "ASSAY_NICHE_DEMO": "true"}, nil)
 	mcpInitialize(t, base)
 	logs := all.String()
