@@ -1,9 +1,10 @@
 // Package storetest gives tests a database: a fresh SQLite file
-// (SQLitePath), an isolated PostgreSQL schema (PostgresURL), the list of
-// every backend a store test runs on (Backends), an opener that closes
-// the database when the test ends (Open), both together (Stores), two
-// handles on one database (SharedStores) and a database prepared once and
-// copied for each test (Template).
+// (SQLitePath), an isolated PostgreSQL schema, empty (PostgresURL) or
+// freshly migrated (MigratedPostgresURL), the list of every backend a
+// store test runs on (Backends), an opener that closes the database when
+// the test ends (Open), both together (Stores), two handles on one
+// database (SharedStores) and a database prepared once and copied for
+// each test (Template).
 //
 // The conformance suites of the domain stores live beside their
 // interfaces, with an in-memory implementation each: claimstest.TestStore,
@@ -33,26 +34,22 @@ import (
 // PostgreSQL server used by tests. .ci/run always sets it.
 const PostgresEnv = "ASSAY_TEST_POSTGRES"
 
-// PostgresURL returns a connection URL for a fresh, empty schema on the
+// PostgresURL returns a connection URL for a new, empty schema on the
 // server named by ASSAY_TEST_POSTGRES; the schema is dropped when the test
 // ends. Every connection made with the URL uses that schema, so several
 // store.DB values opened with it share one database, as several server
 // instances would. Its sessions commit without waiting for the WAL flush
 // (synchronous_commit=off): what the tests check does not depend on
 // surviving a crash of the PostgreSQL server, and each commit is then
-// about 0.1 ms rather than 0.3 ms here. Without the variable the test stops through
-// testenv.Missing: it is skipped with a message that says so, or fails
-// under ASSAY_TEST_STRICT=1 (as in .ci/run).
+// about 0.1 ms rather than 0.3 ms here. Without the variable the test
+// stops through testenv.Missing: it is skipped with a message that says
+// so, or fails under ASSAY_TEST_STRICT=1 (as in .ci/run).
+//
+// Tests about migrations need such a schema; the others take a migrated
+// one, much cheaper, from MigratedPostgresURL.
 func PostgresURL(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv(PostgresEnv)
-	if base == "" {
-		testenv.Missing(t, "PostgreSQL: set %s (for example postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", PostgresEnv)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("%s: %v", PostgresEnv, err)
-	}
+	base := postgresBase(t)
 	schema := "t_" + ids.New("")[:24]
 	admin, err := sql.Open("pgx", base)
 	if err != nil {
@@ -69,11 +66,21 @@ func PostgresURL(t testing.TB) string {
 		}
 		admin.Close()
 	})
-	q := u.Query()
-	q.Set("search_path", schema)
-	q.Set("synchronous_commit", "off")
-	u.RawQuery = q.Encode()
-	return u.String()
+	return schemaURL(base, schema)
+}
+
+// postgresBase returns the URL ASSAY_TEST_POSTGRES holds, or stops the
+// test through testenv.Missing.
+func postgresBase(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(PostgresEnv)
+	if base == "" {
+		testenv.Missing(t, "PostgreSQL: set %s (for example postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", PostgresEnv)
+	}
+	if _, err := url.Parse(base); err != nil {
+		t.Fatalf("%s: %v", PostgresEnv, err)
+	}
+	return base
 }
 
 // SQLitePath returns the path of a fresh SQLite database file in a
@@ -85,13 +92,13 @@ func SQLitePath(t testing.TB) string {
 
 // Backends returns, by name, a function giving a fresh data source name of
 // every backend a store test runs on: "sqlite-file" (SQLitePath),
-// "sqlite-mem" (":memory:") and "postgres" (PostgresURL, which stops the
-// test through testenv.Missing without ASSAY_TEST_POSTGRES).
+// "sqlite-mem" (":memory:") and "postgres" (MigratedPostgresURL, which
+// stops the test through testenv.Missing without ASSAY_TEST_POSTGRES).
 func Backends() map[string]func(t testing.TB) string {
 	return map[string]func(t testing.TB) string{
 		"sqlite-file": SQLitePath,
 		"sqlite-mem":  func(testing.TB) string { return ":memory:" },
-		"postgres":    PostgresURL,
+		"postgres":    MigratedPostgresURL,
 	}
 }
 
@@ -115,7 +122,7 @@ func SharedStores() map[string]func(t testing.TB) (*store.DB, *store.DB) {
 			return Open(t, p, nil), Open(t, p, nil)
 		},
 		"postgres": func(t testing.TB) (*store.DB, *store.DB) {
-			u := PostgresURL(t)
+			u := MigratedPostgresURL(t)
 			return Open(t, u, nil), Open(t, u, nil)
 		},
 	}
