@@ -530,7 +530,7 @@ func TestGateRealPaymentRace(t *testing.T) {
 	})
 	for name, dsn := range map[string]func(t *testing.T) string{
 		"sqlite-file two gates": func(t *testing.T) string { return storetest.SQLitePath(t) },
-		"postgres two gates":    func(t *testing.T) string { return storetest.PostgresURL(t) },
+		"postgres two gates":    func(t *testing.T) string { return storetest.MigratedPostgresURL(t) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := dsn(t)

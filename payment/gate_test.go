@@ -754,7 +754,7 @@ func TestGateConcurrentSamePayment(t *testing.T) {
 func TestGateConcurrentAcrossInstances(t *testing.T) {
 	for name, dsn := range map[string]func(t *testing.T) string{
 		"sqlite-file": func(t *testing.T) string { return storetest.SQLitePath(t) },
-		"postgres":    func(t *testing.T) string { return storetest.PostgresURL(t) },
+		"postgres":    func(t *testing.T) string { return storetest.MigratedPostgresURL(t) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := dsn(t)

@@ -27,7 +27,7 @@ import (
 func TestGateRecoveryByCredentialAcrossInstances(t *testing.T) {
 	for name, dsn := range map[string]func(t *testing.T) string{
 		"sqlite-file": func(t *testing.T) string { return storetest.SQLitePath(t) },
-		"postgres":    func(t *testing.T) string { return storetest.PostgresURL(t) },
+		"postgres":    func(t *testing.T) string { return storetest.MigratedPostgresURL(t) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := dsn(t)

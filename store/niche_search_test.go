@@ -94,7 +94,7 @@ func benchRecord(i int, title, body, extra string) niche.Record {
 func TestNicheTermsFollowWrites(t *testing.T) {
 	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { testNicheTermsFollowWrites(t, storetest.SQLitePath(t)) })
-	t.Run("postgres", func(t *testing.T) { testNicheTermsFollowWrites(t, storetest.PostgresURL(t)) })
+	t.Run("postgres", func(t *testing.T) { testNicheTermsFollowWrites(t, storetest.MigratedPostgresURL(t)) })
 }
 
 func testNicheTermsFollowWrites(t *testing.T, dsn string) {

@@ -66,7 +66,7 @@ func TestReadsDoNotWaitBehindWrites(t *testing.T) {
 	t.Parallel()
 	for name, dsn := range map[string]func(t *testing.T) string{
 		"sqlite-file": func(t *testing.T) string { return storetest.SQLitePath(t) },
-		"postgres":    func(t *testing.T) string { return storetest.PostgresURL(t) },
+		"postgres":    func(t *testing.T) string { return storetest.MigratedPostgresURL(t) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -22,7 +22,7 @@ func TestSnapshotServiceOnSharedDatabase(t *testing.T) {
 	t.Parallel()
 	cases := map[string]func(t *testing.T) string{
 		"sqlite-file": func(t *testing.T) string { return storetest.SQLitePath(t) },
-		"postgres":    func(t *testing.T) string { return storetest.PostgresURL(t) },
+		"postgres":    func(t *testing.T) string { return storetest.MigratedPostgresURL(t) },
 	}
 	page := "<p>Base mainnet chain id is 8453.</p>"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -62,7 +62,7 @@ func TestPaidBurstAtTheDeadlineKeepsFinishedWork(t *testing.T) {
 	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	for name, dsn := range map[string]func(t *testing.T) string{
 		"sqlite":   func(t *testing.T) string { return storetest.SQLitePath(t) },
-		"postgres": func(t *testing.T) string { return storetest.PostgresURL(t) },
+		"postgres": func(t *testing.T) string { return storetest.MigratedPostgresURL(t) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

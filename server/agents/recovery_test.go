@@ -35,7 +35,7 @@ func TestAgentTransportsRecoverByCredentialAcrossInstances(t *testing.T) {
 	t.Parallel() // waits (on a deadline, a child process or a provider) rather than computes
 	for name, dsn := range map[string]func(t *testing.T) string{
 		"sqlite-file": func(t *testing.T) string { return storetest.SQLitePath(t) },
-		"postgres":    func(t *testing.T) string { return storetest.PostgresURL(t) },
+		"postgres":    func(t *testing.T) string { return storetest.MigratedPostgresURL(t) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := dsn(t)

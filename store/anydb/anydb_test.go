@@ -33,7 +33,7 @@ func TestOpenPicksTheDialect(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 3 { // no file named after a prefix or a query
 		t.Errorf("%d files in the directory, want the 3 databases: %v", len(entries), entries)
 	}
-	u := storetest.PostgresURL(t)
+	u := storetest.MigratedPostgresURL(t)
 	for _, scheme := range []string{"postgres://", "postgresql://"} {
 		dsn := scheme + strings.TrimPrefix(u, "postgres://")
 		if !anydb.IsPostgres(dsn) {
