@@ -178,7 +178,7 @@ func (p *pgPool) take(ctx context.Context) (*pgSchema, error) {
 		return nil, err
 	}
 	if _, err := p.admin.ExecContext(ctx, "CREATE SCHEMA "+name); err != nil {
-		return nil, fmt.Errorf("create schema: %w", err)
+		return nil, errors.Join(fmt.Errorf("create schema: %w", err), p.drop(ctx, name))
 	}
 	s := &pgSchema{name: name, url: schemaURL(p.base, name)}
 	db, err := anydb.Open(ctx, s.url, nil)
@@ -301,7 +301,7 @@ func readState(ctx context.Context, q querier, name string) (pgState, error) {
 	if err != nil {
 		return st, err
 	}
-	if st.tables, err = strings1(ctx, q, `SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relkind = 'r' ORDER BY relname`, name); err != nil {
+	if st.tables, err = textColumn(ctx, q, `SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relkind = 'r' ORDER BY relname`, name); err != nil {
 		return st, err
 	}
 	if len(st.tables) > 0 {
@@ -354,8 +354,8 @@ func readState(ctx context.Context, q querier, name string) (pgState, error) {
 	return st, rows.Err()
 }
 
-// strings1 returns the one text column of a query's rows.
-func strings1(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+// textColumn returns the one text column of a query's rows.
+func textColumn(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
