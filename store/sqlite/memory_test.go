@@ -85,3 +85,32 @@ func TestOpenMemoryRejectsMalformedImage(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkOpenMemory compares starting an in-memory database from an
+// image with migrating an empty one (the baseline).
+func BenchmarkOpenMemory(b *testing.B) {
+	ctx := context.Background()
+	src, err := sqlite.OpenMemory(ctx, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	image, err := src.Image(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name  string
+		image []byte
+	}{{"migrate", nil}, {"image", image}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				db, err := sqlite.OpenMemory(ctx, bc.image, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				db.Close()
+			}
+		})
+	}
+}
