@@ -211,8 +211,8 @@ func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
 			t.MaxMinimumSources(), t.Name),
 		"maxSources": fmt.Sprintf("Most cited sources to return. The %s tier cites at most %d: a higher value is accepted and clamped to %d.",
 			t.Name, t.MaxCitedSources, t.MaxCitedSources),
-		"allowedDomains":   "Only these domains (and their subdomains) count as sources.",
-		"blockedDomains":   "These domains (and their subdomains) never count as sources.",
+		"allowedDomains":   "Only these domains (host names such as example.com; their subdomains included) count as sources.",
+		"blockedDomains":   "These domains (host names; their subdomains included) never count as sources, also when allowed.",
 		"includeConflicts": "Report conflicting evidence.",
 		"language":         "Language of the answer (a BCP 47 tag, or auto).",
 	}
