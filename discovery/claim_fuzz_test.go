@@ -15,8 +15,6 @@ import (
 	"testing"
 
 	"github.com/assaykit/assay/claims"
-	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -93,19 +91,7 @@ func newClaimFuzz(t *testing.T) *claimFuzz {
 	db, eng, _ := demoEngines(t)
 	hs := httptest.NewUnstartedServer(nil)
 	base := "http://" + hs.Listener.Addr().String()
-	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
-		MPPSecret: []byte("mpp-secret-for-the-claim-fuzzer-0123456789"), Realm: hs.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := payment.LoadKeyring(ctx, db, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: base})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gate := devGate(t, db, hs)
 	srv, err := New(Config{PublicBaseURL: base, Paywall: gate, Claims: ClaimsConfig{Engine: eng},
 		Commerce: CommerceConfig{Cashier: gate.Cashier()}, Discovery: DiscoveryConfig{Enabled: true}})
 	if err != nil {
@@ -145,16 +131,7 @@ func (f *claimFuzz) targets(t *testing.T) []fuzzTarget {
 	if err := json.Unmarshal(doc, &oa); err != nil {
 		t.Fatal(err)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource("file:///openapi.json", inst); err != nil {
-		t.Fatal(err)
-	}
+	c := schemaCompiler(t, "file:///openapi.json", doc)
 	for _, tier := range claims.Tiers() {
 		var op walkOp
 		if err := json.Unmarshal(oa.Paths[tier.Path]["post"], &op); err != nil || op.RequestBody == nil {
@@ -419,17 +396,7 @@ func (f *claimFuzz) sendA2A(t *testing.T, params map[string]any) (bool, string) 
 // compileStandalone compiles a JSON Schema document on its own.
 func compileStandalone(t *testing.T, id string, raw []byte) *jsonschema.Schema {
 	t.Helper()
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource(id, inst); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(id)
+	s, err := schemaCompiler(t, id, raw).Compile(id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/store"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -97,7 +98,6 @@ type walkEnv struct {
 // signatures verified, nothing settled on-chain), on loopback.
 func newWalkEnv(t *testing.T) *walkEnv {
 	t.Helper()
-	ctx := context.Background()
 	db, eng, ne := demoEngines(t)
 	signer, err := niche.NewUnlockSigner([]byte("unlock-key-for-the-openapi-walk-0123456789"), nil)
 	if err != nil {
@@ -114,19 +114,7 @@ func newWalkEnv(t *testing.T) *walkEnv {
 	t.Cleanup(snaps.Close)
 	hs := httptest.NewUnstartedServer(nil)
 	base := "http://" + hs.Listener.Addr().String()
-	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
-		MPPSecret: []byte("mpp-secret-for-the-openapi-walk-0123456789"), Realm: hs.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := payment.LoadKeyring(ctx, db, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: base})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gate := devGate(t, db, hs)
 	srv, err := New(Config{
 		PublicBaseURL: base, AdminKey: testAdminKey, Paywall: gate,
 		Claims:        ClaimsConfig{Engine: eng},
@@ -155,6 +143,44 @@ func newWalkEnv(t *testing.T) *walkEnv {
 			&paying.TransportOptions{MaxPerCallMicroUSD: 1_000_000, BudgetMicroUSD: 1 << 40})}}
 	w.seed(t)
 	return w
+}
+
+// devGate is the real payment gate in dev mode (x402 and MPP signatures
+// verified, nothing settled on-chain) of a server to be served by hs.
+func devGate(t *testing.T, db *store.DB, hs *httptest.Server) *payment.Gate {
+	t.Helper()
+	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
+		MPPSecret: []byte("mpp-secret-for-the-discovery-tests-0123456789"), Realm: hs.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := payment.LoadKeyring(context.Background(), db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys},
+		PublicBaseURL: "http://" + hs.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gate
+}
+
+// schemaCompiler is a JSON Schema 2020-12 compiler (formats asserted)
+// holding the document doc as the resource id.
+func schemaCompiler(t *testing.T, id string, doc []byte) *jsonschema.Compiler {
+	t.Helper()
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource(id, inst); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // do sends a request (paid through the development wallet when pay is
@@ -277,17 +303,8 @@ func (w *walkEnv) walkDocument(t *testing.T, docPath string, cases int) int {
 	if err := json.Unmarshal(body, &doc); err != nil {
 		t.Fatal(err)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
 	docURL := "file:///walk" + strings.ReplaceAll(docPath, "/", "_")
-	if err := c.AddResource(docURL, inst); err != nil {
-		t.Fatal(err)
-	}
+	c := schemaCompiler(t, docURL, body)
 	compiled := map[string]*jsonschema.Schema{}
 	compile := func(ptr string) *jsonschema.Schema {
 		if s, ok := compiled[ptr]; ok {
