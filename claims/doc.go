@@ -58,12 +58,18 @@
 //     rests only on pages anyone can re-check from their snapshots.
 //   - maxSources counts distinct pages among the evidence, not evidence
 //     items: several excerpts of one page are one source.
-//   - Domains in allowedDomains and blockedDomains are normalised
-//     (lowercase, IDNA to punycode, trailing dot removed; a scheme, port,
-//     path or leading "*." is removed) and deduplicated; user information,
-//     IP addresses, whitespace and invalid names are refused. A domain in
-//     both lists is refused; official_only requires allowedDomains. A
-//     domain covers its subdomains.
+//   - allowedDomains and blockedDomains hold host names, as their tags
+//     state (the domainname pattern, at most 253 characters): ASCII
+//     labels of letters, digits and inner hyphens, an optional leading
+//     "*." and final dot; internationalised names in their xn-- form. A
+//     URL, a port, an IP address, whitespace or user information is
+//     refused with the pattern's error, on Go values (Validate) and JSON
+//     alike, so the published JSON Schemas state the whole rule. Entries
+//     are lowercased, stripped of "*." and the final dot, and
+//     deduplicated; a domain covers its subdomains. A domain in both lists
+//     is accepted and blocked: blocking wins for every host within it
+//     (refusing it would be a rule no JSON Schema can state).
+//     official_only requires at least one allowedDomains entry.
 //   - freshnessHours is enforced on publishedAt (see Freshness) and bounds
 //     the optional result cache; null means no freshness requirement.
 //   - The deadline of one verification is 120 s (Options.Timeout); provider

@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/assaykit/assay/field"
-	"github.com/assaykit/assay/internal/urlnorm"
 )
 
 // Source policies.
@@ -103,7 +103,8 @@ func check(tier string, req *Request) (*Effective, error) {
 	if err := eff.checkSources(); err != nil {
 		return nil, err
 	}
-	if err := eff.setDomains(req.AllowedDomains, req.BlockedDomains); err != nil {
+	eff.setDomains(req.AllowedDomains, req.BlockedDomains)
+	if err := eff.checkPolicy(); err != nil {
 		return nil, err
 	}
 	return eff, nil
@@ -153,46 +154,36 @@ func (e *Effective) checkSources() error {
 	return nil
 }
 
-// setDomains normalises the domain lists and applies the rules between
-// them and the source policy.
-func (e *Effective) setDomains(allowedIn, blockedIn []string) error {
-	allowed, err := normDomains("allowedDomains", allowedIn)
-	if err != nil {
-		return err
-	}
-	blocked, err := normDomains("blockedDomains", blockedIn)
-	if err != nil {
-		return err
-	}
-	for _, d := range allowed {
-		if _, found := slices.BinarySearch(blocked, d); found {
-			return reqErr("", "Domain %q is both allowed and blocked", d)
-		}
-	}
-	if e.SourcePolicy == PolicyOfficialOnly && len(allowed) == 0 {
+// setDomains normalises the domain lists and applies the rule between
+// the source policy and them. A domain may be in both lists: blocking
+// wins for every host within it (domainFilter), so nothing is refused
+// that a JSON Schema could not state.
+func (e *Effective) setDomains(allowedIn, blockedIn []string) {
+	e.AllowedDomains, e.BlockedDomains = normDomains(allowedIn), normDomains(blockedIn)
+}
+
+// checkPolicy applies the rule between the source policy and the domain
+// lists.
+func (e *Effective) checkPolicy() error {
+	if e.SourcePolicy == PolicyOfficialOnly && len(e.AllowedDomains) == 0 {
 		return reqErr("", "allowedDomains is required when sourcePolicy is official_only")
 	}
-	e.AllowedDomains, e.BlockedDomains = allowed, blocked
 	return nil
 }
 
-// normDomains normalises, deduplicates and sorts a domain list (its length
-// is a bound of Request, checked by Validate).
-func normDomains(name string, in []string) ([]string, error) {
+// normDomains normalises, deduplicates and sorts a domain list whose
+// entries Validate found to be host names (the domainname pattern of the
+// request's tags): lower case, without a leading "*." or a final dot.
+func normDomains(in []string) []string {
 	out := make([]string, 0, len(in))
-	for i, d := range in {
-		n, err := urlnorm.Domain(d)
-		if err != nil {
-			msg := err.Error()
-			if ue, ok := err.(*urlnorm.Error); ok {
-				msg = ue.Msg
-			}
-			return nil, reqErr(name, "%s[%d]: %s", name, i, msg)
+	for _, d := range in {
+		d = strings.TrimSuffix(strings.TrimPrefix(strings.ToLower(d), "*."), ".")
+		if d != "" {
+			out = append(out, d)
 		}
-		out = append(out, n)
 	}
 	slices.Sort(out)
-	return slices.Compact(out), nil
+	return slices.Compact(out)
 }
 
 // tierThatChecks names the cheapest tier that checks quotes on n pages, for

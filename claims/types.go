@@ -40,8 +40,12 @@ type Request struct {
 	SourcePolicy   string              `json:"sourcePolicy" validate:"omitempty,oneof=official_only authoritative open_web"`
 	MinimumSources int                 `json:"minimumSources" validate:"omitempty,gte=1,lte=10"`
 	MaxSources     int                 `json:"maxSources" validate:"omitempty,gte=1,lte=20"`
-	AllowedDomains []string            `json:"allowedDomains" validate:"max=100"`
-	BlockedDomains []string            `json:"blockedDomains" validate:"max=100"`
+	// AllowedDomains and BlockedDomains hold host names (the domainname
+	// pattern of internal/valid: "example.com", "*.example.com",
+	// "xn--bcher-kva.example"); a host within a blocked domain never
+	// counts, also when it is within an allowed one too.
+	AllowedDomains []string `json:"allowedDomains" validate:"max=100,dive,max=253,domainname"`
+	BlockedDomains []string `json:"blockedDomains" validate:"max=100,dive,max=253,domainname"`
 	// IncludeConflicts: nil means DefaultIncludeConflicts.
 	IncludeConflicts *bool  `json:"includeConflicts"`
 	Language         string `json:"language" validate:"omitempty,min=2,max=35"`

@@ -27,7 +27,17 @@
 //   - NewManifest: the agent-service manifest 0.1.
 //   - NewX402Legacy: the legacy /.well-known/x402 list.
 //   - NewMCPServer: the MCP registry server.json entry.
-//   - NewAgentCard: the A2A 1.0 AgentCard.
+//   - NewAgentCard: the A2A 1.0 AgentCard. When the commerce routes are
+//     mounted, the served card is signed (A2A 1.0's optional
+//     AgentCardSignature, SignAgentCard): a JWS (RFC 7515, alg EdDSA) over
+//     its canonical form (CanonicalAgentCard: RFC 8785, without signatures
+//     and empty members), by the receipt key, whose kid and JWKS
+//     (/.well-known/jwks.json, "jku") the protected header names. The JWS is
+//     written here, not with a JOSE library: one fixed algorithm, a
+//     detached payload and a key that only signs (payment.Keyring never
+//     hands out its private key) are a few lines, and a general library's
+//     algorithm choice is what a verifier must not let the document pick;
+//     the official A2A JS SDK (jose) verifies the result in the tests.
 //
 // # Base URL
 //

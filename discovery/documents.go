@@ -173,6 +173,8 @@ type AgentCard struct {
 	DefaultInputModes   []string         `json:"defaultInputModes"`
 	DefaultOutputModes  []string         `json:"defaultOutputModes"`
 	Skills              []AgentSkill     `json:"skills"`
+	// Signatures are JWS signatures of the card (SignAgentCard).
+	Signatures []AgentCardSignature `json:"signatures,omitempty"`
 }
 
 // AgentInterface is one A2A endpoint.
@@ -197,10 +199,13 @@ type AgentCaps struct {
 
 // AgentExtension is one declared extension.
 type AgentExtension struct {
-	URI         string         `json:"uri"`
-	Description string         `json:"description,omitempty"`
-	Required    bool           `json:"required"`
-	Params      map[string]any `json:"params,omitempty"`
+	URI         string `json:"uri"`
+	Description string `json:"description,omitempty"`
+	// Required is left out when false, the protobuf default (the field
+	// is not optional in the proto): the card's canonical form, which
+	// its signature covers, has no default values.
+	Required bool           `json:"required,omitempty"`
+	Params   map[string]any `json:"params,omitempty"`
 }
 
 // AgentSkill is one skill.

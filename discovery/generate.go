@@ -601,6 +601,11 @@ func (d *discoverer) generate(ctx context.Context, base string) (*docSet, error)
 			if err != nil {
 				return nil, err
 			}
+			if signer, jwks := d.cardSigner(base); signer != nil {
+				if err := SignAgentCard(c, signer, jwks); err != nil {
+					return nil, err
+				}
+			}
 			if err := put(sv.key, docAgentCard, c); err != nil {
 				return nil, err
 			}
@@ -997,6 +1002,24 @@ func (d *discoverer) price(_ context.Context, offer payment.Offer, _, _ string) 
 	d.prices[offer.ID] = p
 	d.mu.Unlock()
 	return p, nil
+}
+
+// cardSigner is the key that signs the agent cards and the URL of the
+// JWKS that publishes it: the receipt keys of the commerce routes' Cashier,
+// whose /.well-known/jwks.json is served at the origin root. Without the
+// commerce routes the cards are not signed (the signature is optional in
+// A2A 1.0).
+func (d *discoverer) cardSigner(base string) (CardSigner, string) {
+	c := d.s.Config().Commerce.Cashier
+	if c == nil || c.Keys() == nil {
+		return nil, ""
+	}
+	for _, r := range d.table {
+		if r.ID == "commerce.jwks" && r.Path == PathJWKS {
+			return c.Keys(), strings.TrimSuffix(base, "/") + PathJWKS
+		}
+	}
+	return nil, ""
 }
 
 // cashierer is implemented by paywalls built on a payment.Cashier

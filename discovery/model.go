@@ -328,11 +328,14 @@ type Skill struct {
 
 // Document paths, relative to a service Base.
 const (
-	PathOpenAPI      = "/openapi.json"
-	PathManifest     = "/.well-known/agent-service.json"
-	PathX402         = "/.well-known/x402"
-	PathMCPServer    = "/.well-known/mcp/server.json"
-	PathAgentCard    = "/.well-known/agent-card.json"
+	PathOpenAPI   = "/openapi.json"
+	PathManifest  = "/.well-known/agent-service.json"
+	PathX402      = "/.well-known/x402"
+	PathMCPServer = "/.well-known/mcp/server.json"
+	PathAgentCard = "/.well-known/agent-card.json"
+	// PathJWKS is the JWKS of the receipt keys, which also sign the
+	// agent cards (served by the commerce routes).
+	PathJWKS         = "/.well-known/jwks.json"
 	ManifestVersion  = "0.1"
 	mcpServerSchema  = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 	x402ExtensionURI = "https://www.x402.org/"

@@ -17,12 +17,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/assaykit/assay/internal/urlnorm"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/store"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -41,7 +41,12 @@ const walkCasesPerOperation = 24
 // list, a media type its response does not list, a JSON body that does not
 // validate against the declared schema; and on a refusal (400 or 422) of a
 // request whose every part the document declares valid (the schemas, and
-// the cross-field rules stated in x-cross-field-rules).
+// the cross-field rules stated in x-cross-field-rules). Bodies that the
+// schema accepts but that break a rule it can only state in prose
+// (x-cross-field-rules: minimumSources <= maxSources) are sent too, and
+// must be refused 422 for that rule and no other: a refusal of a
+// schema-valid body for any other reason is a rule the schema could have
+// stated.
 //
 // Known-good values (an order id and its token, a niche id, a subscriber
 // token, a customer key, a quote id, unlock tokens) are mixed in, so that
@@ -65,7 +70,11 @@ func TestOpenAPIWalk(t *testing.T) {
 	if total < 1000 {
 		t.Errorf("only %d requests were sent", total)
 	}
-	t.Logf("%d requests over %d operations; statuses seen: %s", total, len(w.seen), w.summary())
+	if w.prose < 8 {
+		t.Errorf("only %d bodies that break only a rule of x-cross-field-rules were sent", w.prose)
+	}
+	t.Logf("%d requests over %d operations (%d schema-valid bodies breaking only a prose rule); statuses seen: %s",
+		total, len(w.seen), w.prose, w.summary())
 }
 
 // walkEnv is the server under the walk and what it knows.
@@ -78,6 +87,7 @@ type walkEnv struct {
 	failures []string
 	reported map[string]bool
 	seen     map[string]map[int]bool // operation → statuses answered
+	prose    int                     // bodies sent that break only a prose rule
 	niche    *niche.Engine
 }
 
@@ -88,7 +98,6 @@ type walkEnv struct {
 // signatures verified, nothing settled on-chain), on loopback.
 func newWalkEnv(t *testing.T) *walkEnv {
 	t.Helper()
-	ctx := context.Background()
 	db, eng, ne := demoEngines(t)
 	signer, err := niche.NewUnlockSigner([]byte("unlock-key-for-the-openapi-walk-0123456789"), nil)
 	if err != nil {
@@ -105,19 +114,7 @@ func newWalkEnv(t *testing.T) *walkEnv {
 	t.Cleanup(snaps.Close)
 	hs := httptest.NewUnstartedServer(nil)
 	base := "http://" + hs.Listener.Addr().String()
-	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
-		MPPSecret: []byte("mpp-secret-for-the-openapi-walk-0123456789"), Realm: hs.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := payment.LoadKeyring(ctx, db, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: base})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gate := devGate(t, db, hs)
 	srv, err := New(Config{
 		PublicBaseURL: base, AdminKey: testAdminKey, Paywall: gate,
 		Claims:        ClaimsConfig{Engine: eng},
@@ -146,6 +143,44 @@ func newWalkEnv(t *testing.T) *walkEnv {
 			&paying.TransportOptions{MaxPerCallMicroUSD: 1_000_000, BudgetMicroUSD: 1 << 40})}}
 	w.seed(t)
 	return w
+}
+
+// devGate is the real payment gate in dev mode (x402 and MPP signatures
+// verified, nothing settled on-chain) of a server to be served by hs.
+func devGate(t *testing.T, db *store.DB, hs *httptest.Server) *payment.Gate {
+	t.Helper()
+	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
+		MPPSecret: []byte("mpp-secret-for-the-discovery-tests-0123456789"), Realm: hs.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := payment.LoadKeyring(context.Background(), db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys},
+		PublicBaseURL: "http://" + hs.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gate
+}
+
+// schemaCompiler is a JSON Schema 2020-12 compiler (formats asserted)
+// holding the document doc as the resource id.
+func schemaCompiler(t *testing.T, id string, doc []byte) *jsonschema.Compiler {
+	t.Helper()
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource(id, inst); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // do sends a request (paid through the development wallet when pay is
@@ -268,17 +303,8 @@ func (w *walkEnv) walkDocument(t *testing.T, docPath string, cases int) int {
 	if err := json.Unmarshal(body, &doc); err != nil {
 		t.Fatal(err)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
 	docURL := "file:///walk" + strings.ReplaceAll(docPath, "/", "_")
-	if err := c.AddResource(docURL, inst); err != nil {
-		t.Fatal(err)
-	}
+	c := schemaCompiler(t, docURL, body)
 	compiled := map[string]*jsonschema.Schema{}
 	compile := func(ptr string) *jsonschema.Schema {
 		if s, ok := compiled[ptr]; ok {
@@ -336,6 +362,7 @@ type walkReq struct {
 	body           []byte
 	valid          bool   // every part is valid per the document
 	why            string // what was made invalid
+	prose          string // the x-cross-field-rules rule a schema-valid body breaks
 	pay            bool   // sent through the paying client
 	status         int
 	respHeader     http.Header
@@ -365,10 +392,20 @@ func (w *walkEnv) build(t *testing.T, g *schemaGen, doc *walkDoc, compile func(s
 		broken = parts[w.rng.IntN(len(parts))]
 		r.valid, r.why = false, broken
 	}
+	// One request in four of an operation whose body has rules that only
+	// prose states sends only what is required, with a body that the
+	// schema accepts but that breaks such a rule (see validBody).
+	proseCase := false
+	if k%4 == 2 && bodyMedia != "" {
+		_, proseCase = g.resolve(op.RequestBody.Content[bodyMedia].Schema)["x-cross-field-rules"]
+	}
 	query := url.Values{}
 	target := prefix + path
 	for i, p := range op.Parameters {
 		key := p.In + ":" + p.Name
+		if proseCase && !p.Required {
+			continue
+		}
 		ptr := opPtr + "/parameters/" + strconv.Itoa(i) + "/schema"
 		var val string
 		present := p.Required || w.rng.IntN(2) == 0
@@ -412,7 +449,7 @@ func (w *walkEnv) build(t *testing.T, g *schemaGen, doc *walkDoc, compile func(s
 	for _, alt := range op.Security {
 		for name := range alt {
 			sc := doc.Components.SecuritySchemes[name]
-			if sc.Type == "http" && strings.EqualFold(sc.Scheme, "bearer") && w.rng.IntN(2) == 0 {
+			if sc.Type == "http" && strings.EqualFold(sc.Scheme, "bearer") && !proseCase && w.rng.IntN(2) == 0 {
 				r.header.Set("Authorization", "Bearer "+w.pick("subscriber", "nd_"+strconv.Itoa(w.rng.IntN(1000))))
 			}
 		}
@@ -431,7 +468,7 @@ func (w *walkEnv) build(t *testing.T, g *schemaGen, doc *walkDoc, compile func(s
 		if broken == "body" {
 			r.body = w.invalidBody(g, compile(ptr), schema, bodyMedia, r)
 		} else {
-			r.body = w.validBody(t, g, compile(ptr), schema, bodyMedia, r)
+			r.body = w.validBody(t, g, compile(ptr), schema, bodyMedia, r, proseCase)
 		}
 	}
 	return r
@@ -524,13 +561,23 @@ func paramValid(sch *jsonschema.Schema, v string) bool {
 }
 
 // validBody generates a body valid for the schema and the operation's
-// cross-field rules; a body the generator cannot make valid counts as not
-// valid.
-func (w *walkEnv) validBody(t *testing.T, g *schemaGen, sch *jsonschema.Schema, raw any, media string, r *walkReq) []byte {
+// cross-field rules — or, when prose is set, valid for the schema but
+// breaking a rule of x-cross-field-rules (r.prose names it); a body the
+// generator cannot make valid counts as not valid.
+func (w *walkEnv) validBody(t *testing.T, g *schemaGen, sch *jsonschema.Schema, raw any, media string, r *walkReq, prose bool) []byte {
 	t.Helper()
 	for range 40 {
 		v := normalizeJSON(g.valid(raw, 0))
 		if sch.Validate(v) == nil && crossFieldRulesHold(t, g, raw, v) {
+			// When asked (and every other part is valid), keep to the
+			// schema but break a rule it states only in prose: refused,
+			// and for that rule only.
+			if prose && r.valid {
+				if nv, rule := w.breakProseRule(t, g, sch, raw, v); rule != "" {
+					r.valid, r.why, r.prose = false, "breaks "+rule, rule
+					return encodeBody(nv, media)
+				}
+			}
 			return encodeBody(v, media)
 		}
 	}
@@ -582,9 +629,17 @@ func encodeBody(v any, media string) []byte {
 }
 
 // crossFieldRulesHold evaluates the rules a body schema states in
-// x-cross-field-rules on the value v; a rule the walk does not know fails
-// the test (so that a new rule comes with its evaluation here).
+// x-cross-field-rules (the rules no JSON Schema can state) on the value v;
+// a rule the walk does not know fails the test (so that a new rule comes
+// with its evaluation here).
 func crossFieldRulesHold(t *testing.T, g *schemaGen, raw any, v any) bool {
+	t.Helper()
+	return brokenProseRule(t, g, raw, v) == ""
+}
+
+// brokenProseRule is the id of the first rule of x-cross-field-rules that
+// v breaks, or "".
+func brokenProseRule(t *testing.T, g *schemaGen, raw any, v any) string {
 	t.Helper()
 	rules, _ := g.resolve(raw)["x-cross-field-rules"].([]any)
 	m, _ := v.(map[string]any)
@@ -594,40 +649,46 @@ func crossFieldRulesHold(t *testing.T, g *schemaGen, raw any, v any) bool {
 		switch id {
 		case "minimum-sources-within-max":
 			if numberOf(m["minimumSources"], 2) > numberOf(m["maxSources"], 8) {
-				return false
-			}
-		case "minimum-sources-within-tier-cap", "official-only-needs-allowed-domains":
-			// Stated in the schema itself (a maximum; if/then).
-		case "domain-syntax":
-			for _, list := range []string{"allowedDomains", "blockedDomains"} {
-				items, _ := m[list].([]any)
-				for _, d := range items {
-					s, _ := d.(string)
-					if _, err := urlnorm.Domain(s); err != nil {
-						t.Errorf("the domain %q matches the published pattern but the server refuses it: %v", s, err)
-						return false
-					}
-				}
-			}
-		case "domains-allowed-xor-blocked":
-			allowed := map[string]bool{}
-			items, _ := m["allowedDomains"].([]any)
-			for _, d := range items {
-				n, _ := urlnorm.Domain(d.(string))
-				allowed[n] = true
-			}
-			items, _ = m["blockedDomains"].([]any)
-			for _, d := range items {
-				if n, _ := urlnorm.Domain(d.(string)); allowed[n] {
-					return false
-				}
+				return id
 			}
 		default:
 			t.Fatalf("x-cross-field-rules names %q, which the walk cannot evaluate", id)
 		}
 	}
-	return true
+	return ""
 }
+
+// breakProseRule turns a valid body into one the schema still accepts but
+// that breaks a rule of x-cross-field-rules, and returns that rule's id
+// ("" when the schema states none or the body cannot be made so).
+func (w *walkEnv) breakProseRule(t *testing.T, g *schemaGen, sch *jsonschema.Schema, raw any, v any) (any, string) {
+	t.Helper()
+	m, ok := v.(map[string]any)
+	rules, _ := g.resolve(raw)["x-cross-field-rules"].([]any)
+	if !ok || len(rules) == 0 {
+		return v, ""
+	}
+	out := map[string]any{}
+	for k, x := range m {
+		out[k] = x
+	}
+	// minimumSources > maxSources, both within their bounds.
+	min := 2 + w.rng.IntN(2)
+	out["minimumSources"], out["maxSources"] = json.Number(strconv.Itoa(min)), json.Number(strconv.Itoa(min-1))
+	if w.rng.IntN(2) == 0 {
+		delete(out, "maxSources") // the default, 8
+		out["minimumSources"] = json.Number("9")
+	}
+	nv := normalizeJSON(out)
+	if sch.Validate(nv) != nil {
+		return v, ""
+	}
+	return nv, brokenProseRule(t, g, raw, nv)
+}
+
+// proseRuleMessages is what the refusal of each x-cross-field-rules rule
+// says.
+var proseRuleMessages = map[string]string{"minimum-sources-within-max": "must not exceed maxSources"}
 
 func numberOf(v any, def float64) float64 {
 	switch x := v.(type) {
@@ -663,6 +724,15 @@ func (w *walkEnv) check(t *testing.T, docPath string, compile func(string) *json
 	if r.valid && (st == 400 || st == 422) {
 		w.fail(op.OperationID+" refused valid "+code, "%s: a request valid per the document was refused %d: %.400s\nrequest body: %.400s",
 			where, st, body, r.body)
+	}
+	if r.prose != "" {
+		w.prose++
+		// Every other part is valid: the refusal must be the prose rule's
+		// (a refusal for anything else is a rule the schema could state).
+		if st != 422 || !strings.Contains(string(body), proseRuleMessages[r.prose]) {
+			w.fail(op.OperationID+" prose "+r.prose, "%s: a body the schema accepts but that breaks %q was answered %d, not refused for that rule: %.400s\nrequest body: %.400s",
+				where, r.prose, st, body, r.body)
+		}
 	}
 	if len(body) == 0 && (st == 304 || st == 204) {
 		return

@@ -144,6 +144,10 @@ func TestClaimsEveryPath(t *testing.T) {
 }
 
 // Invalid requests are answered 422 before any charge or provider call.
+// domainPattern is the domainname pattern of claims.Request's domain
+// lists, as a JSON string writes it.
+const domainPattern = `^(\\*\\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?$`
+
 func TestClaimsValidationBeforePayment(t *testing.T) {
 	env := newClaimsEnv(t, nil, nil)
 	tests := []struct {
@@ -156,10 +160,8 @@ func TestClaimsValidationBeforePayment(t *testing.T) {
 			`{"detail":[{"type":"value_error","loc":["body"],"msg":"Value error, The quick tier supports at most 3 cited sources; minimumSources (4) cannot be met","input":{"claim":"Some claim.","minimumSources":4},"ctx":{"error":{}}}]}`},
 		{"official_only", "/v1/claims/verify", `{"claim":"Some claim.","sourcePolicy":"official_only"}`, nil, 422,
 			`{"detail":[{"type":"value_error","loc":["body"],"msg":"Value error, allowedDomains is required when sourcePolicy is official_only","input":{"claim":"Some claim.","sourcePolicy":"official_only"},"ctx":{"error":{}}}]}`},
-		{"both lists", "/v1/claims/verify/deep", `{"claim":"Some claim.","allowedDomains":["a.com"],"blockedDomains":["A.com."]}`, nil, 422,
-			`{"detail":[{"type":"value_error","loc":["body"],"msg":"Value error, Domain \"a.com\" is both allowed and blocked","input":{"claim":"Some claim.","allowedDomains":["a.com"],"blockedDomains":["A.com."]},"ctx":{"error":{}}}]}`},
 		{"bad domain", "/v1/claims/verify/deep", `{"claim":"Some claim.","blockedDomains":["http://u@x.com"]}`, nil, 422,
-			`{"detail":[{"type":"value_error","loc":["body"],"msg":"Value error, blockedDomains[0]: domain 'http://u@x.com' contains user information","input":{"claim":"Some claim.","blockedDomains":["http://u@x.com"]},"ctx":{"error":{}}}]}`},
+			`{"detail":[{"type":"string_pattern_mismatch","loc":["body","blockedDomains",0],"msg":"String should match pattern '` + domainPattern + `'","input":"http://u@x.com","ctx":{"pattern":"` + domainPattern + `"}}]}`},
 		{"empty body", "/v1/claims/verify", ``, nil, 422,
 			`{"detail":[{"type":"missing","loc":["body"],"msg":"Field required","input":null}]}`},
 		{"long idempotency key", "/v1/claims/verify", goodBody, []string{"Idempotency-Key", strings.Repeat("k", 256)}, 422,

@@ -767,9 +767,10 @@ func (d *decoder) array(i int, n *node, v reflect.Value) int {
 		j++
 	} else {
 		for {
-			if full {
-				// The first MaxErrors errors are known: only check and
-				// count the rest.
+			if full || (n.maxLen >= 0 && count > n.maxLen) {
+				// The first MaxErrors errors are known, or too_long will
+				// replace every item's error: only check and count the
+				// rest.
 				j = d.skip(j)
 			} else {
 				if count == sl.Cap() {
@@ -818,8 +819,8 @@ func (d *decoder) stringArray(i int, n *node, v reflect.Value) int {
 				return d.fail(msgExpectingValue, j)
 			}
 			var s string
-			if full {
-				j = d.skip(j)
+			if full || (n.maxLen >= 0 && len(out) > n.maxLen) {
+				j = d.skip(j) // as in array
 			} else {
 				d.loc = append(d.loc, locElem{idx: len(out)})
 				s, j, _ = d.stringOf(j, n.elem)

@@ -10,7 +10,10 @@
 // The A2A project publishes no JSON Schema of 1.0 in any repository (its
 // 1.0 a2a.json is a documentation-site build artifact), so the agent card
 // is checked against the proto's messages the way a protobuf JSON parser
-// reads them: see CheckAgentCard.
+// reads them: see CheckAgentCard; A2AMethods lists the proto's service,
+// the JSON-RPC methods of A2A 1.0. The vendored proto is v1.0.0's: A2A
+// 1.0.1 changed the specification document only, per its changelog (see
+// testdata/README.md for what that means and what is left to check).
 package discoverytest
 
 import (
@@ -215,6 +218,40 @@ func lowerCamel(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// ProtoMethod is one rpc of a proto service.
+type ProtoMethod struct {
+	Name     string // as declared: the JSON-RPC method name of A2A 1.0
+	Request  string // request message
+	Response string // response message (of each event when Stream)
+	Stream   bool   // server streaming
+}
+
+var protoRPC = regexp.MustCompile(`(?m)^\s*rpc\s+(\w+)\s*\(\s*([\w.]+)\s*\)\s*returns\s*\(\s*(stream\s+)?([\w.]+)\s*\)`)
+
+// A2AMethods returns the methods of the A2AService of the vendored
+// a2a.proto, in declaration order: A2A 1.0's JSON-RPC binding calls each
+// by its name, with its request message as params and its response
+// message as result.
+func A2AMethods() ([]ProtoMethod, error) {
+	raw, err := files.ReadFile(A2AProtoFile)
+	if err != nil {
+		return nil, err
+	}
+	src := string(raw)
+	i := strings.Index(src, "service A2AService {")
+	if i < 0 {
+		return nil, errors.New("a2a.proto has no A2AService")
+	}
+	var out []ProtoMethod
+	for _, m := range protoRPC.FindAllStringSubmatch(src[i:], -1) {
+		out = append(out, ProtoMethod{Name: m[1], Request: m[2], Response: m[4], Stream: m[3] != ""})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("A2AService declares no rpc")
+	}
+	return out, nil
 }
 
 // CheckAgentCard checks an agent card (JSON) against the AgentCard message

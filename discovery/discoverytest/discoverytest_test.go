@@ -87,3 +87,28 @@ func TestServerJSONSchema(t *testing.T) {
 		}
 	}
 }
+
+// The A2A service of the vendored proto: its eleven methods, with the
+// request and response messages the JSON-RPC binding uses.
+func TestA2AMethods(t *testing.T) {
+	ms, err := discoverytest.A2AMethods()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.Name)
+	}
+	want := []string{"SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask",
+		"CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs",
+		"GetExtendedAgentCard", "DeleteTaskPushNotificationConfig"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("methods %v, want %v", names, want)
+	}
+	if m := ms[1]; m.Request != "SendMessageRequest" || m.Response != "StreamResponse" || !m.Stream {
+		t.Errorf("SendStreamingMessage %+v", m)
+	}
+	if m := ms[2]; m.Request != "GetTaskRequest" || m.Response != "Task" || m.Stream {
+		t.Errorf("GetTask %+v", m)
+	}
+}

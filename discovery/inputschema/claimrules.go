@@ -3,7 +3,6 @@ package inputschema
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/assaykit/assay/claims"
 )
@@ -12,25 +11,29 @@ import (
 // claims engine's (claims.Engine.Check, which refuses a request breaking
 // one with a 422 value_error at ["body"] before any payment). Every schema
 // of the request we publish — the tier routes' bodies in OpenAPI, the
-// verify tools' input schemas over MCP, the A2A data part in the manifest —
-// states them the same way: in JSON Schema where it can (a tier's cap as
-// minimumSources' maximum; official_only needing allowedDomains as
-// if/then; a host-name pattern on the domain lists that every domain it
-// accepts passes), and all of them, with those it cannot state
-// (minimumSources ≤ maxSources; no domain both allowed and blocked), in
-// the description and in the x-cross-field-rules extension, a list of
-// {id, description, fields}.
+// verify tools' input schemas over MCP, the SendMessage params of A2A in
+// the manifest — takes them from here, and states in JSON Schema every
+// rule JSON Schema can state:
+//
+//   - the domain lists hold host names: the items' pattern and maxLength,
+//     which come with the shape, from the request's validate tags (the
+//     decoder checks the same tags, so the schema and the decoder accept
+//     exactly the same names);
+//   - sourcePolicy official_only requires allowedDomains with at least
+//     one entry: if/then;
+//   - a tier's cap on minimumSources (claims.Tier.MaxMinimumSources, the
+//     lower of its cited-source cap and the pages it checks quotes on): a
+//     maximum where the schema is a tier's (a route, a tool), and one
+//     if/then per tier where the tier is chosen in the instance (A2A's
+//     params.metadata.tier, TierCaps).
+//
+// The one rule JSON Schema cannot state, minimumSources ≤ maxSources (two
+// members' values compared), is in the description and in the
+// x-cross-field-rules extension, a list of {id, description, fields}.
 
 // A2ATierKey is the member of an A2A SendMessage's params.metadata that
 // chooses the verification tier.
 const A2ATierKey = "tier"
-
-// domainPattern matches host names every domain list accepts: optional
-// "*.", labels of letters, digits and single inner hyphens (at most 63
-// characters), a last label starting with a letter. The lists accept more
-// (a scheme, port or path, which are dropped; internationalised names);
-// see the domain-syntax rule.
-const domainPattern = `^(\*\.)?([A-Za-z0-9](-?[A-Za-z0-9]){0,31}\.)*[A-Za-z](-?[A-Za-z0-9]){0,31}$`
 
 // claimRule is one rule of x-cross-field-rules.
 type claimRule struct {
@@ -39,58 +42,55 @@ type claimRule struct {
 	Fields      []string `json:"fields"`
 }
 
-// claimRules are the rules of a request to tier t (every tier's caps when
-// t is nil).
-func claimRules(t *claims.Tier) []claimRule {
-	var caps []string
-	for _, tr := range claims.Tiers() {
-		caps = append(caps, fmt.Sprintf("%s %d", tr.Name, tr.MaxMinimumSources()))
-	}
-	capText := "the tier's cap (" + strings.Join(caps, ", ") + ")"
-	if t != nil {
-		capText = fmt.Sprintf("the %s tier's cap, %d", t.Name, t.MaxMinimumSources())
-	}
-	capText += ": the lower of its cited-source cap and the number of pages on which it checks quotes"
+// claimRules are the rules no JSON Schema can state.
+func claimRules() []claimRule {
 	return []claimRule{
 		{ID: "minimum-sources-within-max", Fields: []string{"minimumSources", "maxSources"},
-			Description: "minimumSources must not exceed maxSources."},
-		{ID: "minimum-sources-within-tier-cap", Fields: []string{"minimumSources", "maxSources"},
-			Description: "minimumSources must not exceed " + capText + "; a larger maxSources is accepted and lowered to the cited-source cap."},
-		{ID: "official-only-needs-allowed-domains", Fields: []string{"sourcePolicy", "allowedDomains"},
-			Description: "sourcePolicy official_only requires at least one allowedDomains entry."},
-		{ID: "domain-syntax", Fields: []string{"allowedDomains", "blockedDomains"},
-			Description: "Each entry is a domain name, optionally with a leading \"*.\" (subdomains are always included), an http or https scheme, a port or a path (all dropped); internationalised names are converted to ASCII. Refused: whitespace, user information, IP addresses, names invalid after conversion, more than 253 characters. The schema's pattern accepts a subset: plain ASCII names."},
-		{ID: "domains-allowed-xor-blocked", Fields: []string{"allowedDomains", "blockedDomains"},
-			Description: "No domain may be both allowed and blocked (compared after normalisation: lower case, ASCII, without scheme, port, path or \"*.\")."},
+			Description: fmt.Sprintf("minimumSources must not exceed maxSources (%d when it is not given).", claims.DefaultMaxSources)},
 	}
 }
 
 // claimRulesText is the rules as one paragraph, for descriptions.
-func claimRulesText(t *claims.Tier) string {
-	var parts []string
-	for _, r := range claimRules(t) {
-		parts = append(parts, r.Description)
+func claimRulesText() string {
+	text := "Also refused with 422 (value_error):"
+	for _, r := range claimRules() {
+		text += " " + r.Description
 	}
-	return "Also refused with 422 (value_error): " + strings.Join(parts, " ")
+	return text
+}
+
+// officialOnly is the if/then stating that official_only needs
+// allowedDomains.
+func officialOnly() (cond, then map[string]any) {
+	return map[string]any{"properties": map[string]any{"sourcePolicy": map[string]any{"const": claims.PolicyOfficialOnly}}, "required": []string{"sourcePolicy"}},
+		map[string]any{"required": []string{"allowedDomains"}, "properties": map[string]any{"allowedDomains": map[string]any{"minItems": 1}}}
+}
+
+// tierCap is the schema capping minimumSources at tier t's cap, or nil
+// when the shape's own maximum is not above it.
+func tierCap(t claims.Tier) map[string]any {
+	if t.MaxMinimumSources() >= shapeMaximum("ClaimVerificationRequest", "minimumSources") {
+		return nil
+	}
+	return map[string]any{"properties": map[string]any{"minimumSources": map[string]any{"maximum": t.MaxMinimumSources()}}}
 }
 
 // claimRulePatch is what every published schema of the request adds to the
-// shape's: the rules it can state, the description and the extension. The
-// cap applies when t is set.
+// shape's: the tier's cap (when t is set), the if/then, the description
+// and the extension.
 func claimRulePatch(t *claims.Tier) map[string]any {
-	domains := map[string]any{"items": map[string]any{"type": "string", "pattern": domainPattern, "maxLength": 253}}
-	props := map[string]any{"allowedDomains": domains, "blockedDomains": domains}
-	if t != nil && t.MaxMinimumSources() < shapeMaximum("ClaimVerificationRequest", "minimumSources") {
-		props["minimumSources"] = map[string]any{"maximum": t.MaxMinimumSources()}
+	cond, then := officialOnly()
+	patch := map[string]any{
+		"if": cond, "then": then,
+		"description":         claimRulesText(),
+		"x-cross-field-rules": claimRules(),
 	}
-	return map[string]any{
-		"properties": props,
-		"if":         map[string]any{"properties": map[string]any{"sourcePolicy": map[string]any{"const": claims.PolicyOfficialOnly}}, "required": []string{"sourcePolicy"}},
-		"then": map[string]any{"required": []string{"allowedDomains"},
-			"properties": map[string]any{"allowedDomains": map[string]any{"minItems": 1}}},
-		"description":         claimRulesText(t),
-		"x-cross-field-rules": claimRules(t),
+	if t != nil {
+		if c := tierCap(*t); c != nil {
+			patch["properties"] = c["properties"]
+		}
 	}
+	return patch
 }
 
 // ClaimBody is the OpenAPI request body schema of the tier route:
@@ -105,31 +105,19 @@ func ClaimBody(tier string) (json.RawMessage, error) {
 	return json.Marshal(s)
 }
 
-// WithClaimRules adds the rules of tier t (any tier when nil) to an
-// inlined ClaimVerificationRequest schema (MCP, A2A): its domain lists'
-// items, the if/then, the extension, and the rules appended to its
-// description.
+// WithClaimRules adds the rules to an inlined ClaimVerificationRequest
+// schema (MCP, A2A): the cap of tier t on minimumSources (none when t is
+// nil: the tier is chosen elsewhere, see TierCaps), the if/then, the
+// extension, and the prose rule appended to its description.
 func WithClaimRules(schema map[string]any, t *claims.Tier) {
 	patch := claimRulePatch(t)
 	props, _ := schema["properties"].(map[string]any)
-	for name, extra := range patch["properties"].(map[string]any) {
-		p, ok := props[name].(map[string]any)
-		if !ok {
-			continue
-		}
-		for k, v := range extra.(map[string]any) {
-			if k == "items" {
-				items, _ := p["items"].(map[string]any)
-				if items == nil {
-					items = map[string]any{}
-				}
-				for ik, iv := range v.(map[string]any) {
-					items[ik] = iv
-				}
-				p["items"] = items
-				continue
+	extra, _ := patch["properties"].(map[string]any)
+	for name, add := range extra {
+		if p, ok := props[name].(map[string]any); ok {
+			for k, v := range add.(map[string]any) {
+				p[k] = v
 			}
-			p[k] = v
 		}
 	}
 	schema["if"], schema["then"] = patch["if"], patch["then"]
@@ -139,6 +127,37 @@ func WithClaimRules(schema map[string]any, t *claims.Tier) {
 	} else {
 		schema["description"] = patch["description"]
 	}
+}
+
+// TierCaps states each tier's cap on minimumSources in a schema whose
+// instance chooses the tier itself: the string at tierPath (member names
+// from the instance's root, e.g. "metadata", "tier"; absent means
+// defaultTier). at places the schema of a request — {"properties":
+// {"minimumSources": {"maximum": N}}} — where the instance holds the
+// request. It returns one {"if", "then"} per tier whose cap is below the
+// shape's maximum, for an allOf.
+func TierCaps(tierPath []string, defaultTier string, at func(request map[string]any) map[string]any) []any {
+	// path nests leaf under the members of tierPath, each required.
+	path := func(leaf map[string]any) map[string]any {
+		s := leaf
+		for i := len(tierPath) - 1; i >= 0; i-- {
+			s = map[string]any{"required": []string{tierPath[i]}, "properties": map[string]any{tierPath[i]: s}}
+		}
+		return s
+	}
+	var out []any
+	for _, t := range claims.Tiers() {
+		c := tierCap(t)
+		if c == nil {
+			continue
+		}
+		cond := path(map[string]any{"const": t.Name})
+		if t.Name == defaultTier {
+			cond = map[string]any{"anyOf": []any{cond, map[string]any{"not": path(map[string]any{})}}}
+		}
+		out = append(out, map[string]any{"if": cond, "then": at(c)})
+	}
+	return out
 }
 
 // shapeMaximum is the maximum of a numeric property of a shape's schema

@@ -141,7 +141,7 @@ func (cfg A2A) Routes(s *server.Server) ([]*server.Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := a2aInputSchema()
+	in, err := a2aInputSchema(h.deflt)
 	if err != nil {
 		return nil, err
 	}
@@ -347,9 +347,11 @@ func (h *a2aHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // a2aInputSchema is the JSON Schema of the SendMessage params of the A2A
 // endpoint: a user message whose parts are text (joined, the claim) or one
 // data part holding a ClaimVerificationRequest — with the same rules as
-// the HTTP body and the MCP tools, for any tier — and the tier chosen with
+// the HTTP body and the MCP tools (inputschema), each tier's cap on
+// minimumSources applying as metadata.tier chooses it (default: the
+// handler's default tier, standard) — and the tier chosen with
 // metadata.tier.
-func a2aInputSchema() (json.RawMessage, error) {
+func a2aInputSchema(defaultTier string) (json.RawMessage, error) {
 	claim, err := inputschema.Inline("ClaimVerificationRequest")
 	if err != nil {
 		return nil, err
@@ -375,6 +377,13 @@ func a2aInputSchema() (json.RawMessage, error) {
 			"metadata": map[string]any{"type": "object", "properties": map[string]any{
 				a2aTierKey: map[string]any{"enum": tierNames(), "description": "The verification tier (its price); default standard."}}},
 		},
+	}
+	inData := func(request map[string]any) map[string]any {
+		return map[string]any{"properties": map[string]any{"message": map[string]any{"properties": map[string]any{
+			"parts": map[string]any{"items": map[string]any{"properties": map[string]any{"data": request}}}}}}}
+	}
+	if caps := inputschema.TierCaps([]string{"metadata", a2aTierKey}, defaultTier, inData); len(caps) > 0 {
+		out["allOf"] = caps
 	}
 	if len(defs) > 0 {
 		out["$defs"] = defs

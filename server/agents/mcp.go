@@ -134,6 +134,13 @@ type MCP struct {
 	// DisableCrossOriginProtection accepts cross-origin browser requests
 	// from any origin.
 	DisableCrossOriginProtection bool
+
+	// conformance, when set, adds to every endpoint's server, after its
+	// own tools, what the official MCP conformance suites call: their
+	// diagnostic tools, prompts and resources. Only this package's tests
+	// set it (it is unexported, so no host, examples/server included, can):
+	// the product never serves them.
+	conformance func(*mcp.Server)
 }
 
 // Routes implements server.Mount: the MCP endpoints (when claim
@@ -313,6 +320,12 @@ func newMCPServer(s *server.Server, cfg MCP) (*mcpServer, error) {
 	if err := ms.addTools(); err != nil {
 		return nil, err
 	}
+	if cfg.conformance != nil {
+		cfg.conformance(ms.srv)
+		for _, sv := range ms.services {
+			cfg.conformance(sv.srv)
+		}
+	}
 	return ms, nil
 }
 
@@ -339,12 +352,23 @@ func mcpServiceInstructions(key string) string {
 
 // newMCPSDKServer is one MCP server of the SDK with its title and
 // instructions; its tools are added by mcpServer.add.
+//
+// It declares the capabilities whose methods it answers (initialize and
+// server/discover): tools, and prompts and resources, whose lists the SDK
+// answers (empty: assay publishes none) — protocol 2026-07-28 requires a
+// server that handles prompts to say so. No listChanged (the lists never
+// change while the server runs), no resource subscriptions, no
+// completions (nothing to complete: no prompt or template arguments).
 func newMCPSDKServer(s *server.Server, title, instructions string) *mcp.Server {
 	return mcp.NewServer(&mcp.Implementation{Name: s.Config().Service, Title: title, Version: server.Version},
 		&mcp.ServerOptions{
 			Instructions: instructions,
 			Logger:       mcpLogger(s.Logger()),
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+			Capabilities: &mcp.ServerCapabilities{
+				Tools:     &mcp.ToolCapabilities{},
+				Prompts:   &mcp.PromptCapabilities{},
+				Resources: &mcp.ResourceCapabilities{},
+			},
 		})
 }
 

@@ -221,6 +221,49 @@ func servedCard(t *testing.T, base string) {
 	}
 }
 
+// The agent cards the server serves (under the claims prefix and at the
+// origin root) are signed, and the official A2A JS SDK verifies them
+// (verifyAgentCardSignature, with the key it fetches from the JWKS the
+// signature names): its canonical form of the card is ours byte for byte,
+// the signature verifies, and neither a changed card nor another key
+// verifies.
+func TestAgentCardSignature(t *testing.T) {
+	t.Parallel() // waits (on a child process) rather than computes
+	node := agentsNode(t)
+	base, _ := interopServer(t)
+	for _, path := range []string{"/claim-verification" + discovery.PathAgentCard, discovery.PathAgentCard} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var card discovery.AgentCard
+		if err := json.Unmarshal(b, &card); err != nil || len(card.Signatures) != 1 {
+			t.Fatalf("%s: want one signature: %v %s", path, err, b)
+		}
+		canonical, err := discovery.CanonicalAgentCard(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := runAgent(t, node, "card.mjs", base, path)
+		if out["canonical"] != string(canonical) {
+			t.Errorf("%s: the SDK's canonical card differs from ours:\nsdk: %s\nours: %s", path, out["canonical"], canonical)
+		}
+		if v := out["verified"].(map[string]any); v["ok"] != true {
+			t.Errorf("%s: the official SDK does not verify the card: %v", path, v)
+		}
+		if keys, _ := out["keys"].([]any); len(keys) == 0 || keys[0].(map[string]any)["jku"] != base+discovery.PathJWKS {
+			t.Errorf("%s: keys fetched %v, want the JWKS at %s", path, keys, base+discovery.PathJWKS)
+		}
+		for _, neg := range []string{"tampered", "otherKey"} {
+			if v := out[neg].(map[string]any); v["ok"] != false {
+				t.Errorf("%s: %s verifies: %v", path, neg, v)
+			}
+		}
+	}
+}
+
 // The official A2A JavaScript client resolves the served agent card and
 // pays SendMessage and SendStreamingMessage with @x402/evm signatures in
 // serviceParameters.

@@ -186,8 +186,11 @@ func (ms *mcpServer) listTiers(ctx context.Context, req *mcp.CallToolRequest) (*
 //     cited-source cap is accepted and clamped to the cap (the engine's
 //     rule), which the description says; its default is lowered to the
 //     cap when the cap is lower, since that is the value applied;
-//   - minimumSources gets the tier's cap as its maximum: above it the
-//     call is refused (422, the tier rule), as on HTTP.
+//   - minimumSources gets the tier's cap as its maximum (the lower of its
+//     cited-source cap and the pages it checks quotes on): above it the
+//     call is refused (422, the tier rule), as on HTTP;
+//   - every other rule comes from inputschema, as for the HTTP body and
+//     the A2A data part.
 //
 // It is handed to the SDK as raw JSON: the SDK's own schema inference
 // never sees our types. The manifest publishes the same schema for the
@@ -204,12 +207,12 @@ func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
 		"jurisdiction":   "Jurisdiction the claim refers to, if any.",
 		"freshnessHours": "Preferred maximum age of sources, in hours (default 168); null means no freshness requirement.",
 		"sourcePolicy":   "Which sources count (official_only requires allowedDomains).",
-		"minimumSources": fmt.Sprintf("Cited sources needed to confirm; at most %d, the %s tier's cited-source cap (a higher value is refused).",
-			t.MaxCitedSources, t.Name),
+		"minimumSources": fmt.Sprintf("Independent sources needed to confirm; at most %d on the %s tier, the pages on which it checks quotes (a higher value is refused), and at most maxSources.",
+			t.MaxMinimumSources(), t.Name),
 		"maxSources": fmt.Sprintf("Most cited sources to return. The %s tier cites at most %d: a higher value is accepted and clamped to %d.",
 			t.Name, t.MaxCitedSources, t.MaxCitedSources),
-		"allowedDomains":   "Only these domains (and their subdomains) count as sources.",
-		"blockedDomains":   "These domains (and their subdomains) never count as sources.",
+		"allowedDomains":   "Only these domains (host names such as example.com; their subdomains included) count as sources.",
+		"blockedDomains":   "These domains (host names; their subdomains included) never count as sources, also when allowed.",
 		"includeConflicts": "Report conflicting evidence.",
 		"language":         "Language of the answer (a BCP 47 tag, or auto).",
 	}
@@ -223,7 +226,6 @@ func claimToolInputSchema(t claims.Tier) (json.RawMessage, error) {
 			p[key] = limit
 		}
 	}
-	capAt("minimumSources", "maximum", t.MaxCitedSources)
 	if p, ok := props["maxSources"].(map[string]any); ok {
 		if _, has := p["default"]; has {
 			capAt("maxSources", "default", t.MaxCitedSources)

@@ -18,6 +18,8 @@ Tool = Literal["search_places", "search_geography", "search_features", "sample_g
                "feature_points", "filter_geography", "filter_features", "union", "intersection", "area_imagery",
                "point_imagery", "center_imagery", "collect_images", "score_images", "rank_results"]
 TAG_KEY = r"^[A-Za-z0-9_:.-]+$"
+DOMAIN_NAME = r"^(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?$"
+DomainName = Annotated[str, Field(max_length=253, pattern=DOMAIN_NAME)]
 PoiQuery = Annotated[str, Field(min_length=1, max_length=200)]
 
 
@@ -30,8 +32,8 @@ class ClaimVerificationRequest(BaseModel):
     sourcePolicy: Literal["official_only", "authoritative", "open_web"] = "authoritative"
     minimumSources: int = Field(2, ge=1, le=10)
     maxSources: int = Field(8, ge=1, le=20)
-    allowedDomains: list[str] = Field(default_factory=list, max_length=100)
-    blockedDomains: list[str] = Field(default_factory=list, max_length=100)
+    allowedDomains: list[DomainName] = Field(default_factory=list, max_length=100)
+    blockedDomains: list[DomainName] = Field(default_factory=list, max_length=100)
     includeConflicts: bool = True
     language: str = Field("auto", min_length=2, max_length=35)
 
