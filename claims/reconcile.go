@@ -72,8 +72,8 @@ type draft struct {
 	limitations []string
 	snapshots   []*snapshot.Snapshot
 	pageIDs     []string // every page fetched for the checks, listed or not (Record.PageIDs)
-	offline     bool // the provider searched a local collection, not the web
-	checkLimit  int  // pages this draft may capture (its share of the tier's cap); 0: the tier's cap
+	offline     bool     // the provider searched a local collection, not the web
+	checkLimit  int      // pages this draft may capture (its share of the tier's cap); 0: the tier's cap
 }
 
 func (d *draft) limit(format string, args ...any) {
