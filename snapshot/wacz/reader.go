@@ -38,7 +38,11 @@ type Reader struct {
 	// PackageBytes are datapackage.json's bytes (Digest.Hash covers them).
 	PackageBytes []byte
 	Digest       Digest
-	files        map[string]*zip.File
+	// DigestBytes are datapackage-digest.json's bytes.
+	DigestBytes []byte
+	files       map[string]*zip.File
+	ra          io.ReaderAt
+	size        int64
 }
 
 // Open reads a WACZ's layout: a ZIP with unique, clean, relative names;
@@ -56,7 +60,7 @@ func Open(r io.ReaderAt, size int64) (*Reader, error) {
 	if len(z.File) > maxEntries {
 		return nil, bad("%d entries (at most %d)", len(z.File), maxEntries)
 	}
-	w := &Reader{Z: z, files: map[string]*zip.File{}}
+	w := &Reader{Z: z, files: map[string]*zip.File{}, ra: r, size: size}
 	for _, f := range z.File {
 		if !validPath(f.Name) {
 			if strings.HasSuffix(f.Name, "/") && validPath(strings.TrimSuffix(f.Name, "/")) {
@@ -90,6 +94,7 @@ func Open(r io.ReaderAt, size int64) (*Reader, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
+	w.DigestBytes = db
 	if err := json.Unmarshal(db, &w.Digest); err != nil {
 		return nil, bad("%s is not valid JSON: %v", DigestPath, err)
 	}

@@ -109,11 +109,7 @@ func (s *Signer) Sign(ctx context.Context, hash string, created time.Time) (*Sig
 		if err != nil {
 			return nil, fmt.Errorf("wacz: timestamp token from the TSA: %w", err)
 		}
-		var chain bytes.Buffer
-		for _, c := range ts.Certificates {
-			_ = pem.Encode(&chain, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
-		}
-		sd.TimeSignature, sd.TimestampCert = base64.StdEncoding.EncodeToString(tok), chain.String()
+		sd.TimeSignature, sd.TimestampCert = base64.StdEncoding.EncodeToString(tok), pemChain(ts.Certificates)
 	}
 	return sd, nil
 }
@@ -195,11 +191,17 @@ func VerifySignature(sd *SignedData, hash string, tsaRoots *x509.CertPool) (*Sig
 	}
 	out := &Signed{PublicKey: pub, Created: created, Software: sd.Software}
 	if sd.TimeSignature == "" {
+		if sd.TimestampCert != "" {
+			return nil, fmt.Errorf("%w: timestampCert without timeSignature", ErrTimestamp)
+		}
 		return out, nil
 	}
-	ts, err := verifyTimestamp(sd.TimeSignature, sig, tsaRoots)
+	ts, chain, err := verifyTimestamp(sd.TimeSignature, sig, tsaRoots)
 	if err != nil {
 		return nil, err
+	}
+	if sd.TimestampCert != chain {
+		return nil, fmt.Errorf("%w: timestampCert is not the certificates of the token", ErrTimestamp)
 	}
 	if d := ts.Time.Sub(created); d > MaxTimestampSkew || d < -MaxTimestampSkew {
 		return nil, fmt.Errorf("%w: the TSA's time %s is %s away from created %s (at most %s)", ErrTimestamp,
@@ -209,24 +211,24 @@ func VerifySignature(sd *SignedData, hash string, tsaRoots *x509.CertPool) (*Sig
 	return out, nil
 }
 
-func verifyTimestamp(b64 string, sig []byte, roots *x509.CertPool) (*Timestamped, error) {
+func verifyTimestamp(b64 string, sig []byte, roots *x509.CertPool) (*Timestamped, string, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrTimestamp}, args...)...)
 	}
 	tok, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {
-		return nil, bad("timeSignature is not base64")
+		return nil, "", bad("timeSignature is not base64")
 	}
 	ts, err := timestamp.Parse(tok)
 	if err != nil {
-		return nil, bad("timeSignature is not a valid RFC 3161 token: %v", err)
+		return nil, "", bad("timeSignature is not a valid RFC 3161 token: %v", err)
 	}
 	if len(ts.Certificates) == 0 {
-		return nil, bad("the token carries no TSA certificate")
+		return nil, "", bad("the token carries no TSA certificate")
 	}
 	sum := sha256.Sum256(sig)
 	if ts.HashAlgorithm != crypto.SHA256 || !bytes.Equal(ts.HashedMessage, sum[:]) {
-		return nil, bad("the token is not over the SHA-256 of the signature")
+		return nil, "", bad("the token is not over the SHA-256 of the signature")
 	}
 	out := &Timestamped{Time: ts.Time, TSA: ts.Certificates[0]}
 	if roots != nil {
@@ -236,11 +238,11 @@ func verifyTimestamp(b64 string, sig []byte, roots *x509.CertPool) (*Timestamped
 		}
 		if _, err := out.TSA.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, CurrentTime: ts.Time,
 			KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageTimeStamping}}); err != nil {
-			return nil, bad("the TSA certificate %q does not chain to the trusted roots: %v", out.TSA.Subject.String(), err)
+			return nil, "", bad("the TSA certificate %q does not chain to the trusted roots: %v", out.TSA.Subject.String(), err)
 		}
 		out.Trusted = true
 	}
-	return out, nil
+	return out, pemChain(ts.Certificates), nil
 }
 
 // TSAClient asks an RFC 3161 time-stamping authority over HTTP (POST
@@ -291,6 +293,15 @@ func (c *TSAClient) Timestamp(ctx context.Context, data []byte) ([]byte, error) 
 		return nil, errors.New("TSA answer is not over the data sent")
 	}
 	return ts.RawToken, nil
+}
+
+// pemChain is certificates as PEM, in order.
+func pemChain(certs []*x509.Certificate) string {
+	var chain bytes.Buffer
+	for _, c := range certs {
+		_ = pem.Encode(&chain, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+	}
+	return chain.String()
 }
 
 func sha256Sum(b []byte) []byte {

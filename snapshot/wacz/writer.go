@@ -265,7 +265,9 @@ func resource(p string, h hash.Hash, n int64) Resource {
 
 // AddFile adds a file at p (a relative slash-separated path outside
 // archive/, indexes/ and pages/, which the WACZ reserves) and lists it in
-// datapackage.json. JSON and text files are deflated.
+// datapackage.json. Every entry is stored uncompressed (the WACZ allows
+// it for every file), so that each byte of an entry is covered by its
+// hash; bundles are compressed where it matters, in the WARC.
 func (w *Writer) AddFile(p string, data []byte) error {
 	if w.err != nil {
 		return w.err
@@ -284,7 +286,7 @@ func (w *Writer) add(p string, data []byte, list bool) error {
 		return w.fail(fmt.Errorf("wacz: %s added twice", p))
 	}
 	w.names[p] = true
-	f, err := w.zw.CreateHeader(&zip.FileHeader{Name: p, Method: zip.Deflate, Modified: w.created})
+	f, err := w.zw.CreateHeader(&zip.FileHeader{Name: p, Method: zip.Store, Modified: w.created})
 	if err != nil {
 		return w.fail(err)
 	}
