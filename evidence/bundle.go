@@ -44,7 +44,8 @@ const (
 	// FormA2A: an A2A SendMessage JSON-RPC response whose task carries the
 	// result as the data part of the artifact named by the verification id.
 	FormA2A = "a2a-jsonrpc"
-	// FormEvaluation: the full niche evaluation answer ({"evaluation":…}).
+	// FormEvaluation: the full niche evaluation answer (the evaluation's
+	// members and "access").
 	FormEvaluation = "niche-evaluation"
 )
 

@@ -437,13 +437,11 @@ func checkVerification(rep *Report, m *Manifest, delivered []byte, pages map[str
 }
 
 func checkEvaluation(rep *Report, m *Manifest, delivered []byte, pages map[string]*archived) error {
-	var answer struct {
-		Evaluation *niche.Evaluation `json:"evaluation"`
-	}
-	if err := json.Unmarshal(delivered, &answer); err != nil || answer.Evaluation == nil {
+	// The answer is the evaluation's members and "access".
+	ev := &niche.Evaluation{}
+	if err := json.Unmarshal(delivered, ev); err != nil || ev.ID == "" {
 		return broken(LinkResult, "the result is not a full niche evaluation")
 	}
-	ev := answer.Evaluation
 	if ev.ID != m.ID {
 		return broken(LinkResult, "the result is evaluation %s, the bundle is for %s", ev.ID, m.ID)
 	}

@@ -258,6 +258,7 @@ func (p *parts) write(keys *evidence.Keys) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	signer.Software = p.pkg.Software
 	_, err = w.Close(context.Background(), wacz.Meta{Title: p.pkg.Title, Description: p.pkg.Description,
 		Software: p.pkg.Software, Home: p.pkg.Home, Extra: p.pkg.Extra}, signer)
 	return out.Bytes(), err
