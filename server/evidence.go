@@ -102,14 +102,14 @@ func (s *Server) baseURL(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-// EvidenceURL is the URL of a verification's evidence bundle ("" when
-// bundles are not served), for the links of MCP results, A2A artifacts
-// and discovery documents.
-func (s *Server) EvidenceURL(r *http.Request, verificationID string) string {
+// EvidencePath is the path of a verification's evidence bundle ("" when
+// bundles are not served), for the links of MCP results and A2A
+// artifacts.
+func (s *Server) EvidencePath(verificationID string) string {
 	if s.cfg.Evidence.Builder == nil || s.cfg.Claims.Engine == nil {
 		return ""
 	}
-	return s.baseURL(r) + s.ClaimsPrefix() + "/v1/claims/verifications/" + verificationID + "/evidence.wacz"
+	return s.ClaimsPrefix() + "/v1/claims/verifications/" + verificationID + "/evidence.wacz"
 }
 
 // evidenceRoute is the route of a bundle.
