@@ -71,7 +71,7 @@ func TestWarcioReadsEveryRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		Records []struct{ Type, TargetURI string }
+		Records  []struct{ Type, TargetURI string }
 		Problems []string
 	}
 	nodeJSON(t, node, dir, &got, "warcio.mjs", file)

@@ -40,10 +40,6 @@ func (s *Server) ledger() payment.Ledger {
 	return nil
 }
 
-// errOrderNotCompleted: a read of a paid result whose order has not
-// completed (settled).
-var errOrderNotCompleted = errors.New("the order is not completed")
-
 // orderCompleted checks that the order is completed: a paid result is
 // delivered only once its payment settled. It answers 409 (with
 // Retry-After while the order is processing or settling) or 404 and
