@@ -192,7 +192,8 @@ func nicheContract(id string, c *contractOf) {
 	case id == "niche.preview":
 		c.add(detail(http.StatusNotFound, "No such published niche evaluation."),
 			detail(http.StatusServiceUnavailable, "The niche catalogue is empty."))
-	case id == "niche.get":
+	case id == "niche.get", id == "niche.evidence":
+		// The full reads of an evaluation: a subscription or an unlock token.
 		c.op.Security = [][]string{{secSubscriber}, {secNicheUnlock}}
 		c.header(nicheUnlockHeader, "A pay-per-call unlock token for this niche (instead of a subscription).", false, nil)
 		c.add(Response{Status: http.StatusUnauthorized, Schema: "NicheLocked",
@@ -200,17 +201,11 @@ func nicheContract(id string, c *contractOf) {
 			Headers:     map[string]string{"WWW-Authenticate": "Bearer."}},
 			detail(http.StatusNotFound, "No such published niche evaluation."),
 			detail(http.StatusServiceUnavailable, "The subscription service is unavailable."))
-	case id == "niche.evidence":
-		c.op.Security = [][]string{{secSubscriber}, {secNicheUnlock}}
-		c.header(nicheUnlockHeader, "A pay-per-call unlock token for this niche (instead of a subscription).", false, nil)
-		c.add(Response{Status: http.StatusUnauthorized, Schema: "NicheLocked",
-			Description: "Neither an active subscription nor a valid unlock token: the answer says how to get either.",
-			Headers:     map[string]string{"WWW-Authenticate": "Bearer."}},
-			detail(http.StatusNotFound, "No such published niche evaluation."),
-			Response{Status: http.StatusConflict, Description: "The unlock token's order is not completed yet.",
+		if id == "niche.evidence" {
+			c.add(Response{Status: http.StatusConflict, Description: "The unlock token's order is not completed yet.",
 				Headers: map[string]string{"Retry-After": "Seconds to wait before asking again."}},
-			detail(http.StatusGone, "A page of the evidence is no longer stored."),
-			detail(http.StatusServiceUnavailable, "The subscription service is unavailable."))
+				detail(http.StatusGone, "A page of the evidence is no longer stored."))
+		}
 	case id == "niche.pay-per-call", id == "niche.search.pay-per-call":
 		c.add(detail(http.StatusServiceUnavailable, "The niche catalogue is empty."))
 		if id == "niche.pay-per-call" {
