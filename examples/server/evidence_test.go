@@ -14,6 +14,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/snapshot/wacz/wacztest"
 )
 
 // bundleKeys are fixed keys of a test server, so that the test can make
@@ -46,11 +47,17 @@ func fetchJWKS(t *testing.T, base string) payment.JWKS {
 func TestPaidVerificationYieldsABundle(t *testing.T) {
 	t.Parallel()
 	env, keys, receipts := bundleKeys(t)
-	base := startServer(t, env)
-	payer := &http.Client{Transport: paying.NewTransport(paymenttest.DevWallet(), nil, &paying.TransportOptions{BudgetMicroUSD: 2_000_000})}
-	res, err := payer.Post(base+"/v1/claims/verify/deep", "application/json", strings.NewReader(`{"claim":"USDC on Base has 6 decimals."}`))
+	tsa, err := wacztest.Start()
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer tsa.Close()
+	env["ASSAY_TSA_URL"] = tsa.URL
+	base := startServer(t, env)
+	payer := &http.Client{Transport: paying.NewTransport(paymenttest.DevWallet(), nil, &paying.TransportOptions{BudgetMicroUSD: 2_000_000})}
+	res, err2 := payer.Post(base+"/v1/claims/verify/deep", "application/json", strings.NewReader(`{"claim":"USDC on Base has 6 decimals."}`))
+	if err2 != nil {
+		t.Fatal(err2)
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
@@ -79,9 +86,12 @@ func TestPaidVerificationYieldsABundle(t *testing.T) {
 	if !evidence.Published(jwks, &keys.Signing().PublicKey) {
 		t.Fatalf("the bundle key is not in the JWKS: %+v", jwks)
 	}
-	rep, err := evidence.Check(bytes.NewReader(bundle), int64(len(bundle)), &evidence.CheckOptions{JWKS: &jwks})
+	rep, err := evidence.Check(bytes.NewReader(bundle), int64(len(bundle)), &evidence.CheckOptions{JWKS: &jwks, TSARoots: tsa.Roots})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rep.Timestamp == nil || !rep.TSATrusted || tsa.Requests.Load() != 1 {
+		t.Fatalf("timestamp: %+v (%d TSA requests)", rep, tsa.Requests.Load())
 	}
 	if rep.Verdict != "confirmed" || rep.Tier != "deep" || rep.Receipt == nil || !rep.Receipt.Dev || rep.QuotesChecked < 2 ||
 		rep.Receipt.OrderID != res.Header.Get("X-Agentic-Order-Id") {
