@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	"github.com/assaykit/assay/claims"
@@ -79,8 +78,6 @@ type Options struct {
 	Software string
 	// Now is the clock of the bundle's created time (time.Now when nil).
 	Now func() time.Time
-	// Logger receives nothing yet; reserved for build diagnostics.
-	Logger *slog.Logger
 }
 
 // Builder makes evidence bundles from stored snapshots. It is safe for
