@@ -8,7 +8,7 @@
 // Writer streams a WACZ into any io.Writer; it never holds a page in
 // memory. Entries are written in this order:
 //
-//	archive/data.warc.gz     WARC/1.1 records, one gzip member per record (ZIP "store")
+//	archive/data.warc.gz     WARC/1.1 records, one gzip member per record
 //	…further files            added with AddFile (listed in datapackage.json)
 //	indexes/index.cdxj       one CDXJ line per indexed response, sorted (bytewise)
 //	pages/pages.jsonl        the header line, then one line per page
@@ -17,7 +17,11 @@
 //
 // The manifest comes last because it lists the hashes of everything before
 // it; readers find entries through the ZIP central directory, as the WACZ
-// processing model says. Every record's gzip member starts at the offset its
+// processing model says. Every entry is stored uncompressed (the WARC is
+// gzipped record by record; the JSON files are small), so that every byte
+// of an entry is covered by its SHA-256, and Reader.CheckFraming can
+// require exactly the framing Writer makes around them: together, no byte
+// of a file Writer made can change unnoticed. Every record's gzip member starts at the offset its
 // CDXJ line names, so a replay tool can fetch one record by HTTP range.
 //
 // # Choices where the documents leave one, and deviations
