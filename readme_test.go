@@ -40,6 +40,8 @@ var readmeSkipped = map[string]string{
 	"go test ": "runs test suites (the README's test command, the skips listing, the heavy tests): .ci/run runs them in their own steps, and this test is one of them",
 	"go get github.com/assaykit/assay@latest":                  "reaches the module proxy and changes a go.mod: not offline",
 	"ASSAY_POSTGRES_URL='postgres://assay:…@db.internal:5432/": "a production PostgreSQL, facilitator and payee: placeholders, not offline",
+	`curl -H "X-Agentic-Order-Token: ort_…"`:                   "the order token and verification id of a paid call are placeholders: examples/server's TestPaidVerificationYieldsABundle runs this flow",
+	"go run ./examples/bundlecheck -jwks":                      "checks the bundle the command before downloads: examples/bundlecheck's and examples/server's tests check bundles",
 }
 
 // readmeExpect is what a command's output must contain, by the command's

@@ -49,7 +49,7 @@
 //     quote was verified on its page counts (see Verdicts), and a tier
 //     checks quotes on at most Tier.CheckablePages pages (its maxSnapshots
 //     when it takes snapshots: standard 3, deep 8, research 20; quick 3,
-//     fetched and not kept). A larger minimumSources could never be met,
+//     fetched and not listed). A larger minimumSources could never be met,
 //     so it is refused by the same check before payment, naming the tier
 //     that can: "The standard tier checks quotes on at most 3 captured
 //     pages; minimumSources (4) cannot be met; the deep tier checks up to
@@ -212,13 +212,15 @@
 // and checks each excerpt against the page's normalised text with
 // snapshot.Snapshot.Contains. Per tier mode, deduplicated by page:
 //
-//   - none (quick) keeps no snapshots: when the Snapshotter is a
+//   - none (quick) lists no snapshots: when the Snapshotter is a
 //     PageFetcher (snapshot.Service is), the pages of evidence referenced by
 //     a fact (or a conflict) and matched to a provider source, at most
-//     maxSources, are fetched under the same safety rules and checked in
-//     memory; nothing is stored, the result lists no snapshots, and a
-//     limitation says no snapshot lets anyone re-check them. Without a
-//     PageFetcher quick-tier quotes stay unchecked and do not count.
+//     maxSources, are fetched under the same safety rules and checked; the
+//     result lists no snapshots and links none, and a limitation says so.
+//     The pages are kept (snapshot.Service.FetchAll stores them) and their
+//     ids recorded in Record.PageIDs, so that the verification's evidence
+//     bundle carries them. Without a PageFetcher quick-tier quotes stay
+//     unchecked and do not count.
 //   - cited (standard, deep) captures the pages of evidence referenced by a
 //     fact (or a conflict) and matched, those that could count first
 //     (admitted by the policy, supporting or contradicting, with an
@@ -242,7 +244,7 @@
 //
 //	| page                                             | first clause of qualityReason                                  | Quote       |
 //	| captured, excerpt found                          | quote verified on snapshot snap_…                              | verified    |
-//	| quick: fetched, excerpt found                    | quote verified on the page fetched for this check (not archived…) | verified |
+//	| quick: fetched, excerpt found                    | quote verified on the page fetched for this check (not listed…) | verified |
 //	| captured (or fetched), excerpt not in its text   | quote not found on the captured page (snapshot snap_…)         | not_found   |
 //	| failed (404, 403, timeout, connection)           | not checked, because the capture in snapshot snap_… failed (HTTP 404 Not Found) | not_checked |
 //	| blocked by the SSRF guard                        | not checked, because the capture guard refused the page (…)    | not_checked |

@@ -350,12 +350,14 @@ func (e *Engine) verify(ctx context.Context, tier string, req *Request, call *Ca
 // the caller's own verification.
 func (e *Engine) produce(ctx context.Context, eff *Effective, hash string, call *Call, lease *Lease) (*Result, error) {
 	var res *Result
+	var pages []string
 	if e.cache && eff.FreshnessHours > 0 {
 		since := e.now().Add(-time.Duration(eff.FreshnessHours) * time.Hour)
 		rec, err := e.store.LatestVerification(ctx, eff.Tier.Name, hash, e.providerName(eff.Tier.Name), since)
 		switch {
 		case err == nil:
 			res = cloneResult(rec.Result)
+			pages = rec.Pages()
 			res.Provenance.CacheHit = true
 			res.Limitations = appendUnique(res.Limitations,
 				fmt.Sprintf("Served from a stored result observed at %s (within the %d-hour freshness window); no new search was made.",
@@ -374,15 +376,34 @@ func (e *Engine) produce(ctx context.Context, eff *Effective, hash string, call 
 			return nil, timeoutErr(ctx, err)
 		}
 		res = cloneResult(shared.result)
+		pages = append([]string(nil), shared.pages...)
 	}
 	res.VerificationID = ids.New(ids.Verification)
 	rec := &Record{Result: res, Tier: eff.Tier.Name, Scope: call.Scope, RequestHash: hash,
-		Provider: e.providerName(eff.Tier.Name), OrderID: call.OrderID, OrderTokenHash: call.OrderTokenHash, CreatedAt: e.now().UTC()}
+		Provider: e.providerName(eff.Tier.Name), OrderID: call.OrderID, OrderTokenHash: call.OrderTokenHash, PageIDs: pages,
+		CreatedAt: e.now().UTC()}
+	e.usePages(ctx, rec)
 	if err := e.save(ctx, rec, lease); err != nil {
 		return nil, fmt.Errorf("claims: storing the result: %w", err)
 	}
 	e.recent.put(cloneResult(res))
 	return res, nil
+}
+
+// usePages tells a PageKeeper that rec's pages are used from its creation
+// on, before rec is stored, so that no stored verification outlives the
+// pages of its evidence bundle. A failure is logged: the result stands,
+// and its pages fall back to their own retention.
+func (e *Engine) usePages(ctx context.Context, rec *Record) {
+	k, ok := e.snaps.(PageKeeper)
+	if !ok || len(rec.PageIDs) == 0 {
+		return
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeGrace)
+	defer cancel()
+	if err := k.Use(uctx, rec.PageIDs, rec.CreatedAt); err != nil {
+		e.log.Warn("claims: marking the pages of a verification in use failed", "verification", rec.Result.VerificationID, "err", err)
+	}
 }
 
 // storeGrace bounds the storage of a result the provider has delivered.
@@ -482,6 +503,7 @@ func (e *Engine) replay(ctx context.Context, id string, call *Call) (*Result, er
 // computed is the shared outcome of one provider call.
 type computed struct {
 	result *Result         // VerificationID empty; shared: clone before use; nil on failure
+	pages  []string        // Record.PageIDs
 	usage  *ProviderUsage  // nil when no provider was called; the sum over calls
 	calls  []ProviderUsage // one per provider call, for the Observer
 	flight *flight         // who carries the usage
@@ -656,7 +678,7 @@ func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error)
 	} else {
 		res = corroborate(eff, drafts, ok)
 	}
-	return &computed{result: res, usage: failed.usage, calls: failed.calls}, nil
+	return &computed{result: res, pages: drafts[0].pageIDs, usage: failed.usage, calls: failed.calls}, nil
 }
 
 // answer is one provider's outcome.
@@ -841,7 +863,7 @@ func (e *Engine) checkQuotes(ctx context.Context, drafts []*draft, early *early)
 		each(func(d *draft) {
 			d.attachSnapshots(snaps, archived)
 			if !archived {
-				d.limit("On the quick tier quotes are checked on pages fetched for this verification and not kept: no snapshot lets anyone re-check them.")
+				d.limit("On the quick tier quotes are checked on pages fetched for this verification; they are not listed as snapshots, only kept for the verification's evidence bundle.")
 			}
 		})
 	}

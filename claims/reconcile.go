@@ -71,8 +71,9 @@ type draft struct {
 	conflicts   []Conflict
 	limitations []string
 	snapshots   []*snapshot.Snapshot
-	offline     bool // the provider searched a local collection, not the web
-	checkLimit  int  // pages this draft may capture (its share of the tier's cap); 0: the tier's cap
+	pageIDs     []string // every page fetched for the checks, listed or not (Record.PageIDs)
+	offline     bool     // the provider searched a local collection, not the web
+	checkLimit  int      // pages this draft may capture (its share of the tier's cap); 0: the tier's cap
 }
 
 func (d *draft) limit(format string, args ...any) {
@@ -617,8 +618,9 @@ func (d *draft) uncheckable(urls []string, why string) {
 
 // attachSnapshots links records to evidence and provider sources by the
 // page key of the requested and final URL, and checks each excerpt against
-// its page's text. archived is false for pages fetched only for the check
-// (quick): their records are not kept, not listed and not linked.
+// its page's text. archived is false for the quick tier, whose snapshot
+// mode is none: its pages are kept for the evidence bundle (Record.PageIDs)
+// but not listed in the result nor linked from it.
 func (d *draft) attachSnapshots(snaps []*snapshot.Snapshot, archived bool) {
 	byKey := map[string]*snapshot.Snapshot{}
 	var failed int
@@ -626,6 +628,7 @@ func (d *draft) attachSnapshots(snaps []*snapshot.Snapshot, archived bool) {
 		if s == nil {
 			continue
 		}
+		d.pageIDs = append(d.pageIDs, s.ID)
 		if archived {
 			d.snapshots = append(d.snapshots, s)
 		}
@@ -660,7 +663,7 @@ func (d *draft) attachSnapshots(snaps []*snapshot.Snapshot, archived bool) {
 		if snap == nil {
 			continue
 		}
-		page := "the page fetched for this check (not archived: the quick tier keeps no snapshots)"
+		page := "the page fetched for this check (not listed: the quick tier lists no snapshots; kept for the evidence bundle)"
 		if archived {
 			id := snap.ID
 			ev.SnapshotID = &id

@@ -130,11 +130,11 @@ func TestQuoteAbsent(t *testing.T) {
 	}
 	e2 := evidenceByID(res)["e2"]
 	if e2.SnapshotID != nil || e2.Snapshotted || e2.Quote != claims.QuoteNotFound ||
-		!strings.HasPrefix(e2.QualityReason, "quote not found on the page fetched for this check (not archived") {
+		!strings.HasPrefix(e2.QualityReason, "quote not found on the page fetched for this check (not listed") {
 		t.Fatalf("quick tier e2: %+v", e2)
 	}
 	if e1 := evidenceByID(res)["e1"]; e1.Quote != claims.QuoteVerified || !e1.Counted ||
-		!strings.HasPrefix(e1.QualityReason, "quote verified on the page fetched for this check (not archived: the quick tier keeps no snapshots)") {
+		!strings.HasPrefix(e1.QualityReason, "quote verified on the page fetched for this check (not listed: the quick tier lists no snapshots; kept for the evidence bundle)") {
 		t.Fatalf("quick tier e1: %+v", e1)
 	}
 }

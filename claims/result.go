@@ -1,6 +1,8 @@
 package claims
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -189,6 +191,19 @@ func searchActions(resp *ProviderResponse) int {
 		}
 	}
 	return n
+}
+
+// DecodeResult reads a ClaimVerificationResult from its JSON (a result as
+// delivered, or read back from anywhere), with every slice non-nil and
+// each evidence item's Quote and Counted restored from its qualityReason,
+// which states both. The offline bundle verifier uses it.
+func DecodeResult(data []byte) (*Result, error) {
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("claims: not a verification result: %w", err)
+	}
+	normalize(&r)
+	return &r, nil
 }
 
 // normalize makes every slice of a result non-nil so that it serialises

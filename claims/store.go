@@ -91,8 +91,39 @@ type Record struct {
 	// Access lists the order-token hashes (SHA-256 hex) allowed to read the
 	// result: the producing order's and those of idempotent replays.
 	// Filled by Store.Verification; ignored by SaveVerification.
-	Access    []string
+	Access []string
+	// Grants pairs each hash of Access with the order it belongs to (same
+	// order). Filled by Store.Verification; ignored by SaveVerification.
+	Grants []Grant
+	// PageIDs are the snapshot ids of every page fetched for the
+	// verification's quote checks, in order: on standard, deep and
+	// research the records of Result.Snapshots; on quick (snapshot mode
+	// none) pages kept for the verification's evidence bundle though the
+	// result lists none. A cache hit names the pages of the result it
+	// reuses. Nil for records stored before it existed (see Pages).
+	PageIDs   []string
 	CreatedAt time.Time
+}
+
+// Grant is one order allowed to read a stored verification.
+type Grant struct {
+	OrderID        string
+	OrderTokenHash string
+}
+
+// Pages returns PageIDs, or for a record stored without them the ids of
+// its result's snapshots.
+func (r *Record) Pages() []string {
+	if r.PageIDs != nil {
+		return append([]string(nil), r.PageIDs...)
+	}
+	var ids []string
+	if r.Result != nil {
+		for _, s := range r.Result.Snapshots {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids
 }
 
 // Snapshotter captures URLs for evidence. The snapshot package's service
@@ -108,12 +139,23 @@ type Snapshotter interface {
 	CaptureAll(ctx context.Context, urls []string) ([]*snapshot.Snapshot, error)
 }
 
-// PageFetcher is implemented by a Snapshotter that can also fetch pages
-// under the same safety rules without keeping anything
-// (snapshot.Service.FetchAll). On a tier that takes no snapshots (quick)
-// the engine fetches the pages of cited evidence with it and checks their
-// excerpts in memory; the records are discarded and do not appear in the
-// result. Without it quick-tier quotes stay unchecked and do not count.
+// PageKeeper is implemented by a Snapshotter that keeps the pages a
+// stored verification uses for as long as the verification lives
+// (snapshot.Service.Use): the engine calls Use with Record.PageIDs and the
+// record's creation time before storing it (a cache hit renews the pages
+// it reuses), so the pages of an evidence bundle are not purged before
+// the verification, given equal retention periods.
+type PageKeeper interface {
+	Use(ctx context.Context, ids []string, at time.Time) error
+}
+
+// PageFetcher is implemented by a Snapshotter that fetches the pages of
+// the quick tier (snapshot.Service.FetchAll, which keeps them for the
+// verification's evidence bundle). On a tier that takes no snapshots
+// (quick) the engine fetches the pages of cited evidence with it and
+// checks their excerpts; the records do not appear in the result, and
+// their ids are kept in Record.PageIDs. Without it quick-tier quotes stay
+// unchecked and do not count.
 type PageFetcher interface {
 	FetchAll(ctx context.Context, urls []string) ([]*snapshot.Snapshot, error)
 }

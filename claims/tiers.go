@@ -68,7 +68,7 @@ func TierByName(name string) (Tier, bool) {
 // excerpts on: its MaxSnapshots when it takes snapshots (every counting
 // quote is verified on a captured, archived page), else its
 // MaxCitedSources (quick: the cited pages are fetched for the check and
-// not kept). A minimumSources above it is refused before payment, because
+// not listed in the result). A minimumSources above it is refused before payment, because
 // only evidence whose quote was verified counts toward a verdict.
 func (t Tier) CheckablePages() int {
 	if t.SnapshotMode == SnapshotNone {

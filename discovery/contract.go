@@ -141,6 +141,14 @@ func claimsContract(r *server.Route, c *contractOf) {
 		c.header(payment.HeaderOrderToken, "The order token of the paid call that made the verification.", true, nil)
 		c.add(detail(http.StatusUnauthorized, "X-Agentic-Order-Token is missing."),
 			detail(http.StatusNotFound, "No such verification, or the token is not its order's."))
+	case id == "claims.verification.evidence":
+		c.op.Security = [][]string{{secOrderToken}}
+		c.header(payment.HeaderOrderToken, "The order token of a paid call that made or replayed the verification.", true, nil)
+		c.add(detail(http.StatusUnauthorized, "X-Agentic-Order-Token is missing."),
+			detail(http.StatusNotFound, "No such verification, the token is not its order's, or its result was not kept."),
+			Response{Status: http.StatusConflict, Description: "The order is not completed yet (Retry-After while it settles): a bundle is a read of a settled result.",
+				Headers: map[string]string{"Retry-After": "Seconds to wait before asking again."}},
+			detail(http.StatusGone, "A page of the evidence is no longer stored."))
 	case strings.HasPrefix(id, "snapshots."):
 		c.add(detail(http.StatusNotFound, "No such snapshot, or its content is not stored."))
 	}
@@ -184,7 +192,8 @@ func nicheContract(id string, c *contractOf) {
 	case id == "niche.preview":
 		c.add(detail(http.StatusNotFound, "No such published niche evaluation."),
 			detail(http.StatusServiceUnavailable, "The niche catalogue is empty."))
-	case id == "niche.get":
+	case id == "niche.get", id == "niche.evidence":
+		// The full reads of an evaluation: a subscription or an unlock token.
 		c.op.Security = [][]string{{secSubscriber}, {secNicheUnlock}}
 		c.header(nicheUnlockHeader, "A pay-per-call unlock token for this niche (instead of a subscription).", false, nil)
 		c.add(Response{Status: http.StatusUnauthorized, Schema: "NicheLocked",
@@ -192,6 +201,11 @@ func nicheContract(id string, c *contractOf) {
 			Headers:     map[string]string{"WWW-Authenticate": "Bearer."}},
 			detail(http.StatusNotFound, "No such published niche evaluation."),
 			detail(http.StatusServiceUnavailable, "The subscription service is unavailable."))
+		if id == "niche.evidence" {
+			c.add(Response{Status: http.StatusConflict, Description: "The unlock token's order is not completed yet.",
+				Headers: map[string]string{"Retry-After": "Seconds to wait before asking again."}},
+				detail(http.StatusGone, "A page of the evidence is no longer stored."))
+		}
 	case id == "niche.pay-per-call", id == "niche.search.pay-per-call":
 		c.add(detail(http.StatusServiceUnavailable, "The niche catalogue is empty."))
 		if id == "niche.pay-per-call" {

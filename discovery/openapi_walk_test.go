@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/assaykit/assay/evidence"
+	"github.com/assaykit/assay/server"
 	"io"
 	"math/rand/v2"
 	"mime"
@@ -112,6 +114,14 @@ func newWalkEnv(t *testing.T) *walkEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(snaps.Close)
+	bundleKeys, err := evidence.LoadKeys(ctx, db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundles, err := evidence.New(snaps, bundleKeys, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	hs := httptest.NewUnstartedServer(nil)
 	base := "http://" + hs.Listener.Addr().String()
 	gate := devGate(t, db, hs)
@@ -119,6 +129,7 @@ func newWalkEnv(t *testing.T) *walkEnv {
 		PublicBaseURL: base, AdminKey: testAdminKey, Paywall: gate,
 		Claims:        ClaimsConfig{Engine: eng},
 		Commerce:      CommerceConfig{Cashier: gate.Cashier()},
+		Evidence:      server.EvidenceConfig{Builder: bundles},
 		Niche:         NicheConfig{Engine: ne, Unlock: signer, Subscribers: subs},
 		Subscriptions: SubscriptionConfig{Service: subs},
 		Snapshots:     SnapshotsConfig{Service: snaps, Prefixes: []string{DefaultClaimsPrefix}},

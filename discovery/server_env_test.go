@@ -38,6 +38,7 @@ type Config struct {
 	Commerce      CommerceConfig
 	Snapshots     SnapshotsConfig
 	Subscriptions SubscriptionConfig
+	Evidence      server.EvidenceConfig
 	Discovery     DiscoveryConfig
 	// Mounts come after MCP and A2A, before the documents.
 	Mounts []Mount
@@ -78,7 +79,7 @@ const (
 func New(c Config) (*Server, error) {
 	cfg := server.Config{Logger: c.Logger, AdminKey: c.AdminKey, Paywall: c.Paywall, PublicBaseURL: c.PublicBaseURL,
 		MaxBodyBytes: c.MaxBodyBytes, Metrics: c.Metrics, Ready: c.Ready, Claims: c.Claims, Niche: c.Niche,
-		Commerce: c.Commerce, Snapshots: c.Snapshots, Subscriptions: c.Subscriptions}
+		Commerce: c.Commerce, Snapshots: c.Snapshots, Subscriptions: c.Subscriptions, Evidence: c.Evidence}
 	cfg.Mounts = append([]server.Mount{agents.MCP{}, agents.A2A{}}, c.Mounts...)
 	d := c.Discovery
 	cfg.Mounts = append(cfg.Mounts, Documents{IndexOnly: !d.Enabled, PublicBaseURL: d.PublicBaseURL, TrustForwardedHeaders: d.TrustForwardedHeaders,

@@ -171,6 +171,8 @@ func nonJSONResponses() map[string][]string {
 		"metrics":                             {"text/plain"},
 		"snapshots.content":                   {"application/octet-stream", "text/plain"},
 		"snapshots.warc":                      {"application/warc"},
+		"claims.verification.evidence":        {"application/wacz"},
+		"niche.evidence":                      {"application/wacz"},
 		"subscription.success":                html,
 		"subscription.success.claim":          html,
 		"subscription.cancelled":              html,

@@ -160,11 +160,14 @@ func (k *Keyring) JWKS() JWKS {
 	return s
 }
 
-// JWK is one public key of a JWKS (RFC 7517, RFC 8037 OKP keys).
+// JWK is one public key of a JWKS (RFC 7517; RFC 8037 OKP keys for
+// receipts, RFC 7518 EC keys, with Y, for other signatures published
+// beside them such as the evidence bundles' key).
 type JWK struct {
 	Kty string `json:"kty"`
 	Crv string `json:"crv"`
 	X   string `json:"x"`
+	Y   string `json:"y,omitempty"`
 	Kid string `json:"kid"`
 	Use string `json:"use,omitempty"`
 	Alg string `json:"alg,omitempty"`

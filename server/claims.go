@@ -15,7 +15,6 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
-	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/internal/valid"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/shapes"
@@ -105,6 +104,7 @@ func (s *Server) claimsRoutes() ([]*Route, error) {
 		Prefixes: []string{prefix},
 		Handler:  http.HandlerFunc(s.getVerification),
 	})
+	routes = append(routes, s.verificationEvidenceRoute(prefix)...)
 	return routes, nil
 }
 
@@ -263,39 +263,13 @@ func retryAfter(d time.Duration) string {
 }
 
 // getVerification returns a stored result to the payer (an order token of
-// an order that produced or replayed it) or to the admin. Unknown ids and
-// callers who are not the payer get the same 404.
+// an order that produced or replayed it, once that order is completed) or
+// to the admin. Unknown ids and callers who are not the payer get the same
+// 404 (see verificationAccess).
 func (s *Server) getVerification(w http.ResponseWriter, r *http.Request) {
-	admin := s.cfg.AdminKey != ""
-	if admin {
-		got := r.Header.Get("X-Admin-Key")
-		if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && got == "" {
-			got = strings.TrimSpace(v)
-		}
-		admin = got != "" && ids.Equal(got, s.cfg.AdminKey)
-	}
-	token := r.Header.Get("X-Agentic-Order-Token")
-	if !admin && token == "" {
-		httpjson.Detail(w, http.StatusUnauthorized, "X-Agentic-Order-Token is required")
+	rec, _, ok := s.verificationAccess(w, r)
+	if !ok {
 		return
-	}
-	rec, err := s.cfg.Claims.Engine.Verification(r.Context(), r.PathValue("verification_id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if !admin {
-		want := ids.Hash(token)
-		allowed := false
-		for _, h := range rec.Access {
-			if ids.Equal(want, h) {
-				allowed = true
-			}
-		}
-		if !allowed {
-			s.writeError(w, r, claims.ErrNotFound)
-			return
-		}
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
 	httpjson.Write(w, http.StatusOK, rec.Result)

@@ -494,7 +494,7 @@ func (h *commerceHandlers) verifyPresented(w http.ResponseWriter, r *http.Reques
 }
 
 func (h *commerceHandlers) jwks(w http.ResponseWriter, r *http.Request) {
-	b, err := httpjson.Marshal(h.c.Keys().JWKS())
+	b, err := httpjson.Marshal(h.s.PublishedKeys())
 	if err != nil {
 		h.s.writeError(w, r, err)
 		return

@@ -235,7 +235,7 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 	importRoute := admin("niche.admin.import", "Bulk import signals and drafts from JSON Lines.", "POST",
 		"/v1/admin/niche/import", "", "", n.adminImport)
 	importRoute.MaxBodyBytes = n.cfg.ImportMaxBytes
-	return []*Route{
+	routes := []*Route{
 		pub("niche.list", "List published niche evaluations (previews) by score or recency, optionally filtered by text and category.",
 			"/v1/niches", "NicheListQuery", n.list),
 		pub("niche.get", "Read a full niche evaluation with a subscription or a pay-per-call unlock token.",
@@ -272,7 +272,8 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 		admin("niche.admin.evaluations.withdraw", "Withdraw a published evaluation from every public read.", "POST",
 			"/v1/admin/niche/evaluations/{niche_id}/withdraw", "NicheTransitionRequest", "", n.adminTransition(niche.ActionWithdraw)),
 		importRoute,
-	}, nil
+	}
+	return append(routes, n.evidenceRoute(prefixes)...), nil
 }
 
 // nicheStatus maps the service's errors to statuses.
@@ -539,39 +540,11 @@ type NicheLocked struct {
 }
 
 func (n *nicheService) get(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	id := r.PathValue("niche_id")
-	ev, err := n.cfg.Engine.Published(ctx, id)
-	if err != nil {
-		n.s.writeError(w, r, err)
+	ev, grant, ok := n.fullAccess(w, r, r.PathValue("niche_id"))
+	if !ok {
 		return
 	}
-	w.Header().Set("Cache-Control", "private, no-store")
-	w.Header().Set("Vary", "Authorization, X-Niche-Paid-Call")
-	access := ""
-	sub, subErr := n.subscriber(r)
-	if subErr != nil && !errors.Is(subErr, niche.ErrNotSubscribed) {
-		n.s.log.WarnContext(ctx, "niche: subscriber check failed", "err", subErr)
-		httpjson.Detail(w, http.StatusServiceUnavailable, "The subscription service is unavailable")
-		return
-	}
-	if sub != nil {
-		access = "subscription"
-	} else if tok := strings.TrimSpace(r.Header.Get("X-Niche-Paid-Call")); tok != "" && n.cfg.Unlock != nil {
-		if n.cfg.Unlock.Verify(tok, id) == nil {
-			access = "pay_per_call"
-		}
-	}
-	if access == "" {
-		detail := "A subscription (Authorization: Bearer <token>) or a pay-per-call unlock token (x-niche-paid-call) is required to read the full evaluation"
-		if subErr != nil {
-			detail = "The subscription token is not active; subscribe again or buy this evaluation per call"
-		}
-		w.Header().Set("WWW-Authenticate", `Bearer realm="niche-discovery"`)
-		httpjson.Write(w, http.StatusUnauthorized, NicheLocked{Detail: detail, Unlock: n.unlock(id)})
-		return
-	}
-	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: NicheAccess{Kind: access}})
+	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: NicheAccess{Kind: grant.Kind}})
 }
 
 // nichePaidEvaluation is the pay-per-call evaluation handler: Precheck

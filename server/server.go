@@ -104,6 +104,7 @@ type Config struct {
 	Claims        ClaimsConfig
 	Snapshots     SnapshotsConfig
 	Commerce      CommerceConfig
+	Evidence      EvidenceConfig
 
 	// Mounts add routes built over the services above, in order, after
 	// the services' own routes: the MCP and A2A endpoints (agents.MCP,

@@ -192,6 +192,23 @@ func buildWARC(s *Snapshot, blob Blob) (*WARC, error) {
 	return w, nil
 }
 
+// EachRecord calls fn with each record of the export in order (warcinfo,
+// request, response): its fields (without Content-Length), its block's
+// size and the block, as WriteTo would write them. It is for writers that
+// frame records themselves (a WACZ gzips each record on its own).
+func (w *WARC) EachRecord(fn func(fields warc.Header, size int64, block io.Reader) error) error {
+	for _, r := range w.records {
+		block := io.Reader(bytes.NewReader(r.head))
+		if r.body != nil {
+			block = io.MultiReader(block, r.body)
+		}
+		if err := fn(r.fields, int64(len(r.head))+r.n, block); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // warcProtocol names the HTTP version the way WARC-Protocol does.
 func warcProtocol(proto string) string {
 	switch proto {

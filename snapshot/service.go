@@ -73,13 +73,12 @@ func (v *Service) CaptureAll(ctx context.Context, urls []string) ([]*Snapshot, e
 	return out, nil
 }
 
-// FetchAll fetches urls exactly as CaptureAll does (same safety rules,
-// limits and statuses) but stores nothing and calls no OnCapture: the
-// records, with Text, are for checking quoted excerpts in memory (the
-// claims engine's quick tier, which keeps no snapshots). Their ids are not
-// retrievable.
+// FetchAll is CaptureAll: the claims engine's quick tier fetches the pages
+// whose quotes it checks with it. Quick results list no snapshots (the
+// tier's snapshot mode is none), but the pages are kept like any capture so
+// that the verification's evidence bundle can carry them.
 func (v *Service) FetchAll(ctx context.Context, urls []string) ([]*Snapshot, error) {
-	return v.c.CaptureAll(ctx, urls)
+	return v.CaptureAll(ctx, urls)
 }
 
 // keep stores the content (content first, so a stored record never lacks
@@ -229,6 +228,17 @@ func (v *Service) Held(ctx context.Context, id string) (bool, error) {
 		return false, nil
 	}
 	return h.SnapshotHeld(ctx, id)
+}
+
+// Use records that the records with these ids are used at at (see
+// UseStore): the retention purge keeps them until at is older than the
+// retention period. Without a UseStore it does nothing.
+func (v *Service) Use(ctx context.Context, ids []string, at time.Time) error {
+	u, ok := v.records.(UseStore)
+	if !ok || len(ids) == 0 {
+		return nil
+	}
+	return u.UseSnapshots(ctx, ids, at)
 }
 
 // PurgeStats reports what a purge removed.

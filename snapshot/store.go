@@ -19,7 +19,7 @@ type Store interface {
 	GetSnapshot(ctx context.Context, id string) (*Snapshot, error)
 	// DeleteSnapshotsBefore deletes the records retrieved before t and
 	// returns how many it deleted. A store that is a HoldStore keeps held
-	// records.
+	// records; one that is a UseStore keeps records used at or after t.
 	DeleteSnapshotsBefore(ctx context.Context, t time.Time) (int64, error)
 	// SnapshotBlobInUse reports whether any record has rawSha256 sum.
 	SnapshotBlobInUse(ctx context.Context, sum string) (bool, error)
@@ -48,6 +48,19 @@ type HoldStore interface {
 	ReleaseSnapshots(ctx context.Context, ids []string) error
 	// SnapshotHeld reports whether id is held.
 	SnapshotHeld(ctx context.Context, id string) (bool, error)
+}
+
+// UseStore is implemented by record stores that keep records in use: a
+// record used at or after the purge's cutoff is kept by
+// DeleteSnapshotsBefore however old its capture (and so its content). The
+// claims engine marks the pages of every verification it stores
+// (Service.Use), so that a page lives as long as the newest verification
+// whose evidence bundle needs it.
+type UseStore interface {
+	// UseSnapshots records that the records with these ids are used at
+	// at (a later use wins; an earlier one changes nothing; unknown ids
+	// are recorded too).
+	UseSnapshots(ctx context.Context, ids []string, at time.Time) error
 }
 
 // Blob is stored content opened for reading.

@@ -128,6 +128,14 @@ func (db *DB) SaveVerification(ctx context.Context, rec *claims.Record, lease *c
 	if err != nil {
 		return fmt.Errorf("store: save verification: %w", err)
 	}
+	var pages *string
+	if rec.PageIDs != nil {
+		b, err := json.Marshal(rec.PageIDs)
+		if err != nil {
+			return fmt.Errorf("store: save verification: %w", err)
+		}
+		pages = ptrTo(string(b))
+	}
 	r := rec.Result
 	created := rec.CreatedAt
 	if created.IsZero() {
@@ -135,10 +143,10 @@ func (db *DB) SaveVerification(ctx context.Context, rec *claims.Record, lease *c
 	}
 	err = db.inTx(ctx, func(tx *Tx) error {
 		if _, err := tx.exec(ctx, `INSERT INTO claim_verifications
-			(id, tier, scope, request_hash, provider, status, order_id, result, observed_at, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			(id, tier, scope, request_hash, provider, status, order_id, result, page_ids, observed_at, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.VerificationID, rec.Tier, rec.Scope, rec.RequestHash, rec.Provider, string(r.Status), rec.OrderID,
-			string(body), toMicros(r.ObservedAt), toMicros(created)); err != nil {
+			string(body), pages, toMicros(r.ObservedAt), toMicros(created)); err != nil {
 			return err
 		}
 		if rec.OrderTokenHash != "" {
@@ -185,14 +193,20 @@ func (db *DB) GrantVerification(ctx context.Context, id, orderID, orderTokenHash
 	return nil
 }
 
-const verificationCols = "id, tier, scope, request_hash, provider, order_id, result, created_at"
+const verificationCols = "id, tier, scope, request_hash, provider, order_id, result, page_ids, created_at"
 
 func scanVerification(row interface{ Scan(...any) error }) (*claims.Record, error) {
 	var rec claims.Record
 	var id, body string
+	var pages sql.NullString
 	var created int64
-	if err := row.Scan(&id, &rec.Tier, &rec.Scope, &rec.RequestHash, &rec.Provider, &rec.OrderID, &body, &created); err != nil {
+	if err := row.Scan(&id, &rec.Tier, &rec.Scope, &rec.RequestHash, &rec.Provider, &rec.OrderID, &body, &pages, &created); err != nil {
 		return nil, err
+	}
+	if pages.Valid {
+		if err := json.Unmarshal([]byte(pages.String), &rec.PageIDs); err != nil || rec.PageIDs == nil {
+			return nil, fmt.Errorf("store: verification %s: stored page ids are not a JSON array", id)
+		}
 	}
 	rec.Result = &claims.Result{}
 	if err := json.Unmarshal([]byte(body), rec.Result); err != nil {
@@ -220,13 +234,14 @@ func (db *DB) Verification(ctx context.Context, id string) (*claims.Record, erro
 		return nil, fmt.Errorf("store: verification access: %w", err)
 	}
 	defer rows.Close()
-	rec.Access = []string{}
+	rec.Access, rec.Grants = []string{}, []claims.Grant{}
 	for rows.Next() {
 		var h, order string
 		if err := rows.Scan(&h, &order); err != nil {
 			return nil, err
 		}
 		rec.Access = append(rec.Access, h)
+		rec.Grants = append(rec.Grants, claims.Grant{OrderID: order, OrderTokenHash: h})
 		if order == rec.OrderID && rec.OrderTokenHash == "" {
 			rec.OrderTokenHash = h
 		}

@@ -19,6 +19,7 @@ import (
 var (
 	_ snapshot.Store     = (*DB)(nil)
 	_ snapshot.BlobStore = (*DB)(nil)
+	_ snapshot.UseStore  = (*DB)(nil)
 )
 
 const snapshotColumns = `id, requested_url, final_url, retrieved_at, status, http_status, content_type,
@@ -143,14 +144,49 @@ func (db *DB) GetSnapshot(ctx context.Context, id string) (*snapshot.Snapshot, e
 	return &s, nil
 }
 
-// DeleteSnapshotsBefore implements snapshot.Store.
+// DeleteSnapshotsBefore implements snapshot.Store: held records and
+// records used at or after t are kept (snapshot_holds, snapshot_uses), and
+// uses older than t are forgotten.
 func (db *DB) DeleteSnapshotsBefore(ctx context.Context, t time.Time) (int64, error) {
-	res, err := db.exec(ctx, `DELETE FROM snapshots WHERE retrieved_at < ?
-		AND NOT EXISTS (SELECT 1 FROM snapshot_holds h WHERE h.snapshot_id = snapshots.id)`, toMicros(t))
+	var n int64
+	err := db.inTx(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `DELETE FROM snapshots WHERE retrieved_at < ?
+		AND NOT EXISTS (SELECT 1 FROM snapshot_holds h WHERE h.snapshot_id = snapshots.id)
+		AND NOT EXISTS (SELECT 1 FROM snapshot_uses u WHERE u.snapshot_id = snapshots.id AND u.used_at >= ?)`, toMicros(t), toMicros(t))
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, `DELETE FROM snapshot_uses WHERE used_at < ?`, toMicros(t))
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("store: purge snapshots: %w", err)
 	}
-	return res.RowsAffected()
+	return n, nil
+}
+
+// UseSnapshots implements snapshot.UseStore.
+func (db *DB) UseSnapshots(ctx context.Context, ids []string, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := db.inTx(ctx, func(tx *Tx) error {
+		for _, id := range ids {
+			if _, err := tx.exec(ctx, `INSERT INTO snapshot_uses (snapshot_id, used_at) VALUES (?, ?)
+				ON CONFLICT (snapshot_id) DO UPDATE SET used_at = excluded.used_at
+				WHERE snapshot_uses.used_at < excluded.used_at`, id, toMicros(at)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: use snapshots: %w", err)
+	}
+	return nil
 }
 
 // SnapshotBlobInUse implements snapshot.Store.

@@ -110,7 +110,7 @@ func (m *MemStore) SaveVerification(ctx context.Context, rec *claims.Record, lea
 		created = m.now()
 	}
 	v := &memVerification{result: result, rec: claims.Record{Tier: rec.Tier, Scope: rec.Scope, RequestHash: rec.RequestHash,
-		Provider: rec.Provider, OrderID: rec.OrderID, CreatedAt: memstore.Time(created)}}
+		Provider: rec.Provider, OrderID: rec.OrderID, PageIDs: slices.Clone(rec.PageIDs), CreatedAt: memstore.Time(created)}}
 	if rec.OrderTokenHash != "" {
 		v.grants = append(v.grants, memGrant{hash: rec.OrderTokenHash, order: rec.OrderID, at: v.rec.CreatedAt})
 	}
@@ -153,9 +153,10 @@ func (m *MemStore) Verification(ctx context.Context, id string) (*claims.Record,
 	slices.SortStableFunc(grants, func(a, b memGrant) int {
 		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.hash, b.hash))
 	})
-	rec.Access = []string{}
+	rec.Access, rec.Grants = []string{}, []claims.Grant{}
 	for _, g := range grants {
 		rec.Access = append(rec.Access, g.hash)
+		rec.Grants = append(rec.Grants, claims.Grant{OrderID: g.order, OrderTokenHash: g.hash})
 		if g.order == rec.OrderID && rec.OrderTokenHash == "" {
 			rec.OrderTokenHash = g.hash
 		}
@@ -171,6 +172,7 @@ func (v *memVerification) record() (*claims.Record, error) {
 	}
 	rec := v.rec
 	rec.Result = result
+	rec.PageIDs = slices.Clone(v.rec.PageIDs)
 	return &rec, nil
 }
 

@@ -101,12 +101,19 @@ func sampleRecord(now time.Time) *claims.Record {
 func testClaimsSaveAndRead(t *testing.T, s claims.Store) {
 	ctx := context.Background()
 	rec := sampleRecord(time.Now())
+	rec.PageIDs = []string{ids.New(ids.Snapshot), ids.New(ids.Snapshot)}
 	if err := s.SaveVerification(ctx, rec, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Verification(ctx, rec.Result.VerificationID)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rec.PageIDs, got.PageIDs); diff != "" {
+		t.Fatalf("page ids (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]claims.Grant{{OrderID: rec.OrderID, OrderTokenHash: rec.OrderTokenHash}}, got.Grants); diff != "" {
+		t.Fatalf("grants (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(rec.Result, got.Result); diff != "" {
 		t.Fatalf("stored result differs (-want +got):\n%s", diff)
@@ -138,8 +145,8 @@ func testClaimsSaveAndRead(t *testing.T, s claims.Store) {
 	if err := s.SaveVerification(ctx, free, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Verification(ctx, free.Result.VerificationID); err != nil || len(got.Access) != 0 {
-		t.Fatalf("free record: %+v %v", got, err)
+	if got, err := s.Verification(ctx, free.Result.VerificationID); err != nil || len(got.Access) != 0 || got.PageIDs != nil {
+		t.Fatalf("free record (no grants, no page ids): %+v %v", got, err)
 	}
 }
 
@@ -161,6 +168,9 @@ func testClaimsGrant(t *testing.T, s claims.Store) {
 	}
 	if len(got.Access) != 2 || got.Access[0] != rec.OrderTokenHash || got.Access[1] != h2 {
 		t.Fatalf("access after grants: %v", got.Access)
+	}
+	if len(got.Grants) != 2 || got.Grants[1] != (claims.Grant{OrderID: "ord_2", OrderTokenHash: h2}) {
+		t.Fatalf("grants: %v", got.Grants)
 	}
 	if err := s.GrantVerification(ctx, ids.New(ids.Verification), "o", h2, time.Now()); !errors.Is(err, claims.ErrNotFound) {
 		t.Fatalf("grant on unknown id: %v", err)

@@ -13,8 +13,10 @@ import (
 	"github.com/assaykit/assay/claims/anthropic"
 	"github.com/assaykit/assay/claims/corpus"
 	"github.com/assaykit/assay/claims/openai"
+	"github.com/assaykit/assay/evidence"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/snapshot/wacz"
 	"github.com/assaykit/assay/store"
 )
 
@@ -180,4 +182,19 @@ func liveProvider(cfg *config, name string, log *slog.Logger) (claims.SearchProv
 		return p, "Anthropic web search", nil
 	}
 	return nil, "", fmt.Errorf("unknown search provider %q", name)
+}
+
+// newBundler builds the evidence bundles: signed with ASSAY_BUNDLE_KEY (or
+// a key generated once and kept in the database, as the receipt key is),
+// timestamped by -tsa-url when set.
+func newBundler(ctx context.Context, cfg *config, db *store.DB, v *verification) (*evidence.Builder, error) {
+	keys, err := evidence.LoadKeys(ctx, db, cfg.BundleKey)
+	if err != nil {
+		return nil, err
+	}
+	opts := &evidence.Options{Software: "assay examples/server"}
+	if cfg.TSAURL != "" {
+		opts.TSA = &wacz.TSAClient{URL: cfg.TSAURL}
+	}
+	return evidence.New(v.snapshots, keys, opts)
 }

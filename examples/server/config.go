@@ -55,6 +55,7 @@ type config struct {
 	FacilitatorAuth     string // ASSAY_FACILITATOR_AUTH, "Name: value"
 	MPPSecret           string // ASSAY_MPP_SECRET, at least 32 bytes
 	ReceiptKey          string // ASSAY_RECEIPT_KEY
+	BundleKey           string // ASSAY_BUNDLE_KEY
 	StripeKey           string // ASSAY_STRIPE_SECRET_KEY
 	StripeProfile       string // ASSAY_STRIPE_PROFILE_ID (MPP stripe cards)
 	StripePrice         string // ASSAY_STRIPE_PRICE_ID (subscriptions)
@@ -80,6 +81,7 @@ type config struct {
 	SnapshotMaxBytes  int64
 	SnapshotTimeout   time.Duration
 	SnapshotRetention time.Duration
+	TSAURL            string
 	SnapshotPorts     []int
 
 	// Niche discovery.
@@ -310,6 +312,8 @@ Environment only (secrets and deployment facts):
   ASSAY_MPP_SECRET               MPP challenge-binding secret, at least 32 bytes (required outside dev mode)
   ASSAY_RECEIPT_KEY              receipt signing key "ed25519:<base64url seed>[,ed25519-pub:<old key>...]";
                                  empty: generated once and kept in the database
+  ASSAY_BUNDLE_KEY               evidence bundle signing key "ecdsa-p384:<base64url PKCS#8>[,ecdsa-p384-pub:<old key>...]";
+                                 empty: generated once and kept in the database
   ASSAY_STRIPE_SECRET_KEY        Stripe key: card payments (MPP stripe) and niche subscriptions
   ASSAY_STRIPE_PROFILE_ID        Stripe business-network profile id (MPP stripe)
   ASSAY_STRIPE_PRICE_ID          monthly USD price of the niche subscription
@@ -363,6 +367,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.int64(&c.SnapshotMaxBytes, "snapshot-max-bytes", "ASSAY_SNAPSHOT_MAX_BYTES", 5_000_000, "largest captured body (too_large above)")
 	f.dur(&c.SnapshotTimeout, "snapshot-timeout", "ASSAY_SNAPSHOT_TIMEOUT", 15*time.Second, "time limit of one capture")
 	f.dur(&c.SnapshotRetention, "snapshot-retention", "ASSAY_SNAPSHOT_RETENTION", 30*24*time.Hour, "how long snapshots are kept")
+	f.str(&c.TSAURL, "tsa-url", "ASSAY_TSA_URL", "", "RFC 3161 time-stamping authority that timestamps every evidence bundle's signature (empty: none; the signing time is then our word)")
 	f.ints(&c.SnapshotPorts, "snapshot-ports", "ASSAY_SNAPSHOT_PORTS", "80,443", "ports snapshots may connect to")
 
 	f.boolean(&c.NicheDemo, "niche-demo", "ASSAY_NICHE_DEMO", true, "load the demo niche catalogue at start")
@@ -422,6 +427,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	c.FacilitatorAuth = getenv("ASSAY_FACILITATOR_AUTH")
 	c.MPPSecret = getenv("ASSAY_MPP_SECRET")
 	c.ReceiptKey = getenv("ASSAY_RECEIPT_KEY")
+	c.BundleKey = getenv("ASSAY_BUNDLE_KEY")
 	c.StripeKey = getenv("ASSAY_STRIPE_SECRET_KEY")
 	c.StripeProfile = getenv("ASSAY_STRIPE_PROFILE_ID")
 	c.StripePrice = getenv("ASSAY_STRIPE_PRICE_ID")

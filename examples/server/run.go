@@ -138,6 +138,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	bundles, err := newBundler(ctx, cfg, db, verify)
+	if err != nil {
+		return err
+	}
 	gate, err := newGate(ctx, payCfg, proc, keys, publicBase, db, soleOwner, m, log.With("component", "payment"))
 	if err != nil {
 		return err
@@ -171,6 +175,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Observers:     []func(*http.Request, string, int, time.Duration){m.ObserveRequest},
 		Paywall:       gate,
 		Commerce:      server.CommerceConfig{Cashier: gate.Cashier()},
+		Evidence:      server.EvidenceConfig{Builder: bundles},
 		Niche:         catalogue,
 		Claims:        server.ClaimsConfig{Engine: verify.engine, Prefix: cfg.ClaimsPrefix, ServiceSlug: cfg.ClaimsServiceSlug},
 		Mounts:        mounts,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/assaykit/assay/evidence"
 	"io"
 	"log/slog"
 	"net"
@@ -230,6 +231,14 @@ func (c *config) checkPayments(p *problems) {
 		if _, err := payment.ParseKeyring(c.ReceiptKey); err != nil {
 			p.add("", "ASSAY_RECEIPT_KEY", "%v", err)
 		}
+	}
+	if c.BundleKey != "" {
+		if _, err := evidence.ParseKeys(c.BundleKey); err != nil {
+			p.add("", "ASSAY_BUNDLE_KEY", "%v", err)
+		}
+	}
+	if c.TSAURL != "" && !isHTTPURL(c.TSAURL) {
+		p.add("tsa-url", "ASSAY_TSA_URL", "%q is not an absolute http(s) URL", c.TSAURL)
 	}
 	if c.StripeProfile != "" && c.StripeKey == "" {
 		p.add("", "ASSAY_STRIPE_PROFILE_ID", "set without ASSAY_STRIPE_SECRET_KEY (card payments need both)")

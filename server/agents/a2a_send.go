@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/assaykit/assay/evidence"
 	"io"
 	"net/http"
 	"strings"
@@ -308,15 +309,20 @@ func statusLabel(s claims.Status) string {
 
 // resultArtifact is the task artifact of a result: the conclusion as text,
 // the whole result as data.
-func resultArtifact(res *claims.Result) (a2aArtifact, error) {
+func (h *a2aHandler) resultArtifact(res *claims.Result) (a2aArtifact, error) {
 	b, err := httpjson.Marshal(res)
 	if err != nil {
 		return a2aArtifact{}, err
 	}
 	text := statusLabel(res.Status) + ": " + res.Conclusion
+	parts := []a2aPart{{Text: &text}, {Data: b, MediaType: "application/json"}}
+	// The evidence bundle (the order token reads it): a file part by URL.
+	if u := evidenceURL(h.s, h.base, res.VerificationID); u != "" {
+		parts = append(parts, a2aPart{URL: &u, Filename: res.VerificationID + ".wacz", MediaType: evidence.MediaType,
+			Metadata: map[string]any{"description": evidenceText}})
+	}
 	return a2aArtifact{ArtifactID: res.VerificationID, Name: "claim-verification-result",
-		Description: "ClaimVerificationResult of " + res.VerificationID,
-		Parts:       []a2aPart{{Text: &text}, {Data: b, MediaType: "application/json"}}}, nil
+		Description: "ClaimVerificationResult of " + res.VerificationID, Parts: parts}, nil
 }
 
 // callError is the JSON-RPC error of a call that failed after it was
@@ -367,7 +373,7 @@ func (snd *a2aSend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			sink.send(ev)
 			return
 		}
-		a, err := resultArtifact(res)
+		a, err := h.resultArtifact(res)
 		if err != nil {
 			ev, _ := h.failTask(e, http.StatusInternalServerError, "Internal Server Error")
 			sink.send(ev)
@@ -384,7 +390,7 @@ func (snd *a2aSend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res, err := h.execute(r.Context(), job, e, buf.send)
 	var a a2aArtifact
 	if err == nil {
-		a, err = resultArtifact(res)
+		a, err = h.resultArtifact(res)
 	}
 	if err != nil {
 		st, d := h.s.Status(r.Context(), err)
@@ -537,7 +543,7 @@ func (h *a2aHandler) serveLive(w http.ResponseWriter, r *http.Request, job *a2aJ
 		var err error
 		res, err = h.execute(ctx, job, e, sink.send)
 		if err == nil {
-			a, err = resultArtifact(res)
+			a, err = h.resultArtifact(res)
 		}
 		if err != nil {
 			st, d := h.s.Status(r.Context(), err)

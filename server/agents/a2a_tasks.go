@@ -187,7 +187,7 @@ func (h *a2aHandler) lookup(ctx context.Context, r *http.Request, id string) (*a
 			return nil, a2aTask{}, h.internal(ctx, err)
 		}
 		if rec != nil {
-			a, err := resultArtifact(rec.Result)
+			a, err := h.resultArtifact(rec.Result)
 			if err != nil {
 				return nil, a2aTask{}, h.internal(ctx, err)
 			}

@@ -166,3 +166,17 @@ type commerce struct {
 	// token; the previous one no longer works.
 	Replay bool `json:"replay,omitempty"`
 }
+
+// evidenceText describes the evidence bundle link of a paid result.
+const evidenceText = "The signed evidence bundle (WACZ) of this verification: its pages, the result as delivered and its receipt; " +
+	"GET it with the order token (X-Agentic-Order-Token) once the order is completed, and check it offline (examples/bundlecheck)."
+
+// evidenceURL is the URL of a verification's evidence bundle under base,
+// "" when bundles are not served or base is unknown.
+func evidenceURL(s *server.Server, base, verificationID string) string {
+	p := s.EvidencePath(verificationID)
+	if p == "" || base == "" || verificationID == "" {
+		return ""
+	}
+	return base + p
+}

@@ -285,6 +285,7 @@ type Config struct {
 	AdminKey      string
 	MCP           MCPConfig
 	A2A           A2AConfig
+	Evidence      server.EvidenceConfig
 	NoMCP, NoA2A  bool
 }
 
@@ -307,7 +308,7 @@ type DiscoveryConfig struct {
 // New builds the server of c.
 func New(c Config) (*Server, error) {
 	cfg := server.Config{Paywall: c.Paywall, PublicBaseURL: c.PublicBaseURL, Claims: c.Claims, Commerce: c.Commerce,
-		Niche: c.Niche, AdminKey: c.AdminKey}
+		Niche: c.Niche, AdminKey: c.AdminKey, Evidence: c.Evidence}
 	if !c.NoMCP {
 		cfg.Mounts = append(cfg.Mounts, c.MCP)
 	}

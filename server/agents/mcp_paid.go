@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/assaykit/assay/evidence"
 	"net/http"
 	"slices"
 	"strings"
@@ -444,6 +445,17 @@ func (ms *mcpServer) delivered(body []byte, cm *commerce, s *payment.Settlement)
 		return nil, err
 	}
 	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, StructuredContent: structured}
+	// A verification's evidence bundle, as a resource link after the
+	// result (content[0] stays the bytes the receipt hashes).
+	var v struct {
+		VerificationID string `json:"verificationId"`
+	}
+	if json.Unmarshal(body, &v) == nil {
+		if u := evidenceURL(ms.s, ms.base, v.VerificationID); u != "" {
+			r.Content = append(r.Content, &mcp.ResourceLink{URI: u, Name: v.VerificationID + ".wacz", Title: "Evidence bundle",
+				Description: evidenceText, MIMEType: evidence.MediaType})
+		}
+	}
 	if s != nil && len(s.Meta) > 0 {
 		r.Meta = mcp.Meta{metaPaymentResponse: json.RawMessage(s.Meta)}
 	}

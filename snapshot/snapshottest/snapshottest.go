@@ -30,16 +30,29 @@ import (
 )
 
 // MemStore is an in-memory snapshot.Store.
-// It is a snapshot.HoldStore.
+// It is a snapshot.HoldStore and a snapshot.UseStore.
 type MemStore struct {
 	mu    sync.Mutex
 	recs  map[string]*snapshot.Snapshot
 	holds map[string]bool
+	uses  map[string]time.Time
 }
 
 // NewMemStore returns an empty store.
 func NewMemStore() *MemStore {
-	return &MemStore{recs: map[string]*snapshot.Snapshot{}, holds: map[string]bool{}}
+	return &MemStore{recs: map[string]*snapshot.Snapshot{}, holds: map[string]bool{}, uses: map[string]time.Time{}}
+}
+
+// UseSnapshots implements snapshot.UseStore.
+func (m *MemStore) UseSnapshots(ctx context.Context, ids []string, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range ids {
+		if prev, ok := m.uses[id]; !ok || at.After(prev) {
+			m.uses[id] = at
+		}
+	}
+	return nil
 }
 
 // HoldSnapshots implements snapshot.HoldStore.
@@ -117,6 +130,9 @@ func (m *MemStore) DeleteSnapshotsBefore(ctx context.Context, t time.Time) (int6
 	defer m.mu.Unlock()
 	var n int64
 	for id, s := range m.recs {
+		if u, ok := m.uses[id]; ok && !u.Before(t) {
+			continue
+		}
 		if s.RetrievedAt.Before(t) && !m.holds[id] {
 			delete(m.recs, id)
 			n++

@@ -73,6 +73,41 @@ func TestStore(t *testing.T, open func(t *testing.T) snapshot.Store) {
 	if _, ok := open(t).(snapshot.HoldStore); ok {
 		t.Run("Holds", func(t *testing.T) { storeHolds(t, open, at) })
 	}
+	if _, ok := open(t).(snapshot.UseStore); ok {
+		t.Run("Uses", func(t *testing.T) { storeUses(t, open, at) })
+	}
+}
+
+// storeUses checks that a record used at or after a purge's cutoff
+// survives it, that the latest use wins, and that it is purged once its
+// last use is older than the cutoff.
+func storeUses(t *testing.T, open func(t *testing.T) snapshot.Store, at time.Time) {
+	ctx := context.Background()
+	st := open(t)
+	u := st.(snapshot.UseStore)
+	old := sampleSnapshots(at)
+	for _, s := range old {
+		if err := st.InsertSnapshot(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	used := old[0]
+	if err := u.UseSnapshots(ctx, []string{used.ID, ids.New(ids.Snapshot)}, at.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.UseSnapshots(ctx, []string{used.ID}, at.Add(time.Hour)); err != nil {
+		t.Fatal(err) // an earlier use changes nothing
+	}
+	n, err := st.DeleteSnapshotsBefore(ctx, at.Add(2*time.Hour))
+	if err != nil || n != int64(len(old)-1) {
+		t.Fatalf("purge with one record in use deleted %d (%v), want %d", n, err, len(old)-1)
+	}
+	if _, err := st.GetSnapshot(ctx, used.ID); err != nil {
+		t.Fatalf("record in use purged: %v", err)
+	}
+	if n, err := st.DeleteSnapshotsBefore(ctx, at.Add(2*time.Hour+time.Microsecond)); err != nil || n != 1 {
+		t.Fatalf("purge after the last use deleted %d (%v), want 1", n, err)
+	}
 }
 
 // storeHolds checks that a held record survives a purge that reaches it,

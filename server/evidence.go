@@ -1,0 +1,321 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/evidence"
+	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/payment"
+)
+
+// EvidenceConfig configures the evidence bundles (package evidence): the
+// routes GET {claims prefix}/v1/claims/verifications/{verification_id}/evidence.wacz
+// and GET {niche prefix}/v1/niches/{niche_id}/evidence.wacz, and the
+// bundle keys in /.well-known/jwks.json. The zero value mounts nothing.
+//
+// A bundle is a read of a paid result: the verification's bundle goes to
+// the holder of an order token allowed to read it (the read route's
+// check, verificationAccess) once that order is completed, and binds the
+// bytes that order delivered and its receipt (Commerce.Cashier's ledger
+// keeps both, so bundles need it). The evaluation's bundle goes to a
+// subscriber (no receipt: the evaluation's bytes are bound by the bundle
+// signature) or to the holder of a pay-per-call unlock token whose order
+// is completed (that order's bytes and receipt).
+type EvidenceConfig struct {
+	// Builder makes the bundles. Nil mounts nothing.
+	Builder *evidence.Builder
+}
+
+// ledger is the commerce ledger, or nil.
+func (s *Server) ledger() payment.Ledger {
+	if c := s.cfg.Commerce.Cashier; c != nil {
+		return c.Ledger()
+	}
+	return nil
+}
+
+// orderCompleted checks that the order is completed: a paid result is
+// delivered only once its payment settled. It answers 409 (with
+// Retry-After while the order is processing or settling) or 404 and
+// returns false otherwise. Without a ledger there is nothing to check.
+func (s *Server) orderCompleted(w http.ResponseWriter, r *http.Request, orderID string) bool {
+	l := s.ledger()
+	if l == nil {
+		return true
+	}
+	o, err := l.Order(r.Context(), orderID)
+	if err != nil {
+		s.writeError(w, r, claims.ErrNotFound)
+		return false
+	}
+	if o.Status != payment.OrderCompleted {
+		w.Header().Set("Cache-Control", "no-store")
+		if o.Status == payment.OrderSettling || o.Status == payment.OrderProcessing {
+			w.Header().Set("Retry-After", "5")
+		}
+		httpjson.Detail(w, http.StatusConflict, "The order is "+o.Status+"; its result is available once it is completed")
+		return false
+	}
+	return true
+}
+
+// PublishedKeys is the JWKS served at /.well-known/jwks.json: the receipt
+// keys, then the evidence bundle keys.
+func (s *Server) PublishedKeys() payment.JWKS {
+	var j payment.JWKS
+	if c := s.cfg.Commerce.Cashier; c != nil {
+		j = c.Keys().JWKS()
+	}
+	if b := s.cfg.Evidence.Builder; b != nil {
+		j.Keys = append(j.Keys, b.Keys().JWKs()...)
+	}
+	if j.Keys == nil {
+		j.Keys = []payment.JWK{}
+	}
+	return j
+}
+
+// jwksURL is where the JWKS is published.
+func (s *Server) jwksURL(r *http.Request) string {
+	return s.baseURL(r) + "/.well-known/jwks.json"
+}
+
+// baseURL is PublicBaseURL, or the request's scheme and host.
+func (s *Server) baseURL(r *http.Request) string {
+	if b := strings.TrimRight(s.cfg.PublicBaseURL, "/"); b != "" {
+		return b
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// EvidencePath is the path of a verification's evidence bundle ("" when
+// bundles are not served), for the links of MCP results and A2A
+// artifacts.
+func (s *Server) EvidencePath(verificationID string) string {
+	if s.cfg.Evidence.Builder == nil || s.cfg.Claims.Engine == nil {
+		return ""
+	}
+	return s.ClaimsPrefix() + "/v1/claims/verifications/" + verificationID + "/evidence.wacz"
+}
+
+// evidenceRoute is the route of a bundle.
+func evidenceRoute(id, summary, path string, prefixes []string, h http.HandlerFunc) *Route {
+	return &Route{ID: id, Summary: summary, Status: "paid-preview", Method: http.MethodGet, Path: path, Prefixes: prefixes, Handler: h}
+}
+
+// verificationEvidenceRoute is the bundle route beside the read route.
+func (s *Server) verificationEvidenceRoute(prefix string) []*Route {
+	if s.cfg.Evidence.Builder == nil {
+		return nil
+	}
+	return []*Route{evidenceRoute("claims.verification.evidence",
+		"Download the signed evidence bundle (WACZ) of a verification: its pages, the result as delivered and its receipt (the payer's order token).",
+		"/v1/claims/verifications/{verification_id}/evidence.wacz", []string{prefix}, s.getVerificationEvidence)}
+}
+
+func (s *Server) getVerificationEvidence(w http.ResponseWriter, r *http.Request) {
+	rec, orderID, ok := s.verificationAccess(w, r)
+	if !ok {
+		return
+	}
+	l := s.ledger()
+	if l == nil || orderID == "" {
+		httpjson.Detail(w, http.StatusNotFound, "This verification was not sold through an order: it has no evidence bundle")
+		return
+	}
+	resp, err := l.Response(r.Context(), orderID)
+	if errors.Is(err, payment.ErrOrderNotFound) {
+		httpjson.Detail(w, http.StatusNotFound, "The result of this order was streamed and not kept: no bundle can bind it")
+		return
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	receipt, err := l.Receipt(r.Context(), orderID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	form := evidence.FormResult
+	if bytes.Contains(resp.Body[:min(len(resp.Body), 64)], []byte(`"jsonrpc"`)) {
+		form = evidence.FormA2A
+	}
+	s.writeBundle(w, r, evidence.VerificationSource(rec, orderID, resp.Body, form, receipt), rec.Result.VerificationID)
+}
+
+// writeBundle prepares and streams a bundle.
+func (s *Server) writeBundle(w http.ResponseWriter, r *http.Request, src *evidence.Source, name string) {
+	src.JWKS, src.JWKSURL = s.PublishedKeys(), s.jwksURL(r)
+	bd, err := s.cfg.Evidence.Builder.Prepare(r.Context(), src)
+	switch {
+	case errors.Is(err, evidence.ErrEvidenceGone):
+		httpjson.Detail(w, http.StatusGone, "A page of this evidence is no longer stored")
+		return
+	case errors.Is(err, evidence.ErrNotBundlable):
+		httpjson.Detail(w, http.StatusNotFound, "This result has no evidence bundle")
+		return
+	case err != nil:
+		s.writeError(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", evidence.MediaType)
+	h.Set("Content-Disposition", `attachment; filename="`+name+`.wacz"`)
+	h.Set("Cache-Control", "private, no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if err := bd.WriteTo(r.Context(), w); err != nil {
+		// The status is sent: the client gets a truncated file, which
+		// fails its first check.
+		s.log.WarnContext(r.Context(), "evidence bundle cut short", "bundle", name, "err", err)
+	}
+}
+
+// verificationAccess is the access check of the reads of a stored
+// verification (the result and its evidence bundle): the admin key, or an
+// order token allowed to read it whose order is completed. It returns the
+// record and the order whose token was presented (for the admin, the
+// order that produced it); otherwise it has answered 401, 404 (unknown ids
+// and foreign tokens alike) or 409.
+func (s *Server) verificationAccess(w http.ResponseWriter, r *http.Request) (*claims.Record, string, bool) {
+	admin := s.cfg.AdminKey != ""
+	if admin {
+		got := r.Header.Get("X-Admin-Key")
+		if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && got == "" {
+			got = strings.TrimSpace(v)
+		}
+		admin = got != "" && ids.Equal(got, s.cfg.AdminKey)
+	}
+	token := r.Header.Get("X-Agentic-Order-Token")
+	if !admin && token == "" {
+		httpjson.Detail(w, http.StatusUnauthorized, "X-Agentic-Order-Token is required")
+		return nil, "", false
+	}
+	rec, err := s.cfg.Claims.Engine.Verification(r.Context(), r.PathValue("verification_id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return nil, "", false
+	}
+	if admin {
+		return rec, rec.OrderID, true
+	}
+	want := ids.Hash(token)
+	orderID, allowed := "", false
+	for _, g := range rec.Grants {
+		if ids.Equal(want, g.OrderTokenHash) {
+			orderID, allowed = g.OrderID, true
+		}
+	}
+	if !allowed {
+		s.writeError(w, r, claims.ErrNotFound)
+		return nil, "", false
+	}
+	if !s.orderCompleted(w, r, orderID) {
+		return nil, "", false
+	}
+	return rec, orderID, true
+}
+
+// nicheEvidenceRoute is the bundle route beside the full read.
+func (n *nicheService) evidenceRoute(prefixes []string) []*Route {
+	if n.s.cfg.Evidence.Builder == nil {
+		return nil
+	}
+	return []*Route{evidenceRoute("niche.evidence",
+		"Download the signed evidence bundle (WACZ) of a niche evaluation: the captures of its signals (a subscription or a pay-per-call unlock token).",
+		"/v1/niches/{niche_id}/evidence.wacz", prefixes, n.evidence)}
+}
+
+func (n *nicheService) evidence(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("niche_id")
+	ev, grant, ok := n.fullAccess(w, r, id)
+	if !ok {
+		return
+	}
+	var delivered, receipt []byte
+	orderID := ""
+	if grant.Kind == "pay_per_call" && grant.orderID != "" {
+		orderID = grant.orderID
+		l := n.s.ledger()
+		if l == nil {
+			httpjson.Detail(w, http.StatusNotFound, "This evaluation has no evidence bundle for a pay-per-call token")
+			return
+		}
+		if !n.s.orderCompleted(w, r, orderID) {
+			return
+		}
+		resp, err := l.Response(r.Context(), orderID)
+		if err == nil {
+			receipt, err = l.Receipt(r.Context(), orderID)
+		}
+		if err != nil {
+			n.s.writeError(w, r, err)
+			return
+		}
+		delivered = resp.Body
+	} else {
+		b, err := httpjson.Marshal(NicheEvaluationResponse{Evaluation: ev, Access: NicheAccess{Kind: grant.Kind}})
+		if err != nil {
+			n.s.writeError(w, r, err)
+			return
+		}
+		delivered = b
+	}
+	n.s.writeBundle(w, r, evidence.EvaluationSource(ev, orderID, delivered, receipt), id)
+}
+
+// nicheGrant is how a caller may read a full evaluation.
+type nicheGrant struct {
+	Kind    string // "subscription" or "pay_per_call"
+	orderID string // the unlock token's order, when it names one
+}
+
+// fullAccess is the access check of the full reads of an evaluation: an
+// active subscription, or a valid pay-per-call unlock token for it. It
+// returns the published evaluation; otherwise it has answered 401 (with
+// the unlock offer), 404 or 503.
+func (n *nicheService) fullAccess(w http.ResponseWriter, r *http.Request, id string) (*niche.Evaluation, nicheGrant, bool) {
+	ctx := r.Context()
+	ev, err := n.cfg.Engine.Published(ctx, id)
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return nil, nicheGrant{}, false
+	}
+	w.Header().Set("Cache-Control", "private, no-store")
+	w.Header().Set("Vary", "Authorization, X-Niche-Paid-Call")
+	sub, subErr := n.subscriber(r)
+	if subErr != nil && !errors.Is(subErr, niche.ErrNotSubscribed) {
+		n.s.log.WarnContext(ctx, "niche: subscriber check failed", "err", subErr)
+		httpjson.Detail(w, http.StatusServiceUnavailable, "The subscription service is unavailable")
+		return nil, nicheGrant{}, false
+	}
+	if sub != nil {
+		return ev, nicheGrant{Kind: "subscription"}, true
+	}
+	if tok := strings.TrimSpace(r.Header.Get("X-Niche-Paid-Call")); tok != "" && n.cfg.Unlock != nil {
+		if c, err := n.cfg.Unlock.Parse(tok, id); err == nil {
+			g := nicheGrant{Kind: "pay_per_call"}
+			if ids.Valid(ids.Order, c.OrderRef) {
+				g.orderID = c.OrderRef
+			}
+			return ev, g, true
+		}
+	}
+	detail := "A subscription (Authorization: Bearer <token>) or a pay-per-call unlock token (x-niche-paid-call) is required to read the full evaluation"
+	if subErr != nil {
+		detail = "The subscription token is not active; subscribe again or buy this evaluation per call"
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="niche-discovery"`)
+	httpjson.Write(w, http.StatusUnauthorized, NicheLocked{Detail: detail, Unlock: n.unlock(id)})
+	return nil, nicheGrant{}, false
+}
