@@ -114,7 +114,7 @@ func newWalkEnv(t *testing.T) *walkEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(snaps.Close)
-	bundleKeys, err := evidence.LoadKeys(ctx, db, "")
+	bundleKeys, err := evidence.LoadKeys(t.Context(), db, "")
 	if err != nil {
 		t.Fatal(err)
 	}
