@@ -112,6 +112,23 @@ type Order struct {
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	CompletedAt  time.Time
+
+	// PaymentRecord is the processor's durable record of the payment
+	// (Processor.Record), stored when the order starts settling: what
+	// CheckSettlement needs to settle or check it again, also after a
+	// restart.
+	PaymentRecord []byte
+	// SettlementRefs are every transaction reference the processor gave
+	// for the payment (a pending settlement's hash, a repeat's), oldest
+	// first; SettlementRef is the latest.
+	SettlementRefs []string
+	// SettleAttempts counts the settlement attempts whose outcome was not
+	// known; SettleNote says what the last one learnt.
+	SettleAttempts int
+	SettleNote     string
+	// SettleNextAt is when a settling order is next due for resolution
+	// (also the lease of the instance resolving it).
+	SettleNextAt time.Time
 }
 
 // StoredResponse is the response delivered for an order, kept so that an
@@ -142,6 +159,23 @@ type Delivered struct {
 	Usage        Usage
 	CostMicroUSD int64
 	Response     StoredResponse
+	// PaymentRecord is Order.PaymentRecord.
+	PaymentRecord []byte
+	// ResolveAfter is when the order becomes due for resolution if the
+	// live settlement does not finish it (the live call's own bound).
+	ResolveAfter time.Time
+}
+
+// SettlementNote is what one settlement attempt whose outcome stayed
+// unknown learnt (Ledger.NoteSettlement).
+type SettlementNote struct {
+	// Refs are transaction references the processor gave; new ones are
+	// added to Order.SettlementRefs and the last becomes SettlementRef.
+	Refs []string
+	// Note says what happened ("facilitator timeout", …).
+	Note string
+	// NextAt is when the order is next due.
+	NextAt time.Time
 }
 
 // Quote locks a price for a tier for a short time.
@@ -221,9 +255,26 @@ type Ledger interface {
 	// was delivered. ErrConflict when the order is not processing.
 	MarkSettling(ctx context.Context, id string, d Delivered) error
 	// CompleteOrder moves a settling order to completed, stores its
-	// receipt and marks its reservation consumed. ErrConflict when the
-	// order is not settling.
+	// receipt (and adds its reference to SettlementRefs) and marks its
+	// reservation consumed. ErrConflict when the order is not settling.
 	CompleteOrder(ctx context.Context, id string, s Settled) error
+	// NoteSettlement records an attempt to settle a settling order whose
+	// outcome stayed unknown: it adds n.Refs, sets the note and the next
+	// due time and counts the attempt. ErrConflict when the order is not
+	// settling.
+	NoteSettlement(ctx context.Context, id string, n SettlementNote) error
+	// ClaimSettlement leases a settling order for one resolution attempt:
+	// when its SettleNextAt is at or before dueBy, it moves SettleNextAt to
+	// until and returns the order; otherwise ErrConflict (not settling, or
+	// not due: another instance holds it). Concurrent claims of one order
+	// have one winner.
+	ClaimSettlement(ctx context.Context, id string, dueBy, until time.Time) (*Order, error)
+	// SettlementsDue returns up to limit settling orders whose
+	// SettleNextAt is at or before t, the earliest due first.
+	SettlementsDue(ctx context.Context, t time.Time, limit int) ([]Order, error)
+	// OpenOrders returns up to limit orders that are processing or
+	// settling, oldest first.
+	OpenOrders(ctx context.Context, limit int) ([]Order, error)
 	// FailOrder moves a processing or settling order to failed with
 	// reason, releases its reservation and quote (the payer may use them
 	// again) and its idempotency key. ErrConflict when the order is

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/assaykit/assay/internal/ids"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +35,8 @@ const orderColumns = `id, token_hash, offer_id, tier, protocol, method, network,
 	amount_microusd, currency, reservation_key, reserved_until, quote_id, idempotency_key, request_hash,
 	status, failure_reason, settlement_ref, dev, result_kind, result_id, result_sha256,
 	usage_provider, usage_model, input_tokens, cached_input_tokens, output_tokens, search_calls,
-	cost_microusd, receipt_id, created_at, updated_at, completed_at`
+	cost_microusd, receipt_id, created_at, updated_at, completed_at,
+	payment_record, settlement_refs, settle_attempts, settle_note, settle_next_at`
 
 func boolInt(b bool) int {
 	if b {
@@ -48,17 +50,21 @@ type rowScanner interface{ Scan(dest ...any) error }
 func scanOrder(r rowScanner) (*payment.Order, error) {
 	var o payment.Order
 	var customer, quote, idem, receipt sql.NullString
-	var reserved, created, updated, completed int64
-	var dev int
+	var reserved, created, updated, completed, nextAt int64
+	var dev, attempts int
 	var in, cached, out, searches int64
+	var refs string
 	err := r.Scan(&o.ID, &o.TokenHash, &o.OfferID, &o.Tier, &o.Protocol, &o.Method, &o.Network, &o.Payer, &customer,
 		&o.AmountMicroUSD, &o.Currency, &o.ReservationKey, &reserved, &quote, &idem, &o.RequestHash,
 		&o.Status, &o.FailureReason, &o.SettlementRef, &dev, &o.ResultKind, &o.ResultID, &o.ResultSHA256,
 		&o.Usage.Provider, &o.Usage.Model, &in, &cached, &out, &searches,
-		&o.CostMicroUSD, &receipt, &created, &updated, &completed)
+		&o.CostMicroUSD, &receipt, &created, &updated, &completed,
+		&o.PaymentRecord, &refs, &attempts, &o.SettleNote, &nextAt)
 	if err != nil {
 		return nil, err
 	}
+	o.SettlementRefs = splitRefs(refs)
+	o.SettleAttempts, o.SettleNextAt = attempts, fromMicros(nextAt)
 	o.CustomerID, o.QuoteID, o.IdempotencyKey, o.ReceiptID = customer.String, quote.String, idem.String, receipt.String
 	o.ReservedUntil, o.CreatedAt, o.UpdatedAt, o.CompletedAt = fromMicros(reserved), fromMicros(created), fromMicros(updated), fromMicros(completed)
 	o.Dev = dev != 0
@@ -249,11 +255,13 @@ func (db *DB) MarkSettling(ctx context.Context, id string, d payment.Delivered) 
 		body := d.Response.Body // nil: not kept (a streamed response)
 		res, err := tx.exec(ctx, `UPDATE payment_orders SET status = ?, result_kind = ?, result_id = ?, result_sha256 = ?,
 			usage_provider = ?, usage_model = ?, input_tokens = ?, cached_input_tokens = ?, output_tokens = ?, search_calls = ?,
-			cost_microusd = ?, response_status = ?, response_type = ?, response_body = ?, updated_at = ?
+			cost_microusd = ?, response_status = ?, response_type = ?, response_body = ?, updated_at = ?,
+			payment_record = ?, settle_next_at = ?
 			WHERE id = ? AND status = ?`,
 			payment.OrderSettling, d.ResultKind, d.ResultID, d.ResultSHA256,
 			d.Usage.Provider, d.Usage.Model, d.Usage.InputTokens, d.Usage.CachedInputTokens, d.Usage.OutputTokens, d.Usage.SearchCalls,
 			d.CostMicroUSD, d.Response.Status, d.Response.ContentType, body, db.nowMicros(),
+			d.PaymentRecord, toMicros(d.ResolveAfter),
 			id, payment.OrderProcessing)
 		if err != nil {
 			return err
@@ -271,11 +279,15 @@ func (db *DB) CompleteOrder(ctx context.Context, id string, s payment.Settled) e
 		if completed == 0 {
 			completed = now
 		}
-		res, err := tx.exec(ctx, `UPDATE payment_orders SET status = ?, settlement_ref = ?,
+		var refs string
+		if err := tx.queryRow(ctx, "SELECT settlement_refs FROM payment_orders WHERE id = ?", id).Scan(&refs); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		res, err := tx.exec(ctx, `UPDATE payment_orders SET status = ?, settlement_ref = ?, settlement_refs = ?,
 			network = CASE WHEN ? <> '' THEN ? ELSE network END, dev = ?,
 			receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
 			WHERE id = ? AND status = ?`,
-			payment.OrderCompleted, s.SettlementRef, s.Network, s.Network, boolInt(s.Dev),
+			payment.OrderCompleted, s.SettlementRef, joinRefs(splitRefs(refs), s.SettlementRef), s.Network, s.Network, boolInt(s.Dev),
 			emptyAsNull(s.ReceiptID), emptyAsNull(string(s.Receipt)), completed, now,
 			id, payment.OrderSettling)
 		if err != nil {
@@ -288,6 +300,125 @@ func (db *DB) CompleteOrder(ctx context.Context, id string, s payment.Settled) e
 		return err
 	})
 	return wrapLedger("complete order", err)
+}
+
+// NoteSettlement implements payment.Ledger.
+func (db *DB) NoteSettlement(ctx context.Context, id string, n payment.SettlementNote) error {
+	if !ids.Valid(ids.Order, id) {
+		return payment.ErrOrderNotFound
+	}
+	err := db.inTx(ctx, func(tx *Tx) error {
+		var refs, ref string
+		err := tx.queryRow(ctx, "SELECT settlement_refs, settlement_ref FROM payment_orders WHERE id = ? AND status = ?",
+			id, payment.OrderSettling).Scan(&refs, &ref)
+		if errors.Is(err, sql.ErrNoRows) {
+			return tx.transition(ctx, id, noRows{})
+		}
+		if err != nil {
+			return err
+		}
+		all := joinRefs(splitRefs(refs), n.Refs...)
+		if len(n.Refs) > 0 && n.Refs[len(n.Refs)-1] != "" {
+			ref = n.Refs[len(n.Refs)-1]
+		}
+		res, err := tx.exec(ctx, `UPDATE payment_orders SET settlement_refs = ?, settlement_ref = ?, settle_note = ?,
+			settle_attempts = settle_attempts + 1, settle_next_at = ?, updated_at = ?
+			WHERE id = ? AND status = ?`,
+			all, ref, n.Note, toMicros(n.NextAt), db.nowMicros(), id, payment.OrderSettling)
+		if err != nil {
+			return err
+		}
+		return tx.transition(ctx, id, res)
+	})
+	return wrapLedger("note settlement", err)
+}
+
+// noRows is a sql.Result of an update that matched nothing.
+type noRows struct{}
+
+func (noRows) LastInsertId() (int64, error) { return 0, nil }
+func (noRows) RowsAffected() (int64, error) { return 0, nil }
+
+// ClaimSettlement implements payment.Ledger.
+func (db *DB) ClaimSettlement(ctx context.Context, id string, dueBy, until time.Time) (*payment.Order, error) {
+	if !ids.Valid(ids.Order, id) {
+		return nil, payment.ErrOrderNotFound
+	}
+	var o *payment.Order
+	err := db.inTx(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `UPDATE payment_orders SET settle_next_at = ?
+			WHERE id = ? AND status = ? AND settle_next_at <= ?`, toMicros(until), id, payment.OrderSettling, toMicros(dueBy))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 {
+			var status string
+			err := tx.queryRow(ctx, "SELECT status FROM payment_orders WHERE id = ?", id).Scan(&status)
+			if errors.Is(err, sql.ErrNoRows) {
+				return payment.ErrOrderNotFound
+			}
+			if err != nil {
+				return err
+			}
+			if status == payment.OrderSettling {
+				return fmt.Errorf("%w (settling, not due)", payment.ErrConflict)
+			}
+			return fmt.Errorf("%w (order is %s)", payment.ErrConflict, status)
+		}
+		o, err = scanOrder(tx.queryRow(ctx, "SELECT "+orderColumns+" FROM payment_orders WHERE id = ?", id))
+		return err
+	})
+	if err != nil {
+		return nil, wrapLedger("claim settlement", err)
+	}
+	return o, nil
+}
+
+// SettlementsDue implements payment.Ledger.
+func (db *DB) SettlementsDue(ctx context.Context, t time.Time, limit int) ([]payment.Order, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := db.query(ctx, "SELECT "+orderColumns+` FROM payment_orders
+		WHERE status = ? AND settle_next_at <= ? ORDER BY settle_next_at, id LIMIT ?`, payment.OrderSettling, toMicros(t), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: settlements due: %w", err)
+	}
+	return collectOrders(rows)
+}
+
+// OpenOrders implements payment.Ledger.
+func (db *DB) OpenOrders(ctx context.Context, limit int) ([]payment.Order, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := db.query(ctx, "SELECT "+orderColumns+` FROM payment_orders
+		WHERE status IN (?, ?) ORDER BY created_at, id LIMIT ?`, payment.OrderProcessing, payment.OrderSettling, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: open orders: %w", err)
+	}
+	return collectOrders(rows)
+}
+
+// splitRefs and joinRefs read and write settlement_refs: references
+// separated by spaces (transaction hashes and PaymentIntent ids hold none).
+func splitRefs(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Fields(s)
+}
+
+// joinRefs appends the new non-empty references to refs, once each.
+func joinRefs(refs []string, add ...string) string {
+	for _, r := range add {
+		if r != "" && !slices.Contains(refs, r) && !strings.ContainsAny(r, " \t\n") {
+			refs = append(refs, r)
+		}
+	}
+	return strings.Join(refs, " ")
 }
 
 // FailOrder implements payment.Ledger.

@@ -24,6 +24,7 @@ func TestLedger(t *testing.T, open func(t *testing.T) payment.Ledger) {
 	t.Run("Quotes", func(t *testing.T) { ledgerQuotes(t, open(t)) })
 	t.Run("Idempotency", func(t *testing.T) { ledgerIdempotency(t, open(t)) })
 	t.Run("Transitions", func(t *testing.T) { ledgerTransitions(t, open(t)) })
+	t.Run("Settlement", func(t *testing.T) { ledgerSettlement(t, open(t)) })
 	t.Run("ByReservation", func(t *testing.T) { ledgerByReservation(t, open(t)) })
 	t.Run("Customers", func(t *testing.T) { ledgerCustomers(t, open(t)) })
 	t.Run("Summary", func(t *testing.T) { ledgerSummary(t, open(t)) })
@@ -194,12 +195,112 @@ func ledgerConcurrentTransition(t *testing.T, a, b payment.Ledger) {
 	race("settling", func(l payment.Ledger, _ int) error {
 		return l.MarkSettling(ctx, o.ID, payment.Delivered{ResultSHA256: "x", Response: payment.StoredResponse{Status: 200, Body: []byte("{}")}})
 	})
+	now := time.Now()
+	race("claim", func(l payment.Ledger, _ int) error {
+		_, err := l.ClaimSettlement(ctx, o.ID, now, now.Add(time.Minute))
+		return err
+	})
 	race("complete or fail", func(l payment.Ledger, i int) error {
 		if i%3 == 0 {
 			return l.FailOrder(ctx, o.ID, "interrupted")
 		}
 		return l.CompleteOrder(ctx, o.ID, payment.Settled{SettlementRef: "0xtx"})
 	})
+}
+
+// ledgerSettlement follows a settling order whose outcome is unknown: its
+// record, due times, claims, notes and references.
+func ledgerSettlement(t *testing.T, l payment.Ledger) {
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Microsecond)
+	o := NewTestOrder("claims.verify.deep")
+	other := NewTestOrder("claims.verify.deep")
+	for _, x := range []*payment.Order{o, other} {
+		if err := l.OpenOrder(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record := []byte(`{"kind":"x402","version":2}`)
+	if err := l.MarkSettling(ctx, o.ID, payment.Delivered{ResultSHA256: "x", Response: payment.StoredResponse{Status: 200, Body: []byte("{}")},
+		PaymentRecord: record, ResolveAfter: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	idsOf := func(os []payment.Order, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, x := range os {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	if got := idsOf(l.SettlementsDue(ctx, now, 10)); len(got) != 0 {
+		t.Errorf("due before ResolveAfter: %v", got)
+	}
+	if got, want := idsOf(l.OpenOrders(ctx, 10)), []string{o.ID, other.ID}; !cmp.Equal(got, want) && !cmp.Equal(got, []string{other.ID, o.ID}) {
+		t.Errorf("OpenOrders = %v, want both", got)
+	}
+	if _, err := l.ClaimSettlement(ctx, o.ID, now, now.Add(time.Minute)); !errors.Is(err, payment.ErrConflict) {
+		t.Errorf("claim before due: %v, want ErrConflict", err)
+	}
+	if _, err := l.ClaimSettlement(ctx, other.ID, now, now.Add(time.Minute)); !errors.Is(err, payment.ErrConflict) {
+		t.Errorf("claim of a processing order: %v, want ErrConflict", err)
+	}
+	if err := l.NoteSettlement(ctx, other.ID, payment.SettlementNote{Note: "x"}); !errors.Is(err, payment.ErrConflict) {
+		t.Errorf("note on a processing order: %v, want ErrConflict", err)
+	}
+	if err := l.NoteSettlement(ctx, o.ID, payment.SettlementNote{Refs: []string{"0xa"}, Note: "settlement pending", NextAt: now.Add(-time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Order(ctx, o.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SettlementRef != "0xa" || !cmp.Equal(got.SettlementRefs, []string{"0xa"}) || got.SettleAttempts != 1 ||
+		got.SettleNote != "settlement pending" || string(got.PaymentRecord) != string(record) || !got.SettleNextAt.Equal(now.Add(-time.Second)) {
+		t.Errorf("after a note: ref %q refs %v attempts %d note %q record %s next %v", got.SettlementRef, got.SettlementRefs,
+			got.SettleAttempts, got.SettleNote, got.PaymentRecord, got.SettleNextAt)
+	}
+	if got := idsOf(l.SettlementsDue(ctx, now, 10)); !cmp.Equal(got, []string{o.ID}) {
+		t.Errorf("SettlementsDue = %v, want [%s]", got, o.ID)
+	}
+	claimed, err := l.ClaimSettlement(ctx, o.ID, now, now.Add(time.Minute))
+	if err != nil || claimed.ID != o.ID || !claimed.SettleNextAt.Equal(now.Add(time.Minute)) {
+		t.Fatalf("claim when due = %+v, %v", claimed, err)
+	}
+	if _, err := l.ClaimSettlement(ctx, o.ID, now, now.Add(time.Minute)); !errors.Is(err, payment.ErrConflict) {
+		t.Errorf("second claim: %v, want ErrConflict", err)
+	}
+	if _, err := l.ClaimSettlement(ctx, o.ID, now.Add(2*time.Minute), now.Add(3*time.Minute)); err != nil {
+		t.Errorf("claim once the lease passed: %v", err)
+	}
+	if err := l.NoteSettlement(ctx, o.ID, payment.SettlementNote{Refs: []string{"0xa", "", "0xb"}, Note: "timeout", NextAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.CompleteOrder(ctx, o.ID, payment.Settled{SettlementRef: "0xc", ReceiptID: ids.New(ids.Receipt)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = l.Order(ctx, o.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SettlementRef != "0xc" || !cmp.Equal(got.SettlementRefs, []string{"0xa", "0xb", "0xc"}) || got.SettleAttempts != 2 {
+		t.Errorf("completed: ref %q refs %v attempts %d", got.SettlementRef, got.SettlementRefs, got.SettleAttempts)
+	}
+	if err := l.NoteSettlement(ctx, o.ID, payment.SettlementNote{Note: "late"}); !errors.Is(err, payment.ErrConflict) {
+		t.Errorf("note on a completed order: %v, want ErrConflict", err)
+	}
+	if _, err := l.ClaimSettlement(ctx, o.ID, now.Add(time.Hour), now.Add(time.Hour)); !errors.Is(err, payment.ErrConflict) {
+		t.Errorf("claim of a completed order: %v, want ErrConflict", err)
+	}
+	if got := idsOf(l.OpenOrders(ctx, 10)); !cmp.Equal(got, []string{other.ID}) {
+		t.Errorf("OpenOrders after completion = %v, want [%s]", got, other.ID)
+	}
+	if _, err := l.ClaimSettlement(ctx, "ord_unknown", now, now); !errors.Is(err, payment.ErrOrderNotFound) {
+		t.Errorf("claim of an unknown order: %v, want ErrOrderNotFound", err)
+	}
 }
 
 func ledgerQuotes(t *testing.T, l payment.Ledger) {
@@ -347,6 +448,7 @@ func ledgerTransitions(t *testing.T, l payment.Ledger) {
 	}
 	want := *o
 	want.Status, want.SettlementRef, want.Network, want.ReceiptID = payment.OrderCompleted, "0xtx", "eip155:84532", s.ReceiptID
+	want.SettlementRefs = []string{"0xtx"}
 	want.ResultKind, want.ResultID, want.ResultSHA256, want.Usage, want.CostMicroUSD = d.ResultKind, d.ResultID, d.ResultSHA256, d.Usage, d.CostMicroUSD
 	if d := cmp.Diff(&want, got, cmpOrder, cmpopts.IgnoreFields(payment.Order{}, "UpdatedAt", "CompletedAt")); d != "" {
 		t.Errorf("completed order differs:\n%s", d)

@@ -128,6 +128,7 @@ func (l *MemLedger) order(m *memOrder) (*payment.Order, error) {
 		return nil, payment.ErrOrderNotFound
 	}
 	o := m.o
+	o.PaymentRecord, o.SettlementRefs = slices.Clone(o.PaymentRecord), slices.Clone(o.SettlementRefs)
 	return &o, nil
 }
 
@@ -198,6 +199,7 @@ func (l *MemLedger) MarkSettling(ctx context.Context, id string, d payment.Deliv
 	o := &m.o
 	o.Status, o.ResultKind, o.ResultID, o.ResultSHA256 = payment.OrderSettling, d.ResultKind, d.ResultID, d.ResultSHA256
 	o.Usage, o.CostMicroUSD, o.UpdatedAt = d.Usage, d.CostMicroUSD, memstore.Time(l.now())
+	o.PaymentRecord, o.SettleNextAt = slices.Clone(d.PaymentRecord), memstore.Time(d.ResolveAfter)
 	m.response = nil
 	if d.Response.Body != nil { // nil: not kept (a streamed response)
 		r := d.Response
@@ -223,6 +225,7 @@ func (l *MemLedger) CompleteOrder(ctx context.Context, id string, s payment.Sett
 	now := memstore.Time(l.now())
 	o := &m.o
 	o.Status, o.SettlementRef, o.Network = payment.OrderCompleted, s.SettlementRef, cmp.Or(s.Network, o.Network)
+	o.SettlementRefs = addRefs(o.SettlementRefs, s.SettlementRef)
 	o.Dev, o.ReceiptID, o.CompletedAt, o.UpdatedAt = s.Dev, s.ReceiptID, cmp.Or(memstore.Time(s.CompletedAt), now), now
 	m.receipt = nil
 	if len(s.Receipt) > 0 {
@@ -234,6 +237,81 @@ func (l *MemLedger) CompleteOrder(ctx context.Context, id string, s payment.Sett
 		}
 	}
 	return nil
+}
+
+// addRefs appends the new non-empty references to refs, once each.
+func addRefs(refs []string, add ...string) []string {
+	for _, r := range add {
+		if r != "" && !slices.Contains(refs, r) {
+			refs = append(refs, r)
+		}
+	}
+	return refs
+}
+
+// NoteSettlement implements payment.Ledger.
+func (l *MemLedger) NoteSettlement(ctx context.Context, id string, n payment.SettlementNote) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m, err := l.transition(id, payment.OrderSettling)
+	if err != nil {
+		return err
+	}
+	o := &m.o
+	o.SettlementRefs = addRefs(o.SettlementRefs, n.Refs...)
+	if len(n.Refs) > 0 && n.Refs[len(n.Refs)-1] != "" {
+		o.SettlementRef = n.Refs[len(n.Refs)-1]
+	}
+	o.SettleNote, o.SettleNextAt, o.UpdatedAt = n.Note, memstore.Time(n.NextAt), memstore.Time(l.now())
+	o.SettleAttempts++
+	return nil
+}
+
+// ClaimSettlement implements payment.Ledger.
+func (l *MemLedger) ClaimSettlement(ctx context.Context, id string, dueBy, until time.Time) (*payment.Order, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m, err := l.transition(id, payment.OrderSettling)
+	if err != nil {
+		return nil, err
+	}
+	if m.o.SettleNextAt.After(memstore.Time(dueBy)) {
+		return nil, fmt.Errorf("%w (settling, not due)", payment.ErrConflict)
+	}
+	m.o.SettleNextAt = memstore.Time(until)
+	return l.order(m)
+}
+
+// SettlementsDue implements payment.Ledger.
+func (l *MemLedger) SettlementsDue(ctx context.Context, t time.Time, limit int) ([]payment.Order, error) {
+	return l.list(limit, func(o *payment.Order) bool {
+		return o.Status == payment.OrderSettling && !o.SettleNextAt.After(memstore.Time(t))
+	}, func(a, b payment.Order) int { return cmp.Or(a.SettleNextAt.Compare(b.SettleNextAt), cmp.Compare(a.ID, b.ID)) })
+}
+
+// OpenOrders implements payment.Ledger.
+func (l *MemLedger) OpenOrders(ctx context.Context, limit int) ([]payment.Order, error) {
+	return l.list(limit, func(o *payment.Order) bool {
+		return o.Status == payment.OrderProcessing || o.Status == payment.OrderSettling
+	}, func(a, b payment.Order) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
+}
+
+// list returns up to limit copies of the orders keep selects, sorted.
+func (l *MemLedger) list(limit int, keep func(*payment.Order) bool, order func(a, b payment.Order) int) ([]payment.Order, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if limit <= 0 {
+		limit = 100
+	}
+	out := []payment.Order{}
+	for _, m := range l.orders {
+		if keep(&m.o) {
+			o, _ := l.order(m)
+			out = append(out, *o)
+		}
+	}
+	slices.SortFunc(out, order)
+	return out[:min(limit, len(out))], nil
 }
 
 // FailOrder implements payment.Ledger.
@@ -256,19 +334,9 @@ func (l *MemLedger) FailOrder(ctx context.Context, id, reason string) error {
 
 // OrdersInState implements payment.Ledger.
 func (l *MemLedger) OrdersInState(ctx context.Context, status string, before time.Time, limit int) ([]payment.Order, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if limit <= 0 {
-		limit = 100
-	}
-	out := []payment.Order{}
-	for _, m := range l.orders {
-		if m.o.Status == status && m.o.UpdatedAt.Before(memstore.Time(before)) {
-			out = append(out, m.o)
-		}
-	}
-	slices.SortFunc(out, func(a, b payment.Order) int { return cmp.Or(a.UpdatedAt.Compare(b.UpdatedAt), cmp.Compare(a.ID, b.ID)) })
-	return out[:min(limit, len(out))], nil
+	return l.list(limit, func(o *payment.Order) bool {
+		return o.Status == status && o.UpdatedAt.Before(memstore.Time(before))
+	}, func(a, b payment.Order) int { return cmp.Or(a.UpdatedAt.Compare(b.UpdatedAt), cmp.Compare(a.ID, b.ID)) })
 }
 
 // Response implements payment.Ledger.
