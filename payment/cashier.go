@@ -47,6 +47,14 @@ type CashierOptions struct {
 	// OnEvent, when set, is told the outcome of every payment step
 	// (metrics). It is called synchronously and must be fast.
 	OnEvent func(PaymentEvent)
+	// OnTransition, when set, is told every change of an order's status
+	// (metrics). It is called synchronously and must be fast.
+	OnTransition func(OrderTransition)
+	// ResolveEvery is the period of the settlement resolver (RunResolver)
+	// and the first back-off of an order whose settlement outcome is
+	// unknown; each further attempt waits twice as long, at most six
+	// periods. Zero means 10 seconds.
+	ResolveEvery time.Duration
 }
 
 // Cashier is the transport-neutral core of paid calls: it verifies a
@@ -54,18 +62,20 @@ type CashierOptions struct {
 // settles only on success, completes the order and signs a receipt. The
 // HTTP Gate is built on it; the MCP and A2A transports use it directly.
 type Cashier struct {
-	p          Processor
-	l          Ledger
-	keys       *Keyring
-	log        *slog.Logger
-	now        func() time.Time
-	costs      CostPrices
-	settleTO   time.Duration
-	commitTO   time.Duration
-	staleAfter time.Duration
-	reserveFor time.Duration
-	quoteTTL   time.Duration
-	onEvent    func(PaymentEvent)
+	p            Processor
+	l            Ledger
+	keys         *Keyring
+	log          *slog.Logger
+	now          func() time.Time
+	costs        CostPrices
+	settleTO     time.Duration
+	commitTO     time.Duration
+	staleAfter   time.Duration
+	reserveFor   time.Duration
+	quoteTTL     time.Duration
+	onEvent      func(PaymentEvent)
+	onTransition func(OrderTransition)
+	every        time.Duration
 }
 
 // PaymentEvent is one outcome of a paid call, for metrics.
@@ -100,7 +110,8 @@ func NewCashier(p Processor, l Ledger, o *CashierOptions) (*Cashier, error) {
 		return nil, errors.New("payment: NewCashier needs receipt keys (CashierOptions.Keys)")
 	}
 	c := &Cashier{p: p, l: l, keys: o.Keys, log: o.Logger, now: o.Now, costs: o.Costs,
-		settleTO: o.SettleTimeout, commitTO: o.CommitTimeout, staleAfter: o.StaleAfter, reserveFor: o.ReserveFor, quoteTTL: o.QuoteTTL, onEvent: o.OnEvent}
+		settleTO: o.SettleTimeout, commitTO: o.CommitTimeout, staleAfter: o.StaleAfter, reserveFor: o.ReserveFor, quoteTTL: o.QuoteTTL, onEvent: o.OnEvent,
+		onTransition: o.OnTransition, every: o.ResolveEvery}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -121,6 +132,9 @@ func NewCashier(p Processor, l Ledger, o *CashierOptions) (*Cashier, error) {
 	}
 	if c.quoteTTL <= 0 {
 		c.quoteTTL = 15 * time.Minute
+	}
+	if c.every <= 0 {
+		c.every = 10 * time.Second
 	}
 	return c, nil
 }
@@ -471,6 +485,7 @@ func (c *Cashier) openOrder(ctx context.Context, offer, priced Offer, res Resour
 	case err != nil:
 		return nil, "", nil, err
 	}
+	c.moved(ctx, nil, ord.ID, "", OrderProcessing, "")
 	return ord, token, nil, nil
 }
 
@@ -487,7 +502,7 @@ func (c *Cashier) hold(ctx context.Context, auth *Authorization, orderID string)
 	if err == nil {
 		return nil
 	}
-	if ferr := c.fail(context.WithoutCancel(ctx), auth, orderID, "payment not authorised: "+problemDetail(err)); ferr != nil {
+	if ferr := c.fail(context.WithoutCancel(ctx), auth, orderID, OrderProcessing, "payment not authorised: "+problemDetail(err)); ferr != nil {
 		c.log.ErrorContext(ctx, "payment: releasing a payment whose hold failed", "order", orderID, "err", ferr)
 	}
 	var p *Problem
@@ -537,6 +552,12 @@ func (c *Cashier) recoverPurchase(ctx context.Context, offer Offer, id *PaymentI
 		return nil, paymentUsed("")
 	case prev.Status == OrderProcessing:
 		return nil, ErrPaymentInFlight
+	case prev.Status == OrderSettling:
+		// The payer is back: when the order is due, try to learn its
+		// outcome now rather than at the resolver's next pass.
+		if prev = c.tryResolve(ctx, prev); prev.Status == OrderFailed {
+			return nil, nil // never settled, released: charged anew
+		}
 	}
 	var stored *StoredResponse
 	if prev.Status == OrderCompleted {
@@ -730,34 +751,66 @@ func (ch *Charge) complete(ctx context.Context, resp Response) (*Completion, err
 	kind, id := ch.call.Result()
 	usage := ch.call.Usage()
 	d := Delivered{ResultKind: kind, ResultID: id, ResultSHA256: digest, Usage: usage,
-		CostMicroUSD: c.costs.Cost(usage), Response: StoredResponse{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body}}
+		CostMicroUSD: c.costs.Cost(usage), Response: StoredResponse{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body},
+		// If this call cannot finish the settlement, the resolver may
+		// take it over once the call's own bound has passed.
+		ResolveAfter: c.now().Add(c.settleTO + c.commitTO)}
+	rec, err := c.p.Record(ch.auth)
+	if err != nil {
+		c.log.WarnContext(ctx, "payment: no record of the payment to settle it again", "order", ch.order.ID, "err", err)
+	}
+	d.PaymentRecord = rec
 	if err := c.markSettling(ctx, ch.order.ID, d); err != nil {
-		c.fail(wctx, ch.auth, ch.order.ID, "ledger error before settlement")
+		c.fail(wctx, ch.auth, ch.order.ID, OrderProcessing, "ledger error before settlement")
 		return nil, err
 	}
 	ord := ch.order
-	ord.Status, ord.ResultKind, ord.ResultID, ord.ResultSHA256, ord.Usage, ord.CostMicroUSD =
-		OrderSettling, d.ResultKind, d.ResultID, d.ResultSHA256, d.Usage, d.CostMicroUSD
+	ord.Status, ord.ResultKind, ord.ResultID, ord.ResultSHA256, ord.Usage, ord.CostMicroUSD, ord.PaymentRecord =
+		OrderSettling, d.ResultKind, d.ResultID, d.ResultSHA256, d.Usage, d.CostMicroUSD, rec
 	sctx, cancel := context.WithTimeout(wctx, c.settleTO)
 	defer cancel()
 	s, err := c.p.Settle(sctx, ch.auth)
+	var p *Problem
 	switch {
 	case err == nil && s == nil:
 		err = errors.New("processor returned no settlement")
-		fallthrough
-	case err != nil && !errors.Is(err, ErrSettlementPending) && !errors.Is(err, context.DeadlineExceeded):
+	case err == nil:
+		return c.completeSettled(ctx, ord, s)
+	case errors.As(err, &p):
+		// A refusal: nothing moved and nothing will.
 		reason := "settlement failed: " + problemDetail(err)
 		c.void(wctx, ch.auth)
-		if ferr := c.failOrder(ctx, ord.ID, reason); ferr != nil {
+		if ferr := c.failOrder(ctx, ord.ID, OrderSettling, reason); ferr != nil {
 			c.log.ErrorContext(ctx, "payment: recording a failed settlement", "order", ord.ID, "err", ferr)
 		}
 		ord.Status, ord.FailureReason = OrderFailed, reason
 		return &Completion{Order: ord}, settlementFailure(err)
-	case err != nil:
+	}
+	// The outcome is unknown (pending, timeout), or the processor could
+	// not be asked (unreachable, not answering in kind): the order stays
+	// settling, its answer kept, and the resolver finishes it.
+	c.noteUnknown(wctx, &ord, err)
+	if errors.Is(err, ErrSettlementPending) || errors.Is(err, context.DeadlineExceeded) {
 		c.log.WarnContext(ctx, "payment: settlement pending", "order", ord.ID, "err", err)
 		return &Completion{Order: ord, Pending: true}, fmt.Errorf("%w: %v", ErrSettlementPending, err)
 	}
-	return c.completeSettled(ctx, ord, s)
+	c.log.WarnContext(ctx, "payment: settlement deferred, the processor is unavailable", "order", ord.ID, "err", err)
+	return &Completion{Order: ord, Pending: true}, &deferred{err: err}
+}
+
+// ErrSettlementDeferred reports a settlement the processor could not be
+// asked for (unreachable, or not answering in kind). The order stays
+// settling with its answer kept, as for ErrSettlementPending (which it
+// also matches), and is settled in the background once the processor is
+// back: the payer is told to retry later with the same credential (HTTP
+// 503 with Retry-After), never to pay again.
+var ErrSettlementDeferred = errors.New("payment: settlement deferred: the payment processor is unavailable")
+
+type deferred struct{ err error }
+
+func (e *deferred) Error() string { return ErrSettlementDeferred.Error() + ": " + e.err.Error() }
+func (e *deferred) Unwrap() []error {
+	return []error{ErrSettlementDeferred, ErrSettlementPending, e.err}
 }
 
 // completeSettled signs the receipt of a settled order and records it. A
@@ -813,20 +866,53 @@ func (c *Cashier) recorded(ctx context.Context, id string, write func(context.Co
 
 // markSettling records what the work delivered (MarkSettling).
 func (c *Cashier) markSettling(ctx context.Context, id string, d Delivered) error {
-	return c.recorded(ctx, id, func(ctx context.Context) error { return c.l.MarkSettling(ctx, id, d) },
+	err := c.recorded(ctx, id, func(ctx context.Context) error { return c.l.MarkSettling(ctx, id, d) },
 		func(o *Order) bool { return o.Status == OrderSettling && o.ResultSHA256 == d.ResultSHA256 })
+	c.moved(ctx, err, id, OrderProcessing, OrderSettling, "")
+	return err
 }
 
 // completeOrder records a settled order (CompleteOrder).
 func (c *Cashier) completeOrder(ctx context.Context, id string, st Settled) error {
-	return c.recorded(ctx, id, func(ctx context.Context) error { return c.l.CompleteOrder(ctx, id, st) },
+	err := c.recorded(ctx, id, func(ctx context.Context) error { return c.l.CompleteOrder(ctx, id, st) },
 		func(o *Order) bool { return o.Status == OrderCompleted && o.ReceiptID == st.ReceiptID })
+	c.moved(ctx, err, id, OrderSettling, OrderCompleted, st.SettlementRef)
+	return err
 }
 
-// failOrder records a failed order (FailOrder).
-func (c *Cashier) failOrder(ctx context.Context, id, reason string) error {
-	return c.recorded(ctx, id, func(ctx context.Context) error { return c.l.FailOrder(ctx, id, reason) },
+// failOrder records a failed order (FailOrder); from is the status it
+// leaves.
+func (c *Cashier) failOrder(ctx context.Context, id, from, reason string) error {
+	err := c.recorded(ctx, id, func(ctx context.Context) error { return c.l.FailOrder(ctx, id, reason) },
 		func(o *Order) bool { return o.Status == OrderFailed })
+	c.moved(ctx, err, id, from, OrderFailed, reason)
+	return err
+}
+
+// OrderTransition is one change of an order's status
+// (CashierOptions.OnTransition): From is "" for an order just opened.
+type OrderTransition struct {
+	OrderID  string
+	From, To string
+	// Detail is the failure reason, or the settlement reference of a
+	// completion.
+	Detail string
+}
+
+// moved logs and reports a transition once its ledger write err
+// succeeded.
+func (c *Cashier) moved(ctx context.Context, err error, id, from, to, detail string) {
+	if err != nil {
+		return
+	}
+	level := slog.LevelDebug // the happy path of every paid call
+	if to == OrderFailed {
+		level = slog.LevelInfo
+	}
+	c.log.Log(ctx, level, "payment: order "+to, "order", id, "from", from, "detail", detail)
+	if c.onTransition != nil {
+		c.onTransition(OrderTransition{OrderID: id, From: from, To: to, Detail: detail})
+	}
 }
 
 func receiptFor(o *Order, issued time.Time) *Receipt {
@@ -859,122 +945,15 @@ func (ch *Charge) Fail(ctx context.Context, reason string) error {
 	if ch.replay == nil {
 		ch.c.report(PaymentEvent{Protocol: ch.order.Protocol, OfferID: ch.order.OfferID, Outcome: "voided"})
 	}
-	return ch.c.fail(context.WithoutCancel(ctx), ch.auth, ch.order.ID, reason)
+	return ch.c.fail(context.WithoutCancel(ctx), ch.auth, ch.order.ID, OrderProcessing, reason)
 }
 
-func (c *Cashier) fail(ctx context.Context, a *Authorization, orderID, reason string) error {
+func (c *Cashier) fail(ctx context.Context, a *Authorization, orderID, from, reason string) error {
 	c.void(ctx, a)
-	if err := c.failOrder(ctx, orderID, reason); err != nil {
+	if err := c.failOrder(ctx, orderID, from, reason); err != nil {
 		c.log.ErrorContext(ctx, "payment: failing order", "order", orderID, "err", err)
 		return err
 	}
 	return nil
 }
 
-// ReconcileReport counts what Reconcile did.
-type ReconcileReport struct {
-	// Interrupted orders were left processing (a crash mid-call): their
-	// reservations were released, nothing was settled.
-	Interrupted int
-	// Completed and Failed settling orders were resolved through the
-	// processor's SettlementChecker.
-	Completed int
-	Failed    int
-	// StillSettling orders are still unknown (or the processor cannot
-	// check them).
-	StillSettling int
-	// Purged consumed reservations past their validity were forgotten.
-	Purged int64
-}
-
-// Reconcile repairs the ledger after a crash, and may also run
-// periodically: orders processing for longer than StaleAfter are failed as
-// "interrupted" and their reservations released (never settled — the
-// payer was not charged and may retry); settling orders are re-checked
-// through the processor when it implements SettlementChecker; expired
-// consumed reservations are purged. Orders of live instances are safe:
-// only stale ones are touched and every change is a conditional update.
-func (c *Cashier) Reconcile(ctx context.Context) (ReconcileReport, error) {
-	return c.reconcile(ctx, c.now().Add(-c.staleAfter))
-}
-
-// ReconcileAfterRestart is Reconcile without the age threshold: every order
-// left processing is interrupted and every order left settling is checked
-// now. Call it only at start-up, and only when no other process uses the
-// ledger (a single-instance deployment, for example SQLite with the data
-// directory locked): a live request of another process would lose its
-// order.
-func (c *Cashier) ReconcileAfterRestart(ctx context.Context) (ReconcileReport, error) {
-	return c.reconcile(ctx, c.now())
-}
-
-// reconcile handles the open orders last updated before cutoff.
-func (c *Cashier) reconcile(ctx context.Context, cutoff time.Time) (ReconcileReport, error) {
-	var rep ReconcileReport
-	now := c.now()
-	stale, err := c.l.OrdersInState(ctx, OrderProcessing, cutoff, 1000)
-	if err != nil {
-		return rep, err
-	}
-	for _, o := range stale {
-		switch err := c.l.FailOrder(ctx, o.ID, "interrupted"); {
-		case err == nil:
-			rep.Interrupted++
-		case errors.Is(err, ErrConflict):
-		default:
-			return rep, err
-		}
-	}
-	// A live request spends at most the settle timeout in its settle call,
-	// then leaves the order settling (pending) and finishes: orders
-	// untouched for longer than that are no live request's.
-	// After a restart (cutoff = now) every settling order is checked.
-	settleCutoff := now.Add(-c.settleTO - 5*time.Second)
-	if cutoff.After(settleCutoff) {
-		settleCutoff = cutoff
-	}
-	settling, err := c.l.OrdersInState(ctx, OrderSettling, settleCutoff, 1000)
-	if err != nil {
-		return rep, err
-	}
-	checker, _ := c.p.(SettlementChecker)
-	for _, o := range settling {
-		if checker == nil {
-			rep.StillSettling++
-			continue
-		}
-		s, err := checker.CheckSettlement(ctx, &o)
-		switch {
-		case err == nil && s != nil:
-			if _, err := c.completeSettled(ctx, o, s); err != nil {
-				return rep, err
-			}
-			rep.Completed++
-		case err != nil && (errors.Is(err, ErrSettlementPending) || errors.Is(err, context.DeadlineExceeded)):
-			rep.StillSettling++
-		case err != nil:
-			var p *Problem
-			if !errors.As(err, &p) {
-				rep.StillSettling++ // an error of the check itself decides nothing
-				c.log.WarnContext(ctx, "payment: checking a pending settlement", "order", o.ID, "err", err)
-				continue
-			}
-			if ferr := c.l.FailOrder(ctx, o.ID, "settlement failed: "+problemDetail(err)); ferr != nil && !errors.Is(ferr, ErrConflict) {
-				return rep, ferr
-			}
-			rep.Failed++
-		default:
-			rep.StillSettling++
-		}
-	}
-	n, err := c.l.PurgeReservations(ctx, now)
-	rep.Purged = n
-	if err != nil {
-		return rep, err
-	}
-	if rep != (ReconcileReport{}) {
-		c.log.InfoContext(ctx, "payment: reconciled", "interrupted", rep.Interrupted, "completed", rep.Completed,
-			"failed", rep.Failed, "stillSettling", rep.StillSettling, "purged", rep.Purged)
-	}
-	return rep, nil
-}

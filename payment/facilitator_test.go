@@ -241,8 +241,12 @@ func TestProductionSettlement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Dev || len(f.fac.Calls("/verify")) != 1 {
-		t.Fatalf("dev=%v, verify calls %d", a.Dev, len(f.fac.Calls("/verify")))
+	// The facilitator is asked only once the payment is reserved (Hold).
+	if a.Dev || len(f.fac.Calls("/verify")) != 0 {
+		t.Fatalf("dev=%v, verify calls before the hold %d", a.Dev, len(f.fac.Calls("/verify")))
+	}
+	if err := f.p.Hold(ctx, a); err != nil || len(f.fac.Calls("/verify")) != 1 {
+		t.Fatalf("hold: %v, verify calls %d", err, len(f.fac.Calls("/verify")))
 	}
 	s, err := f.p.Settle(ctx, a)
 	if err != nil {
@@ -279,9 +283,18 @@ func TestProductionSettlement(t *testing.T) {
 		t.Errorf("v1 settlement %v %+v %v", s1.Header, sr, err)
 	}
 
+	// verifyHeld verifies a credential and places its hold, which asks
+	// the facilitator.
+	verifyHeld := func(h http.Header) error {
+		a, err := f.verify(t, h)
+		if err != nil {
+			return err
+		}
+		return f.p.Hold(ctx, a)
+	}
 	// Facilitator says insufficient funds at verify.
 	f.fac.Script("/verify", paymenttest.Reply{Body: paymenttest.Recorded("verify_insufficient_funds")})
-	_, err = f.verify(t, hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow)))
+	err = verifyHeld(hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow)))
 	checkProblem(t, "insufficient funds", err, wantProblem{402, "verification-failed", "insufficient_funds"})
 
 	// Settlement refused.
@@ -301,7 +314,7 @@ func TestProductionSettlement(t *testing.T) {
 	for range 5 {
 		f.fac.Script("/verify", paymenttest.Reply{Status: 503})
 	}
-	_, err = f.verify(t, hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow)))
+	err = verifyHeld(hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow)))
 	var p *payment.Problem
 	if !errors.Is(err, x402.ErrFacilitator) || errors.As(err, &p) {
 		t.Errorf("facilitator down: %v", err)

@@ -381,6 +381,12 @@ func failureReason(status int, body []byte) string {
 // did not settle (yet).
 func (g *Gate) completionError(w http.ResponseWriter, r *http.Request, ch *Charge, err error) {
 	switch {
+	case errors.Is(err, ErrSettlementDeferred):
+		// The answer is kept with the order (id and token already in the
+		// headers) and settles once the processor is back.
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Retry-After", RetryAfterSeconds)
+		httpjson.Detail(w, http.StatusServiceUnavailable, SettlementDeferredDetail)
 	case errors.Is(err, ErrSettlementPending):
 		g.pending(w, ch.Order().ID)
 	case errors.Is(err, ErrSettlementFailed):
@@ -446,12 +452,36 @@ func (g *Gate) refuse(w http.ResponseWriter, r *http.Request, offer Offer, res R
 		w.Header().Set("Retry-After", "1")
 		httpjson.Detail(w, http.StatusConflict, PaymentInFlightDetail)
 	case errors.Is(err, ErrProcessorUnavailable):
-		g.c.log.WarnContext(r.Context(), "payment: processor unavailable", "path", r.URL.Path, "err", err)
-		w.Header().Set("Retry-After", "5")
-		httpjson.Detail(w, http.StatusServiceUnavailable, "Payment verification is temporarily unavailable; the payment was not used")
+		g.unavailable(w, r, err)
 	default:
 		g.internal(w, r, "payment", err)
 	}
+}
+
+// unavailable answers 503 for a processor that cannot take payments now
+// (UnavailableDetail); the cause goes to the log only.
+func (g *Gate) unavailable(w http.ResponseWriter, r *http.Request, err error) {
+	g.c.log.WarnContext(r.Context(), "payment: processor unavailable", "path", r.URL.Path, "err", err)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Retry-After", RetryAfterSeconds)
+	httpjson.Detail(w, http.StatusServiceUnavailable, UnavailableDetail(err))
+}
+
+// RetryAfterSeconds is the Retry-After of every 503 of the payment steps.
+const RetryAfterSeconds = "5"
+
+// SettlementDeferredDetail tells a payer whose settlement is deferred
+// (ErrSettlementDeferred) what to do.
+const SettlementDeferredDetail = "The payment service is temporarily unavailable. Your payment is held, not charged yet, and your answer is kept: retry with the same payment credential after Retry-After (or poll the order with its token). Do not pay again."
+
+// UnavailableDetail is the detail of a payment step that failed because
+// the processor cannot take payments now (ErrProcessorUnavailable): the
+// payment was not used. It names no address and no internal error.
+func UnavailableDetail(err error) string {
+	if errors.Is(err, ErrNetworkUnsupported) {
+		return "Payments are temporarily unavailable: the payment facilitator does not accept payments on this network now. Nothing was charged; retry later."
+	}
+	return "Payment verification is temporarily unavailable; the payment was not used"
 }
 
 // PaymentInFlightDetail is the 409 detail for a retry of a payment whose
@@ -466,6 +496,10 @@ func isQuoteProblem(p *Problem) bool {
 // the previous payment was refused.
 func (g *Gate) challenge(w http.ResponseWriter, r *http.Request, offer Offer, res Resource, p *Problem) {
 	ch, err := g.c.p.Challenge(r.Context(), offer, res)
+	if errors.Is(err, ErrProcessorUnavailable) {
+		g.unavailable(w, r, err)
+		return
+	}
 	if err != nil || ch == nil {
 		g.internal(w, r, "payment challenge", fmt.Errorf("challenge: %v", err))
 		return

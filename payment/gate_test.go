@@ -532,6 +532,11 @@ func TestGateSettlementPendingThenReconciled(t *testing.T) {
 	e.proc.Check = func(o *payment.Order) (*payment.Settlement, error) {
 		return &payment.Settlement{Reference: "0xlate", Network: gatetest.Network}, nil
 	}
+	// The next attempt waits for its back-off.
+	if rep, err = e.cashier.Reconcile(context.Background()); err != nil || rep.Completed != 0 {
+		t.Fatalf("reconcile before the back-off: %+v %v", rep, err)
+	}
+	e.clock.advance(time.Minute)
 	rep, err = e.cashier.Reconcile(context.Background())
 	if err != nil || rep.Completed != 1 {
 		t.Fatalf("reconcile: %+v %v", rep, err)

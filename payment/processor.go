@@ -134,6 +134,18 @@ type Processor interface {
 	// cancels a card authorisation). It is a no-op for EIP-3009 payments,
 	// which simply expire.
 	Void(ctx context.Context, a *Authorization) error
+	// Record returns the durable record of a verified payment, kept with
+	// its order (Order.PaymentRecord) once it starts settling, from which
+	// CheckSettlement can settle or check it later, in any process.
+	Record(a *Authorization) ([]byte, error)
+	// CheckSettlement makes one attempt to learn the outcome of the
+	// settlement of a settling order's payment (settling it again where
+	// that is safe): the settlement; an error matching
+	// ErrSettlementPending while it is still unknown (a *x402.PendingError
+	// carries a transaction it learnt of); or a *Problem when it is known
+	// that the payment never settled and never will (the order is then
+	// failed and released).
+	CheckSettlement(ctx context.Context, o *Order) (*Settlement, error)
 }
 
 // Holder is implemented by processors whose payments need a hold placed

@@ -42,17 +42,25 @@ type ProcessorOptions struct {
 	// Facilitator settles x402 and MPP evm payments (and checks balances
 	// at verification). Required unless Dev or Settler is set.
 	Facilitator *x402.Facilitator
-	// Verifier checks the signature (and, for a facilitator, the balance)
-	// of USDC payments, x402 and MPP evm alike, after this processor's own
-	// checks of what the route issues (requirements, recipient, amount,
-	// validity window, MPP binding). Nil means
-	// VerifyAll(&LocalVerifier{}, Facilitator) — the LocalVerifier alone
-	// in dev mode or when no Facilitator is set. Set Facilitator for
-	// facilitator-only verification, or &LocalVerifier{} for local-only
-	// verification (no network call before the work; the payer's balance
-	// is then first seen at settlement). Its answer's payer, when given,
-	// must be the authorization's from.
+	// Verifier checks the signature of USDC payments, x402 and MPP evm
+	// alike, after this processor's own checks of what the route issues
+	// (requirements, recipient, amount, validity window, MPP binding),
+	// before the payment is reserved. Nil means &LocalVerifier{}: no
+	// network call before the reservation. Its answer's payer, when
+	// given, must be the authorization's from.
+	//
+	// When Verifier is nil and a Facilitator is set (outside dev mode),
+	// the facilitator's /verify (balance, simulation) runs as Hold, after
+	// the Cashier reserved the payment: the credential's order and its
+	// reservation are one step before any facilitator call, so copies of
+	// one credential sent at once never reach the facilitator twice.
 	Verifier x402.Verifier
+	// Chain, when set, is asked about settlements whose outcome is unknown
+	// (CheckSettlement): the receipts of the transactions the facilitator
+	// named, the token's authorizationState and AuthorizationUsed logs.
+	// An *evm.RPC implements it. Nil: resolution rests on the
+	// facilitator alone.
+	Chain ChainReader
 	// Settler settles USDC payments. Nil means Facilitator. Ignored in
 	// dev mode, which settles nothing.
 	Settler x402.Settler
@@ -213,7 +221,10 @@ type Protocols struct {
 	net         evm.Network
 	dev         bool
 	verifier    x402.Verifier
+	confirmer   x402.Verifier // after the reservation (Hold); nil: none
 	settler     x402.Settler
+	chain       ChainReader
+	support     *supportCache
 	secret      []byte
 	oldSecrets  [][]byte
 	realm       string
@@ -253,7 +264,7 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 		return nil, fmt.Errorf("payment: unknown network %q (want eip155:8453 or eip155:84532)", opts.Network)
 	}
 	p := &Protocols{
-		payTo: payTo, net: n, dev: opts.Dev, verifier: opts.Verifier, settler: opts.Settler, realm: opts.Realm,
+		payTo: payTo, net: n, dev: opts.Dev, verifier: opts.Verifier, settler: opts.Settler, chain: opts.Chain, realm: opts.Realm,
 		ttl: opts.ChallengeTTL, settleTime: opts.SettlementTime, presentTime: opts.PresentationTime, stripe: opts.Stripe,
 		requireID: opts.RequirePaymentIdentifier, extensions: opts.Extensions, now: opts.Now, log: opts.Logger,
 		random:      opts.Random,
@@ -285,12 +296,13 @@ func NewProcessor(opts *ProcessorOptions) (*Protocols, error) {
 		return nil, errors.New("payment: a Facilitator (or a Settler) is required outside dev mode")
 	}
 	if p.verifier == nil {
-		local := &x402.LocalVerifier{Now: p.now}
-		if p.dev || opts.Facilitator == nil {
-			p.verifier = local
-		} else {
-			p.verifier = x402.VerifyAll(local, opts.Facilitator)
+		p.verifier = &x402.LocalVerifier{Now: p.now}
+		if !p.dev && opts.Facilitator != nil {
+			p.confirmer = opts.Facilitator
 		}
+	}
+	if !p.dev && opts.Facilitator != nil {
+		p.support = &supportCache{fac: opts.Facilitator, net: n, now: p.now, log: p.log}
 	}
 	if opts.MPPSecret != nil {
 		if len(opts.MPPSecret) < 32 {
@@ -518,6 +530,9 @@ type challengeBody struct {
 // Challenge implements Processor: one 402 answer with the x402 v2 header,
 // an x402 v1 + RFC 9457 body, and one WWW-Authenticate per MPP method.
 func (p *Protocols) Challenge(_ context.Context, offer Offer, res Resource) (*Challenge, error) {
+	if err := p.accepting(); err != nil {
+		return nil, err
+	}
 	if err := checkOffer(offer, res); err != nil {
 		return nil, err
 	}
@@ -768,6 +783,9 @@ func CredentialFromX402(raw json.RawMessage) (*Credential, error) {
 
 // Verify implements Processor.
 func (p *Protocols) Verify(ctx context.Context, offer Offer, res Resource, c *Credential) (*Authorization, error) {
+	if err := p.accepting(); err != nil {
+		return nil, err
+	}
 	if c == nil {
 		return nil, &Problem{Status: http.StatusPaymentRequired, Type: "payment-required", Detail: "No payment credential was presented."}
 	}
@@ -802,6 +820,7 @@ type x402State struct {
 	version      int
 	payload      json.RawMessage
 	requirements json.RawMessage
+	auth         *evm.TransferAuthorization
 }
 
 func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c *Credential) (*Authorization, error) {
@@ -885,7 +904,7 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 	if pr := checkWindow(auth, now, p.validFor(offer)); pr != nil {
 		return nil, pr
 	}
-	if err := p.verifyPayment(ctx, pl.X402Version, c.Raw, reqRaw, auth); err != nil {
+	if err := p.verifyPayment(ctx, p.verifier, pl.X402Version, c.Raw, reqRaw, auth); err != nil {
 		return nil, err
 	}
 	a := &Authorization{
@@ -893,7 +912,7 @@ func (p *Protocols) verifyX402(ctx context.Context, offer Offer, res Resource, c
 		ReservationKey: auth.ReservationKey(p.net),
 		AmountMicroUSD: amount, Network: p.net.CAIP2, ValidUntil: unixTime(auth.ValidBefore),
 		PaymentID: paymentID, Dev: p.dev,
-		State: &x402State{version: pl.X402Version, payload: c.Raw, requirements: reqRaw},
+		State: &x402State{version: pl.X402Version, payload: c.Raw, requirements: reqRaw, auth: auth},
 	}
 	if strings.HasPrefix(paymentID, "quo_") {
 		a.QuoteID = paymentID
@@ -961,8 +980,8 @@ func validBeforeText(v *big.Int) string {
 
 // verifyPayment asks the Verifier about an EIP-3009 payment whose route
 // checks passed. A refusal is a 402 *Problem with the verifier's reason.
-func (p *Protocols) verifyPayment(ctx context.Context, version int, payload, req json.RawMessage, a *evm.TransferAuthorization) error {
-	vr, err := p.verifier.Verify(ctx, version, payload, req)
+func (p *Protocols) verifyPayment(ctx context.Context, v x402.Verifier, version int, payload, req json.RawMessage, a *evm.TransferAuthorization) error {
+	vr, err := v.Verify(ctx, version, payload, req)
 	if err != nil {
 		return err
 	}
@@ -1006,6 +1025,7 @@ type mppEVMState struct {
 	payload      json.RawMessage // x402 v2 PaymentPayload built from the authorization
 	requirements json.RawMessage
 	payer        string
+	auth         *evm.TransferAuthorization
 }
 
 func (p *Protocols) verifyMPP(ctx context.Context, offer Offer, res Resource, c *Credential) (*Authorization, error) {
@@ -1114,7 +1134,7 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 	if err != nil {
 		return nil, err
 	}
-	if err := p.verifyPayment(ctx, 2, payload, reqRaw, auth); err != nil {
+	if err := p.verifyPayment(ctx, p.verifier, 2, payload, reqRaw, auth); err != nil {
 		return nil, err
 	}
 	if cred.Source != "" {
@@ -1128,7 +1148,7 @@ func (p *Protocols) verifyMPPEVM(ctx context.Context, offer Offer, res Resource,
 		ExtraReservationKeys: []string{"mpp:" + ch.ID},
 		AmountMicroUSD:       offer.AmountMicroUSD, Network: p.net.CAIP2, ValidUntil: unixTime(auth.ValidBefore),
 		QuoteID: res.QuoteID, Dev: p.dev,
-		State: &mppEVMState{challengeID: ch.ID, payload: payload, requirements: reqRaw, payer: auth.From.String()},
+		State: &mppEVMState{challengeID: ch.ID, payload: payload, requirements: reqRaw, payer: auth.From.String(), auth: auth},
 	}, nil
 }
 
@@ -1159,12 +1179,26 @@ func (p *Protocols) verifyStripe(_ context.Context, offer Offer, res Resource, c
 
 var _ Holder = (*Protocols)(nil)
 
-// Hold implements Holder: it authorises a card payment (a manual-capture
-// PaymentIntent confirmed with the shared payment token). USDC payments
-// need no hold. Declines and unusable or spent credentials are *Problem.
+// Hold implements Holder, once the Cashier has reserved the payment: it
+// authorises a card payment (a manual-capture PaymentIntent confirmed
+// with the shared payment token), and has the facilitator verify a USDC
+// payment (/verify: balance, simulation) when it confirms payments
+// (ProcessorOptions.Verifier). Declines and unusable or spent credentials
+// are *Problem; a facilitator that cannot answer is any other error.
 func (p *Protocols) Hold(ctx context.Context, a *Authorization) error {
-	if st, ok := a.State.(*CardPayment); ok && st.IntentID == "" {
-		return p.stripe.Authorize(ctx, st)
+	switch st := a.State.(type) {
+	case *CardPayment:
+		if st.IntentID == "" {
+			return p.stripe.Authorize(ctx, st)
+		}
+	case *x402State:
+		if p.confirmer != nil {
+			return p.verifyPayment(ctx, p.confirmer, st.version, st.payload, st.requirements, st.auth)
+		}
+	case *mppEVMState:
+		if p.confirmer != nil {
+			return p.verifyPayment(ctx, p.confirmer, 2, st.payload, st.requirements, st.auth)
+		}
 	}
 	return nil
 }

@@ -129,7 +129,7 @@ func TestProcessorPluggableVerifierAndSettler(t *testing.T) {
 			t.Errorf("settlement through the facilitator: %v, %d calls", err, len(f.fac.Calls("/settle")))
 		}
 	})
-	t.Run("default: local first, then the facilitator", func(t *testing.T) {
+	t.Run("default: local first, then the facilitator once reserved", func(t *testing.T) {
 		f := newFixture(t, fixtureOpts{production: true, noStripe: true})
 		ch := f.challenge(t)
 		_, err := f.verify(t, hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow, paymenttest.WithSignedBy(paymenttest.NewWallet(t)))))
@@ -137,8 +137,12 @@ func TestProcessorPluggableVerifierAndSettler(t *testing.T) {
 		if n := len(f.fac.Calls("/verify")); n != 0 {
 			t.Errorf("a forged signature cost %d facilitator calls", n)
 		}
-		if _, err := f.verify(t, hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow))); err != nil || len(f.fac.Calls("/verify")) != 1 {
-			t.Errorf("honest payment: %v, %d /verify calls", err, len(f.fac.Calls("/verify")))
+		a, err := f.verify(t, hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow)))
+		if err != nil || len(f.fac.Calls("/verify")) != 0 {
+			t.Fatalf("honest payment: %v, %d /verify calls before the reservation", err, len(f.fac.Calls("/verify")))
+		}
+		if err := f.p.Hold(ctx, a); err != nil || len(f.fac.Calls("/verify")) != 1 {
+			t.Errorf("hold: %v, %d /verify calls", err, len(f.fac.Calls("/verify")))
 		}
 	})
 	t.Run("custom verifier and settler, no facilitator", func(t *testing.T) {

@@ -296,12 +296,7 @@ func (h *commerceHandlers) getResult(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if o.Status != payment.OrderCompleted {
-		w.Header().Set("Cache-Control", "no-store")
-		if o.Status == payment.OrderSettling || o.Status == payment.OrderProcessing {
-			w.Header().Set("Retry-After", "5")
-		}
-		httpjson.Detail(w, http.StatusConflict, "The order is "+o.Status+"; its result is available once it is completed")
+	if !delivers(w, o) {
 		return
 	}
 	resp, err := h.c.Ledger().Response(r.Context(), o.ID)

@@ -37,6 +37,9 @@ func (s *Server) ledger() payment.Ledger {
 	if c := s.cfg.Commerce.Cashier; c != nil {
 		return c.Ledger()
 	}
+	if g, ok := s.cfg.Paywall.(*payment.Gate); ok {
+		return g.Cashier().Ledger()
+	}
 	return nil
 }
 
@@ -54,6 +57,13 @@ func (s *Server) orderCompleted(w http.ResponseWriter, r *http.Request, orderID 
 		s.writeError(w, r, claims.ErrNotFound)
 		return false
 	}
+	return delivers(w, o)
+}
+
+// delivers is the one rule of every read of a paid result: only a
+// completed order's result is delivered. Otherwise it answers 409 (with
+// Retry-After while the order may still complete) and returns false.
+func delivers(w http.ResponseWriter, o *payment.Order) bool {
 	if o.Status != payment.OrderCompleted {
 		w.Header().Set("Cache-Control", "no-store")
 		if o.Status == payment.OrderSettling || o.Status == payment.OrderProcessing {
@@ -251,9 +261,6 @@ func (n *nicheService) evidence(w http.ResponseWriter, r *http.Request) {
 			httpjson.Detail(w, http.StatusNotFound, "This evaluation has no evidence bundle for a pay-per-call token")
 			return
 		}
-		if !n.s.orderCompleted(w, r, orderID) {
-			return
-		}
 		resp, err := l.Response(r.Context(), orderID)
 		if err == nil {
 			receipt, err = l.Receipt(r.Context(), orderID)
@@ -307,6 +314,10 @@ func (n *nicheService) fullAccess(w http.ResponseWriter, r *http.Request, id str
 			g := nicheGrant{Kind: "pay_per_call"}
 			if ids.Valid(ids.Order, c.OrderRef) {
 				g.orderID = c.OrderRef
+				// An unlock bought with an order unlocks once it settled.
+				if !n.s.orderCompleted(w, r, g.orderID) {
+					return nil, nicheGrant{}, false
+				}
 			}
 			return ev, g, true
 		}

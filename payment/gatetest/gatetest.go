@@ -53,7 +53,6 @@ type Processor struct {
 }
 
 var _ payment.Processor = (*Processor)(nil)
-var _ payment.SettlementChecker = (*Processor)(nil)
 
 // SetSettleError makes Settle of the payment with nonce return err
 // (payment.ErrSettlementPending, a *payment.Problem, ...); nil clears it.
@@ -241,7 +240,13 @@ func (p *Processor) Void(ctx context.Context, a *payment.Authorization) error {
 	return nil
 }
 
-// CheckSettlement implements payment.SettlementChecker through Check.
+// Record implements payment.Processor: the payment's nonce.
+func (p *Processor) Record(a *payment.Authorization) ([]byte, error) {
+	nonce, _ := a.State.(string)
+	return []byte(nonce), nil
+}
+
+// CheckSettlement implements payment.Processor through Check.
 func (p *Processor) CheckSettlement(ctx context.Context, o *payment.Order) (*payment.Settlement, error) {
 	if p.Check == nil {
 		return nil, payment.ErrSettlementPending

@@ -111,7 +111,7 @@ func paymentRefusal(err error) (status int, detail string, problem *payment.Prob
 	case errors.Is(err, payment.ErrPaymentInFlight):
 		return http.StatusConflict, payment.PaymentInFlightDetail, nil
 	case errors.Is(err, payment.ErrProcessorUnavailable):
-		return http.StatusServiceUnavailable, "Payment verification is temporarily unavailable; the payment was not used", nil
+		return http.StatusServiceUnavailable, payment.UnavailableDetail(err), nil
 	}
 	return http.StatusInternalServerError, "Internal Server Error", nil
 }

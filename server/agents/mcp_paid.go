@@ -253,6 +253,10 @@ func (ms *mcpServer) orderURL(id string) string {
 // p, when set, says why the previous payment was refused.
 func (ms *mcpServer) challenge(ctx context.Context, offer payment.Offer, res payment.Resource, p *payment.Problem) (*mcp.CallToolResult, error) {
 	ch, err := ms.pay.cashier.Processor().Challenge(ctx, offer, res)
+	if errors.Is(err, payment.ErrProcessorUnavailable) {
+		ms.s.Logger().WarnContext(ctx, "mcp: payments unavailable", "err", err)
+		return detailResult(http.StatusServiceUnavailable, payment.UnavailableDetail(err), nil), nil
+	}
 	if err != nil || ch == nil || len(ch.PaymentRequired) == 0 {
 		ms.s.Logger().ErrorContext(ctx, "mcp: payment challenge", "err", err)
 		return detailResult(http.StatusInternalServerError, "Internal Server Error", nil), nil
@@ -399,6 +403,9 @@ func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, too
 		return errorResult(failed.status, failed.body, cm), nil
 	}
 	switch {
+	case errors.Is(err, payment.ErrSettlementDeferred):
+		cm.Status = payment.OrderSettling
+		return detailResult(http.StatusServiceUnavailable, payment.SettlementDeferredDetail, cm), nil
 	case errors.Is(err, payment.ErrSettlementPending):
 		cm.Status = payment.OrderSettling
 		return detailResult(http.StatusAccepted, payment.SettlementPendingDetail, cm), nil
