@@ -956,4 +956,3 @@ func (c *Cashier) fail(ctx context.Context, a *Authorization, orderID, from, rea
 	}
 	return nil
 }
-

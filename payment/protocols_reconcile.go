@@ -225,7 +225,9 @@ type unsupported struct{ network string }
 func (e *unsupported) Error() string {
 	return "payment: the facilitator does not list exact payments on " + e.network
 }
-func (e *unsupported) Is(t error) bool { return t == ErrNetworkUnsupported || t == ErrProcessorUnavailable }
+func (e *unsupported) Is(t error) bool {
+	return t == ErrNetworkUnsupported || t == ErrProcessorUnavailable
+}
 
 // Freshness of the facilitator's /supported answer.
 const (

@@ -306,4 +306,3 @@ func (c *Cashier) reconcile(ctx context.Context, staleBefore, dueBy time.Time) (
 	}
 	return rep, nil
 }
-

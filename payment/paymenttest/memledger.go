@@ -286,7 +286,9 @@ func (l *MemLedger) ClaimSettlement(ctx context.Context, id string, dueBy, until
 func (l *MemLedger) SettlementsDue(ctx context.Context, t time.Time, limit int) ([]payment.Order, error) {
 	return l.list(limit, func(o *payment.Order) bool {
 		return o.Status == payment.OrderSettling && !o.SettleNextAt.After(memstore.Time(t))
-	}, func(a, b payment.Order) int { return cmp.Or(a.SettleNextAt.Compare(b.SettleNextAt), cmp.Compare(a.ID, b.ID)) })
+	}, func(a, b payment.Order) int {
+		return cmp.Or(a.SettleNextAt.Compare(b.SettleNextAt), cmp.Compare(a.ID, b.ID))
+	})
 }
 
 // OpenOrders implements payment.Ledger.
