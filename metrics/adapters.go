@@ -64,3 +64,7 @@ func (m *Metrics) SnapshotCaptured(s *snapshot.Snapshot) { m.Snapshot(string(s.S
 func (m *Metrics) PaymentEvent(e payment.PaymentEvent) {
 	m.Payment(e.Protocol, e.Outcome, e.AmountMicroUSD)
 }
+
+// OrderTransition counts an order status change; its signature fits
+// payment.CashierOptions.OnTransition.
+func (m *Metrics) OrderTransition(t payment.OrderTransition) { m.Transition(t.From, t.To) }

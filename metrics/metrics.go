@@ -13,7 +13,9 @@
 //	provider_search_calls_total{provider}           counter
 //	snapshots_total{status}                         counter
 //	payments_total{protocol,outcome}                counter
-//	payment_amount_microusd_total{protocol}         counter (settled only)
+//	payment_amount_microusd_total{protocol}         counter (settled, at once or resolved)
+//	payment_order_transitions_total{from,to}        counter
+//	payment_resolutions_total{outcome}              counter
 //
 // Payment labels are those of payment.PaymentEvent, as the cashier and the
 // 402 gate emit them. protocol: x402 (v1 and v2 together: the event does
@@ -24,8 +26,16 @@
 // unreadable credential), replayed (a payment already used), idempotent (a
 // retry answered from a completed order, not charged again), settled,
 // pending (settlement outcome unknown; reconciled later),
-// settlement_failed, voided (the paid work failed, nothing charged), error
-// (processor or store failure).
+// settlement_failed, deferred (the processor could not be asked to settle;
+// resolved later), voided (the paid work failed, nothing charged), error
+// (processor or store failure). The resolution of settlements whose
+// outcome was unknown counts in payment_resolutions_total instead, by
+// outcome: settled (resolved_settled), failed (resolved_failed: known
+// never to settle, released), unknown (resolve_unknown: tried again
+// later).
+//
+// Order transitions (payment.OrderTransition) count by from and to:
+// new, processing, settling, completed, failed.
 //
 // Label values come from fixed sets (route ids, tier names, statuses), never
 // from request data, so cardinality stays bounded: an unknown path is
@@ -55,6 +65,8 @@ type Metrics struct {
 	snapshots       *prometheus.CounterVec
 	payments        *prometheus.CounterVec
 	paymentsSettled *prometheus.CounterVec
+	transitions     *prometheus.CounterVec
+	resolutions     *prometheus.CounterVec
 }
 
 // Options configure New. A nil *Options means defaults.
@@ -99,8 +111,14 @@ func New(opts *Options) *Metrics {
 	m.paymentsSettled = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "assay_payment_amount_microusd_total", Help: "Settled amounts in micro-USD by protocol.",
 	}, []string{"protocol"})
+	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "assay_payment_order_transitions_total", Help: "Order status changes by from and to.",
+	}, []string{"from", "to"})
+	m.resolutions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "assay_payment_resolutions_total", Help: "Attempts to resolve settlements whose outcome was unknown, by outcome.",
+	}, []string{"outcome"})
 	for _, c := range []prometheus.Collector{m.requests, m.duration, m.verifications, m.providerTokens,
-		m.providerErrors, m.providerSearch, m.snapshots, m.payments, m.paymentsSettled} {
+		m.providerErrors, m.providerSearch, m.snapshots, m.payments, m.paymentsSettled, m.transitions, m.resolutions} {
 		f(c)
 	}
 	return m
@@ -162,8 +180,25 @@ func (m *Metrics) Payment(protocol, outcome string, settledMicroUSD int64) {
 	if protocol == "" {
 		protocol = "none"
 	}
-	m.payments.WithLabelValues(protocol, outcome).Inc()
-	if outcome == "settled" && settledMicroUSD > 0 {
+	switch outcome {
+	case "resolved_settled":
+		m.resolutions.WithLabelValues("settled").Inc()
+	case "resolved_failed":
+		m.resolutions.WithLabelValues("failed").Inc()
+	case "resolve_unknown":
+		m.resolutions.WithLabelValues("unknown").Inc()
+	default:
+		m.payments.WithLabelValues(protocol, outcome).Inc()
+	}
+	if (outcome == "settled" || outcome == "resolved_settled") && settledMicroUSD > 0 {
 		m.paymentsSettled.WithLabelValues(protocol).Add(float64(settledMicroUSD))
 	}
+}
+
+// Transition counts one order status change (from "" is "new").
+func (m *Metrics) Transition(from, to string) {
+	if from == "" {
+		from = "new"
+	}
+	m.transitions.WithLabelValues(from, to).Inc()
 }

@@ -86,12 +86,15 @@ type PaymentEvent struct {
 	// Outcome is one of: challenged (no credential), rejected (invalid
 	// payment), replayed (payment already used), idempotent (a retry
 	// answered from a completed order, not charged), settled, pending
-	// (settlement outcome unknown), settlement_failed, voided (the paid
-	// work failed; nothing charged), error (processor or store failure).
+	// (settlement outcome unknown), deferred (the processor could not be
+	// asked to settle), settlement_failed, voided (the paid work failed;
+	// nothing charged), error (processor or store failure); and for the
+	// resolution of unknown outcomes: resolved_settled, resolved_failed,
+	// resolve_unknown.
 	Outcome string
 	// OfferID is the offer being paid.
 	OfferID string
-	// AmountMicroUSD is the amount settled (settled only).
+	// AmountMicroUSD is the amount settled (settled and resolved_settled).
 	AmountMicroUSD int64
 }
 
@@ -719,6 +722,8 @@ func (ch *Charge) Complete(ctx context.Context, resp Response) (*Completion, err
 		switch {
 		case err == nil:
 			ev.Outcome, ev.AmountMicroUSD = "settled", ch.order.AmountMicroUSD
+		case errors.Is(err, ErrSettlementDeferred):
+			ev.Outcome = "deferred"
 		case errors.Is(err, ErrSettlementPending):
 			ev.Outcome = "pending"
 		case errors.Is(err, ErrSettlementFailed):

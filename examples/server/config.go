@@ -50,6 +50,11 @@ type config struct {
 	MPPRealm       string
 	DevMode        *bool
 	Dev            bool
+	// Settlement resolution.
+	ChainRPCURL        string
+	FacilitatorTimeout time.Duration
+	SettleTimeout      time.Duration
+	ResolveEvery       time.Duration
 
 	// Payment and subscription secrets, from the environment only.
 	FacilitatorAuth     string // ASSAY_FACILITATOR_AUTH, "Name: value"
@@ -396,6 +401,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.str(&c.Network, "network", "ASSAY_NETWORK", "eip155:8453", "USDC network: eip155:8453 (Base) or eip155:84532 (Base Sepolia)")
 	f.str(&c.FacilitatorURL, "facilitator-url", "ASSAY_FACILITATOR_URL", "", "x402 facilitator base URL (settles x402 and MPP evm payments); empty: dev mode, allowed only without a payee and a non-loopback public base URL, or with -dev-mode")
 	f.str(&c.MPPRealm, "mpp-realm", "ASSAY_MPP_REALM", "", "MPP realm (empty: host of the public base URL)")
+	f.str(&c.ChainRPCURL, "chain-rpc-url", "ASSAY_CHAIN_RPC_URL", "", "Ethereum JSON-RPC endpoint of the network (optional): settlements whose outcome is unknown are checked on the chain (authorizationState, receipts) instead of resting on the facilitator alone")
+	f.dur(&c.FacilitatorTimeout, "facilitator-timeout", "ASSAY_FACILITATOR_TIMEOUT", 10*time.Second, "time limit of one facilitator /verify or /supported attempt")
+	f.dur(&c.SettleTimeout, "settle-timeout", "ASSAY_SETTLE_TIMEOUT", 60*time.Second, "time limit of one facilitator /settle call; past it the outcome is unknown and the order stays settling until it is resolved")
+	f.dur(&c.ResolveEvery, "resolve-every", "ASSAY_RESOLVE_EVERY", 10*time.Second, "how often every instance resolves settlements whose outcome is unknown; an order's attempts back off from this period, doubling, to at most 6 periods")
 	f.optBoolean(&c.DevMode, "dev-mode", "ASSAY_DEV_MODE", "payments in DEV MODE: signatures verified, nothing settled on-chain (unset: dev mode only when nothing of a production set-up is configured)")
 
 	p := &problems{invalid: map[string]bool{}}

@@ -12,12 +12,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/assaykit/assay/payment/evm"
 	"github.com/assaykit/assay/payment/paying"
+	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store/sqlite"
 )
@@ -116,16 +116,42 @@ func TestReadinessOfProductionPayments(t *testing.T) {
 		}
 	}
 
-	var calls atomic.Int32
-	fac := fakeFacilitator(t, `[{"x402Version":2,"scheme":"exact","network":"eip155:8453"}]`, &calls)
+	fac := paymenttest.NewFacilitator(t)
+	fac.SetNetworks([]string{"eip155:8453"})
 	base = startServer(t, production(fac.URL))
 	for range 2 {
 		if code, checks := readyz(t, base); code != 200 {
 			t.Fatalf("facilitator answering: %d %v", code, checks)
 		}
 	}
-	if n := calls.Load(); n != 1 {
+	if n := len(fac.Calls("/supported")); n != 1 {
 		t.Fatalf("facilitator probed %d times for two /readyz, want 1 (cached)", n)
+	}
+
+	// A facilitator that does not take payments on our network: not
+	// ready, and paid routes answer 503 (no challenge to pay) while free
+	// routes work.
+	other := paymenttest.NewFacilitator(t)
+	other.SetNetworks([]string{"eip155:84532"})
+	base = startServer(t, production(other.URL))
+	code, checks = readyz(t, base)
+	if code != 503 || !strings.Contains(checks["payments"], "does not list exact payments on eip155:8453") {
+		t.Fatalf("facilitator without our network: %d %v", code, checks)
+	}
+	resp, err := http.Post(base+"/v1/claims/verify", "application/json", strings.NewReader(`{"claim":"Base mainnet uses chain ID 8453."}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || resp.Header.Get("Payment-Required") != "" ||
+		!strings.Contains(string(body), "does not accept payments on this network") || strings.Contains(string(body), other.URL[len("http://"):]) {
+		t.Fatalf("paid route with an unsupported network: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	if r, err := http.Get(base + "/v1/niches"); err != nil || r.StatusCode != 200 {
+		t.Fatalf("free route: %v %v", r, err)
+	} else {
+		r.Body.Close()
 	}
 }
 

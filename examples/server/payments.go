@@ -5,13 +5,13 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
 	"github.com/assaykit/assay/payment/stripecard"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
@@ -35,6 +35,11 @@ type paymentsConfig struct {
 	ReceiptKey      string // ASSAY_RECEIPT_KEY
 	Costs           payment.CostPrices
 	MaxBodyBytes    int64 // -max-body: the gate reads paid request bodies up to the server's limit
+	// Settlement resolution.
+	ChainRPCURL        string        // -chain-rpc-url, ASSAY_CHAIN_RPC_URL
+	FacilitatorTimeout time.Duration // -facilitator-timeout
+	SettleTimeout      time.Duration // -settle-timeout
+	ResolveEvery       time.Duration // -resolve-every
 }
 
 func paymentsOf(cfg *config) paymentsConfig {
@@ -44,17 +49,18 @@ func paymentsOf(cfg *config) paymentsConfig {
 		MPPSecret: cfg.MPPSecret, Realm: cfg.MPPRealm,
 		StripeKey: cfg.StripeKey, StripeProfile: cfg.StripeProfile,
 		ReceiptKey: cfg.ReceiptKey, Costs: cfg.Costs, MaxBodyBytes: cfg.MaxBodyBytes,
+		ChainRPCURL: cfg.ChainRPCURL, FacilitatorTimeout: cfg.FacilitatorTimeout, SettleTimeout: cfg.SettleTimeout,
+		ResolveEvery: cfg.ResolveEvery,
 	}
 }
 
 // newProcessor builds the x402/MPP protocol layer. In dev mode signatures
 // are verified for real, nothing is settled on-chain, and receipts say so;
-// otherwise the facilitator settles. publicBase is the base URL in use
-// (the listen address when none is configured). The settings were checked
-// with the configuration.
-//
-// In production it also returns the facilitator probe of /readyz.
-func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz *discovery.Bazaar, log *slog.Logger) (*payment.Protocols, *facilitatorProbe, error) {
+// otherwise the facilitator settles, and the chain, when an RPC URL is
+// set, is asked about settlements whose outcome is unknown. publicBase is
+// the base URL in use (the listen address when none is configured). The
+// settings were checked with the configuration.
+func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz *discovery.Bazaar, log *slog.Logger) (*payment.Protocols, error) {
 	dev := c.Dev
 	opts := &payment.ProcessorOptions{PayTo: c.PayTo, Network: c.Network, Dev: dev, Realm: c.Realm, Logger: log, Extensions: bz.Extensions,
 		Links: paymentLinks(publicBase, discoveryServed)}
@@ -63,7 +69,6 @@ func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz 
 			opts.Realm = u.Hostname()
 		}
 	}
-	var facHeaders func(context.Context, string, string) (http.Header, error)
 	if c.MPPSecret != "" {
 		opts.MPPSecret = []byte(c.MPPSecret)
 	}
@@ -79,37 +84,35 @@ func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz 
 			opts.MPPSecret = s
 		}
 	} else {
-		fo := &x402.FacilitatorOptions{URL: c.FacilitatorURL, Logger: log}
+		fo := &x402.FacilitatorOptions{URL: c.FacilitatorURL, Logger: log, Timeout: c.FacilitatorTimeout, SettleTimeout: c.SettleTimeout}
 		if c.FacilitatorAuth != "" {
 			h, err := x402.ParseHeaderLine(c.FacilitatorAuth)
 			if err != nil {
-				return nil, nil, fmt.Errorf("ASSAY_FACILITATOR_AUTH: %w", err)
+				return nil, fmt.Errorf("ASSAY_FACILITATOR_AUTH: %w", err)
 			}
 			fo.Headers = x402.StaticHeaders(h)
-			facHeaders = fo.Headers
 		}
 		fac, err := x402.NewFacilitator(fo)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		opts.Facilitator = fac
+		if c.ChainRPCURL != "" {
+			rpc, err := evm.NewRPC(&evm.RPCOptions{URL: c.ChainRPCURL, Timeout: c.FacilitatorTimeout})
+			if err != nil {
+				return nil, err
+			}
+			opts.Chain = rpc
+		}
 	}
 	if c.StripeKey != "" && c.StripeProfile != "" { // cards (MPP stripe); the key alone serves subscriptions
 		sc, err := stripecard.New(&stripecard.Options{SecretKey: c.StripeKey, ProfileID: c.StripeProfile})
 		if err != nil {
-			return nil, nil, fmt.Errorf("stripe: %w", err)
+			return nil, fmt.Errorf("stripe: %w", err)
 		}
 		opts.Stripe = sc
 	}
-	proc, err := payment.NewProcessor(opts)
-	if err != nil || dev {
-		return proc, nil, err
-	}
-	probe, err := newFacilitatorProbe(c.FacilitatorURL, facHeaders, proc.Network(), log)
-	if err != nil {
-		return nil, nil, err
-	}
-	return proc, probe, nil
+	return payment.NewProcessor(opts)
 }
 
 // paymentLinks are the links of every 402 body: the index of this server,
@@ -124,13 +127,15 @@ func paymentLinks(publicBase string, discoveryServed bool) map[string]string {
 }
 
 // newGate builds the 402 gate over the processor and the ledger in db,
-// reconciles orders a crash left behind, and keeps reconciling pending ones.
-// soleOwner says that no other process uses the database (SQLite with the
-// data directory locked): start-up then settles the fate of every order
-// left open, at once.
+// reconciles what a crash left behind, and runs the settlement resolver
+// until ctx ends. soleOwner says that no other process uses the database
+// (SQLite with the data directory locked): start-up then settles the fate
+// of every order left open, at once.
 func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, keys *payment.Keyring, publicBase string, db *store.DB, soleOwner bool, m *metrics.Metrics, log *slog.Logger) (*payment.Gate, error) {
 	gate, err := payment.NewGate(proc, db, &payment.GateOptions{
-		CashierOptions:  payment.CashierOptions{Keys: keys, Logger: log, Costs: c.Costs, OnEvent: m.PaymentEvent},
+		CashierOptions: payment.CashierOptions{Keys: keys, Logger: log, Costs: c.Costs, OnEvent: m.PaymentEvent, OnTransition: m.OrderTransition,
+			// The facilitator's own bound on /settle ends a call first.
+			SettleTimeout: c.SettleTimeout + 5*time.Second, ResolveEvery: c.ResolveEvery},
 		PublicBaseURL:   publicBase,
 		MaxRequestBytes: c.MaxBodyBytes,
 	})
@@ -148,19 +153,6 @@ func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, keys
 	// One line per start, also when there was nothing to do (operators and
 	// bench/load's crash scenario read it).
 	log.Info("payments reconciled at start", "report", rep)
-	go func() {
-		t := time.NewTicker(time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if _, err := gate.Cashier().Reconcile(ctx); err != nil && ctx.Err() == nil {
-					log.Warn("payment reconciliation", "err", err)
-				}
-			}
-		}
-	}()
+	go gate.Cashier().RunResolver(ctx)
 	return gate, nil
 }

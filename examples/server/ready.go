@@ -5,15 +5,11 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/payment/evm"
-	"github.com/assaykit/assay/payment/x402"
 )
 
 // Readiness (GET /readyz). Every check is cheap: nothing here calls a paid
@@ -30,69 +26,15 @@ import (
 //     quota) without a restart.
 //   - payments: in dev mode, ready. In production: a non-zero payee; a
 //     facilitator that answered GET /supported, listing exact payments on
-//     the configured network (x402 v2 or v1), within facilitatorOKFor
-//     (failures are cached facilitatorFailFor; one probe at a time, bounded
-//     by facilitatorProbeTimeout); a receipt signing key that signs and
-//     verifies.
+//     the configured network (x402 v2 or v1) (payment.Protocols.Ready:
+//     cached 30 s, failures 5 s, each probe bounded by 2 s; paid routes
+//     answer 503 too while it lacks the network); a receipt signing key
+//     that signs and verifies.
 //   - niche: the catalogue can be read.
 const (
-	providerFailLimit       = 3
-	providerFailWindow      = 5 * time.Minute
-	facilitatorOKFor        = 30 * time.Second
-	facilitatorFailFor      = 5 * time.Second
-	facilitatorProbeTimeout = 2 * time.Second
+	providerFailLimit  = 3
+	providerFailWindow = 5 * time.Minute
 )
-
-// facilitatorProbe caches whether the facilitator answered /supported.
-type facilitatorProbe struct {
-	fac     *x402.Facilitator
-	network evm.Network
-	now     func() time.Time
-
-	mu  sync.Mutex // held during a probe: one probe at a time
-	at  time.Time  // when the last probe finished (zero: never)
-	err error      // its outcome
-}
-
-// newFacilitatorProbe builds a probe with its own facilitator client (same
-// URL and credentials as the payment one) that gives up quickly.
-func newFacilitatorProbe(url string, headers func(context.Context, string, string) (http.Header, error), network evm.Network, log *slog.Logger) (*facilitatorProbe, error) {
-	fac, err := x402.NewFacilitator(&x402.FacilitatorOptions{
-		URL: url, Headers: headers, Logger: log,
-		Timeout: facilitatorProbeTimeout, RetryMax: 1,
-		RetryWaitMin: 50 * time.Millisecond, RetryWaitMax: 200 * time.Millisecond,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &facilitatorProbe{fac: fac, network: network, now: time.Now}, nil
-}
-
-// check returns the cached outcome while it is fresh, else probes.
-func (p *facilitatorProbe) check(ctx context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.at.IsZero() {
-		fresh := facilitatorOKFor
-		if p.err != nil {
-			fresh = facilitatorFailFor
-		}
-		if p.now().Sub(p.at) < fresh {
-			return p.err
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, facilitatorProbeTimeout)
-	defer cancel()
-	sr, err := p.fac.Supported(ctx)
-	switch {
-	case err != nil:
-		err = fmt.Errorf("facilitator did not answer /supported: %w", err)
-	case !sr.Supports(2, "exact", p.network.CAIP2) && !sr.Supports(1, "exact", p.network.V1Name):
-		err = fmt.Errorf("facilitator does not list exact payments on %s", p.network.CAIP2)
-	}
-	p.at, p.err = p.now(), err
-	return err
-}
 
 // receiptKeyCheck signs and verifies a probe message with the current
 // receipt key.
@@ -110,7 +52,7 @@ func receiptKeyCheck(keys *payment.Keyring) error {
 }
 
 // paymentsReady is the "payments" readiness check.
-func paymentsReady(dev bool, proc *payment.Protocols, probe *facilitatorProbe, keys *payment.Keyring) func(context.Context) error {
+func paymentsReady(dev bool, proc *payment.Protocols, keys *payment.Keyring) func(context.Context) error {
 	return func(ctx context.Context) error {
 		if err := receiptKeyCheck(keys); err != nil {
 			return err
@@ -121,10 +63,7 @@ func paymentsReady(dev bool, proc *payment.Protocols, probe *facilitatorProbe, k
 		if proc.PayTo().IsZero() {
 			return errors.New("no payee address")
 		}
-		if probe == nil {
-			return errors.New("no facilitator")
-		}
-		return probe.check(ctx)
+		return proc.Ready(ctx)
 	}
 }
 

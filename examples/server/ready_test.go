@@ -5,19 +5,14 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/payment/evm"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -115,82 +110,6 @@ func (failingProvider) Capabilities() claims.ProviderCapabilities {
 }
 func (failingProvider) Search(context.Context, *claims.ProviderQuery) (*claims.ProviderResponse, error) {
 	return nil, &claims.ProviderError{Kind: claims.ProviderNotConfigured, Err: errors.New("401")}
-}
-
-// fakeFacilitator answers /supported with kinds and counts the calls.
-func fakeFacilitator(t *testing.T, kinds string, calls *atomic.Int32) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/supported" {
-			http.NotFound(w, r)
-			return
-		}
-		calls.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"kinds":` + kinds + `}`))
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-func baseNetwork(t *testing.T) evm.Network {
-	for _, n := range evm.Networks() {
-		if n.CAIP2 == "eip155:8453" {
-			return n
-		}
-	}
-	t.Fatal("no Base network")
-	return evm.Network{}
-}
-
-func TestFacilitatorProbe(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	var calls atomic.Int32
-	srv := fakeFacilitator(t, `[{"x402Version":2,"scheme":"exact","network":"eip155:8453"}]`, &calls)
-	p, err := newFacilitatorProbe(srv.URL, nil, baseNetwork(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	p.now = func() time.Time { return now }
-	for range 3 {
-		if err := p.check(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := calls.Load(); n != 1 {
-		t.Fatalf("%d probes within the cache time, want 1", n)
-	}
-	now = now.Add(facilitatorOKFor)
-	if err := p.check(ctx); err != nil || calls.Load() != 2 {
-		t.Fatalf("after the cache time: %v, %d probes", err, calls.Load())
-	}
-
-	// A facilitator that does not settle on our network is not ready.
-	other := fakeFacilitator(t, `[{"x402Version":2,"scheme":"exact","network":"eip155:84532"}]`, &calls)
-	p2, _ := newFacilitatorProbe(other.URL, nil, baseNetwork(t), nil)
-	if err := p2.check(ctx); err == nil || !strings.Contains(err.Error(), "does not list exact payments on eip155:8453") {
-		t.Fatalf("wrong network: %v", err)
-	}
-	// v1 names count too.
-	v1 := fakeFacilitator(t, `[{"x402Version":1,"scheme":"exact","network":"base"}]`, &calls)
-	p3, _ := newFacilitatorProbe(v1.URL, nil, baseNetwork(t), nil)
-	if err := p3.check(ctx); err != nil {
-		t.Fatalf("v1 listing: %v", err)
-	}
-
-	// Nobody listening: not ready, and the failure is cached briefly.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String()
-	ln.Close()
-	p4, _ := newFacilitatorProbe(closed, nil, baseNetwork(t), nil)
-	if err := p4.check(ctx); err == nil || !strings.Contains(err.Error(), "facilitator did not answer /supported") {
-		t.Fatalf("closed port: %v", err)
-	}
 }
 
 func TestReceiptKeyCheck(t *testing.T) {

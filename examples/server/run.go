@@ -130,7 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	defer closeCatalogue()
 	bz := &discovery.Bazaar{}
-	proc, probe, err := newProcessor(payCfg, publicBase, cfg.Discovery, bz, log.With("component", "payment"))
+	proc, err := newProcessor(payCfg, publicBase, cfg.Discovery, bz, log.With("component", "payment"))
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Ready: map[string]func(context.Context) error{
 			"store":    db.Ping,
 			"claims":   verify.ready,
-			"payments": paymentsReady(payCfg.Dev, proc, probe, keys),
+			"payments": paymentsReady(payCfg.Dev, proc, keys),
 			"niche": func(ctx context.Context) error {
 				_, err := catalogue.Engine.HasPublished(ctx)
 				return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/assaykit/assay/evidence"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/assaykit/assay/evidence"
 
 	"github.com/assaykit/assay/claims/openai"
 	"github.com/assaykit/assay/payment"
@@ -55,6 +56,9 @@ func (c *config) checkServer(p *problems) {
 		{"niche-unlock-ttl", "ASSAY_NICHE_UNLOCK_TTL", c.NicheUnlockTTL, false},
 		{"niche-search-cache", "ASSAY_NICHE_SEARCH_CACHE", c.NicheSearchCache, true},
 		{"purge-interval", "ASSAY_PURGE_INTERVAL", c.PurgeInterval, false},
+		{"facilitator-timeout", "ASSAY_FACILITATOR_TIMEOUT", c.FacilitatorTimeout, false},
+		{"settle-timeout", "ASSAY_SETTLE_TIMEOUT", c.SettleTimeout, false},
+		{"resolve-every", "ASSAY_RESOLVE_EVERY", c.ResolveEvery, false},
 	} {
 		switch {
 		case d.zeroOK && d.v < 0:
@@ -215,6 +219,9 @@ func (c *config) checkPayments(p *problems) {
 		if _, err := evm.ParseAddress(c.PayTo); err != nil {
 			p.add("payee", "ASSAY_PAYEE_ADDRESS", "%q is not an address (0x and 40 hex digits)", c.PayTo)
 		}
+	}
+	if c.ChainRPCURL != "" && !isHTTPURL(c.ChainRPCURL) {
+		p.add("chain-rpc-url", "ASSAY_CHAIN_RPC_URL", "%q is not an absolute http(s) URL", c.ChainRPCURL)
 	}
 	if c.FacilitatorURL != "" && !isHTTPURL(c.FacilitatorURL) {
 		p.add("facilitator-url", "ASSAY_FACILITATOR_URL", "%q is not an absolute http(s) URL", c.FacilitatorURL)
