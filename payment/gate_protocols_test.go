@@ -39,12 +39,14 @@ type realEnv struct {
 }
 
 type realOpts struct {
-	db         *store.DB
-	clock      *clock                   // shared by instances of one test
-	production bool                     // settle through fac
-	fac        *paymenttest.Facilitator // shared by instances (production)
-	stripe     *paymenttest.Stripe      // shared by instances
-	gate       func(*payment.GateOptions)
+	db          *store.DB
+	clock       *clock                   // shared by instances of one test
+	production  bool                     // settle through fac
+	fac         *paymenttest.Facilitator // shared by instances (production)
+	stripe      *paymenttest.Stripe      // shared by instances
+	gate        func(*payment.GateOptions)
+	proc        func(*payment.ProcessorOptions)
+	facilitator func(*x402.FacilitatorOptions)
 }
 
 func newRealEnv(t *testing.T, o realOpts) *realEnv {
@@ -68,11 +70,18 @@ func newRealEnv(t *testing.T, o realOpts) *realEnv {
 		if o.fac == nil {
 			o.fac = paymenttest.NewFacilitator(t)
 		}
-		fac, err := x402.NewFacilitator(&x402.FacilitatorOptions{URL: o.fac.URL, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond})
+		fopts := &x402.FacilitatorOptions{URL: o.fac.URL, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond}
+		if o.facilitator != nil {
+			o.facilitator(fopts)
+		}
+		fac, err := x402.NewFacilitator(fopts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		popts.Facilitator = fac
+	}
+	if o.proc != nil {
+		o.proc(popts)
 	}
 	p, err := payment.NewProcessor(popts)
 	if err != nil {

@@ -33,6 +33,9 @@ const publicBase = "https://api.example.test"
 type paidHandler struct {
 	delivered atomic.Int64
 	kind      string
+	// during, when set, runs while the paid work runs (a fault that
+	// starts after verification).
+	during func()
 }
 
 func (h *paidHandler) Precheck(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
@@ -58,6 +61,9 @@ func (h *paidHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body) // the body must still be readable after the gate and Precheck
+	if h.during != nil {
+		h.during()
+	}
 	switch r.Header.Get("X-Test-Behaviour") {
 	case "fail502":
 		w.Header().Set("Content-Type", "application/json")

@@ -93,6 +93,12 @@ func (s *Server) commerceRoutes() ([]*Route, error) {
 		{ID: "commerce.admin.orders.summary", Summary: "Orders, revenue, cost and margin per offer over recent days.", Status: "stable",
 			Method: "GET", Path: "/v1/admin/orders/summary", Prefixes: pre, Query: "AdminOrderSummaryQuery", Admin: true,
 			Handler: s.requireAdmin(http.HandlerFunc(ch.adminSummary))},
+		{ID: "commerce.admin.orders.open", Summary: "Orders not finished (processing or settling), oldest first, with their age and what their settlement is waiting for.", Status: "stable",
+			Method: "GET", Path: "/v1/admin/orders/open", Prefixes: pre, Admin: true,
+			Handler: s.requireAdmin(http.HandlerFunc(ch.adminOpenOrders))},
+		{ID: "commerce.admin.orders.resolve", Summary: "Make one attempt now to settle, or learn the fate of, a settling order.", Status: "stable",
+			Method: "POST", Path: "/v1/admin/orders/{order_id}/resolve", Prefixes: pre, Admin: true, MaxBodyBytes: 1 << 10,
+			Handler: s.requireAdmin(http.HandlerFunc(ch.adminResolve))},
 	}, nil
 }
 
@@ -575,6 +581,81 @@ func (h *commerceHandlers) adminOrder(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, v)
+}
+
+// OpenOrder is one unfinished order in the operator's view.
+type OpenOrder struct {
+	OrderID    string `json:"orderId"`
+	Status     string `json:"status"`
+	OfferID    string `json:"offerId"`
+	Protocol   string `json:"protocol"`
+	Payer      string `json:"payer"`
+	AgeSeconds int64  `json:"ageSeconds"`
+	// Reason says what the order waits for: the last settlement attempt's
+	// note, or that its call is running.
+	Reason        string   `json:"reason"`
+	Attempts      int      `json:"attempts"`
+	NextAttemptAt *string  `json:"nextAttemptAt"`
+	SettlementRef []string `json:"settlementRefs"`
+}
+
+// OpenOrders is the answer of GET /v1/admin/orders/open.
+type OpenOrders struct {
+	Orders []OpenOrder `json:"orders"`
+	Count  int         `json:"count"`
+}
+
+// openOrdersLimit bounds the list of open orders.
+const openOrdersLimit = 500
+
+func (h *commerceHandlers) adminOpenOrders(w http.ResponseWriter, r *http.Request) {
+	orders, err := h.c.OpenOrders(r.Context(), openOrdersLimit)
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	now := time.Now()
+	v := OpenOrders{Orders: make([]OpenOrder, 0, len(orders)), Count: len(orders)}
+	for _, o := range orders {
+		oo := OpenOrder{OrderID: o.ID, Status: o.Status, OfferID: o.OfferID, Protocol: o.Protocol, Payer: o.Payer,
+			AgeSeconds: int64(now.Sub(o.CreatedAt).Seconds()), Reason: o.SettleNote, Attempts: o.SettleAttempts,
+			SettlementRef: o.SettlementRefs}
+		if oo.SettlementRef == nil {
+			oo.SettlementRef = []string{}
+		}
+		switch {
+		case o.Status == payment.OrderProcessing:
+			oo.Reason = "the paid call is running"
+		case oo.Reason == "":
+			oo.Reason = "settling: the first settlement attempt is in progress"
+		}
+		if o.Status == payment.OrderSettling {
+			oo.NextAttemptAt = optionalTime(o.SettleNextAt)
+		}
+		v.Orders = append(v.Orders, oo)
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	httpjson.Write(w, http.StatusOK, v)
+}
+
+// Resolution is the answer of POST /v1/admin/orders/{order_id}/resolve.
+type Resolution struct {
+	OrderID string `json:"orderId"`
+	// Status is the order's status after the attempt.
+	Status string `json:"status"`
+	// Outcome is settled, failed, unknown or not_open.
+	Outcome string `json:"outcome"`
+	Detail  string `json:"detail"`
+}
+
+func (h *commerceHandlers) adminResolve(w http.ResponseWriter, r *http.Request) {
+	res, err := h.c.Resolve(r.Context(), r.PathValue("order_id"))
+	if err != nil {
+		h.s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	httpjson.Write(w, http.StatusOK, Resolution{OrderID: res.Order.ID, Status: res.Order.Status, Outcome: res.Outcome, Detail: res.Detail})
 }
 
 // OfferSummary is one offer's sales and costs over the summary's period.

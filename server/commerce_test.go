@@ -397,3 +397,47 @@ func TestCommerceRoutesAreDescribed(t *testing.T) {
 		t.Error("commerce routes mounted without a cashier")
 	}
 }
+
+// TestAdminOpenOrdersAndResolve: the operator sees what is not finished
+// and can have a settling order resolved now.
+func TestAdminOpenOrdersAndResolve(t *testing.T) {
+	e := newCommerceEnv(t)
+	admin := []string{"Authorization", "Bearer " + testAdminKey}
+	e.proc.SetSettleError("n1", fmt.Errorf("facilitator timeout: %w", payment.ErrSettlementPending))
+	r := e.do("POST", "/v1/claims/verify/quick", `{"claim":"abc"}`, gatetest.Header, gatetest.Credential("0xA", "n1"))
+	if r.Code != http.StatusAccepted {
+		t.Fatalf("pending settlement: %d %s", r.Code, r.Body)
+	}
+	id := r.Header().Get(payment.HeaderOrderID)
+	if rec := e.do("GET", "/claim-verification/v1/admin/orders/open", ""); rec.Code != http.StatusUnauthorized && rec.Code != http.StatusForbidden {
+		t.Fatalf("without the admin key: %d", rec.Code)
+	}
+	var open OpenOrders
+	rec := e.do("GET", "/claim-verification/v1/admin/orders/open", "", admin...)
+	if err := json.Unmarshal(rec.Body.Bytes(), &open); err != nil || rec.Code != 200 || open.Count != 1 || len(open.Orders) != 1 {
+		t.Fatalf("open orders: %d %s", rec.Code, rec.Body)
+	}
+	if o := open.Orders[0]; o.OrderID != id || o.Status != payment.OrderSettling || o.Attempts != 1 ||
+		!strings.Contains(o.Reason, "facilitator timeout") || o.NextAttemptAt == nil {
+		t.Fatalf("open order %+v", o)
+	}
+	// Resolve now: the processor learns it settled.
+	e.proc.Check = func(o *payment.Order) (*payment.Settlement, error) {
+		return &payment.Settlement{Reference: "0xresolved", Network: gatetest.Network}, nil
+	}
+	var res Resolution
+	rec = e.do("POST", "/claim-verification/v1/admin/orders/"+id+"/resolve", "", admin...)
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || rec.Code != 200 || res.Outcome != "settled" || res.Status != payment.OrderCompleted {
+		t.Fatalf("resolve: %d %s", rec.Code, rec.Body)
+	}
+	if rec := e.do("GET", "/claim-verification/v1/admin/orders/open", "", admin...); !strings.Contains(rec.Body.String(), `"count":0`) {
+		t.Fatalf("open orders after resolution: %s", rec.Body)
+	}
+	rec = e.do("POST", "/claim-verification/v1/admin/orders/"+id+"/resolve", "", admin...)
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || res.Outcome != "not_open" || res.Status != payment.OrderCompleted {
+		t.Fatalf("resolve a completed order: %d %s", rec.Code, rec.Body)
+	}
+	if rec := e.do("POST", "/claim-verification/v1/admin/orders/ord_unknown/resolve", "", admin...); rec.Code != http.StatusNotFound {
+		t.Fatalf("unknown order: %d %s", rec.Code, rec.Body)
+	}
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
+	"github.com/assaykit/assay/store"
 )
 
 // A stored verification is read — its result and its evidence bundle
@@ -81,5 +83,61 @@ func TestVerificationReadsWaitForTheOrder(t *testing.T) {
 	r := do(t, s, "GET", "/claim-verification"+read+"/evidence.wacz", "", payment.HeaderOrderToken, token)
 	if r.Code != http.StatusOK || r.Header().Get("Content-Type") != evidence.MediaType {
 		t.Fatalf("bundle once completed: %d %s", r.Code, r.Body)
+	}
+}
+
+// TestNicheUnlockFollowsItsOrder: an unlock token bought with an order
+// unlocks the full evaluation only once that order settled; while it
+// settles the read is 409, and an order that failed never unlocks.
+func TestNicheUnlockFollowsItsOrder(t *testing.T) {
+	ctx := context.Background()
+	var ledger payment.Ledger
+	f := newNicheFixtureWith(t, NicheConfig{}, func(c *Config, db *store.DB) {
+		keys, err := payment.LoadKeyring(ctx, db, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		gate, err := payment.NewGate(&gatetest.Processor{}, db, &payment.GateOptions{PublicBaseURL: "https://api.example.test", CashierOptions: payment.CashierOptions{Keys: keys}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Commerce = CommerceConfig{Cashier: gate.Cashier()}
+		ledger = db
+	})
+	id := f.published[0]
+	open := func() (*payment.Order, string) {
+		o := paymenttest.NewTestOrder("niche.evaluation")
+		if err := ledger.OpenOrder(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		if err := ledger.MarkSettling(ctx, o.ID, payment.Delivered{ResultKind: "niche", ResultID: id, ResultSHA256: "00",
+			Response: payment.StoredResponse{Status: 200, Body: []byte("{}")}}); err != nil {
+			t.Fatal(err)
+		}
+		tok, _, err := f.signer.Issue(id, o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o, tok
+	}
+	settling, tok := open()
+	for _, p := range []string{"/v1/niches/" + id, "/niche-discovery/v1/niches/" + id} {
+		if r := f.get(t, p, "X-Niche-Paid-Call", tok); r.Code != http.StatusConflict || r.Header().Get("Retry-After") == "" ||
+			strings.Contains(r.Body.String(), "SECRETNOTES") {
+			t.Fatalf("%s while the order settles: %d %s", p, r.Code, r.Body)
+		}
+	}
+	if err := ledger.CompleteOrder(ctx, settling.ID, payment.Settled{SettlementRef: "0xtx", ReceiptID: ids.New(ids.Receipt), Receipt: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.get(t, "/v1/niches/"+id, "X-Niche-Paid-Call", tok); r.Code != http.StatusOK {
+		t.Fatalf("after settlement: %d %s", r.Code, r.Body)
+	}
+	failed, tok2 := open()
+	if err := ledger.FailOrder(ctx, failed.ID, "settlement failed: insufficient_funds"); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.get(t, "/v1/niches/"+id, "X-Niche-Paid-Call", tok2); r.Code != http.StatusConflict || strings.Contains(r.Body.String(), "SECRETNOTES") {
+		t.Fatalf("failed order: %d %s", r.Code, r.Body)
 	}
 }
