@@ -198,3 +198,37 @@ func TestStripeTokenParamAndVersion(t *testing.T) {
 		}
 	}
 }
+
+// A card payment whose capture outcome was not recorded is captured again
+// from its order's record, by any process: the capture is idempotent.
+func TestStripeSettlementResolvedFromTheRecord(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, fixtureOpts{production: true})
+	ch := f.challenge(t)
+	a, err := f.hold(t, hdr("Authorization", paymenttest.MPPStripe(t, ch, "spt_test_resolve")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := f.p.Record(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &payment.Order{Protocol: a.Protocol, Method: a.Method, ReservationKey: a.ReservationKey, PaymentRecord: rec}
+	s, err := f.p.CheckSettlement(ctx, o)
+	if err != nil || !strings.HasPrefix(s.Reference, "pi_") || s.Header.Get(mpp.HeaderPaymentReceipt) == "" {
+		t.Fatalf("resolved card settlement: %+v %v", s, err)
+	}
+	again, err := f.p.CheckSettlement(ctx, o)
+	if err != nil || again.Reference != s.Reference {
+		t.Fatalf("second attempt: %+v %v", again, err)
+	}
+	captures := 0
+	for _, r := range f.stripe.Requests() {
+		if strings.HasSuffix(r.Path, "/capture") {
+			captures++
+		}
+	}
+	if in, ok := f.stripe.Intent(s.Reference); captures == 0 || !ok || in.Status != "succeeded" {
+		t.Fatalf("the card was not captured: %d captures, intent %+v", captures, in)
+	}
+}
