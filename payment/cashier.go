@@ -702,6 +702,9 @@ type Completion struct {
 	Settlement *Settlement
 	// Pending is true when the settlement outcome is not known yet.
 	Pending bool
+	// Response is what the call delivered (Status and ContentType
+	// defaulted).
+	Response Response
 }
 
 // Complete records what the call delivered, settles the payment and, when
@@ -780,7 +783,11 @@ func (ch *Charge) complete(ctx context.Context, resp Response) (*Completion, err
 	case err == nil && s == nil:
 		err = errors.New("processor returned no settlement")
 	case err == nil:
-		return c.completeSettled(ctx, ord, s)
+		comp, err := c.completeSettled(ctx, ord, s)
+		if comp != nil {
+			comp.Response = resp
+		}
+		return comp, err
 	case errors.As(err, &p):
 		// A refusal: nothing moved and nothing will.
 		reason := "settlement failed: " + problemDetail(err)

@@ -157,7 +157,6 @@ type gated struct {
 
 func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g, c := h.g, h.g.c
-	ctx := r.Context()
 	if r.Header.Get("Origin") != "" && w.Header().Get("Access-Control-Expose-Headers") == "" {
 		w.Header().Set("Access-Control-Expose-Headers", exposed)
 	}
@@ -178,102 +177,31 @@ func (h *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		ctx = r.Context()
 	}
-	customerKey := r.Header.Get(HeaderCustomerKey)
-	if customerKey != "" {
-		if _, err := c.Customer(ctx, customerKey); err != nil {
-			if errors.Is(err, ErrInvalidCustomerKey) {
-				httpjson.Detail(w, http.StatusUnauthorized, "A valid X-Agentic-Customer-Key is required")
-				return
-			}
-			g.internal(w, r, "customer lookup", err)
-			return
-		}
-	}
+	ctx := r.Context()
 	res := Resource{URL: g.resourceURL(r), Method: r.Method, Description: h.offer.Description, MimeType: h.offer.MimeType,
-		QuoteID: strings.TrimSpace(r.Header.Get(HeaderQuoteID))}
-	res.BodyDigest = mpp.BodyDigest(body)
-	// challengeWith answers 402 for the offer priced by the request's
-	// quote; a quote that cannot be used is reported, and the challenge
-	// is then at the offer's own price without it.
-	challengeWith := func(p *Problem) {
-		priced, err := c.PriceOffer(ctx, h.offer, res.QuoteID)
-		if err != nil {
-			unquoted := res
-			unquoted.QuoteID = ""
-			g.refuse(w, r, h.offer, unquoted, err)
-			return
-		}
-		g.challenge(w, r, priced, res, p)
-	}
+		QuoteID: strings.TrimSpace(r.Header.Get(HeaderQuoteID)), BodyDigest: mpp.BodyDigest(body)}
 	if r.Method == http.MethodHead {
 		// A HEAD answer has no body: never charge for one.
-		challengeWith(nil)
+		g.render(w, c.Challenged(ctx, h.offer, res, nil), nil)
 		return
 	}
-	cred, err := c.p.ReadCredential(r.Header)
-	if err != nil {
-		p := CredentialProblem(err)
-		c.report(PaymentEvent{Outcome: "rejected", OfferID: h.offer.ID})
-		if p.Status == http.StatusPaymentRequired || p.Status == 0 {
-			challengeWith(p)
-			return
-		}
-		writeProblem(w, p)
-		return
-	}
-	if cred == nil {
-		c.report(PaymentEvent{Outcome: "challenged", OfferID: h.offer.ID})
-		challengeWith(nil)
-		return
-	}
-	// Begin prices the offer itself (after answering an idempotent retry,
-	// whose quote is already used, from its stored order).
-	reqHash := RequestHash(r, body)
-	ch, err := c.Begin(ctx, h.offer, res, cred, &BeginOptions{
-		CustomerKey: customerKey, IdempotencyKey: r.Header.Get(HeaderIdempotencyKey), RequestHash: reqHash})
-	if err != nil {
-		var p *Problem
-		if errors.As(err, &p) && (p.Status == http.StatusPaymentRequired || p.Status == 0) && !isQuoteProblem(p) {
-			challengeWith(p)
-			return
-		}
-		g.refuse(w, r, h.offer, res, err)
-		return
-	}
-	w.Header().Set(HeaderOrderID, ch.Order().ID)
-	w.Header().Set(HeaderOrderToken, ch.OrderToken())
-	if stored, ok := ch.Replay(); ok {
-		hd := w.Header()
-		if id := ch.Order().ReceiptID; id != "" {
-			hd.Set(HeaderReceiptID, id)
-		}
-		hd.Set(HeaderReplay, "true")
-		hd.Set("Cache-Control", "private")
-		hd.Set("Content-Type", stored.ContentType)
-		hd.Set("Content-Length", strconv.Itoa(len(stored.Body)))
-		w.WriteHeader(stored.Status)
-		_, _ = w.Write(stored.Body)
-		return
-	}
-	if ch.Pending() {
-		g.pending(w, ch.Order().ID)
-		return
-	}
+	p := &Purchase{Offer: h.offer, Resource: res, CustomerKey: r.Header.Get(HeaderCustomerKey),
+		IdempotencyKey: r.Header.Get(HeaderIdempotencyKey), RequestHash: RequestHash(r, body)}
+	p.Credential, p.CredentialErr = c.p.ReadCredential(r.Header)
 	if s, ok := h.next.(Streamer); ok && s.StreamsPaidResponse() {
-		g.serveStreaming(w, r, h.next, ch)
+		g.serveStreaming(w, r, h.next, p)
 		return
 	}
-	g.serveBuffered(w, r, h.next, ch)
+	g.serveBuffered(w, r, h.next, p)
 }
 
-// serveBuffered runs next through the sale (Charge.Run) into a buffer:
-// an answer of 400 or more, or one over the size limit, fails the order;
-// otherwise the payment settles before the response is sent.
-func (g *Gate) serveBuffered(w http.ResponseWriter, r *http.Request, next http.Handler, ch *Charge) {
+// serveBuffered sells next's answer buffered: an answer of 400 or more,
+// or one over the size limit, fails the order; otherwise the payment
+// settles before the response is sent.
+func (g *Gate) serveBuffered(w http.ResponseWriter, r *http.Request, next http.Handler, p *Purchase) {
 	bw := &bufferWriter{header: http.Header{}, limit: g.maxResp}
-	comp, err := ch.Run(r.Context(), func(ctx context.Context) (Response, error) {
+	p.Work = func(ctx context.Context) (Response, error) {
 		next.ServeHTTP(bw, r.WithContext(ctx))
 		if bw.overflow {
 			return Response{}, fmt.Errorf("response exceeded %d bytes", g.maxResp)
@@ -286,48 +214,100 @@ func (g *Gate) serveBuffered(w http.ResponseWriter, r *http.Request, next http.H
 			out = []byte{}
 		}
 		return Response{Status: bw.code(), ContentType: bw.header.Get("Content-Type"), Body: out}, nil
-	})
-	status := bw.code()
-	hd := w.Header()
-	switch {
-	case errors.Is(err, ErrWorkFailed) && bw.overflow:
-		hd.Set("Cache-Control", "no-store")
-		httpjson.Detail(w, http.StatusInternalServerError, "The response was too large to deliver; the payment was not settled")
-		return
-	case errors.Is(err, ErrWorkFailed):
-		copyHeader(hd, bw.header)
-		hd.Set("Cache-Control", "no-store")
-		w.WriteHeader(status)
-		_, _ = w.Write(bw.buf.Bytes())
-		return
-	case err != nil:
-		g.completionError(w, r, ch, err)
-		return
 	}
-	out := bw.buf.Bytes()
-	if out == nil {
-		out = []byte{}
-	}
-	copyHeader(hd, bw.header)
-	if comp.Settlement != nil {
-		copyHeader(hd, comp.Settlement.Header)
-	}
-	hd.Set(HeaderReceiptID, comp.Order.ReceiptID)
-	hd.Set("Cache-Control", "private")
-	hd.Set("Content-Length", strconv.Itoa(len(out)))
-	w.WriteHeader(status)
-	_, _ = w.Write(out)
+	g.render(w, g.c.Sell(r.Context(), p), bw)
 }
 
-// serveStreaming runs next through the sale (Charge.Run) while its answer
-// streams to the payer; the payment settles at the end and its headers
-// and the receipt id go in trailers.
-func (g *Gate) serveStreaming(w http.ResponseWriter, r *http.Request, next http.Handler, ch *Charge) {
+// Render writes the outcome of a sale that ended before its work ran (a
+// challenge, a refusal, a replay, a pending order), for a transport that
+// sells over HTTP on its own (A2A streams) and answers those as the gate
+// does.
+func (g *Gate) Render(w http.ResponseWriter, out *Outcome) { g.render(w, out, nil) }
+
+// render writes the outcome of a sale: the one rendering of outcomes for
+// HTTP. bw is the buffered work's writer (nil when nothing was buffered).
+func (g *Gate) render(w http.ResponseWriter, out *Outcome, bw *bufferWriter) {
+	if bw == nil {
+		bw = &bufferWriter{header: http.Header{}}
+	}
 	hd := w.Header()
-	hd.Set("Cache-Control", "private")
-	hd.Set("Trailer", HeaderReceiptID+", PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Payment-Receipt")
+	if out.Order != nil {
+		hd.Set(HeaderOrderID, out.Order.ID)
+		if out.Token != "" {
+			hd.Set(HeaderOrderToken, out.Token)
+		}
+	}
+	if out.RetryAfter > 0 {
+		hd.Set("Retry-After", strconv.Itoa(out.RetryAfter))
+	}
+	switch out.Kind {
+	case OutcomeChallenged:
+		g.challenge(w, out.Challenge, out.Problem)
+	case OutcomeRefused:
+		hd.Set("Cache-Control", "no-store")
+		if out.Problem != nil {
+			writeProblem(w, out.Problem)
+			return
+		}
+		httpjson.Detail(w, out.Status, out.Detail)
+	case OutcomeReplayed:
+		if id := out.Order.ReceiptID; id != "" {
+			hd.Set(HeaderReceiptID, id)
+		}
+		hd.Set(HeaderReplay, "true")
+		hd.Set("Cache-Control", "private")
+		hd.Set("Content-Type", out.Response.ContentType)
+		hd.Set("Content-Length", strconv.Itoa(len(out.Response.Body)))
+		w.WriteHeader(out.Response.Status)
+		_, _ = w.Write(out.Response.Body)
+	case OutcomePending:
+		hd.Set("Cache-Control", "no-store")
+		httpjson.Write(w, http.StatusAccepted, map[string]string{
+			"detail":   out.Detail,
+			"orderId":  out.Order.ID,
+			"status":   string(OrderSettling),
+			"orderUrl": g.base + "/v1/orders/" + out.Order.ID,
+		})
+	case OutcomeDelivered:
+		copyHeader(hd, bw.header)
+		if s := out.Completion.Settlement; s != nil {
+			copyHeader(hd, s.Header)
+		}
+		hd.Set(HeaderReceiptID, out.Completion.Order.ReceiptID)
+		hd.Set("Cache-Control", "private")
+		hd.Set("Content-Length", strconv.Itoa(len(out.Response.Body)))
+		w.WriteHeader(out.Response.Status)
+		_, _ = w.Write(out.Response.Body)
+	case OutcomeWorkFailed:
+		hd.Set("Cache-Control", "no-store")
+		if bw.overflow {
+			httpjson.Detail(w, http.StatusInternalServerError, "The response was too large to deliver; the payment was not settled")
+			return
+		}
+		copyHeader(hd, bw.header)
+		w.WriteHeader(bw.code())
+		_, _ = w.Write(bw.buf.Bytes())
+	default: // OutcomeDeferred, OutcomeFailed
+		hd.Set("Cache-Control", "no-store")
+		httpjson.Detail(w, out.Status, out.Detail)
+	}
+}
+
+// serveStreaming sells next's answer as it streams to the payer; the
+// payment settles at the end and its headers and the receipt id go in
+// trailers.
+func (g *Gate) serveStreaming(w http.ResponseWriter, r *http.Request, next http.Handler, p *Purchase) {
 	sw := &streamWriter{ResponseWriter: w, sum: sha256.New(), limit: g.maxResp}
-	comp, err := ch.Run(r.Context(), func(ctx context.Context) (Response, error) {
+	hd := w.Header()
+	started := false
+	p.Started = func(ch *Charge) {
+		started = true
+		hd.Set(HeaderOrderID, ch.Order().ID)
+		hd.Set(HeaderOrderToken, ch.OrderToken())
+		hd.Set("Cache-Control", "private")
+		hd.Set("Trailer", HeaderReceiptID+", PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Payment-Receipt")
+	}
+	p.Work = func(ctx context.Context) (Response, error) {
 		next.ServeHTTP(sw, r.WithContext(ctx))
 		status := sw.status
 		if status == 0 {
@@ -344,19 +324,23 @@ func (g *Gate) serveStreaming(w http.ResponseWriter, r *http.Request, next http.
 			}
 		}
 		return resp, nil
-	})
-	switch {
-	case errors.Is(err, ErrWorkFailed):
-		return
-	case err != nil:
-		g.c.log.WarnContext(r.Context(), "payment: streamed call not settled", "order", ch.Order().ID, "err", err)
+	}
+	out := g.c.Sell(r.Context(), p)
+	if !started {
+		g.render(w, out, nil)
 		return
 	}
-	hd.Set(HeaderReceiptID, comp.Order.ReceiptID)
-	if comp.Settlement != nil {
-		for k, v := range comp.Settlement.Header {
-			hd[k] = v
+	switch out.Kind {
+	case OutcomeDelivered:
+		hd.Set(HeaderReceiptID, out.Completion.Order.ReceiptID)
+		if s := out.Completion.Settlement; s != nil {
+			for k, v := range s.Header {
+				hd[k] = v
+			}
 		}
+	case OutcomeWorkFailed:
+	default:
+		g.c.log.WarnContext(r.Context(), "payment: streamed call not settled", "order", out.Order.ID, "outcome", out.Kind, "err", out.Err)
 	}
 }
 
@@ -377,95 +361,8 @@ func failureReason(status int, body []byte) string {
 	return fmt.Sprintf("handler answered %d: %s", status, detail)
 }
 
-// completionError answers a call whose work succeeded but whose payment
-// did not settle (yet).
-func (g *Gate) completionError(w http.ResponseWriter, r *http.Request, ch *Charge, err error) {
-	switch {
-	case errors.Is(err, ErrSettlementDeferred):
-		// The answer is kept with the order (id and token already in the
-		// headers) and settles once the processor is back.
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("Retry-After", RetryAfterSeconds)
-		httpjson.Detail(w, http.StatusServiceUnavailable, SettlementDeferredDetail)
-	case errors.Is(err, ErrSettlementPending):
-		g.pending(w, ch.Order().ID)
-	case errors.Is(err, ErrSettlementFailed):
-		// The fresh challenge is for this very request: its resource, body
-		// digest and quote (released by the failure), so that it can be
-		// paid on a POST or quoted route.
-		g.challenge(w, r, ch.Call().Offer, ch.Resource(), asProblem(err, "Settlement failed: "+problemDetail(err)))
-	default:
-		g.internal(w, r, "completing a paid call", err)
-	}
-}
-
-// pending answers 202 for an order whose settlement outcome is not known
-// yet: the payer must not pay again but poll the order.
-func (g *Gate) pending(w http.ResponseWriter, id string) {
-	hd := w.Header()
-	hd.Set("Cache-Control", "no-store")
-	hd.Set("Retry-After", "5")
-	httpjson.Write(w, http.StatusAccepted, map[string]string{
-		"detail":   SettlementPendingDetail,
-		"orderId":  id,
-		"status":   OrderSettling,
-		"orderUrl": g.base + "/v1/orders/" + id,
-	})
-}
-
 // SettlementPendingDetail tells a payer whose order is settling what to do.
 const SettlementPendingDetail = "Payment settlement is pending. Do not pay again: poll the order with its token until it is completed, then read its result."
-
-func asProblem(err error, detail string) *Problem {
-	p := &Problem{Status: http.StatusPaymentRequired, Type: "verification-failed", Reason: "settlement_failed"}
-	var pp *Problem
-	if errors.As(err, &pp) {
-		*p = *pp
-		p.Status = http.StatusPaymentRequired
-	}
-	p.Detail = detail
-	return p
-}
-
-// refuse answers a failed payment step: a *Problem with its status (402
-// with a fresh challenge), customer and idempotency errors with theirs.
-func (g *Gate) refuse(w http.ResponseWriter, r *http.Request, offer Offer, res Resource, err error) {
-	var p *Problem
-	switch {
-	case errors.As(err, &p):
-		if p.Status == http.StatusPaymentRequired || p.Status == 0 {
-			if isQuoteProblem(p) {
-				res.QuoteID = ""
-			}
-			g.challenge(w, r, offer, res, p)
-			return
-		}
-		writeProblem(w, p)
-	case errors.Is(err, ErrInvalidCustomerKey):
-		httpjson.Detail(w, http.StatusUnauthorized, "A valid X-Agentic-Customer-Key is required")
-	case errors.Is(err, ErrIdempotencyConflict):
-		httpjson.Detail(w, http.StatusConflict, "Idempotency-Key was already used for a different request")
-	case errors.Is(err, ErrIdempotencyInFlight):
-		w.Header().Set("Retry-After", "1")
-		httpjson.Detail(w, http.StatusConflict, "A request with this Idempotency-Key is still being processed")
-	case errors.Is(err, ErrPaymentInFlight):
-		w.Header().Set("Retry-After", "1")
-		httpjson.Detail(w, http.StatusConflict, PaymentInFlightDetail)
-	case errors.Is(err, ErrProcessorUnavailable):
-		g.unavailable(w, r, err)
-	default:
-		g.internal(w, r, "payment", err)
-	}
-}
-
-// unavailable answers 503 for a processor that cannot take payments now
-// (UnavailableDetail); the cause goes to the log only.
-func (g *Gate) unavailable(w http.ResponseWriter, r *http.Request, err error) {
-	g.c.log.WarnContext(r.Context(), "payment: processor unavailable", "path", r.URL.Path, "err", err)
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Retry-After", RetryAfterSeconds)
-	httpjson.Detail(w, http.StatusServiceUnavailable, UnavailableDetail(err))
-}
 
 // RetryAfterSeconds is the Retry-After of every 503 of the payment steps.
 const RetryAfterSeconds = "5"
@@ -488,22 +385,9 @@ func UnavailableDetail(err error) string {
 // first request is still being processed.
 const PaymentInFlightDetail = "A request with this payment is still being processed; retry with the same payment shortly"
 
-func isQuoteProblem(p *Problem) bool {
-	return p.Reason == ReasonQuoteMismatch || p.Reason == ReasonQuoteUsed || p.Reason == ReasonQuoteUnknown || p.Reason == ReasonQuoteExpired
-}
-
 // challenge answers 402 with a fresh challenge; p, when set, explains why
 // the previous payment was refused.
-func (g *Gate) challenge(w http.ResponseWriter, r *http.Request, offer Offer, res Resource, p *Problem) {
-	ch, err := g.c.p.Challenge(r.Context(), offer, res)
-	if errors.Is(err, ErrProcessorUnavailable) {
-		g.unavailable(w, r, err)
-		return
-	}
-	if err != nil || ch == nil {
-		g.internal(w, r, "payment challenge", fmt.Errorf("challenge: %v", err))
-		return
-	}
+func (g *Gate) challenge(w http.ResponseWriter, ch *Challenge, p *Problem) {
 	body := ch.Body
 	if p != nil {
 		body = withProblem(body, p)
@@ -577,11 +461,6 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, status, m)
-}
-
-func (g *Gate) internal(w http.ResponseWriter, r *http.Request, what string, err error) {
-	g.c.log.ErrorContext(r.Context(), "payment: "+what, "path", r.URL.Path, "err", err)
-	httpjson.Detail(w, http.StatusInternalServerError, "Internal Server Error")
 }
 
 // readBody reads the request body (at most limit bytes when limit > 0)

@@ -432,20 +432,21 @@ func (snd *a2aSend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out.Bytes())
 }
 
-// liveStream charges a streaming call directly through the gate's Cashier,
-// so that status updates flow while the verification runs and the payment
-// still settles before the result is sent. It returns false, having
-// written nothing, when the call must go through the gate instead: no gate
-// or public base URL, an Idempotency-Key, no readable credential, or any
-// refusal before the order is open (the gate then gives its own answer).
+// liveStream sells a streaming call (payment.Cashier.Sell) so that status
+// updates flow while the verification runs and the payment still settles
+// before the result is sent. It returns false, having written nothing,
+// when the call must go through the gate instead: no gate or public base
+// URL, an Idempotency-Key (the gate buffers the stream), or no credential
+// (the gate's challenge). Outcomes that end the sale before the work
+// starts (refusals, challenges) are rendered as the gate renders them.
 func (h *a2aHandler) liveStream(w http.ResponseWriter, r *http.Request, body []byte, job *a2aJob) bool {
 	snd := h.senders[job.tier]
 	if h.gate == nil || h.base == "" || h.pay.cashier == nil || snd == nil || r.Header.Get(payment.HeaderIdempotencyKey) != "" {
 		return false
 	}
 	c := h.pay.cashier
-	cred, err := c.Processor().ReadCredential(r.Header)
-	if err != nil || cred == nil {
+	cred, credErr := c.Processor().ReadCredential(r.Header)
+	if cred == nil && credErr == nil {
 		return false
 	}
 	res := payment.Resource{URL: h.base + r.URL.EscapedPath(), Method: r.Method, Description: snd.offer.Description,
@@ -454,20 +455,22 @@ func (h *a2aHandler) liveStream(w http.ResponseWriter, r *http.Request, body []b
 		res.URL += "?" + r.URL.RawQuery
 	}
 	res.BodyDigest = mpp.BodyDigest(body)
-	ch, err := c.Begin(r.Context(), snd.offer, res, cred, &payment.BeginOptions{CustomerKey: r.Header.Get(payment.HeaderCustomerKey),
-		RequestHash: payment.RequestHash(r, body)})
-	if err != nil {
-		return false
+	p := &payment.Purchase{Offer: snd.offer, Resource: res, Credential: cred, CredentialErr: credErr,
+		CustomerKey: r.Header.Get(payment.HeaderCustomerKey), RequestHash: payment.RequestHash(r, body)}
+	live := &liveSale{h: h, w: w, r: r, job: job}
+	defer live.close()
+	p.Started, p.Work = live.start, live.work
+	out := c.Sell(r.Context(), p)
+	switch {
+	case out.Kind == payment.OutcomeReplayed:
+		h.serveAgain(w, job, out)
+	case out.Kind == payment.OutcomePending && live.sink == nil:
+		h.serveAgain(w, job, out)
+	case live.sink == nil:
+		h.gate.Render(w, out)
+	default:
+		live.finish(out)
 	}
-	if stored, ok := ch.Replay(); ok {
-		h.serveAgain(w, job, ch, stored)
-		return true
-	}
-	if ch.Pending() {
-		h.serveAgain(w, job, ch, nil)
-		return true
-	}
-	h.serveLive(w, r, job, ch)
 	return true
 }
 
@@ -476,16 +479,16 @@ func (h *a2aHandler) liveStream(w http.ResponseWriter, r *http.Request, body []b
 // token and the receipt id, then the stored final task as the one event of
 // the stream (its data is the bytes the receipt hashes), or, while the
 // order is settling, a working status that says so.
-func (h *a2aHandler) serveAgain(w http.ResponseWriter, job *a2aJob, ch *payment.Charge, stored *payment.StoredResponse) {
-	ord := ch.Order()
+func (h *a2aHandler) serveAgain(w http.ResponseWriter, job *a2aJob, out *payment.Outcome) {
+	ord := out.Order
 	hd := w.Header()
 	hd.Set(payment.HeaderOrderID, ord.ID)
-	hd.Set(payment.HeaderOrderToken, ch.OrderToken())
+	hd.Set(payment.HeaderOrderToken, out.Token)
 	if ord.ReceiptID != "" {
 		hd.Set(payment.HeaderReceiptID, ord.ReceiptID)
 	}
 	hd.Set("Content-Type", "text/event-stream")
-	if stored == nil {
+	if out.Kind != payment.OutcomeReplayed {
 		hd.Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusOK)
 		sink := &sseSink{w: w, id: job.id}
@@ -495,6 +498,7 @@ func (h *a2aHandler) serveAgain(w http.ResponseWriter, job *a2aJob, ch *payment.
 		sink.send(a2aEvent{Task: &t})
 		return
 	}
+	stored := out.Response
 	hd.Set(payment.HeaderReplay, "true")
 	hd.Set("Cache-Control", "private")
 	w.WriteHeader(http.StatusOK)
@@ -509,96 +513,115 @@ func (h *a2aHandler) serveAgain(w http.ResponseWriter, job *a2aJob, ch *payment.
 // settlingText tells a payer whose paid task is settling what to do.
 const settlingText = "Payment settlement is pending. Do not pay again: read the task with GetTask (or the order with its token) until it is completed."
 
-func (h *a2aHandler) serveLive(w http.ResponseWriter, r *http.Request, job *a2aJob, ch *payment.Charge) {
-	ord := ch.Order()
-	hd := w.Header()
-	hd.Set(payment.HeaderOrderID, ord.ID)
+// liveSale is the state of a stream sold live.
+type liveSale struct {
+	h      *a2aHandler
+	w      http.ResponseWriter
+	r      *http.Request
+	job    *a2aJob
+	ch     *payment.Charge
+	sink   *sseSink
+	e      *a2aTaskEntry
+	res    *claims.Result
+	a      a2aArtifact
+	failEv *a2aEvent
+}
+
+// start sends the order headers and opens the stream, once the order is
+// open.
+func (l *liveSale) start(ch *payment.Charge) {
+	l.ch = ch
+	hd := l.w.Header()
+	hd.Set(payment.HeaderOrderID, ch.Order().ID)
 	hd.Set(payment.HeaderOrderToken, ch.OrderToken())
 	hd.Set("Cache-Control", "private")
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Trailer", payment.HeaderReceiptID+", PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Payment-Receipt")
-	w.WriteHeader(http.StatusOK)
-	sink := &sseSink{w: w, id: job.id}
-	defer sink.close()
+	l.w.WriteHeader(http.StatusOK)
+	l.sink = &sseSink{w: l.w, id: l.job.id}
+}
 
-	// The one sale: the work runs with the payment in its context and the
-	// offer's timeout; a failure voids, success settles before the result
-	// is sent.
-	var (
-		e      *a2aTaskEntry
-		res    *claims.Result
-		a      a2aArtifact
-		failEv *a2aEvent
-	)
-	defer func() {
-		if e != nil {
-			close(e.done)
-		}
-	}()
-	comp, err := ch.Run(r.Context(), func(wctx context.Context) (payment.Response, error) {
-		ctx, cancel := context.WithCancel(wctx)
-		defer cancel()
-		e = h.startTask(job, ch.Call(), cancel)
-		sink.send(a2aEvent{Task: new(e.snapshot())})
-		var err error
-		res, err = h.execute(ctx, job, e, sink.send)
-		if err == nil {
-			a, err = h.resultArtifact(res)
-		}
-		if err != nil {
-			st, d := h.s.Status(r.Context(), err)
-			ev, canceled := h.failTask(e, st, d)
-			failEv = &ev
-			if canceled != "" {
-				return payment.Response{}, errors.New(canceled)
-			}
-			return payment.Response{}, errors.New(failureReason(st, d))
-		}
-		// What is stored, hashed in the receipt and readable with the
-		// order token: the final task as a SendMessage response.
-		final := e.snapshot()
-		final.Artifacts = append(final.Artifacts, a)
-		final.Status = a2aTaskStatus{State: a2aCompleted, Timestamp: a2aNow()}
-		stored, err := httpjson.Marshal(rpcResponse{JSONRPC: "2.0", ID: rpcID(job.id), Result: a2aEvent{Task: &final}})
-		if err != nil {
-			ev, _ := h.failTask(e, http.StatusInternalServerError, "Internal Server Error")
-			failEv = &ev
-			return payment.Response{}, errors.New("encoding the result failed")
-		}
-		sink.send(e.setStatus(a2aWorking, "Settling the payment", nil))
-		return payment.Response{Body: stored}, nil
-	})
-	if failEv != nil {
-		sink.send(*failEv)
-		return
+// work runs the verification, streaming its stages; what it returns is
+// what is stored, hashed in the receipt and readable with the order token:
+// the final task as a SendMessage response.
+func (l *liveSale) work(wctx context.Context) (payment.Response, error) {
+	h := l.h
+	ctx, cancel := context.WithCancel(wctx)
+	defer cancel()
+	l.e = h.startTask(l.job, l.ch.Call(), cancel)
+	l.sink.send(a2aEvent{Task: new(l.e.snapshot())})
+	var err error
+	l.res, err = h.execute(ctx, l.job, l.e, l.sink.send)
+	if err == nil {
+		l.a, err = h.resultArtifact(l.res)
 	}
-	switch {
-	case errors.Is(err, payment.ErrSettlementPending):
-		sink.send(e.setStatus(a2aWorking, settlingText,
-			map[string]any{"orderId": ord.ID, "orderStatus": payment.OrderSettling}))
-		return
-	case err != nil:
-		var p *payment.Problem
-		detail := "the payment could not be settled"
-		if errors.As(err, &p) {
-			detail = problemText(p)
+	if err != nil {
+		st, d := h.s.Status(l.r.Context(), err)
+		ev, canceled := h.failTask(l.e, st, d)
+		l.failEv = &ev
+		if canceled != "" {
+			return payment.Response{}, errors.New(canceled)
 		}
-		if !errors.Is(err, payment.ErrSettlementFailed) {
-			h.s.Logger().ErrorContext(r.Context(), "a2a: completing a paid stream", "order", ord.ID, "err", err)
+		return payment.Response{}, errors.New(failureReason(st, d))
+	}
+	final := l.e.snapshot()
+	final.Artifacts = append(final.Artifacts, l.a)
+	final.Status = a2aTaskStatus{State: a2aCompleted, Timestamp: a2aNow()}
+	stored, err := httpjson.Marshal(rpcResponse{JSONRPC: "2.0", ID: rpcID(l.job.id), Result: a2aEvent{Task: &final}})
+	if err != nil {
+		ev, _ := h.failTask(l.e, http.StatusInternalServerError, "Internal Server Error")
+		l.failEv = &ev
+		return payment.Response{}, errors.New("encoding the result failed")
+	}
+	l.sink.send(l.e.setStatus(a2aWorking, "Settling the payment", nil))
+	return payment.Response{Body: stored}, nil
+}
+
+// finish sends the last events of a stream whose work ran.
+func (l *liveSale) finish(out *payment.Outcome) {
+	e, sink, ord := l.e, l.sink, out.Order
+	switch {
+	case l.failEv != nil:
+		sink.send(*l.failEv)
+		return
+	case e == nil:
+		return
+	case out.Kind == payment.OutcomePending || out.Kind == payment.OutcomeDeferred:
+		sink.send(e.setStatus(a2aWorking, settlingText, map[string]any{"orderId": ord.ID, "orderStatus": payment.OrderSettling}))
+		return
+	case out.Kind != payment.OutcomeDelivered:
+		detail := "the payment could not be settled"
+		if out.Problem != nil {
+			detail = problemText(out.Problem)
+		}
+		if out.Kind == payment.OutcomeFailed {
+			l.h.s.Logger().ErrorContext(l.r.Context(), "a2a: completing a paid stream", "order", ord.ID, "err", out.Err)
 		}
 		sink.send(e.setStatus(a2aFailed, "Settlement failed: "+detail+"; the result was not delivered", map[string]any{"orderId": ord.ID}))
 		return
 	}
-	sink.send(e.addArtifact(a))
-	meta := map[string]any{"verificationId": res.VerificationID, "orderId": ord.ID, "receiptId": comp.Order.ReceiptID}
+	comp := out.Completion
+	sink.send(e.addArtifact(l.a))
+	meta := map[string]any{"verificationId": l.res.VerificationID, "orderId": ord.ID, "receiptId": comp.Order.ReceiptID}
 	if comp.Settlement != nil && len(comp.Settlement.Meta) > 0 {
 		meta["paymentResponse"] = json.RawMessage(comp.Settlement.Meta)
 	}
 	sink.send(e.setStatus(a2aCompleted, "", meta))
+	hd := l.w.Header()
 	hd.Set(payment.HeaderReceiptID, comp.Order.ReceiptID)
 	if comp.Settlement != nil {
 		for k, v := range comp.Settlement.Header {
 			hd[k] = v
 		}
+	}
+}
+
+// close ends the stream and the task.
+func (l *liveSale) close() {
+	if l.sink != nil {
+		l.sink.close()
+	}
+	if l.e != nil {
+		close(l.e.done)
 	}
 }

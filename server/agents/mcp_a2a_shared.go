@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -88,32 +87,6 @@ func decodeClaimRequest(s *server.Server, tier string, raw []byte) (*claims.Requ
 		return nil, nil, nil, err
 	}
 	return &req, eff, nil, nil
-}
-
-// paymentRefusal is how the HTTP gate answers a failed payment step, as a
-// status, a detail and (for a payment problem) the problem to show with a
-// fresh challenge.
-func paymentRefusal(err error) (status int, detail string, problem *payment.Problem) {
-	var p *payment.Problem
-	switch {
-	case errors.As(err, &p):
-		st := p.Status
-		if st == 0 {
-			st = http.StatusPaymentRequired
-		}
-		return st, p.Detail, p
-	case errors.Is(err, payment.ErrInvalidCustomerKey):
-		return http.StatusUnauthorized, "A valid X-Agentic-Customer-Key is required", nil
-	case errors.Is(err, payment.ErrIdempotencyConflict):
-		return http.StatusConflict, "Idempotency-Key was already used for a different request", nil
-	case errors.Is(err, payment.ErrIdempotencyInFlight):
-		return http.StatusConflict, "A request with this Idempotency-Key is still being processed", nil
-	case errors.Is(err, payment.ErrPaymentInFlight):
-		return http.StatusConflict, payment.PaymentInFlightDetail, nil
-	case errors.Is(err, payment.ErrProcessorUnavailable):
-		return http.StatusServiceUnavailable, payment.UnavailableDetail(err), nil
-	}
-	return http.StatusInternalServerError, "Internal Server Error", nil
 }
 
 // failureReason is the reason recorded on an order whose call failed, in

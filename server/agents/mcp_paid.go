@@ -249,16 +249,10 @@ func (ms *mcpServer) orderURL(id string) string {
 	return ms.base + "/v1/orders/" + id
 }
 
-// challenge answers with the PaymentRequired object of a fresh challenge;
-// p, when set, says why the previous payment was refused.
-func (ms *mcpServer) challenge(ctx context.Context, offer payment.Offer, res payment.Resource, p *payment.Problem) (*mcp.CallToolResult, error) {
-	ch, err := ms.pay.cashier.Processor().Challenge(ctx, offer, res)
-	if errors.Is(err, payment.ErrProcessorUnavailable) {
-		ms.s.Logger().WarnContext(ctx, "mcp: payments unavailable", "err", err)
-		return detailResult(http.StatusServiceUnavailable, payment.UnavailableDetail(err), nil), nil
-	}
-	if err != nil || ch == nil || len(ch.PaymentRequired) == 0 {
-		ms.s.Logger().ErrorContext(ctx, "mcp: payment challenge", "err", err)
+// challenge answers with the PaymentRequired object of a fresh challenge
+// ch; p, when set, says why the previous payment was refused.
+func (ms *mcpServer) challenge(ch *payment.Challenge, p *payment.Problem) (*mcp.CallToolResult, error) {
+	if ch == nil || len(ch.PaymentRequired) == 0 {
 		return detailResult(http.StatusInternalServerError, "Internal Server Error", nil), nil
 	}
 	pr := ch.PaymentRequired
@@ -330,65 +324,27 @@ func orderedPaymentRequired(m map[string]json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// paidCall charges one call through the Cashier: verify and reserve the
-// payment, open the order, do the work, settle only on success.
+// paidCall sells one call (payment.Cashier.Sell) and renders its outcome
+// as a tool result.
 func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, tool string, offer payment.Offer,
 	requestHash, idem string, prog *mcpProgress, work paidWork) (*mcp.CallToolResult, error) {
-	c := ms.pay.cashier
-	res := ms.resource(ctx, tool, offer, metaString(req, metaQuoteID, payment.HeaderQuoteID))
-	customerKey := metaString(req, metaCustomerKey, payment.HeaderCustomerKey)
-	if customerKey != "" {
-		if _, err := c.Customer(ctx, customerKey); err != nil {
-			st, d, _ := paymentRefusal(err)
-			return detailResult(st, d, nil), nil
-		}
-	}
-	priced, err := c.PriceOffer(ctx, offer, res.QuoteID)
-	if err != nil {
-		unquoted := res
-		unquoted.QuoteID = ""
-		return ms.refuse(ctx, offer, unquoted, err)
-	}
-	raw, paid := json.RawMessage(nil), false
+	p := &payment.Purchase{Offer: offer, Resource: ms.resource(ctx, tool, offer, metaString(req, metaQuoteID, payment.HeaderQuoteID)),
+		CustomerKey: metaString(req, metaCustomerKey, payment.HeaderCustomerKey), IdempotencyKey: idem, RequestHash: requestHash}
 	if req.Params != nil && req.Params.Meta != nil {
 		if v, ok := req.Params.Meta[metaPayment]; ok && v != nil {
-			b, err := json.Marshal(v)
-			if err != nil {
-				return ms.refuse(ctx, priced, res, &payment.Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed x402 payment"})
+			if raw, err := json.Marshal(v); err != nil {
+				p.CredentialErr = &payment.Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed x402 payment"}
+			} else {
+				p.Credential, p.CredentialErr = ms.readCred(raw)
 			}
-			raw, paid = b, true
 		}
 	}
-	if !paid {
-		return ms.challenge(ctx, priced, res, nil)
-	}
-	cred, err := ms.readCred(raw)
-	if err != nil {
-		return ms.refuse(ctx, priced, res, payment.CredentialProblem(err))
-	}
-	ch, err := c.Begin(ctx, offer, res, cred, &payment.BeginOptions{CustomerKey: customerKey, IdempotencyKey: idem, RequestHash: requestHash})
-	if err != nil {
-		return ms.refuse(ctx, priced, res, err)
-	}
-	ord := ch.Order()
-	cm := &commerce{OrderID: ord.ID, OrderToken: ch.OrderToken(), OrderURL: ms.orderURL(ord.ID)}
-	if stored, ok := ch.Replay(); ok {
-		cm.ReceiptID, cm.Status, cm.Replay = ord.ReceiptID, ord.Status, true
-		return ms.delivered(stored.Body, cm, nil)
-	}
-	if ch.Pending() {
-		cm.Status = payment.OrderSettling
-		return detailResult(http.StatusAccepted, payment.SettlementPendingDetail, cm), nil
-	}
-	prog.report(0, "started")
-
-	// The one sale: the work runs with the payment in its context and the
-	// offer's timeout; a failure voids, success settles.
 	var (
 		body   []byte
 		failed *toolFailure
 	)
-	comp, err := ch.Run(ctx, func(wctx context.Context) (payment.Response, error) {
+	p.Started = func(*payment.Charge) { prog.report(0, "started") }
+	p.Work = func(wctx context.Context) (payment.Response, error) {
 		b, fail := work(wctx)
 		if fail != nil {
 			failed = fail
@@ -397,40 +353,44 @@ func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, too
 		body = b
 		prog.report(4, "settling the payment")
 		return payment.Response{Body: b}, nil
-	})
-	if failed != nil {
-		cm.Status = payment.OrderFailed
-		return errorResult(failed.status, failed.body, cm), nil
 	}
-	switch {
-	case errors.Is(err, payment.ErrSettlementDeferred):
+	out := ms.pay.cashier.Sell(ctx, p)
+	var cm *commerce
+	if out.Order != nil {
+		cm = &commerce{OrderID: out.Order.ID, OrderToken: out.Token, OrderURL: ms.orderURL(out.Order.ID), Status: string(out.Order.Status)}
+	}
+	switch out.Kind {
+	case payment.OutcomeChallenged:
+		return ms.challenge(out.Challenge, out.Problem)
+	case payment.OutcomeRefused:
+		if out.Problem != nil && out.Challenge != nil {
+			// A malformed payment (400) is answered like a refused one:
+			// the MCP binding has no other way to carry the requirements
+			// again.
+			return ms.challenge(out.Challenge, out.Problem)
+		}
+		return detailResult(out.Status, out.Detail, nil), nil
+	case payment.OutcomeReplayed:
+		cm.ReceiptID, cm.Replay = out.Order.ReceiptID, true
+		return ms.delivered(out.Response.Body, cm, nil)
+	case payment.OutcomePending, payment.OutcomeDeferred:
 		cm.Status = payment.OrderSettling
-		return detailResult(http.StatusServiceUnavailable, payment.SettlementDeferredDetail, cm), nil
-	case errors.Is(err, payment.ErrSettlementPending):
-		cm.Status = payment.OrderSettling
-		return detailResult(http.StatusAccepted, payment.SettlementPendingDetail, cm), nil
-	case errors.Is(err, payment.ErrSettlementFailed):
-		var p *payment.Problem
-		if !errors.As(err, &p) {
-			p = &payment.Problem{}
-		}
-		sp := *p
-		sp.Status, sp.Detail = http.StatusPaymentRequired, "Settlement failed: "+problemText(p)
-		if sp.Reason == "" {
-			sp.Reason = "settlement_failed"
-		}
-		if sp.Type == "" {
-			sp.Type = "verification-failed"
-		}
-		return ms.challenge(ctx, priced, res, &sp)
-	case err != nil:
-		ms.s.Logger().ErrorContext(ctx, "mcp: completing a paid call", "order", ord.ID, "err", err)
+		return detailResult(out.Status, out.Detail, cm), nil
+	case payment.OutcomeWorkFailed:
 		cm.Status = payment.OrderFailed
+		if failed != nil {
+			return errorResult(failed.status, failed.body, cm), nil
+		}
 		return detailResult(http.StatusInternalServerError, "Internal Server Error", cm), nil
+	case payment.OutcomeDelivered:
+		cm.ReceiptID, cm.Status = out.Completion.Order.ReceiptID, string(out.Completion.Order.Status)
+		prog.report(progressTotal, "done")
+		return ms.delivered(body, cm, out.Completion.Settlement)
 	}
-	cm.ReceiptID, cm.Status = comp.Order.ReceiptID, comp.Order.Status
-	prog.report(progressTotal, "done")
-	return ms.delivered(body, cm, comp.Settlement)
+	if cm != nil {
+		cm.Status = string(out.Order.Status)
+	}
+	return detailResult(out.Status, out.Detail, cm), nil
 }
 
 func problemText(p *payment.Problem) string {
@@ -469,23 +429,3 @@ func (ms *mcpServer) delivered(body []byte, cm *commerce, s *payment.Settlement)
 	return r, nil
 }
 
-// refuse answers a failed payment step the way the HTTP gate does: a fresh
-// challenge for payment problems, the gate's status and detail otherwise.
-func (ms *mcpServer) refuse(ctx context.Context, offer payment.Offer, res payment.Resource, err error) (*mcp.CallToolResult, error) {
-	st, d, p := paymentRefusal(err)
-	if p != nil {
-		if p.Status == 0 || p.Status == http.StatusPaymentRequired {
-			switch p.Reason {
-			case payment.ReasonQuoteMismatch, payment.ReasonQuoteUsed, payment.ReasonQuoteUnknown, payment.ReasonQuoteExpired:
-				res.QuoteID = ""
-			}
-		}
-		// A malformed payment (400) is answered like a refused one: the
-		// MCP binding has no other way to carry the requirements again.
-		return ms.challenge(ctx, offer, res, p)
-	}
-	if st >= 500 && !errors.Is(err, payment.ErrProcessorUnavailable) {
-		ms.s.Logger().ErrorContext(ctx, "mcp: payment", "err", err)
-	}
-	return detailResult(st, d, nil), nil
-}
