@@ -185,6 +185,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 				_, err := catalogue.Engine.HasPublished(ctx)
 				return err
 			},
+			"snapshots": verify.snapshotsReady,
 		},
 	})
 	if err != nil {
