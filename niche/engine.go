@@ -61,6 +61,11 @@ type Options struct {
 	// for other instances' writes at most every SearchCacheTTL (on every
 	// search when the TTL is 0).
 	DisableSearchIndex bool
+	// IndexPollInterval is how often StartIndex's loop polls the store's
+	// change feed. Zero means SearchCacheTTL, or one second when that is
+	// 0; with a store that notifies its changes (PostgreSQL), at most 10
+	// seconds (a safety net: notifications bring changes at once).
+	IndexPollInterval time.Duration
 	// SearchCacheSize bounds the number of cached results. Zero means
 	// 4096.
 	SearchCacheSize int
@@ -151,8 +156,8 @@ func New(st Store, opts *Options) (*Engine, error) {
 	if o.SearchCacheSize <= 0 {
 		o.SearchCacheSize = 4096
 	}
-	if o.SearchCacheTTL < 0 {
-		return nil, fmt.Errorf("niche: SearchCacheTTL must not be negative")
+	if o.SearchCacheTTL < 0 || o.IndexPollInterval < 0 {
+		return nil, fmt.Errorf("niche: SearchCacheTTL and IndexPollInterval must not be negative")
 	}
 	if o.MaxSignalBatch <= 0 {
 		o.MaxSignalBatch = 1000
@@ -183,8 +188,53 @@ func New(st Store, opts *Options) (*Engine, error) {
 	}
 	if src, ok := st.(IndexSource); ok && !o.DisableSearchIndex {
 		e.index = newSearchIndex(src, o.SearchCacheTTL, o.Now)
+		e.index.log = o.Logger
 	}
 	return e, nil
+}
+
+// StartIndex loads the engine's search index in the background and keeps
+// it following the store's change feed until ctx is done: on the store's
+// notifications (PostgreSQL LISTEN/NOTIFY) and by polling
+// (Options.IndexPollInterval).
+// Searches answer from the store until the index is loaded (IndexStatus,
+// LoadIndex). Without StartIndex the index loads at the first search and
+// polls on the searches. It does nothing when the index is off.
+func (e *Engine) StartIndex(ctx context.Context) {
+	if e.index == nil {
+		return
+	}
+	poll := e.opts.SearchCacheTTL
+	_, notifies := notifier(e.st)
+	switch {
+	case e.opts.IndexPollInterval > 0:
+		poll = e.opts.IndexPollInterval
+	case notifies:
+		poll = cmp.Or(min(poll, 10*time.Second), 10*time.Second)
+	case poll <= 0:
+		poll = time.Second
+	}
+	go e.index.follow(ctx, poll)
+}
+
+// LoadIndex loads the search index now if it is not loaded (or brings it
+// up to date if it is) and returns when that is done. It does nothing
+// when the index is off.
+func (e *Engine) LoadIndex(ctx context.Context) error {
+	if e.index == nil {
+		return nil
+	}
+	return e.index.ensure(ctx)
+}
+
+// IndexStatus describes the search index: whether it is loaded, how many
+// evaluations it holds, how many full loads and incremental changes it
+// took.
+func (e *Engine) IndexStatus() IndexStatus {
+	if e.index == nil {
+		return IndexStatus{}
+	}
+	return e.index.status()
 }
 
 // Store returns the engine's store.
@@ -338,7 +388,7 @@ func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalStat
 		return nil, err
 	}
 	if e.index != nil {
-		e.index.touch(ctx, linkedBy...) // their signal counts
+		e.index.written(ctx, linkedBy...) // their signal counts
 	}
 	if sig.State == StateRejected {
 		unneeded := []string{sig.ID} // and the signals of evaluations withdrawn now
@@ -809,7 +859,7 @@ func (e *Engine) replay(ctx context.Context, opID, hash string) (*Evaluation, er
 func (e *Engine) applyWrite(ctx context.Context, w Write) (*Record, bool, error) {
 	rec, replayed, err := e.st.ApplyWrite(ctx, w)
 	if err == nil && e.index != nil {
-		e.index.touch(ctx, w.Record.ID)
+		e.index.written(ctx, w.Record.ID)
 	}
 	return rec, replayed, err
 }
@@ -1167,7 +1217,9 @@ func (e *Engine) search(ctx context.Context, q Query, categoryKey, sort string, 
 	var err error
 	if e.index != nil {
 		cands, rels, truncated, err = e.index.candidates(ctx, cq)
-	} else {
+	}
+	if e.index == nil || errors.Is(err, errIndexLoading) {
+		rels = nil // the store's own search, until the index is loaded
 		cands, truncated, err = e.st.SearchCandidates(ctx, cq)
 	}
 	if err != nil {

@@ -48,9 +48,10 @@ func (db *DB) SearchRows(ctx context.Context, ids []string) ([]niche.SearchRow, 
 	return out, nil
 }
 
-// SearchVersion implements niche.IndexSource: niche_version.v, which the
-// triggers of migrations 0014 and (SQLite) 0015 raise on every change of
-// the search rows and of published evaluations' signal counts.
+// SearchVersion implements niche.IndexSource: niche_version.v, the
+// sequence number of the change feed's last entry (niche_feed.go), which
+// the triggers of migration 0021 raise on every change of a published
+// evaluation's search row or signal count.
 func (db *DB) SearchVersion(ctx context.Context) (int64, error) {
 	var v int64
 	if err := db.cachedQueryRow(ctx, `SELECT v FROM niche_version WHERE id = 1`).Scan(&v); err != nil {

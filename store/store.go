@@ -107,6 +107,11 @@ type Driver struct {
 	// deadlocks, SQLite busy errors that outlasted the busy timeout). Nil
 	// means never.
 	IsRetryable func(err error) bool
+	// Listen, when set, holds a connection of db listening on channel (an
+	// identifier, quoted) and calls notify for each notification until
+	// ctx is done or the connection fails (PostgreSQL LISTEN/NOTIFY: the
+	// niche change feed's notifications). Nil means the database cannot.
+	Listen func(ctx context.Context, db *sql.DB, channel string, notify func()) error
 }
 
 // DB is an open assay database.

@@ -55,6 +55,7 @@ func TestStore(t *testing.T, open StoreOpener) {
 		{"SearchTruncated", func(t *testing.T) { testNicheSearchTruncated(t, open) }},
 		{"SearchBruteForce", func(t *testing.T) { testNicheSearchBruteForce(t, open) }},
 		{"SearchIndex", func(t *testing.T) { testNicheSearchIndex(t, open, false) }},
+		{"IndexFeed", func(t *testing.T) { testNicheIndexFeed(t, open) }},
 		{"SearchWordForms", func(t *testing.T) { testNicheSearchWordForms(t, open) }},
 		{"ConcurrentRevisions", func(t *testing.T) { testNicheConcurrentRevisions(t, open) }},
 		{"ConcurrentOperation", func(t *testing.T) { testNicheConcurrentOperation(t, open) }},

@@ -13,11 +13,12 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 
 	"github.com/assaykit/assay/store"
 )
@@ -25,7 +26,7 @@ import (
 // Driver describes pgx to store.New, for callers that open their own
 // handles (see store.New).
 func Driver() store.Driver {
-	return store.Driver{Dialect: store.Postgres, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable}
+	return store.Driver{Dialect: store.Postgres, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable, Listen: listen}
 }
 
 // Open connects to the PostgreSQL server at url (a pgx connection string,
@@ -50,6 +51,39 @@ func Open(ctx context.Context, url string, opts *store.Options) (*store.DB, erro
 }
 
 // isUniqueViolation reports whether err is a unique_violation (23505).
+// listen implements store.Driver.Listen with pgx: LISTEN on a connection
+// taken from db, then WaitForNotification until ctx is done or the
+// connection fails. The connection is discarded afterwards rather than
+// returned to the pool still listening.
+func listen(ctx context.Context, db *sql.DB, channel string, notify func()) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: listen: %w", err)
+	}
+	defer conn.Close()
+	var listenErr error
+	_ = conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			listenErr = fmt.Errorf("store: listen: not a pgx connection (%T)", dc)
+			return driver.ErrBadConn
+		}
+		pc := sc.Conn()
+		if _, err := pc.Exec(ctx, "LISTEN "+channel); err != nil {
+			listenErr = fmt.Errorf("store: listen: %w", err)
+			return driver.ErrBadConn
+		}
+		for {
+			if _, err := pc.WaitForNotification(ctx); err != nil {
+				listenErr = err
+				return driver.ErrBadConn // still listening: never back to the pool
+			}
+			notify()
+		}
+	})
+	return listenErr
+}
+
 func isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
