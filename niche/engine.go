@@ -590,34 +590,40 @@ func (e *Engine) applyScore(ctx context.Context, r *Record) {
 // d.Publish is set (the publication floor applies). Linked pending
 // signals are accepted.
 func (e *Engine) Create(ctx context.Context, op Op, d Draft) (*Evaluation, error) {
+	ev, _, err := e.create(ctx, op, d)
+	return ev, err
+}
+
+// create is Create, also saying whether the operation was replayed.
+func (e *Engine) create(ctx context.Context, op Op, d Draft) (*Evaluation, bool, error) {
 	op, err := op.normalize()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if d, err = d.Normalize(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	hash := requestHash(ActionCreate, "", 0, &d, op)
 	if replay, err := e.replay(ctx, op.ID, hash); replay != nil || err != nil {
-		return replay, err
+		return replay, replay != nil, err
 	}
 	signals, pending, err := e.linkedSignals(ctx, d.SignalIDs)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := e.captureLinked(ctx, signals, d.SignalIDs); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	now := e.now()
 	rec := Record{ID: ids.New(ids.Niche), Status: StatusDraft, Revision: 1, CreatedAt: now, UpdatedAt: now}
 	e.applyDraft(ctx, &rec, d, op.Actor, now)
 	if d.Publish {
 		if err := e.checkFloor(d.SignalIDs, signals); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		rec.Status, rec.PublishedAt = StatusPublished, now
 	}
-	return e.write(ctx, Write{
+	return e.writeReplayed(ctx, Write{
 		OperationID: op.ID, RequestHash: hash,
 		ExpectedRevision: 0, Record: rec, Action: ActionCreate, Actor: op.Actor, Reason: op.Reason, At: now,
 		Accept: pending, CheckSignals: true,
@@ -865,16 +871,24 @@ func (e *Engine) applyWrite(ctx context.Context, w Write) (*Record, bool, error)
 }
 
 func (e *Engine) write(ctx context.Context, w Write) (*Evaluation, error) {
+	ev, _, err := e.writeReplayed(ctx, w)
+	return ev, err
+}
+
+// writeReplayed is write, also saying whether the operation was replayed
+// (recorded by a concurrent write of the same operation).
+func (e *Engine) writeReplayed(ctx context.Context, w Write) (*Evaluation, bool, error) {
 	defer e.cache.invalidate()
 	rec, replayed, err := e.applyWrite(ctx, w)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !replayed {
 		e.log.DebugContext(ctx, "niche: revision written", "niche", rec.ID, "revision", rec.Revision,
 			"action", w.Action, "actor", w.Actor, "status", rec.Status, "operation", w.OperationID)
 	}
-	return e.evaluationOf(ctx, rec)
+	ev, err := e.evaluationOf(ctx, rec)
+	return ev, replayed, err
 }
 
 func (e *Engine) evaluationRecord(ctx context.Context, id string) (*Record, error) {

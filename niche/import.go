@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/assaykit/assay/internal/ids"
 )
 
 // Bulk import reads JSON Lines: one object per line, blank lines ignored.
@@ -33,7 +35,9 @@ const MaxImportLineBytes = 1 << 20
 type ImportOptions struct {
 	// Actor is recorded on drafts that name none. Empty means "import".
 	Actor string
-	// MaxLines bounds the file. Zero means 100000.
+	// MaxLines bounds the file (every line is checked before anything is
+	// stored, so the whole file is held in memory: about 2 KB per draft).
+	// Zero means 1,000,000.
 	MaxLines int
 }
 
@@ -109,7 +113,7 @@ func (e *Engine) Import(ctx context.Context, r io.Reader, opts *ImportOptions) (
 		o.Actor = "import"
 	}
 	if o.MaxLines <= 0 {
-		o.MaxLines = 100000
+		o.MaxLines = 1_000_000
 	}
 	im := &importer{e: e, o: o, now: e.now(), fileSig: map[string]Signal{}, fileKey: map[string]string{}}
 	if err := im.parse(r); err != nil {
@@ -272,7 +276,8 @@ func (im *importer) checkStored(ctx context.Context) (map[string]Signal, error) 
 			im.fail(l.line, "signal: id %s is already stored for origin %q externalId %q", s.ID, s.Origin, s.ExternalID)
 		}
 	}
-	known, err := im.e.st.Signals(ctx, external)
+	slices.Sort(external)
+	known, err := im.e.st.Signals(ctx, slices.Compact(external))
 	if err != nil {
 		return nil, err
 	}
@@ -361,48 +366,194 @@ func (im *importer) storeSignals(ctx context.Context, rep *ImportReport) (map[st
 	return remap, flush()
 }
 
+// importBatch is how many drafts Import creates per transaction when the
+// store is a BulkCreator.
+const importBatch = 2000
+
 // createDrafts creates the file's drafts in order, each with its
-// operation id; a failure is reported in the draft's line.
+// operation id; a failure is reported in the draft's line. With a
+// BulkCreator they are created importBatch at a time, each batch in one
+// transaction; a batch the store refuses as a whole (an operation
+// recorded meanwhile, a signal rejected meanwhile) is created one by one,
+// which reports each line's outcome.
 func (im *importer) createDrafts(ctx context.Context, rep *ImportReport, remap map[string]string) error {
+	var drafts []parsedLine
 	for _, l := range im.lines {
 		if l.signal != nil {
 			continue
 		}
+		l.draft.SignalIDs = slices.Clone(l.draft.SignalIDs)
+		for i, id := range l.draft.SignalIDs {
+			if to, ok := remap[id]; ok {
+				l.draft.SignalIDs[i] = to
+			}
+		}
+		drafts = append(drafts, l)
+	}
+	bc, bulk := im.e.st.(BulkCreator)
+	for start := 0; start < len(drafts); {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		d := l.draft
-		for i, id := range d.SignalIDs {
-			if to, ok := remap[id]; ok {
-				d.SignalIDs[i] = to
+		if !bulk {
+			if err := im.createOne(ctx, rep, drafts[start]); err != nil {
+				return err
 			}
+			start++
+			continue
 		}
-		hash := requestHash(ActionCreate, "", 0, &d, l.op)
-		prevHash, _, err := im.e.st.Operation(ctx, l.op.ID)
-		if err != nil {
+		end := min(start+importBatch, len(drafts))
+		if err := im.createBatch(ctx, rep, bc, drafts[start:end]); err != nil {
 			return err
 		}
-		ev, err := im.e.Create(ctx, l.op, d)
-		il := ImportLine{Line: l.line, Type: "draft"}
-		switch {
-		case err != nil:
-			rep.DraftsFailed++
-			il.Outcome, il.Reason = "failed", err.Error()
-		case prevHash == hash:
-			rep.DraftsReplayed++
-			il.ID, il.Outcome = ev.ID, "replayed"
-		default:
-			rep.DraftsCreated++
-			il.ID, il.Outcome = ev.ID, "created"
+		start = end
+	}
+	return nil
+}
+
+// createOne creates one draft through Engine.Create and reports it.
+func (im *importer) createOne(ctx context.Context, rep *ImportReport, l parsedLine) error {
+	ev, replayed, err := im.e.create(ctx, l.op, l.draft)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		im.report(rep, l, "", "", err)
+	case replayed:
+		im.report(rep, l, ev.ID, ev.Status, nil, "replayed")
+	default:
+		im.report(rep, l, ev.ID, ev.Status, nil, "created")
+	}
+	return nil
+}
+
+// report adds a draft line's outcome to rep: failed with err, else
+// outcome[0] (created or replayed) for evaluation id in status.
+func (im *importer) report(rep *ImportReport, l parsedLine, id string, status Status, err error, outcome ...string) {
+	il := ImportLine{Line: l.line, Type: "draft"}
+	switch {
+	case err != nil:
+		rep.DraftsFailed++
+		il.Outcome, il.Reason = "failed", err.Error()
+	case outcome[0] == "replayed":
+		rep.DraftsReplayed++
+		il.ID, il.Outcome = id, "replayed"
+	default:
+		rep.DraftsCreated++
+		il.ID, il.Outcome = id, "created"
+	}
+	if err == nil {
+		if status == StatusPublished {
+			rep.PublishedNiches++
+		} else {
+			rep.UnpublishedNiches++
 		}
-		if ev != nil {
-			if ev.Status == StatusPublished {
-				rep.PublishedNiches++
-			} else {
-				rep.UnpublishedNiches++
+	}
+	rep.Lines = append(rep.Lines, il)
+}
+
+// createBatch creates the drafts of lines (at most importBatch) in one
+// transaction of bc, after the checks Create makes: replays and
+// operation conflicts first, then the linked signals, the captures of
+// their pages and the floor.
+func (im *importer) createBatch(ctx context.Context, rep *ImportReport, bc BulkCreator, lines []parsedLine) error {
+	e := im.e
+	opIDs := make([]string, len(lines))
+	for i, l := range lines {
+		opIDs[i] = l.op.ID
+	}
+	refs, err := bc.Operations(ctx, opIDs)
+	if err != nil {
+		return err
+	}
+	var todo []parsedLine
+	var union []string
+	for _, l := range lines {
+		ref, ok := refs[l.op.ID]
+		switch {
+		case !ok:
+			todo = append(todo, l)
+			union = append(union, l.draft.SignalIDs...)
+		case ref.RequestHash == requestHash(ActionCreate, "", 0, &l.draft, l.op):
+			im.report(rep, l, ref.NicheID, ref.Status, nil, "replayed")
+		default:
+			im.report(rep, l, "", "", ErrOperationConflict)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	slices.Sort(union)
+	union = slices.Compact(union)
+	signals, err := e.st.Signals(ctx, union)
+	if err != nil {
+		return err
+	}
+	if err := e.captureLinked(ctx, signals, union); err != nil {
+		for _, l := range todo {
+			im.report(rep, l, "", "", err)
+		}
+		return nil
+	}
+	defer e.cache.invalidate()
+	now := e.now()
+	var writes []Write
+	var written []parsedLine
+	for _, l := range todo {
+		d := l.draft
+		var refErr SignalRefError
+		var pending []string
+		for _, id := range d.SignalIDs {
+			switch s, ok := signals[id]; {
+			case !ok:
+				refErr.Unknown = append(refErr.Unknown, id)
+			case s.State == StateRejected:
+				refErr.Rejected = append(refErr.Rejected, id)
+			case s.State == StatePending:
+				pending = append(pending, id)
 			}
 		}
-		rep.Lines = append(rep.Lines, il)
+		if len(refErr.Unknown)+len(refErr.Rejected) > 0 {
+			im.report(rep, l, "", "", &refErr)
+			continue
+		}
+		rec := Record{ID: ids.New(ids.Niche), Status: StatusDraft, Revision: 1, CreatedAt: now, UpdatedAt: now}
+		e.applyDraft(ctx, &rec, d, l.op.Actor, now)
+		if d.Publish {
+			if err := e.checkFloor(d.SignalIDs, signals); err != nil {
+				im.report(rep, l, "", "", err)
+				continue
+			}
+			rec.Status, rec.PublishedAt = StatusPublished, now
+		}
+		writes = append(writes, Write{OperationID: l.op.ID, RequestHash: requestHash(ActionCreate, "", 0, &d, l.op),
+			Record: rec, Action: ActionCreate, Actor: l.op.Actor, Reason: l.op.Reason, At: now,
+			Accept: pending, CheckSignals: true})
+		written = append(written, l)
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	err = bc.CreateEvaluations(ctx, writes)
+	if err == nil {
+		created := make([]string, len(writes))
+		for i, w := range writes {
+			created[i] = w.Record.ID
+			im.report(rep, written[i], w.Record.ID, w.Record.Status, nil, "created")
+		}
+		if e.index != nil {
+			e.index.written(ctx, created...)
+		}
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	e.log.DebugContext(ctx, "niche: import: a batch was refused as a whole; creating its drafts one by one", "drafts", len(written), "err", err)
+	for _, l := range written {
+		if err := im.createOne(ctx, rep, l); err != nil {
+			return err
+		}
 	}
 	return nil
 }

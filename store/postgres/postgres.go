@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 
@@ -26,7 +27,8 @@ import (
 // Driver describes pgx to store.New, for callers that open their own
 // handles (see store.New).
 func Driver() store.Driver {
-	return store.Driver{Dialect: store.Postgres, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable, Listen: listen}
+	return store.Driver{Dialect: store.Postgres, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable, Listen: listen,
+		CopyFrom: copyFrom}
 }
 
 // Open connects to the PostgreSQL server at url (a pgx connection string,
@@ -82,6 +84,19 @@ func listen(ctx context.Context, db *sql.DB, channel string, notify func()) erro
 		}
 	})
 	return listenErr
+}
+
+// copyFrom implements store.Driver.CopyFrom with pgx's CopyFrom (the
+// binary COPY protocol) on conn's session.
+func copyFrom(ctx context.Context, conn *sql.Conn, table string, cols []string, rows [][]any) error {
+	return conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("store: copy: not a pgx connection (%T)", dc)
+		}
+		_, err := sc.Conn().CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+		return err
+	})
 }
 
 func isUniqueViolation(err error) bool {
