@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/assaykit/assay/internal/ids"
@@ -156,10 +158,18 @@ func (im *importer) fail(line int, format string, args ...any) {
 	im.bad = append(im.bad, LineError{Line: line, Reason: fmt.Sprintf(format, args...)})
 }
 
-// parse reads every line, recording the good ones and the bad ones.
+// parse reads every line, recording the good ones and the bad ones: the
+// lines are read first, decoded and checked on every core (each line on
+// its own), then the signals' identities are checked against each other
+// in file order.
 func (im *importer) parse(r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), MaxImportLineBytes)
+	type rawLine struct {
+		n   int
+		raw []byte
+	}
+	var raws []rawLine
 	n := 0
 	for sc.Scan() {
 		n++
@@ -167,25 +177,11 @@ func (im *importer) parse(r io.Reader) error {
 		if len(raw) == 0 {
 			continue
 		}
-		if len(im.lines) >= im.o.MaxLines {
+		if len(raws) >= im.o.MaxLines {
 			im.fail(n, "the file has more than %d records", im.o.MaxLines)
 			break
 		}
-		var head struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(raw, &head); err != nil {
-			im.fail(n, "not a JSON object: %v", err)
-			continue
-		}
-		switch head.Type {
-		case "signal":
-			im.parseSignal(n, raw)
-		case "draft":
-			im.parseDraft(n, raw)
-		default:
-			im.fail(n, "type must be \"signal\" or \"draft\", not %q", head.Type)
-		}
+		raws = append(raws, rawLine{n, bytes.Clone(raw)})
 	}
 	if err := sc.Err(); err != nil {
 		if !errors.Is(err, bufio.ErrTooLong) {
@@ -193,22 +189,99 @@ func (im *importer) parse(r io.Reader) error {
 		}
 		im.fail(n+1, "line longer than %d bytes", MaxImportLineBytes)
 	}
+	decoded := make([]decodedLine, len(raws))
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for k := range workers {
+		wg.Go(func() {
+			for i := k; i < len(raws); i += workers {
+				decoded[i] = im.decode(raws[i].n, raws[i].raw)
+				raws[i].raw = nil
+			}
+		})
+	}
+	wg.Wait()
+	for _, d := range decoded {
+		switch {
+		case d.err != "":
+			im.fail(d.line.line, "%s", d.err)
+		case d.line.signal != nil:
+			im.addSignal(d)
+		default:
+			im.lines = append(im.lines, d.line)
+		}
+	}
 	return nil
 }
 
-func (im *importer) parseSignal(n int, raw []byte) {
-	var in importSignal
-	if err := decodeStrict(raw, &in); err != nil {
-		im.fail(n, "signal: %v", err)
-		return
+// decodedLine is one line decoded and checked on its own: the parsed line,
+// or err.
+type decodedLine struct {
+	line  parsedLine
+	hasID bool // a signal line that names its id
+	err   string
+}
+
+// decode decodes and checks line n (safe for concurrent use).
+func (im *importer) decode(n int, raw []byte) decodedLine {
+	d := decodedLine{line: parsedLine{line: n}}
+	var head struct {
+		Type string `json:"type"`
 	}
-	s, err := normalizeSignal(in.SignalInput, "", im.now)
-	if err != nil {
-		im.fail(n, "signal: %v", err)
-		return
+	if err := json.Unmarshal(raw, &head); err != nil {
+		d.err = fmt.Sprintf("not a JSON object: %v", err)
+		return d
 	}
+	switch head.Type {
+	case "signal":
+		var in importSignal
+		if err := decodeStrict(raw, &in); err != nil {
+			d.err = fmt.Sprintf("signal: %v", err)
+			return d
+		}
+		s, err := normalizeSignal(in.SignalInput, "", im.now)
+		if err != nil {
+			d.err = fmt.Sprintf("signal: %v", err)
+			return d
+		}
+		d.line.signal, d.hasID = &s, in.ID != ""
+	case "draft":
+		var in importDraft
+		if err := decodeStrict(raw, &in); err != nil {
+			d.err = fmt.Sprintf("draft: %v", err)
+			return d
+		}
+		if in.Draft == nil {
+			d.err = "draft: the \"draft\" object is required"
+			return d
+		}
+		if in.OperationID == "" {
+			d.err = "draft: operationId is required (it makes re-imports idempotent)"
+			return d
+		}
+		op, err := Op{ID: in.OperationID, Actor: cmp.Or(in.Actor, im.o.Actor), Reason: in.Reason}.normalize()
+		if err != nil {
+			d.err = fmt.Sprintf("draft: %v", err)
+			return d
+		}
+		dr, err := in.Draft.Normalize()
+		if err != nil {
+			d.err = fmt.Sprintf("draft: %v", err)
+			return d
+		}
+		d.line.op, d.line.draft = op, dr
+	default:
+		d.err = fmt.Sprintf("type must be \"signal\" or \"draft\", not %q", head.Type)
+	}
+	return d
+}
+
+// addSignal records a decoded signal line, refusing one whose identity
+// clashes with an earlier signal of the file.
+func (im *importer) addSignal(d decodedLine) {
+	n, s := d.line.line, *d.line.signal
 	key := s.Origin + "\x00" + s.ExternalID
-	if prev, ok := im.fileKey[key]; ok && in.ID != "" && prev != s.ID {
+	if prev, ok := im.fileKey[key]; ok && d.hasID && prev != s.ID {
 		im.fail(n, "signal: origin %q externalId %q already appears with id %s", s.Origin, s.ExternalID, prev)
 		return
 	}
@@ -220,34 +293,7 @@ func (im *importer) parseSignal(n int, raw []byte) {
 		im.fileKey[key] = s.ID
 	}
 	im.fileSig[s.ID] = s
-	im.lines = append(im.lines, parsedLine{line: n, signal: &s})
-}
-
-func (im *importer) parseDraft(n int, raw []byte) {
-	var in importDraft
-	if err := decodeStrict(raw, &in); err != nil {
-		im.fail(n, "draft: %v", err)
-		return
-	}
-	if in.Draft == nil {
-		im.fail(n, "draft: the \"draft\" object is required")
-		return
-	}
-	if in.OperationID == "" {
-		im.fail(n, "draft: operationId is required (it makes re-imports idempotent)")
-		return
-	}
-	op, err := Op{ID: in.OperationID, Actor: cmp.Or(in.Actor, im.o.Actor), Reason: in.Reason}.normalize()
-	if err != nil {
-		im.fail(n, "draft: %v", err)
-		return
-	}
-	d, err := in.Draft.Normalize()
-	if err != nil {
-		im.fail(n, "draft: %v", err)
-		return
-	}
-	im.lines = append(im.lines, parsedLine{line: n, op: op, draft: d})
+	im.lines = append(im.lines, d.line)
 }
 
 // checkStored refuses signals of the file whose id is stored for another
@@ -391,24 +437,54 @@ func (im *importer) createDrafts(ctx context.Context, rep *ImportReport, remap m
 		drafts = append(drafts, l)
 	}
 	bc, bulk := im.e.st.(BulkCreator)
-	for start := 0; start < len(drafts); {
+	if !bulk {
+		for _, l := range drafts {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := im.createOne(ctx, rep, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// A pipeline of two: each batch is prepared (checked, its records
+	// built) while the store writes the one before.
+	var inflight chan error
+	var prev *batchWrites
+	finish := func() error {
+		if inflight == nil {
+			return nil
+		}
+		err := im.finishBatch(ctx, rep, prev, <-inflight)
+		inflight, prev = nil, nil
+		return err
+	}
+	defer func() { _ = finish() }()
+	for start := 0; start < len(drafts); start += importBatch {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if !bulk {
-			if err := im.createOne(ctx, rep, drafts[start]); err != nil {
-				return err
-			}
-			start++
-			continue
-		}
-		end := min(start+importBatch, len(drafts))
-		if err := im.createBatch(ctx, rep, bc, drafts[start:end]); err != nil {
+		b, err := im.prepareBatch(ctx, rep, bc, drafts[start:min(start+importBatch, len(drafts))])
+		if err != nil {
 			return err
 		}
-		start = end
+		if err := finish(); err != nil {
+			return err
+		}
+		if len(b.writes) > 0 {
+			inflight, prev = make(chan error, 1), b
+			go func() { inflight <- bc.CreateEvaluations(ctx, b.writes) }()
+		}
 	}
-	return nil
+	return finish()
+}
+
+// batchWrites are a batch's creations ready for the store, and their
+// lines.
+type batchWrites struct {
+	writes []Write
+	lines  []parsedLine
 }
 
 // createOne creates one draft through Engine.Create and reports it.
@@ -452,11 +528,11 @@ func (im *importer) report(rep *ImportReport, l parsedLine, id string, status St
 	rep.Lines = append(rep.Lines, il)
 }
 
-// createBatch creates the drafts of lines (at most importBatch) in one
-// transaction of bc, after the checks Create makes: replays and
-// operation conflicts first, then the linked signals, the captures of
-// their pages and the floor.
-func (im *importer) createBatch(ctx context.Context, rep *ImportReport, bc BulkCreator, lines []parsedLine) error {
+// prepareBatch makes the checks Create makes on the drafts of lines (at
+// most importBatch) — replays and operation conflicts first, then the
+// linked signals, the captures of their pages and the floor — reporting
+// the lines they settle, and returns the creations of the others.
+func (im *importer) prepareBatch(ctx context.Context, rep *ImportReport, bc BulkCreator, lines []parsedLine) (*batchWrites, error) {
 	e := im.e
 	opIDs := make([]string, len(lines))
 	for i, l := range lines {
@@ -464,7 +540,7 @@ func (im *importer) createBatch(ctx context.Context, rep *ImportReport, bc BulkC
 	}
 	refs, err := bc.Operations(ctx, opIDs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var todo []parsedLine
 	var union []string
@@ -480,25 +556,23 @@ func (im *importer) createBatch(ctx context.Context, rep *ImportReport, bc BulkC
 			im.report(rep, l, "", "", ErrOperationConflict)
 		}
 	}
+	b := &batchWrites{}
 	if len(todo) == 0 {
-		return nil
+		return b, nil
 	}
 	slices.Sort(union)
 	union = slices.Compact(union)
 	signals, err := e.st.Signals(ctx, union)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := e.captureLinked(ctx, signals, union); err != nil {
 		for _, l := range todo {
 			im.report(rep, l, "", "", err)
 		}
-		return nil
+		return b, nil
 	}
-	defer e.cache.invalidate()
 	now := e.now()
-	var writes []Write
-	var written []parsedLine
 	for _, l := range todo {
 		d := l.draft
 		var refErr SignalRefError
@@ -526,15 +600,22 @@ func (im *importer) createBatch(ctx context.Context, rep *ImportReport, bc BulkC
 			}
 			rec.Status, rec.PublishedAt = StatusPublished, now
 		}
-		writes = append(writes, Write{OperationID: l.op.ID, RequestHash: requestHash(ActionCreate, "", 0, &d, l.op),
+		b.writes = append(b.writes, Write{OperationID: l.op.ID, RequestHash: requestHash(ActionCreate, "", 0, &d, l.op),
 			Record: rec, Action: ActionCreate, Actor: l.op.Actor, Reason: l.op.Reason, At: now,
 			Accept: pending, CheckSignals: true})
-		written = append(written, l)
+		b.lines = append(b.lines, l)
 	}
-	if len(writes) == 0 {
-		return nil
-	}
-	err = bc.CreateEvaluations(ctx, writes)
+	return b, nil
+}
+
+// finishBatch reports the outcome of the store's write of b (err): every
+// line created, or, when the store refused the batch as a whole (an
+// operation recorded meanwhile, a signal rejected meanwhile), each draft
+// created one by one, which reports each line's outcome.
+func (im *importer) finishBatch(ctx context.Context, rep *ImportReport, b *batchWrites, err error) error {
+	e := im.e
+	defer e.cache.invalidate()
+	writes, written := b.writes, b.lines
 	if err == nil {
 		created := make([]string, len(writes))
 		for i, w := range writes {

@@ -166,11 +166,15 @@ type IndexStatus struct {
 	// Compactions counts the rebuilds from the index's own memory once
 	// dead documents piled up (no store read).
 	Compactions int64 `json:"compactions"`
-	// LoadTime is how long the last full load took; LoadError is the
-	// error of the last load or catch-up that failed, if the index is not
-	// ready or behind because of it.
-	LoadTime  time.Duration `json:"loadTime"`
-	LoadError string        `json:"loadError,omitempty"`
+	// LoadTime is how long the last full load took (wall time), of which
+	// LoadReadTime reading the rows from the store and LoadBuildTime
+	// building the index from them; LoadError is the error of the last
+	// load or catch-up that failed, if the index is not ready or behind
+	// because of it.
+	LoadTime      time.Duration `json:"loadTime"`
+	LoadReadTime  time.Duration `json:"loadReadTime"`
+	LoadBuildTime time.Duration `json:"loadBuildTime"`
+	LoadError     string        `json:"loadError,omitempty"`
 }
 
 // The text fields of a document (indexDoc.text), kept in the index's
@@ -382,6 +386,7 @@ type searchIndex struct {
 	// without a change feed).
 	built     time.Time
 	buildCost time.Duration
+	readCost  time.Duration    // of buildCost, the read of the rows
 	wall      func() time.Time // time.Now; tests replace it
 	docs      map[string]int32 // ord by id of the live documents (the key is in text)
 	all       []indexDoc       // by posting.ord; dead documents stay until a compaction
@@ -398,8 +403,53 @@ type searchIndex struct {
 	dead    []bool
 	ndead   int
 	catIDs  map[string]int32
-	full    map[string]postings
-	prev    map[string]postings
+	full    *wordLists // the full level: Title, Body and Extra
+	prev    *wordLists // the preview level: Title and Preview
+	scratch wordScratch
+}
+
+// wordLists are a level's postings lists, by word.
+type wordLists struct {
+	ids   map[string]int32 // the key is in the index's text
+	lists []postings
+}
+
+func newWordLists() *wordLists { return &wordLists{ids: map[string]int32{}} }
+
+// get returns the postings of w (nil when none).
+func (l *wordLists) get(w string) postings {
+	if i, ok := l.ids[w]; ok {
+		return l.lists[i]
+	}
+	return nil
+}
+
+// at returns the postings list of w, created empty when missing.
+func (l *wordLists) at(w string) *postings {
+	i, ok := l.ids[w]
+	if !ok {
+		i = int32(len(l.lists))
+		l.ids[w] = i
+		l.lists = append(l.lists, nil)
+	}
+	return &l.lists[i]
+}
+
+// wordScratch is eachWord's reusable memory of one document's words.
+type wordScratch struct {
+	rels  map[string]int8
+	order []string
+}
+
+// levels are the index's two access levels: their lists and the text
+// fields each matches (fTitle: relevance 8, then 3, then 1; -1: none).
+func (x *searchIndex) levels() [2]level {
+	return [2]level{{x.full, [3]int{fTitle, fBody, fExtra}}, {x.prev, [3]int{fTitle, fPreview, -1}}}
+}
+
+type level struct {
+	lists  *wordLists
+	fields [3]int
 }
 
 // costlyBuild is the wall time above which a full build is costly enough
@@ -421,7 +471,7 @@ func newSearchIndex(src IndexSource, every time.Duration, now func() time.Time) 
 func (x *searchIndex) reset() {
 	x.docs, x.all, x.text = map[string]int32{}, nil, nil
 	x.seqs, x.scores, x.updated, x.cats, x.counts, x.dead, x.ndead = nil, nil, nil, nil, nil, nil, 0
-	x.catIDs, x.full, x.prev = map[string]int32{}, map[string]postings{}, map[string]postings{}
+	x.catIDs, x.full, x.prev = map[string]int32{}, newWordLists(), newWordLists()
 }
 
 // errIndexLoading: the index is not loaded yet (searches ask the store).
@@ -532,6 +582,7 @@ func (x *searchIndex) loadAll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	read := x.wall()
 	nx := &searchIndex{}
 	nx.reset()
 	nx.addRows(rows)
@@ -539,7 +590,7 @@ func (x *searchIndex) loadAll(ctx context.Context) error {
 	x.swap(nx)
 	x.loaded, x.dirty, x.version, x.checked = true, false, v, checkedAt
 	x.built = x.wall()
-	x.buildCost = x.built.Sub(start)
+	x.buildCost, x.readCost = x.built.Sub(start), read.Sub(start)
 	x.mu.Unlock()
 	x.fullLoads.Add(1)
 	return nil
@@ -553,14 +604,27 @@ func (x *searchIndex) swap(nx *searchIndex) {
 }
 
 // addRows adds rows to an empty index, oldest first (every posting an
-// append).
+// append): the documents first, then each level's postings, the two
+// levels at once (a core each).
 func (x *searchIndex) addRows(rows []SearchRow) {
 	slices.SortFunc(rows, func(a, b SearchRow) int { return cmp.Compare(a.Seq, b.Seq) })
 	for i := range rows {
-		ord := x.add(&rows[i])
+		x.add(&rows[i])
 		rows[i] = SearchRow{} // the index holds its own copy of the text
-		x.eachWord(ord, func(m map[string]postings, w string, rel int8) { m[w] = append(m[w], posting{ord, rel}) })
 	}
+	var wg sync.WaitGroup
+	for _, lv := range x.levels() {
+		wg.Go(func() {
+			var sc wordScratch
+			for ord := range int32(len(x.all)) {
+				x.levelWords(ord, lv, &sc, func(w string, rel int8) {
+					p := lv.lists.at(w)
+					*p = append(*p, posting{ord, rel})
+				})
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // catchUp applies the change feed's entries after the last one applied;
@@ -645,8 +709,9 @@ func (x *searchIndex) apply(ids []string, rows []SearchRow) {
 			}
 			ord := x.add(r)
 			seq := x.seqs[ord]
-			x.eachWord(ord, func(m map[string]postings, w string, rel int8) {
-				p := m[w]
+			x.eachWord(ord, func(l *wordLists, w string, rel int8) {
+				pp := l.at(w)
+				p := *pp
 				// The document's seq already has a posting when an
 				// earlier state of it had the word: it is replaced.
 				i, found := slices.BinarySearchFunc(p, seq, x.bySeq)
@@ -654,7 +719,7 @@ func (x *searchIndex) apply(ids []string, rows []SearchRow) {
 					p[i] = posting{ord, rel}
 					return
 				}
-				m[w] = slices.Insert(p, i, posting{ord, rel})
+				*pp = slices.Insert(p, i, posting{ord, rel})
 			})
 		}
 	}
@@ -750,34 +815,49 @@ func (x *searchIndex) candidate(ord int32, full bool) Candidate {
 }
 
 // eachWord calls add once for every distinct word of document ord's text
-// at each level, with that level's postings map and the word's relevance
-// there (Relevance of the one-word query: 8 for the title, 3 for the
-// body, 1 for the extra text). The words are in the index's text.
-func (x *searchIndex) eachWord(ord int32, add func(m map[string]postings, w string, rel int8)) {
-	for _, lv := range []struct {
-		m     map[string]postings
-		texts [3]int
-	}{{x.full, [3]int{fTitle, fBody, fExtra}}, {x.prev, [3]int{fTitle, fPreview, -1}}} {
-		rels := map[string]int8{}
-		var order []string
-		for i, f := range lv.texts {
-			if f < 0 {
-				continue
+// at each level, with that level's postings lists and the word's
+// relevance there (Relevance of the one-word query: 8 for the title, 3
+// for the body, 1 for the extra text). The words are in the index's text.
+func (x *searchIndex) eachWord(ord int32, add func(l *wordLists, w string, rel int8)) {
+	for _, lv := range x.levels() {
+		x.levelWords(ord, lv, &x.scratch, func(w string, rel int8) { add(lv.lists, w, rel) })
+	}
+}
+
+// levelWords calls add once for every distinct word of document ord's
+// text at level lv, in order of appearance, with its relevance there.
+func (x *searchIndex) levelWords(ord int32, lv level, sc *wordScratch, add func(w string, rel int8)) {
+	if sc.rels == nil {
+		sc.rels = map[string]int8{}
+	}
+	clear(sc.rels)
+	sc.order = sc.order[:0]
+	for i, f := range lv.fields {
+		if f < 0 {
+			continue
+		}
+		text := x.field(ord, f)
+		bit := int8(1) << i
+		for start := 0; start < len(text); {
+			end := strings.IndexByte(text[start:], ' ')
+			if end < 0 {
+				end = len(text)
+			} else {
+				end += start
 			}
-			text := x.field(ord, f)
-			bit := int8(1) << i
-			for _, w := range strings.FieldsFunc(text, isSpace) {
-				r, seen := rels[w]
+			if w := text[start:end]; w != "" {
+				r, seen := sc.rels[w]
 				if !seen {
-					order = append(order, w)
+					sc.order = append(sc.order, w)
 				}
-				rels[w] = r | bit
+				sc.rels[w] = r | bit
 			}
+			start = end + 1
 		}
-		for _, w := range order {
-			b := rels[w]
-			add(lv.m, w, 8*(b&1)+3*(b>>1&1)+(b>>2&1))
-		}
+	}
+	for _, w := range sc.order {
+		b := sc.rels[w]
+		add(w, 8*(b&1)+3*(b>>1&1)+(b>>2&1))
 	}
 }
 
@@ -871,7 +951,8 @@ func (x *searchIndex) status() IndexStatus {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	st := IndexStatus{Enabled: true, Ready: x.loaded, Documents: len(x.docs), Seq: x.version,
-		FullLoads: x.fullLoads.Load(), Applied: x.applied.Load(), Compactions: x.compactions.Load(), LoadTime: x.buildCost}
+		FullLoads: x.fullLoads.Load(), Applied: x.applied.Load(), Compactions: x.compactions.Load(),
+		LoadTime: x.buildCost, LoadReadTime: x.readCost, LoadBuildTime: x.buildCost - x.readCost}
 	if x.loadErr != nil {
 		st.LoadError = x.loadErr.Error()
 	}
@@ -926,7 +1007,7 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 	}
 	lists := make([]postings, len(q.Query.Tokens))
 	for i, t := range q.Query.Tokens {
-		if lists[i] = m[t]; len(lists[i]) == 0 {
+		if lists[i] = m.get(t); len(lists[i]) == 0 {
 			return []Candidate{}, []int{}, false, nil
 		}
 	}

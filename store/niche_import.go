@@ -1,13 +1,16 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/assaykit/assay/niche"
 )
@@ -86,41 +89,41 @@ func (db *DB) CreateEvaluations(ctx context.Context, ws []niche.Write) error {
 	}
 	slices.Sort(linked)
 	linked = slices.Compact(linked)
+	// The writes in id order, so that the rows reach the indexes of ids
+	// in order; each one's rows are built on a core of its own.
+	ws = slices.Clone(ws)
+	slices.SortFunc(ws, func(a, b niche.Write) int { return strings.Compare(a.Record.ID, b.Record.ID) })
+	built := make([]bulkRows, len(ws))
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	errs := make([]error, workers)
+	for k := range workers {
+		wg.Go(func() {
+			for i := k; i < len(ws); i += workers {
+				if built[i], errs[k] = db.bulkRowsOf(&ws[i]); errs[k] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
 	evals := make([][]any, 0, len(ws))
 	var links, revs, opRows [][]any
 	terms := map[string]int{}
-	for _, w := range ws {
-		r := &w.Record
-		sids, err := json.Marshal(r.SignalIDs)
-		if err != nil {
-			return err
+	for _, b := range built {
+		evals, revs, opRows = append(evals, b.eval), append(revs, b.rev), append(opRows, b.op)
+		links = append(links, b.links...)
+		if b.published {
+			addTerms(terms, 1, b.text...)
 		}
-		weights, err := json.Marshal(r.ScoreWeights)
-		if err != nil {
-			return err
-		}
-		state, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		st, sp, sb, sc := db.searchColumns(r)
-		if r.Status == niche.StatusPublished {
-			addTerms(terms, 1, st, sp, sb, sc)
-		}
-		distinct := slices.Compact(slices.Sorted(slices.Values(r.SignalIDs)))
-		d := r.Dimensions
-		evals = append(evals, []any{r.ID, string(r.Status), int64(r.Revision), r.Title, r.Problem, r.Buyer, r.Category,
-			r.CategoryKey(), r.SolutionHypothesis, r.EvaluationNotes, int64(d.Pain), int64(d.Frequency),
-			int64(d.WillingnessToPay), int64(d.ReachableBuyers), int64(d.Feasibility), int64(d.CompetitionGap),
-			string(sids), int64(r.Score), r.ScoreVersion, string(weights), st, sp, sb, sc, toMicros(r.CreatedAt),
-			toMicros(r.UpdatedAt), toMicros(r.PublishedAt), rationaleJSON(r), toMicros(r.ReviewedAt), r.ReviewedBy,
-			int64(len(distinct))})
-		for _, sid := range distinct {
-			links = append(links, []any{sid, r.ID})
-		}
-		revs = append(revs, []any{r.ID, int64(r.Revision), w.Action, w.Actor, w.Reason, w.OperationID, toMicros(w.At), string(state)})
-		opRows = append(opRows, []any{w.OperationID, w.RequestHash, r.ID, int64(r.Revision), toMicros(w.At)})
 	}
+	// Links in key order too (niche_links is keyed by signal).
+	slices.SortFunc(links, func(a, b []any) int {
+		return cmp.Or(strings.Compare(a[0].(string), b[0].(string)), strings.Compare(a[1].(string), b[1].(string)))
+	})
 	err := db.inConnTx(ctx, func(tx *Tx, conn *sql.Conn) error {
 		// Operations first: a concurrent import of the same file waits
 		// here for this one (the unique key), then finds them recorded.
@@ -160,9 +163,56 @@ func (db *DB) CreateEvaluations(ctx context.Context, ws []niche.Write) error {
 	return fmt.Errorf("store: create evaluations: %w", err)
 }
 
+// sqliteMaxVars is SQLite's limit of variables in one statement.
+const sqliteMaxVars = 32766
+
+// bulkRows are the rows one creation writes.
+type bulkRows struct {
+	eval, rev, op []any
+	links         [][]any
+	text          []string // st, sp, sb, sc
+	published     bool
+}
+
+// bulkRowsOf builds the rows of creation w.
+func (db *DB) bulkRowsOf(w *niche.Write) (bulkRows, error) {
+	r := &w.Record
+	sids, err := json.Marshal(r.SignalIDs)
+	if err != nil {
+		return bulkRows{}, err
+	}
+	weights, err := json.Marshal(r.ScoreWeights)
+	if err != nil {
+		return bulkRows{}, err
+	}
+	state, err := json.Marshal(r)
+	if err != nil {
+		return bulkRows{}, err
+	}
+	st, sp, sb, sc := db.searchColumns(r)
+	distinct := slices.Compact(slices.Sorted(slices.Values(r.SignalIDs)))
+	d := r.Dimensions
+	b := bulkRows{text: []string{st, sp, sb, sc}, published: r.Status == niche.StatusPublished}
+	b.eval = []any{r.ID, string(r.Status), int64(r.Revision), r.Title, r.Problem, r.Buyer, r.Category,
+		r.CategoryKey(), r.SolutionHypothesis, r.EvaluationNotes, int64(d.Pain), int64(d.Frequency),
+		int64(d.WillingnessToPay), int64(d.ReachableBuyers), int64(d.Feasibility), int64(d.CompetitionGap),
+		string(sids), int64(r.Score), r.ScoreVersion, string(weights), st, sp, sb, sc, toMicros(r.CreatedAt),
+		toMicros(r.UpdatedAt), toMicros(r.PublishedAt), rationaleJSON(r), toMicros(r.ReviewedAt), r.ReviewedBy,
+		int64(len(distinct))}
+	for _, sid := range distinct {
+		b.links = append(b.links, []any{sid, r.ID})
+	}
+	b.rev = []any{r.ID, int64(r.Revision), w.Action, w.Actor, w.Reason, w.OperationID, toMicros(w.At), string(state)}
+	b.op = []any{w.OperationID, w.RequestHash, r.ID, int64(r.Revision), toMicros(w.At)}
+	return b, nil
+}
+
 // bulkInsert writes rows into table: COPY where the driver has it, else
-// one prepared INSERT per row (in SQLite's transaction, as fast as a
-// multi-row statement and without its variable limit).
+// multi-row INSERTs of as many rows as SQLite's variable limit allows.
+// One statement per thousand rows, rather than one per row, matters for
+// the full-text index: FTS5 writes its pending terms to disk at every
+// statement's savepoint, so row by row it wrote one tiny segment per
+// evaluation and spent its time merging them.
 func (db *DB) bulkInsert(ctx context.Context, tx *Tx, conn *sql.Conn, table string, cols []string, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
@@ -170,14 +220,17 @@ func (db *DB) bulkInsert(ctx context.Context, tx *Tx, conn *sql.Conn, table stri
 	if db.drv.CopyFrom != nil {
 		return db.drv.CopyFrom(ctx, conn, table, cols, rows)
 	}
-	q := `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES (` + placeholders(len(cols)) + `)`
-	stmt, err := conn.PrepareContext(ctx, db.rebind(q))
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	for _, r := range rows {
-		if _, err := stmt.ExecContext(ctx, r...); err != nil {
+	per := max(sqliteMaxVars/len(cols), 1)
+	row := "(" + placeholders(len(cols)) + ")"
+	for start := 0; start < len(rows); start += per {
+		part := rows[start:min(start+per, len(rows))]
+		args := make([]any, 0, len(part)*len(cols))
+		for _, r := range part {
+			args = append(args, r...)
+		}
+		q := `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES ` +
+			strings.TrimSuffix(strings.Repeat(row+", ", len(part)), ", ")
+		if _, err := tx.exec(ctx, q, args...); err != nil {
 			return err
 		}
 	}
@@ -196,6 +249,15 @@ func (db *DB) inConnTx(ctx context.Context, fn func(tx *Tx, conn *sql.Conn) erro
 	begin := "BEGIN"
 	if db.drv.Dialect == SQLite {
 		begin = "BEGIN IMMEDIATE"
+		// A batch writes tens of megabytes: a page cache that holds them
+		// keeps SQLite from spilling pages to the WAL in mid-transaction
+		// (and writing them again at the commit).
+		var size int64
+		if err := conn.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&size); err == nil {
+			if _, err := conn.ExecContext(ctx, "PRAGMA cache_size = -262144"); err == nil {
+				defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA cache_size = %d", size)) //nolint:errcheck // best effort
+			}
+		}
 	}
 	if _, err := conn.ExecContext(ctx, begin); err != nil {
 		return fmt.Errorf("store: begin: %w", err)

@@ -16,15 +16,21 @@ func (db *DB) SearchRows(ctx context.Context, ids []string) ([]niche.SearchRow, 
 	if db.drv.Dialect == Postgres {
 		table, count = "niche_evaluations e WHERE e.status = 'published'", "e.signal_count"
 	}
-	query := `SELECT ` + candidateCols(true) + `, e.seq, e.category_key, e.sp, ` + count + ` FROM ` + table
 	var args []any
 	if ids != nil {
 		if len(ids) == 0 {
 			return nil, nil
 		}
-		query += ` AND e.id IN (` + placeholders(len(ids)) + `)`
+		if db.drv.Dialect == SQLite {
+			// Found by niche_evaluations' index of ids (niche_search has
+			// none): a catch-up reads a few rows, never the table.
+			table = "niche_evaluations n JOIN niche_search e ON e.seq = n.seq WHERE n.id IN (" + placeholders(len(ids)) + ")"
+		} else {
+			table += ` AND e.id IN (` + placeholders(len(ids)) + `)`
+		}
 		args = anyArgs(ids)
 	}
+	query := `SELECT ` + candidateCols(true) + `, e.seq, e.category_key, e.sp, ` + count + ` FROM ` + table
 	rows, err := db.query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: search rows: %w", err)
