@@ -414,7 +414,7 @@ func (im *importer) storeSignals(ctx context.Context, rep *ImportReport) (map[st
 
 // importBatch is how many drafts Import creates per transaction when the
 // store is a BulkCreator.
-const importBatch = 2000
+const importBatch = 10000
 
 // createDrafts creates the file's drafts in order, each with its
 // operation id; a failure is reported in the draft's line. With a

@@ -412,6 +412,10 @@ type searchIndex struct {
 type wordLists struct {
 	ids   map[string]int32 // the key is in the index's text
 	lists []postings
+	// levelWords' memory, by word id: the last document met and the
+	// fields of it the word is in so far.
+	last []int32
+	bits []int8
 }
 
 func newWordLists() *wordLists { return &wordLists{ids: map[string]int32{}} }
@@ -424,21 +428,21 @@ func (l *wordLists) get(w string) postings {
 	return nil
 }
 
-// at returns the postings list of w, created empty when missing.
-func (l *wordLists) at(w string) *postings {
+// id returns the id of w, created with an empty postings list when
+// missing.
+func (l *wordLists) id(w string) int32 {
 	i, ok := l.ids[w]
 	if !ok {
 		i = int32(len(l.lists))
 		l.ids[w] = i
-		l.lists = append(l.lists, nil)
+		l.lists, l.last, l.bits = append(l.lists, nil), append(l.last, -1), append(l.bits, 0)
 	}
-	return &l.lists[i]
+	return i
 }
 
-// wordScratch is eachWord's reusable memory of one document's words.
+// wordScratch is levelWords' reusable list of one document's words.
 type wordScratch struct {
-	rels  map[string]int8
-	order []string
+	order []int32
 }
 
 // levels are the index's two access levels: their lists and the text
@@ -617,9 +621,8 @@ func (x *searchIndex) addRows(rows []SearchRow) {
 		wg.Go(func() {
 			var sc wordScratch
 			for ord := range int32(len(x.all)) {
-				x.levelWords(ord, lv, &sc, func(w string, rel int8) {
-					p := lv.lists.at(w)
-					*p = append(*p, posting{ord, rel})
+				x.levelWords(ord, lv, &sc, func(id int32, rel int8) {
+					lv.lists.lists[id] = append(lv.lists.lists[id], posting{ord, rel})
 				})
 			}
 		})
@@ -709,8 +712,8 @@ func (x *searchIndex) apply(ids []string, rows []SearchRow) {
 			}
 			ord := x.add(r)
 			seq := x.seqs[ord]
-			x.eachWord(ord, func(l *wordLists, w string, rel int8) {
-				pp := l.at(w)
+			x.eachWord(ord, func(l *wordLists, id int32, rel int8) {
+				pp := &l.lists[id]
 				p := *pp
 				// The document's seq already has a posting when an
 				// earlier state of it had the word: it is replaced.
@@ -817,20 +820,21 @@ func (x *searchIndex) candidate(ord int32, full bool) Candidate {
 // eachWord calls add once for every distinct word of document ord's text
 // at each level, with that level's postings lists and the word's
 // relevance there (Relevance of the one-word query: 8 for the title, 3
-// for the body, 1 for the extra text). The words are in the index's text.
-func (x *searchIndex) eachWord(ord int32, add func(l *wordLists, w string, rel int8)) {
+// for the body, 1 for the extra text). Words are given by their id in
+// the level's lists.
+func (x *searchIndex) eachWord(ord int32, add func(l *wordLists, id int32, rel int8)) {
 	for _, lv := range x.levels() {
-		x.levelWords(ord, lv, &x.scratch, func(w string, rel int8) { add(lv.lists, w, rel) })
+		x.levelWords(ord, lv, &x.scratch, func(id int32, rel int8) { add(lv.lists, id, rel) })
 	}
 }
 
 // levelWords calls add once for every distinct word of document ord's
-// text at level lv, in order of appearance, with its relevance there.
-func (x *searchIndex) levelWords(ord int32, lv level, sc *wordScratch, add func(w string, rel int8)) {
-	if sc.rels == nil {
-		sc.rels = map[string]int8{}
-	}
-	clear(sc.rels)
+// text at level lv (by its id in lv.lists), in order of appearance, with
+// its relevance there. A word's first meeting with the document is told
+// by lv.lists.last, so the words cost one map lookup each and no memory
+// of their own. Calls for one level must not overlap.
+func (x *searchIndex) levelWords(ord int32, lv level, sc *wordScratch, add func(id int32, rel int8)) {
+	l := lv.lists
 	sc.order = sc.order[:0]
 	for i, f := range lv.fields {
 		if f < 0 {
@@ -845,19 +849,21 @@ func (x *searchIndex) levelWords(ord int32, lv level, sc *wordScratch, add func(
 			} else {
 				end += start
 			}
-			if w := text[start:end]; w != "" {
-				r, seen := sc.rels[w]
-				if !seen {
-					sc.order = append(sc.order, w)
+			if end > start {
+				id := l.id(text[start:end])
+				if l.last[id] != ord {
+					l.last[id], l.bits[id] = ord, 0
+					sc.order = append(sc.order, id)
 				}
-				sc.rels[w] = r | bit
+				l.bits[id] |= bit
 			}
 			start = end + 1
 		}
 	}
-	for _, w := range sc.order {
-		b := sc.rels[w]
-		add(w, 8*(b&1)+3*(b>>1&1)+(b>>2&1))
+	for _, id := range sc.order {
+		b := l.bits[id]
+		l.last[id] = -1 // a later state of the document starts afresh
+		add(id, 8*(b&1)+3*(b>>1&1)+(b>>2&1))
 	}
 }
 

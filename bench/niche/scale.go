@@ -80,17 +80,17 @@ func importCatalogue(ctx context.Context, cfg config, db *store.DB, out io.Write
 	if err != nil {
 		return 0, err
 	}
-	t0 := time.Now()
+	t0, c0 := time.Now(), cpuTime()
 	rep, err := eng.Import(ctx, f, nil)
-	took := time.Since(t0)
+	took, cpu := time.Since(t0), cpuTime()-c0
 	if err != nil {
 		return 0, err
 	}
 	if rep.DraftsCreated != cfg.N || rep.DraftsFailed != 0 {
 		return 0, fmt.Errorf("import: %d created, %d failed of %d", rep.DraftsCreated, rep.DraftsFailed, cfg.N)
 	}
-	fmt.Fprintf(out, "%s: imported %d evaluations and %d signals in %v (%.0f per second), %s\n", name, rep.DraftsCreated,
-		rep.SignalsCreated, took.Round(time.Millisecond), float64(cfg.N)/took.Seconds(), loadAverage())
+	fmt.Fprintf(out, "%s: imported %d evaluations and %d signals in %v (%.0f per second; CPU of this process %v), %s\n", name, rep.DraftsCreated,
+		rep.SignalsCreated, took.Round(time.Millisecond), float64(cfg.N)/took.Seconds(), cpu.Round(time.Millisecond), loadAverage())
 	// Resumable: the same file again creates nothing.
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return 0, err
@@ -201,7 +201,7 @@ func remoteWrite(ctx context.Context, cfg config, e *niche.Engine, rng *rand.Ran
 	switch i % 4 {
 	case 0, 1:
 		d := draftOf(rec)
-		d.Title = fmt.Sprintf("%s, revised %d", rec.Title, i)
+		d.Title = fmt.Sprintf("Revised evaluation %d of %s", i, rec.Buyer)
 		_, err = e.Revise(ctx, rec.ID, rec.Revision, op, d)
 	case 2:
 		if rec.Status == niche.StatusPublished {
