@@ -29,6 +29,18 @@ import (
 // file (which then carry an "id"). Drafts are created in file order with
 // their operation id, so importing the same file again stores nothing new:
 // signals come back as duplicates and drafts as replays.
+//
+// Speed. With a store that is a BulkCreator (store.DB) drafts are created
+// importBatch at a time, each batch in one transaction (COPY on
+// PostgreSQL), the next batch checked while the store writes one; every
+// draft gets exactly Create's checks and outcome (replays and operation
+// conflicts first, linked signals, captures, the floor, the revision log,
+// accepted pending signals). A batch the store refuses as a whole (an
+// operation or a rejection committed meanwhile by someone else) is
+// created one draft at a time, which reports each line. An import
+// interrupted after some batches is completed by importing the file
+// again: the committed batches are replays. Other stores get one Create
+// per draft.
 
 // MaxImportLineBytes bounds one line of a bulk import.
 const MaxImportLineBytes = 1 << 20

@@ -1042,7 +1042,3 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 	}
 	return out, rels, n > q.Limit, nil
 }
-
-// isSpace separates the words of normalised text (SearchText writes single
-// spaces), exactly as ContainsWord reads it.
-func isSpace(r rune) bool { return r == ' ' }

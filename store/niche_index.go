@@ -11,7 +11,9 @@ import (
 // search rows (niche_search on SQLite, the published rows of
 // niche_evaluations on PostgreSQL), all when ids is nil.
 func (db *DB) SearchRows(ctx context.Context, ids []string) ([]niche.SearchRow, error) {
-	table := "niche_search e JOIN niche_evaluations n ON n.seq = e.seq WHERE 1 = 1"
+	// The count from the covering index niche_eval_counts (migration
+	// 0022), never from the evaluation's row.
+	table := "niche_search e JOIN niche_evaluations n INDEXED BY niche_eval_counts ON n.seq = e.seq AND n.status = 'published' WHERE 1 = 1"
 	count := "n.signal_count"
 	if db.drv.Dialect == Postgres {
 		table, count = "niche_evaluations e WHERE e.status = 'published'", "e.signal_count"
@@ -24,7 +26,7 @@ func (db *DB) SearchRows(ctx context.Context, ids []string) ([]niche.SearchRow, 
 		if db.drv.Dialect == SQLite {
 			// Found by niche_evaluations' index of ids (niche_search has
 			// none): a catch-up reads a few rows, never the table.
-			table = "niche_evaluations n JOIN niche_search e ON e.seq = n.seq WHERE n.id IN (" + placeholders(len(ids)) + ")"
+			table = "niche_evaluations n JOIN niche_search e ON e.seq = n.seq WHERE n.status = 'published' AND n.id IN (" + placeholders(len(ids)) + ")"
 		} else {
 			table += ` AND e.id IN (` + placeholders(len(ids)) + `)`
 		}

@@ -90,6 +90,7 @@ type config struct {
 
 	// Niche discovery.
 	NicheDemo         bool
+	NicheImport       string
 	NicheFreeSearches int
 	NicheSearchPrice  int64
 	NichePrefix       string
@@ -379,6 +380,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.ints(&c.SnapshotPorts, "snapshot-ports", "ASSAY_SNAPSHOT_PORTS", "80,443", "ports snapshots may connect to")
 
 	f.boolean(&c.NicheDemo, "niche-demo", "ASSAY_NICHE_DEMO", true, "load the demo niche catalogue at start")
+	f.str(&c.NicheImport, "niche-import", "ASSAY_NICHE_IMPORT", "", "import this JSON Lines catalogue (signals and drafts, niche.Engine.Import) at start, before serving; resumable: what is stored is not imported twice; a bad line stops the start, naming it")
 	var free int64
 	f.int64(&free, "niche-free-searches", "ASSAY_NICHE_FREE_SEARCHES", 3, "free text searches (/v1/search, /v1/niches?q=) per caller and UTC day; 0: none, -1: unlimited")
 	f.int64(&c.NicheSearchPrice, "niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", 50_000, "price of GET /v1/search/pay-per-call in micro-USD")

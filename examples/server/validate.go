@@ -166,6 +166,11 @@ func (c *config) checkClaims(p *problems) {
 			p.add("openai-reasoning-effort", "ASSAY_OPENAI_REASONING_EFFORT", "%v", err)
 		}
 	}
+	if c.NicheImport != "" {
+		if fi, err := os.Stat(c.NicheImport); err != nil || !fi.Mode().IsRegular() {
+			p.add("niche-import", "ASSAY_NICHE_IMPORT", "%q is not a file", c.NicheImport)
+		}
+	}
 	if c.CorpusDir != "" {
 		if fi, err := os.Stat(c.CorpusDir); err != nil || !fi.IsDir() {
 			p.add("corpus-dir", "ASSAY_CORPUS_DIR", "%q is not a directory", c.CorpusDir)
