@@ -517,6 +517,16 @@ func (e *Engine) linkedSignals(ctx context.Context, signalIDs []string) (map[str
 	if err != nil {
 		return nil, nil, err
 	}
+	pending, err := linkable(signalIDs, found)
+	if err != nil {
+		return nil, nil, err
+	}
+	return found, pending, nil
+}
+
+// linkable returns the pending signals among signalIDs (to accept), or a
+// *SignalRefError naming those unknown in found or rejected.
+func linkable(signalIDs []string, found map[string]Signal) ([]string, error) {
 	var refErr SignalRefError
 	var pending []string
 	for _, id := range signalIDs {
@@ -531,9 +541,9 @@ func (e *Engine) linkedSignals(ctx context.Context, signalIDs []string) (map[str
 		}
 	}
 	if len(refErr.Unknown)+len(refErr.Rejected) > 0 {
-		return nil, nil, &refErr
+		return nil, &refErr
 	}
-	return found, pending, nil
+	return pending, nil
 }
 
 // checkFloor applies the publication floor to the linked signals,

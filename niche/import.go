@@ -587,20 +587,9 @@ func (im *importer) prepareBatch(ctx context.Context, rep *ImportReport, bc Bulk
 	now := e.now()
 	for _, l := range todo {
 		d := l.draft
-		var refErr SignalRefError
-		var pending []string
-		for _, id := range d.SignalIDs {
-			switch s, ok := signals[id]; {
-			case !ok:
-				refErr.Unknown = append(refErr.Unknown, id)
-			case s.State == StateRejected:
-				refErr.Rejected = append(refErr.Rejected, id)
-			case s.State == StatePending:
-				pending = append(pending, id)
-			}
-		}
-		if len(refErr.Unknown)+len(refErr.Rejected) > 0 {
-			im.report(rep, l, "", "", &refErr)
+		pending, err := linkable(d.SignalIDs, signals)
+		if err != nil {
+			im.report(rep, l, "", "", err)
 			continue
 		}
 		rec := Record{ID: ids.New(ids.Niche), Status: StatusDraft, Revision: 1, CreatedAt: now, UpdatedAt: now}
