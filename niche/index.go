@@ -566,6 +566,9 @@ func (x *searchIndex) load(ctx context.Context) error {
 	}
 	x.mu.Lock()
 	x.loadErr = err
+	// Loaded once caught up: until then searches ask the store, which
+	// has every write already.
+	x.loaded = x.loaded || err == nil
 	x.mu.Unlock()
 	if err == nil {
 		x.loadOnce.Do(func() { close(x.loadedCh) })
@@ -592,7 +595,7 @@ func (x *searchIndex) loadAll(ctx context.Context) error {
 	nx.addRows(rows)
 	x.mu.Lock()
 	x.swap(nx)
-	x.loaded, x.dirty, x.version, x.checked = true, false, v, checkedAt
+	x.dirty, x.version, x.checked = false, v, checkedAt
 	x.built = x.wall()
 	x.buildCost, x.readCost = x.built.Sub(start), read.Sub(start)
 	x.mu.Unlock()
@@ -648,7 +651,10 @@ func (x *searchIndex) catchUp(ctx context.Context) error {
 		}
 		if gap {
 			x.log.Info("niche: the search index's change feed has a gap: loading it anew", "after", after)
-			return x.loadAll(ctx)
+			if err := x.loadAll(ctx); err != nil {
+				return err
+			}
+			continue // then the entries committed since
 		}
 		if len(changes) == 0 {
 			x.mu.Lock()
