@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -113,6 +115,15 @@ type IndexSource interface {
 	SearchVersion(ctx context.Context) (int64, error)
 }
 
+// RowStreamer is implemented by index sources that hand over the search
+// rows of the published evaluations one at a time, in seq order, in a
+// SearchRow valid only during fn (store.DB: its strings alias the
+// driver's buffers): a load then copies each string once and builds the
+// postings while the rows are read.
+type RowStreamer interface {
+	EachSearchRow(ctx context.Context, fn func(*SearchRow) error) error
+}
+
 // ChangeFeed is implemented by index sources that log every change of a
 // search row (see the index's Consistency).
 type ChangeFeed interface {
@@ -136,8 +147,10 @@ type ChangeNotifier interface {
 	// NotifiesSearchChanges reports whether WatchSearchChanges works on
 	// this store (store.DB: on PostgreSQL, not on SQLite).
 	NotifiesSearchChanges() bool
-	// WatchSearchChanges calls notify after entries were committed, until
-	// ctx is done or the connection fails (then it returns the error).
+	// WatchSearchChanges calls notify once it listens (entries committed
+	// before may be missing from what the caller read) and after entries
+	// were committed, until ctx is done or the connection fails (then it
+	// returns the error).
 	WatchSearchChanges(ctx context.Context, notify func()) error
 }
 
@@ -585,14 +598,22 @@ func (x *searchIndex) loadAll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, err := x.src.SearchRows(ctx, nil)
-	if err != nil {
-		return err
+	var nx *searchIndex
+	var read time.Time
+	if rs, ok := x.src.(RowStreamer); ok {
+		if nx, read, err = x.stream(ctx, rs); err != nil {
+			return err
+		}
+	} else {
+		rows, err := x.src.SearchRows(ctx, nil)
+		if err != nil {
+			return err
+		}
+		read = x.wall()
+		nx = &searchIndex{}
+		nx.reset()
+		nx.addRows(rows)
 	}
-	read := x.wall()
-	nx := &searchIndex{}
-	nx.reset()
-	nx.addRows(rows)
 	x.mu.Lock()
 	x.swap(nx)
 	x.dirty, x.version, x.checked = false, v, checkedAt
@@ -623,8 +644,9 @@ func (x *searchIndex) addRows(rows []SearchRow) {
 	for _, lv := range x.levels() {
 		wg.Go(func() {
 			var sc wordScratch
+			d := x.view()
 			for ord := range int32(len(x.all)) {
-				x.levelWords(ord, lv, &sc, func(id int32, rel int8) {
+				x.levelWords(d, ord, lv, &sc, func(id int32, rel int8) {
 					lv.lists.lists[id] = append(lv.lists.lists[id], posting{ord, rel})
 				})
 			}
@@ -632,6 +654,74 @@ func (x *searchIndex) addRows(rows []SearchRow) {
 	}
 	wg.Wait()
 }
+
+// stream builds an index from rs's rows as they are read: this goroutine
+// copies each row into the documents, and one goroutine per level builds
+// its postings from the documents published so far (every 1,024), so
+// that the read and the two levels' builds run at once. It returns the
+// index and when the read ended.
+func (x *searchIndex) stream(ctx context.Context, rs RowStreamer) (*searchIndex, time.Time, error) {
+	nx := &searchIndex{}
+	nx.reset()
+	levels := nx.levels()
+	var feeds [2]chan docView
+	var wg sync.WaitGroup
+	for i := range feeds {
+		feeds[i] = make(chan docView, 16)
+		wg.Go(func() {
+			var sc wordScratch
+			lv, next := levels[i], int32(0)
+			for d := range feeds[i] {
+				for ; next < int32(len(d.all)); next++ {
+					nx.levelWords(d, next, lv, &sc, func(id int32, rel int8) {
+						lv.lists.lists[id] = append(lv.lists.lists[id], posting{next, rel})
+					})
+				}
+			}
+		})
+	}
+	// A view the builders may read while more documents are added: the
+	// documents and text chunks written so far never change (appends
+	// write past them), and the chunks' headers are copied.
+	publish := func() {
+		d := docView{all: nx.all, text: slices.Clone(nx.text)}
+		for _, f := range feeds {
+			f <- d
+		}
+	}
+	last := int64(math.MinInt64)
+	err := rs.EachSearchRow(ctx, func(r *SearchRow) error {
+		if r.Seq <= last {
+			return fmt.Errorf("niche: search rows out of order (%d after %d)", r.Seq, last)
+		}
+		last = r.Seq
+		nx.add(r)
+		if len(nx.all)%1024 == 0 {
+			publish()
+		}
+		return nil
+	})
+	read := x.wall()
+	publish()
+	for _, f := range feeds {
+		close(f)
+	}
+	wg.Wait()
+	return nx, read, err
+}
+
+// docView is the documents of an index up to some point, for reading
+// while more are added.
+type docView struct {
+	all  []indexDoc
+	text textChunks
+}
+
+// field is text field f of document ord.
+func (d docView) field(ord int32, f int) string { return d.text.get(d.all[ord].text[f]) }
+
+// view is the index's documents as they are.
+func (x *searchIndex) view() docView { return docView{x.all, x.text} }
 
 // catchUp applies the change feed's entries after the last one applied;
 // a gap loads the index anew. x.build is held.
@@ -830,7 +920,7 @@ func (x *searchIndex) candidate(ord int32, full bool) Candidate {
 // the level's lists.
 func (x *searchIndex) eachWord(ord int32, add func(l *wordLists, id int32, rel int8)) {
 	for _, lv := range x.levels() {
-		x.levelWords(ord, lv, &x.scratch, func(id int32, rel int8) { add(lv.lists, id, rel) })
+		x.levelWords(x.view(), ord, lv, &x.scratch, func(id int32, rel int8) { add(lv.lists, id, rel) })
 	}
 }
 
@@ -839,14 +929,14 @@ func (x *searchIndex) eachWord(ord int32, add func(l *wordLists, id int32, rel i
 // its relevance there. A word's first meeting with the document is told
 // by lv.lists.last, so the words cost one map lookup each and no memory
 // of their own. Calls for one level must not overlap.
-func (x *searchIndex) levelWords(ord int32, lv level, sc *wordScratch, add func(id int32, rel int8)) {
+func (x *searchIndex) levelWords(d docView, ord int32, lv level, sc *wordScratch, add func(id int32, rel int8)) {
 	l := lv.lists
 	sc.order = sc.order[:0]
 	for i, f := range lv.fields {
 		if f < 0 {
 			continue
 		}
-		text := x.field(ord, f)
+		text := d.field(ord, f)
 		bit := int8(1) << i
 		for start := 0; start < len(text); {
 			end := strings.IndexByte(text[start:], ' ')

@@ -26,6 +26,12 @@ func (s *slowLoad) SearchRows(ctx context.Context, ids []string) ([]niche.Search
 	return s.DB.SearchRows(ctx, ids)
 }
 
+func (s *slowLoad) EachSearchRow(ctx context.Context, fn func(*niche.SearchRow) error) error {
+	s.started <- struct{}{}
+	<-s.release
+	return s.DB.EachSearchRow(ctx, fn)
+}
+
 // TestSearchBeforeIndexLoaded: the index loads in the background; until
 // it is loaded, searches answer from the store's own search (the same
 // results), and IndexStatus says it is not ready; once loaded, the index

@@ -78,6 +78,11 @@ func TestNicheFeedOrderAndNotifications(t *testing.T) {
 					})
 				}()
 				t.Cleanup(func() { cancel(); <-done })
+				select { // the first: listening
+				case <-notified:
+				case err := <-done:
+					t.Fatalf("watch: %v", err)
+				}
 			} else if err := a.WatchSearchChanges(ctx, func() {}); !errors.Is(err, store.ErrNoNotifications) {
 				t.Fatalf("SQLite watch: %v, want ErrNoNotifications", err)
 			}

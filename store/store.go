@@ -108,8 +108,8 @@ type Driver struct {
 	// means never.
 	IsRetryable func(err error) bool
 	// Listen, when set, holds a connection of db listening on channel (an
-	// identifier, quoted) and calls notify for each notification until
-	// ctx is done or the connection fails (PostgreSQL LISTEN/NOTIFY: the
+	// identifier, quoted) and calls notify once listening, then for each
+	// notification, until ctx is done or the connection fails (PostgreSQL LISTEN/NOTIFY: the
 	// niche change feed's notifications). Nil means the database cannot.
 	Listen func(ctx context.Context, db *sql.DB, channel string, notify func()) error
 	// CopyFrom, when set, writes rows into table's columns cols on conn,

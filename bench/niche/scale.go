@@ -337,6 +337,9 @@ func scaleFigures(ctx context.Context, cfg config, b backend, db *store.DB, sr *
 		return err
 	}
 	defer other.Close()
+	if cfg.RemoteWrites <= 0 {
+		return nil
+	}
 	if sr.RemoteWriteCPU, sr.RebuildCPU, err = measureRemoteWrites(ctx, cfg, other, db, cfg.RemoteWrites); err != nil {
 		return err
 	}

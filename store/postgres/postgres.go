@@ -54,8 +54,8 @@ func Open(ctx context.Context, url string, opts *store.Options) (*store.DB, erro
 
 // isUniqueViolation reports whether err is a unique_violation (23505).
 // listen implements store.Driver.Listen with pgx: LISTEN on a connection
-// taken from db, then WaitForNotification until ctx is done or the
-// connection fails. The connection is discarded afterwards rather than
+// taken from db, notify once listening, then WaitForNotification until
+// ctx is done or the connection fails. The connection is discarded afterwards rather than
 // returned to the pool still listening.
 func listen(ctx context.Context, db *sql.DB, channel string, notify func()) error {
 	conn, err := db.Conn(ctx)
@@ -75,6 +75,7 @@ func listen(ctx context.Context, db *sql.DB, channel string, notify func()) erro
 			listenErr = fmt.Errorf("store: listen: %w", err)
 			return driver.ErrBadConn
 		}
+		notify() // listening: what committed before is for the caller to read now
 		for {
 			if _, err := pc.WaitForNotification(ctx); err != nil {
 				listenErr = err
