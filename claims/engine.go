@@ -847,6 +847,10 @@ func (e *Engine) checkQuotes(ctx context.Context, drafts []*draft, early *early)
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w: snapshots did not finish in time", ErrTimeout)
+	case errors.Is(err, snapshot.ErrUnavailable):
+		// The captures could not be stored: the verification fails (503,
+		// never charged) rather than cite snapshots that were not kept.
+		return fmt.Errorf("claims: storing the snapshots: %w", err)
 	case err != nil:
 		e.log.Warn("claims: snapshots failed", "err", err)
 		each(func(d *draft) {

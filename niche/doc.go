@@ -171,12 +171,15 @@
 // By default the engine answers from its own in-memory search index
 // instead (SearchRow, Options.DisableSearchIndex), under the same
 // contract, so that a search costs tens of microseconds and no database
-// query whatever the backend: postings per word and level, newest first,
+// query whatever the backend: postings per word and level by age,
 // each with the word's relevance; one pass over at most SearchWindow
 // matches keeping the best page in a bounded sorted slice; a pointer-free
-// layout the garbage collector does not scan; consistency with other
-// instances through a version the store raises on every change. The
-// design and its trade-offs are written at the top of index.go.
+// layout the garbage collector does not scan; loaded in the background
+// (searches ask the store until then); consistency with other instances
+// through a change feed the store keeps (ChangeFeed: each change of a
+// search row numbered in commit order, applied incrementally, announced
+// by PostgreSQL's LISTEN/NOTIFY). The design and its trade-offs are
+// written at the top of index.go.
 // When more than SearchCandidates (300) evaluations match, the store ranks
 // the newest SearchWindow (2000) matches itself, with the same Relevance
 // formula written in SQL, then the sort, then the id, passes on the best

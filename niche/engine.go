@@ -61,6 +61,11 @@ type Options struct {
 	// for other instances' writes at most every SearchCacheTTL (on every
 	// search when the TTL is 0).
 	DisableSearchIndex bool
+	// IndexPollInterval is how often StartIndex's loop polls the store's
+	// change feed. Zero means SearchCacheTTL, or one second when that is
+	// 0; with a store that notifies its changes (PostgreSQL), at most 10
+	// seconds (a safety net: notifications bring changes at once).
+	IndexPollInterval time.Duration
 	// SearchCacheSize bounds the number of cached results. Zero means
 	// 4096.
 	SearchCacheSize int
@@ -151,8 +156,8 @@ func New(st Store, opts *Options) (*Engine, error) {
 	if o.SearchCacheSize <= 0 {
 		o.SearchCacheSize = 4096
 	}
-	if o.SearchCacheTTL < 0 {
-		return nil, fmt.Errorf("niche: SearchCacheTTL must not be negative")
+	if o.SearchCacheTTL < 0 || o.IndexPollInterval < 0 {
+		return nil, fmt.Errorf("niche: SearchCacheTTL and IndexPollInterval must not be negative")
 	}
 	if o.MaxSignalBatch <= 0 {
 		o.MaxSignalBatch = 1000
@@ -183,8 +188,53 @@ func New(st Store, opts *Options) (*Engine, error) {
 	}
 	if src, ok := st.(IndexSource); ok && !o.DisableSearchIndex {
 		e.index = newSearchIndex(src, o.SearchCacheTTL, o.Now)
+		e.index.log = o.Logger
 	}
 	return e, nil
+}
+
+// StartIndex loads the engine's search index in the background and keeps
+// it following the store's change feed until ctx is done: on the store's
+// notifications (PostgreSQL LISTEN/NOTIFY) and by polling
+// (Options.IndexPollInterval).
+// Searches answer from the store until the index is loaded (IndexStatus,
+// LoadIndex). Without StartIndex the index loads at the first search and
+// polls on the searches. It does nothing when the index is off.
+func (e *Engine) StartIndex(ctx context.Context) {
+	if e.index == nil {
+		return
+	}
+	poll := e.opts.SearchCacheTTL
+	_, notifies := notifier(e.st)
+	switch {
+	case e.opts.IndexPollInterval > 0:
+		poll = e.opts.IndexPollInterval
+	case notifies:
+		poll = cmp.Or(min(poll, 10*time.Second), 10*time.Second)
+	case poll <= 0:
+		poll = time.Second
+	}
+	go e.index.follow(ctx, poll)
+}
+
+// LoadIndex loads the search index now if it is not loaded (or brings it
+// up to date if it is) and returns when that is done. It does nothing
+// when the index is off.
+func (e *Engine) LoadIndex(ctx context.Context) error {
+	if e.index == nil {
+		return nil
+	}
+	return e.index.ensure(ctx)
+}
+
+// IndexStatus describes the search index: whether it is loaded, how many
+// evaluations it holds, how many full loads and incremental changes it
+// took.
+func (e *Engine) IndexStatus() IndexStatus {
+	if e.index == nil {
+		return IndexStatus{}
+	}
+	return e.index.status()
 }
 
 // Store returns the engine's store.
@@ -338,7 +388,7 @@ func (e *Engine) ModerateSignal(ctx context.Context, id string, state SignalStat
 		return nil, err
 	}
 	if e.index != nil {
-		e.index.touch(ctx, linkedBy...) // their signal counts
+		e.index.written(ctx, linkedBy...) // their signal counts
 	}
 	if sig.State == StateRejected {
 		unneeded := []string{sig.ID} // and the signals of evaluations withdrawn now
@@ -467,6 +517,16 @@ func (e *Engine) linkedSignals(ctx context.Context, signalIDs []string) (map[str
 	if err != nil {
 		return nil, nil, err
 	}
+	pending, err := linkable(signalIDs, found)
+	if err != nil {
+		return nil, nil, err
+	}
+	return found, pending, nil
+}
+
+// linkable returns the pending signals among signalIDs (to accept), or a
+// *SignalRefError naming those unknown in found or rejected.
+func linkable(signalIDs []string, found map[string]Signal) ([]string, error) {
 	var refErr SignalRefError
 	var pending []string
 	for _, id := range signalIDs {
@@ -481,9 +541,9 @@ func (e *Engine) linkedSignals(ctx context.Context, signalIDs []string) (map[str
 		}
 	}
 	if len(refErr.Unknown)+len(refErr.Rejected) > 0 {
-		return nil, nil, &refErr
+		return nil, &refErr
 	}
-	return found, pending, nil
+	return pending, nil
 }
 
 // checkFloor applies the publication floor to the linked signals,
@@ -540,34 +600,40 @@ func (e *Engine) applyScore(ctx context.Context, r *Record) {
 // d.Publish is set (the publication floor applies). Linked pending
 // signals are accepted.
 func (e *Engine) Create(ctx context.Context, op Op, d Draft) (*Evaluation, error) {
+	ev, _, err := e.create(ctx, op, d)
+	return ev, err
+}
+
+// create is Create, also saying whether the operation was replayed.
+func (e *Engine) create(ctx context.Context, op Op, d Draft) (*Evaluation, bool, error) {
 	op, err := op.normalize()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if d, err = d.Normalize(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	hash := requestHash(ActionCreate, "", 0, &d, op)
 	if replay, err := e.replay(ctx, op.ID, hash); replay != nil || err != nil {
-		return replay, err
+		return replay, replay != nil, err
 	}
 	signals, pending, err := e.linkedSignals(ctx, d.SignalIDs)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := e.captureLinked(ctx, signals, d.SignalIDs); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	now := e.now()
 	rec := Record{ID: ids.New(ids.Niche), Status: StatusDraft, Revision: 1, CreatedAt: now, UpdatedAt: now}
 	e.applyDraft(ctx, &rec, d, op.Actor, now)
 	if d.Publish {
 		if err := e.checkFloor(d.SignalIDs, signals); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		rec.Status, rec.PublishedAt = StatusPublished, now
 	}
-	return e.write(ctx, Write{
+	return e.writeReplayed(ctx, Write{
 		OperationID: op.ID, RequestHash: hash,
 		ExpectedRevision: 0, Record: rec, Action: ActionCreate, Actor: op.Actor, Reason: op.Reason, At: now,
 		Accept: pending, CheckSignals: true,
@@ -809,22 +875,30 @@ func (e *Engine) replay(ctx context.Context, opID, hash string) (*Evaluation, er
 func (e *Engine) applyWrite(ctx context.Context, w Write) (*Record, bool, error) {
 	rec, replayed, err := e.st.ApplyWrite(ctx, w)
 	if err == nil && e.index != nil {
-		e.index.touch(ctx, w.Record.ID)
+		e.index.written(ctx, w.Record.ID)
 	}
 	return rec, replayed, err
 }
 
 func (e *Engine) write(ctx context.Context, w Write) (*Evaluation, error) {
+	ev, _, err := e.writeReplayed(ctx, w)
+	return ev, err
+}
+
+// writeReplayed is write, also saying whether the operation was replayed
+// (recorded by a concurrent write of the same operation).
+func (e *Engine) writeReplayed(ctx context.Context, w Write) (*Evaluation, bool, error) {
 	defer e.cache.invalidate()
 	rec, replayed, err := e.applyWrite(ctx, w)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !replayed {
 		e.log.DebugContext(ctx, "niche: revision written", "niche", rec.ID, "revision", rec.Revision,
 			"action", w.Action, "actor", w.Actor, "status", rec.Status, "operation", w.OperationID)
 	}
-	return e.evaluationOf(ctx, rec)
+	ev, err := e.evaluationOf(ctx, rec)
+	return ev, replayed, err
 }
 
 func (e *Engine) evaluationRecord(ctx context.Context, id string) (*Record, error) {
@@ -1167,7 +1241,9 @@ func (e *Engine) search(ctx context.Context, q Query, categoryKey, sort string, 
 	var err error
 	if e.index != nil {
 		cands, rels, truncated, err = e.index.candidates(ctx, cq)
-	} else {
+	}
+	if e.index == nil || errors.Is(err, errIndexLoading) {
+		rels = nil // the store's own search, until the index is loaded
 		cands, truncated, err = e.st.SearchCandidates(ctx, cq)
 	}
 	if err != nil {

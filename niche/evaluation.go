@@ -110,11 +110,15 @@ type SearchFields struct {
 
 // SearchFields returns the text a store indexing with lang indexes for r.
 func (r *Record) SearchFields(lang Language) SearchFields {
+	return r.searchFields(lang.SearchText)
+}
+
+func (r *Record) searchFields(text func(string) string) SearchFields {
 	return SearchFields{
-		Title:   lang.SearchText(r.Title),
-		Preview: lang.PreviewSearchText(r.Problem, r.Buyer, r.Category),
-		Body:    lang.SearchText(r.Problem + " " + r.Buyer + " " + r.Category),
-		Extra:   lang.SearchText(r.SolutionHypothesis),
+		Title:   text(r.Title),
+		Preview: text(Teaser(r.Problem, DefaultTeaserLength) + " " + r.Buyer + " " + r.Category),
+		Body:    text(r.Problem + " " + r.Buyer + " " + r.Category),
+		Extra:   text(r.SolutionHypothesis),
 	}
 }
 

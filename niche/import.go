@@ -9,9 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/assaykit/assay/internal/ids"
 )
 
 // Bulk import reads JSON Lines: one object per line, blank lines ignored.
@@ -25,6 +29,18 @@ import (
 // file (which then carry an "id"). Drafts are created in file order with
 // their operation id, so importing the same file again stores nothing new:
 // signals come back as duplicates and drafts as replays.
+//
+// Speed. With a store that is a BulkCreator (store.DB) drafts are created
+// importBatch at a time, each batch in one transaction (COPY on
+// PostgreSQL), the next batch checked while the store writes one; every
+// draft gets exactly Create's checks and outcome (replays and operation
+// conflicts first, linked signals, captures, the floor, the revision log,
+// accepted pending signals). A batch the store refuses as a whole (an
+// operation or a rejection committed meanwhile by someone else) is
+// created one draft at a time, which reports each line. An import
+// interrupted after some batches is completed by importing the file
+// again: the committed batches are replays. Other stores get one Create
+// per draft.
 
 // MaxImportLineBytes bounds one line of a bulk import.
 const MaxImportLineBytes = 1 << 20
@@ -33,7 +49,9 @@ const MaxImportLineBytes = 1 << 20
 type ImportOptions struct {
 	// Actor is recorded on drafts that name none. Empty means "import".
 	Actor string
-	// MaxLines bounds the file. Zero means 100000.
+	// MaxLines bounds the file (every line is checked before anything is
+	// stored, so the whole file is held in memory: about 2 KB per draft).
+	// Zero means 1,000,000.
 	MaxLines int
 }
 
@@ -109,7 +127,7 @@ func (e *Engine) Import(ctx context.Context, r io.Reader, opts *ImportOptions) (
 		o.Actor = "import"
 	}
 	if o.MaxLines <= 0 {
-		o.MaxLines = 100000
+		o.MaxLines = 1_000_000
 	}
 	im := &importer{e: e, o: o, now: e.now(), fileSig: map[string]Signal{}, fileKey: map[string]string{}}
 	if err := im.parse(r); err != nil {
@@ -152,10 +170,18 @@ func (im *importer) fail(line int, format string, args ...any) {
 	im.bad = append(im.bad, LineError{Line: line, Reason: fmt.Sprintf(format, args...)})
 }
 
-// parse reads every line, recording the good ones and the bad ones.
+// parse reads every line, recording the good ones and the bad ones: the
+// lines are read first, decoded and checked on every core (each line on
+// its own), then the signals' identities are checked against each other
+// in file order.
 func (im *importer) parse(r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), MaxImportLineBytes)
+	type rawLine struct {
+		n   int
+		raw []byte
+	}
+	var raws []rawLine
 	n := 0
 	for sc.Scan() {
 		n++
@@ -163,25 +189,11 @@ func (im *importer) parse(r io.Reader) error {
 		if len(raw) == 0 {
 			continue
 		}
-		if len(im.lines) >= im.o.MaxLines {
+		if len(raws) >= im.o.MaxLines {
 			im.fail(n, "the file has more than %d records", im.o.MaxLines)
 			break
 		}
-		var head struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(raw, &head); err != nil {
-			im.fail(n, "not a JSON object: %v", err)
-			continue
-		}
-		switch head.Type {
-		case "signal":
-			im.parseSignal(n, raw)
-		case "draft":
-			im.parseDraft(n, raw)
-		default:
-			im.fail(n, "type must be \"signal\" or \"draft\", not %q", head.Type)
-		}
+		raws = append(raws, rawLine{n, bytes.Clone(raw)})
 	}
 	if err := sc.Err(); err != nil {
 		if !errors.Is(err, bufio.ErrTooLong) {
@@ -189,22 +201,99 @@ func (im *importer) parse(r io.Reader) error {
 		}
 		im.fail(n+1, "line longer than %d bytes", MaxImportLineBytes)
 	}
+	decoded := make([]decodedLine, len(raws))
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for k := range workers {
+		wg.Go(func() {
+			for i := k; i < len(raws); i += workers {
+				decoded[i] = im.decode(raws[i].n, raws[i].raw)
+				raws[i].raw = nil
+			}
+		})
+	}
+	wg.Wait()
+	for _, d := range decoded {
+		switch {
+		case d.err != "":
+			im.fail(d.line.line, "%s", d.err)
+		case d.line.signal != nil:
+			im.addSignal(d)
+		default:
+			im.lines = append(im.lines, d.line)
+		}
+	}
 	return nil
 }
 
-func (im *importer) parseSignal(n int, raw []byte) {
-	var in importSignal
-	if err := decodeStrict(raw, &in); err != nil {
-		im.fail(n, "signal: %v", err)
-		return
+// decodedLine is one line decoded and checked on its own: the parsed line,
+// or err.
+type decodedLine struct {
+	line  parsedLine
+	hasID bool // a signal line that names its id
+	err   string
+}
+
+// decode decodes and checks line n (safe for concurrent use).
+func (im *importer) decode(n int, raw []byte) decodedLine {
+	d := decodedLine{line: parsedLine{line: n}}
+	var head struct {
+		Type string `json:"type"`
 	}
-	s, err := normalizeSignal(in.SignalInput, "", im.now)
-	if err != nil {
-		im.fail(n, "signal: %v", err)
-		return
+	if err := json.Unmarshal(raw, &head); err != nil {
+		d.err = fmt.Sprintf("not a JSON object: %v", err)
+		return d
 	}
+	switch head.Type {
+	case "signal":
+		var in importSignal
+		if err := decodeStrict(raw, &in); err != nil {
+			d.err = fmt.Sprintf("signal: %v", err)
+			return d
+		}
+		s, err := normalizeSignal(in.SignalInput, "", im.now)
+		if err != nil {
+			d.err = fmt.Sprintf("signal: %v", err)
+			return d
+		}
+		d.line.signal, d.hasID = &s, in.ID != ""
+	case "draft":
+		var in importDraft
+		if err := decodeStrict(raw, &in); err != nil {
+			d.err = fmt.Sprintf("draft: %v", err)
+			return d
+		}
+		if in.Draft == nil {
+			d.err = "draft: the \"draft\" object is required"
+			return d
+		}
+		if in.OperationID == "" {
+			d.err = "draft: operationId is required (it makes re-imports idempotent)"
+			return d
+		}
+		op, err := Op{ID: in.OperationID, Actor: cmp.Or(in.Actor, im.o.Actor), Reason: in.Reason}.normalize()
+		if err != nil {
+			d.err = fmt.Sprintf("draft: %v", err)
+			return d
+		}
+		dr, err := in.Draft.Normalize()
+		if err != nil {
+			d.err = fmt.Sprintf("draft: %v", err)
+			return d
+		}
+		d.line.op, d.line.draft = op, dr
+	default:
+		d.err = fmt.Sprintf("type must be \"signal\" or \"draft\", not %q", head.Type)
+	}
+	return d
+}
+
+// addSignal records a decoded signal line, refusing one whose identity
+// clashes with an earlier signal of the file.
+func (im *importer) addSignal(d decodedLine) {
+	n, s := d.line.line, *d.line.signal
 	key := s.Origin + "\x00" + s.ExternalID
-	if prev, ok := im.fileKey[key]; ok && in.ID != "" && prev != s.ID {
+	if prev, ok := im.fileKey[key]; ok && d.hasID && prev != s.ID {
 		im.fail(n, "signal: origin %q externalId %q already appears with id %s", s.Origin, s.ExternalID, prev)
 		return
 	}
@@ -216,34 +305,7 @@ func (im *importer) parseSignal(n int, raw []byte) {
 		im.fileKey[key] = s.ID
 	}
 	im.fileSig[s.ID] = s
-	im.lines = append(im.lines, parsedLine{line: n, signal: &s})
-}
-
-func (im *importer) parseDraft(n int, raw []byte) {
-	var in importDraft
-	if err := decodeStrict(raw, &in); err != nil {
-		im.fail(n, "draft: %v", err)
-		return
-	}
-	if in.Draft == nil {
-		im.fail(n, "draft: the \"draft\" object is required")
-		return
-	}
-	if in.OperationID == "" {
-		im.fail(n, "draft: operationId is required (it makes re-imports idempotent)")
-		return
-	}
-	op, err := Op{ID: in.OperationID, Actor: cmp.Or(in.Actor, im.o.Actor), Reason: in.Reason}.normalize()
-	if err != nil {
-		im.fail(n, "draft: %v", err)
-		return
-	}
-	d, err := in.Draft.Normalize()
-	if err != nil {
-		im.fail(n, "draft: %v", err)
-		return
-	}
-	im.lines = append(im.lines, parsedLine{line: n, op: op, draft: d})
+	im.lines = append(im.lines, d.line)
 }
 
 // checkStored refuses signals of the file whose id is stored for another
@@ -272,7 +334,8 @@ func (im *importer) checkStored(ctx context.Context) (map[string]Signal, error) 
 			im.fail(l.line, "signal: id %s is already stored for origin %q externalId %q", s.ID, s.Origin, s.ExternalID)
 		}
 	}
-	known, err := im.e.st.Signals(ctx, external)
+	slices.Sort(external)
+	known, err := im.e.st.Signals(ctx, slices.Compact(external))
 	if err != nil {
 		return nil, err
 	}
@@ -361,48 +424,218 @@ func (im *importer) storeSignals(ctx context.Context, rep *ImportReport) (map[st
 	return remap, flush()
 }
 
+// importBatch is how many drafts Import creates per transaction when the
+// store is a BulkCreator.
+const importBatch = 10000
+
 // createDrafts creates the file's drafts in order, each with its
-// operation id; a failure is reported in the draft's line.
+// operation id; a failure is reported in the draft's line. With a
+// BulkCreator they are created importBatch at a time, each batch in one
+// transaction; a batch the store refuses as a whole (an operation
+// recorded meanwhile, a signal rejected meanwhile) is created one by one,
+// which reports each line's outcome.
 func (im *importer) createDrafts(ctx context.Context, rep *ImportReport, remap map[string]string) error {
+	var drafts []parsedLine
 	for _, l := range im.lines {
 		if l.signal != nil {
 			continue
 		}
+		l.draft.SignalIDs = slices.Clone(l.draft.SignalIDs)
+		for i, id := range l.draft.SignalIDs {
+			if to, ok := remap[id]; ok {
+				l.draft.SignalIDs[i] = to
+			}
+		}
+		drafts = append(drafts, l)
+	}
+	bc, bulk := im.e.st.(BulkCreator)
+	if !bulk {
+		for _, l := range drafts {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := im.createOne(ctx, rep, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// A pipeline of two: each batch is prepared (checked, its records
+	// built) while the store writes the one before.
+	var inflight chan error
+	var prev *batchWrites
+	finish := func() error {
+		if inflight == nil {
+			return nil
+		}
+		err := im.finishBatch(ctx, rep, prev, <-inflight)
+		inflight, prev = nil, nil
+		return err
+	}
+	defer func() { _ = finish() }()
+	for start := 0; start < len(drafts); start += importBatch {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		d := l.draft
-		for i, id := range d.SignalIDs {
-			if to, ok := remap[id]; ok {
-				d.SignalIDs[i] = to
-			}
-		}
-		hash := requestHash(ActionCreate, "", 0, &d, l.op)
-		prevHash, _, err := im.e.st.Operation(ctx, l.op.ID)
+		b, err := im.prepareBatch(ctx, rep, bc, drafts[start:min(start+importBatch, len(drafts))])
 		if err != nil {
 			return err
 		}
-		ev, err := im.e.Create(ctx, l.op, d)
-		il := ImportLine{Line: l.line, Type: "draft"}
+		if err := finish(); err != nil {
+			return err
+		}
+		if len(b.writes) > 0 {
+			inflight, prev = make(chan error, 1), b
+			go func() { inflight <- bc.CreateEvaluations(ctx, b.writes) }()
+		}
+	}
+	return finish()
+}
+
+// batchWrites are a batch's creations ready for the store, and their
+// lines.
+type batchWrites struct {
+	writes []Write
+	lines  []parsedLine
+}
+
+// createOne creates one draft through Engine.Create and reports it.
+func (im *importer) createOne(ctx context.Context, rep *ImportReport, l parsedLine) error {
+	ev, replayed, err := im.e.create(ctx, l.op, l.draft)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		im.report(rep, l, "", "", err)
+	case replayed:
+		im.report(rep, l, ev.ID, ev.Status, nil, "replayed")
+	default:
+		im.report(rep, l, ev.ID, ev.Status, nil, "created")
+	}
+	return nil
+}
+
+// report adds a draft line's outcome to rep: failed with err, else
+// outcome[0] (created or replayed) for evaluation id in status.
+func (im *importer) report(rep *ImportReport, l parsedLine, id string, status Status, err error, outcome ...string) {
+	il := ImportLine{Line: l.line, Type: "draft"}
+	switch {
+	case err != nil:
+		rep.DraftsFailed++
+		il.Outcome, il.Reason = "failed", err.Error()
+	case outcome[0] == "replayed":
+		rep.DraftsReplayed++
+		il.ID, il.Outcome = id, "replayed"
+	default:
+		rep.DraftsCreated++
+		il.ID, il.Outcome = id, "created"
+	}
+	if err == nil {
+		if status == StatusPublished {
+			rep.PublishedNiches++
+		} else {
+			rep.UnpublishedNiches++
+		}
+	}
+	rep.Lines = append(rep.Lines, il)
+}
+
+// prepareBatch makes the checks Create makes on the drafts of lines (at
+// most importBatch) — replays and operation conflicts first, then the
+// linked signals, the captures of their pages and the floor — reporting
+// the lines they settle, and returns the creations of the others.
+func (im *importer) prepareBatch(ctx context.Context, rep *ImportReport, bc BulkCreator, lines []parsedLine) (*batchWrites, error) {
+	e := im.e
+	opIDs := make([]string, len(lines))
+	for i, l := range lines {
+		opIDs[i] = l.op.ID
+	}
+	refs, err := bc.Operations(ctx, opIDs)
+	if err != nil {
+		return nil, err
+	}
+	var todo []parsedLine
+	var union []string
+	for _, l := range lines {
+		ref, ok := refs[l.op.ID]
 		switch {
-		case err != nil:
-			rep.DraftsFailed++
-			il.Outcome, il.Reason = "failed", err.Error()
-		case prevHash == hash:
-			rep.DraftsReplayed++
-			il.ID, il.Outcome = ev.ID, "replayed"
+		case !ok:
+			todo = append(todo, l)
+			union = append(union, l.draft.SignalIDs...)
+		case ref.RequestHash == requestHash(ActionCreate, "", 0, &l.draft, l.op):
+			im.report(rep, l, ref.NicheID, ref.Status, nil, "replayed")
 		default:
-			rep.DraftsCreated++
-			il.ID, il.Outcome = ev.ID, "created"
+			im.report(rep, l, "", "", ErrOperationConflict)
 		}
-		if ev != nil {
-			if ev.Status == StatusPublished {
-				rep.PublishedNiches++
-			} else {
-				rep.UnpublishedNiches++
+	}
+	b := &batchWrites{}
+	if len(todo) == 0 {
+		return b, nil
+	}
+	slices.Sort(union)
+	union = slices.Compact(union)
+	signals, err := e.st.Signals(ctx, union)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.captureLinked(ctx, signals, union); err != nil {
+		for _, l := range todo {
+			im.report(rep, l, "", "", err)
+		}
+		return b, nil
+	}
+	now := e.now()
+	for _, l := range todo {
+		d := l.draft
+		pending, err := linkable(d.SignalIDs, signals)
+		if err != nil {
+			im.report(rep, l, "", "", err)
+			continue
+		}
+		rec := Record{ID: ids.New(ids.Niche), Status: StatusDraft, Revision: 1, CreatedAt: now, UpdatedAt: now}
+		e.applyDraft(ctx, &rec, d, l.op.Actor, now)
+		if d.Publish {
+			if err := e.checkFloor(d.SignalIDs, signals); err != nil {
+				im.report(rep, l, "", "", err)
+				continue
 			}
+			rec.Status, rec.PublishedAt = StatusPublished, now
 		}
-		rep.Lines = append(rep.Lines, il)
+		b.writes = append(b.writes, Write{OperationID: l.op.ID, RequestHash: requestHash(ActionCreate, "", 0, &d, l.op),
+			Record: rec, Action: ActionCreate, Actor: l.op.Actor, Reason: l.op.Reason, At: now,
+			Accept: pending, CheckSignals: true})
+		b.lines = append(b.lines, l)
+	}
+	return b, nil
+}
+
+// finishBatch reports the outcome of the store's write of b (err): every
+// line created, or, when the store refused the batch as a whole (an
+// operation recorded meanwhile, a signal rejected meanwhile), each draft
+// created one by one, which reports each line's outcome.
+func (im *importer) finishBatch(ctx context.Context, rep *ImportReport, b *batchWrites, err error) error {
+	e := im.e
+	defer e.cache.invalidate()
+	writes, written := b.writes, b.lines
+	if err == nil {
+		created := make([]string, len(writes))
+		for i, w := range writes {
+			created[i] = w.Record.ID
+			im.report(rep, written[i], w.Record.ID, w.Record.Status, nil, "created")
+		}
+		if e.index != nil {
+			e.index.written(ctx, created...)
+		}
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	e.log.DebugContext(ctx, "niche: import: a batch was refused as a whole; creating its drafts one by one", "drafts", len(written), "err", err)
+	for _, l := range written {
+		if err := im.createOne(ctx, rep, l); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -3,9 +3,14 @@ package niche
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -16,49 +21,61 @@ import (
 // PostgreSQL, nichetest.MemStore) the engine keeps the published
 // evaluations' search rows in memory with one postings list per word and
 // access level (the preview level: Title and Preview; the full level:
-// Title, Body and Extra), each ordered newest first (the store's creation
-// order, SearchRow.Seq), each posting holding the word's relevance in the
-// document. Search then answers there instead of asking the store, under
-// exactly the contract SearchCandidates states, so results are the same
-// with and without the index and whatever the backend: the matches are
-// the evaluations whose text of the level has every word; when more than
-// SearchCandidates match, only the newest SearchWindow matches are
-// ranked, by Relevance, the sort and the id. The database stays the
-// source of truth: the index is derived.
+// Title, Body and Extra), each ordered by the store's creation order
+// (SearchRow.Seq; oldest first, so that a new evaluation is an append),
+// each posting holding the word's relevance in the document. Search then
+// answers there instead of asking the store, under exactly the contract
+// SearchCandidates states, so results are the same with and without the
+// index and whatever the backend: the matches are the evaluations whose
+// text of the level has every word; when more than SearchCandidates
+// match, only the newest SearchWindow matches are ranked, by Relevance,
+// the sort and the id. The database stays the source of truth: the index
+// is derived.
 //
 // A search is one pass over the newest matches, at most SearchWindow of
 // them (when no more than SearchCandidates match, that is all of them):
-// the shortest postings list is walked and the others are joined to it by
-// galloping both ways (a document another word's list skips is skipped in
-// the walk too). Relevance is the sum of the postings' relevances plus
-// the phrase bonus of multi-word queries, which is looked for in the
-// document's text only when it could bring the match into the page. The
-// best Top matches are kept in a bounded sorted slice compared on dense
-// columns (score, update time), so nothing is sorted but the page, and
-// the page is returned with its relevances and signal counts. No page is
-// kept between searches: every search scans (a memo of popular words'
-// pages would be a result cache, which Options.SearchCacheTTL is). A
-// search answered by the index reads nothing from the store but the version
-// (see Consistency). The engine still orders the page with the same
-// comparison as every store's candidates.
+// the shortest postings list is walked from its newest end and the others
+// are joined to it by galloping (a document another word's list skips is
+// skipped in the walk too). Relevance is the sum of the postings'
+// relevances plus the phrase bonus of multi-word queries, which is looked
+// for in the document's text only when it could bring the match into the
+// page. The best Top matches are kept in a bounded sorted slice compared
+// on dense columns (score, update time), so nothing is sorted but the
+// page, and the page is returned with its relevances and signal counts.
+// No page is kept between searches (a memo of popular words' pages would
+// be a result cache, which Options.SearchCacheTTL is).
 //
-// Consistency. The index is loaded from the store on the first search.
-// This engine's own writes (curation, and moderation, which changes
-// signal counts) are applied to it as they commit (the written
-// evaluations' rows are read back). Other instances' writes are seen by
-// polling the store's search version (IndexSource.SearchVersion, which
-// also changes with a published evaluation's signal count) at most every
-// SearchCacheTTL — on every search when the TTL is 0, one search at a
-// time polling while the others go on — the staleness the result cache
-// already documents; a changed version rebuilds the index from the store
-// (one read of every published row) while other searches keep using the
-// previous index. Any write, this engine's included, changes the
-// version, so a catalogue being curated is rebuilt at most once per TTL
-// — and, when a rebuild is costly (over costlyBuild of wall time, as at
-// 100,000 evaluations), not again before four times its duration has
-// passed, so that continuous curation spends at most about a fifth of a
-// core on rebuilds. Other instances' writes to such a large catalogue
-// then show within that longer time; this engine's own show at once.
+// Loading. The index is loaded in the background: at Engine.StartIndex,
+// or at the first search. Until it is loaded, searches ask the store
+// (SearchCandidates): the same results, at the store's cost. IndexStatus
+// says whether it is ready (the example server's /readyz reports it);
+// LoadIndex waits for it.
+//
+// Consistency: the change feed. A store that is a ChangeFeed (store.DB,
+// MemStore) records every change of a search row — a published
+// evaluation written, withdrawn, or whose signal count changed — with a
+// sequence number, in commit order, in the transaction of the change.
+// The index remembers the last sequence number it applied and applies
+// the entries after it: the rows of the evaluations they name are read
+// back and replace what the index held. This engine's own writes are
+// applied as they commit (so they show at once); other instances' when
+// the store notifies (PostgreSQL LISTEN/NOTIFY, ChangeNotifier, with
+// StartIndex) or when the feed is polled: every SearchCacheTTL, on the
+// search that finds it due (on every search when the TTL is 0), or, with
+// StartIndex, by its own loop (every SearchCacheTTL, at least every
+// second without notifications). Nothing is rebuilt but at the load, or
+// when the feed has a gap (its entries after the last one applied were
+// pruned: an instance that fell far behind); IndexStatus counts both.
+// An evaluation withdrawn is only marked dead (its postings are skipped
+// by the scans), a revision replaces its postings in place and a new
+// evaluation is appended, so applying one write costs about the reading
+// of its row and the words of its text; when dead documents outnumber a
+// quarter of the live ones the index is compacted from its own memory
+// (no store read). Stores that are no ChangeFeed fall back to a version
+// (IndexSource.SearchVersion): a changed version rebuilds the whole index
+// from the store, at most once per SearchCacheTTL — and, when a rebuild
+// is costly (over costlyBuild of wall time), not again before four times
+// its duration has passed.
 //
 // Memory and the collector. The documents, the dense columns and the
 // postings hold no pointer: the text is copied into append-only chunks of
@@ -69,8 +86,7 @@ import (
 // about ten). What remains for the collector is the maps from words to
 // postings and from ids to documents. On bench/niche's synthetic
 // catalogue the index takes about 2.5 KB per evaluation (242 MB at
-// 100,000) and loads in about 5 s on a loaded 2-core machine; the bench
-// prints both.
+// 100,000); bench/niche prints its load time and where it goes.
 
 // SearchRow is one published evaluation as a search index reads it.
 type SearchRow struct {
@@ -95,8 +111,83 @@ type IndexSource interface {
 	SearchRows(ctx context.Context, ids []string) ([]SearchRow, error)
 	// SearchVersion returns a number that changes whenever a search row
 	// (its signal count included) is written, removed or changed (by any
-	// instance).
+	// instance). A ChangeFeed's is the sequence number of its last entry.
 	SearchVersion(ctx context.Context) (int64, error)
+}
+
+// RowStreamer is implemented by index sources that hand over the search
+// rows of the published evaluations one at a time, in seq order, in a
+// SearchRow valid only during fn (store.DB: its strings alias the
+// driver's buffers): a load then copies each string once and builds the
+// postings while the rows are read.
+type RowStreamer interface {
+	EachSearchRow(ctx context.Context, fn func(*SearchRow) error) error
+}
+
+// ChangeFeed is implemented by index sources that log every change of a
+// search row (see the index's Consistency).
+type ChangeFeed interface {
+	// SearchChanges returns up to limit entries after sequence number
+	// after, in order. Sequence numbers follow each other without holes
+	// and in commit order; gap is true when entries after after were
+	// pruned (the caller must load anew).
+	SearchChanges(ctx context.Context, after int64, limit int) (changes []SearchChange, gap bool, err error)
+}
+
+// SearchChange is one entry of a ChangeFeed: the search row of evaluation
+// ID changed (written, withdrawn, or its signal count) at Seq.
+type SearchChange struct {
+	Seq int64
+	ID  string
+}
+
+// ChangeNotifier is implemented by change feeds that can say when new
+// entries were committed (PostgreSQL: LISTEN/NOTIFY).
+type ChangeNotifier interface {
+	// NotifiesSearchChanges reports whether WatchSearchChanges works on
+	// this store (store.DB: on PostgreSQL, not on SQLite).
+	NotifiesSearchChanges() bool
+	// WatchSearchChanges calls notify once it listens (entries committed
+	// before may be missing from what the caller read) and after entries
+	// were committed, until ctx is done or the connection fails (then it
+	// returns the error).
+	WatchSearchChanges(ctx context.Context, notify func()) error
+}
+
+// notifier returns src's ChangeNotifier when it notifies.
+func notifier(src any) (ChangeNotifier, bool) {
+	n, ok := src.(ChangeNotifier)
+	return n, ok && n.NotifiesSearchChanges()
+}
+
+// IndexStatus describes an engine's search index (Engine.IndexStatus).
+type IndexStatus struct {
+	// Enabled is false when the engine asks the store for every search.
+	Enabled bool `json:"enabled"`
+	// Ready is true once the index is loaded; searches until then ask
+	// the store.
+	Ready bool `json:"ready"`
+	// Documents counts the published evaluations the index holds.
+	Documents int `json:"documents"`
+	// Seq is the last change feed entry applied (or the store's version).
+	Seq int64 `json:"seq"`
+	// FullLoads counts the loads from the store: the first, and one per
+	// gap in the change feed (or, without a feed, per changed version).
+	FullLoads int64 `json:"fullLoads"`
+	// Applied counts the change feed entries applied incrementally.
+	Applied int64 `json:"applied"`
+	// Compactions counts the rebuilds from the index's own memory once
+	// dead documents piled up (no store read).
+	Compactions int64 `json:"compactions"`
+	// LoadTime is how long the last full load took (wall time), of which
+	// LoadReadTime reading the rows from the store and LoadBuildTime
+	// building the index from them; LoadError is the error of the last
+	// load or catch-up that failed, if the index is not ready or behind
+	// because of it.
+	LoadTime      time.Duration `json:"loadTime"`
+	LoadReadTime  time.Duration `json:"loadReadTime"`
+	LoadBuildTime time.Duration `json:"loadBuildTime"`
+	LoadError     string        `json:"loadError,omitempty"`
 }
 
 // The text fields of a document (indexDoc.text), kept in the index's
@@ -162,7 +253,9 @@ type posting struct {
 	rel int8
 }
 
-// postings are the documents having a word, newest (largest seq) first.
+// postings are the documents having a word, oldest (smallest seq) first,
+// at most one per seq; a posting whose document is dead (withdrawn, or
+// replaced by a revision that dropped the word) does not count.
 type postings []posting
 
 // scan is the one pass of a search over the newest window matches of
@@ -170,16 +263,19 @@ type postings []posting
 // the number of matches seen. The phrase bonus (at most 8) is only
 // looked for when it could bring a match into top.
 func (x *searchIndex) scan(q CandidateQuery, lists []postings, si int, cat int32, bySort bool, k, window int) (top []hit, n int) {
-	shortest, seqs := lists[si], x.seqs
-	cur := make([]int, len(lists)) // each list's cursor: its postings before it are newer than the current match
+	shortest, seqs, dead := lists[si], x.seqs, x.dead
+	cur := make([]int, len(lists)) // each list's cursor: its postings after it are newer than the current match
+	for j, l := range lists {
+		cur[j] = len(l) - 1
+	}
 	phrase := q.Query.Phrase()
 	multi := len(q.Query.Tokens) > 1
 	top = make([]hit, 0, k+1)
 scan:
-	for i := 0; i < len(shortest); {
+	for i := len(shortest) - 1; i >= 0; {
 		p := shortest[i]
-		if cat >= 0 && x.cats[p.ord] != cat {
-			i++
+		if dead[p.ord] || (cat >= 0 && x.cats[p.ord] != cat) {
+			i--
 			continue
 		}
 		seq := seqs[p.ord]
@@ -188,18 +284,22 @@ scan:
 		// A phrase can only be in a text having every word: titled and
 		// bodied say whether every word's relevance has the title's 8 and
 		// the body's 3 (relevances are 8t + 3b + e).
-		rel, older := int32(p.rel), int64(-1)
+		rel, older, missing := int32(p.rel), int64(-1), false
 		titled, bodied := p.rel >= 8, p.rel%8 >= 3
 		for j, l := range lists {
 			if j == si {
 				continue
 			}
-			c := x.seek(l, cur[j], seq)
-			if cur[j] = c; c == len(l) {
+			c := x.seekDown(l, cur[j], seq)
+			if cur[j] = c; c < 0 {
 				break scan // no older document has this word
 			}
 			if s := seqs[l[c].ord]; s != seq {
 				older = s // no document between s and seq has word j
+				break
+			}
+			if dead[l[c].ord] {
+				missing = true // this document no longer has word j
 				break
 			}
 			r := l[c].rel
@@ -207,10 +307,13 @@ scan:
 			titled, bodied = titled && r >= 8, bodied && r%8 >= 3
 		}
 		if older >= 0 {
-			i = x.seek(shortest, i+1, older)
+			i = x.seekDown(shortest, i-1, older)
 			continue
 		}
-		i++
+		i--
+		if missing {
+			continue
+		}
 		n++
 		full := len(top) == k
 		if multi && (!full || rel+8 >= top[k-1].rel) {
@@ -243,94 +346,213 @@ scan:
 	return top, n
 }
 
-// seek returns the first place from c on in l (newest first) whose
-// document is not newer than seq, galloping from c.
-func (x *searchIndex) seek(l postings, c int, seq int64) int {
-	if c >= len(l) || x.seqs[l[c].ord] <= seq {
+// seekDown returns the last place from c down in l (oldest first) whose
+// document is not newer than seq (-1 when none), galloping down from c.
+func (x *searchIndex) seekDown(l postings, c int, seq int64) int {
+	if c < 0 || x.seqs[l[c].ord] <= seq {
 		return c
 	}
-	lo, step := c, 1
-	for lo+step < len(l) && x.seqs[l[lo+step].ord] > seq {
-		lo, step = lo+step, step*2
+	hi, step := c, 1 // the documents from hi to c are newer than seq
+	for hi-step >= 0 && x.seqs[l[hi-step].ord] > seq {
+		hi, step = hi-step, step*2
 	}
-	// The first place in (lo, min(lo+step, len(l))] not newer than seq.
-	lo, hi := lo+1, min(lo+step, len(l))
-	for lo < hi {
+	lo := max(hi-step, -1) // not newer than seq (or before the start)
+	for hi-lo > 1 {
 		mid := int(uint(lo+hi) >> 1)
 		if x.seqs[l[mid].ord] > seq {
-			lo = mid + 1
-		} else {
 			hi = mid
+		} else {
+			lo = mid
 		}
 	}
 	return lo
 }
 
-// bySeq finds seq in postings (newest first) with slices.BinarySearchFunc.
-func (x *searchIndex) bySeq(e posting, seq int64) int { return cmp.Compare(seq, x.seqs[e.ord]) }
+// bySeq finds seq in postings (oldest first) with slices.BinarySearchFunc.
+func (x *searchIndex) bySeq(e posting, seq int64) int { return cmp.Compare(x.seqs[e.ord], seq) }
 
 // searchIndex is the in-memory search index of an engine.
 type searchIndex struct {
 	src   IndexSource
+	feed  ChangeFeed // nil: src keeps no change feed (version polling)
 	every time.Duration
 	now   func() time.Time
+	log   *slog.Logger
 
-	build sync.Mutex // held by the one goroutine loading or refreshing
+	build sync.Mutex // held by the one goroutine loading or applying changes
+
+	loading   atomic.Bool // a background load is under way
+	following atomic.Bool // StartIndex's loop applies the feed: searches do not poll
+	loadedCh  chan struct{}
+	loadOnce  sync.Once
+
+	fullLoads, applied, compactions atomic.Int64
 
 	mu      sync.RWMutex
 	loaded  bool
-	dirty   bool // a write could not be applied: rebuild at the next check
-	version int64
+	dirty   bool  // a write could not be applied: catch up (or rebuild) at the next check
+	version int64 // the last feed entry applied, or the store's version
 	checked time.Time
+	loadErr error
 	// built and buildCost are when the last full build ended and how long
-	// it took, in wall time (they bound the rebuilds' share of the CPU).
+	// it took, in wall time (they bound the rebuilds' share of the CPU
+	// without a change feed).
 	built     time.Time
 	buildCost time.Duration
+	readCost  time.Duration    // of buildCost, the read of the rows
 	wall      func() time.Time // time.Now; tests replace it
-	docs      map[string]int32 // ord by id (the key is in text)
-	all       []indexDoc       // by posting.ord; removed documents stay until a rebuild
+	docs      map[string]int32 // ord by id of the live documents (the key is in text)
+	all       []indexDoc       // by posting.ord; dead documents stay until a compaction
 	text      textChunks
 	// Dense columns by ord, read by the scans of postings and the
 	// ranking without touching the text: the document's seq, score,
-	// UpdatedAt in Unix nanoseconds, category (catIDs) and signal count.
+	// UpdatedAt in Unix nanoseconds, category (catIDs), signal count and
+	// whether it is dead.
 	seqs    []int64
 	scores  []int
 	updated []int64
 	cats    []int32
 	counts  []int32
+	dead    []bool
+	ndead   int
 	catIDs  map[string]int32
-	full    map[string]postings
-	prev    map[string]postings
+	full    *wordLists // the full level: Title, Body and Extra
+	prev    *wordLists // the preview level: Title and Preview
+	scratch wordScratch
+}
+
+// wordLists are a level's postings lists, by word.
+type wordLists struct {
+	ids   map[string]int32 // the key is in the index's text
+	lists []postings
+	// levelWords' memory, by word id: the last document met and the
+	// fields of it the word is in so far.
+	last []int32
+	bits []int8
+}
+
+func newWordLists() *wordLists { return &wordLists{ids: map[string]int32{}} }
+
+// get returns the postings of w (nil when none).
+func (l *wordLists) get(w string) postings {
+	if i, ok := l.ids[w]; ok {
+		return l.lists[i]
+	}
+	return nil
+}
+
+// id returns the id of w, created with an empty postings list when
+// missing.
+func (l *wordLists) id(w string) int32 {
+	i, ok := l.ids[w]
+	if !ok {
+		i = int32(len(l.lists))
+		l.ids[w] = i
+		l.lists, l.last, l.bits = append(l.lists, nil), append(l.last, -1), append(l.bits, 0)
+	}
+	return i
+}
+
+// wordScratch is levelWords' reusable list of one document's words.
+type wordScratch struct {
+	order []int32
+}
+
+// levels are the index's two access levels: their lists and the text
+// fields each matches (fTitle: relevance 8, then 3, then 1; -1: none).
+func (x *searchIndex) levels() [2]level {
+	return [2]level{{x.full, [3]int{fTitle, fBody, fExtra}}, {x.prev, [3]int{fTitle, fPreview, -1}}}
+}
+
+type level struct {
+	lists  *wordLists
+	fields [3]int
 }
 
 // costlyBuild is the wall time above which a full build is costly enough
 // to be rate-limited (see Consistency in the type's documentation).
 const costlyBuild = 250 * time.Millisecond
 
+// feedBatch is how many change feed entries are applied at a time.
+const feedBatch = 4096
+
 func newSearchIndex(src IndexSource, every time.Duration, now func() time.Time) *searchIndex {
-	return &searchIndex{src: src, every: every, now: now, wall: time.Now}
+	x := &searchIndex{src: src, every: every, now: now, wall: time.Now, log: slog.New(slog.DiscardHandler),
+		loadedCh: make(chan struct{})}
+	x.feed, _ = src.(ChangeFeed)
+	x.reset()
+	return x
 }
 
-// ensure loads the index or refreshes it when due. Only the first load
-// makes searches wait; a refresh runs in the search that finds it due
-// while the others use the index as it is.
-func (x *searchIndex) ensure(ctx context.Context) error {
+// reset empties the index's documents (not its state).
+func (x *searchIndex) reset() {
+	x.docs, x.all, x.text = map[string]int32{}, nil, nil
+	x.seqs, x.scores, x.updated, x.cats, x.counts, x.dead, x.ndead = nil, nil, nil, nil, nil, nil, 0
+	x.catIDs, x.full, x.prev = map[string]int32{}, newWordLists(), newWordLists()
+}
+
+// errIndexLoading: the index is not loaded yet (searches ask the store).
+var errIndexLoading = errors.New("niche: search index loading")
+
+// usable reports whether a search can be answered by the index, starting
+// its load in the background when it is not, and applies the change feed
+// (or checks the version) first when that is due and no StartIndex loop
+// does it: one search at a time catches up while the others go on.
+func (x *searchIndex) usable(ctx context.Context) (bool, error) {
 	x.mu.RLock()
 	loaded, dirty, checked := x.loaded, x.dirty, x.checked
 	x.mu.RUnlock()
-	if loaded && !dirty && x.every > 0 && x.now().Sub(checked) < x.every {
-		return nil
+	if !loaded {
+		x.startLoad(ctx)
+		return false, nil
 	}
-	if loaded {
-		if !x.build.TryLock() {
-			return nil
-		}
-	} else {
-		x.build.Lock()
+	if (x.following.Load() && !dirty) || (!dirty && x.every > 0 && x.now().Sub(checked) < x.every) {
+		return true, nil
+	}
+	if !x.build.TryLock() {
+		return true, nil
 	}
 	defer x.build.Unlock()
+	return true, x.refresh(ctx)
+}
+
+// startLoad loads the index in the background, once at a time.
+func (x *searchIndex) startLoad(ctx context.Context) {
+	if !x.loading.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer x.loading.Store(false)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
+		defer cancel()
+		if err := x.ensure(lctx); err != nil {
+			x.log.Warn("niche: loading the search index failed; searches ask the store", "err", err)
+		}
+	}()
+}
+
+// ensure loads the index (waiting for it), or refreshes it when it is
+// loaded.
+func (x *searchIndex) ensure(ctx context.Context) error {
+	x.build.Lock()
+	defer x.build.Unlock()
 	x.mu.RLock()
-	loaded, dirty, version, built, cost := x.loaded, x.dirty, x.version, x.built, x.buildCost
+	loaded := x.loaded
+	x.mu.RUnlock()
+	if !loaded {
+		return x.load(ctx)
+	}
+	return x.refresh(ctx)
+}
+
+// refresh catches up with the change feed, or checks the version of a
+// store without one; x.build is held.
+func (x *searchIndex) refresh(ctx context.Context) error {
+	if x.feed != nil {
+		return x.catchUp(ctx)
+	}
+	x.mu.RLock()
+	dirty, version, built, cost := x.dirty, x.version, x.built, x.buildCost
 	x.mu.RUnlock()
 	checkedAt := x.now()
 	v, err := x.src.SearchVersion(ctx)
@@ -338,35 +560,318 @@ func (x *searchIndex) ensure(ctx context.Context) error {
 		return err
 	}
 	cooling := cost > costlyBuild && x.wall().Sub(built) < 4*cost
-	if loaded && !dirty && (v == version || cooling) {
+	if !dirty && (v == version || cooling) {
 		x.mu.Lock()
 		x.checked = checkedAt
 		x.mu.Unlock()
 		return nil
 	}
+	return x.load(ctx)
+}
+
+// load reads every row from the store and replaces the index; with a
+// change feed it then applies the entries committed meanwhile. x.build
+// is held.
+func (x *searchIndex) load(ctx context.Context) error {
+	err := x.loadAll(ctx)
+	if err == nil && x.feed != nil {
+		err = x.catchUp(ctx)
+	}
+	x.mu.Lock()
+	x.loadErr = err
+	// Loaded once caught up: until then searches ask the store, which
+	// has every write already.
+	x.loaded = x.loaded || err == nil
+	x.mu.Unlock()
+	if err == nil {
+		x.loadOnce.Do(func() { close(x.loadedCh) })
+	}
+	return err
+}
+
+func (x *searchIndex) loadAll(ctx context.Context) error {
 	start := x.wall()
-	// Read the version before the rows: rows newer than v only make the
-	// next check rebuild once more.
-	rows, err := x.src.SearchRows(ctx, nil)
+	checkedAt := x.now()
+	// Read the version before the rows: rows newer than v are applied
+	// again from the feed (or rebuild once more without one).
+	v, err := x.src.SearchVersion(ctx)
 	if err != nil {
 		return err
 	}
-	nx := &searchIndex{docs: make(map[string]int32, len(rows)), catIDs: map[string]int32{},
-		full: map[string]postings{}, prev: map[string]postings{}}
-	slices.SortFunc(rows, func(a, b SearchRow) int { return cmp.Compare(b.Seq, a.Seq) })
-	for i := range rows {
-		ord := nx.add(&rows[i])
-		rows[i] = SearchRow{} // the index holds its own copy of the text
-		nx.eachWord(ord, func(m map[string]postings, w string, rel int8) { m[w] = append(m[w], posting{ord, rel}) })
+	var nx *searchIndex
+	var read time.Time
+	if rs, ok := x.src.(RowStreamer); ok {
+		if nx, read, err = x.stream(ctx, rs); err != nil {
+			return err
+		}
+	} else {
+		rows, err := x.src.SearchRows(ctx, nil)
+		if err != nil {
+			return err
+		}
+		read = x.wall()
+		nx = &searchIndex{}
+		nx.reset()
+		nx.addRows(rows)
 	}
 	x.mu.Lock()
+	x.swap(nx)
+	x.dirty, x.version, x.checked = false, v, checkedAt
+	x.built = x.wall()
+	x.buildCost, x.readCost = x.built.Sub(start), read.Sub(start)
+	x.mu.Unlock()
+	x.fullLoads.Add(1)
+	return nil
+}
+
+// swap takes nx's documents; x.mu is held.
+func (x *searchIndex) swap(nx *searchIndex) {
 	x.docs, x.all, x.text, x.full, x.prev = nx.docs, nx.all, nx.text, nx.full, nx.prev
 	x.seqs, x.scores, x.updated, x.cats, x.counts, x.catIDs = nx.seqs, nx.scores, nx.updated, nx.cats, nx.counts, nx.catIDs
-	x.loaded, x.dirty, x.version, x.checked = true, false, v, checkedAt
-	x.built = x.wall()
-	x.buildCost = x.built.Sub(start)
+	x.dead, x.ndead = nx.dead, nx.ndead
+}
+
+// addRows adds rows to an empty index, oldest first (every posting an
+// append): the documents first, then each level's postings, the two
+// levels at once (a core each).
+func (x *searchIndex) addRows(rows []SearchRow) {
+	slices.SortFunc(rows, func(a, b SearchRow) int { return cmp.Compare(a.Seq, b.Seq) })
+	for i := range rows {
+		x.add(&rows[i])
+		rows[i] = SearchRow{} // the index holds its own copy of the text
+	}
+	var wg sync.WaitGroup
+	for _, lv := range x.levels() {
+		wg.Go(func() {
+			var sc wordScratch
+			d := x.view()
+			for ord := range int32(len(x.all)) {
+				x.levelWords(d, ord, lv, &sc, func(id int32, rel int8) {
+					lv.lists.lists[id] = append(lv.lists.lists[id], posting{ord, rel})
+				})
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// stream builds an index from rs's rows as they are read: this goroutine
+// copies each row into the documents, and one goroutine per level builds
+// its postings from the documents published so far (every 1,024), so
+// that the read and the two levels' builds run at once. It returns the
+// index and when the read ended.
+func (x *searchIndex) stream(ctx context.Context, rs RowStreamer) (*searchIndex, time.Time, error) {
+	nx := &searchIndex{}
+	nx.reset()
+	levels := nx.levels()
+	var feeds [2]chan docView
+	var wg sync.WaitGroup
+	for i := range feeds {
+		feeds[i] = make(chan docView, 16)
+		wg.Go(func() {
+			var sc wordScratch
+			lv, next := levels[i], int32(0)
+			for d := range feeds[i] {
+				for ; next < int32(len(d.all)); next++ {
+					nx.levelWords(d, next, lv, &sc, func(id int32, rel int8) {
+						lv.lists.lists[id] = append(lv.lists.lists[id], posting{next, rel})
+					})
+				}
+			}
+		})
+	}
+	// A view the builders may read while more documents are added: the
+	// documents and text chunks written so far never change (appends
+	// write past them), and the chunks' headers are copied.
+	publish := func() {
+		d := docView{all: nx.all, text: slices.Clone(nx.text)}
+		for _, f := range feeds {
+			f <- d
+		}
+	}
+	last := int64(math.MinInt64)
+	err := rs.EachSearchRow(ctx, func(r *SearchRow) error {
+		if r.Seq <= last {
+			return fmt.Errorf("niche: search rows out of order (%d after %d)", r.Seq, last)
+		}
+		last = r.Seq
+		nx.add(r)
+		if len(nx.all)%1024 == 0 {
+			publish()
+		}
+		return nil
+	})
+	read := x.wall()
+	publish()
+	for _, f := range feeds {
+		close(f)
+	}
+	wg.Wait()
+	return nx, read, err
+}
+
+// docView is the documents of an index up to some point, for reading
+// while more are added.
+type docView struct {
+	all  []indexDoc
+	text textChunks
+}
+
+// field is text field f of document ord.
+func (d docView) field(ord int32, f int) string { return d.text.get(d.all[ord].text[f]) }
+
+// view is the index's documents as they are.
+func (x *searchIndex) view() docView { return docView{x.all, x.text} }
+
+// catchUp applies the change feed's entries after the last one applied;
+// a gap loads the index anew. x.build is held.
+func (x *searchIndex) catchUp(ctx context.Context) error {
+	for {
+		x.mu.RLock()
+		after := x.version
+		x.mu.RUnlock()
+		checkedAt := x.now()
+		changes, gap, err := x.feed.SearchChanges(ctx, after, feedBatch)
+		if err == nil && !gap && len(changes) > 0 && changes[0].Seq != after+1 {
+			gap = true // entries pruned while we read
+		}
+		if err != nil {
+			x.markDirty()
+			return err
+		}
+		if gap {
+			x.log.Info("niche: the search index's change feed has a gap: loading it anew", "after", after)
+			if err := x.loadAll(ctx); err != nil {
+				return err
+			}
+			continue // then the entries committed since
+		}
+		if len(changes) == 0 {
+			x.mu.Lock()
+			x.checked, x.dirty = checkedAt, false
+			x.mu.Unlock()
+			return nil
+		}
+		ids := make([]string, 0, len(changes))
+		seen := map[string]bool{}
+		for _, c := range changes {
+			if !seen[c.ID] {
+				seen[c.ID] = true
+				ids = append(ids, c.ID)
+			}
+		}
+		rows, err := x.src.SearchRows(ctx, ids)
+		if err != nil {
+			x.markDirty()
+			return err
+		}
+		x.mu.Lock()
+		x.apply(ids, rows)
+		x.version = changes[len(changes)-1].Seq
+		x.mu.Unlock()
+		x.applied.Add(int64(len(changes)))
+		if len(changes) < feedBatch {
+			x.mu.Lock()
+			x.checked, x.dirty = checkedAt, false
+			x.mu.Unlock()
+			return nil
+		}
+	}
+}
+
+func (x *searchIndex) markDirty() {
+	x.mu.Lock()
+	x.dirty = true
 	x.mu.Unlock()
-	return nil
+}
+
+// apply replaces the documents of ids by rows (those of ids still
+// published); x.mu is held for writing.
+func (x *searchIndex) apply(ids []string, rows []SearchRow) {
+	byID := make(map[string]*SearchRow, len(rows))
+	for i := range rows {
+		byID[rows[i].ID] = &rows[i]
+	}
+	for _, id := range ids {
+		old, had := x.docs[id]
+		r := byID[id]
+		switch {
+		case r == nil && had:
+			x.kill(old)
+		case r == nil:
+		case had && x.sameText(old, r):
+			// Only dense columns changed (a signal count, say).
+			x.scores[old], x.updated[old], x.counts[old] = r.Score, r.UpdatedAt.UnixNano(), int32(r.Listing.SignalCount)
+		default:
+			if had {
+				x.kill(old)
+			}
+			ord := x.add(r)
+			seq := x.seqs[ord]
+			x.eachWord(ord, func(l *wordLists, id int32, rel int8) {
+				pp := &l.lists[id]
+				p := *pp
+				// The document's seq already has a posting when an
+				// earlier state of it had the word: it is replaced.
+				i, found := slices.BinarySearchFunc(p, seq, x.bySeq)
+				if found {
+					p[i] = posting{ord, rel}
+					return
+				}
+				*pp = slices.Insert(p, i, posting{ord, rel})
+			})
+		}
+	}
+	if x.ndead > 1024 && x.ndead > len(x.docs)/4 {
+		x.compact()
+	}
+}
+
+// kill marks document ord dead; x.mu is held for writing.
+func (x *searchIndex) kill(ord int32) {
+	delete(x.docs, x.field(ord, fID))
+	x.dead[ord] = true
+	x.ndead++
+}
+
+// sameText reports whether document ord has r's text, seq and category.
+func (x *searchIndex) sameText(ord int32, r *SearchRow) bool {
+	l := &r.Listing
+	for f, s := range [nFields]string{fID: r.ID, fTitle: r.Title, fBody: r.Body, fExtra: r.Extra, fPreview: r.Preview,
+		fListingTitle: l.Title, fProblem: l.Problem, fBuyer: l.Buyer, fCategory: l.Category, fScoreVersion: l.ScoreVersion} {
+		if x.field(ord, f) != s {
+			return false
+		}
+	}
+	c, ok := x.catIDs[r.CategoryKey]
+	return x.seqs[ord] == r.Seq && ok && x.cats[ord] == c
+}
+
+// compact rebuilds the index from its live documents, without reading the
+// store; x.mu is held for writing.
+func (x *searchIndex) compact() {
+	rows := make([]SearchRow, 0, len(x.docs))
+	for _, ord := range x.docs {
+		rows = append(rows, x.row(ord))
+	}
+	nx := &searchIndex{}
+	nx.reset()
+	nx.addRows(rows)
+	x.swap(nx)
+	x.compactions.Add(1)
+}
+
+// row is document ord as a SearchRow.
+func (x *searchIndex) row(ord int32) SearchRow {
+	c := x.candidate(ord, true)
+	var key string
+	for k, id := range x.catIDs {
+		if id == x.cats[ord] {
+			key = k
+			break
+		}
+	}
+	return SearchRow{Candidate: c, Preview: x.field(ord, fPreview), Seq: x.seqs[ord], CategoryKey: key}
 }
 
 // add appends r's document to all, the text, the dense columns and docs
@@ -386,7 +891,7 @@ func (x *searchIndex) add(r *SearchRow) int32 {
 	}
 	x.all, x.seqs = append(x.all, d), append(x.seqs, r.Seq)
 	x.scores, x.updated, x.cats = append(x.scores, r.Score), append(x.updated, r.UpdatedAt.UnixNano()), append(x.cats, cat)
-	x.counts = append(x.counts, int32(l.SignalCount))
+	x.counts, x.dead = append(x.counts, int32(l.SignalCount)), append(x.dead, false)
 	x.docs[x.field(ord, fID)] = ord
 	return ord
 }
@@ -409,82 +914,151 @@ func (x *searchIndex) candidate(ord int32, full bool) Candidate {
 }
 
 // eachWord calls add once for every distinct word of document ord's text
-// at each level, with that level's postings map and the word's relevance
-// there (Relevance of the one-word query: 8 for the title, 3 for the
-// body, 1 for the extra text). The words are in the index's text.
-func (x *searchIndex) eachWord(ord int32, add func(m map[string]postings, w string, rel int8)) {
-	for _, lv := range []struct {
-		m     map[string]postings
-		texts [3]int
-	}{{x.full, [3]int{fTitle, fBody, fExtra}}, {x.prev, [3]int{fTitle, fPreview, -1}}} {
-		rels := map[string]int8{}
-		var order []string
-		for i, f := range lv.texts {
-			if f < 0 {
-				continue
-			}
-			text := x.field(ord, f)
-			bit := int8(1) << i
-			for _, w := range strings.FieldsFunc(text, isSpace) {
-				r, seen := rels[w]
-				if !seen {
-					order = append(order, w)
-				}
-				rels[w] = r | bit
-			}
-		}
-		for _, w := range order {
-			b := rels[w]
-			add(lv.m, w, 8*(b&1)+3*(b>>1&1)+(b>>2&1))
-		}
+// at each level, with that level's postings lists and the word's
+// relevance there (Relevance of the one-word query: 8 for the title, 3
+// for the body, 1 for the extra text). Words are given by their id in
+// the level's lists.
+func (x *searchIndex) eachWord(ord int32, add func(l *wordLists, id int32, rel int8)) {
+	for _, lv := range x.levels() {
+		x.levelWords(x.view(), ord, lv, &x.scratch, func(id int32, rel int8) { add(lv.lists, id, rel) })
 	}
 }
 
-// touch applies this engine's write of the evaluations ids: their rows
-// are read back from the store and replace what the index held.
-func (x *searchIndex) touch(ctx context.Context, ids ...string) {
+// levelWords calls add once for every distinct word of document ord's
+// text at level lv (by its id in lv.lists), in order of appearance, with
+// its relevance there. A word's first meeting with the document is told
+// by lv.lists.last, so the words cost one map lookup each and no memory
+// of their own. Calls for one level must not overlap.
+func (x *searchIndex) levelWords(d docView, ord int32, lv level, sc *wordScratch, add func(id int32, rel int8)) {
+	l := lv.lists
+	sc.order = sc.order[:0]
+	for i, f := range lv.fields {
+		if f < 0 {
+			continue
+		}
+		text := d.field(ord, f)
+		bit := int8(1) << i
+		for start := 0; start < len(text); {
+			end := strings.IndexByte(text[start:], ' ')
+			if end < 0 {
+				end = len(text)
+			} else {
+				end += start
+			}
+			if end > start {
+				id := l.id(text[start:end])
+				if l.last[id] != ord {
+					l.last[id], l.bits[id] = ord, 0
+					sc.order = append(sc.order, id)
+				}
+				l.bits[id] |= bit
+			}
+			start = end + 1
+		}
+	}
+	for _, id := range sc.order {
+		b := l.bits[id]
+		l.last[id] = -1 // a later state of the document starts afresh
+		add(id, 8*(b&1)+3*(b>>1&1)+(b>>2&1))
+	}
+}
+
+// written applies this engine's write of the evaluations ids, which has
+// committed, so that it shows at once: with a change feed by catching up
+// with it (other instances' writes committed before come with it),
+// without one by reading the rows back. Nothing is done while the index
+// is not loaded (the load reads it).
+func (x *searchIndex) written(ctx context.Context, ids ...string) {
 	x.mu.RLock()
 	loaded := x.loaded
 	x.mu.RUnlock()
 	if !loaded {
 		return
 	}
-	rows, err := x.src.SearchRows(context.WithoutCancel(ctx), ids)
+	ctx = context.WithoutCancel(ctx)
+	if x.feed != nil {
+		x.build.Lock()
+		defer x.build.Unlock()
+		if err := x.catchUp(ctx); err != nil {
+			x.log.Warn("niche: applying a write to the search index failed; retried at the next search", "err", err)
+		}
+		return
+	}
+	rows, err := x.src.SearchRows(ctx, ids)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err != nil {
 		x.dirty = true
 		return
 	}
-	for _, id := range ids {
-		if ord, ok := x.docs[id]; ok {
-			delete(x.docs, id)
-			seq := x.seqs[ord]
-			x.eachWord(ord, func(m map[string]postings, w string, _ int8) {
-				p := m[w]
-				if i, ok := slices.BinarySearchFunc(p, seq, x.bySeq); ok {
-					p = slices.Delete(p, i, i+1)
+	x.apply(ids, rows)
+}
+
+// follow loads the index and keeps it applying the change feed until ctx
+// is done: on the store's notifications (ChangeNotifier) and every poll.
+func (x *searchIndex) follow(ctx context.Context, poll time.Duration) {
+	if x.feed != nil {
+		x.following.Store(true)
+		defer x.following.Store(false)
+	}
+	wake := make(chan struct{}, 1)
+	if n, ok := notifier(x.feed); ok {
+		go func() {
+			for ctx.Err() == nil {
+				err := n.WatchSearchChanges(ctx, func() {
+					select {
+					case wake <- struct{}{}:
+					default:
+					}
+				})
+				if ctx.Err() == nil {
+					x.log.Warn("niche: change feed notifications interrupted; polling until they resume", "err", err)
+					select {
+					case <-ctx.Done():
+					case <-time.After(time.Second):
+					}
 				}
-				if len(p) == 0 {
-					delete(m, w)
-				} else {
-					m[w] = p
-				}
-			})
+			}
+		}()
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	backoff := time.Second
+	for {
+		err := x.ensure(ctx)
+		if err != nil && ctx.Err() == nil {
+			x.log.Warn("niche: search index load or catch-up failed", "err", err)
+		}
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Minute)
+			continue
+		}
+		backoff = time.Second
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-t.C:
 		}
 	}
-	for i := range rows {
-		if _, ok := x.docs[rows[i].ID]; ok {
-			continue // listed twice
-		}
-		ord := x.add(&rows[i])
-		seq := x.seqs[ord]
-		x.eachWord(ord, func(m map[string]postings, w string, rel int8) {
-			p := m[w]
-			i, _ := slices.BinarySearchFunc(p, seq, x.bySeq)
-			m[w] = slices.Insert(p, i, posting{ord, rel})
-		})
+}
+
+// status describes the index.
+func (x *searchIndex) status() IndexStatus {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	st := IndexStatus{Enabled: true, Ready: x.loaded, Documents: len(x.docs), Seq: x.version,
+		FullLoads: x.fullLoads.Load(), Applied: x.applied.Load(), Compactions: x.compactions.Load(),
+		LoadTime: x.buildCost, LoadReadTime: x.readCost, LoadBuildTime: x.buildCost - x.readCost}
+	if x.loadErr != nil {
+		st.LoadError = x.loadErr.Error()
 	}
+	return st
 }
 
 // hit is a match of a search of the index: the document's place in
@@ -513,13 +1087,19 @@ func (x *searchIndex) worse(a, b hit, bySort bool) bool {
 // returns only the best Ranked() matches (best first) with their
 // Relevance, also when no more than Limit match: the engine ranks the
 // matches it is given by the same ordering and keeps the first Top, so
-// the best Ranked() of them are the same page.
+// the best Ranked() of them are the same page. It returns
+// errIndexLoading while the index is not loaded (the caller asks the
+// store).
 func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candidate, []int, bool, error) {
+	ok, err := x.usable(ctx)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if !ok {
+		return nil, nil, false, errIndexLoading
+	}
 	if q.Query.Empty() || q.Limit <= 0 {
 		return []Candidate{}, []int{}, false, nil
-	}
-	if err := x.ensure(ctx); err != nil {
-		return nil, nil, false, err
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -529,7 +1109,7 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 	}
 	lists := make([]postings, len(q.Query.Tokens))
 	for i, t := range q.Query.Tokens {
-		if lists[i] = m[t]; len(lists[i]) == 0 {
+		if lists[i] = m.get(t); len(lists[i]) == 0 {
 			return []Candidate{}, []int{}, false, nil
 		}
 	}
@@ -558,7 +1138,3 @@ func (x *searchIndex) candidates(ctx context.Context, q CandidateQuery) ([]Candi
 	}
 	return out, rels, n > q.Limit, nil
 }
-
-// isSpace separates the words of normalised text (SearchText writes single
-// spaces), exactly as ContainsWord reads it.
-func isSpace(r rune) bool { return r == ' ' }

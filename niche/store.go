@@ -288,3 +288,24 @@ type Candidate struct {
 	// rows of IndexSource.SearchRows.
 	Listing Listing
 }
+
+// BulkCreator is implemented by stores that create many evaluations in
+// one transaction (store.DB: COPY on PostgreSQL); Engine.Import uses it,
+// and creates drafts one by one through ApplyWrite otherwise.
+type BulkCreator interface {
+	// Operations returns the recorded operations among ids.
+	Operations(ctx context.Context, ids []string) (map[string]OperationRef, error)
+	// CreateEvaluations applies creations (ExpectedRevision 0,
+	// CheckSignals) in one transaction, all or none, with ApplyWrite's
+	// guarantees: an operation recorded meanwhile, or a linked signal
+	// unknown or rejected at commit (*SignalRefError), fails the batch.
+	CreateEvaluations(ctx context.Context, ws []Write) error
+}
+
+// OperationRef is a recorded operation: its request hash, the evaluation
+// it wrote and that evaluation's current status.
+type OperationRef struct {
+	RequestHash string
+	NicheID     string
+	Status      Status
+}

@@ -134,9 +134,17 @@ func relatedStem(stem string) string {
 // their matches agree. An unknown language stems nothing (New and the
 // stores refuse one).
 func (l Language) SearchText(s string) string {
-	n := normalize(s)
 	stem, ok := l.stemmer()
-	if n == "" || !ok || l == NoStemming {
+	if !ok || l == NoStemming {
+		stem = nil
+	}
+	return searchText(s, stem)
+}
+
+// searchText normalises s and stems its words with stem (nil: none).
+func searchText(s string, stem func(string) string) string {
+	n := normalize(s)
+	if n == "" || stem == nil {
 		return n
 	}
 	words := strings.Fields(n)

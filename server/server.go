@@ -242,6 +242,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.WriteHeader(status)
 		return
 	}
+	if ra := snapshotRetryAfter(err); ra != "" && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", ra)
+	}
 	httpjson.Detail(w, status, msg)
 }
 

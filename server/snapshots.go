@@ -144,6 +144,15 @@ func (s *Server) snapshotWARC(w http.ResponseWriter, r *http.Request, svc *snaps
 	}
 }
 
+// snapshotRetryAfter is the Retry-After of a 503 the snapshot storage caused
+// (snapshot.ErrUnavailable), "" for other errors.
+func snapshotRetryAfter(err error) string {
+	if errors.Is(err, snapshot.ErrUnavailable) {
+		return strconv.Itoa(int(snapshot.RetryAfterUnavailable / time.Second))
+	}
+	return ""
+}
+
 // snapshotStatus maps the snapshot service's errors to statuses.
 func snapshotStatus(err error) (int, string, bool) {
 	switch {
@@ -151,6 +160,8 @@ func snapshotStatus(err error) (int, string, bool) {
 		return http.StatusNotFound, "Snapshot content not found", true
 	case errors.Is(err, snapshot.ErrNotFound):
 		return http.StatusNotFound, "Snapshot not found", true
+	case errors.Is(err, snapshot.ErrUnavailable):
+		return http.StatusServiceUnavailable, "Snapshot storage is unavailable; retry later", true
 	case errors.Is(err, snapshot.ErrIntegrity):
 		return http.StatusInternalServerError, "Snapshot content failed its integrity check", true
 	}

@@ -402,7 +402,7 @@ func (db *DB) LastCollections(ctx context.Context) ([]niche.Collection, error) {
 // searchColumns returns the st, sp, sb and sc columns of r in the
 // store's search language.
 func (db *DB) searchColumns(r *niche.Record) (st, sp, sb, sc string) {
-	f := r.SearchFields(db.lang)
+	f := db.an.SearchFields(r)
 	return f.Title, f.Preview, f.Body, f.Extra
 }
 

@@ -107,6 +107,15 @@ type Driver struct {
 	// deadlocks, SQLite busy errors that outlasted the busy timeout). Nil
 	// means never.
 	IsRetryable func(err error) bool
+	// Listen, when set, holds a connection of db listening on channel (an
+	// identifier, quoted) and calls notify once listening, then for each
+	// notification, until ctx is done or the connection fails (PostgreSQL LISTEN/NOTIFY: the
+	// niche change feed's notifications). Nil means the database cannot.
+	Listen func(ctx context.Context, db *sql.DB, channel string, notify func()) error
+	// CopyFrom, when set, writes rows into table's columns cols on conn,
+	// which is in a transaction (PostgreSQL COPY: the bulk import). Nil
+	// means prepared INSERTs.
+	CopyFrom func(ctx context.Context, conn *sql.Conn, table string, cols []string, rows [][]any) error
 }
 
 // DB is an open assay database.
@@ -118,6 +127,7 @@ type DB struct {
 	now   func() time.Time
 	stmts stmtCache // prepared SQLite reader statements (niche_stmt.go)
 	lang  niche.Language
+	an    *niche.Analyzer // lang, with a memo of its stems
 	// stopAfter is Options.stopAfter.
 	stopAfter string
 }
@@ -135,10 +145,12 @@ func New(ctx context.Context, d Driver, writer, reader *sql.DB, opts *Options) (
 		reader = writer
 	}
 	db := &DB{drv: d, w: writer, r: reader, log: o.Logger, now: o.Now, stopAfter: o.stopAfter, lang: o.SearchLanguage.Or()}
-	if err := db.lang.Validate(); err != nil {
+	an, err := niche.NewAnalyzer(db.lang)
+	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
+	db.an = an
 	if writer == nil || (d.Dialect != SQLite && d.Dialect != Postgres) {
 		if writer != nil {
 			_ = db.Close()
@@ -339,7 +351,14 @@ func (db *DB) forUpdate() string {
 // Tx is a write transaction. Its methods rebind placeholders like DB's.
 type Tx struct {
 	db *DB
-	tx *sql.Tx
+	tx sqlRunner // a *sql.Tx, or a *sql.Conn in a transaction (inConnTx)
+}
+
+// sqlRunner runs statements: *sql.Tx and *sql.Conn.
+type sqlRunner interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 func (t *Tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {

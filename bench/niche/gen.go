@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -159,4 +162,42 @@ func distinctQueries(seed uint64) []string {
 	}
 	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out
+}
+
+// catalogueJSONL writes the synthetic catalogue of seed as a bulk import
+// file (niche.Engine.Import): its signals, then one draft per record with
+// operation id "bench-<seed>-<i>", published, linking three signals on
+// pages of three different domains (the publication floor).
+func catalogueJSONL(w io.Writer, seed uint64, n int, now time.Time) error {
+	signals, recs := generate(seed, n, now)
+	bw := bufio.NewWriterSize(w, 1<<20)
+	enc := json.NewEncoder(bw)
+	for _, s := range signals {
+		if err := enc.Encode(struct {
+			Type string `json:"type"`
+			niche.SignalInput
+		}{"signal", niche.SignalInput{ID: s.ID, Kind: s.Kind, SourceURL: s.SourceURL, Origin: s.Origin,
+			ExternalID: s.ExternalID, Title: s.Title, Excerpt: s.Excerpt, ObservedAt: s.ObservedAt,
+			CollectedAt: s.CollectedAt, License: s.License, Attribution: s.Attribution, State: s.State}}); err != nil {
+			return err
+		}
+	}
+	for i, r := range recs {
+		d := r.Dimensions
+		// Three consecutive signals: three pages on three domains.
+		j := i % (len(signals) - 2)
+		draft := niche.Draft{Title: r.Title, Problem: r.Problem, Buyer: r.Buyer, Category: r.Category,
+			SolutionHypothesis: r.SolutionHypothesis, EvaluationNotes: r.EvaluationNotes,
+			Pain: new(d.Pain), Frequency: new(d.Frequency), WillingnessToPay: new(d.WillingnessToPay),
+			ReachableBuyers: new(d.ReachableBuyers), Feasibility: new(d.Feasibility), CompetitionGap: new(d.CompetitionGap),
+			SignalIDs: []string{signals[j].ID, signals[j+1].ID, signals[j+2].ID}, Publish: true}
+		if err := enc.Encode(struct {
+			Type        string       `json:"type"`
+			OperationID string       `json:"operationId"`
+			Draft       *niche.Draft `json:"draft"`
+		}{"draft", fmt.Sprintf("bench-%d-%d", seed, i), &draft}); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
 }

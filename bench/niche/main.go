@@ -71,6 +71,10 @@ func mainErr() error {
 	flag.StringVar(&cfg.ReuseSQLite, "reuse-sqlite", "", "measure this SQLite file (made with -load-only) instead of generating one")
 	flag.StringVar(&cfg.ReusePostgres, "reuse-postgres", "", "measure this PostgreSQL URL (made with -load-only; name the schema with search_path) instead of generating one")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.BoolVar(&cfg.SkipScale, "skip-scale", false, "skip the scale figures (index load, remote writes, two instances, the one-by-one import sample)")
+	flag.IntVar(&cfg.RemoteWrites, "remote-writes", 40, "writes of the remote-write CPU measurement")
+	flag.IntVar(&cfg.ImportSample, "import-sample", 2000, "drafts of the one-by-one import (the way before) measured per draft")
+	flag.DurationVar(&cfg.TwoInstances, "two-instances", 20*time.Second, "length of the two-instance measurement on PostgreSQL")
 	flag.BoolVar(&cfg.NoIndex, "no-index", false, "turn the engines' in-memory search index off (niche.Options.DisableSearchIndex), as before it existed")
 	only := flag.String("only", "", "run only the measurements whose name matches this regular expression (and the baselines)")
 	flag.Parse()
@@ -141,18 +145,22 @@ func run(ctx context.Context, cfg config, pg string) error {
 		fmt.Fprintln(cfg.Out, "(PostgreSQL skipped: pass -postgres or set ASSAY_TEST_POSTGRES)")
 	}
 	all := map[string][]result{}
+	scale := map[string]*scaleResult{}
 	var order []string
 	for _, b := range backends {
-		rs, err := runBackend(ctx, cfg, b)
+		rs, sr, err := runBackend(ctx, cfg, b)
 		if err != nil {
 			return fmt.Errorf("%s: %w", b.Name, err)
 		}
-		all[b.Name] = rs
+		all[b.Name], scale[b.Name] = rs, sr
 		order = append(order, b.Name)
 	}
 	fmt.Fprintf(cfg.Out, "\nratios against the same-size pre-rendered baseline (1.00 = the HTTP ceiling); %s:\n", loadAverage())
 	for _, name := range order {
 		report(cfg.Out, all[name])
+	}
+	if !cfg.SkipScale {
+		reportScale(cfg, order, scale)
 	}
 	return nil
 }

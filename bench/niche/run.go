@@ -159,6 +159,12 @@ type config struct {
 	// ReusePostgres names a PostgreSQL URL (schema in search_path) loaded
 	// with -load-only to measure instead of generating a catalogue.
 	ReusePostgres string
+	// SkipScale skips the scale figures; RemoteWrites, ImportSample and
+	// TwoInstances size them.
+	SkipScale    bool
+	RemoteWrites int
+	ImportSample int
+	TwoInstances time.Duration
 	// NoIndex turns the engines' search index off
 	// (niche.Options.DisableSearchIndex): searches ask the store.
 	NoIndex bool
@@ -166,9 +172,12 @@ type config struct {
 
 // backend opens a store and says how to clean it up.
 type backend struct {
-	Name    string
-	Reuse   bool // the store already holds the catalogue
-	Open    func(ctx context.Context) (*store.DB, error)
+	Name  string
+	Reuse bool // the store already holds the catalogue
+	Open  func(ctx context.Context) (*store.DB, error)
+	// Another opens a second handle on the database Open opened (a
+	// second instance).
+	Another func(ctx context.Context) (*store.DB, error)
 	Cleanup func()
 }
 
@@ -182,9 +191,10 @@ func (cfg config) sqliteOptions() *store.Options {
 
 // sqliteBackend is a fresh SQLite file under dir.
 func sqliteBackend(dir string, cfg config) backend {
-	return backend{Name: "sqlite", Open: func(ctx context.Context) (*store.DB, error) {
+	open := func(ctx context.Context) (*store.DB, error) {
 		return sqlite.Open(ctx, dir+"/bench.db", cfg.sqliteOptions())
-	}, Cleanup: func() {}}
+	}
+	return backend{Name: "sqlite", Open: open, Another: open, Cleanup: func() {}}
 }
 
 // postgresBackend is a fresh schema on the server at base, dropped by
@@ -209,6 +219,8 @@ func postgresBackend(base string) (backend, error) {
 		}
 		created = true
 		return postgres.Open(ctx, u.String(), &store.Options{MaxOpenConns: 32})
+	}, Another: func(ctx context.Context) (*store.DB, error) {
+		return postgres.Open(ctx, u.String(), &store.Options{MaxOpenConns: 32})
 	}, Cleanup: func() {
 		if created {
 			_, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE")
@@ -217,28 +229,25 @@ func postgresBackend(base string) (backend, error) {
 	}}, nil
 }
 
-// runBackend loads the catalogue into b and measures every route against
-// its baseline.
-func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
+// runBackend imports the catalogue into b, measures the scale figures
+// and every route against its baseline.
+func runBackend(ctx context.Context, cfg config, b backend) ([]result, *scaleResult, error) {
 	defer b.Cleanup()
 	db, err := b.Open(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer db.Close()
+	sr := &scaleResult{}
 	if b.Reuse {
-		fmt.Fprintf(cfg.Out, "%s: reusing the catalogue loaded with -load-only\n", b.Name)
-	} else {
-		now := time.Now().UTC()
-		t0 := time.Now()
-		signals, recs := generate(cfg.Seed, cfg.N, now)
-		genTime := time.Since(t0)
-		t0 = time.Now()
-		if err := db.BulkLoadNiche(ctx, signals, recs, 5000); err != nil {
-			return nil, err
+		fmt.Fprintf(cfg.Out, "%s: reusing the catalogue loaded with -load-only (no import measured)\n", b.Name)
+	} else if sr.Import, err = importCatalogue(ctx, cfg, db, cfg.Out, b.Name); err != nil {
+		return nil, nil, err
+	}
+	if !cfg.SkipScale {
+		if err := scaleFigures(ctx, cfg, b, db, sr); err != nil {
+			return nil, nil, err
 		}
-		fmt.Fprintf(cfg.Out, "%s: generated %d evaluations and %d signals in %v, loaded in %v\n",
-			b.Name, len(recs), len(signals), genTime.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
 	}
 
 	// Two servers over the same store: one engine without a result cache
@@ -258,12 +267,12 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 	}
 	plain, err := newServer(0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer plain.Close()
 	cached, err := newServer(cfg.CacheTTL)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer cached.Close()
 	c := &http.Client{Transport: &http.Transport{MaxIdleConns: cfg.Clients * 2, MaxIdleConnsPerHost: cfg.Clients * 2}, Timeout: 15 * time.Second}
@@ -299,7 +308,7 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 	t0 := time.Now()
 	slow := &http.Client{Transport: c.Transport, Timeout: 5 * time.Minute} // a loaded machine
 	if _, err := fetch(slow, searchURL(plain, typical)(0, 0)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	loadTime := time.Since(t0)
 	runtime.GC()
@@ -311,14 +320,14 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 	// The cached engine keeps its own index: load it too before measuring
 	// (else its load, seconds long, stalls the first cached measurement).
 	if _, err := fetch(slow, searchURL(cached, typical)(0, 0)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Baselines serve real responses of the measured routes, pre-rendered.
 	var searchBody []byte
 	for i := range 20 {
 		body, err := fetch(c, searchURL(plain, typical)(0, i))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(body) > len(searchBody) {
 			searchBody = body
@@ -326,7 +335,7 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 	}
 	listBody, err := fetch(c, listURL(plain)(0, 0))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	baseSearch := httptest.NewServer(baseline(searchBody))
 	defer baseSearch.Close()
@@ -359,8 +368,15 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, error) {
 	measure("base-list", "baseline (list-sized body)", func(w, i int) string { return baseList.URL })
 	measure("list", "GET /v1/niches?sort=score, no cache", listURL(plain))
 	measure("list", "GET /v1/niches?sort=score, cache", listURL(cached))
+	if !cfg.SkipScale && !b.Reuse && cfg.ImportSample > 0 {
+		if sr.ImportBaselinePer, err = importBaseline(ctx, cfg, db, cfg.ImportSample); err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(cfg.Out, "%s: %d drafts imported one by one (the way before): %.0f µs each\n", b.Name, cfg.ImportSample,
+			float64(sr.ImportBaselinePer)/1e3)
+	}
 	fmt.Fprintf(cfg.Out, "%s: done, %s\n", b.Name, loadAverage())
-	return out, nil
+	return out, sr, nil
 }
 
 // loadAverage describes the machine's load (/proc/loadavg), which the

@@ -15,9 +15,12 @@ import (
 	"github.com/assaykit/assay/claims/openai"
 	"github.com/assaykit/assay/evidence"
 	"github.com/assaykit/assay/metrics"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/wacz"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/s3blobs"
 )
 
 // verification holds the claim-verification components and what must be
@@ -26,6 +29,7 @@ type verification struct {
 	engine    *claims.Engine
 	snapshots *snapshot.Service
 	blobs     snapshot.BlobStore // the snapshots' content store
+	s3        *s3blobs.Store     // blobs, when in an object store (-snapshot-blobs s3)
 	health    []*providerHealth  // each provider's recent failures (readiness), in order
 	provider  string             // what answers searches, for the start-up line
 	closers   []func() error
@@ -112,7 +116,19 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 	}
 
 	var blobs snapshot.BlobStore = db
-	if cfg.SnapshotBlobs == "files" || (cfg.SnapshotBlobs == "" && cfg.PostgresURL == "") {
+	switch {
+	case cfg.SnapshotBlobs == "s3":
+		o := &s3blobs.Options{Bucket: cfg.S3Bucket, Prefix: cfg.S3Prefix, Endpoint: cfg.S3Endpoint, Region: cfg.S3Region}
+		if cfg.S3AccessKey != "" {
+			o.Credentials = credentials.NewStaticCredentialsProvider(cfg.S3AccessKey, cfg.S3SecretKey, cfg.S3SessionToken)
+		}
+		s3, err := s3blobs.New(context.Background(), db, o)
+		if err != nil {
+			_ = v.Close()
+			return nil, err
+		}
+		blobs, v.s3 = s3, s3
+	case cfg.SnapshotBlobs == "files" || (cfg.SnapshotBlobs == "" && cfg.PostgresURL == ""):
 		fb, err := snapshot.NewFileBlobStore(filepath.Join(cfg.DataDir, "snapshots"), nil)
 		if err != nil {
 			_ = v.Close()
@@ -148,6 +164,15 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 
 // ready reports whether verifications can run: a provider is configured
 // and its recent calls did not all fail on credentials or quota.
+// snapshotsReady is the "snapshots" readiness check with an object store:
+// its bucket answers.
+func (v *verification) snapshotsReady(ctx context.Context) error {
+	if v.s3 == nil {
+		return nil
+	}
+	return v.s3.Check(ctx)
+}
+
 func (v *verification) ready(context.Context) error {
 	if !v.engine.Configured() {
 		return errors.New("no search provider configured")

@@ -82,15 +82,22 @@ type config struct {
 	ClaimsServiceSlug string
 
 	// Snapshots.
-	SnapshotBlobs     string
-	SnapshotMaxBytes  int64
-	SnapshotTimeout   time.Duration
-	SnapshotRetention time.Duration
-	TSAURL            string
-	SnapshotPorts     []int
+	SnapshotBlobs string
+	S3Bucket      string
+	S3Prefix      string
+	S3Endpoint    string
+	S3Region      string
+	// Object store credentials (env only; empty: the AWS default chain).
+	S3AccessKey, S3SecretKey, S3SessionToken string
+	SnapshotMaxBytes                         int64
+	SnapshotTimeout                          time.Duration
+	SnapshotRetention                        time.Duration
+	TSAURL                                   string
+	SnapshotPorts                            []int
 
 	// Niche discovery.
 	NicheDemo         bool
+	NicheImport       string
 	NicheFreeSearches int
 	NicheSearchPrice  int64
 	NichePrefix       string
@@ -325,6 +332,9 @@ Environment only (secrets and deployment facts):
   ASSAY_STRIPE_WEBHOOK_SECRET    Stripe webhook signing secret (subscriptions)
   ASSAY_COST_INPUT_PER_MTOK, ASSAY_COST_CACHED_INPUT_PER_MTOK, ASSAY_COST_OUTPUT_PER_MTOK,
   ASSAY_COST_PER_SEARCH_CALL     provider prices in micro-USD for per-order cost accounting
+  AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
+                                 object store credentials with -snapshot-blobs s3 (unset: the AWS SDK's
+                                 default chain: AWS_PROFILE and the shared files, then the platform's role)
 
 Every problem of the configuration is reported at once, before anything starts (exit status 2).
 `
@@ -368,7 +378,11 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.str(&c.ClaimsPrefix, "claims-prefix", "ASSAY_CLAIMS_PREFIX", "/claim-verification", "service prefix of the claim-verification and snapshot routes (also MCP, A2A and discovery documents)")
 	f.str(&c.ClaimsServiceSlug, "claims-service-slug", "ASSAY_CLAIMS_SERVICE_SLUG", "claim-verification", "{service_slug} of the legacy /v1/services/{service_slug}/claims/verify... aliases")
 
-	f.str(&c.SnapshotBlobs, "snapshot-blobs", "ASSAY_SNAPSHOT_BLOBS", "", "where snapshot content is kept: files (under -data) or db; empty: db with PostgreSQL, files otherwise")
+	f.str(&c.SnapshotBlobs, "snapshot-blobs", "ASSAY_SNAPSHOT_BLOBS", "", "where snapshot content is kept: files (under -data), db, or s3 (an S3-compatible object store: -s3-bucket; credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or the AWS default chain); empty: db with PostgreSQL, files otherwise")
+	f.str(&c.S3Bucket, "s3-bucket", "ASSAY_S3_BUCKET", "", "bucket of snapshot content with -snapshot-blobs s3 (it must exist)")
+	f.str(&c.S3Prefix, "s3-prefix", "ASSAY_S3_PREFIX", "snapshots/", "key prefix of snapshot content in -s3-bucket")
+	f.str(&c.S3Endpoint, "s3-endpoint", "ASSAY_S3_ENDPOINT", "", "URL of an S3-compatible server (path-style), e.g. http://127.0.0.1:7070; empty: AWS S3 (or AWS_ENDPOINT_URL_S3)")
+	f.str(&c.S3Region, "s3-region", "ASSAY_S3_REGION", "", "region of -s3-bucket; empty: AWS_REGION, else us-east-1")
 	f.int64(&c.SnapshotMaxBytes, "snapshot-max-bytes", "ASSAY_SNAPSHOT_MAX_BYTES", 5_000_000, "largest captured body (too_large above)")
 	f.dur(&c.SnapshotTimeout, "snapshot-timeout", "ASSAY_SNAPSHOT_TIMEOUT", 15*time.Second, "time limit of one capture")
 	f.dur(&c.SnapshotRetention, "snapshot-retention", "ASSAY_SNAPSHOT_RETENTION", 30*24*time.Hour, "how long snapshots are kept")
@@ -376,6 +390,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.ints(&c.SnapshotPorts, "snapshot-ports", "ASSAY_SNAPSHOT_PORTS", "80,443", "ports snapshots may connect to")
 
 	f.boolean(&c.NicheDemo, "niche-demo", "ASSAY_NICHE_DEMO", true, "load the demo niche catalogue at start")
+	f.str(&c.NicheImport, "niche-import", "ASSAY_NICHE_IMPORT", "", "import this JSON Lines catalogue (signals and drafts, niche.Engine.Import) at start, before serving; resumable: what is stored is not imported twice; a bad line stops the start, naming it")
 	var free int64
 	f.int64(&free, "niche-free-searches", "ASSAY_NICHE_FREE_SEARCHES", 3, "free text searches (/v1/search, /v1/niches?q=) per caller and UTC day; 0: none, -1: unlimited")
 	f.int64(&c.NicheSearchPrice, "niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", 50_000, "price of GET /v1/search/pay-per-call in micro-USD")
@@ -431,6 +446,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	}
 	c.NicheFreeSearches = int(free)
 	c.AdminKey = getenv("ASSAY_ADMIN_KEY")
+	c.S3AccessKey, c.S3SecretKey, c.S3SessionToken = getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY"), getenv("AWS_SESSION_TOKEN")
 	c.OpenAIKey = getenv("OPENAI_API_KEY")
 	c.AnthropicKey = getenv("ANTHROPIC_API_KEY")
 	c.FacilitatorAuth = getenv("ASSAY_FACILITATOR_AUTH")

@@ -60,7 +60,9 @@ func startServerLogs(t *testing.T, extraEnv map[string]string, args []string) (s
 	})
 	select {
 	case base := <-ready:
-		return base, out.String(), out // run logged "assay ready" before sending on ready
+		logs := out.String() // run logged "assay ready" before sending on ready
+		waitIndexLoaded(t, base)
+		return base, logs, out
 	case err := <-done:
 		done <- err // for the cleanup, which waits for run to return
 		t.Fatalf("server stopped: %v\n%s", err, out.String())
@@ -68,6 +70,27 @@ func startServerLogs(t *testing.T, extraEnv map[string]string, args []string) (s
 		t.Fatal("server did not start")
 	}
 	return "", "", nil
+}
+
+// waitIndexLoaded waits until the niche search index, which loads in the
+// background, is loaded (/readyz's niche check no longer says so), so
+// that the tests' readiness checks see the other checks alone.
+func waitIndexLoaded(t *testing.T, base string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		res, err := http.Get(base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(body), "search index") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the search index did not load: %s", body)
+		}
+	}
 }
 
 // syncBuffer is a bytes.Buffer that several goroutines may write.

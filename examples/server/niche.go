@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"time"
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
@@ -68,9 +70,39 @@ func newCatalogue(ctx context.Context, cfg *config, db *store.DB, v *verificatio
 		log.Info(fmt.Sprintf("demo catalogue: %d evaluations loaded", rep.DraftsCreated+rep.DraftsReplayed),
 			"new", rep.DraftsCreated, "signals", rep.SignalsCreated+rep.SignalsDuplicate)
 	}
+	if cfg.NicheImport != "" {
+		if err := importCatalogue(ctx, eng, cfg.NicheImport, log); err != nil {
+			closeAll()
+			return server.NicheConfig{}, none, err
+		}
+	}
 	return server.NicheConfig{
 		Engine: eng, Subscribers: subs, Unlock: signer, QuotaKey: quotaKey,
 		Prefix: cfg.NichePrefix, FreeSearchesPerDay: new(cfg.NicheFreeSearches),
 		SearchPriceMicroUSD: cfg.NicheSearchPrice, TrustedProxies: cfg.proxies,
 	}, closeAll, nil
+}
+
+// importCatalogue imports the JSON Lines catalogue at path (-niche-import)
+// through the engine: batched transactions, resumable. A file with bad
+// lines stores nothing and stops the start with every bad line named.
+func importCatalogue(ctx context.Context, eng *niche.Engine, path string, log *slog.Logger) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("niche import: %w", err)
+	}
+	defer f.Close()
+	start := time.Now()
+	rep, err := eng.Import(ctx, f, nil)
+	if err != nil {
+		return fmt.Errorf("niche import of %s: %w", path, err)
+	}
+	for _, l := range rep.Lines {
+		if l.Outcome == "failed" {
+			log.Warn("niche import: a draft was not created", "file", path, "line", l.Line, "reason", l.Reason)
+		}
+	}
+	log.Info(fmt.Sprintf("niche import: %d evaluations created, %d already stored", rep.DraftsCreated, rep.DraftsReplayed),
+		"file", path, "failed", rep.DraftsFailed, "signals", rep.SignalsCreated, "duration", time.Since(start).Round(time.Millisecond))
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/metrics"
+	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/store/sqlite"
 )
@@ -168,5 +170,24 @@ func TestVerificationWithTwoProviders(t *testing.T) {
 	}
 	if err := v.ready(context.Background()); err == nil || !strings.Contains(err.Error(), "openai:") || !strings.Contains(err.Error(), "anthropic:") {
 		t.Fatalf("both failing: %v", err)
+	}
+}
+
+// The niche readiness check is not ready while the search index loads
+// (searches ask the database meanwhile), nor when its load failed.
+func TestNicheIndexReadiness(t *testing.T) {
+	for _, tc := range []struct {
+		st   niche.IndexStatus
+		want string
+	}{
+		{niche.IndexStatus{}, ""},
+		{niche.IndexStatus{Enabled: true, Ready: true}, ""},
+		{niche.IndexStatus{Enabled: true}, "search index loading (searches ask the database meanwhile)"},
+		{niche.IndexStatus{Enabled: true, LoadError: "connection refused"}, "search index not loaded (searches ask the database): connection refused"},
+	} {
+		err := nicheIndexReady(tc.st)
+		if got := fmt.Sprint(err); (err == nil) != (tc.want == "") || (err != nil && got != tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.st, err, tc.want)
+		}
 	}
 }

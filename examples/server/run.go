@@ -146,7 +146,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	go purgeLoop(ctx, cfg.PurgeInterval, log, verify, catalogue.Engine)
+	// The search index loads in the background; until it is loaded
+	// searches ask the database, and /readyz says so.
+	catalogue.Engine.StartIndex(ctx)
+	go purgeLoop(ctx, cfg.PurgeInterval, log, verify, catalogue.Engine, db)
 
 	var metricsRoute http.Handler
 	if metricsLn == nil {
@@ -187,9 +190,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			"claims":   verify.ready,
 			"payments": paymentsReady(payCfg.Dev, proc, keys),
 			"niche": func(ctx context.Context) error {
-				_, err := catalogue.Engine.HasPublished(ctx)
-				return err
+				if _, err := catalogue.Engine.HasPublished(ctx); err != nil {
+					return err
+				}
+				return nicheIndexReady(catalogue.Engine.IndexStatus())
 			},
+			"snapshots": verify.snapshotsReady,
 		},
 	})
 	if err != nil {
@@ -280,10 +286,30 @@ func listen(flagName, env, addr string) (net.Listener, error) {
 	return ln, nil
 }
 
+// nicheFeedKeep is how many entries of the niche change feed the purge
+// keeps: far more than an instance that is running falls behind by (it
+// applies them within seconds); an instance further behind, or started
+// after a pruning, loads its index anew.
+const nicheFeedKeep = 100_000
+
+// nicheIndexReady is the search index part of the "niche" readiness
+// check: not ready while the index loads (searches meanwhile ask the
+// database).
+func nicheIndexReady(st niche.IndexStatus) error {
+	if !st.Enabled || st.Ready {
+		return nil
+	}
+	if st.LoadError != "" {
+		return fmt.Errorf("search index not loaded (searches ask the database): %s", st.LoadError)
+	}
+	return errors.New("search index loading (searches ask the database meanwhile)")
+}
+
 // purgeLoop deletes expired verifications and snapshots (and their
 // unreferenced content) every interval, starting at once, after releasing
-// the evidence captures no niche evaluation needs any more.
-func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *verification, cat *niche.Engine) {
+// the evidence captures no niche evaluation needs any more and pruning the
+// niche change feed.
+func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *verification, cat *niche.Engine, db *store.DB) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -291,6 +317,11 @@ func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *ve
 			log.Warn("release niche evidence captures", "err", err)
 		} else if n > 0 {
 			log.Info("released niche evidence captures", "count", n)
+		}
+		if n, err := db.PruneNicheFeed(ctx, nicheFeedKeep); err != nil && ctx.Err() == nil {
+			log.Warn("prune the niche change feed", "err", err)
+		} else if n > 0 {
+			log.Debug("pruned the niche change feed", "entries", n)
 		}
 		if n, err := v.engine.PurgeExpired(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("purge verifications", "err", err)

@@ -171,6 +171,11 @@ func (c *config) checkClaims(p *problems) {
 			p.add("openai-reasoning-effort", "ASSAY_OPENAI_REASONING_EFFORT", "%v", err)
 		}
 	}
+	if c.NicheImport != "" {
+		if fi, err := os.Stat(c.NicheImport); err != nil || !fi.Mode().IsRegular() {
+			p.add("niche-import", "ASSAY_NICHE_IMPORT", "%q is not a file", c.NicheImport)
+		}
+	}
 	if c.CorpusDir != "" {
 		if fi, err := os.Stat(c.CorpusDir); err != nil || !fi.IsDir() {
 			p.add("corpus-dir", "ASSAY_CORPUS_DIR", "%q is not a directory", c.CorpusDir)
@@ -178,8 +183,20 @@ func (c *config) checkClaims(p *problems) {
 	}
 	switch c.SnapshotBlobs {
 	case "", "files", "db":
+	case "s3":
+		if c.S3Bucket == "" {
+			p.add("s3-bucket", "ASSAY_S3_BUCKET", "required with -snapshot-blobs s3")
+		}
 	default:
-		p.add("snapshot-blobs", "ASSAY_SNAPSHOT_BLOBS", "%q is neither files nor db", c.SnapshotBlobs)
+		p.add("snapshot-blobs", "ASSAY_SNAPSHOT_BLOBS", "%q is not files, db or s3", c.SnapshotBlobs)
+	}
+	if (c.S3AccessKey == "") != (c.S3SecretKey == "") {
+		p.add("s3-bucket", "AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together")
+	}
+	if c.S3Endpoint != "" {
+		if u, err := url.Parse(c.S3Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			p.add("s3-endpoint", "ASSAY_S3_ENDPOINT", "%q is not an http(s) URL", c.S3Endpoint)
+		}
 	}
 	for _, pr := range []struct{ flag, env, v string }{
 		{"claims-prefix", "ASSAY_CLAIMS_PREFIX", c.ClaimsPrefix},

@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/s3blobs"
+	"github.com/assaykit/assay/store/s3blobs/s3blobstest"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -80,3 +83,32 @@ func TestSnapshotBlobStoreConformance(t *testing.T) {
 }
 
 func mustOpen(t *testing.T, dsn string) *store.DB { return storetest.Open(t, dsn, nil) }
+
+// TestSnapshotBlobStoreKinds runs the blob suite on the other kinds of
+// content store: files (the default with SQLite) and an S3-compatible
+// object store (ASSAY_TEST_S3) indexed in each database.
+func TestSnapshotBlobStoreKinds(t *testing.T) {
+	t.Parallel()
+	t.Run("files", func(t *testing.T) {
+		t.Parallel()
+		snapshottest.TestBlobStore(t, func(t *testing.T, now func() time.Time) snapshot.BlobStore {
+			fb, err := snapshot.NewFileBlobStore(t.TempDir(), now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fb
+		})
+	})
+	for name, dsn := range storetest.Backends() {
+		t.Run("s3-"+name, func(t *testing.T) {
+			t.Parallel()
+			snapshottest.TestBlobStore(t, func(t *testing.T, now func() time.Time) snapshot.BlobStore {
+				st, err := s3blobs.New(context.Background(), storetest.Open(t, dsn(t), &store.Options{Now: now}), s3blobstest.Options(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return st
+			})
+		})
+	}
+}

@@ -41,8 +41,10 @@ type MemStore struct {
 	byExternal  map[[2]string]string // (origin, external id) → signal id
 	collections []niche.Collection
 	evals       map[string]*memEvaluation
-	seq         int64 // creation order of evaluations
-	version     int64 // raised by every ApplyWrite (SearchVersion)
+	seq         int64                // creation order of evaluations
+	feed        []niche.SearchChange // the change feed (niche.ChangeFeed), after pruned
+	feedHead    int64                // the sequence number of its last entry (SearchVersion)
+	pruned      int64                // the entries up to this one were pruned
 	revisions   map[string][]niche.Revision
 	ops         map[string]memOperation
 	quota       map[memQuotaKey]int
@@ -268,9 +270,7 @@ func (m *MemStore) ModerateSignal(ctx context.Context, id string, mod niche.Mode
 		}
 	}
 	slices.Sort(linked)
-	if len(linked) > 0 {
-		m.version++ // signal counts of search rows
-	}
+	m.changed(linked...) // signal counts of search rows
 	out := copySignal(s)
 	return &out, linked, nil
 }
@@ -366,9 +366,6 @@ func (m *MemStore) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record
 	if w.OperationID == "" {
 		return nil, false, errors.New("nichetest: ApplyWrite needs an operation id")
 	}
-	m.mu.Lock()
-	m.version++
-	m.mu.Unlock()
 	if w.Record.Revision != w.ExpectedRevision+1 {
 		return nil, false, fmt.Errorf("nichetest: ApplyWrite: record revision %d does not follow %d", w.Record.Revision, w.ExpectedRevision)
 	}
@@ -396,6 +393,7 @@ func (m *MemStore) ApplyWrite(ctx context.Context, w niche.Write) (*niche.Record
 		m.evals[r.ID] = &memEvaluation{rec: r, seq: m.seq}
 	}
 	m.ops[w.OperationID] = memOperation{hash: w.RequestHash, id: r.ID, revision: r.Revision}
+	m.changed(r.ID)
 	m.revisions[r.ID] = append(m.revisions[r.ID], niche.Revision{NicheID: r.ID, Revision: r.Revision, Action: w.Action,
 		Actor: w.Actor, Reason: w.Reason, OperationID: w.OperationID, At: memstore.Time(w.At), State: state})
 	note := "accepted when linked by " + r.ID + " revision " + fmt.Sprint(r.Revision)
@@ -761,9 +759,48 @@ func (m *MemStore) SearchRows(ctx context.Context, ids []string) ([]niche.Search
 	return out, nil
 }
 
-// SearchVersion implements niche.IndexSource.
+// SearchVersion implements niche.IndexSource: the change feed's last
+// sequence number.
 func (m *MemStore) SearchVersion(ctx context.Context) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.version, nil
+	return m.feedHead, nil
+}
+
+// changed logs a change of the search rows of ids (any status: a row that
+// is not published is read back as absent); m.mu is held.
+func (m *MemStore) changed(ids ...string) {
+	for _, id := range ids {
+		m.feedHead++
+		m.feed = append(m.feed, niche.SearchChange{Seq: m.feedHead, ID: id})
+	}
+}
+
+// SearchChanges implements niche.ChangeFeed.
+func (m *MemStore) SearchChanges(ctx context.Context, after int64, limit int) ([]niche.SearchChange, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if after < m.pruned {
+		return nil, true, nil
+	}
+	i := int(after - m.pruned) // m.feed[i] has seq after+1
+	if i >= len(m.feed) {
+		return nil, false, nil
+	}
+	return slices.Clone(m.feed[i:min(i+limit, len(m.feed))]), false, nil
+}
+
+// PruneNicheFeed deletes the change feed's entries but the last keep (at
+// least 1) and returns how many it deleted: an index that has not applied
+// them must load anew (a gap).
+func (m *MemStore) PruneNicheFeed(ctx context.Context, keep int64) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := len(m.feed) - int(max(keep, 1))
+	if n <= 0 {
+		return 0, nil
+	}
+	m.feed = slices.Clone(m.feed[n:])
+	m.pruned += int64(n)
+	return int64(n), nil
 }

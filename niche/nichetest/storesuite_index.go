@@ -66,7 +66,13 @@ func testNicheSearchIndex(t *testing.T, open StoreOpener, exhaustive bool) {
 		}
 	}
 	// Load the indexes before the first write, so that the writes are
-	// applied to a loaded index.
+	// applied to a loaded index (until it is loaded a search asks the
+	// store).
+	for _, e := range []*niche.Engine{every, hourly} {
+		if err := e.LoadIndex(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	check("empty", every, hourly)
 	for i := range 60 {
 		ev, err := hourly.Create(ctx, niche.Op{ID: fmt.Sprintf("index-%d", i)}, b.draft(i))

@@ -13,11 +13,13 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 
 	"github.com/assaykit/assay/store"
 )
@@ -25,7 +27,8 @@ import (
 // Driver describes pgx to store.New, for callers that open their own
 // handles (see store.New).
 func Driver() store.Driver {
-	return store.Driver{Dialect: store.Postgres, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable}
+	return store.Driver{Dialect: store.Postgres, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable, Listen: listen,
+		CopyFrom: copyFrom}
 }
 
 // Open connects to the PostgreSQL server at url (a pgx connection string,
@@ -50,6 +53,53 @@ func Open(ctx context.Context, url string, opts *store.Options) (*store.DB, erro
 }
 
 // isUniqueViolation reports whether err is a unique_violation (23505).
+// listen implements store.Driver.Listen with pgx: LISTEN on a connection
+// taken from db, notify once listening, then WaitForNotification until
+// ctx is done or the connection fails. The connection is discarded afterwards rather than
+// returned to the pool still listening.
+func listen(ctx context.Context, db *sql.DB, channel string, notify func()) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: listen: %w", err)
+	}
+	defer conn.Close()
+	var listenErr error
+	_ = conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			listenErr = fmt.Errorf("store: listen: not a pgx connection (%T)", dc)
+			return driver.ErrBadConn
+		}
+		pc := sc.Conn()
+		if _, err := pc.Exec(ctx, "LISTEN "+channel); err != nil {
+			listenErr = fmt.Errorf("store: listen: %w", err)
+			return driver.ErrBadConn
+		}
+		notify() // listening: what committed before is for the caller to read now
+		for {
+			if _, err := pc.WaitForNotification(ctx); err != nil {
+				listenErr = err
+				return driver.ErrBadConn // still listening: never back to the pool
+			}
+			notify()
+		}
+	})
+	return listenErr
+}
+
+// copyFrom implements store.Driver.CopyFrom with pgx's CopyFrom (the
+// binary COPY protocol) on conn's session.
+func copyFrom(ctx context.Context, conn *sql.Conn, table string, cols []string, rows [][]any) error {
+	return conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("store: copy: not a pgx connection (%T)", dc)
+		}
+		_, err := sc.Conn().CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+		return err
+	})
+}
+
 func isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
