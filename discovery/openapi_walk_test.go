@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/assaykit/assay/evidence"
-	"github.com/assaykit/assay/server"
 	"io"
 	"math/rand/v2"
 	"mime"
@@ -18,6 +16,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/assaykit/assay/evidence"
+	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/store/nichestore"
+	"github.com/assaykit/assay/store/paymentstore"
+	"github.com/assaykit/assay/store/snapshotstore"
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
@@ -105,11 +109,11 @@ func newWalkEnv(t *testing.T) *walkEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subs, err := niche.NewSubscriptionService(db, localBilling(t), nil)
+	subs, err := niche.NewSubscriptionService(nichestore.New(db), localBilling(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snaps, err := snapshot.NewService(db, db, nil)
+	snaps, err := snapshot.NewService(snapshotstore.New(db), snapshotstore.New(db), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +173,7 @@ func devGate(t *testing.T, db *store.DB, hs *httptest.Server) *payment.Gate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys},
+	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys},
 		PublicBaseURL: "http://" + hs.Listener.Addr().String()})
 	if err != nil {
 		t.Fatal(err)
