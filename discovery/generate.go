@@ -963,7 +963,7 @@ func tierOfRoute(r *server.Route) (claims.Tier, bool) {
 }
 
 func tierInfo(t claims.Tier) map[string]any {
-	return map[string]any{"name": t.Name, "priceUsd": USD(t.PriceMicroUSD), "cardPriceUsd": USD(t.CardMicroUSD),
+	return map[string]any{"name": t.Name, "priceUsd": payment.MicroUSD(t.PriceMicroUSD).Decimal(), "cardPriceUsd": payment.MicroUSD(t.CardMicroUSD).Decimal(),
 		"maxToolCalls": t.MaxToolActions, "maxOutputTokens": t.MaxOutputTokens, "maxSources": t.MaxCitedSources,
 		"snapshotMode": string(t.SnapshotMode), "maxSnapshots": t.MaxSnapshots, "timeoutSeconds": int(t.Timeout / time.Second),
 		"mcpTool": t.Tool}

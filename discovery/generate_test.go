@@ -261,7 +261,7 @@ func TestDiscoveryWithMCPAndA2A(t *testing.T) {
 			if card.SupportedInterfaces[0].URL != testPublicBase+"/claim-verification/a2a" || (len(card.Capabilities.Extensions) == 2) != paid {
 				t.Errorf("agent card %+v", card)
 			}
-			if paid && card.Capabilities.Extensions[0].Params["priceUsd"] != USD(claims.Tiers()[1].PriceMicroUSD) {
+			if paid && card.Capabilities.Extensions[0].Params["priceUsd"] != payment.MicroUSD(claims.Tiers()[1].PriceMicroUSD).Decimal() {
 				t.Errorf("agent card price %v", card.Capabilities.Extensions[0].Params)
 			}
 			ts := httptest.NewServer(e.srv)
@@ -632,8 +632,8 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 						switch {
 						case !ok:
 							t.Errorf("%s %s: x-verification-tier names no tier: %v", r.Path, p, op.Tier)
-						case op.Tier["priceUsd"] != USD(tr.PriceMicroUSD) || !strings.HasSuffix(p, tr.Path):
-							t.Errorf("%s %s: x-verification-tier %v, the tier table says %s at %s", r.Path, p, op.Tier, USD(tr.PriceMicroUSD), tr.Path)
+						case op.Tier["priceUsd"] != payment.MicroUSD(tr.PriceMicroUSD).Decimal() || !strings.HasSuffix(p, tr.Path):
+							t.Errorf("%s %s: x-verification-tier %v, the tier table says %s at %s", r.Path, p, op.Tier, payment.MicroUSD(tr.PriceMicroUSD).Decimal(), tr.Path)
 						case op.PaymentInfo != nil && a.price != tr.PriceMicroUSD:
 							t.Errorf("%s %s: x-payment-info price %d µUSD, the %s tier costs %d", r.Path, p, a.price, tr.Name, tr.PriceMicroUSD)
 						}
@@ -657,7 +657,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 			for _, o := range m.Offers {
 				if strings.HasSuffix(o.ID, "-call") {
 					prices[o.Operation] = usdMicro(t, o.Amount)
-				} else if o.Amount != USD(claims.CardPriceMicroUSD) {
+				} else if o.Amount != payment.MicroUSD(claims.CardPriceMicroUSD).Decimal() {
 					t.Errorf("%s: card offer %s at %s", r.Path, o.ID, o.Amount)
 				}
 			}
@@ -701,7 +701,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 				for name, v := range tiers {
 					tr, _ := claims.TierByName(name)
 					info := v.(map[string]any)
-					if info["priceUsd"] != USD(tr.PriceMicroUSD) {
+					if info["priceUsd"] != payment.MicroUSD(tr.PriceMicroUSD).Decimal() {
 						t.Errorf("%s: verificationTiers.%s.priceUsd %v", r.Path, name, info["priceUsd"])
 					}
 					add(advertised{doc: r.Path, method: "POST", url: e.base + info["path"].(string), price: tr.PriceMicroUSD,
@@ -748,8 +748,8 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 				}
 				for name, p := range tiers {
 					tr, ok := claims.TierByName(name)
-					if !ok || p != USD(tr.PriceMicroUSD) {
-						t.Errorf("%s: %s prices tier %s at %v, the tier table says %s", r.Path, ext.URI, name, p, USD(tr.PriceMicroUSD))
+					if !ok || p != payment.MicroUSD(tr.PriceMicroUSD).Decimal() {
+						t.Errorf("%s: %s prices tier %s at %v, the tier table says %s", r.Path, ext.URI, name, p, payment.MicroUSD(tr.PriceMicroUSD).Decimal())
 					}
 					probe, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": map[string]any{
 						"metadata": map[string]any{key: name},

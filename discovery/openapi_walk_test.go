@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/assaykit/assay/evidence"
-	"github.com/assaykit/assay/server"
 	"io"
 	"math/rand/v2"
 	"mime"
@@ -18,6 +16,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/assaykit/assay/evidence"
+	"github.com/assaykit/assay/server"
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"

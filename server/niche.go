@@ -187,7 +187,7 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 	if n.cfg.EvaluationPriceMicroUSD < 0 || n.cfg.SearchPriceMicroUSD < 0 {
 		return nil, errorf("niche: prices must be positive")
 	}
-	n.evalPrice, n.searchPrice = priceUSD(n.cfg.EvaluationPriceMicroUSD), priceUSD(n.cfg.SearchPriceMicroUSD)
+	n.evalPrice, n.searchPrice = payment.MicroUSD(n.cfg.EvaluationPriceMicroUSD).String(), payment.MicroUSD(n.cfg.SearchPriceMicroUSD).String()
 	s.niche = n
 	n.freeSearches = DefaultFreeSearchesPerDay
 	if c.FreeSearchesPerDay != nil {
@@ -330,17 +330,6 @@ func deref(p *string) string {
 }
 
 // ---- unlock blocks ----
-
-func priceUSD(micro int64) string {
-	s := fmt.Sprintf("%d.%06d", micro/1000000, micro%1000000)
-	s = strings.TrimRight(s, "0")
-	if strings.HasSuffix(s, ".") {
-		s += "00"
-	} else if i := strings.IndexByte(s, '.'); len(s)-i == 2 {
-		s += "0"
-	}
-	return s
-}
 
 func (n *nicheService) unlock(id string) *niche.Unlock {
 	u := &niche.Unlock{

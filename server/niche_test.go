@@ -19,6 +19,7 @@ import (
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichetest"
+	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/store"
 )
 
@@ -775,8 +776,8 @@ func TestNicheConfigErrors(t *testing.T) {
 func TestNichePrice(t *testing.T) {
 	prices := map[int64]string{250000: "0.25", 50000: "0.05", 1000000: "1.00", 1234567: "1.234567", 100000: "0.10"}
 	for micro, want := range prices {
-		if got := priceUSD(micro); got != want {
-			t.Errorf("priceUSD(%d) = %s, want %s", micro, got, want)
+		if got := payment.MicroUSD(micro).String(); got != want {
+			t.Errorf("payment.MicroUSD(%d).String() = %s, want %s", micro, got, want)
 		}
 	}
 }

@@ -9,12 +9,12 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -246,23 +246,6 @@ func (s *Server) requireToken(w http.ResponseWriter, r *http.Request) (string, b
 	return tok, true
 }
 
-// usd formats micro-USD as a decimal string with at least two decimals.
-func usd(micro int64) string {
-	neg := micro < 0
-	if neg {
-		micro = -micro
-	}
-	frac := strings.TrimRight(strconv.FormatInt(1_000_000+micro%1_000_000, 10)[1:], "0")
-	for len(frac) < 2 {
-		frac += "0"
-	}
-	out := strconv.FormatInt(micro/1_000_000, 10) + "." + frac
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
-
 // SubscriptionStatus is the answer of GET /v1/subscription/status.
 type SubscriptionStatus struct {
 	Available             bool        `json:"available"`
@@ -305,7 +288,7 @@ func (s *Server) subsStatus(w http.ResponseWriter, r *http.Request) {
 	offer, err := svc.Offer(r.Context())
 	switch {
 	case err == nil:
-		price := usd(offer.AmountMicroUSD)
+		price := payment.MicroUSD(offer.AmountMicroUSD).String()
 		body.Available, body.PriceUsdPerMonth, body.PriceMicrousdPerMonth = true, &price, &offer.AmountMicroUSD
 		body.Development = offer.Development
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -354,7 +337,7 @@ func (s *Server) subsCheckout(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, SubscriptionCheckout{CheckoutURL: cs.URL, SessionID: cs.ID, ExpiresAt: optionalTime(cs.ExpiresAt),
-		ClaimURL: base + "/v1/subscription/claim", PriceUsdPerMonth: usd(offer.AmountMicroUSD),
+		ClaimURL: base + "/v1/subscription/claim", PriceUsdPerMonth: payment.MicroUSD(offer.AmountMicroUSD).String(),
 		PriceMicrousdPerMonth: offer.AmountMicroUSD, Development: offer.Development})
 }
 
@@ -619,7 +602,7 @@ func (s *Server) subsLocalCheckoutPage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.renderPage(w, r, http.StatusOK, subsPage{Title: "Confirm your subscription", Dev: true,
 		Paragraphs: []string{
-			"Niche Discovery monthly subscription: USD " + usd(cs.AmountMicroUSD) + " per month (simulated).",
+			"Niche Discovery monthly subscription: USD " + payment.MicroUSD(cs.AmountMicroUSD).String() + " per month (simulated).",
 			"This checkout expires at " + cs.ExpiresAt.Format(time.RFC3339) + ".",
 		},
 		Forms: []subsForm{{Action: r.URL.Path, Label: "Confirm subscription (development: no money moves)"}},

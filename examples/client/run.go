@@ -116,7 +116,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		plain:  &http.Client{},
 		payer:  signer.Address(),
 	}
-	fmt.Fprintf(stdout, "assay client → %s\nwallet %s (%s); spending cap %s\n", cfg.Base, signer.Address(), label, usd(cfg.MaxSpend))
+	fmt.Fprintf(stdout, "assay client → %s\nwallet %s (%s); spending cap %s\n", cfg.Base, signer.Address(), label, "USD "+payment.MicroUSD(cfg.MaxSpend).String())
 
 	v, err := c.verify(ctx, cfg)
 	if err != nil {
@@ -138,7 +138,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	for _, p := range purchases {
 		printPurchase(stdout, p)
 	}
-	fmt.Fprintf(stdout, "\nSigned for %s in total.\n", usd(transport.Spent()))
+	fmt.Fprintf(stdout, "\nSigned for %s in total.\n", "USD "+payment.MicroUSD(transport.Spent()).String())
 	return nil
 }
 
@@ -323,7 +323,7 @@ func (c *client) checkPurchase(ctx context.Context, p *purchase, res *http.Respo
 		problems = append(problems, "the receipt names result "+rc.ResultID)
 	}
 	if rc.AmountMicroUSD != info.AmountMicroUSD {
-		problems = append(problems, fmt.Sprintf("the receipt says %s, the wallet signed for %s", usd(rc.AmountMicroUSD), usd(info.AmountMicroUSD)))
+		problems = append(problems, fmt.Sprintf("the receipt says %s, the wallet signed for %s", "USD "+payment.MicroUSD(rc.AmountMicroUSD).String(), "USD "+payment.MicroUSD(info.AmountMicroUSD).String()))
 	}
 	if !strings.EqualFold(rc.Payer, c.payer.Hex()) {
 		problems = append(problems, "the receipt names payer "+rc.Payer)

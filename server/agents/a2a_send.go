@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/assaykit/assay/evidence"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/assaykit/assay/evidence"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/discovery/inputschema"

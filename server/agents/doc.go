@@ -17,22 +17,8 @@ package agents
 
 import (
 	"fmt"
-	"strings"
 )
 
 func errorf(format string, args ...any) error {
 	return fmt.Errorf("server: "+format, args...)
-}
-
-// priceUSD formats micro-USD with at least two decimals ("0.05", "1.00",
-// "0.000001").
-func priceUSD(micro int64) string {
-	s := fmt.Sprintf("%d.%06d", micro/1000000, micro%1000000)
-	s = strings.TrimRight(s, "0")
-	if strings.HasSuffix(s, ".") {
-		s += "00"
-	} else if i := strings.IndexByte(s, '.'); len(s)-i == 2 {
-		s += "0"
-	}
-	return s
 }

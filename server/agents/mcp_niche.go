@@ -324,7 +324,7 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 		Title: "Search niche evaluations",
 		Description: fmt.Sprintf("Search the catalogue of reviewed niche-market evaluations (every word must match; ranked by relevance). "+
 			"Free: previews (title, buyer, category, score, problem teaser). With full: true, full evaluations with their evidence, "+
-			"paid per call: %s USDC via x402 in _meta[\"x402/payment\"].", priceUSD(searchOffer.AmountMicroUSD)),
+			"paid per call: %s USDC via x402 in _meta[\"x402/payment\"].", payment.MicroUSD(searchOffer.AmountMicroUSD).String()),
 		InputSchema: searchIn,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}
@@ -333,7 +333,7 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 		Title: "Read a niche evaluation",
 		Description: fmt.Sprintf("Read one niche evaluation by id. Free: the preview. With full: true, the full evaluation "+
 			"(score dimensions, evidence links, trend) and an unlock token for the HTTP route, paid per call: %s USDC via x402 in _meta[\"x402/payment\"].",
-			priceUSD(evalOffer.AmountMicroUSD)),
+			payment.MicroUSD(evalOffer.AmountMicroUSD).String()),
 		InputSchema: getIn,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}

@@ -6,11 +6,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"github.com/assaykit/assay/evidence"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/assaykit/assay/evidence"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
@@ -428,4 +429,3 @@ func (ms *mcpServer) delivered(body []byte, cm *commerce, s *payment.Settlement)
 	}
 	return r, nil
 }
-

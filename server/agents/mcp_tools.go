@@ -59,7 +59,7 @@ func (ms *mcpServer) addTools() (err error) {
 				Description: fmt.Sprintf("Verify a factual claim against current web sources (%s tier: up to %d search actions, at most %d cited sources, snapshots: %s). "+
 					"Returns a structured, cited ClaimVerificationResult. Paid per call: %s USDC via x402 (an unpaid call returns the payment requirements; "+
 					"repeat it with the PaymentPayload in _meta[\"x402/payment\"]).",
-					t.Name, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, priceUSD(t.PriceMicroUSD)),
+					t.Name, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, payment.MicroUSD(t.PriceMicroUSD).String()),
 				InputSchema: in,
 				// No OutputSchema: the official TypeScript client validates
 				// structuredContent against it, and the PaymentRequired
@@ -159,7 +159,7 @@ func tierList() tiersList {
 	out := tiersList{Currency: "USD", Payment: "x402 in _meta[\"x402/payment\"] (USDC)"}
 	for _, t := range claims.Tiers() {
 		out.Tiers = append(out.Tiers, mcpTierInfo{
-			Tier: t.Name, Tool: t.Tool, Path: t.Path, PriceMicrousd: t.PriceMicroUSD, PriceUSD: priceUSD(t.PriceMicroUSD),
+			Tier: t.Name, Tool: t.Tool, Path: t.Path, PriceMicrousd: t.PriceMicroUSD, PriceUSD: payment.MicroUSD(t.PriceMicroUSD).String(),
 			CardPriceMicrousd: t.CardMicroUSD, MaxToolActions: t.MaxToolActions, MaxOutputTokens: t.MaxOutputTokens,
 			MaxCitedSources: t.MaxCitedSources, SnapshotMode: string(t.SnapshotMode), MaxSnapshots: t.MaxSnapshots,
 			TimeoutSeconds: int(t.Timeout.Seconds()),
