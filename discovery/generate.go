@@ -20,6 +20,7 @@ import (
 	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/mpp"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/server"
 )
 
@@ -766,7 +767,7 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 		svc.Extensions["commerce"] = links
 	}
 	if sv.key == server.ClaimsServiceKey {
-		svc.Extensions["verificationTiers"] = tierExtension(sv.prefix)
+		svc.Extensions["verificationTiers"] = tierExtension(d.s.Catalogue(), sv.prefix)
 	}
 	if sv.mcp != nil {
 		svc.MCP = &MCP{Path: "/mcp"}
@@ -926,7 +927,8 @@ func (d *discoverer) operation(ctx context.Context, sbase string, r *server.Rout
 	if t, ok := tierOfRoute(r); ok {
 		op.Idempotent = true // declared idempotent by the interface document
 		op.TimeoutSeconds = int(t.Timeout / time.Second)
-		op.Extra = map[string]any{"verification-tier": tierInfo(t)}
+		l, _ := d.s.Catalogue().Tier(t.Name)
+		op.Extra = map[string]any{"verification-tier": tierInfo(t, l)}
 		op.Example = json.RawMessage(claimExample)
 	}
 	if r.Offer != nil {
@@ -962,19 +964,23 @@ func tierOfRoute(r *server.Route) (claims.Tier, bool) {
 	return claims.TierByName(r.Offer.Product)
 }
 
-func tierInfo(t claims.Tier) map[string]any {
-	return map[string]any{"name": t.Name, "priceUsd": payment.MicroUSD(t.PriceMicroUSD).Decimal(), "cardPriceUsd": payment.MicroUSD(t.CardMicroUSD).Decimal(),
+// tierInfo describes a tier: what it checks (the tier table) and how it
+// is sold (the catalogue).
+func tierInfo(t claims.Tier, l sell.Listing) map[string]any {
+	return map[string]any{"name": t.Name, "priceUsd": payment.MicroUSD(l.AmountMicroUSD).Decimal(), "cardPriceUsd": payment.MicroUSD(l.CardMicroUSD).Decimal(),
 		"maxToolCalls": t.MaxToolActions, "maxOutputTokens": t.MaxOutputTokens, "maxSources": t.MaxCitedSources,
 		"snapshotMode": string(t.SnapshotMode), "maxSnapshots": t.MaxSnapshots, "timeoutSeconds": int(t.Timeout / time.Second),
-		"mcpTool": t.Tool}
+		"mcpTool": l.MCPTool}
 }
 
-// tierExtension is the manifest's verificationTiers, from the tier table.
-func tierExtension(prefix string) map[string]any {
+// tierExtension is the manifest's verificationTiers, from the tier table
+// and the catalogue.
+func tierExtension(cat *sell.Catalogue, prefix string) map[string]any {
 	out := map[string]any{}
 	for _, t := range claims.Tiers() {
-		info := tierInfo(t)
-		info["path"] = prefix + t.Path
+		l, _ := cat.Tier(t.Name)
+		info := tierInfo(t, l)
+		info["path"] = prefix + l.HTTPPath
 		out[t.Name] = info
 	}
 	return out

@@ -77,16 +77,17 @@ func (s *Server) claimsRoutes() ([]*Route, error) {
 		if len(cfg.Tiers) > 0 && !slices.Contains(cfg.Tiers, t.Name) {
 			continue
 		}
-		offer := claimTierOffer(t, cfg.Engine.Timeout())
-		legacy := "/v1/services/{service_slug}/claims/verify" + strings.TrimPrefix(t.Path, "/v1/claims/verify")
+		l, _ := s.cfg.Catalogue.Tier(t.Name)
+		offer := l.Offer
+		legacy := "/v1/services/{service_slug}/claims/verify" + strings.TrimPrefix(l.HTTPPath, "/v1/claims/verify")
 		h := &verifyHandler{s: s, engine: cfg.Engine, tier: t.Name, slug: slug}
 		o := offer
 		routes = append(routes, &Route{
 			ID:       "claims.verify." + t.Name,
 			Summary:  "Verify a factual claim against current web sources (" + t.Name + " tier).",
 			Status:   "paid-preview",
-			Method:   http.MethodPost,
-			Path:     t.Path,
+			Method:   l.HTTPMethod,
+			Path:     l.HTTPPath,
 			Prefixes: []string{prefix},
 			Aliases:  []string{legacy, prefix + legacy},
 			Handler:  s.Paid(offer, h),

@@ -126,21 +126,6 @@ type commerceHandlers struct {
 	c *payment.Cashier
 }
 
-// claimTierOffer is the offer of a claim tier, priced from the tier table:
-// the one constructor of claim-tier offers (the verify routes and quotes
-// use it). work is the deadline of one verification.
-func claimTierOffer(t claims.Tier, work time.Duration) payment.Offer {
-	return payment.Offer{
-		ID:             "claims.verify." + t.Name,
-		Description:    "Claim verification, " + t.Name + " tier: a cited, structured verdict on a factual claim from current web sources",
-		AmountMicroUSD: t.PriceMicroUSD,
-		CardMicroUSD:   t.CardMicroUSD,
-		MimeType:       "application/json",
-		WorkTimeout:    work,
-		Product:        t.Name,
-	}
-}
-
 // Quote is the answer of POST /v1/quotes.
 type Quote struct {
 	QuoteID            string                  `json:"quoteId"`
@@ -168,10 +153,8 @@ func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, http.StatusUnprocessableEntity, unknownTierError(req.Tier))
 		return
 	}
-	offer, ok := h.s.TierOffers()[t.Name] // the mounted route's offer
-	if !ok {
-		offer = claimTierOffer(t, t.Timeout)
-	}
+	l, _ := h.s.cfg.Catalogue.Tier(t.Name)
+	offer := l.Offer
 	q, err := h.c.CreateQuote(r.Context(), offer)
 	if err != nil {
 		h.s.writeError(w, r, err)
@@ -179,7 +162,7 @@ func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
 	httpjson.Write(w, http.StatusOK, Quote{
-		QuoteID: q.ID, Tier: q.Tier, Operation: t.Path, AmountMicroUSD: q.AmountMicroUSD, CardAmountMicroUSD: q.CardMicroUSD,
+		QuoteID: q.ID, Tier: q.Tier, Operation: l.HTTPPath, AmountMicroUSD: q.AmountMicroUSD, CardAmountMicroUSD: q.CardMicroUSD,
 		Currency: q.Currency, CreatedAt: rfc3339(q.CreatedAt), ExpiresAt: rfc3339(q.ExpiresAt), QuoteHeader: payment.HeaderQuoteID,
 		PaymentMethods: []string{payment.ProtocolX402, payment.ProtocolMPP}, PaymentOptions: h.c.PaymentOptions(offer),
 	})

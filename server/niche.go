@@ -20,6 +20,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -67,12 +68,6 @@ import (
 //     (queryScope says which). Without q the list is free and unlimited.
 //     Items are previews either way.
 
-// Default niche prices, in micro-USD.
-const (
-	DefaultNicheEvaluationPrice = 250000 // USD 0.25
-	DefaultNicheSearchPrice     = 50000  // USD 0.05
-)
-
 // Search quotas (NicheConfig.FreeSearchesPerDay).
 const (
 	// DefaultFreeSearchesPerDay is the free quota when
@@ -103,11 +98,6 @@ type NicheConfig struct {
 	// Prefix is the service prefix; "" means "/niche-discovery", "/"
 	// serves the canonical paths only.
 	Prefix string
-	// EvaluationPriceMicroUSD is the price of one evaluation; 0 means
-	// 250000 (USD 0.25).
-	EvaluationPriceMicroUSD int64
-	// SearchPriceMicroUSD is the price of a paid search; 0 means 50000.
-	SearchPriceMicroUSD int64
 	// FreeSearchesPerDay is the number of full-text searches an anonymous
 	// caller (a client address) may make per UTC day: GET /v1/search and
 	// GET /v1/niches with a q that has a letter or digit count alike.
@@ -162,8 +152,10 @@ type nicheService struct {
 	// freeSearches is the resolved FreeSearchesPerDay: a limit, 0 or
 	// UnlimitedSearches.
 	freeSearches int
-	// evalPrice and searchPrice are the prices in USD as written in
-	// unlock blocks (computed once: every preview carries one).
+	// evalOffer and searchOffer are the catalogue's niche offers;
+	// evalPrice and searchPrice their prices in USD as written in unlock
+	// blocks (computed once: every preview carries one).
+	evalOffer, searchOffer payment.Offer
 	evalPrice, searchPrice string
 }
 
@@ -177,17 +169,9 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &nicheService{s: s, cfg: c, prefix: prefix}
-	if n.cfg.EvaluationPriceMicroUSD == 0 {
-		n.cfg.EvaluationPriceMicroUSD = DefaultNicheEvaluationPrice
-	}
-	if n.cfg.SearchPriceMicroUSD == 0 {
-		n.cfg.SearchPriceMicroUSD = DefaultNicheSearchPrice
-	}
-	if n.cfg.EvaluationPriceMicroUSD < 0 || n.cfg.SearchPriceMicroUSD < 0 {
-		return nil, errorf("niche: prices must be positive")
-	}
-	n.evalPrice, n.searchPrice = payment.MicroUSD(n.cfg.EvaluationPriceMicroUSD).String(), payment.MicroUSD(n.cfg.SearchPriceMicroUSD).String()
+	n := &nicheService{s: s, cfg: c, prefix: prefix,
+		evalOffer: s.cfg.Catalogue.Offer(sell.OfferNicheEvaluation), searchOffer: s.cfg.Catalogue.Offer(sell.OfferNicheSearch)}
+	n.evalPrice, n.searchPrice = payment.MicroUSD(n.evalOffer.AmountMicroUSD).String(), payment.MicroUSD(n.searchOffer.AmountMicroUSD).String()
 	s.niche = n
 	n.freeSearches = DefaultFreeSearchesPerDay
 	if c.FreeSearchesPerDay != nil {
@@ -221,10 +205,7 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 	if n.prefix != "" {
 		prefixes = []string{n.prefix}
 	}
-	evalOffer := payment.Offer{ID: "niche.evaluation", Description: "One full niche evaluation with its evidence",
-		AmountMicroUSD: n.cfg.EvaluationPriceMicroUSD, MimeType: "application/json", WorkTimeout: 10 * time.Second}
-	searchOffer := payment.Offer{ID: "niche.search", Description: "Niche catalogue search with full evaluations",
-		AmountMicroUSD: n.cfg.SearchPriceMicroUSD, MimeType: "application/json", WorkTimeout: 10 * time.Second}
+	evalOffer, searchOffer := n.evalOffer, n.searchOffer
 	pub := func(id, summary, path, query string, h http.HandlerFunc) *Route {
 		return &Route{ID: id, Summary: summary, Status: "stable", Method: "GET", Path: path, Prefixes: prefixes, Query: query, Handler: h}
 	}
@@ -241,7 +222,7 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 		pub("niche.get", "Read a full niche evaluation with a subscription or a pay-per-call unlock token.",
 			"/v1/niches/{niche_id}", "", n.get),
 		pub("niche.preview", "Read the free preview of a niche evaluation.", "/v1/niches/{niche_id}/preview", "", n.preview),
-		{ID: "niche.pay-per-call", Summary: "Buy one full niche evaluation (USD 0.25) and an unlock token for it.",
+		{ID: "niche.pay-per-call", Summary: "Buy one full niche evaluation (USD " + n.evalPrice + ") and an unlock token for it.",
 			Status: "stable", Method: "GET", Path: "/v1/niches/{niche_id}/pay-per-call", Prefixes: prefixes,
 			Offer: &evalOffer, Handler: s.Paid(evalOffer, &nichePaidEvaluation{n}), Work: &nichePaidEvaluation{n}},
 		pub("niche.search", "Search published niche evaluations by relevance (previews free within a daily quota, full for subscribers).",
@@ -334,7 +315,7 @@ func deref(p *string) string {
 func (n *nicheService) unlock(id string) *niche.Unlock {
 	u := &niche.Unlock{
 		PayPerCall: niche.UnlockPayPerCall{Method: "GET", Path: n.prefix + "/v1/niches/" + url.PathEscape(id) + "/pay-per-call",
-			AmountMicroUSD: n.cfg.EvaluationPriceMicroUSD, PriceUSD: n.evalPrice,
+			AmountMicroUSD: n.evalOffer.AmountMicroUSD, PriceUSD: n.evalPrice,
 			Asset: "USDC", Network: nicheNetwork, Protocols: []string{"x402", "mpp"}},
 	}
 	if n.cfg.CheckoutPath != "" {
@@ -634,7 +615,7 @@ func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *nich
 	} else {
 		out.Niches, out.Count = n.withUnlock(res.Previews), len(res.Previews)
 		out.PayPerCall = &NicheSearchOffer{Method: "GET", Path: n.prefix + "/v1/search/pay-per-call",
-			AmountMicroUSD: n.cfg.SearchPriceMicroUSD, PriceUSD: n.searchPrice}
+			AmountMicroUSD: n.searchOffer.AmountMicroUSD, PriceUSD: n.searchPrice}
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, out)

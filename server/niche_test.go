@@ -20,6 +20,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichetest"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/store"
 )
 
@@ -175,7 +176,13 @@ func TestNicheRoutesTable(t *testing.T) {
 		t.Errorf("%d niche routes, want 18", len(seen))
 	}
 	// Custom prefix and prices.
-	g := newNicheFixture(t, NicheConfig{Prefix: "/nd/", SearchPriceMicroUSD: 70000})
+	g := newNicheFixtureWith(t, NicheConfig{Prefix: "/nd/"}, func(c *Config, _ *store.DB) {
+		cat, err := sell.NewCatalogue(&sell.CatalogueOptions{Prices: sell.Prices{NicheSearch: 70000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Catalogue = cat
+	})
 	if rec := g.get(t, "/nd/v1/niches"); rec.Code != 200 {
 		t.Fatalf("custom prefix: %d", rec.Code)
 	}

@@ -47,6 +47,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -99,6 +100,11 @@ type Config struct {
 	// (*metrics.Metrics).Handler()).
 	Metrics http.Handler
 
+	// Catalogue prices every offer (sell.NewCatalogue). Nil means today's
+	// prices, with the claim offers' work timeout taken from the claims
+	// engine.
+	Catalogue *sell.Catalogue
+
 	Niche         NicheConfig
 	Subscriptions SubscriptionConfig
 	Claims        ClaimsConfig
@@ -142,6 +148,17 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.cfg.MaxBodyBytes <= 0 {
 		s.cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if s.cfg.Catalogue == nil {
+		o := &sell.CatalogueOptions{}
+		if s.cfg.Claims.Engine != nil {
+			o.ClaimsWorkTimeout = s.cfg.Claims.Engine.Timeout()
+		}
+		c, err := sell.NewCatalogue(o)
+		if err != nil {
+			return nil, err
+		}
+		s.cfg.Catalogue = c
 	}
 	builders := []func() ([]*Route, error){
 		s.coreRoutes,
@@ -187,6 +204,9 @@ func (s *Server) Routes() []*Route { return s.routes }
 // Config returns the configuration with defaults applied (Service,
 // MaxBodyBytes).
 func (s *Server) Config() Config { return s.cfg }
+
+// Catalogue returns the catalogue of offers the server sells (never nil).
+func (s *Server) Catalogue() *sell.Catalogue { return s.cfg.Catalogue }
 
 // Logger returns the server's logger (never nil).
 func (s *Server) Logger() *slog.Logger { return s.log }

@@ -173,7 +173,7 @@ func toolArgs(req *mcp.CallToolRequest) []byte {
 }
 
 // verifyTool is the handler of one paid verification tool.
-func (ms *mcpServer) verifyTool(t claims.Tier, offer payment.Offer) mcp.ToolHandler {
+func (ms *mcpServer) verifyTool(t claims.Tier, tool string, offer payment.Offer) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		// Arguments and tier rules, exactly as the HTTP route checks the
 		// body: never charged.
@@ -204,7 +204,7 @@ func (ms *mcpServer) verifyTool(t claims.Tier, offer payment.Offer) mcp.ToolHand
 			}
 			return body, nil
 		}
-		return ms.charge(ctx, req, t.Tool, offer, transportRequestHash("mcp", t.Tool, eff), idem, prog, work)
+		return ms.charge(ctx, req, tool, offer, transportRequestHash("mcp", tool, eff), idem, prog, work)
 	}
 }
 
