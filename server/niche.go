@@ -407,24 +407,7 @@ func (n *nicheService) callerKey(ip string) string {
 
 // ---- public handlers ----
 
-// NicheListResponse is the answer of GET /v1/niches: previews, with the
-// query it answered.
-type NicheListResponse struct {
-	Niches   []niche.Preview `json:"niches"`
-	Count    int             `json:"count"`
-	Query    string          `json:"query"`
-	Category *string         `json:"category"`
-	Sort     string          `json:"sort"`
-	Limit    int             `json:"limit"`
-	// Access is "preview": the items are previews for everyone.
-	Access string `json:"access"`
-	// QueryScope says what q was matched against: "preview" (what
-	// previews show) or "full" (the full text, for subscribers); absent
-	// without a q.
-	QueryScope string             `json:"queryScope,omitempty"`
-	Quota      *niche.QuotaStatus `json:"quota,omitempty"`
-	SearchPath string             `json:"searchPath"`
-}
+type NicheListResponse = sell.NicheListResponse
 
 func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
 	q, ok := n.listQuery(w, r)
@@ -465,11 +448,7 @@ func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// NichePreviewResponse is the answer of GET /v1/niches/{niche_id}/preview.
-type NichePreviewResponse struct {
-	niche.Preview
-	Access string `json:"access"`
-}
+type NichePreviewResponse = sell.NichePreviewResponse
 
 func (n *nicheService) preview(w http.ResponseWriter, r *http.Request) {
 	p, err := n.cfg.Engine.Preview(r.Context(), r.PathValue("niche_id"))
@@ -481,33 +460,11 @@ func (n *nicheService) preview(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, NichePreviewResponse{Preview: *p, Access: "preview"})
 }
 
-// NicheAccess says how a full evaluation was unlocked.
-type NicheAccess struct {
-	// Kind is "subscription" or "pay_per_call".
-	Kind string `json:"kind"`
-	// UnlockToken (pay-per-call answers) unlocks GET /v1/niches/{id}
-	// for this niche until UnlockExpiresAt, sent as x-niche-paid-call.
-	UnlockToken     string     `json:"unlockToken,omitempty"`
-	UnlockExpiresAt *time.Time `json:"unlockExpiresAt,omitempty"`
-	OrderID         string     `json:"orderId,omitempty"`
-	// Payer is who paid (a 0x address or a card customer reference).
-	Payer string `json:"payer,omitempty"`
-}
+type NicheAccess = sell.NicheAccess
 
-// NicheEvaluationResponse is the answer of GET /v1/niches/{niche_id} and of
-// its pay-per-call route: the full evaluation (with an unlock token when
-// bought).
-type NicheEvaluationResponse struct {
-	*niche.Evaluation
-	Access NicheAccess `json:"access"`
-}
+type NicheEvaluationResponse = sell.NicheEvaluationResponse
 
-// NicheLocked is the 401 of GET /v1/niches/{niche_id} without a subscription
-// or unlock token: how to get either.
-type NicheLocked struct {
-	Detail string        `json:"detail"`
-	Unlock *niche.Unlock `json:"unlock"`
-}
+type NicheLocked = sell.NicheLocked
 
 func (n *nicheService) get(w http.ResponseWriter, r *http.Request) {
 	ev, grant, ok := n.fullAccess(w, r, r.PathValue("niche_id"))
@@ -569,31 +526,9 @@ func (h *nichePaidEvaluation) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: access})
 }
 
-// NicheSearchResponse is the answer of GET /v1/search and of its pay-per-
-// call route (Niches holds previews or full evaluations).
-type NicheSearchResponse struct {
-	Niches          any                `json:"niches"`
-	Count           int                `json:"count"`
-	Query           string             `json:"query"`
-	NormalizedQuery string             `json:"normalizedQuery"`
-	Category        *string            `json:"category"`
-	Sort            string             `json:"sort"`
-	Limit           int                `json:"limit"`
-	Access          string             `json:"access"`
-	RankingMethod   string             `json:"rankingMethod"`
-	Truncated       bool               `json:"truncated"`
-	Quota           *niche.QuotaStatus `json:"quota"`
-	PayPerCall      *NicheSearchOffer  `json:"payPerCall,omitempty"`
-}
+type NicheSearchResponse = sell.NicheSearchResponse
 
-// NicheSearchOffer names the paid search. Amounts are spelt amountMicrousd,
-// as everywhere in the SDK.
-type NicheSearchOffer struct {
-	Method         string `json:"method"`
-	Path           string `json:"path"`
-	AmountMicroUSD int64  `json:"amountMicrousd"`
-	PriceUSD       string `json:"priceUsd"`
-}
+type NicheSearchOffer = sell.NicheSearchOffer
 
 func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *niche.SearchOptions, full bool, quota *niche.QuotaStatus, access string) {
 	o := *q
@@ -769,11 +704,7 @@ func (h *nichePaidSearch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.n.runSearch(w, r, q, true, nil, "pay_per_call")
 }
 
-// NicheSourcesResponse is the answer of GET /v1/sources.
-type NicheSourcesResponse struct {
-	Sources []niche.SourceStatus `json:"sources"`
-	Note    string               `json:"note"`
-}
+type NicheSourcesResponse = sell.NicheSourcesResponse
 
 func (n *nicheService) sources(w http.ResponseWriter, r *http.Request) {
 	srcs, err := n.cfg.Engine.Sources(r.Context())
@@ -957,7 +888,7 @@ func (n *nicheService) adminImport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, ok := ReadBody(w, r)
+	body, ok := httpjson.ReadBody(w, r)
 	if !ok {
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -246,28 +247,9 @@ func (s *Server) requireToken(w http.ResponseWriter, r *http.Request) (string, b
 	return tok, true
 }
 
-// SubscriptionStatus is the answer of GET /v1/subscription/status.
-type SubscriptionStatus struct {
-	Available             bool        `json:"available"`
-	PriceUsdPerMonth      *string     `json:"priceUsdPerMonth"`
-	PriceMicrousdPerMonth *int64      `json:"priceMicrousdPerMonth"`
-	Currency              string      `json:"currency"`
-	Interval              string      `json:"interval"`
-	Billing               *string     `json:"billing"`
-	Development           bool        `json:"development"`
-	Subscriber            *Subscriber `json:"subscriber,omitempty"`
-}
+type SubscriptionStatus = sell.SubscriptionStatus
 
-// Subscriber is a caller's own subscription.
-type Subscriber struct {
-	TokenValid        bool    `json:"tokenValid"`
-	Active            bool    `json:"active"`
-	Status            *string `json:"status"`
-	SubscriptionID    *string `json:"subscriptionId"`
-	CurrentPeriodEnd  *string `json:"currentPeriodEnd"`
-	CancelAtPeriodEnd bool    `json:"cancelAtPeriodEnd"`
-	AccessUntil       *string `json:"accessUntil"`
-}
+type Subscriber = sell.Subscriber
 
 func newSubscriberBody(st *niche.SubscriberStatus) *Subscriber {
 	b := &Subscriber{TokenValid: st.TokenValid, Active: st.Entitled, AccessUntil: optionalTime(st.EntitledUntil)}
@@ -307,16 +289,7 @@ func (s *Server) subsStatus(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, body)
 }
 
-// SubscriptionCheckout is the answer of POST /v1/subscription/checkout.
-type SubscriptionCheckout struct {
-	CheckoutURL           string  `json:"checkoutUrl"`
-	SessionID             string  `json:"sessionId"`
-	ExpiresAt             *string `json:"expiresAt"`
-	ClaimURL              string  `json:"claimUrl"`
-	PriceUsdPerMonth      string  `json:"priceUsdPerMonth"`
-	PriceMicrousdPerMonth int64   `json:"priceMicrousdPerMonth"`
-	Development           bool    `json:"development"`
-}
+type SubscriptionCheckout = sell.SubscriptionCheckout
 
 func (s *Server) subsCheckout(w http.ResponseWriter, r *http.Request) {
 	// No body is required; one that is sent is ignored.
@@ -341,12 +314,7 @@ func (s *Server) subsCheckout(w http.ResponseWriter, r *http.Request) {
 		PriceMicrousdPerMonth: offer.AmountMicroUSD, Development: offer.Development})
 }
 
-// SubscriptionToken carries a subscriber token that is shown once.
-type SubscriptionToken struct {
-	Token          string      `json:"token"`
-	TokenShownOnce bool        `json:"tokenShownOnce"`
-	Subscription   *Subscriber `json:"subscription"`
-}
+type SubscriptionToken = sell.SubscriptionToken
 
 func (s *Server) writeToken(w http.ResponseWriter, r *http.Request, it *niche.IssuedToken) {
 	st, err := s.cfg.Subscriptions.Service.Lookup(r.Context(), it.Token)
@@ -393,21 +361,11 @@ func (s *Server) subsPortal(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, SubscriptionPortal{PortalURL: ps.URL})
 }
 
-// SubscriptionPortal is the answer of POST /v1/subscription/portal.
-type SubscriptionPortal struct {
-	PortalURL string `json:"portalUrl"`
-}
+type SubscriptionPortal = sell.SubscriptionPortal
 
-// SubscriptionRevoked is the answer of POST /v1/subscription/token/revoke.
-type SubscriptionRevoked struct {
-	Revoked bool `json:"revoked"`
-}
+type SubscriptionRevoked = sell.SubscriptionRevoked
 
-// SubscriptionWebhookReceipt is the answer to an accepted webhook delivery.
-type SubscriptionWebhookReceipt struct {
-	Received  bool `json:"received"`
-	Duplicate bool `json:"duplicate"`
-}
+type SubscriptionWebhookReceipt = sell.SubscriptionWebhookReceipt
 
 func (s *Server) subsRotate(w http.ResponseWriter, r *http.Request) {
 	tok, ok := s.requireToken(w, r)
@@ -451,7 +409,7 @@ func (s *Server) subsWebhook(w http.ResponseWriter, r *http.Request) {
 		s.subsError(w, r, niche.ErrBillingUnavailable)
 		return
 	}
-	payload, ok := ReadBody(w, r)
+	payload, ok := httpjson.ReadBody(w, r)
 	if !ok {
 		return
 	}

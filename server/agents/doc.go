@@ -1,6 +1,6 @@
 // Package agents serves assay's engines to AI agents: the Model Context
 // Protocol (MCP, streamable HTTP, official Go SDK) and A2A 1.0 (JSON-RPC),
-// each a server.Mount that a host lists in server.Config.Mounts. Both sell
+// each a route.Mount that a host lists in server.Config.Mounts. Both sell
 // the same offers as the HTTP routes (read from the routing table), through
 // the same Cashier, and report errors with the statuses and details of the
 // HTTP routes (server.Server.Status); see MCP and A2A for each protocol's

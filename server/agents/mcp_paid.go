@@ -17,7 +17,6 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/mpp"
-	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -189,7 +188,7 @@ func (ms *mcpServer) verifyTool(t claims.Tier, tool string, offer payment.Offer)
 		prog := newMCPProgress(ctx, req)
 		defer prog.close()
 		work := func(ctx context.Context) ([]byte, *toolFailure) {
-			res, err := ms.s.Verify(claims.WithProgress(ctx, prog.stage), t.Name, creq, idem)
+			res, err := ms.s.App().Verify(claims.WithProgress(ctx, prog.stage), t.Name, creq, idem)
 			var body []byte
 			if err == nil {
 				body, err = httpjson.Marshal(res)
@@ -213,7 +212,7 @@ func (ms *mcpServer) verifyTool(t claims.Tier, tool string, offer payment.Offer)
 func (ms *mcpServer) charge(ctx context.Context, req *mcp.CallToolRequest, tool string, offer payment.Offer,
 	requestHash, idem string, prog *mcpProgress, work paidWork) (*mcp.CallToolResult, error) {
 	if len(idem) > claims.MaxIdempotencyKeyLength {
-		return errorResult(http.StatusUnprocessableEntity, server.IdempotencyKeyError(idem), nil), nil
+		return errorResult(http.StatusUnprocessableEntity, shapes.IdempotencyKeyError(idem), nil), nil
 	}
 	switch {
 	case ms.pay.free:

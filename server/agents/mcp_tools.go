@@ -13,7 +13,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/sell"
-	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/server/route"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,12 +25,12 @@ func (ms *mcpServer) addTools() (err error) {
 			err = errorf("mcp: registering tools: %v", p)
 		}
 	}()
-	if ms.s.Config().Claims.Engine != nil {
+	if ms.s.App().Claims != nil {
 		tiersOut, err := tiersOutputSchema()
 		if err != nil {
 			return err
 		}
-		ms.add(mcpTool{service: server.ClaimsServiceKey, summary: "List the claim verification tiers with their prices and limits (free).",
+		ms.add(mcpTool{service: route.ClaimsServiceKey, summary: "List the claim verification tiers with their prices and limits (free).",
 			tool: &mcp.Tool{
 				Name:         "list_verification_tiers",
 				Title:        "List verification tiers",
@@ -41,18 +41,18 @@ func (ms *mcpServer) addTools() (err error) {
 			}, handler: ms.listTiers})
 	}
 
-	offers := ms.s.TierOffers()
+	offers := ms.s.App().TierOffers()
 	for _, t := range claims.Tiers() {
 		offer, ok := offers[t.Name]
 		if !ok {
 			continue
 		}
-		l, _ := ms.s.Catalogue().Tier(t.Name)
+		l, _ := ms.s.App().Catalogue.Tier(t.Name)
 		in, err := claimToolInputSchema(t)
 		if err != nil {
 			return err
 		}
-		ms.add(mcpTool{service: server.ClaimsServiceKey, offer: &offer, timeout: t.Timeout,
+		ms.add(mcpTool{service: route.ClaimsServiceKey, offer: &offer, timeout: t.Timeout,
 			summary: fmt.Sprintf("Verify a claim at the %s tier (up to %d search actions, %d cited sources), paid per call with x402.",
 				t.Name, t.MaxToolActions, t.MaxCitedSources),
 			tool: &mcp.Tool{
@@ -172,7 +172,7 @@ func tierList(cat *sell.Catalogue) tiersList {
 }
 
 func (ms *mcpServer) listTiers(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	b, err := httpjson.Marshal(tierList(ms.s.Catalogue()))
+	b, err := httpjson.Marshal(tierList(ms.s.App().Catalogue))
 	if err != nil {
 		return nil, err
 	}
