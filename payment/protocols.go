@@ -588,26 +588,14 @@ func (p *Protocols) Challenge(_ context.Context, offer Offer, res Resource) (*Ch
 // every protocol this offer accepts, and what to do.
 func (p *Protocols) challengeDetail(offer Offer) string {
 	s := fmt.Sprintf("Payment required: %s USDC on %s, paid with x402 v2 (PAYMENT-REQUIRED header) or v1 (accepts below)",
-		formatUSD(offer.AmountMicroUSD), p.net.CAIP2)
+		MicroUSD(offer.AmountMicroUSD).String(), p.net.CAIP2)
 	switch {
 	case p.stripeOffered(offer):
-		s += fmt.Sprintf(" or MPP (WWW-Authenticate: Payment, method evm, or stripe for a USD %s card payment)", formatUSD(cardCents(offer)*10000))
+		s += fmt.Sprintf(" or MPP (WWW-Authenticate: Payment, method evm, or stripe for a USD %s card payment)", MicroUSD(cardCents(offer)*10000).String())
 	case p.mppEnabled():
 		s += " or MPP (WWW-Authenticate: Payment, method evm)"
 	}
 	return s + "; pay one and repeat the request."
-}
-
-// formatUSD renders micro-USD as a decimal amount ("0.25").
-func formatUSD(micro int64) string {
-	s := strconv.FormatInt(micro/1_000_000, 10) + "." + fmt.Sprintf("%06d", micro%1_000_000)
-	s = strings.TrimRight(s, "0")
-	if strings.HasSuffix(s, ".") {
-		s += "00"
-	} else if i := strings.IndexByte(s, '.'); len(s)-i == 2 {
-		s += "0"
-	}
-	return s
 }
 
 // problemTitles are the RFC 9457 titles of the MPP problem types.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -35,17 +36,9 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, Health{Status: "ok"})
 }
 
-// Health is the answer of GET /healthz.
-type Health struct {
-	Status string `json:"status"`
-}
+type Health = sell.Health
 
-// Readiness is the answer of GET /readyz: "ok" or "unavailable", and each
-// check's outcome ("ok" or its error).
-type Readiness struct {
-	Status string            `json:"status"`
-	Checks map[string]string `json:"checks"`
-}
+type Readiness = sell.Readiness
 
 // readyz runs every readiness check with a short deadline and answers 200
 // when all pass, 503 otherwise, naming each check's outcome.

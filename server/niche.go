@@ -20,6 +20,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -67,12 +68,6 @@ import (
 //     (queryScope says which). Without q the list is free and unlimited.
 //     Items are previews either way.
 
-// Default niche prices, in micro-USD.
-const (
-	DefaultNicheEvaluationPrice = 250000 // USD 0.25
-	DefaultNicheSearchPrice     = 50000  // USD 0.05
-)
-
 // Search quotas (NicheConfig.FreeSearchesPerDay).
 const (
 	// DefaultFreeSearchesPerDay is the free quota when
@@ -103,11 +98,6 @@ type NicheConfig struct {
 	// Prefix is the service prefix; "" means "/niche-discovery", "/"
 	// serves the canonical paths only.
 	Prefix string
-	// EvaluationPriceMicroUSD is the price of one evaluation; 0 means
-	// 250000 (USD 0.25).
-	EvaluationPriceMicroUSD int64
-	// SearchPriceMicroUSD is the price of a paid search; 0 means 50000.
-	SearchPriceMicroUSD int64
 	// FreeSearchesPerDay is the number of full-text searches an anonymous
 	// caller (a client address) may make per UTC day: GET /v1/search and
 	// GET /v1/niches with a q that has a letter or digit count alike.
@@ -162,8 +152,10 @@ type nicheService struct {
 	// freeSearches is the resolved FreeSearchesPerDay: a limit, 0 or
 	// UnlimitedSearches.
 	freeSearches int
-	// evalPrice and searchPrice are the prices in USD as written in
-	// unlock blocks (computed once: every preview carries one).
+	// evalOffer and searchOffer are the catalogue's niche offers;
+	// evalPrice and searchPrice their prices in USD as written in unlock
+	// blocks (computed once: every preview carries one).
+	evalOffer, searchOffer payment.Offer
 	evalPrice, searchPrice string
 }
 
@@ -177,17 +169,9 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &nicheService{s: s, cfg: c, prefix: prefix}
-	if n.cfg.EvaluationPriceMicroUSD == 0 {
-		n.cfg.EvaluationPriceMicroUSD = DefaultNicheEvaluationPrice
-	}
-	if n.cfg.SearchPriceMicroUSD == 0 {
-		n.cfg.SearchPriceMicroUSD = DefaultNicheSearchPrice
-	}
-	if n.cfg.EvaluationPriceMicroUSD < 0 || n.cfg.SearchPriceMicroUSD < 0 {
-		return nil, errorf("niche: prices must be positive")
-	}
-	n.evalPrice, n.searchPrice = priceUSD(n.cfg.EvaluationPriceMicroUSD), priceUSD(n.cfg.SearchPriceMicroUSD)
+	n := &nicheService{s: s, cfg: c, prefix: prefix,
+		evalOffer: s.cfg.Catalogue.Offer(sell.OfferNicheEvaluation), searchOffer: s.cfg.Catalogue.Offer(sell.OfferNicheSearch)}
+	n.evalPrice, n.searchPrice = payment.MicroUSD(n.evalOffer.AmountMicroUSD).String(), payment.MicroUSD(n.searchOffer.AmountMicroUSD).String()
 	s.niche = n
 	n.freeSearches = DefaultFreeSearchesPerDay
 	if c.FreeSearchesPerDay != nil {
@@ -221,10 +205,7 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 	if n.prefix != "" {
 		prefixes = []string{n.prefix}
 	}
-	evalOffer := payment.Offer{ID: "niche.evaluation", Description: "One full niche evaluation with its evidence",
-		AmountMicroUSD: n.cfg.EvaluationPriceMicroUSD, MimeType: "application/json", WorkTimeout: 10 * time.Second}
-	searchOffer := payment.Offer{ID: "niche.search", Description: "Niche catalogue search with full evaluations",
-		AmountMicroUSD: n.cfg.SearchPriceMicroUSD, MimeType: "application/json", WorkTimeout: 10 * time.Second}
+	evalOffer, searchOffer := n.evalOffer, n.searchOffer
 	pub := func(id, summary, path, query string, h http.HandlerFunc) *Route {
 		return &Route{ID: id, Summary: summary, Status: "stable", Method: "GET", Path: path, Prefixes: prefixes, Query: query, Handler: h}
 	}
@@ -241,7 +222,7 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 		pub("niche.get", "Read a full niche evaluation with a subscription or a pay-per-call unlock token.",
 			"/v1/niches/{niche_id}", "", n.get),
 		pub("niche.preview", "Read the free preview of a niche evaluation.", "/v1/niches/{niche_id}/preview", "", n.preview),
-		{ID: "niche.pay-per-call", Summary: "Buy one full niche evaluation (USD 0.25) and an unlock token for it.",
+		{ID: "niche.pay-per-call", Summary: "Buy one full niche evaluation (USD " + n.evalPrice + ") and an unlock token for it.",
 			Status: "stable", Method: "GET", Path: "/v1/niches/{niche_id}/pay-per-call", Prefixes: prefixes,
 			Offer: &evalOffer, Handler: s.Paid(evalOffer, &nichePaidEvaluation{n}), Work: &nichePaidEvaluation{n}},
 		pub("niche.search", "Search published niche evaluations by relevance (previews free within a daily quota, full for subscribers).",
@@ -331,21 +312,10 @@ func deref(p *string) string {
 
 // ---- unlock blocks ----
 
-func priceUSD(micro int64) string {
-	s := fmt.Sprintf("%d.%06d", micro/1000000, micro%1000000)
-	s = strings.TrimRight(s, "0")
-	if strings.HasSuffix(s, ".") {
-		s += "00"
-	} else if i := strings.IndexByte(s, '.'); len(s)-i == 2 {
-		s += "0"
-	}
-	return s
-}
-
 func (n *nicheService) unlock(id string) *niche.Unlock {
 	u := &niche.Unlock{
 		PayPerCall: niche.UnlockPayPerCall{Method: "GET", Path: n.prefix + "/v1/niches/" + url.PathEscape(id) + "/pay-per-call",
-			AmountMicroUSD: n.cfg.EvaluationPriceMicroUSD, PriceUSD: n.evalPrice,
+			AmountMicroUSD: n.evalOffer.AmountMicroUSD, PriceUSD: n.evalPrice,
 			Asset: "USDC", Network: nicheNetwork, Protocols: []string{"x402", "mpp"}},
 	}
 	if n.cfg.CheckoutPath != "" {
@@ -437,24 +407,7 @@ func (n *nicheService) callerKey(ip string) string {
 
 // ---- public handlers ----
 
-// NicheListResponse is the answer of GET /v1/niches: previews, with the
-// query it answered.
-type NicheListResponse struct {
-	Niches   []niche.Preview `json:"niches"`
-	Count    int             `json:"count"`
-	Query    string          `json:"query"`
-	Category *string         `json:"category"`
-	Sort     string          `json:"sort"`
-	Limit    int             `json:"limit"`
-	// Access is "preview": the items are previews for everyone.
-	Access string `json:"access"`
-	// QueryScope says what q was matched against: "preview" (what
-	// previews show) or "full" (the full text, for subscribers); absent
-	// without a q.
-	QueryScope string             `json:"queryScope,omitempty"`
-	Quota      *niche.QuotaStatus `json:"quota,omitempty"`
-	SearchPath string             `json:"searchPath"`
-}
+type NicheListResponse = sell.NicheListResponse
 
 func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
 	q, ok := n.listQuery(w, r)
@@ -495,11 +448,7 @@ func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// NichePreviewResponse is the answer of GET /v1/niches/{niche_id}/preview.
-type NichePreviewResponse struct {
-	niche.Preview
-	Access string `json:"access"`
-}
+type NichePreviewResponse = sell.NichePreviewResponse
 
 func (n *nicheService) preview(w http.ResponseWriter, r *http.Request) {
 	p, err := n.cfg.Engine.Preview(r.Context(), r.PathValue("niche_id"))
@@ -511,33 +460,11 @@ func (n *nicheService) preview(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, NichePreviewResponse{Preview: *p, Access: "preview"})
 }
 
-// NicheAccess says how a full evaluation was unlocked.
-type NicheAccess struct {
-	// Kind is "subscription" or "pay_per_call".
-	Kind string `json:"kind"`
-	// UnlockToken (pay-per-call answers) unlocks GET /v1/niches/{id}
-	// for this niche until UnlockExpiresAt, sent as x-niche-paid-call.
-	UnlockToken     string     `json:"unlockToken,omitempty"`
-	UnlockExpiresAt *time.Time `json:"unlockExpiresAt,omitempty"`
-	OrderID         string     `json:"orderId,omitempty"`
-	// Payer is who paid (a 0x address or a card customer reference).
-	Payer string `json:"payer,omitempty"`
-}
+type NicheAccess = sell.NicheAccess
 
-// NicheEvaluationResponse is the answer of GET /v1/niches/{niche_id} and of
-// its pay-per-call route: the full evaluation (with an unlock token when
-// bought).
-type NicheEvaluationResponse struct {
-	*niche.Evaluation
-	Access NicheAccess `json:"access"`
-}
+type NicheEvaluationResponse = sell.NicheEvaluationResponse
 
-// NicheLocked is the 401 of GET /v1/niches/{niche_id} without a subscription
-// or unlock token: how to get either.
-type NicheLocked struct {
-	Detail string        `json:"detail"`
-	Unlock *niche.Unlock `json:"unlock"`
-}
+type NicheLocked = sell.NicheLocked
 
 func (n *nicheService) get(w http.ResponseWriter, r *http.Request) {
 	ev, grant, ok := n.fullAccess(w, r, r.PathValue("niche_id"))
@@ -599,31 +526,9 @@ func (h *nichePaidEvaluation) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: access})
 }
 
-// NicheSearchResponse is the answer of GET /v1/search and of its pay-per-
-// call route (Niches holds previews or full evaluations).
-type NicheSearchResponse struct {
-	Niches          any                `json:"niches"`
-	Count           int                `json:"count"`
-	Query           string             `json:"query"`
-	NormalizedQuery string             `json:"normalizedQuery"`
-	Category        *string            `json:"category"`
-	Sort            string             `json:"sort"`
-	Limit           int                `json:"limit"`
-	Access          string             `json:"access"`
-	RankingMethod   string             `json:"rankingMethod"`
-	Truncated       bool               `json:"truncated"`
-	Quota           *niche.QuotaStatus `json:"quota"`
-	PayPerCall      *NicheSearchOffer  `json:"payPerCall,omitempty"`
-}
+type NicheSearchResponse = sell.NicheSearchResponse
 
-// NicheSearchOffer names the paid search. Amounts are spelt amountMicrousd,
-// as everywhere in the SDK.
-type NicheSearchOffer struct {
-	Method         string `json:"method"`
-	Path           string `json:"path"`
-	AmountMicroUSD int64  `json:"amountMicrousd"`
-	PriceUSD       string `json:"priceUsd"`
-}
+type NicheSearchOffer = sell.NicheSearchOffer
 
 func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *niche.SearchOptions, full bool, quota *niche.QuotaStatus, access string) {
 	o := *q
@@ -645,7 +550,7 @@ func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *nich
 	} else {
 		out.Niches, out.Count = n.withUnlock(res.Previews), len(res.Previews)
 		out.PayPerCall = &NicheSearchOffer{Method: "GET", Path: n.prefix + "/v1/search/pay-per-call",
-			AmountMicroUSD: n.cfg.SearchPriceMicroUSD, PriceUSD: n.searchPrice}
+			AmountMicroUSD: n.searchOffer.AmountMicroUSD, PriceUSD: n.searchPrice}
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, out)
@@ -799,11 +704,7 @@ func (h *nichePaidSearch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.n.runSearch(w, r, q, true, nil, "pay_per_call")
 }
 
-// NicheSourcesResponse is the answer of GET /v1/sources.
-type NicheSourcesResponse struct {
-	Sources []niche.SourceStatus `json:"sources"`
-	Note    string               `json:"note"`
-}
+type NicheSourcesResponse = sell.NicheSourcesResponse
 
 func (n *nicheService) sources(w http.ResponseWriter, r *http.Request) {
 	srcs, err := n.cfg.Engine.Sources(r.Context())
@@ -987,7 +888,7 @@ func (n *nicheService) adminImport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, ok := ReadBody(w, r)
+	body, ok := httpjson.ReadBody(w, r)
 	if !ok {
 		return
 	}

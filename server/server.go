@@ -47,6 +47,8 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/sell"
+	"github.com/assaykit/assay/server/route"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -54,7 +56,7 @@ import (
 // MCP serverInfo.version, and as the version of every discovery document
 // (manifest service.version, OpenAPI info.version, server.json version,
 // agent card version). It is the interface documents' service version.
-const Version = "0.3.1"
+const Version = sell.Version
 
 // ErrNoPaywall is returned by New for a server that sells something
 // (claim verification, niche pay-per-call, a Mount's paid calls) without a
@@ -99,6 +101,11 @@ type Config struct {
 	// (*metrics.Metrics).Handler()).
 	Metrics http.Handler
 
+	// Catalogue prices every offer (sell.NewCatalogue). Nil means today's
+	// prices, with the claim offers' work timeout taken from the claims
+	// engine.
+	Catalogue *sell.Catalogue
+
 	Niche         NicheConfig
 	Subscriptions SubscriptionConfig
 	Claims        ClaimsConfig
@@ -113,15 +120,15 @@ type Config struct {
 	Mounts []Mount
 }
 
-// A Mount adds routes built over the server's services. Routes is called
-// once by New, after the services' routes are in s.Routes.
-type Mount interface {
-	Routes(s *Server) ([]*Route, error)
-}
+// A Mount adds routes built over the server's services (route.Mount).
+type Mount = route.Mount
+
+var _ route.Host = (*Server)(nil)
 
 // Server is the composed handler returned by New.
 type Server struct {
 	cfg     Config
+	app     *sell.App
 	log     *slog.Logger
 	routes  []*Route
 	handler http.Handler
@@ -142,6 +149,27 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.cfg.MaxBodyBytes <= 0 {
 		s.cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if s.cfg.Catalogue == nil {
+		o := &sell.CatalogueOptions{}
+		if s.cfg.Claims.Engine != nil {
+			o.ClaimsWorkTimeout = s.cfg.Claims.Engine.Timeout()
+		}
+		c, err := sell.NewCatalogue(o)
+		if err != nil {
+			return nil, err
+		}
+		s.cfg.Catalogue = c
+	}
+	s.app = &sell.App{Catalogue: s.cfg.Catalogue, Claims: s.cfg.Claims.Engine, Tiers: s.cfg.Claims.Tiers,
+		Niche: s.cfg.Niche.Engine, Subscriptions: s.cfg.Subscriptions.Service, Cashier: s.cfg.Commerce.Cashier}
+	switch pw := s.cfg.Paywall.(type) {
+	case *payment.Gate:
+		if s.app.Cashier == nil {
+			s.app.Cashier = pw.Cashier()
+		}
+	case payment.Free, *payment.Free:
+		s.app.Free = true
 	}
 	builders := []func() ([]*Route, error){
 		s.coreRoutes,
@@ -187,6 +215,24 @@ func (s *Server) Routes() []*Route { return s.routes }
 // Config returns the configuration with defaults applied (Service,
 // MaxBodyBytes).
 func (s *Server) Config() Config { return s.cfg }
+
+// App returns the application the server sells.
+func (s *Server) App() *sell.App { return s.app }
+
+// Service names the server (Config.Service, "assay" by default).
+func (s *Server) Service() string { return s.cfg.Service }
+
+// PublicBaseURL is Config.PublicBaseURL.
+func (s *Server) PublicBaseURL() string { return s.cfg.PublicBaseURL }
+
+// MaxBodyBytes is the request body limit in use.
+func (s *Server) MaxBodyBytes() int64 { return s.cfg.MaxBodyBytes }
+
+// Paywall is Config.Paywall.
+func (s *Server) Paywall() payment.Paywall { return s.cfg.Paywall }
+
+// Catalogue returns the catalogue of offers the server sells (never nil).
+func (s *Server) Catalogue() *sell.Catalogue { return s.cfg.Catalogue }
 
 // Logger returns the server's logger (never nil).
 func (s *Server) Logger() *slog.Logger { return s.log }

@@ -9,12 +9,13 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -246,45 +247,9 @@ func (s *Server) requireToken(w http.ResponseWriter, r *http.Request) (string, b
 	return tok, true
 }
 
-// usd formats micro-USD as a decimal string with at least two decimals.
-func usd(micro int64) string {
-	neg := micro < 0
-	if neg {
-		micro = -micro
-	}
-	frac := strings.TrimRight(strconv.FormatInt(1_000_000+micro%1_000_000, 10)[1:], "0")
-	for len(frac) < 2 {
-		frac += "0"
-	}
-	out := strconv.FormatInt(micro/1_000_000, 10) + "." + frac
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
+type SubscriptionStatus = sell.SubscriptionStatus
 
-// SubscriptionStatus is the answer of GET /v1/subscription/status.
-type SubscriptionStatus struct {
-	Available             bool        `json:"available"`
-	PriceUsdPerMonth      *string     `json:"priceUsdPerMonth"`
-	PriceMicrousdPerMonth *int64      `json:"priceMicrousdPerMonth"`
-	Currency              string      `json:"currency"`
-	Interval              string      `json:"interval"`
-	Billing               *string     `json:"billing"`
-	Development           bool        `json:"development"`
-	Subscriber            *Subscriber `json:"subscriber,omitempty"`
-}
-
-// Subscriber is a caller's own subscription.
-type Subscriber struct {
-	TokenValid        bool    `json:"tokenValid"`
-	Active            bool    `json:"active"`
-	Status            *string `json:"status"`
-	SubscriptionID    *string `json:"subscriptionId"`
-	CurrentPeriodEnd  *string `json:"currentPeriodEnd"`
-	CancelAtPeriodEnd bool    `json:"cancelAtPeriodEnd"`
-	AccessUntil       *string `json:"accessUntil"`
-}
+type Subscriber = sell.Subscriber
 
 func newSubscriberBody(st *niche.SubscriberStatus) *Subscriber {
 	b := &Subscriber{TokenValid: st.TokenValid, Active: st.Entitled, AccessUntil: optionalTime(st.EntitledUntil)}
@@ -305,7 +270,7 @@ func (s *Server) subsStatus(w http.ResponseWriter, r *http.Request) {
 	offer, err := svc.Offer(r.Context())
 	switch {
 	case err == nil:
-		price := usd(offer.AmountMicroUSD)
+		price := payment.MicroUSD(offer.AmountMicroUSD).String()
 		body.Available, body.PriceUsdPerMonth, body.PriceMicrousdPerMonth = true, &price, &offer.AmountMicroUSD
 		body.Development = offer.Development
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -324,16 +289,7 @@ func (s *Server) subsStatus(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, body)
 }
 
-// SubscriptionCheckout is the answer of POST /v1/subscription/checkout.
-type SubscriptionCheckout struct {
-	CheckoutURL           string  `json:"checkoutUrl"`
-	SessionID             string  `json:"sessionId"`
-	ExpiresAt             *string `json:"expiresAt"`
-	ClaimURL              string  `json:"claimUrl"`
-	PriceUsdPerMonth      string  `json:"priceUsdPerMonth"`
-	PriceMicrousdPerMonth int64   `json:"priceMicrousdPerMonth"`
-	Development           bool    `json:"development"`
-}
+type SubscriptionCheckout = sell.SubscriptionCheckout
 
 func (s *Server) subsCheckout(w http.ResponseWriter, r *http.Request) {
 	// No body is required; one that is sent is ignored.
@@ -354,16 +310,11 @@ func (s *Server) subsCheckout(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, SubscriptionCheckout{CheckoutURL: cs.URL, SessionID: cs.ID, ExpiresAt: optionalTime(cs.ExpiresAt),
-		ClaimURL: base + "/v1/subscription/claim", PriceUsdPerMonth: usd(offer.AmountMicroUSD),
+		ClaimURL: base + "/v1/subscription/claim", PriceUsdPerMonth: payment.MicroUSD(offer.AmountMicroUSD).String(),
 		PriceMicrousdPerMonth: offer.AmountMicroUSD, Development: offer.Development})
 }
 
-// SubscriptionToken carries a subscriber token that is shown once.
-type SubscriptionToken struct {
-	Token          string      `json:"token"`
-	TokenShownOnce bool        `json:"tokenShownOnce"`
-	Subscription   *Subscriber `json:"subscription"`
-}
+type SubscriptionToken = sell.SubscriptionToken
 
 func (s *Server) writeToken(w http.ResponseWriter, r *http.Request, it *niche.IssuedToken) {
 	st, err := s.cfg.Subscriptions.Service.Lookup(r.Context(), it.Token)
@@ -410,21 +361,11 @@ func (s *Server) subsPortal(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, SubscriptionPortal{PortalURL: ps.URL})
 }
 
-// SubscriptionPortal is the answer of POST /v1/subscription/portal.
-type SubscriptionPortal struct {
-	PortalURL string `json:"portalUrl"`
-}
+type SubscriptionPortal = sell.SubscriptionPortal
 
-// SubscriptionRevoked is the answer of POST /v1/subscription/token/revoke.
-type SubscriptionRevoked struct {
-	Revoked bool `json:"revoked"`
-}
+type SubscriptionRevoked = sell.SubscriptionRevoked
 
-// SubscriptionWebhookReceipt is the answer to an accepted webhook delivery.
-type SubscriptionWebhookReceipt struct {
-	Received  bool `json:"received"`
-	Duplicate bool `json:"duplicate"`
-}
+type SubscriptionWebhookReceipt = sell.SubscriptionWebhookReceipt
 
 func (s *Server) subsRotate(w http.ResponseWriter, r *http.Request) {
 	tok, ok := s.requireToken(w, r)
@@ -468,7 +409,7 @@ func (s *Server) subsWebhook(w http.ResponseWriter, r *http.Request) {
 		s.subsError(w, r, niche.ErrBillingUnavailable)
 		return
 	}
-	payload, ok := ReadBody(w, r)
+	payload, ok := httpjson.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -619,7 +560,7 @@ func (s *Server) subsLocalCheckoutPage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.renderPage(w, r, http.StatusOK, subsPage{Title: "Confirm your subscription", Dev: true,
 		Paragraphs: []string{
-			"Niche Discovery monthly subscription: USD " + usd(cs.AmountMicroUSD) + " per month (simulated).",
+			"Niche Discovery monthly subscription: USD " + payment.MicroUSD(cs.AmountMicroUSD).String() + " per month (simulated).",
 			"This checkout expires at " + cs.ExpiresAt.Format(time.RFC3339) + ".",
 		},
 		Forms: []subsForm{{Action: r.URL.Path, Label: "Confirm subscription (development: no money moves)"}},

@@ -21,7 +21,7 @@ import (
 	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/server/route"
 	"github.com/assaykit/assay/shapes"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,7 +47,7 @@ type paidHandler interface {
 
 // nicheForMCP returns the niche routes of s, or nil when niche discovery
 // is not mounted.
-func nicheForMCP(s *server.Server) *nicheRoutes {
+func nicheForMCP(s route.Host) *nicheRoutes {
 	n := &nicheRoutes{}
 	for _, r := range s.Routes() {
 		switch r.ID {
@@ -324,7 +324,7 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 		Title: "Search niche evaluations",
 		Description: fmt.Sprintf("Search the catalogue of reviewed niche-market evaluations (every word must match; ranked by relevance). "+
 			"Free: previews (title, buyer, category, score, problem teaser). With full: true, full evaluations with their evidence, "+
-			"paid per call: %s USDC via x402 in _meta[\"x402/payment\"].", priceUSD(searchOffer.AmountMicroUSD)),
+			"paid per call: %s USDC via x402 in _meta[\"x402/payment\"].", payment.MicroUSD(searchOffer.AmountMicroUSD).String()),
 		InputSchema: searchIn,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}
@@ -333,13 +333,13 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 		Title: "Read a niche evaluation",
 		Description: fmt.Sprintf("Read one niche evaluation by id. Free: the preview. With full: true, the full evaluation "+
 			"(score dimensions, evidence links, trend) and an unlock token for the HTTP route, paid per call: %s USDC via x402 in _meta[\"x402/payment\"].",
-			priceUSD(evalOffer.AmountMicroUSD)),
+			payment.MicroUSD(evalOffer.AmountMicroUSD).String()),
 		InputSchema: getIn,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}
 	searchPath := n.prefix + "/v1/search"
 	return []mcpTool{
-		{tool: search, service: server.NicheServiceKey, offer: &searchOffer, timeout: searchOffer.WorkTimeout,
+		{tool: search, service: route.NicheServiceKey, offer: &searchOffer, timeout: searchOffer.WorkTimeout,
 			summary: "Search niche evaluations: free previews, or full evaluations paid per call with x402 (full: true).",
 			handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				q, full, ve := nicheArgs(toolArgs(req), []string{"q", "category", "sort"}, []string{"limit"})
@@ -360,7 +360,7 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 				n.search.ServeHTTP(rec, r) // no Authorization: the anonymous search
 				return recorded(rec), nil
 			}},
-		{tool: get, service: server.NicheServiceKey, offer: &evalOffer, timeout: evalOffer.WorkTimeout,
+		{tool: get, service: route.NicheServiceKey, offer: &evalOffer, timeout: evalOffer.WorkTimeout,
 			summary: "Read a niche evaluation: the free preview, or the full evaluation paid per call with x402 (full: true).",
 			handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				q, full, ve := nicheArgs(toolArgs(req), []string{"niche_id"}, nil)
