@@ -6,7 +6,7 @@
 // dialect, transactions, the statement helpers), the migrations of every
 // domain in one sequence (migrations/<dialect>/, with their Go steps), the
 // instance-wide settings (Meta, SetMeta, SetMetaOnce: the MetaStore of
-// payment, niche and evidence) and the niche search text that opening a
+// payment, niche and evidence; store/metamem keeps them in memory) and the niche search text that opening a
 // database may recompute (niche_text.go). Store itself imports no database
 // driver and no domain store: an application that opens its database with
 // store/sqlite links no pgx, one that opens it with store/postgres links

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -72,41 +71,6 @@ func TestUniqueViolationDetected(t *testing.T) {
 			}
 			if db.IsUniqueViolation(errors.New("other")) {
 				t.Fatal("plain error classified as unique violation")
-			}
-		})
-	}
-}
-
-// TestSetMetaOnceRace: many writers, possibly on several DB handles sharing
-// one database, agree on a single value.
-func TestSetMetaOnceRace(t *testing.T) {
-	t.Parallel()
-	for name, open := range storetest.SharedStores() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			a, b := open(t)
-			var wg sync.WaitGroup
-			got := make([]string, 40)
-			for i := range got {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					db := a
-					if i%2 == 1 {
-						db = b
-					}
-					v, err := db.SetMetaOnce(context.Background(), "signing-key", string(rune('A'+i%26)))
-					if err != nil {
-						t.Error(err)
-					}
-					got[i] = v
-				}()
-			}
-			wg.Wait()
-			for _, v := range got {
-				if v != got[0] {
-					t.Fatalf("writers disagree: %q vs %q", v, got[0])
-				}
 			}
 		})
 	}

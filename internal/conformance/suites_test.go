@@ -16,6 +16,7 @@ import (
 	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/metamem"
 	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/s3blobs"
 	"github.com/assaykit/assay/store/s3blobs/s3blobstest"
@@ -128,6 +129,20 @@ func TestSnapshotBlobStoreKinds(t *testing.T) {
 				}
 				return st
 			})
+		})
+	}
+}
+
+// TestMetaStore runs the settings suite on the in-memory store and on two
+// handles of one database (SetMetaOnce agrees across instances).
+func TestMetaStore(t *testing.T) {
+	t.Parallel()
+	mem := func() storetest.MetaStore { return &metamem.Store{} }
+	sql := func(db *store.DB) storetest.MetaStore { return db }
+	for name, open := range sharedBackends(mem, sql) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			storetest.TestMetaStore(t, open)
 		})
 	}
 }

@@ -18,9 +18,10 @@ import (
 	"github.com/assaykit/assay/store/sqlite"
 )
 
-// One *store.DB is every store of the SDK. Open creates the SQLite file if
-// needed and applies the embedded migrations; opening it again (another
-// process, or after a restart) finds the same data.
+// One *store.DB holds every store of the SDK, each domain's through its
+// package's New (store/claimsstore, store/nichestore, ...). Open creates
+// the SQLite file if needed and applies the embedded migrations; opening
+// it again (another process, or after a restart) finds the same data.
 func ExampleOpen() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "assay-example")

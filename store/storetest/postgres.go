@@ -12,7 +12,8 @@
 // snapshottest.TestBlobStore, paymenttest.TestLedger. Package
 // internal/conformance runs them on every backend listed here, through
 // the domain stores (store/claimsstore, ...), and on the in-memory
-// implementations (claims/claimsmem, ...).
+// implementations (claims/claimsmem, ...). TestMetaStore, the suite of the
+// instance-wide settings (*store.DB, metamem.Store), is here.
 package storetest
 
 import (
