@@ -61,7 +61,8 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	snaps, err := snapshot.NewService(snapshotstore.New(db), snapshotstore.New(db), &snapshot.Options{HostMap: site.HostMap(), AllowAddrs: site.AllowList()})
+	records := snapshotstore.New(db)
+	snaps, err := snapshot.NewService(records, records, &snapshot.Options{HostMap: site.HostMap(), AllowAddrs: site.AllowList()})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -338,7 +338,8 @@ func TestAdversarialAnswers(t *testing.T) {
 				t.Fatal(err)
 			}
 			db := emptyDB.Open(t, nil)
-			snaps, err := snapshot.NewService(snapshotstore.New(db), snapshotstore.New(db), site.snapshotOptions())
+			records := snapshotstore.New(db)
+			snaps, err := snapshot.NewService(records, records, site.snapshotOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

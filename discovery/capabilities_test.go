@@ -22,7 +22,8 @@ func TestCapabilitiesListTheRoutingTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sdb.Close() })
-	snaps, err := snapshot.NewService(snapshotstore.New(sdb), snapshotstore.New(sdb), nil)
+	records := snapshotstore.New(sdb)
+	snaps, err := snapshot.NewService(records, records, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

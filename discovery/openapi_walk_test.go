@@ -113,7 +113,8 @@ func newWalkEnv(t *testing.T) *walkEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snaps, err := snapshot.NewService(snapshotstore.New(db), snapshotstore.New(db), nil)
+	records := snapshotstore.New(db)
+	snaps, err := snapshot.NewService(records, records, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

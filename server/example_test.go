@@ -57,7 +57,8 @@ func verificationPieces(ctx context.Context) (engine *claims.Engine, snaps *snap
 	// The table resolver (no DNS) and the dial tripwire (loopback only)
 	// keep the examples' captures on this machine whatever a result cites;
 	// a real deployment leaves both unset.
-	snaps, err = snapshot.NewService(snapshotstore.New(db), snapshotstore.New(db), &snapshot.Options{
+	records := snapshotstore.New(db)
+	snaps, err = snapshot.NewService(records, records, &snapshot.Options{
 		HostMap: site.HostMap(), AllowAddrs: site.AllowList(),
 		Resolver: snapshottest.Resolver(nil), DialControl: (&snapshottest.Tripwire{}).Control,
 	})

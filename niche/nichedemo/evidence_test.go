@@ -32,7 +32,8 @@ func TestEvidenceCaptured(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	svc, err := snapshot.NewService(snapshotstore.New(db), snapshotstore.New(db), &snapshot.Options{
+	records := snapshotstore.New(db)
+	svc, err := snapshot.NewService(records, records, &snapshot.Options{
 		HostMap: pages.HostMap(), AllowAddrs: pages.AllowList(), TLSConfig: pages.TLSConfig(),
 		// Tests only: no DNS, and no dial off loopback.
 		Resolver: snapshottest.Resolver(nil), DialControl: (&snapshottest.Tripwire{}).Control,

@@ -122,7 +122,8 @@ func TestLoadConcurrently(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		svc, err := snapshot.NewService(snapshotstore.New(db), snapshotstore.New(db), &snapshot.Options{
+		records := snapshotstore.New(db)
+		svc, err := snapshot.NewService(records, records, &snapshot.Options{
 			HostMap: pages.HostMap(), AllowAddrs: pages.AllowList(), TLSConfig: pages.TLSConfig(),
 			Resolver: snapshottest.Resolver(nil), DialControl: (&snapshottest.Tripwire{}).Control,
 		})
