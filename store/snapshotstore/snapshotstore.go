@@ -254,20 +254,11 @@ func (*memoryBlob) Close() error { return nil }
 
 // BlobsBefore implements snapshot.BlobStore.
 func (ss *Store) BlobsBefore(ctx context.Context, t time.Time) ([]string, error) {
-	rows, err := ss.db.Query(ctx, `SELECT sha256 FROM snapshot_blobs WHERE put_at < ? ORDER BY sha256`, store.ToMicros(t))
+	out, err := ss.db.TextRows(ctx, `SELECT sha256 FROM snapshot_blobs WHERE put_at < ? ORDER BY sha256`, store.ToMicros(t))
 	if err != nil {
 		return nil, fmt.Errorf("store: list blobs: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // DeleteBlob implements snapshot.BlobStore. It also refuses to delete a
