@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/internal/httpjson"
-	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -35,10 +34,6 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, Health{Status: "ok"})
 }
-
-type Health = sell.Health
-
-type Readiness = sell.Readiness
 
 // readyz runs every readiness check with a short deadline and answers 200
 // when all pass, 503 otherwise, naming each check's outcome.
