@@ -179,6 +179,7 @@ func New(cfg Config) (*Server, error) {
 		s.snapshotRoutes,
 		s.claimsRoutes,
 		s.commerceRoutes,
+		s.prefixCoreRoutes,
 		s.mountRoutes,
 	}
 	for _, b := range builders {
