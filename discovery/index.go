@@ -184,6 +184,10 @@ func (ix *index) indexFor(r *http.Request) ServiceIndex {
 	return out
 }
 
+// serverWide are the routes of the whole server, linked once at the root
+// although they are served under every service prefix too.
+var serverWide = map[string]bool{"capabilities": true, "health.live": true, "health.ready": true}
+
 // indexLinks lists the routes of indexRels served under prefix (key names
 // the service's discovery documents), or at the origin root when prefix is
 // "": those no service of services owns.
@@ -203,7 +207,7 @@ func (ix *index) indexLinks(base, prefix, key string, services []mountedService)
 			id = "mcp" // a service prefix's own MCP endpoint
 		}
 		rel, ok := indexRels[id]
-		if !ok {
+		if !ok || (prefix != "" && serverWide[id]) {
 			continue
 		}
 		for _, p := range rt.Patterns() {

@@ -24,9 +24,9 @@ type App struct {
 	// empty).
 	Claims *claims.Engine
 	Tiers  []string
-	// Niche is the niche catalogue; Subscriptions sells its subscription
-	// (nil: none).
-	Niche         *niche.Engine
+	// Niche is the niche catalogue as sold; Subscriptions sells its
+	// subscription (nil: none).
+	Niche         *Niche
 	Subscriptions *niche.SubscriptionService
 	// Cashier sells the paid offers; nil when payments are not configured
 	// (Free says whether paid offers are then served free).

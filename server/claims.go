@@ -90,7 +90,6 @@ func (s *Server) claimsRoutes() ([]*Route, error) {
 			Prefixes: []string{prefix},
 			Aliases:  []string{legacy, prefix + legacy},
 			Handler:  s.Paid(offer, h),
-			Work:     h,
 			Offer:    &o,
 			Body:     "ClaimVerificationRequest",
 		})

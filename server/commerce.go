@@ -12,7 +12,6 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -127,8 +126,6 @@ type commerceHandlers struct {
 	c *payment.Cashier
 }
 
-type Quote = sell.Quote
-
 func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 	var req shapes.QuoteRequest
 	if !h.s.decodeBody(w, r, &req) {
@@ -176,8 +173,6 @@ func unknownTierError(tier string) *shapes.ValidationError {
 	return &shapes.ValidationError{Detail: []shapes.ErrorDetail{{Type: "literal_error", Loc: []any{"body", "tier"},
 		Msg: "Input should be " + expected, Input: tier, Ctx: map[string]any{"expected": expected}}}}
 }
-
-type Order = sell.Order
 
 func newOrderView(o *payment.Order, receipt []byte) Order {
 	v := Order{
@@ -284,8 +279,6 @@ func (h *commerceHandlers) customer(w http.ResponseWriter, r *http.Request) (*pa
 	return cu, true
 }
 
-type CustomerOrders = sell.CustomerOrders
-
 func (h *commerceHandlers) listCustomerOrders(w http.ResponseWriter, r *http.Request) {
 	cu, ok := h.customer(w, r)
 	if !ok {
@@ -336,8 +329,6 @@ func (h *commerceHandlers) getCustomerOrder(w http.ResponseWriter, r *http.Reque
 	w.Header().Set("Cache-Control", "private, no-store")
 	httpjson.Write(w, http.StatusOK, newOrderView(o, receipt))
 }
-
-type ReceiptCheck = sell.ReceiptCheck
 
 // checkReceipt verifies data with our keys and compares it with the order
 // (nil when we have no such order).

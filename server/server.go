@@ -41,6 +41,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -162,7 +163,7 @@ func New(cfg Config) (*Server, error) {
 		s.cfg.Catalogue = c
 	}
 	s.app = &sell.App{Catalogue: s.cfg.Catalogue, Claims: s.cfg.Claims.Engine, Tiers: s.cfg.Claims.Tiers,
-		Niche: s.cfg.Niche.Engine, Subscriptions: s.cfg.Subscriptions.Service, Cashier: s.cfg.Commerce.Cashier}
+		Subscriptions: s.cfg.Subscriptions.Service, Cashier: s.cfg.Commerce.Cashier}
 	switch pw := s.cfg.Paywall.(type) {
 	case *payment.Gate:
 		if s.app.Cashier == nil {
@@ -178,6 +179,7 @@ func New(cfg Config) (*Server, error) {
 		s.snapshotRoutes,
 		s.claimsRoutes,
 		s.commerceRoutes,
+		s.prefixCoreRoutes,
 		s.mountRoutes,
 	}
 	for _, b := range builders {
@@ -283,6 +285,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
 		return
 	}
+	if rf, ok := sell.Refuse(err); ok {
+		writeRefusal(w, rf)
+		return
+	}
 	status, msg := s.status(r.Context(), err, "path", r.URL.Path)
 	if status == statusClientClosed {
 		w.WriteHeader(status)
@@ -292,6 +298,34 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", ra)
 	}
 	httpjson.Detail(w, status, msg)
+}
+
+// refusalDetail is the detail of a refusal's body.
+func refusalDetail(rf sell.Refusal) string {
+	switch b := rf.Body.(type) {
+	case httpjson.DetailBody:
+		return b.Detail
+	case sell.NicheLocked:
+		return b.Detail
+	case sell.NicheQuotaBody:
+		return b.Detail
+	}
+	return http.StatusText(rf.Status)
+}
+
+// writeRefusal writes a refusal of the application (sell.Refuse).
+func writeRefusal(w http.ResponseWriter, rf sell.Refusal) {
+	hd := w.Header()
+	if rf.RetryAfter > 0 {
+		hd.Set("Retry-After", strconv.Itoa(rf.RetryAfter))
+	}
+	if rf.Authenticate != "" {
+		hd.Set("WWW-Authenticate", rf.Authenticate)
+	}
+	if rf.NoStore {
+		hd.Set("Cache-Control", "no-store")
+	}
+	httpjson.Write(w, rf.Status, rf.Body)
 }
 
 // Status returns the HTTP status and detail the HTTP routes give for err
@@ -312,6 +346,9 @@ const statusClientClosed = 499
 // status is the one mapping of errors to statuses: the services' error
 // mappers, then deadlines and cancellation, else 500 (logged with attrs).
 func (s *Server) status(ctx context.Context, err error, attrs ...any) (int, string) {
+	if rf, ok := sell.Refuse(err); ok {
+		return rf.Status, refusalDetail(rf)
+	}
 	for _, m := range s.errorMappers() {
 		if status, msg, ok := m(err); ok {
 			if status >= 500 {

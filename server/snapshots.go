@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/internal/httpjson"
-	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/snapshot"
 )
 
@@ -28,8 +27,6 @@ type SnapshotsConfig struct {
 	// served, e.g. "/claim-verification".
 	Prefixes []string
 }
-
-type SnapshotMetadata = sell.SnapshotMetadata
 
 // snapshotRoutes returns the routes of URL snapshot retrieval.
 func (s *Server) snapshotRoutes() ([]*Route, error) {

@@ -15,7 +15,6 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -247,10 +246,6 @@ func (s *Server) requireToken(w http.ResponseWriter, r *http.Request) (string, b
 	return tok, true
 }
 
-type SubscriptionStatus = sell.SubscriptionStatus
-
-type Subscriber = sell.Subscriber
-
 func newSubscriberBody(st *niche.SubscriberStatus) *Subscriber {
 	b := &Subscriber{TokenValid: st.TokenValid, Active: st.Entitled, AccessUntil: optionalTime(st.EntitledUntil)}
 	if sub := st.Subscription; sub != nil {
@@ -289,8 +284,6 @@ func (s *Server) subsStatus(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, body)
 }
 
-type SubscriptionCheckout = sell.SubscriptionCheckout
-
 func (s *Server) subsCheckout(w http.ResponseWriter, r *http.Request) {
 	// No body is required; one that is sent is ignored.
 	_, _ = io.Copy(io.Discard, r.Body)
@@ -313,8 +306,6 @@ func (s *Server) subsCheckout(w http.ResponseWriter, r *http.Request) {
 		ClaimURL: base + "/v1/subscription/claim", PriceUsdPerMonth: payment.MicroUSD(offer.AmountMicroUSD).String(),
 		PriceMicrousdPerMonth: offer.AmountMicroUSD, Development: offer.Development})
 }
-
-type SubscriptionToken = sell.SubscriptionToken
 
 func (s *Server) writeToken(w http.ResponseWriter, r *http.Request, it *niche.IssuedToken) {
 	st, err := s.cfg.Subscriptions.Service.Lookup(r.Context(), it.Token)
@@ -360,12 +351,6 @@ func (s *Server) subsPortal(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, SubscriptionPortal{PortalURL: ps.URL})
 }
-
-type SubscriptionPortal = sell.SubscriptionPortal
-
-type SubscriptionRevoked = sell.SubscriptionRevoked
-
-type SubscriptionWebhookReceipt = sell.SubscriptionWebhookReceipt
 
 func (s *Server) subsRotate(w http.ResponseWriter, r *http.Request) {
 	tok, ok := s.requireToken(w, r)

@@ -305,8 +305,8 @@ func newMCPServer(s route.Host, cfg MCP) (*mcpServer, error) {
 	if s.App().Claims != nil {
 		ms.addService(route.ClaimsServiceKey, "claim verification", s.ClaimsPrefix())
 	}
-	if n := nicheForMCP(s); n != nil && n.prefix != "" {
-		ms.addService(route.NicheServiceKey, "niche discovery", n.prefix)
+	if n := s.App().Niche; n != nil && n.Prefix() != "" {
+		ms.addService(route.NicheServiceKey, "niche discovery", n.Prefix())
 	}
 	var names, instructions []string
 	for _, sv := range ms.services {

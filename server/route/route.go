@@ -48,10 +48,6 @@ type Route struct {
 	Handler http.Handler
 	// Offer is set on paid operations (discovery documents read it).
 	Offer *payment.Offer
-	// Work is, on a paid operation, the handler behind the paywall (a
-	// prechecker when it checks its input before payment): transports
-	// that charge calls themselves (MCP) run it.
-	Work http.Handler
 	// InputSchema is the JSON Schema of a request that is not a shapes
 	// body (the A2A SendMessage params), for the discovery documents.
 	InputSchema json.RawMessage
