@@ -137,7 +137,7 @@ type DB struct {
 	r     *sql.DB // reads outside transactions (its own pool; w itself for an in-memory SQLite database)
 	log   *slog.Logger
 	now   func() time.Time
-	stmts stmtCache // prepared SQLite reader statements (niche_stmt.go)
+	stmts stmtCache // prepared SQLite reader statements (stmt.go)
 	lang  niche.Language
 	an    *niche.Analyzer // lang, with a memo of its stems
 	// stopAfter is Options.stopAfter.

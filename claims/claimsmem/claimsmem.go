@@ -16,9 +16,9 @@ import (
 
 // Store is an in-memory claims.Store: verification results, their
 // access grants and idempotency leases in maps under one lock, with the
-// SQL store's rules (it passes claimstest.TestStore). Results are kept in their JSON
-// form and times to the microsecond, as a database keeps them. The zero
-// value is not usable: call New. Safe for concurrent use; it is
+// SQL store's rules (it passes claimstest.TestStore). Results are kept in
+// their JSON form and times to the microsecond, as a database keeps them.
+// The zero value is not usable: call New. Safe for concurrent use; it is
 // one process's store, so leases do not span instances.
 type Store struct {
 	mu   sync.Mutex

@@ -18,9 +18,9 @@ import (
 
 // Store is an in-memory niche.Store: signals, evaluations with their
 // revision log and operations, collection runs and quotas in maps under
-// one lock, with the SQL store's rules (it passes nichetest.TestStore). Times are
-// kept to the microsecond and revision states in their JSON form, as a
-// database keeps them.
+// one lock, with the SQL store's rules (it passes nichetest.TestStore).
+// Times are kept to the microsecond and revision states in their JSON
+// form, as a database keeps them.
 //
 // Search scans every published evaluation: the text of a query's level
 // (niche.SearchFields) must have every query word (niche.ContainsWord),

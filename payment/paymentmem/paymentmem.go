@@ -20,13 +20,14 @@ import (
 
 // Ledger is an in-memory payment.Ledger: orders, reservations, quotes
 // and customers in maps under one lock, with the SQL ledger's rules (it
-// passes paymenttest.TestLedger): single-use reservation keys, one live order per
-// Idempotency-Key, conditional state changes. Times are kept to the
-// microsecond, as a database keeps them. Unlike store/paymentstore it reaches no claim
-// verifications, so RotateOrderToken changes the order's token hash only.
+// passes paymenttest.TestLedger): single-use reservation keys, one live
+// order per Idempotency-Key, conditional state changes. Times are kept to
+// the microsecond, as a database keeps them. Unlike store/paymentstore it
+// reaches no claim verifications, so RotateOrderToken changes the order's
+// token hash only.
 //
-// The zero value is not usable: call New. Safe for concurrent
-// use; it is one process's ledger, so reservations do not span instances.
+// The zero value is not usable: call New. Safe for concurrent use; it is
+// one process's ledger, so reservations do not span instances.
 type Ledger struct {
 	mu           sync.Mutex
 	now          func() time.Time

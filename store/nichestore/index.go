@@ -60,7 +60,7 @@ func (ns *Store) SearchRows(ctx context.Context, ids []string) ([]niche.SearchRo
 }
 
 // SearchVersion implements niche.IndexSource: niche_version.v, the
-// sequence number of the change feed's last entry (niche_feed.go), which
+// sequence number of the change feed's last entry (feed.go), which
 // the triggers of migration 0021 raise on every change of a published
 // evaluation's search row or signal count.
 func (ns *Store) SearchVersion(ctx context.Context) (int64, error) {

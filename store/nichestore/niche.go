@@ -15,7 +15,7 @@ import (
 )
 
 // This file implements niche.Store; the search itself is in
-// niche_search.go. Each evaluation row keeps its normalised text
+// search.go. Each evaluation row keeps its normalised text
 // (niche.SearchFields) in st (title), sp (preview text: teaser, buyer,
 // category), sb (problem, buyer, category) and sc (solution hypothesis).
 // Preview-level queries match st and sp only, full-level ones st, sb and
@@ -33,12 +33,13 @@ import (
 //
 // Both index the text the store's niche.Language produced (normalised and
 // stemmed in Go; Options.SearchLanguage, English by default, re-indexed at
-// Open when it changes: niche_reindex.go), so a query's matches are the
+// Open when it changes: store/niche_text.go), so a query's matches are the
 // same on both; the engine does the final ordering, and the window of
 // a broad query is ranked by the same formula (niche.Relevance) written
 // in SQL. Both keep niche_terms, the number of published evaluations
 // having each word, updated in the transactions that write evaluations;
-// searches use it to plan (see niche_search.go).
+// searches use it to plan (see search.go; the counts are kept by
+// store.AddTerms and Tx.ApplyTerms).
 //
 // niche_links (migration 0008) holds each evaluation's linked signal ids
 // as rows: moderation finds the evaluations linking a signal with it, and
@@ -48,7 +49,7 @@ import (
 //
 // Public reads (lists, previews, free searches) read the listing columns
 // only (niche.Listing), and the hot read statements are prepared once per
-// SQLite connection (niche_stmt.go).
+// SQLite connection (store.DB.CachedQuery).
 
 var _ niche.Store = (*Store)(nil)
 
