@@ -19,6 +19,9 @@ import (
 
 	"github.com/assaykit/assay/evidence"
 	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/store/nichestore"
+	"github.com/assaykit/assay/store/paymentstore"
+	"github.com/assaykit/assay/store/snapshotstore"
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
@@ -106,11 +109,12 @@ func newWalkEnv(t *testing.T) *walkEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subs, err := niche.NewSubscriptionService(db, localBilling(t), nil)
+	subs, err := niche.NewSubscriptionService(nichestore.New(db), localBilling(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snaps, err := snapshot.NewService(db, db, nil)
+	records := snapshotstore.New(db)
+	snaps, err := snapshot.NewService(records, records, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +174,7 @@ func devGate(t *testing.T, db *store.DB, hs *httptest.Server) *payment.Gate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys},
+	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys},
 		PublicBaseURL: "http://" + hs.Listener.Addr().String()})
 	if err != nil {
 		t.Fatal(err)

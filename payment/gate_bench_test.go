@@ -12,6 +12,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -58,7 +59,7 @@ func newBenchGate(b *testing.B, db *store.DB) *payment.Gate {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := payment.NewGate(&gatetest.Processor{}, db, &payment.GateOptions{
+	g, err := payment.NewGate(&gatetest.Processor{}, paymentstore.New(db), &payment.GateOptions{
 		CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: publicBase})
 	if err != nil {
 		b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -25,7 +26,7 @@ func ExampleNewGate() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	gate, err := payment.NewGate(&gatetest.Processor{}, db, &payment.GateOptions{
+	gate, err := payment.NewGate(&gatetest.Processor{}, paymentstore.New(db), &payment.GateOptions{
 		CashierOptions: payment.CashierOptions{Keys: keys},
 		PublicBaseURL:  "https://api.example.com",
 	})

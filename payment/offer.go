@@ -10,7 +10,7 @@
 // package.
 //
 // A Processor speaks the payment protocols (challenges, credentials,
-// verification, settlement). A Ledger (store.DB) records reservations,
+// verification, settlement). A Ledger (store/paymentstore) records reservations,
 // orders, receipts, quotes and customers. The Cashier is the
 // transport-neutral core built on both: Begin verifies and reserves a
 // payment and opens an order, Charge.Complete settles and signs a receipt,

@@ -15,6 +15,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -49,7 +50,7 @@ func newCommerceEnv(t *testing.T) *commerceEnv {
 		t.Fatal(err)
 	}
 	proc := &gatetest.Processor{}
-	gate, err := payment.NewGate(proc, db, &payment.GateOptions{PublicBaseURL: "https://api.example.test",
+	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{PublicBaseURL: "https://api.example.test",
 		CashierOptions: payment.CashierOptions{Keys: keys, Costs: payment.CostPrices{InputPerMillion: 1_000_000, CachedInputPerMillion: 100_000, OutputPerMillion: 4_000_000, PerSearchCall: 10_000}}})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +137,7 @@ func TestCommerceQuotes(t *testing.T) {
 	// The quote pays for its tier.
 	q := decodeJSON[struct{ QuoteID string }](t, e.do("POST", "/v1/quotes", `{"tier":"quick"}`))
 	rec := e.paidCall("n-quote", payment.HeaderQuoteID, q.QuoteID)
-	o, err := e.db.Order(context.Background(), rec.Header().Get(payment.HeaderOrderID))
+	o, err := paymentstore.New(e.db).Order(context.Background(), rec.Header().Get(payment.HeaderOrderID))
 	if err != nil || o.QuoteID != q.QuoteID {
 		t.Fatalf("order %+v %v", o, err)
 	}
@@ -194,7 +195,7 @@ func TestCommerceReceiptVerification(t *testing.T) {
 	}
 	wantDetail(t, e.do("GET", "/v1/receipts/ord_00000000000000000000000000000000/verify", ""), 404, "Receipt not found")
 
-	receipt, err := e.db.Receipt(context.Background(), id)
+	receipt, err := paymentstore.New(e.db).Receipt(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestCommerceReceiptVerification(t *testing.T) {
 func TestCommerceJWKSVerifiesReceiptsOffline(t *testing.T) {
 	e := newCommerceEnv(t)
 	paid := e.paidCall("n1")
-	receipt, _ := e.db.Receipt(context.Background(), paid.Header().Get(payment.HeaderOrderID))
+	receipt, _ := paymentstore.New(e.db).Receipt(context.Background(), paid.Header().Get(payment.HeaderOrderID))
 	for _, path := range []string{"/.well-known/jwks.json", "/claim-verification/.well-known/jwks.json", "/niche-discovery/.well-known/jwks.json"} {
 		rec := e.do("GET", path, "")
 		jwks := decodeJSON[payment.JWKS](t, rec)

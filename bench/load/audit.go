@@ -13,6 +13,7 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/assaykit/assay/store/paymentstore"
 )
 
 // fetchJWKS reads the receipt keys from every base and checks that all
@@ -169,7 +170,7 @@ func checkDatabase(ctx context.Context, dsn string, led *ledger) (dbFacts, error
 		f.Integrity = err.Error()
 	}
 	count := func(state string) ([]payment.Order, error) {
-		return db.OrdersInState(ctx, state, farFuture, 10_000_000)
+		return paymentstore.New(db).OrdersInState(ctx, state, farFuture, 10_000_000)
 	}
 	completed, err := count(payment.OrderCompleted)
 	if err != nil {

@@ -44,6 +44,7 @@ import (
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/assaykit/assay/store/paymentstore"
 )
 
 const body = `{"claim":"The Eiffel Tower is 330 metres tall","minimumSources":2}`
@@ -95,7 +96,7 @@ func main() {
 	} else if *procName != "fake" {
 		log.Fatalf("-processor %q: want real or fake", *procName)
 	}
-	gate, err := payment.NewGate(proc, db, &payment.GateOptions{
+	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{
 		CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: "https://api.example.test"})
 	if err != nil {
 		log.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -35,7 +36,7 @@ func ExampleNewTransport() {
 		log.Fatal(err)
 	}
 	seller := httptest.NewUnstartedServer(nil)
-	gate, err := payment.NewGate(proc, db, &payment.GateOptions{
+	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{
 		CashierOptions: payment.CashierOptions{Keys: keys},
 		PublicBaseURL:  "http://" + seller.Listener.Addr().String(),
 	})

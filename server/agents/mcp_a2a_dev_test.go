@@ -17,6 +17,8 @@ import (
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -63,7 +65,7 @@ func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
 			t.Fatal(err)
 		}
 		prov = f.Provider()
-		if eng, err = claims.New(prov, db, f.Snapshotter(), nil); err != nil {
+		if eng, err = claims.New(prov, claimsstore.New(db), f.Snapshotter(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,7 +79,7 @@ func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys, Now: now}, PublicBaseURL: agentsTestBase})
+	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys, Now: now}, PublicBaseURL: agentsTestBase})
 	if err != nil {
 		t.Fatal(err)
 	}

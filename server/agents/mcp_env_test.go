@@ -20,6 +20,9 @@ import (
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/nichestore"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -71,7 +74,7 @@ func gatetestCredential(raw json.RawMessage) (*payment.Credential, error) {
 var (
 	emptyDB       storetest.Template
 	demoCatalogue = storetest.Template{Prepare: func(ctx context.Context, db *store.DB) error {
-		ne, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+		ne, err := niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources()})
 		if err != nil {
 			return err
 		}
@@ -103,7 +106,7 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 	if o.search != nil {
 		sp = o.search
 	}
-	eng, err := claims.New(sp, db, f.Snapshotter(), nil)
+	eng, err := claims.New(sp, claimsstore.New(db), f.Snapshotter(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +115,7 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.gate, err = payment.NewGate(env.proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: agentsTestBase})
+	env.gate, err = payment.NewGate(env.proc, paymentstore.New(db), &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: agentsTestBase})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +126,7 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 		A2A:      A2AConfig{PublicBaseURL: agentsTestBase},
 	}
 	if o.niche {
-		ne, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+		ne, err := niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +158,7 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 // order returns the stored order.
 func (e *paidEnv) order(id string) *payment.Order {
 	e.t.Helper()
-	o, err := e.db.Order(context.Background(), id)
+	o, err := paymentstore.New(e.db).Order(context.Background(), id)
 	if err != nil {
 		e.t.Fatalf("order %s: %v", id, err)
 	}
@@ -165,7 +168,7 @@ func (e *paidEnv) order(id string) *payment.Order {
 // receipt returns the verified stored receipt of an order.
 func (e *paidEnv) receipt(orderID string) *payment.Receipt {
 	e.t.Helper()
-	data, err := e.db.Receipt(context.Background(), orderID)
+	data, err := paymentstore.New(e.db).Receipt(context.Background(), orderID)
 	if err != nil {
 		e.t.Fatalf("receipt of %s: %v", orderID, err)
 	}
