@@ -91,10 +91,6 @@ type Call struct {
 	// Scope is who the key belongs to: "payer:<address>" or
 	// "customer:<id>". Keys of different scopes never meet.
 	Scope string
-	// OrderID and OrderTokenHash identify the paid order; the order token's
-	// holder may read the result later (Engine.Verification).
-	OrderID        string
-	OrderTokenHash string
 
 	// ProviderCalled is set by Verify when this call carries the usage of
 	// a provider call, for the order's cost accounting: the call that
@@ -380,7 +376,7 @@ func (e *Engine) produce(ctx context.Context, eff *Effective, hash string, call 
 	}
 	res.VerificationID = ids.New(ids.Verification)
 	rec := &Record{Result: res, Tier: eff.Tier.Name, Scope: call.Scope, RequestHash: hash,
-		Provider: e.providerName(eff.Tier.Name), OrderID: call.OrderID, OrderTokenHash: call.OrderTokenHash, PageIDs: pages,
+		Provider: e.providerName(eff.Tier.Name), PageIDs: pages,
 		CreatedAt: e.now().UTC()}
 	e.usePages(ctx, rec)
 	if err := e.save(ctx, rec, lease); err != nil {
@@ -476,14 +472,8 @@ func (e *Engine) acquire(ctx context.Context, key IdempotencyKey, hash string) (
 	}
 }
 
-// replay returns a completed verification again, with cacheHit true, and
-// lets the new order read it.
+// replay returns a completed verification again, with cacheHit true.
 func (e *Engine) replay(ctx context.Context, id string, call *Call) (*Result, error) {
-	if call.OrderTokenHash != "" {
-		if err := e.store.GrantVerification(ctx, id, call.OrderID, call.OrderTokenHash, e.now()); err != nil {
-			return nil, timeoutErr(ctx, err)
-		}
-	}
 	var res *Result
 	if cached := e.recent.get(id); cached != nil {
 		res = cloneResult(cached)

@@ -27,25 +27,19 @@ type Store interface {
 	// leased to token (the work failed: a retry may start again). Releasing
 	// a lease that was lost or completed is not an error.
 	ReleaseIdempotency(ctx context.Context, key IdempotencyKey, token string) error
-	// SaveVerification stores rec in one transaction: the result, the
-	// access grant of rec's order (when OrderTokenHash is set) and, when
-	// lease is non-nil, the completion of the idempotency row held by
+	// SaveVerification stores rec in one transaction: the result and,
+	// when lease is non-nil, the completion of the idempotency row held by
 	// lease.Token (a lost lease is left alone). A second save of one id
 	// fails and changes nothing.
 	SaveVerification(ctx context.Context, rec *Record, lease *Lease) error
-	// GrantVerification lets another order read a stored verification (an
-	// idempotent replay paid by a new order). Granting twice is a no-op;
-	// an unknown id is ErrNotFound.
-	GrantVerification(ctx context.Context, id, orderID, orderTokenHash string, now time.Time) error
-	// Verification returns the stored record of id with the order-token
-	// hashes allowed to read it, or ErrNotFound.
+	// Verification returns the stored record of id, or ErrNotFound.
 	Verification(ctx context.Context, id string) (*Record, error)
 	// LatestVerification returns the newest record with this tier, request
 	// hash and provider observed at or after since, or ErrNotFound (the
 	// optional result cache).
 	LatestVerification(ctx context.Context, tier, requestHash, provider string, since time.Time) (*Record, error)
 	// PurgeVerifications deletes verifications created before before,
-	// their grants and their idempotency rows, and idempotency rows
+	// their idempotency rows, and idempotency rows
 	// created before before that never completed. It returns the number
 	// of verifications deleted.
 	PurgeVerifications(ctx context.Context, before time.Time) (int64, error)
@@ -77,24 +71,15 @@ type Lease struct {
 	Expires time.Time
 }
 
-// Record is a stored verification.
+// Record is a stored verification. It carries no order: who may read it
+// is the business of whoever sold it (an order names the verification it
+// delivered).
 type Record struct {
 	Result      *Result
 	Tier        string
 	Scope       string
 	RequestHash string
 	Provider    string
-	// OrderID and OrderTokenHash are the order that produced the result
-	// (empty when it was not sold through an order).
-	OrderID        string
-	OrderTokenHash string
-	// Access lists the order-token hashes (SHA-256 hex) allowed to read the
-	// result: the producing order's and those of idempotent replays.
-	// Filled by Store.Verification; ignored by SaveVerification.
-	Access []string
-	// Grants pairs each hash of Access with the order it belongs to (same
-	// order). Filled by Store.Verification; ignored by SaveVerification.
-	Grants []Grant
 	// PageIDs are the snapshot ids of every page fetched for the
 	// verification's quote checks, in order: on standard, deep and
 	// research the records of Result.Snapshots; on quick (snapshot mode
@@ -103,12 +88,6 @@ type Record struct {
 	// reuses. Nil for records stored before it existed (see Pages).
 	PageIDs   []string
 	CreatedAt time.Time
-}
-
-// Grant is one order allowed to read a stored verification.
-type Grant struct {
-	OrderID        string
-	OrderTokenHash string
 }
 
 // Pages returns PageIDs, or for a record stored without them the ids of

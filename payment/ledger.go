@@ -247,10 +247,13 @@ type Ledger interface {
 	// ErrOrderNotFound.
 	OrderByReservation(ctx context.Context, key string) (*Order, error)
 	// RotateOrderToken replaces the order's token hash with tokenHash: the
-	// previous token stops working, for the order and for every result the
-	// store grants to the order's token (claim verifications).
-	// ErrOrderNotFound for an unknown order.
+	// previous token stops working, for the order and for the result it
+	// delivered (read through OrderByToken). ErrOrderNotFound for an
+	// unknown order.
 	RotateOrderToken(ctx context.Context, id, tokenHash string) error
+	// OrderByToken returns the order whose current token hashes to
+	// tokenHash (SHA-256 hex), or ErrOrderNotFound.
+	OrderByToken(ctx context.Context, tokenHash string) (*Order, error)
 	// MarkSettling moves a processing order to settling and records what
 	// was delivered. ErrConflict when the order is not processing.
 	MarkSettling(ctx context.Context, id string, d Delivered) error

@@ -2,9 +2,11 @@ package sell
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 )
@@ -53,14 +55,12 @@ func (a *App) Sells(tier string) bool {
 
 // Verify runs one verification for the payment in ctx (payment.CallFrom;
 // none for a free call), whatever the transport: the engine call with the
-// payment's idempotency scope and order, the provider usage and the result
-// reported to the payment.
+// payment's idempotency scope, the provider usage and the result reported
+// to the payment (its order then names the verification it delivered,
+// and the order's token reads it: Verification).
 func (a *App) Verify(ctx context.Context, tier string, req *claims.Request, idempotencyKey string) (*claims.Result, error) {
 	pc, _ := payment.CallFrom(ctx)
 	call := &claims.Call{IdempotencyKey: idempotencyKey, Scope: IdempotencyScope(pc)}
-	if pc != nil {
-		call.OrderID, call.OrderTokenHash = pc.OrderID, pc.OrderTokenHash
-	}
 	res, err := a.Claims.Verify(ctx, tier, req, call)
 	if pc != nil && call.ProviderCalled {
 		u := call.Usage
@@ -105,4 +105,54 @@ func (a *App) TierOffers() map[string]payment.Offer {
 		}
 	}
 	return out
+}
+
+// ReadAccess is who reads a stored verification: the operator (Admin), or
+// the holder of an order token.
+type ReadAccess struct {
+	Admin      bool
+	OrderToken string
+}
+
+// ErrOrderTokenRequired is a read of a paid result without an order token
+// (401).
+var ErrOrderTokenRequired = errors.New("sell: X-Agentic-Order-Token is required")
+
+// Verification returns a stored verification to the admin, or to the
+// holder of the current token of a completed order that delivered it,
+// with that order (nil for the admin). An unknown id, a token of another
+// order or of another result are all claims.ErrNotFound; an order that is
+// not completed is a *NotDeliveredError; no token is
+// ErrOrderTokenRequired.
+func (a *App) Verification(ctx context.Context, id string, acc ReadAccess) (*claims.Record, *payment.Order, error) {
+	if a.Claims == nil {
+		return nil, nil, claims.ErrNotFound
+	}
+	if !acc.Admin && acc.OrderToken == "" {
+		return nil, nil, ErrOrderTokenRequired
+	}
+	var ord *payment.Order
+	if !acc.Admin {
+		if a.Cashier == nil {
+			return nil, nil, claims.ErrNotFound
+		}
+		o, err := a.Cashier.Ledger().OrderByToken(ctx, ids.Hash(acc.OrderToken))
+		switch {
+		case errors.Is(err, payment.ErrOrderNotFound):
+			return nil, nil, claims.ErrNotFound
+		case err != nil:
+			return nil, nil, err
+		case o.ResultKind != "verification" || o.ResultID != id:
+			return nil, nil, claims.ErrNotFound
+		}
+		if err := DeliveredOrder(o); err != nil {
+			return nil, nil, err
+		}
+		ord = o
+	}
+	rec, err := a.Claims.Verification(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, ord, nil
 }

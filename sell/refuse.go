@@ -55,6 +55,8 @@ func Refuse(err error) (r Refusal, ok bool) {
 		return Refusal{Status: 401, Body: httpjson.DetailBody{Detail: "The subscription token is not active"}, Authenticate: nicheRealm}, true
 	case errors.Is(err, ErrSubscriptionUnavailable):
 		return Refusal{Status: 503, Body: httpjson.DetailBody{Detail: "The subscription service is unavailable"}}, true
+	case errors.Is(err, ErrOrderTokenRequired):
+		return Refusal{Status: 401, Body: httpjson.DetailBody{Detail: "X-Agentic-Order-Token is required"}}, true
 	case errors.As(err, &nd):
 		return Refusal{Status: 409, Body: httpjson.DetailBody{Detail: "The order is " + nd.Status + "; its result is available once it is completed"},
 			RetryAfter: nd.RetryAfter, NoStore: true}, true

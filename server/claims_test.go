@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,8 +15,10 @@ import (
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/storetest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -261,9 +264,38 @@ func TestClaimsProviderFailures(t *testing.T) {
 	}
 }
 
+// TestClaimsGetVerification: the payer reads a verification with the
+// token of the order that bought it (a real gate and ledger: the order
+// names the verification it delivered), the admin with the admin key.
 func TestClaimsGetVerification(t *testing.T) {
-	env := newClaimsEnv(t, nil, nil)
-	rec := do(t, env.h, "POST", "/v1/claims/verify", goodBody)
+	ctx := context.Background()
+	db := emptyDB.Open(t, nil)
+	f, err := claimstest.LoadFixture("confirmed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := claims.New(f.Provider(), claimsstore.New(db), f.Snapshotter(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := payment.LoadKeyring(ctx, db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := payment.NewGate(&gatetest.Processor{}, paymentstore.New(db), &payment.GateOptions{PublicBaseURL: "https://api.example.test",
+		CashierOptions: payment.CashierOptions{Keys: keys}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Paywall: gate, AdminKey: "admin-secret", Claims: ClaimsConfig{Engine: eng}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := struct{ h http.Handler }{srv}
+	rec := do(t, env.h, "POST", "/v1/claims/verify", goodBody, gatetest.Header, gatetest.Credential("0xA", "n1"))
+	if rec.Code != 200 {
+		t.Fatalf("paid verification: %d %s", rec.Code, rec.Body)
+	}
 	token := rec.Header().Get("X-Agentic-Order-Token")
 	var res claims.Result
 	_ = json.Unmarshal(rec.Body.Bytes(), &res)

@@ -11,6 +11,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/sell"
 )
 
 // EvidenceConfig configures the evidence bundles (package evidence): the
@@ -191,11 +192,10 @@ func (s *Server) writeBundle(w http.ResponseWriter, r *http.Request, src *eviden
 }
 
 // verificationAccess is the access check of the reads of a stored
-// verification (the result and its evidence bundle): the admin key, or an
-// order token allowed to read it whose order is completed. It returns the
-// record and the order whose token was presented (for the admin, the
-// order that produced it); otherwise it has answered 401, 404 (unknown ids
-// and foreign tokens alike) or 409.
+// verification (the result and its evidence bundle): the admin key, or the
+// token of a completed order that delivered it (sell.App.Verification).
+// It returns the record and that order's id ("" for the admin); otherwise
+// it has answered 401, 404 (unknown ids and foreign tokens alike) or 409.
 func (s *Server) verificationAccess(w http.ResponseWriter, r *http.Request) (*claims.Record, string, bool) {
 	admin := s.cfg.AdminKey != ""
 	if admin {
@@ -205,34 +205,16 @@ func (s *Server) verificationAccess(w http.ResponseWriter, r *http.Request) (*cl
 		}
 		admin = got != "" && ids.Equal(got, s.cfg.AdminKey)
 	}
-	token := r.Header.Get("X-Agentic-Order-Token")
-	if !admin && token == "" {
-		httpjson.Detail(w, http.StatusUnauthorized, "X-Agentic-Order-Token is required")
-		return nil, "", false
-	}
-	rec, err := s.cfg.Claims.Engine.Verification(r.Context(), r.PathValue("verification_id"))
+	rec, ord, err := s.app.Verification(r.Context(), r.PathValue("verification_id"),
+		sell.ReadAccess{Admin: admin, OrderToken: r.Header.Get(payment.HeaderOrderToken)})
 	if err != nil {
 		s.writeError(w, r, err)
 		return nil, "", false
 	}
-	if admin {
-		return rec, rec.OrderID, true
+	if ord == nil {
+		return rec, "", true
 	}
-	want := ids.Hash(token)
-	orderID, allowed := "", false
-	for _, g := range rec.Grants {
-		if ids.Equal(want, g.OrderTokenHash) {
-			orderID, allowed = g.OrderID, true
-		}
-	}
-	if !allowed {
-		s.writeError(w, r, claims.ErrNotFound)
-		return nil, "", false
-	}
-	if !s.orderCompleted(w, r, orderID) {
-		return nil, "", false
-	}
-	return rec, orderID, true
+	return rec, ord.ID, true
 }
 
 // nicheEvidenceRoute is the bundle route beside the full read.

@@ -54,7 +54,7 @@ func TestVerificationReadsWaitForTheOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &claims.Record{Result: &claims.Result{VerificationID: ids.New(ids.Verification), Claim: "abc", Status: claims.StatusConfirmed,
-		ObservedAt: time.Now()}, Tier: claims.Quick, OrderID: o.ID, OrderTokenHash: o.TokenHash, PageIDs: []string{}}
+		ObservedAt: time.Now()}, Tier: claims.Quick, PageIDs: []string{}}
 	if err := claimsstore.New(db).SaveVerification(ctx, rec, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,6 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
-	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/store/claimsstore"
@@ -168,18 +167,15 @@ func main() {
 	req := &claims.Request{Claim: "Exampleton's minimum wage is $18.00 per hour.", SourcePolicy: "open_web",
 		MinimumSources: 1, MaxSources: 20, IncludeConflicts: new(true), Language: "auto"}
 	call := func() *claims.Call {
-		return &claims.Call{IdempotencyKey: "bench-key", Scope: "payer:bench", OrderID: ids.New(ids.Order), OrderTokenHash: ids.Hash(ids.Token(ids.OrderToken))}
+		return &claims.Call{IdempotencyKey: "bench-key", Scope: "payer:bench"}
 	}
 	if _, err := eng.Verify(ctx, claims.Research, req, call()); err != nil {
 		log.Fatal(err)
 	}
-	measure := func(withGrant bool) []time.Duration {
+	measure := func() []time.Duration {
 		var out []time.Duration
 		for range *replays {
 			c := call()
-			if !withGrant {
-				c.OrderTokenHash = ""
-			}
 			start := time.Now()
 			res, err := eng.Verify(ctx, claims.Research, req, c)
 			d := time.Since(start)
@@ -190,13 +186,10 @@ func main() {
 		}
 		return out
 	}
-	plain := measure(false)
-	granted := measure(true)
-	fmt.Printf("idempotent replay (SQLite file store, %d replays each)\n", *replays)
-	fmt.Printf("  replay, no new order:        median %v  p99 %v  ratio vs 1ms = %.3f\n",
+	plain := measure()
+	fmt.Printf("idempotent replay (SQLite file store, %d replays)\n", *replays)
+	fmt.Printf("  replay:                      median %v  p99 %v  ratio vs 1ms = %.3f\n",
 		median(plain).Round(time.Microsecond), pct(plain, 0.99).Round(time.Microsecond), float64(median(plain))/float64(time.Millisecond))
-	fmt.Printf("  replay, new order granted:   median %v  p99 %v  ratio vs 1ms = %.3f  (includes one fsync'd write)\n",
-		median(granted).Round(time.Microsecond), pct(granted, 0.99).Round(time.Microsecond), float64(median(granted))/float64(time.Millisecond))
 	fmt.Printf("  provider calls in total: %d (rounds+warm-up+1)\n", prov.Calls())
 
 	streamingScenario(ctx, resp, claimsstore.New(db), snaps, *rounds, *providerDelay, *searchDelay, *pageDelay)

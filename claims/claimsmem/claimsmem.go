@@ -1,7 +1,6 @@
 package claimsmem
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,14 +27,8 @@ type Store struct {
 }
 
 type memVerification struct {
-	rec    claims.Record // Result, Access and OrderTokenHash unset
+	rec    claims.Record // Result unset
 	result *claims.Result
-	grants []memGrant
-}
-
-type memGrant struct {
-	hash, order string
-	at          time.Time
 }
 
 type memIdempotency struct {
@@ -110,29 +103,12 @@ func (m *Store) SaveVerification(ctx context.Context, rec *claims.Record, lease 
 		created = m.now()
 	}
 	v := &memVerification{result: result, rec: claims.Record{Tier: rec.Tier, Scope: rec.Scope, RequestHash: rec.RequestHash,
-		Provider: rec.Provider, OrderID: rec.OrderID, PageIDs: slices.Clone(rec.PageIDs), CreatedAt: memstore.Time(created)}}
-	if rec.OrderTokenHash != "" {
-		v.grants = append(v.grants, memGrant{hash: rec.OrderTokenHash, order: rec.OrderID, at: v.rec.CreatedAt})
-	}
+		Provider: rec.Provider, PageIDs: slices.Clone(rec.PageIDs), CreatedAt: memstore.Time(created)}}
 	m.recs[id] = v
 	if lease != nil {
 		if row, ok := m.idem[lease.Key]; ok && !row.done && row.token == lease.Token {
 			row.done, row.id, row.token = true, id, ""
 		}
-	}
-	return nil
-}
-
-// GrantVerification implements claims.Store.
-func (m *Store) GrantVerification(ctx context.Context, id, orderID, orderTokenHash string, now time.Time) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	v, ok := m.recs[id]
-	if !ok {
-		return claims.ErrNotFound
-	}
-	if !slices.ContainsFunc(v.grants, func(g memGrant) bool { return g.hash == orderTokenHash }) {
-		v.grants = append(v.grants, memGrant{hash: orderTokenHash, order: orderID, at: memstore.Time(now)})
 	}
 	return nil
 }
@@ -145,26 +121,10 @@ func (m *Store) Verification(ctx context.Context, id string) (*claims.Record, er
 	if !ok || !ids.Valid(ids.Verification, id) {
 		return nil, claims.ErrNotFound
 	}
-	rec, err := v.record()
-	if err != nil {
-		return nil, err
-	}
-	grants := slices.Clone(v.grants)
-	slices.SortStableFunc(grants, func(a, b memGrant) int {
-		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.hash, b.hash))
-	})
-	rec.Access, rec.Grants = []string{}, []claims.Grant{}
-	for _, g := range grants {
-		rec.Access = append(rec.Access, g.hash)
-		rec.Grants = append(rec.Grants, claims.Grant{OrderID: g.order, OrderTokenHash: g.hash})
-		if g.order == rec.OrderID && rec.OrderTokenHash == "" {
-			rec.OrderTokenHash = g.hash
-		}
-	}
-	return rec, nil
+	return v.record()
 }
 
-// record returns a copy of the stored record without its grants.
+// record returns a copy of the stored record.
 func (v *memVerification) record() (*claims.Record, error) {
 	result, err := memstore.Copy(v.result)
 	if err != nil {

@@ -18,7 +18,6 @@ import (
 // stores made by open (each call returns a fresh, empty store).
 func TestStore(t *testing.T, open func(t *testing.T) claims.Store) {
 	t.Run("SaveAndRead", func(t *testing.T) { testClaimsSaveAndRead(t, open(t)) })
-	t.Run("Grant", func(t *testing.T) { testClaimsGrant(t, open(t)) })
 	t.Run("IdempotencyLifecycle", func(t *testing.T) { testClaimsIdempotency(t, open(t)) })
 	t.Run("IdempotencyScopes", func(t *testing.T) { testClaimsScopes(t, open(t)) })
 	t.Run("LeaseExpiry", func(t *testing.T) { testClaimsLeaseExpiry(t, open(t)) })
@@ -73,7 +72,7 @@ func sampleRecord(now time.Time) *claims.Record {
 	id := ids.New(ids.Verification)
 	return &claims.Record{
 		Tier: claims.Standard, Scope: "payer:0xabc", RequestHash: "h1", Provider: "scripted",
-		OrderID: ids.New(ids.Order), OrderTokenHash: ids.Hash(ids.Token(ids.OrderToken)), CreatedAt: now,
+		CreatedAt: now,
 		Result: &claims.Result{
 			VerificationID: id, Claim: "Base mainnet uses chain id 8453", Status: claims.StatusConfirmed,
 			ObservedAt: now, Conclusion: "Confirmed.",
@@ -112,18 +111,12 @@ func testClaimsSaveAndRead(t *testing.T, s claims.Store) {
 	if diff := cmp.Diff(rec.PageIDs, got.PageIDs); diff != "" {
 		t.Fatalf("page ids (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]claims.Grant{{OrderID: rec.OrderID, OrderTokenHash: rec.OrderTokenHash}}, got.Grants); diff != "" {
-		t.Fatalf("grants (-want +got):\n%s", diff)
-	}
 	if diff := cmp.Diff(rec.Result, got.Result); diff != "" {
 		t.Fatalf("stored result differs (-want +got):\n%s", diff)
 	}
 	if got.Tier != rec.Tier || got.Scope != rec.Scope || got.RequestHash != rec.RequestHash || got.Provider != rec.Provider ||
-		got.OrderID != rec.OrderID || !got.CreatedAt.Equal(rec.CreatedAt) {
+		!got.CreatedAt.Equal(rec.CreatedAt) {
 		t.Fatalf("record fields: got %+v, want %+v", got, rec)
-	}
-	if diff := cmp.Diff([]string{rec.OrderTokenHash}, got.Access); diff != "" {
-		t.Fatalf("access (-want +got):\n%s", diff)
 	}
 	// A second save of the same id fails and leaves the first intact.
 	dup := sampleRecord(time.Now())
@@ -139,41 +132,13 @@ func testClaimsSaveAndRead(t *testing.T, s claims.Store) {
 	if _, err := s.Verification(ctx, ids.New(ids.Verification)); !errors.Is(err, claims.ErrNotFound) {
 		t.Fatalf("unknown id: %v, want ErrNotFound", err)
 	}
-	// A record without an order has no access grants.
-	free := sampleRecord(time.Now())
-	free.OrderID, free.OrderTokenHash = "", ""
-	if err := s.SaveVerification(ctx, free, nil); err != nil {
+	// A record stored without page ids reads back without them.
+	bare := sampleRecord(time.Now())
+	if err := s.SaveVerification(ctx, bare, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Verification(ctx, free.Result.VerificationID); err != nil || len(got.Access) != 0 || got.PageIDs != nil {
-		t.Fatalf("free record (no grants, no page ids): %+v %v", got, err)
-	}
-}
-
-func testClaimsGrant(t *testing.T, s claims.Store) {
-	ctx := context.Background()
-	rec := sampleRecord(time.Now())
-	if err := s.SaveVerification(ctx, rec, nil); err != nil {
-		t.Fatal(err)
-	}
-	h2 := ids.Hash("second")
-	for range 2 {
-		if err := s.GrantVerification(ctx, rec.Result.VerificationID, "ord_2", h2, time.Now().Add(time.Second)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := s.Verification(ctx, rec.Result.VerificationID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Access) != 2 || got.Access[0] != rec.OrderTokenHash || got.Access[1] != h2 {
-		t.Fatalf("access after grants: %v", got.Access)
-	}
-	if len(got.Grants) != 2 || got.Grants[1] != (claims.Grant{OrderID: "ord_2", OrderTokenHash: h2}) {
-		t.Fatalf("grants: %v", got.Grants)
-	}
-	if err := s.GrantVerification(ctx, ids.New(ids.Verification), "o", h2, time.Now()); !errors.Is(err, claims.ErrNotFound) {
-		t.Fatalf("grant on unknown id: %v", err)
+	if got, err := s.Verification(ctx, bare.Result.VerificationID); err != nil || got.PageIDs != nil {
+		t.Fatalf("record without page ids: %+v %v", got, err)
 	}
 }
 

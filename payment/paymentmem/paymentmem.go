@@ -176,6 +176,18 @@ func (l *Ledger) RotateOrderToken(ctx context.Context, id, tokenHash string) err
 	return nil
 }
 
+// OrderByToken implements payment.Ledger.
+func (l *Ledger) OrderByToken(ctx context.Context, tokenHash string) (*payment.Order, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range l.orders {
+		if tokenHash != "" && m.o.TokenHash == tokenHash {
+			return l.order(m)
+		}
+	}
+	return nil, payment.ErrOrderNotFound
+}
+
 // transition returns the stored order id when its status is one of from,
 // and otherwise ErrOrderNotFound or ErrConflict naming its status.
 func (l *Ledger) transition(id string, from ...string) (*memOrder, error) {

@@ -144,17 +144,11 @@ func (cs *Store) SaveVerification(ctx context.Context, rec *claims.Record, lease
 	}
 	err = cs.db.InTx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO claim_verifications
-			(id, tier, scope, request_hash, provider, status, order_id, result, page_ids, observed_at, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.VerificationID, rec.Tier, rec.Scope, rec.RequestHash, rec.Provider, string(r.Status), rec.OrderID,
+			(id, tier, scope, request_hash, provider, status, result, page_ids, observed_at, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.VerificationID, rec.Tier, rec.Scope, rec.RequestHash, rec.Provider, string(r.Status),
 			string(body), pages, store.ToMicros(r.ObservedAt), store.ToMicros(created)); err != nil {
 			return err
-		}
-		if rec.OrderTokenHash != "" {
-			if _, err := tx.Exec(ctx, `INSERT INTO claim_verification_access (verification_id, order_token_hash, order_id, created_at)
-				VALUES (?, ?, ?, ?)`, r.VerificationID, rec.OrderTokenHash, rec.OrderID, store.ToMicros(created)); err != nil {
-				return err
-			}
 		}
 		if lease != nil {
 			if _, err := tx.Exec(ctx, `UPDATE claim_idempotency SET state = ?, verification_id = ?, lease_token = NULL
@@ -174,34 +168,14 @@ func (cs *Store) SaveVerification(ctx context.Context, rec *claims.Record, lease
 	return nil
 }
 
-// GrantVerification implements claims.Store.
-func (cs *Store) GrantVerification(ctx context.Context, id, orderID, orderTokenHash string, now time.Time) error {
-	err := cs.db.InTx(ctx, func(tx *store.Tx) error {
-		var one int
-		if err := tx.QueryRow(ctx, "SELECT 1 FROM claim_verifications WHERE id = ?", id).Scan(&one); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO claim_verification_access (verification_id, order_token_hash, order_id, created_at)
-			VALUES (?, ?, ?, ?) ON CONFLICT (verification_id, order_token_hash) DO NOTHING`, id, orderTokenHash, orderID, store.ToMicros(now))
-		return err
-	})
-	if errors.Is(err, sql.ErrNoRows) {
-		return claims.ErrNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("store: grant verification: %w", err)
-	}
-	return nil
-}
-
-const verificationCols = "id, tier, scope, request_hash, provider, order_id, result, page_ids, created_at"
+const verificationCols = "id, tier, scope, request_hash, provider, result, page_ids, created_at"
 
 func scanVerification(row interface{ Scan(...any) error }) (*claims.Record, error) {
 	var rec claims.Record
 	var id, body string
 	var pages sql.NullString
 	var created int64
-	if err := row.Scan(&id, &rec.Tier, &rec.Scope, &rec.RequestHash, &rec.Provider, &rec.OrderID, &body, &pages, &created); err != nil {
+	if err := row.Scan(&id, &rec.Tier, &rec.Scope, &rec.RequestHash, &rec.Provider, &body, &pages, &created); err != nil {
 		return nil, err
 	}
 	if pages.Valid {
@@ -228,27 +202,6 @@ func (cs *Store) Verification(ctx context.Context, id string) (*claims.Record, e
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: verification: %w", err)
-	}
-	rows, err := cs.db.Query(ctx, `SELECT order_token_hash, order_id FROM claim_verification_access
-		WHERE verification_id = ? ORDER BY created_at, order_token_hash`, id)
-	if err != nil {
-		return nil, fmt.Errorf("store: verification access: %w", err)
-	}
-	defer rows.Close()
-	rec.Access, rec.Grants = []string{}, []claims.Grant{}
-	for rows.Next() {
-		var h, order string
-		if err := rows.Scan(&h, &order); err != nil {
-			return nil, err
-		}
-		rec.Access = append(rec.Access, h)
-		rec.Grants = append(rec.Grants, claims.Grant{OrderID: order, OrderTokenHash: h})
-		if order == rec.OrderID && rec.OrderTokenHash == "" {
-			rec.OrderTokenHash = h
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: verification access: %w", err)
 	}
 	return rec, nil
 }
@@ -278,9 +231,6 @@ func (cs *Store) PurgeVerifications(ctx context.Context, before time.Time) (int6
 		}
 		if _, err := tx.Exec(ctx, "DELETE FROM claim_idempotency WHERE state = ? AND created_at < ? AND lease_expires < ?",
 			idemPending, b, b); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "DELETE FROM claim_verification_access WHERE verification_id IN ("+old+")", b); err != nil {
 			return err
 		}
 		res, err := tx.Exec(ctx, "DELETE FROM claim_verifications WHERE created_at < ?", b)

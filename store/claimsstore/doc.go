@@ -1,7 +1,5 @@
 // Package claimsstore is the SQL implementation of claims.Store: the
-// verification records, the grants that let an order's token read one
-// (claim_verification_access) and the idempotency keys of verification
-// calls (migration 0004 and later), on a database opened with store/sqlite
+// verification records and the idempotency keys of verification calls (migration 0004 and later), on a database opened with store/sqlite
 // or store/postgres (package store holds the shared SQL helper, the
 // migrations and the choices both databases share).
 //

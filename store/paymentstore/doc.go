@@ -8,10 +8,6 @@
 // It passes paymenttest.TestLedger and, two instances on one database,
 // paymenttest.TestLedgerShared; internal/conformance runs them on every
 // backend. payment/paymentmem is the in-memory implementation.
-//
-// One statement reaches outside the ledger's tables: RotateOrderToken
-// moves the order's claim verification grant (claim_verification_access)
-// with its token, in the same transaction.
 package paymentstore
 
 import "github.com/assaykit/assay/store"

@@ -197,37 +197,36 @@ func prefixed(p, cols string) string {
 	return strings.Join(parts, ", ")
 }
 
-// RotateOrderToken implements payment.Ledger: the order's token hash and
-// the claim verification grant of the order (on the verification it
-// delivered) move to tokenHash in one transaction.
+// RotateOrderToken implements payment.Ledger.
 func (ps *Store) RotateOrderToken(ctx context.Context, id, tokenHash string) error {
 	if !ids.Valid(ids.Order, id) || tokenHash == "" {
 		return payment.ErrOrderNotFound
 	}
-	err := ps.db.InTx(ctx, func(tx *store.Tx) error {
-		res, err := tx.Exec(ctx, "UPDATE payment_orders SET token_hash = ? WHERE id = ?", tokenHash, id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n != 1 {
-			return payment.ErrOrderNotFound
-		}
-		// The order's grant is on the verification it delivered (its
-		// result id), found through the primary key.
-		var kind, result string
-		if err := tx.QueryRow(ctx, "SELECT result_kind, result_id FROM payment_orders WHERE id = ?", id).Scan(&kind, &result); err != nil {
-			return err
-		}
-		if kind != "verification" || result == "" {
-			return nil
-		}
-		_, err = tx.Exec(ctx, `UPDATE claim_verification_access SET order_token_hash = ?
-			WHERE verification_id = ? AND order_id = ?`, tokenHash, result, id)
-		return err
-	})
-	return wrapLedger("rotate order token", err)
+	res, err := ps.db.Exec(ctx, "UPDATE payment_orders SET token_hash = ? WHERE id = ?", tokenHash, id)
+	if err != nil {
+		return wrapLedger("rotate order token", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return wrapLedger("rotate order token", err)
+	} else if n != 1 {
+		return payment.ErrOrderNotFound
+	}
+	return nil
+}
+
+// OrderByToken implements payment.Ledger.
+func (ps *Store) OrderByToken(ctx context.Context, tokenHash string) (*payment.Order, error) {
+	if tokenHash == "" {
+		return nil, payment.ErrOrderNotFound
+	}
+	o, err := scanOrder(ps.db.QueryRow(ctx, "SELECT "+orderColumns+" FROM payment_orders WHERE token_hash = ?", tokenHash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, payment.ErrOrderNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: order by token: %w", err)
+	}
+	return o, nil
 }
 
 // transition runs a conditional status update and reports ErrConflict (or
