@@ -21,6 +21,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store"
 	"github.com/google/go-cmp/cmp"
@@ -42,7 +43,7 @@ type discoveryEnv struct {
 
 // newDiscoveryEnv builds a server with claim verification (scripted
 // provider), commerce and the discovery documents: paid (a real payment
-// gate in front of a fake processor) or unpaid (payment.Free).
+// gate in front of a fake processor) or unpaid (httpgate.Free).
 func newDiscoveryEnv(t *testing.T, paid bool, mod func(*Config)) *discoveryEnv {
 	t.Helper()
 	var proc payment.Processor
@@ -70,15 +71,18 @@ func newDiscoveryEnvWith(t *testing.T, proc payment.Processor, base string, mod 
 		if err != nil {
 			t.Fatal(err)
 		}
-		gate, err := payment.NewGate(proc, db, &payment.GateOptions{PublicBaseURL: base,
-			CashierOptions: payment.CashierOptions{Keys: keys}})
+		opts := &httpgate.Options{PublicBaseURL: base, CashierOptions: payment.CashierOptions{Keys: keys}}
+		if _, fake := proc.(*gatetest.Processor); fake {
+			opts.ReadCredential = gatetest.ReadCredential
+		}
+		gate, err := httpgate.New(proc, db, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.Paywall = gate
 		cfg.Commerce = CommerceConfig{Cashier: gate.Cashier()}
 	} else {
-		cfg.Paywall = payment.Free{}
+		cfg.Paywall = httpgate.Free{}
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -489,7 +493,7 @@ func TestDiscoveryBaseURL(t *testing.T) {
 		t.Errorf("trusted forwarded headers: %s", got)
 	}
 
-	if _, err := New(Config{Claims: configured.srv.Config().Claims, Paywall: payment.Free{}, Discovery: DiscoveryConfig{Enabled: true, PublicBaseURL: "ftp://x"}}); err == nil {
+	if _, err := New(Config{Claims: configured.srv.Config().Claims, Paywall: httpgate.Free{}, Discovery: DiscoveryConfig{Enabled: true, PublicBaseURL: "ftp://x"}}); err == nil {
 		t.Error("ftp base URL accepted")
 	}
 }
@@ -524,7 +528,7 @@ func TestDiscoveryDisabledAndCustomTexts(t *testing.T) {
 	if custom.get(t, "/claim-verification/openapi.json").Code != 404 {
 		t.Error("documents served under the default prefix too")
 	}
-	if _, err := New(Config{Claims: custom.srv.Config().Claims, Paywall: payment.Free{},
+	if _, err := New(Config{Claims: custom.srv.Config().Claims, Paywall: httpgate.Free{},
 		Discovery: DiscoveryConfig{Enabled: true, Schemas: func() (map[string]json.RawMessage, error) { return nil, nil }}}); err == nil {
 		t.Error("routes naming shapes without schemas were accepted")
 	}

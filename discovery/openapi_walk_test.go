@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/assaykit/assay/evidence"
-	"github.com/assaykit/assay/server"
 	"io"
 	"math/rand/v2"
 	"mime"
@@ -18,6 +16,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/assaykit/assay/evidence"
+	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/payment/protocols"
+	"github.com/assaykit/assay/server"
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
@@ -158,9 +161,9 @@ func newWalkEnv(t *testing.T) *walkEnv {
 
 // devGate is the real payment gate in dev mode (x402 and MPP signatures
 // verified, nothing settled on-chain) of a server to be served by hs.
-func devGate(t *testing.T, db *store.DB, hs *httptest.Server) *payment.Gate {
+func devGate(t *testing.T, db *store.DB, hs *httptest.Server) *httpgate.Gate {
 	t.Helper()
-	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
+	proc, err := protocols.New(&protocols.Options{PayTo: paymenttest.DevPayee, Dev: true,
 		MPPSecret: []byte("mpp-secret-for-the-discovery-tests-0123456789"), Realm: hs.Listener.Addr().String()})
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +172,7 @@ func devGate(t *testing.T, db *store.DB, hs *httptest.Server) *payment.Gate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := payment.NewGate(proc, db, &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys},
+	gate, err := httpgate.New(proc, db, &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys},
 		PublicBaseURL: "http://" + hs.Listener.Addr().String()})
 	if err != nil {
 		t.Fatal(err)

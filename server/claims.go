@@ -134,7 +134,7 @@ func claimsStatus(err error) (int, string, bool) {
 	return 0, "", false
 }
 
-// verifyHandler serves one tier. It implements payment.Prechecker so that
+// verifyHandler serves one tier. It implements httpgate.Prechecker so that
 // nothing invalid is ever charged.
 type verifyHandler struct {
 	s      *Server
@@ -161,7 +161,7 @@ func IdempotencyKeyError(key string) *shapes.ValidationError {
 	}}}
 }
 
-// Precheck implements payment.Prechecker: legacy slug, Idempotency-Key,
+// Precheck implements httpgate.Prechecker: legacy slug, Idempotency-Key,
 // body (422 with loc "body"), and the tier rules (422 value_error), all
 // before payment. The decoded request travels in the returned request's
 // context.

@@ -14,6 +14,7 @@ import (
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/store/storetest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -77,7 +78,7 @@ func TestClaimsRoutesTable(t *testing.T) {
 			Offer: &payment.Offer{ID: "claims.verify." + tier.Name, AmountMicroUSD: tier.PriceMicroUSD, CardMicroUSD: 500_000,
 				MimeType: "application/json", WorkTimeout: 120 * time.Second, Product: tier.Name}}
 		got := *r
-		if _, ok := r.Work.(payment.Prechecker); !ok {
+		if _, ok := r.Work.(httpgate.Prechecker); !ok {
 			t.Errorf("route %s: Work %T checks nothing before payment", tier.Name, r.Work)
 		}
 		got.Handler, got.Work, got.Summary = nil, nil, ""
@@ -322,7 +323,7 @@ func TestClaimsWithOtherPaywallsAndConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, pw := range map[string]payment.Paywall{"free": payment.Free{}, "no precheck": passThrough{}} {
+	for name, pw := range map[string]httpgate.Paywall{"free": httpgate.Free{}, "no precheck": passThrough{}} {
 		t.Run(name, func(t *testing.T) {
 			s, err := New(Config{Paywall: pw, Claims: ClaimsConfig{Engine: e, Prefix: "/cv/", ServiceSlug: "verifier"}})
 			if err != nil {
@@ -356,7 +357,7 @@ func TestClaimsWithOtherPaywallsAndConfig(t *testing.T) {
 // and an unknown tier name is refused.
 func TestClaimsTierSubset(t *testing.T) {
 	env := newClaimsEnv(t, nil, nil)
-	s, err := New(Config{Paywall: payment.Free{}, Claims: ClaimsConfig{Engine: env.eng, Tiers: []string{claims.Quick}}})
+	s, err := New(Config{Paywall: httpgate.Free{}, Claims: ClaimsConfig{Engine: env.eng, Tiers: []string{claims.Quick}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +376,7 @@ func TestClaimsTierSubset(t *testing.T) {
 	if rec := do(t, s, "POST", "/v1/claims/verify/quick", goodBody); rec.Code != 200 {
 		t.Fatalf("quick tier: %d %s", rec.Code, rec.Body)
 	}
-	if _, err := New(Config{Paywall: payment.Free{}, Claims: ClaimsConfig{Engine: env.eng, Tiers: []string{"premium"}}}); err == nil {
+	if _, err := New(Config{Paywall: httpgate.Free{}, Claims: ClaimsConfig{Engine: env.eng, Tiers: []string{"premium"}}}); err == nil {
 		t.Fatal("unknown tier accepted")
 	}
 }

@@ -41,7 +41,7 @@ type Route struct {
 	// Offer is set on paid operations (discovery documents read it).
 	Offer *payment.Offer
 	// Work is, on a paid operation, the handler behind the paywall (a
-	// payment.Prechecker when it checks its input before payment):
+	// httpgate.Prechecker when it checks its input before payment):
 	// transports that charge calls themselves (MCP) run it.
 	Work http.Handler
 	// InputSchema is the JSON Schema of a request that is not a shapes

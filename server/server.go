@@ -47,6 +47,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -59,7 +60,7 @@ const Version = "0.3.1"
 // ErrNoPaywall is returned by New for a server that sells something
 // (claim verification, niche pay-per-call, a Mount's paid calls) without a
 // Config.Paywall; the error names the offers.
-var ErrNoPaywall = errors.New("server: paid routes need Config.Paywall (payment.Free serves them without charging)")
+var ErrNoPaywall = errors.New("server: paid routes need Config.Paywall (httpgate.Free serves them without charging)")
 
 // DefaultMaxBodyBytes bounds request bodies when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
@@ -78,14 +79,14 @@ type Config struct {
 	// empty or "*" allows any origin (without credentials).
 	CORSOrigins []string
 	// Paywall sells the paid routes. A server with a paid route and no
-	// Paywall is refused by New; use payment.Free to serve them without
+	// Paywall is refused by New; use httpgate.Free to serve them without
 	// charging.
-	Paywall payment.Paywall
+	Paywall httpgate.Paywall
 	// PublicBaseURL is the absolute URL clients reach this handler at
 	// (scheme, host and mount path, e.g. https://api.example.com). Services
 	// whose own setting is empty (discovery documents, subscription
 	// checkout pages) use it; the payment gate takes the same value in
-	// payment.GateOptions. Empty: URLs are built from each request's Host.
+	// httpgate.Options. Empty: URLs are built from each request's Host.
 	PublicBaseURL string
 	// AdminKey guards the /v1/admin/ routes (compared in constant time).
 	// Empty disables them (403).

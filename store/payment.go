@@ -6,11 +6,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/assaykit/assay/internal/ids"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/assaykit/assay/internal/ids"
 
 	"github.com/assaykit/assay/payment"
 )
@@ -354,7 +355,7 @@ func (db *DB) ClaimSettlement(ctx context.Context, id string, dueBy, until time.
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n != 1 {
-			var status string
+			var status payment.OrderStatus
 			err := tx.queryRow(ctx, "SELECT status FROM payment_orders WHERE id = ?", id).Scan(&status)
 			if errors.Is(err, sql.ErrNoRows) {
 				return payment.ErrOrderNotFound
@@ -450,7 +451,7 @@ func wrapLedger(op string, err error) error {
 }
 
 // OrdersInState implements payment.Ledger.
-func (db *DB) OrdersInState(ctx context.Context, status string, before time.Time, limit int) ([]payment.Order, error) {
+func (db *DB) OrdersInState(ctx context.Context, status payment.OrderStatus, before time.Time, limit int) ([]payment.Order, error) {
 	if limit <= 0 {
 		limit = 100
 	}

@@ -175,9 +175,10 @@ func (l *MemLedger) RotateOrderToken(ctx context.Context, id, tokenHash string) 
 	return nil
 }
 
-// transition returns the stored order id when its status is one of from,
-// and otherwise ErrOrderNotFound or ErrConflict naming its status.
-func (l *MemLedger) transition(id string, from ...string) (*memOrder, error) {
+// transition returns the stored order id when its status is one of from
+// (for a move to a status s, s.From()), and otherwise ErrOrderNotFound or
+// ErrConflict naming its status.
+func (l *MemLedger) transition(id string, from ...payment.OrderStatus) (*memOrder, error) {
 	m, ok := l.orders[id]
 	switch {
 	case !ok:
@@ -192,7 +193,7 @@ func (l *MemLedger) transition(id string, from ...string) (*memOrder, error) {
 func (l *MemLedger) MarkSettling(ctx context.Context, id string, d payment.Delivered) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m, err := l.transition(id, payment.OrderProcessing)
+	m, err := l.transition(id, payment.OrderSettling.From()...)
 	if err != nil {
 		return err
 	}
@@ -213,7 +214,7 @@ func (l *MemLedger) MarkSettling(ctx context.Context, id string, d payment.Deliv
 func (l *MemLedger) CompleteOrder(ctx context.Context, id string, s payment.Settled) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m, err := l.transition(id, payment.OrderSettling)
+	m, err := l.transition(id, payment.OrderCompleted.From()...)
 	if err != nil {
 		return err
 	}
@@ -320,7 +321,7 @@ func (l *MemLedger) list(limit int, keep func(*payment.Order) bool, order func(a
 func (l *MemLedger) FailOrder(ctx context.Context, id, reason string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m, err := l.transition(id, payment.OrderProcessing, payment.OrderSettling)
+	m, err := l.transition(id, payment.OrderFailed.From()...)
 	if err != nil {
 		return err
 	}
@@ -335,7 +336,7 @@ func (l *MemLedger) FailOrder(ctx context.Context, id, reason string) error {
 }
 
 // OrdersInState implements payment.Ledger.
-func (l *MemLedger) OrdersInState(ctx context.Context, status string, before time.Time, limit int) ([]payment.Order, error) {
+func (l *MemLedger) OrdersInState(ctx context.Context, status payment.OrderStatus, before time.Time, limit int) ([]payment.Order, error) {
 	return l.list(limit, func(o *payment.Order) bool {
 		return o.Status == status && o.UpdatedAt.Before(memstore.Time(before))
 	}, func(a, b payment.Order) int { return cmp.Or(a.UpdatedAt.Compare(b.UpdatedAt), cmp.Compare(a.ID, b.ID)) })

@@ -21,6 +21,7 @@ import (
 
 	"github.com/assaykit/assay/internal/testenv"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 )
 
 // exampleServer builds the examples/server binary and starts it on a
@@ -115,7 +116,7 @@ func (l *syncLog) String() string {
 func orderStatus(t *testing.T, base, id, token string) (status string, dev bool) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", base+"/v1/orders/"+id, nil)
-	req.Header.Set(payment.HeaderOrderToken, token)
+	req.Header.Set(httpgate.HeaderOrderToken, token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

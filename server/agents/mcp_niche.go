@@ -21,6 +21,7 @@ import (
 	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,7 +42,7 @@ type nicheRoutes struct {
 // paidHandler is a paid route's handler behind the paywall, with its
 // check before payment.
 type paidHandler interface {
-	payment.Prechecker
+	httpgate.Prechecker
 	http.Handler
 }
 
@@ -263,7 +264,7 @@ func (ms *mcpServer) paidNicheTool(ctx context.Context, req *mcp.CallToolRequest
 		}
 		return body, nil
 	}
-	idem := metaString(req, metaIdempotencyKey, payment.HeaderIdempotencyKey)
+	idem := metaString(req, metaIdempotencyKey, httpgate.HeaderIdempotencyKey)
 	return ms.charge(ctx, req, tool, offer, argsHash(tool, q, pv), idem, prog, work)
 }
 
