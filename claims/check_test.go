@@ -155,7 +155,7 @@ func TestEffectiveRequest(t *testing.T) {
 	if ed.Hash() == eb.Hash() {
 		t.Error("tier is not part of the hash")
 	}
-	if !strings.HasPrefix(ea.Tier.Path, "/v1/claims/verify") {
+	if ea.Tier.Name != claims.Quick || ed.Tier.Name != claims.Standard {
 		t.Fatal(ea.Tier)
 	}
 }

@@ -171,16 +171,17 @@ func ExampleRequest() {
 	// claims: claim: String should have at least 3 characters
 }
 
-// The tier table drives prices, budgets, snapshot policy and routes.
+// The tier table says what each tier checks: its budgets and snapshot
+// policy (how a tier is sold — prices, routes, tools — is package sell's
+// catalogue).
 func ExampleTiers() {
 	for _, t := range claims.Tiers() {
-		fmt.Printf("%-8s %-27s %2d actions %2d sources %-11s %2d snapshots USD %d.%02d\n",
-			t.Name, t.Path, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, t.MaxSnapshots,
-			t.PriceMicroUSD/1_000_000, t.PriceMicroUSD%1_000_000/10_000)
+		fmt.Printf("%-8s %2d actions %2d sources %-11s %2d snapshots %s\n",
+			t.Name, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, t.MaxSnapshots, t.Timeout)
 	}
 	// Output:
-	// quick    /v1/claims/verify/quick      1 actions  3 sources none         0 snapshots USD 0.02
-	// standard /v1/claims/verify            3 actions  8 sources cited        3 snapshots USD 0.05
-	// deep     /v1/claims/verify/deep       7 actions 15 sources cited        8 snapshots USD 0.12
-	// research /v1/claims/verify/research  15 actions 20 sources all_sources 20 snapshots USD 0.25
+	// quick     1 actions  3 sources none         0 snapshots 2m0s
+	// standard  3 actions  8 sources cited        3 snapshots 2m0s
+	// deep      7 actions 15 sources cited        8 snapshots 2m0s
+	// research 15 actions 20 sources all_sources 20 snapshots 2m0s
 }

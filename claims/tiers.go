@@ -20,26 +20,19 @@ const (
 	Research = "research"
 )
 
-// CardPriceMicroUSD is the card (MPP stripe) price of every tier: the
-// processor's USD 0.50 minimum charge.
-const CardPriceMicroUSD = 500_000
-
 // DefaultTimeout is the documented time-out of one verification call.
 const DefaultTimeout = 120 * time.Second
 
-// Tier is one row of the tier table. The engine, payments, transports,
-// discovery documents and docs all read it from here.
+// Tier is one row of the tier table: what a verification of the tier
+// checks. How it is sold (prices, HTTP paths, MCP tools) is the
+// application layer's catalogue (package sell), not the domain's.
 type Tier struct {
 	Name            string        // quick, standard, deep, research
-	Path            string        // canonical HTTP path, e.g. /v1/claims/verify/deep
-	Tool            string        // MCP tool name, e.g. verify_claim_deep
 	MaxToolActions  int           // provider tool-call budget (search, open page, find in page)
 	MaxOutputTokens int           // provider output-token budget (reasoning included)
 	MaxCitedSources int           // cap on cited sources, and so on maxSources
 	SnapshotMode    SnapshotMode  // which sources are snapshotted
 	MaxSnapshots    int           // cap on snapshots per call
-	PriceMicroUSD   int64         // USDC price (x402, MPP evm)
-	CardMicroUSD    int64         // card price (MPP stripe)
 	Timeout         time.Duration // deadline of one call
 }
 
@@ -47,10 +40,10 @@ type Tier struct {
 // fresh copy.
 func Tiers() []Tier {
 	return []Tier{
-		{Quick, "/v1/claims/verify/quick", "verify_claim_quick", 1, 1500, 3, SnapshotNone, 0, 20_000, CardPriceMicroUSD, DefaultTimeout},
-		{Standard, "/v1/claims/verify", "verify_claim", 3, 3000, 8, SnapshotCited, 3, 50_000, CardPriceMicroUSD, DefaultTimeout},
-		{Deep, "/v1/claims/verify/deep", "verify_claim_deep", 7, 6000, 15, SnapshotCited, 8, 120_000, CardPriceMicroUSD, DefaultTimeout},
-		{Research, "/v1/claims/verify/research", "verify_claim_research", 15, 12000, 20, SnapshotAllSources, 20, 250_000, CardPriceMicroUSD, DefaultTimeout},
+		{Quick, 1, 1500, 3, SnapshotNone, 0, DefaultTimeout},
+		{Standard, 3, 3000, 8, SnapshotCited, 3, DefaultTimeout},
+		{Deep, 7, 6000, 15, SnapshotCited, 8, DefaultTimeout},
+		{Research, 15, 12000, 20, SnapshotAllSources, 20, DefaultTimeout},
 	}
 }
 

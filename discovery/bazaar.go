@@ -9,7 +9,7 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/x402"
-	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/server/route"
 )
 
 // Bazaar adds the x402 "bazaar" discovery extension to the 402 answers of
@@ -33,12 +33,12 @@ type Bazaar struct {
 	Schemas func() (map[string]json.RawMessage, error)
 
 	mu    sync.Mutex
-	srv   *server.Server
+	srv   route.Host
 	cache map[string]map[string]json.RawMessage
 }
 
 // Bind attaches the server whose routes are described.
-func (b *Bazaar) Bind(s *server.Server) {
+func (b *Bazaar) Bind(s route.Host) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.srv = s
@@ -66,8 +66,8 @@ func (b *Bazaar) Extensions(offer payment.Offer, _ payment.Resource) map[string]
 
 // describe describes the route of s selling offer (nil when none does or
 // it cannot be described).
-func (b *Bazaar) describe(s *server.Server, offer payment.Offer) map[string]json.RawMessage {
-	var r *server.Route
+func (b *Bazaar) describe(s route.Host, offer payment.Offer) map[string]json.RawMessage {
+	var r *route.Route
 	for _, rt := range s.Routes() {
 		if rt.Offer != nil && rt.Offer.ID == offer.ID && !rt.Admin {
 			r = rt

@@ -134,14 +134,14 @@ func (f *claimFuzz) targets(t *testing.T) []fuzzTarget {
 	c := schemaCompiler(t, "file:///openapi.json", doc)
 	for _, tier := range claims.Tiers() {
 		var op walkOp
-		if err := json.Unmarshal(oa.Paths[tier.Path]["post"], &op); err != nil || op.RequestBody == nil {
-			t.Fatalf("OpenAPI: no body of POST %s (%v)", tier.Path, err)
+		if err := json.Unmarshal(oa.Paths[tierListing(tier.Name).HTTPPath]["post"], &op); err != nil || op.RequestBody == nil {
+			t.Fatalf("OpenAPI: no body of POST %s (%v)", tierListing(tier.Name).HTTPPath, err)
 		}
-		sch, err := c.Compile("file:///openapi.json#/paths/" + jsonPointerEscape(tier.Path) + "/post/requestBody/content/application~1json/schema")
+		sch, err := c.Compile("file:///openapi.json#/paths/" + jsonPointerEscape(tierListing(tier.Name).HTTPPath) + "/post/requestBody/content/application~1json/schema")
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := DefaultClaimsPrefix + tier.Path
+		path := DefaultClaimsPrefix + tierListing(tier.Name).HTTPPath
 		out = append(out, fuzzTarget{name: "HTTP " + path, tier: tier, comps: oa.Components.Schemas,
 			request:  op.RequestBody.Content["application/json"].Schema,
 			validate: func(v map[string]any) error { return sch.Validate(v) },
@@ -155,17 +155,17 @@ func (f *claimFuzz) targets(t *testing.T) []fuzzTarget {
 	for _, tier := range claims.Tiers() {
 		var raw json.RawMessage
 		for _, tl := range lt.Tools {
-			if tl.Name == tier.Tool {
+			if tl.Name == tierListing(tier.Name).MCPTool {
 				raw, _ = json.Marshal(tl.InputSchema)
 			}
 		}
 		if raw == nil {
-			t.Fatalf("MCP: no tool %s", tier.Tool)
+			t.Fatalf("MCP: no tool %s", tierListing(tier.Name).MCPTool)
 		}
-		sch := compileStandalone(t, "file:///"+tier.Tool+".json", raw)
+		sch := compileStandalone(t, "file:///"+tierListing(tier.Name).MCPTool+".json", raw)
 		var gen map[string]any
 		_ = json.Unmarshal(raw, &gen)
-		tool := tier.Tool
+		tool := tierListing(tier.Name).MCPTool
 		out = append(out, fuzzTarget{name: "MCP " + tool, tier: tier, comps: nil, request: gen,
 			validate: func(v map[string]any) error { return sch.Validate(v) },
 			send:     func(t *testing.T, v map[string]any) (bool, string) { return f.sendMCP(t, tool, v) }})

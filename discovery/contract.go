@@ -12,7 +12,7 @@ import (
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/x402"
-	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/server/route"
 )
 
 // This file states, per public route, what the OpenAPI documents declare
@@ -86,7 +86,7 @@ func html(status int, desc string) Response {
 
 // contract fills in what the documents say about route r's credentials,
 // headers and answers (see the comment at the top of this file).
-func (d *discoverer) contract(r *server.Route, op *Operation) {
+func (d *discoverer) contract(r *route.Route, op *Operation) {
 	c := &contractOf{op: op}
 	c.add(detail(http.StatusInternalServerError, "Internal Server Error."))
 	if r.Body != "" {
@@ -123,7 +123,7 @@ func (c *contractOf) header(name, desc string, required bool, schema json.RawMes
 }
 
 // claimsContract is the contract of the health, claim and snapshot routes.
-func claimsContract(r *server.Route, c *contractOf) {
+func claimsContract(r *route.Route, c *contractOf) {
 	id := r.ID
 	switch {
 	case id == "health.ready":
@@ -307,7 +307,7 @@ func mergeResponses(rs []Response) []Response {
 // paidContract is what every paid route declares: the payment credentials
 // (each an alternative; none gives the 402), the options of a paid call,
 // and the answers of a refused payment.
-func (d *discoverer) paidContract(r *server.Route, op *Operation, add func(...Response), header func(string, string, bool, json.RawMessage)) {
+func (d *discoverer) paidContract(r *route.Route, op *Operation, add func(...Response), header func(string, string, bool, json.RawMessage)) {
 	op.Security = [][]string{{}, {secX402}, {secX402V1}, {secMPP}, {secMPPHeader}}
 	header(x402.HeaderPaymentSignature, "x402 v2 payment (see the x402 security scheme); without a payment the answer is 402.", false, nil)
 	header(x402.HeaderXPayment, "x402 v1 payment.", false, nil)
@@ -332,17 +332,17 @@ func (d *discoverer) paidContract(r *server.Route, op *Operation, add func(...Re
 }
 
 // maxBody is the body limit of route r.
-func (d *discoverer) maxBody(r *server.Route) int64 {
+func (d *discoverer) maxBody(r *route.Route) int64 {
 	if r.MaxBodyBytes > 0 {
 		return r.MaxBodyBytes
 	}
-	return d.s.Config().MaxBodyBytes
+	return d.s.MaxBodyBytes()
 }
 
 // webhookHeader is the signature header of the billing backend, "" without
 // one.
 func (d *discoverer) webhookHeader() string {
-	if svc := d.s.Config().Subscriptions.Service; svc != nil {
+	if svc := d.s.App().Subscriptions; svc != nil {
 		if b := svc.Billing(); b != nil {
 			return b.WebhookHeader()
 		}

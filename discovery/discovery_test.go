@@ -427,15 +427,6 @@ func TestOpenAPIOperations(t *testing.T) {
 	}
 }
 
-func TestUSD(t *testing.T) {
-	for micro, want := range map[int64]string{0: "0", 20_000: "0.02", 50_000: "0.05", 120_000: "0.12", 250_000: "0.25", 500_000: "0.5",
-		1_000_000: "1", 1_110_000: "1.11", 1: "0.000001", 110_000: "0.11", -50_000: "-0.05"} {
-		if got := discovery.USD(micro); got != want {
-			t.Errorf("USD(%d) = %q, want %q", micro, got, want)
-		}
-	}
-}
-
 func TestChallengeMethods(t *testing.T) {
 	pr := `{"x402Version":2,"resource":{"url":"https://api.example.com/x"},"accepts":[{"scheme":"exact","network":"eip155:8453","amount":"250000",` +
 		`"asset":"0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","payTo":"` + payTo + `","maxTimeoutSeconds":300,"extra":{"name":"USD Coin","version":"2"}}]}`

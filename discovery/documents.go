@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/assaykit/assay/payment"
 )
 
 // X402Legacy is the legacy x402scan discovery document served at
@@ -250,12 +252,12 @@ func NewAgentCard(s *Service) (*AgentCard, error) {
 	}
 	if p := s.A2A.Price; p != nil && s.Paid {
 		if x := p.methods("x402", ""); len(x) > 0 {
-			params := map[string]any{"discoveryUrl": s.PaymentDiscoveryURL(), "priceUsd": USD(p.AmountMicroUSD),
+			params := map[string]any{"discoveryUrl": s.PaymentDiscoveryURL(), "priceUsd": payment.MicroUSD(p.AmountMicroUSD).Decimal(),
 				"network": x[0].Network, "asset": x[0].AssetSymbol}
 			if x[0].PayTo != "" {
 				params["payTo"] = x[0].PayTo
 			}
-			desc := "Pay USD " + USD(p.AmountMicroUSD) + " in " + x[0].AssetSymbol + " on " + networkName(x[0].Network) +
+			desc := "Pay USD " + payment.MicroUSD(p.AmountMicroUSD).Decimal() + " in " + x[0].AssetSymbol + " on " + networkName(x[0].Network) +
 				" per call (HTTP 402, x402 v2 PAYMENT-SIGNATURE or v1 X-PAYMENT header)."
 			if len(tierPrices) > 0 {
 				params["tiers"] = tierPrices
@@ -273,9 +275,9 @@ func NewAgentCard(s *Service) (*AgentCard, error) {
 			for _, m := range mp {
 				names = append(names, m.Scheme)
 				if m.Scheme == "stripe" {
-					parts = append(parts, "stripe card at USD "+USD(p.CardMicroUSD))
+					parts = append(parts, "stripe card at USD "+payment.MicroUSD(p.CardMicroUSD).Decimal())
 				} else {
-					parts = append(parts, m.Scheme+" "+m.AssetSymbol+" on "+networkName(m.Network)+" at USD "+USD(p.AmountMicroUSD))
+					parts = append(parts, m.Scheme+" "+m.AssetSymbol+" on "+networkName(m.Network)+" at USD "+payment.MicroUSD(p.AmountMicroUSD).Decimal())
 				}
 			}
 			params := map[string]any{"methods": names, "endpoint": s.URL(s.A2A.Path)}
@@ -317,7 +319,7 @@ func (a *A2A) tierSummary(paid bool) (string, map[string]string, string) {
 	deflt := ""
 	for _, t := range a.Tiers {
 		if t.Price != nil {
-			prices[t.Name] = USD(t.Price.AmountMicroUSD)
+			prices[t.Name] = payment.MicroUSD(t.Price.AmountMicroUSD).Decimal()
 		}
 		if t.Default {
 			deflt = t.Name
@@ -345,7 +347,7 @@ func tierList(tiers []A2ATier) string {
 		if t.Price == nil {
 			continue
 		}
-		p := t.Name + " (USD " + USD(t.Price.AmountMicroUSD)
+		p := t.Name + " (USD " + payment.MicroUSD(t.Price.AmountMicroUSD).Decimal()
 		if t.Default {
 			p += ", default"
 		}

@@ -21,10 +21,11 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/mpp"
-	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/sell"
+	"github.com/assaykit/assay/server/route"
 )
 
-// Documents is the server.Mount of the index and the discovery documents;
+// Documents is the route.Mount of the index and the discovery documents;
 // list it after every other mount (it describes the routes before it).
 // The zero value mounts them with the defaults below.
 //
@@ -146,8 +147,8 @@ const (
 	docAgentCard = "agent-card"
 )
 
-// Routes implements server.Mount: the index, then the documents.
-func (cfg Documents) Routes(s *server.Server) ([]*server.Route, error) {
+// Routes implements route.Mount: the index, then the documents.
+func (cfg Documents) Routes(s route.Host) ([]*route.Route, error) {
 	idx := indexRoutes(s, cfg)
 	if cfg.IndexOnly {
 		return idx, nil
@@ -161,9 +162,9 @@ func (cfg Documents) Routes(s *server.Server) ([]*server.Route, error) {
 
 // documentRoutes returns the routes of the discovery documents of the
 // routing table.
-func documentRoutes(s *server.Server, cfg Documents, table []*server.Route) ([]*server.Route, error) {
+func documentRoutes(s route.Host, cfg Documents, table []*route.Route) ([]*route.Route, error) {
 	if cfg.PublicBaseURL == "" {
-		cfg.PublicBaseURL = s.Config().PublicBaseURL
+		cfg.PublicBaseURL = s.PublicBaseURL()
 	}
 	if err := checkBase(s.Logger(), cfg.PublicBaseURL); err != nil {
 		return nil, err
@@ -180,9 +181,9 @@ func documentRoutes(s *server.Server, cfg Documents, table []*server.Route) ([]*
 	if err != nil {
 		return nil, err
 	}
-	var routes []*server.Route
+	var routes []*route.Route
 	add := func(id, path, summary, doc, key string) {
-		routes = append(routes, &server.Route{ID: id, Summary: summary, Status: "stable", Method: http.MethodGet, Path: path,
+		routes = append(routes, &route.Route{ID: id, Summary: summary, Status: "stable", Method: http.MethodGet, Path: path,
 			Handler: d.handler(key, doc)})
 	}
 	for _, sv := range d.services {
@@ -243,9 +244,9 @@ const rootKey = ""
 
 // discoverer generates and serves the documents.
 type discoverer struct {
-	s        *server.Server
+	s        route.Host
 	cfg      Documents
-	table    []*server.Route
+	table    []*route.Route
 	services []*svcDef
 
 	mu     sync.Mutex
@@ -271,15 +272,15 @@ type svcDef struct {
 	key    string
 	prefix string
 	text   ServiceText
-	routes []*server.Route
-	mcp    *server.Route
-	a2a    *server.Route
+	routes []*route.Route
+	mcp    *route.Route
+	a2a    *route.Route
 }
 
 // paid reports whether a real paywall (not nil, not httpgate.Free) is
 // configured.
 func (d *discoverer) paid() bool {
-	switch d.s.Config().Paywall.(type) {
+	switch d.s.Paywall().(type) {
 	case nil, httpgate.Free, *httpgate.Free:
 		return false
 	}
@@ -298,8 +299,8 @@ func serviceFamilies() []struct {
 		key    string
 		text   func() ServiceText
 	}{
-		{"claims.verify.", server.ClaimsServiceKey, claimsText},
-		{"niche.", server.NicheServiceKey, nicheText},
+		{"claims.verify.", route.ClaimsServiceKey, claimsText},
+		{"niche.", route.NicheServiceKey, nicheText},
 	}
 }
 
@@ -309,7 +310,7 @@ func serviceFamilies() []struct {
 func (d *discoverer) findServices() []*svcDef {
 	var out []*svcDef
 	for _, f := range serviceFamilies() {
-		var anchor *server.Route
+		var anchor *route.Route
 		for _, r := range d.table {
 			if strings.HasPrefix(r.ID, f.family) && !r.Admin && len(r.Prefixes) > 0 {
 				anchor = r
@@ -668,7 +669,7 @@ func (d *discoverer) components() (map[string]json.RawMessage, error) {
 }
 
 // publicShapes lists the shapes the public routes of table name.
-func publicShapes(table []*server.Route) []string {
+func publicShapes(table []*route.Route) []string {
 	var out []string
 	for _, r := range table {
 		if r.Admin {
@@ -718,8 +719,8 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 		Paid: d.paid(), Repository: d.cfg.Repository, Capabilities: []Capability{t.Capability},
 		SecuritySchemes: securitySchemes(d.webhookHeader()),
 	}
-	if sv.key == server.ClaimsServiceKey {
-		svc.Provenance.Coverage = withProviders(svc.Provenance.Coverage, d.s.Config().Claims.Engine)
+	if sv.key == route.ClaimsServiceKey {
+		svc.Provenance.Coverage = withProviders(svc.Provenance.Coverage, d.s.App().Claims)
 	}
 	svc.Homepage = d.cfg.Homepage
 	if svc.Homepage == "" {
@@ -766,8 +767,8 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 	if len(links) > 0 {
 		svc.Extensions["commerce"] = links
 	}
-	if sv.key == server.ClaimsServiceKey {
-		svc.Extensions["verificationTiers"] = tierExtension(sv.prefix)
+	if sv.key == route.ClaimsServiceKey {
+		svc.Extensions["verificationTiers"] = tierExtension(d.s.App().Catalogue, sv.prefix)
 	}
 	if sv.mcp != nil {
 		svc.MCP = &MCP{Path: "/mcp"}
@@ -788,7 +789,7 @@ func (d *discoverer) service(ctx context.Context, base string, sv *svcDef, comps
 			svc.A2A.Price = p
 			// Every tier a message can choose with params.metadata.tier
 			// (the A2A handler's offers are the tier routes').
-			offers := d.s.TierOffers()
+			offers := d.s.App().TierOffers()
 			for _, tr := range claims.Tiers() {
 				o, ok := offers[tr.Name]
 				if !ok {
@@ -837,7 +838,7 @@ func (d *discoverer) mcpTools(ctx context.Context, endpoint, key, capability str
 func (d *discoverer) rootService(ctx context.Context, base string, comps map[string]json.RawMessage) (*Service, error) {
 	primary := d.services[0]
 	svc := &Service{
-		Key: "assay", Name: d.s.Config().Service, Version: server.Version, Base: base, Provider: d.provider(base, nil),
+		Key: "assay", Name: d.s.Service(), Version: sell.Version, Base: base, Provider: d.provider(base, nil),
 		Description: "Every public operation of this server: " + serviceNames(d.services) + ".",
 		Homepage:    d.cfg.Homepage, Components: comps, Paid: d.paid(), Categories: primary.text.Categories,
 		SecuritySchemes: securitySchemes(d.webhookHeader()),
@@ -905,7 +906,7 @@ func commerceLinks() map[string]string {
 }
 
 // operation describes route r, whose paths are relative to sbase.
-func (d *discoverer) operation(ctx context.Context, sbase string, r *server.Route, capability string) (Operation, error) {
+func (d *discoverer) operation(ctx context.Context, sbase string, r *route.Route, capability string) (Operation, error) {
 	op := Operation{ID: r.ID, Capability: capability, Summary: r.Summary, Method: r.Method, Path: r.Path,
 		Body: r.Body, Query: r.Query, Output: responseSchemaName(r.ID), OutputMediaTypes: append(nonJSONResponses()[r.ID], alsoServedAs[r.ID]...),
 		ExampleQuery: queryExample(r.Query),
@@ -927,7 +928,8 @@ func (d *discoverer) operation(ctx context.Context, sbase string, r *server.Rout
 	if t, ok := tierOfRoute(r); ok {
 		op.Idempotent = true // declared idempotent by the interface document
 		op.TimeoutSeconds = int(t.Timeout / time.Second)
-		op.Extra = map[string]any{"verification-tier": tierInfo(t)}
+		l, _ := d.s.App().Catalogue.Tier(t.Name)
+		op.Extra = map[string]any{"verification-tier": tierInfo(t, l)}
 		op.Example = json.RawMessage(claimExample)
 	}
 	if r.Offer != nil {
@@ -956,26 +958,30 @@ func queryExample(shape string) string {
 }
 
 // tierOfRoute finds the tier a claims route sells.
-func tierOfRoute(r *server.Route) (claims.Tier, bool) {
+func tierOfRoute(r *route.Route) (claims.Tier, bool) {
 	if r.Offer == nil || r.Offer.Product == "" || !strings.HasPrefix(r.ID, "claims.verify.") {
 		return claims.Tier{}, false
 	}
 	return claims.TierByName(r.Offer.Product)
 }
 
-func tierInfo(t claims.Tier) map[string]any {
-	return map[string]any{"name": t.Name, "priceUsd": USD(t.PriceMicroUSD), "cardPriceUsd": USD(t.CardMicroUSD),
+// tierInfo describes a tier: what it checks (the tier table) and how it
+// is sold (the catalogue).
+func tierInfo(t claims.Tier, l sell.Listing) map[string]any {
+	return map[string]any{"name": t.Name, "priceUsd": payment.MicroUSD(l.AmountMicroUSD).Decimal(), "cardPriceUsd": payment.MicroUSD(l.CardMicroUSD).Decimal(),
 		"maxToolCalls": t.MaxToolActions, "maxOutputTokens": t.MaxOutputTokens, "maxSources": t.MaxCitedSources,
 		"snapshotMode": string(t.SnapshotMode), "maxSnapshots": t.MaxSnapshots, "timeoutSeconds": int(t.Timeout / time.Second),
-		"mcpTool": t.Tool}
+		"mcpTool": l.MCPTool}
 }
 
-// tierExtension is the manifest's verificationTiers, from the tier table.
-func tierExtension(prefix string) map[string]any {
+// tierExtension is the manifest's verificationTiers, from the tier table
+// and the catalogue.
+func tierExtension(cat *sell.Catalogue, prefix string) map[string]any {
 	out := map[string]any{}
 	for _, t := range claims.Tiers() {
-		info := tierInfo(t)
-		info["path"] = prefix + t.Path
+		l, _ := cat.Tier(t.Name)
+		info := tierInfo(t, l)
+		info["path"] = prefix + l.HTTPPath
 		out[t.Name] = info
 	}
 	return out
@@ -1011,7 +1017,7 @@ func (d *discoverer) price(_ context.Context, offer payment.Offer, _, _ string) 
 // commerce routes the cards are not signed (the signature is optional in
 // A2A 1.0).
 func (d *discoverer) cardSigner(base string) (CardSigner, string) {
-	c := d.s.Config().Commerce.Cashier
+	c := d.s.App().Cashier
 	if c == nil || c.Keys() == nil {
 		return nil, ""
 	}
@@ -1033,7 +1039,7 @@ type cashierer interface {
 // payment options. Paywalls that do not expose a cashier are described by
 // the cashier-neutral defaults (x402 and MPP).
 func (d *discoverer) methods(offer payment.Offer) []Method {
-	cw, ok := d.s.Config().Paywall.(cashierer)
+	cw, ok := d.s.Paywall().(cashierer)
 	if !ok || cw.Cashier() == nil {
 		return []Method{{Protocol: payment.ProtocolX402, Scheme: "exact"}, {Protocol: payment.ProtocolMPP, Scheme: "evm", Intent: "charge"}}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/store"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -254,8 +255,8 @@ func TestDiscoveryWithMCPAndA2A(t *testing.T) {
 				}
 			}
 			for _, tr := range claims.Tiers() {
-				if !tools[tr.Tool] {
-					t.Errorf("MCP tool %s of tier %s not in the manifest", tr.Tool, tr.Name)
+				if !tools[tierListing(tr.Name).MCPTool] {
+					t.Errorf("MCP tool %s of tier %s not in the manifest", tierListing(tr.Name).MCPTool, tr.Name)
 				}
 			}
 			var card AgentCard
@@ -265,7 +266,7 @@ func TestDiscoveryWithMCPAndA2A(t *testing.T) {
 			if card.SupportedInterfaces[0].URL != testPublicBase+"/claim-verification/a2a" || (len(card.Capabilities.Extensions) == 2) != paid {
 				t.Errorf("agent card %+v", card)
 			}
-			if paid && card.Capabilities.Extensions[0].Params["priceUsd"] != USD(claims.Tiers()[1].PriceMicroUSD) {
+			if paid && card.Capabilities.Extensions[0].Params["priceUsd"] != payment.MicroUSD(tierListing(claims.Standard).AmountMicroUSD).Decimal() {
 				t.Errorf("agent card price %v", card.Capabilities.Extensions[0].Params)
 			}
 			ts := httptest.NewServer(e.srv)
@@ -601,7 +602,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 	}
 	tierByPath := map[string]claims.Tier{}
 	for _, tr := range claims.Tiers() {
-		tierByPath[tr.Path] = tr
+		tierByPath[tierListing(tr.Name).HTTPPath] = tr
 	}
 	tiersChecked := 0
 	defer func() {
@@ -636,10 +637,10 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 						switch {
 						case !ok:
 							t.Errorf("%s %s: x-verification-tier names no tier: %v", r.Path, p, op.Tier)
-						case op.Tier["priceUsd"] != USD(tr.PriceMicroUSD) || !strings.HasSuffix(p, tr.Path):
-							t.Errorf("%s %s: x-verification-tier %v, the tier table says %s at %s", r.Path, p, op.Tier, USD(tr.PriceMicroUSD), tr.Path)
-						case op.PaymentInfo != nil && a.price != tr.PriceMicroUSD:
-							t.Errorf("%s %s: x-payment-info price %d µUSD, the %s tier costs %d", r.Path, p, a.price, tr.Name, tr.PriceMicroUSD)
+						case op.Tier["priceUsd"] != payment.MicroUSD(tierListing(tr.Name).AmountMicroUSD).Decimal() || !strings.HasSuffix(p, tierListing(tr.Name).HTTPPath):
+							t.Errorf("%s %s: x-verification-tier %v, the tier table says %s at %s", r.Path, p, op.Tier, payment.MicroUSD(tierListing(tr.Name).AmountMicroUSD).Decimal(), tierListing(tr.Name).HTTPPath)
+						case op.PaymentInfo != nil && a.price != tierListing(tr.Name).AmountMicroUSD:
+							t.Errorf("%s %s: x-payment-info price %d µUSD, the %s tier costs %d", r.Path, p, a.price, tr.Name, tierListing(tr.Name).AmountMicroUSD)
 						}
 						tiersChecked++
 					}
@@ -661,7 +662,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 			for _, o := range m.Offers {
 				if strings.HasSuffix(o.ID, "-call") {
 					prices[o.Operation] = usdMicro(t, o.Amount)
-				} else if o.Amount != USD(claims.CardPriceMicroUSD) {
+				} else if o.Amount != payment.MicroUSD(sell.DefaultClaimsCard).Decimal() {
 					t.Errorf("%s: card offer %s at %s", r.Path, o.ID, o.Amount)
 				}
 			}
@@ -705,10 +706,10 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 				for name, v := range tiers {
 					tr, _ := claims.TierByName(name)
 					info := v.(map[string]any)
-					if info["priceUsd"] != USD(tr.PriceMicroUSD) {
+					if info["priceUsd"] != payment.MicroUSD(tierListing(tr.Name).AmountMicroUSD).Decimal() {
 						t.Errorf("%s: verificationTiers.%s.priceUsd %v", r.Path, name, info["priceUsd"])
 					}
-					add(advertised{doc: r.Path, method: "POST", url: e.base + info["path"].(string), price: tr.PriceMicroUSD,
+					add(advertised{doc: r.Path, method: "POST", url: e.base + info["path"].(string), price: tierListing(tr.Name).AmountMicroUSD,
 						example: `{"claim":"The Base mainnet chain ID is 8453.","minimumSources":1}`})
 				}
 			}
@@ -752,14 +753,14 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 				}
 				for name, p := range tiers {
 					tr, ok := claims.TierByName(name)
-					if !ok || p != USD(tr.PriceMicroUSD) {
-						t.Errorf("%s: %s prices tier %s at %v, the tier table says %s", r.Path, ext.URI, name, p, USD(tr.PriceMicroUSD))
+					if !ok || p != payment.MicroUSD(tierListing(tr.Name).AmountMicroUSD).Decimal() {
+						t.Errorf("%s: %s prices tier %s at %v, the tier table says %s", r.Path, ext.URI, name, p, payment.MicroUSD(tierListing(tr.Name).AmountMicroUSD).Decimal())
 					}
 					probe, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": map[string]any{
 						"metadata": map[string]any{key: name},
 						"message":  map[string]any{"messageId": "m1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "The Base mainnet chain ID is 8453."}}}}})
 					for _, in := range c.SupportedInterfaces {
-						add(advertised{doc: r.Path, method: "POST", url: in.URL, proto: "a2a", example: string(probe), price: tr.PriceMicroUSD, tier: name})
+						add(advertised{doc: r.Path, method: "POST", url: in.URL, proto: "a2a", example: string(probe), price: tierListing(tr.Name).AmountMicroUSD, tier: name})
 					}
 				}
 			}
@@ -787,7 +788,7 @@ func collectAdvertised(t *testing.T, e *discoveryEnv) []advertised {
 				tr := tierByPath[strings.TrimPrefix(strings.TrimPrefix(u, e.base), "/claim-verification")]
 				// The list does not say which method: try both. Templates
 				// get the walker's example identifiers.
-				add(advertised{doc: r.Path, method: "", url: u, price: tr.PriceMicroUSD, mustPay: true,
+				add(advertised{doc: r.Path, method: "", url: u, price: tierListing(tr.Name).AmountMicroUSD, mustPay: true,
 					example: `{"claim":"The Base mainnet chain ID is 8453.","minimumSources":1}`})
 			}
 		}
@@ -833,7 +834,7 @@ func walkDocuments(t *testing.T, e *discoveryEnv, ts *httptest.Server) {
 	}
 	tierPrices := map[int64]bool{}
 	for _, tr := range claims.Tiers() {
-		tierPrices[tr.PriceMicroUSD] = true
+		tierPrices[tierListing(tr.Name).AmountMicroUSD] = true
 	}
 	checked := 0
 	listed := map[string]map[string]*mcp.Tool{}
@@ -1037,4 +1038,14 @@ func TestDiscoveryNamesTheProviders(t *testing.T) {
 	if got := coverage(t, two); !strings.HasSuffix(got, want) {
 		t.Errorf("two providers: %q", got)
 	}
+}
+
+// tierListing is the default catalogue's listing of a claim tier.
+func tierListing(tier string) sell.Listing {
+	c, err := sell.NewCatalogue(nil)
+	if err != nil {
+		panic(err)
+	}
+	l, _ := c.Tier(tier)
+	return l
 }

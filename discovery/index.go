@@ -11,7 +11,8 @@ import (
 
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment/httpgate"
-	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/sell"
+	"github.com/assaykit/assay/server/route"
 )
 
 // The index: GET / and GET {prefix} of each service answer what is
@@ -97,7 +98,7 @@ type mountedService struct {
 // mountedServices finds the services in table, primary first: a service is
 // mounted when a public route of its family is served under a prefix, and
 // that route's first prefix is the service's.
-func mountedServices(table []*server.Route, texts map[string]ServiceText) []mountedService {
+func mountedServices(table []*route.Route, texts map[string]ServiceText) []mountedService {
 	var out []mountedService
 	for _, f := range serviceFamilies() {
 		for _, r := range table {
@@ -121,7 +122,7 @@ func mountedServices(table []*server.Route, texts map[string]ServiceText) []moun
 // GET {prefix} of every mounted service). It runs before the discovery
 // builder, so the documents describe it; its handler reads the whole table
 // when it answers.
-func indexRoutes(s *server.Server, cfg Documents) []*server.Route {
+func indexRoutes(s route.Host, cfg Documents) []*route.Route {
 	ix := &index{s: s, cfg: cfg}
 	var prefixes, aliases []string
 	for _, sv := range mountedServices(s.Routes(), cfg.Services) {
@@ -130,14 +131,14 @@ func indexRoutes(s *server.Server, cfg Documents) []*server.Route {
 			aliases = append(aliases, sv.prefix)
 		}
 	}
-	return []*server.Route{{ID: "index", Summary: "Index of this server: its services, capabilities, discovery documents, agent endpoints and documentation (HTML for browsers).",
+	return []*route.Route{{ID: "index", Summary: "Index of this server: its services, capabilities, discovery documents, agent endpoints and documentation (HTML for browsers).",
 		Status: "stable", Method: http.MethodGet, Path: "/", Prefixes: prefixes, Aliases: aliases,
 		Handler: http.HandlerFunc(ix.serve)}}
 }
 
 // index answers the index from the routing table at request time.
 type index struct {
-	s   *server.Server
+	s   route.Host
 	cfg Documents
 }
 
@@ -163,7 +164,7 @@ func (ix *index) serve(w http.ResponseWriter, r *http.Request) {
 func (ix *index) indexFor(r *http.Request) ServiceIndex {
 	base := strings.TrimRight(ix.cfg.PublicBaseURL, "/")
 	if base == "" {
-		base = strings.TrimRight(ix.s.Config().PublicBaseURL, "/")
+		base = strings.TrimRight(ix.s.PublicBaseURL(), "/")
 	}
 	if base == "" {
 		// The prefix a host stripped (http.StripPrefix) before us.
@@ -174,7 +175,7 @@ func (ix *index) indexFor(r *http.Request) ServiceIndex {
 		// A service prefix: the services under it (usually one).
 		services = slices.DeleteFunc(slices.Clone(services), func(sv mountedService) bool { return sv.prefix != at })
 	}
-	out := ServiceIndex{Service: ix.s.Config().Service, Version: server.Version, Services: []IndexService{}, Links: []IndexLink{}}
+	out := ServiceIndex{Service: ix.s.Service(), Version: sell.Version, Services: []IndexService{}, Links: []IndexLink{}}
 	for _, sv := range services {
 		out.Services = append(out.Services, IndexService{Key: sv.key, Name: sv.text.Name, Summary: sv.text.Summary,
 			URL: base + sv.prefix, Links: ix.indexLinks(base, sv.prefix, sv.key, nil)})
@@ -182,6 +183,10 @@ func (ix *index) indexFor(r *http.Request) ServiceIndex {
 	out.Links = append(ix.indexLinks(base, "", "", mountedServices(ix.s.Routes(), ix.cfg.Services)), ix.docLinks()...)
 	return out
 }
+
+// serverWide are the routes of the whole server, linked once at the root
+// although they are served under every service prefix too.
+var serverWide = map[string]bool{"capabilities": true, "health.live": true, "health.ready": true}
 
 // indexLinks lists the routes of indexRels served under prefix (key names
 // the service's discovery documents), or at the origin root when prefix is
@@ -202,7 +207,7 @@ func (ix *index) indexLinks(base, prefix, key string, services []mountedService)
 			id = "mcp" // a service prefix's own MCP endpoint
 		}
 		rel, ok := indexRels[id]
-		if !ok {
+		if !ok || (prefix != "" && serverWide[id]) {
 			continue
 		}
 		for _, p := range rt.Patterns() {
@@ -232,7 +237,7 @@ func (ix *index) docLinks() []IndexLink {
 		repo = DefaultRepository
 	}
 	out := []IndexLink{{Rel: "docs", Href: repo + "#readme", Title: "Documentation: quick start, configuration, transports, payments."}}
-	switch ix.s.Config().Paywall.(type) {
+	switch ix.s.Paywall().(type) {
 	case nil, httpgate.Free, *httpgate.Free:
 	default:
 		out = append(out, IndexLink{Rel: "paying-client", Href: repo + "/tree/main/examples/client",

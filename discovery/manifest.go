@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/assaykit/assay/payment"
 )
 
 // Manifest is an agent-service manifest, format 0.1 (see
@@ -214,11 +216,11 @@ func (s *Service) offers(opID string, p *Price, card bool) []ManifestOffer {
 	var out []ManifestOffer
 	if len(usdc) > 0 {
 		out = append(out, ManifestOffer{ID: base + "-call", Operation: opID, Model: "per_call",
-			Amount: USD(p.AmountMicroUSD), Currency: "USD", Unit: "request", PaymentMethods: usdc})
+			Amount: payment.MicroUSD(p.AmountMicroUSD).Decimal(), Currency: "USD", Unit: "request", PaymentMethods: usdc})
 	}
 	if card && len(cards) > 0 && p.CardMicroUSD > 0 {
 		out = append(out, ManifestOffer{ID: base + "-card", Operation: opID, Model: "per_call",
-			Amount: USD(p.CardMicroUSD), Currency: "USD", Unit: "request", PaymentMethods: cards})
+			Amount: payment.MicroUSD(p.CardMicroUSD).Decimal(), Currency: "USD", Unit: "request", PaymentMethods: cards})
 	}
 	return out
 }

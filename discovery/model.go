@@ -2,7 +2,6 @@ package discovery
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 )
 
@@ -344,26 +343,6 @@ const (
 
 // URL returns the absolute URL of a path relative to the service.
 func (s *Service) URL(path string) string { return s.Base + path }
-
-// USD formats micro-USD as a decimal string without trailing zeros
-// ("0.05", "0.5", "1", "0.000001").
-func USD(micro int64) string {
-	neg := micro < 0
-	if neg {
-		micro = -micro
-	}
-	whole, frac := micro/1_000_000, micro%1_000_000
-	s := strconv.FormatInt(whole, 10)
-	if frac != 0 {
-		f := strconv.FormatInt(frac, 10)
-		f = strings.Repeat("0", 6-len(f)) + f
-		s += "." + strings.TrimRight(f, "0")
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
 
 // methods returns the methods of p with the given protocol and scheme
 // ("" matches any).

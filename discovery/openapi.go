@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/assaykit/assay/payment"
 )
 
 // Names of the components this package adds to every OpenAPI document.
@@ -411,7 +413,7 @@ func paymentInfo(p *Price) map[string]any {
 			protocols = append(protocols, map[string]any{"mpp": map[string]any{"method": m.Scheme, "intent": intent, "currency": m.Asset}})
 			desc := m.AssetSymbol
 			if m.Scheme == "stripe" {
-				desc = "Card; USD " + USD(p.CardMicroUSD) + " minimum"
+				desc = "Card; USD " + payment.MicroUSD(p.CardMicroUSD).Decimal() + " minimum"
 			} else if m.Network != "" {
 				desc += " on " + networkName(m.Network)
 			}
@@ -421,7 +423,7 @@ func paymentInfo(p *Price) map[string]any {
 			}
 		}
 	}
-	out := map[string]any{"price": map[string]any{"mode": "fixed", "currency": "USD", "amount": USD(p.AmountMicroUSD)}}
+	out := map[string]any{"price": map[string]any{"mode": "fixed", "currency": "USD", "amount": payment.MicroUSD(p.AmountMicroUSD).Decimal()}}
 	if len(protocols) > 0 {
 		out["protocols"] = protocols
 	}

@@ -17,9 +17,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/assaykit/assay/evidence"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/protocols"
+
+	"github.com/assaykit/assay/evidence"
 	"github.com/assaykit/assay/server"
 
 	"github.com/assaykit/assay/niche"

@@ -9,7 +9,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/shapes"
 	"github.com/assaykit/assay/snapshot"
 )
@@ -24,7 +24,7 @@ func claimsText() ServiceText {
 			"with hashes, conflicts, limitations and provenance. Four tiers (quick, standard, deep, research) differ in search " +
 			"budget, cited sources, snapshot policy and price.",
 		Summary:    "Paid claim verification with cited web evidence, provenance, snapshots and hashes.",
-		Version:    server.Version,
+		Version:    sell.Version,
 		Lifecycle:  "paid-preview",
 		Tags:       []string{"web", "evidence", "fact-checking", "verification", "citations"},
 		Categories: []string{"search", "data"},
@@ -54,7 +54,7 @@ func nicheText() ServiceText {
 		Description: "Search and read reviewed, evidence-linked niche market evaluations, ordered by score or recency: free " +
 			"previews, full evaluations for subscribers or for one pay-per-call payment in USDC on Base.",
 		Summary:    "Reviewed, evidence-linked niche market evaluations; full evaluations pay-per-call.",
-		Version:    server.Version,
+		Version:    sell.Version,
 		Lifecycle:  "paid-preview",
 		Tags:       []string{"niches", "market-research", "evidence"},
 		Categories: []string{"data", "search"},
@@ -76,16 +76,16 @@ func nicheText() ServiceText {
 type nicheSearchItem interface{}
 
 // nicheSearchDoc and nichePaidSearchDoc are what the search routes encode
-// (server.NicheSearchResponse, whose niches member is typed any because it holds
+// (sell.NicheSearchResponse, whose niches member is typed any because it holds
 // either kind), with that member typed for the documents; every other
-// member is server.NicheSearchResponse's own.
+// member is sell.NicheSearchResponse's own.
 type nicheSearchDoc struct {
-	server.NicheSearchResponse
+	sell.NicheSearchResponse
 	Niches []nicheSearchItem `json:"niches"`
 }
 
 type nichePaidSearchDoc struct {
-	server.NicheSearchResponse
+	sell.NicheSearchResponse
 	Niches []niche.Evaluation `json:"niches"`
 }
 
@@ -101,41 +101,41 @@ func responseTypes() map[string]struct {
 		v    any
 	}
 	result := rt{"ClaimVerificationResult", claims.Result{}}
-	order := rt{"Order", server.Order{}}
-	check := rt{"ReceiptCheck", server.ReceiptCheck{}}
-	full := rt{"NicheEvaluationResponse", server.NicheEvaluationResponse{}}
-	token := rt{"SubscriptionToken", server.SubscriptionToken{}}
+	order := rt{"Order", sell.Order{}}
+	check := rt{"ReceiptCheck", sell.ReceiptCheck{}}
+	full := rt{"NicheEvaluationResponse", sell.NicheEvaluationResponse{}}
+	token := rt{"SubscriptionToken", sell.SubscriptionToken{}}
 	m := map[string]rt{
-		"health.live":                     {"Health", server.Health{}},
-		"health.ready":                    {"Readiness", server.Readiness{}},
-		"snapshots.get":                   {"SnapshotMetadata", server.SnapshotMetadata{}},
+		"health.live":                     {"Health", sell.Health{}},
+		"health.ready":                    {"Readiness", sell.Readiness{}},
+		"snapshots.get":                   {"SnapshotMetadata", sell.SnapshotMetadata{}},
 		"claims.verification.get":         result,
 		"capabilities":                    {"CapabilitiesResponse", shapes.CapabilitiesResponse{}},
 		"index":                           {"ServiceIndex", ServiceIndex{}},
-		"commerce.quotes.create":          {"Quote", server.Quote{}},
+		"commerce.quotes.create":          {"Quote", sell.Quote{}},
 		"commerce.orders.get":             order,
 		"commerce.customer.orders.get":    order,
-		"commerce.customer.orders.list":   {"CustomerOrders", server.CustomerOrders{}},
+		"commerce.customer.orders.list":   {"CustomerOrders", sell.CustomerOrders{}},
 		"commerce.receipts.verify":        check,
 		"commerce.receipts.verify.stored": check,
 		"commerce.jwks":                   {"JWKS", payment.JWKS{}},
-		"niche.list":                      {"NicheListResponse", server.NicheListResponse{}},
-		"niche.preview":                   {"NichePreviewResponse", server.NichePreviewResponse{}},
+		"niche.list":                      {"NicheListResponse", sell.NicheListResponse{}},
+		"niche.preview":                   {"NichePreviewResponse", sell.NichePreviewResponse{}},
 		"niche.get":                       full,
 		"niche.pay-per-call":              full,
 		"niche.search":                    {"NicheSearchResponse", nicheSearchDoc{}},
 		"niche.search.pay-per-call":       {"NichePaidSearchResponse", nichePaidSearchDoc{}},
-		"niche.sources":                   {"NicheSourcesResponse", server.NicheSourcesResponse{}},
-		"subscription.status":             {"SubscriptionStatus", server.SubscriptionStatus{}},
-		"subscription.checkout":           {"SubscriptionCheckout", server.SubscriptionCheckout{}},
+		"niche.sources":                   {"NicheSourcesResponse", sell.NicheSourcesResponse{}},
+		"subscription.status":             {"SubscriptionStatus", sell.SubscriptionStatus{}},
+		"subscription.checkout":           {"SubscriptionCheckout", sell.SubscriptionCheckout{}},
 		"subscription.claim":              token,
 		"subscription.token.rotate":       token,
-		"subscription.portal":             {"SubscriptionPortal", server.SubscriptionPortal{}},
-		"subscription.token.revoke":       {"SubscriptionRevoked", server.SubscriptionRevoked{}},
-		"subscription.webhook":            {"SubscriptionWebhookReceipt", server.SubscriptionWebhookReceipt{}},
+		"subscription.portal":             {"SubscriptionPortal", sell.SubscriptionPortal{}},
+		"subscription.token.revoke":       {"SubscriptionRevoked", sell.SubscriptionRevoked{}},
+		"subscription.webhook":            {"SubscriptionWebhookReceipt", sell.SubscriptionWebhookReceipt{}},
 		// The development billing pages answer JSON when asked for it.
 		"subscription.local.checkout.confirm": token,
-		"subscription.local.portal.action":    {"Subscriber", server.Subscriber{}},
+		"subscription.local.portal.action":    {"Subscriber", sell.Subscriber{}},
 	}
 	for _, t := range claims.Tiers() {
 		m["claims.verify."+t.Name] = result
@@ -187,7 +187,7 @@ func nonJSONResponses() map[string][]string {
 // errorTypes are the Go values of error bodies other than {"detail": "..."}
 // and the HTTPValidationError, with their schema names.
 func errorTypes() map[string]any {
-	return map[string]any{"NicheLocked": server.NicheLocked{}}
+	return map[string]any{"NicheLocked": sell.NicheLocked{}}
 }
 
 // responseSchemaName is the component name of a route's 200 response, ""
@@ -208,7 +208,7 @@ func reflectOptions() *ReflectOptions {
 			reflect.TypeFor[claims.Provenance]():     "VerificationProvenance",
 			reflect.TypeFor[snapshot.Snapshot]():     "EvidenceSnapshot",
 			reflect.TypeFor[shapes.Capability]():     "Capability",
-			reflect.TypeFor[server.Order]():          "Order",
+			reflect.TypeFor[sell.Order]():            "Order",
 			reflect.TypeFor[payment.PaymentOption](): "PaymentOption",
 			reflect.TypeFor[niche.Preview]():         "NichePreview",
 			reflect.TypeFor[niche.Evaluation]():      "NicheEvaluation",
@@ -216,7 +216,7 @@ func reflectOptions() *ReflectOptions {
 			reflect.TypeFor[niche.QuotaStatus]():     "NicheQuota",
 			reflect.TypeFor[niche.SourceStatus]():    "NicheSource",
 			reflect.TypeFor[niche.Evidence]():        "NicheEvidence",
-			reflect.TypeFor[server.Subscriber]():     "Subscriber",
+			reflect.TypeFor[sell.Subscriber]():       "Subscriber",
 		},
 		Unions: map[reflect.Type][]any{
 			reflect.TypeFor[nicheSearchItem](): {niche.Preview{}, niche.Evaluation{}},

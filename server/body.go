@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -34,7 +33,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) boo
 
 // decodeBodyBytes is decodeBody that also returns the body it decoded.
 func (s *Server) decodeBodyBytes(w http.ResponseWriter, r *http.Request, dst any) ([]byte, bool) {
-	data, ok := ReadBody(w, r)
+	data, ok := httpjson.ReadBody(w, r)
 	if !ok {
 		return nil, false
 	}
@@ -61,27 +60,6 @@ func (s *Server) decodeBodyBytes(w http.ResponseWriter, r *http.Request, dst any
 		s.writeError(w, r, err)
 	}
 	return nil, false
-}
-
-// ReadBody reads the whole request body within the route's limit. On
-// failure it answers as FastAPI does — 413 {"detail":"Request body too
-// large"} over the limit, 400 {"detail":"There was an error parsing the
-// body"} for other read errors — and returns false.
-func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	if r.Body == nil {
-		return nil, true
-	}
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			httpjson.Detail(w, http.StatusRequestEntityTooLarge, "Request body too large")
-			return nil, false
-		}
-		httpjson.Detail(w, http.StatusBadRequest, "There was an error parsing the body")
-		return nil, false
-	}
-	return data, true
 }
 
 // isJSONMediaType reports whether FastAPI parses a body of this

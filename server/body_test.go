@@ -18,6 +18,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/server/route"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -67,7 +68,7 @@ func TestPaidRouteSeam(t *testing.T) {
 // paidMount mounts one paid route.
 type paidMount struct{}
 
-func (paidMount) Routes(s *Server) ([]*Route, error) {
+func (paidMount) Routes(s route.Host) ([]*Route, error) {
 	return []*Route{{ID: "p", Method: "POST", Path: "/v1/p", Handler: s.Paid(payment.Offer{ID: "test.offer"}, http.NotFoundHandler())}}, nil
 }
 

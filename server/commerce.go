@@ -127,36 +127,6 @@ type commerceHandlers struct {
 	c *payment.Cashier
 }
 
-// claimTierOffer is the offer of a claim tier, priced from the tier table:
-// the one constructor of claim-tier offers (the verify routes and quotes
-// use it). work is the deadline of one verification.
-func claimTierOffer(t claims.Tier, work time.Duration) payment.Offer {
-	return payment.Offer{
-		ID:             "claims.verify." + t.Name,
-		Description:    "Claim verification, " + t.Name + " tier: a cited, structured verdict on a factual claim from current web sources",
-		AmountMicroUSD: t.PriceMicroUSD,
-		CardMicroUSD:   t.CardMicroUSD,
-		MimeType:       "application/json",
-		WorkTimeout:    work,
-		Product:        t.Name,
-	}
-}
-
-// Quote is the answer of POST /v1/quotes.
-type Quote struct {
-	QuoteID            string                  `json:"quoteId"`
-	Tier               string                  `json:"tier"`
-	Operation          string                  `json:"operation"`
-	AmountMicroUSD     int64                   `json:"amountMicrousd"`
-	CardAmountMicroUSD int64                   `json:"cardAmountMicrousd"`
-	Currency           string                  `json:"currency"`
-	CreatedAt          string                  `json:"createdAt"`
-	ExpiresAt          string                  `json:"expiresAt"`
-	QuoteHeader        string                  `json:"quoteHeader"`
-	PaymentMethods     []string                `json:"paymentMethods"`
-	PaymentOptions     []payment.PaymentOption `json:"paymentOptions"`
-}
-
 func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 	var req shapes.QuoteRequest
 	if !h.s.decodeBody(w, r, &req) {
@@ -169,10 +139,8 @@ func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, http.StatusUnprocessableEntity, unknownTierError(req.Tier))
 		return
 	}
-	offer, ok := h.s.TierOffers()[t.Name] // the mounted route's offer
-	if !ok {
-		offer = claimTierOffer(t, t.Timeout)
-	}
+	l, _ := h.s.cfg.Catalogue.Tier(t.Name)
+	offer := l.Offer
 	q, err := h.c.CreateQuote(r.Context(), offer)
 	if err != nil {
 		h.s.writeError(w, r, err)
@@ -180,7 +148,7 @@ func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
 	httpjson.Write(w, http.StatusOK, Quote{
-		QuoteID: q.ID, Tier: q.Tier, Operation: t.Path, AmountMicroUSD: q.AmountMicroUSD, CardAmountMicroUSD: q.CardMicroUSD,
+		QuoteID: q.ID, Tier: q.Tier, Operation: l.HTTPPath, AmountMicroUSD: q.AmountMicroUSD, CardAmountMicroUSD: q.CardMicroUSD,
 		Currency: q.Currency, CreatedAt: rfc3339(q.CreatedAt), ExpiresAt: rfc3339(q.ExpiresAt), QuoteHeader: httpgate.HeaderQuoteID,
 		PaymentMethods: []string{payment.ProtocolX402, payment.ProtocolMPP}, PaymentOptions: h.c.PaymentOptions(offer),
 	})
@@ -205,33 +173,6 @@ func unknownTierError(tier string) *shapes.ValidationError {
 	expected := strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
 	return &shapes.ValidationError{Detail: []shapes.ErrorDetail{{Type: "literal_error", Loc: []any{"body", "tier"},
 		Msg: "Input should be " + expected, Input: tier, Ctx: map[string]any{"expected": expected}}}}
-}
-
-// Order is an order as its payer sees it.
-type Order struct {
-	OrderID             string          `json:"orderId"`
-	Status              string          `json:"status"`
-	OfferID             string          `json:"offerId"`
-	Tier                *string         `json:"tier"`
-	Currency            string          `json:"currency"`
-	AmountMicroUSD      int64           `json:"amountMicrousd"`
-	PaymentProtocol     string          `json:"paymentProtocol"`
-	PaymentMethod       string          `json:"paymentMethod"`
-	Network             *string         `json:"network"`
-	Payer               string          `json:"payer"`
-	CustomerID          *string         `json:"customerId"`
-	QuoteID             *string         `json:"quoteId"`
-	SettlementReference *string         `json:"settlementReference"`
-	Dev                 bool            `json:"dev"`
-	ResultKind          *string         `json:"resultKind"`
-	ResultID            *string         `json:"resultId"`
-	ResultSHA256        *string         `json:"resultSha256"`
-	FailureReason       *string         `json:"failureReason"`
-	CreatedAt           string          `json:"createdAt"`
-	UpdatedAt           string          `json:"updatedAt"`
-	CompletedAt         *string         `json:"completedAt"`
-	ReceiptID           *string         `json:"receiptId"`
-	Receipt             json.RawMessage `json:"receipt"`
 }
 
 func newOrderView(o *payment.Order, receipt []byte) Order {
@@ -339,14 +280,6 @@ func (h *commerceHandlers) customer(w http.ResponseWriter, r *http.Request) (*pa
 	return cu, true
 }
 
-// CustomerOrders is the answer of GET /v1/customer/orders.
-type CustomerOrders struct {
-	Orders     []Order `json:"orders"`
-	Limit      int     `json:"limit"`
-	Offset     int     `json:"offset"`
-	NextCursor *string `json:"nextCursor"`
-}
-
 func (h *commerceHandlers) listCustomerOrders(w http.ResponseWriter, r *http.Request) {
 	cu, ok := h.customer(w, r)
 	if !ok {
@@ -396,20 +329,6 @@ func (h *commerceHandlers) getCustomerOrder(w http.ResponseWriter, r *http.Reque
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
 	httpjson.Write(w, http.StatusOK, newOrderView(o, receipt))
-}
-
-// ReceiptCheck is the answer of both receipt verification routes.
-type ReceiptCheck struct {
-	OrderID            string   `json:"orderId"`
-	ReceiptID          *string  `json:"receiptId"`
-	Valid              bool     `json:"valid"`
-	SignatureValid     bool     `json:"signatureValid"`
-	KeyKnown           bool     `json:"keyKnown"`
-	ContentsValid      bool     `json:"contentsValid"`
-	MatchesRecords     bool     `json:"matchesRecords"`
-	KeyID              *string  `json:"keyId"`
-	SignatureAlgorithm string   `json:"signatureAlgorithm"`
-	Problems           []string `json:"problems"`
 }
 
 // checkReceipt verifies data with our keys and compares it with the order

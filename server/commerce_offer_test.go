@@ -7,13 +7,21 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The verify routes and the quotes build claim-tier offers in one place.
-func TestClaimTierOfferIsTheRouteOffer(t *testing.T) {
+// The verify routes sell the catalogue's offers (the quotes price them
+// from the same listing).
+func TestClaimRoutesSellTheCatalogueOffers(t *testing.T) {
 	env := newClaimsEnv(t, nil, nil)
 	offers := env.srv.TierOffers()
 	for _, tier := range claims.Tiers() {
-		if diff := cmp.Diff(claimTierOffer(tier, env.eng.Timeout()), offers[tier.Name]); diff != "" {
-			t.Errorf("%s (-constructor +route):\n%s", tier.Name, diff)
+		l, ok := env.srv.Catalogue().Tier(tier.Name)
+		if !ok {
+			t.Fatalf("no listing of %s", tier.Name)
+		}
+		if l.WorkTimeout != env.eng.Timeout() {
+			t.Errorf("%s: work timeout %s, the engine's is %s", tier.Name, l.WorkTimeout, env.eng.Timeout())
+		}
+		if diff := cmp.Diff(l.Offer, offers[tier.Name]); diff != "" {
+			t.Errorf("%s (-catalogue +route):\n%s", tier.Name, diff)
 		}
 	}
 }

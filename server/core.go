@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,21 +31,34 @@ func (s *Server) coreRoutes() ([]*Route, error) {
 	return routes, nil
 }
 
+// coreRouteIDs are the ids of coreRoutes.
+var coreRouteIDs = []string{"health.live", "health.ready", "capabilities", "metrics"}
+
+// prefixCoreRoutes serves the core routes under every service prefix too,
+// so that a host that mounts this handler under a prefix (its services'
+// prefix, e.g. /api) finds every route under it: /api/healthz,
+// /api/readyz, /api/v1/capabilities as well as /api/v1/claims/verify. It
+// adds no route of its own.
+func (s *Server) prefixCoreRoutes() ([]*Route, error) {
+	var prefixes []string
+	for _, r := range s.routes {
+		for _, p := range r.Prefixes {
+			if p = strings.TrimRight(p, "/"); p != "" && !slices.Contains(prefixes, p) {
+				prefixes = append(prefixes, p)
+			}
+		}
+	}
+	for _, r := range s.routes {
+		if slices.Contains(coreRouteIDs, r.ID) {
+			r.Prefixes = prefixes
+		}
+	}
+	return nil, nil
+}
+
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, Health{Status: "ok"})
-}
-
-// Health is the answer of GET /healthz.
-type Health struct {
-	Status string `json:"status"`
-}
-
-// Readiness is the answer of GET /readyz: "ok" or "unavailable", and each
-// check's outcome ("ok" or its error).
-type Readiness struct {
-	Status string            `json:"status"`
-	Checks map[string]string `json:"checks"`
 }
 
 // readyz runs every readiness check with a short deadline and answers 200

@@ -10,7 +10,6 @@ import (
 	"github.com/assaykit/assay/evidence"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
-	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
 )
@@ -255,8 +254,8 @@ func (n *nicheService) evidence(w http.ResponseWriter, r *http.Request) {
 	}
 	var delivered, receipt []byte
 	orderID := ""
-	if grant.Kind == "pay_per_call" && grant.orderID != "" {
-		orderID = grant.orderID
+	if grant.Kind == "pay_per_call" && grant.OrderID != "" {
+		orderID = grant.OrderID
 		l := n.s.ledger()
 		if l == nil {
 			httpjson.Detail(w, http.StatusNotFound, "This evaluation has no evidence bundle for a pay-per-call token")
@@ -280,54 +279,4 @@ func (n *nicheService) evidence(w http.ResponseWriter, r *http.Request) {
 		delivered = b
 	}
 	n.s.writeBundle(w, r, evidence.EvaluationSource(ev, orderID, delivered, receipt), id)
-}
-
-// nicheGrant is how a caller may read a full evaluation.
-type nicheGrant struct {
-	Kind    string // "subscription" or "pay_per_call"
-	orderID string // the unlock token's order, when it names one
-}
-
-// fullAccess is the access check of the full reads of an evaluation: an
-// active subscription, or a valid pay-per-call unlock token for it. It
-// returns the published evaluation; otherwise it has answered 401 (with
-// the unlock offer), 404 or 503.
-func (n *nicheService) fullAccess(w http.ResponseWriter, r *http.Request, id string) (*niche.Evaluation, nicheGrant, bool) {
-	ctx := r.Context()
-	ev, err := n.cfg.Engine.Published(ctx, id)
-	if err != nil {
-		n.s.writeError(w, r, err)
-		return nil, nicheGrant{}, false
-	}
-	w.Header().Set("Cache-Control", "private, no-store")
-	w.Header().Set("Vary", "Authorization, X-Niche-Paid-Call")
-	sub, subErr := n.subscriber(r)
-	if subErr != nil && !errors.Is(subErr, niche.ErrNotSubscribed) {
-		n.s.log.WarnContext(ctx, "niche: subscriber check failed", "err", subErr)
-		httpjson.Detail(w, http.StatusServiceUnavailable, "The subscription service is unavailable")
-		return nil, nicheGrant{}, false
-	}
-	if sub != nil {
-		return ev, nicheGrant{Kind: "subscription"}, true
-	}
-	if tok := strings.TrimSpace(r.Header.Get("X-Niche-Paid-Call")); tok != "" && n.cfg.Unlock != nil {
-		if c, err := n.cfg.Unlock.Parse(tok, id); err == nil {
-			g := nicheGrant{Kind: "pay_per_call"}
-			if ids.Valid(ids.Order, c.OrderRef) {
-				g.orderID = c.OrderRef
-				// An unlock bought with an order unlocks once it settled.
-				if !n.s.orderCompleted(w, r, g.orderID) {
-					return nil, nicheGrant{}, false
-				}
-			}
-			return ev, g, true
-		}
-	}
-	detail := "A subscription (Authorization: Bearer <token>) or a pay-per-call unlock token (x-niche-paid-call) is required to read the full evaluation"
-	if subErr != nil {
-		detail = "The subscription token is not active; subscribe again or buy this evaluation per call"
-	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="niche-discovery"`)
-	httpjson.Write(w, http.StatusUnauthorized, NicheLocked{Detail: detail, Unlock: n.unlock(id)})
-	return nil, nicheGrant{}, false
 }

@@ -1,25 +1,18 @@
 package server
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"mime"
-	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -67,20 +60,14 @@ import (
 //     (queryScope says which). Without q the list is free and unlimited.
 //     Items are previews either way.
 
-// Default niche prices, in micro-USD.
-const (
-	DefaultNicheEvaluationPrice = 250000 // USD 0.25
-	DefaultNicheSearchPrice     = 50000  // USD 0.05
-)
-
 // Search quotas (NicheConfig.FreeSearchesPerDay).
 const (
 	// DefaultFreeSearchesPerDay is the free quota when
 	// NicheConfig.FreeSearchesPerDay is nil.
-	DefaultFreeSearchesPerDay = 3
+	DefaultFreeSearchesPerDay = sell.DefaultFreeSearchesPerDay
 	// UnlimitedSearches as the value of NicheConfig.FreeSearchesPerDay
 	// turns the free quota off: anonymous searches are not counted.
-	UnlimitedSearches = -1
+	UnlimitedSearches = sell.UnlimitedSearches
 )
 
 const (
@@ -103,11 +90,6 @@ type NicheConfig struct {
 	// Prefix is the service prefix; "" means "/niche-discovery", "/"
 	// serves the canonical paths only.
 	Prefix string
-	// EvaluationPriceMicroUSD is the price of one evaluation; 0 means
-	// 250000 (USD 0.25).
-	EvaluationPriceMicroUSD int64
-	// SearchPriceMicroUSD is the price of a paid search; 0 means 50000.
-	SearchPriceMicroUSD int64
 	// FreeSearchesPerDay is the number of full-text searches an anonymous
 	// caller (a client address) may make per UTC day: GET /v1/search and
 	// GET /v1/niches with a q that has a letter or digit count alike.
@@ -153,18 +135,13 @@ func (c *NicheConfig) resolvedPrefix() (string, error) {
 	return p, nil
 }
 
-// nicheService holds the resolved configuration.
+// nicheService holds the resolved configuration and the catalogue as sold
+// (sell.Niche).
 type nicheService struct {
-	s        *Server
-	cfg      NicheConfig
-	prefix   string
-	quotaKey []byte
-	// freeSearches is the resolved FreeSearchesPerDay: a limit, 0 or
-	// UnlimitedSearches.
-	freeSearches int
-	// evalPrice and searchPrice are the prices in USD as written in
-	// unlock blocks (computed once: every preview carries one).
-	evalPrice, searchPrice string
+	s      *Server
+	cfg    NicheConfig
+	prefix string
+	sell   *sell.Niche
 }
 
 // nicheRoutes returns the routes of niche discovery.
@@ -178,24 +155,7 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 		return nil, err
 	}
 	n := &nicheService{s: s, cfg: c, prefix: prefix}
-	if n.cfg.EvaluationPriceMicroUSD == 0 {
-		n.cfg.EvaluationPriceMicroUSD = DefaultNicheEvaluationPrice
-	}
-	if n.cfg.SearchPriceMicroUSD == 0 {
-		n.cfg.SearchPriceMicroUSD = DefaultNicheSearchPrice
-	}
-	if n.cfg.EvaluationPriceMicroUSD < 0 || n.cfg.SearchPriceMicroUSD < 0 {
-		return nil, errorf("niche: prices must be positive")
-	}
-	n.evalPrice, n.searchPrice = priceUSD(n.cfg.EvaluationPriceMicroUSD), priceUSD(n.cfg.SearchPriceMicroUSD)
 	s.niche = n
-	n.freeSearches = DefaultFreeSearchesPerDay
-	if c.FreeSearchesPerDay != nil {
-		n.freeSearches = *c.FreeSearchesPerDay
-	}
-	if n.freeSearches < 0 && n.freeSearches != UnlimitedSearches {
-		return nil, errorf("niche: FreeSearchesPerDay must be 0 or more, or UnlimitedSearches (-1)")
-	}
 	if n.cfg.CheckoutPath == "" && s.cfg.Subscriptions.Service != nil {
 		// The subscription routes are served at the root and under each
 		// of their prefixes; name the one under the first prefix.
@@ -210,21 +170,18 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 	if c.Unlock != nil && s.cfg.AdminKey != "" && c.Unlock.SameKey([]byte(s.cfg.AdminKey)) {
 		return nil, errorf("niche: the unlock key must not be the admin key")
 	}
-	n.quotaKey = c.QuotaKey
-	if len(n.quotaKey) == 0 {
-		n.quotaKey = make([]byte, 32)
-		if _, err := rand.Read(n.quotaKey); err != nil {
-			return nil, errorf("niche: quota key: %v", err)
-		}
+	n.sell, err = sell.NewNiche(c.Engine, s.cfg.Catalogue, &sell.NicheOptions{Subscribers: c.Subscribers, Unlock: c.Unlock,
+		Ledger: s.ledger(), FreeSearchesPerDay: c.FreeSearchesPerDay, SubscriberSearchesPerDay: c.SubscriberSearchesPerDay,
+		QuotaKey: c.QuotaKey, TrustedProxies: c.TrustedProxies, Prefix: prefix, CheckoutPath: n.cfg.CheckoutPath, Logger: s.log})
+	if err != nil {
+		return nil, errorf("niche: %v", err)
 	}
+	s.app.Niche = n.sell
 	var prefixes []string
 	if n.prefix != "" {
 		prefixes = []string{n.prefix}
 	}
-	evalOffer := payment.Offer{ID: "niche.evaluation", Description: "One full niche evaluation with its evidence",
-		AmountMicroUSD: n.cfg.EvaluationPriceMicroUSD, MimeType: "application/json", WorkTimeout: 10 * time.Second}
-	searchOffer := payment.Offer{ID: "niche.search", Description: "Niche catalogue search with full evaluations",
-		AmountMicroUSD: n.cfg.SearchPriceMicroUSD, MimeType: "application/json", WorkTimeout: 10 * time.Second}
+	evalOffer, searchOffer := n.sell.EvaluationOffer(), n.sell.SearchOffer()
 	pub := func(id, summary, path, query string, h http.HandlerFunc) *Route {
 		return &Route{ID: id, Summary: summary, Status: "stable", Method: "GET", Path: path, Prefixes: prefixes, Query: query, Handler: h}
 	}
@@ -241,14 +198,14 @@ func (s *Server) nicheRoutes() ([]*Route, error) {
 		pub("niche.get", "Read a full niche evaluation with a subscription or a pay-per-call unlock token.",
 			"/v1/niches/{niche_id}", "", n.get),
 		pub("niche.preview", "Read the free preview of a niche evaluation.", "/v1/niches/{niche_id}/preview", "", n.preview),
-		{ID: "niche.pay-per-call", Summary: "Buy one full niche evaluation (USD 0.25) and an unlock token for it.",
+		{ID: "niche.pay-per-call", Summary: "Buy one full niche evaluation (USD " + payment.MicroUSD(evalOffer.AmountMicroUSD).String() + ") and an unlock token for it.",
 			Status: "stable", Method: "GET", Path: "/v1/niches/{niche_id}/pay-per-call", Prefixes: prefixes,
-			Offer: &evalOffer, Handler: s.Paid(evalOffer, &nichePaidEvaluation{n}), Work: &nichePaidEvaluation{n}},
+			Offer: &evalOffer, Handler: s.Paid(evalOffer, &nichePaidEvaluation{n})},
 		pub("niche.search", "Search published niche evaluations by relevance (previews free within a daily quota, full for subscribers).",
 			"/v1/search", "NicheSearchQuery", n.search),
 		{ID: "niche.search.pay-per-call", Summary: "Search the niche catalogue and get full evaluations, paid per call.",
 			Status: "stable", Method: "GET", Path: "/v1/search/pay-per-call", Prefixes: prefixes, Query: "NicheSearchQuery",
-			Offer: &searchOffer, Handler: s.Paid(searchOffer, &nichePaidSearch{n}), Work: &nichePaidSearch{n}},
+			Offer: &searchOffer, Handler: s.Paid(searchOffer, &nichePaidSearch{n})},
 		pub("niche.sources", "List the configured signal sources with licence, scope and collection statistics.",
 			"/v1/sources", "", n.sources),
 
@@ -329,214 +286,46 @@ func deref(p *string) string {
 	return *p
 }
 
-// ---- unlock blocks ----
-
-func priceUSD(micro int64) string {
-	s := fmt.Sprintf("%d.%06d", micro/1000000, micro%1000000)
-	s = strings.TrimRight(s, "0")
-	if strings.HasSuffix(s, ".") {
-		s += "00"
-	} else if i := strings.IndexByte(s, '.'); len(s)-i == 2 {
-		s += "0"
-	}
-	return s
-}
-
-func (n *nicheService) unlock(id string) *niche.Unlock {
-	u := &niche.Unlock{
-		PayPerCall: niche.UnlockPayPerCall{Method: "GET", Path: n.prefix + "/v1/niches/" + url.PathEscape(id) + "/pay-per-call",
-			AmountMicroUSD: n.cfg.EvaluationPriceMicroUSD, PriceUSD: n.evalPrice,
-			Asset: "USDC", Network: nicheNetwork, Protocols: []string{"x402", "mpp"}},
-	}
-	if n.cfg.CheckoutPath != "" {
-		u.Subscription = &niche.UnlockSubscription{CheckoutMethod: "POST", CheckoutPath: n.cfg.CheckoutPath,
-			Header: "Authorization: Bearer <subscriber token>"}
-	}
-	return u
-}
-
-func (n *nicheService) withUnlock(ps []niche.Preview) []niche.Preview {
-	for i := range ps {
-		ps[i].Unlock = n.unlock(ps[i].ID)
-	}
-	return ps
-}
-
 // ---- identity ----
 
-// subscriber returns the subscriber named by the Authorization header:
-// nil and no error when there is no bearer token, ErrNotSubscribed when
-// the token is not active.
-func (n *nicheService) subscriber(r *http.Request) (*niche.Subscriber, error) {
-	h := strings.TrimSpace(r.Header.Get("Authorization"))
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		return nil, nil
+// caller is what the request says of its caller: the subscriber token, the
+// unlock token and the client address.
+func (n *nicheService) caller(r *http.Request) sell.Caller {
+	c := sell.Caller{UnlockToken: strings.TrimSpace(r.Header.Get("X-Niche-Paid-Call")),
+		Address: n.sell.ClientAddress(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if ok && strings.EqualFold(scheme, "Bearer") {
+		c.SubscriberToken = strings.TrimSpace(token)
 	}
-	if n.cfg.Subscribers == nil {
-		return nil, niche.ErrNotSubscribed
-	}
-	sub, err := n.cfg.Subscribers.Active(r.Context(), strings.TrimSpace(token))
-	if err != nil {
-		return nil, err
-	}
-	return sub, nil
-}
-
-// clientIP returns the caller's address: the TCP peer, or — when the peer
-// is a trusted proxy — the right-most X-Forwarded-For entry that is not a
-// trusted proxy itself.
-func (n *nicheService) clientIP(r *http.Request) string {
-	peer := r.RemoteAddr
-	if host, _, err := net.SplitHostPort(peer); err == nil {
-		peer = host
-	}
-	addr, err := netip.ParseAddr(peer)
-	if err != nil {
-		return peer
-	}
-	addr = addr.Unmap()
-	if !n.trusted(addr) {
-		return addr.String()
-	}
-	hops := r.Header.Values("X-Forwarded-For")
-	var all []string
-	for _, h := range hops {
-		for _, p := range strings.Split(h, ",") {
-			all = append(all, strings.TrimSpace(p))
-		}
-	}
-	for i := len(all) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(all[i])
-		if err != nil {
-			break // garbage: stop believing the chain
-		}
-		a = a.Unmap()
-		if !n.trusted(a) {
-			return a.String()
-		}
-		addr = a
-	}
-	return addr.String()
-}
-
-func (n *nicheService) trusted(a netip.Addr) bool {
-	for _, p := range n.cfg.TrustedProxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-func (n *nicheService) callerKey(ip string) string {
-	m := hmac.New(sha256.New, n.quotaKey)
-	m.Write([]byte("niche-search-ip\x00" + ip))
-	return "ip:" + hex.EncodeToString(m.Sum(nil)[:16])
+	return c
 }
 
 // ---- public handlers ----
-
-// NicheListResponse is the answer of GET /v1/niches: previews, with the
-// query it answered.
-type NicheListResponse struct {
-	Niches   []niche.Preview `json:"niches"`
-	Count    int             `json:"count"`
-	Query    string          `json:"query"`
-	Category *string         `json:"category"`
-	Sort     string          `json:"sort"`
-	Limit    int             `json:"limit"`
-	// Access is "preview": the items are previews for everyone.
-	Access string `json:"access"`
-	// QueryScope says what q was matched against: "preview" (what
-	// previews show) or "full" (the full text, for subscribers); absent
-	// without a q.
-	QueryScope string             `json:"queryScope,omitempty"`
-	Quota      *niche.QuotaStatus `json:"quota,omitempty"`
-	SearchPath string             `json:"searchPath"`
-}
 
 func (n *nicheService) list(w http.ResponseWriter, r *http.Request) {
 	q, ok := n.listQuery(w, r)
 	if !ok {
 		return
 	}
-	var sub *niche.Subscriber
-	var quota *niche.QuotaStatus
-	scope := ""
-	if !niche.ParseQuery(q.Query).Empty() {
-		// A text filter is a search: it counts against the same quota,
-		// and matches the full text for subscribers only.
-		if sub, ok = n.caller(w, r); !ok {
-			return
-		}
-		if quota, ok = n.searchQuota(w, r, q.Query, sub); !ok {
-			return
-		}
-		scope = "preview"
-		if sub != nil {
-			scope = "full"
-		}
+	out, err := n.sell.List(r.Context(), *q, n.caller(r))
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return
+	}
+	if out.QueryScope != "" {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Vary", "Authorization")
 	}
-	o := *q
-	o.Full = sub != nil
-	res, err := n.cfg.Engine.List(r.Context(), o)
-	if err != nil {
-		n.settleQuota(r, quota, false)
-		n.s.writeError(w, r, err)
-		return
-	}
-	quota = n.settleQuota(r, quota, len(res.Previews) > 0)
-	httpjson.Write(w, http.StatusOK, NicheListResponse{
-		Niches: n.withUnlock(res.Previews), Count: len(res.Previews), Query: q.Query, Category: q.Category,
-		Sort: q.Sort, Limit: q.Limit, Access: "preview", QueryScope: scope, Quota: quota, SearchPath: n.prefix + "/v1/search",
-	})
-}
-
-// NichePreviewResponse is the answer of GET /v1/niches/{niche_id}/preview.
-type NichePreviewResponse struct {
-	niche.Preview
-	Access string `json:"access"`
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func (n *nicheService) preview(w http.ResponseWriter, r *http.Request) {
-	p, err := n.cfg.Engine.Preview(r.Context(), r.PathValue("niche_id"))
+	out, err := n.sell.Preview(r.Context(), r.PathValue("niche_id"))
 	if err != nil {
 		n.s.writeError(w, r, err)
 		return
 	}
-	p.Unlock = n.unlock(p.ID)
-	httpjson.Write(w, http.StatusOK, NichePreviewResponse{Preview: *p, Access: "preview"})
-}
-
-// NicheAccess says how a full evaluation was unlocked.
-type NicheAccess struct {
-	// Kind is "subscription" or "pay_per_call".
-	Kind string `json:"kind"`
-	// UnlockToken (pay-per-call answers) unlocks GET /v1/niches/{id}
-	// for this niche until UnlockExpiresAt, sent as x-niche-paid-call.
-	UnlockToken     string     `json:"unlockToken,omitempty"`
-	UnlockExpiresAt *time.Time `json:"unlockExpiresAt,omitempty"`
-	OrderID         string     `json:"orderId,omitempty"`
-	// Payer is who paid (a 0x address or a card customer reference).
-	Payer string `json:"payer,omitempty"`
-}
-
-// NicheEvaluationResponse is the answer of GET /v1/niches/{niche_id} and of
-// its pay-per-call route: the full evaluation (with an unlock token when
-// bought).
-type NicheEvaluationResponse struct {
-	*niche.Evaluation
-	Access NicheAccess `json:"access"`
-}
-
-// NicheLocked is the 401 of GET /v1/niches/{niche_id} without a subscription
-// or unlock token: how to get either.
-type NicheLocked struct {
-	Detail string        `json:"detail"`
-	Unlock *niche.Unlock `json:"unlock"`
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func (n *nicheService) get(w http.ResponseWriter, r *http.Request) {
@@ -545,6 +334,19 @@ func (n *nicheService) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: NicheAccess{Kind: grant.Kind}})
+}
+
+// fullAccess is the access check of the full reads of an evaluation
+// (sell.Niche.Full); otherwise it has answered.
+func (n *nicheService) fullAccess(w http.ResponseWriter, r *http.Request, id string) (*niche.Evaluation, sell.NicheGrant, bool) {
+	w.Header().Set("Cache-Control", "private, no-store")
+	w.Header().Set("Vary", "Authorization, X-Niche-Paid-Call")
+	ev, grant, err := n.sell.Full(r.Context(), id, n.caller(r))
+	if err != nil {
+		n.s.writeError(w, r, err)
+		return nil, sell.NicheGrant{}, false
+	}
+	return ev, grant, true
 }
 
 // nichePaidEvaluation is the pay-per-call evaluation handler: Precheck
@@ -567,87 +369,15 @@ func (h *nichePaidEvaluation) Precheck(w http.ResponseWriter, r *http.Request) (
 }
 
 func (h *nichePaidEvaluation) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	n := h.n
-	ctx := r.Context()
-	id := r.PathValue("niche_id")
-	ev, err := n.cfg.Engine.Published(ctx, id)
+	out, err := h.n.sell.Buy(r.Context(), r.PathValue("niche_id"))
 	if err != nil {
-		n.s.writeError(w, r, err)
+		h.n.s.writeError(w, r, err)
 		return
 	}
-	access := NicheAccess{Kind: "pay_per_call"}
-	orderRef := ""
-	if call, ok := payment.CallFrom(ctx); ok {
-		call.SetResult("niche", id)
-		access.OrderID, access.Payer = call.OrderID, call.Payer
-		orderRef = call.OrderID
-	}
-	if n.cfg.Unlock != nil {
-		tok, exp, err := n.cfg.Unlock.Issue(id, orderRef)
-		if err != nil {
-			// An order id outside the token alphabet: sign without it.
-			tok, exp, err = n.cfg.Unlock.Issue(id, "")
-		}
-		if err != nil {
-			n.s.writeError(w, r, err)
-			return
-		}
-		access.UnlockToken, access.UnlockExpiresAt = tok, &exp
+	if tok := out.Access.UnlockToken; tok != "" {
 		w.Header().Set("X-Niche-Paid-Call", tok)
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
-	httpjson.Write(w, http.StatusOK, NicheEvaluationResponse{Evaluation: ev, Access: access})
-}
-
-// NicheSearchResponse is the answer of GET /v1/search and of its pay-per-
-// call route (Niches holds previews or full evaluations).
-type NicheSearchResponse struct {
-	Niches          any                `json:"niches"`
-	Count           int                `json:"count"`
-	Query           string             `json:"query"`
-	NormalizedQuery string             `json:"normalizedQuery"`
-	Category        *string            `json:"category"`
-	Sort            string             `json:"sort"`
-	Limit           int                `json:"limit"`
-	Access          string             `json:"access"`
-	RankingMethod   string             `json:"rankingMethod"`
-	Truncated       bool               `json:"truncated"`
-	Quota           *niche.QuotaStatus `json:"quota"`
-	PayPerCall      *NicheSearchOffer  `json:"payPerCall,omitempty"`
-}
-
-// NicheSearchOffer names the paid search. Amounts are spelt amountMicrousd,
-// as everywhere in the SDK.
-type NicheSearchOffer struct {
-	Method         string `json:"method"`
-	Path           string `json:"path"`
-	AmountMicroUSD int64  `json:"amountMicrousd"`
-	PriceUSD       string `json:"priceUsd"`
-}
-
-func (n *nicheService) runSearch(w http.ResponseWriter, r *http.Request, q *niche.SearchOptions, full bool, quota *niche.QuotaStatus, access string) {
-	o := *q
-	o.Full = full
-	res, err := n.cfg.Engine.Search(r.Context(), o)
-	if err != nil {
-		n.settleQuota(r, quota, false)
-		n.s.writeError(w, r, err)
-		return
-	}
-	quota = n.settleQuota(r, quota, len(res.Previews)+len(res.Evaluations) > 0)
-	out := NicheSearchResponse{
-		Query: q.Query, NormalizedQuery: res.Query.Phrase(), Category: q.Category, Sort: q.Sort, Limit: q.Limit,
-		Access: access, RankingMethod: niche.RelevanceVersion + ", then " + q.Sort + ", then id",
-		Truncated: res.Truncated, Quota: quota,
-	}
-	if full {
-		out.Niches, out.Count = res.Evaluations, len(res.Evaluations)
-	} else {
-		out.Niches, out.Count = n.withUnlock(res.Previews), len(res.Previews)
-		out.PayPerCall = &NicheSearchOffer{Method: "GET", Path: n.prefix + "/v1/search/pay-per-call",
-			AmountMicroUSD: n.cfg.SearchPriceMicroUSD, PriceUSD: n.searchPrice}
-	}
-	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, out)
 }
 
@@ -656,115 +386,13 @@ func (n *nicheService) search(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sub, ok := n.caller(w, r)
-	if !ok {
-		return
-	}
-	quota, ok := n.searchQuota(w, r, q.Query, sub)
-	if !ok {
-		return
-	}
-	access := "preview"
-	if sub != nil {
-		access = "full"
-	}
-	n.runSearch(w, r, q, sub != nil, quota, access)
-}
-
-// caller returns the subscriber named by the Authorization header (nil
-// without one). An inactive token is answered 401 and a failing
-// subscription service 503; ok is false then.
-func (n *nicheService) caller(w http.ResponseWriter, r *http.Request) (*niche.Subscriber, bool) {
-	sub, err := n.subscriber(r)
-	if err == nil {
-		return sub, true
-	}
-	if !errors.Is(err, niche.ErrNotSubscribed) {
-		n.s.log.WarnContext(r.Context(), "niche: subscriber check failed", "err", err)
-		httpjson.Detail(w, http.StatusServiceUnavailable, "The subscription service is unavailable")
-		return nil, false
-	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="niche-discovery"`)
-	httpjson.Detail(w, http.StatusUnauthorized, "The subscription token is not active")
-	return nil, false
-}
-
-// searchQuota counts one full-text search (a query with a word) of
-// /v1/search or /v1/niches against the caller's daily quota: the free one
-// of its client address, or the subscriber's; a search that then finds
-// nothing gives it back (settleQuota), and a malformed one is refused
-// before it is counted. Past it the answer is 429 with Retry-After and
-// the reset time in the body; with no free search at all, 401 naming the ways to
-// search. It returns the quota status (nil when not counted) and false
-// when it answered.
-func (n *nicheService) searchQuota(w http.ResponseWriter, r *http.Request, query string, sub *niche.Subscriber) (*niche.QuotaStatus, bool) {
-	if niche.ParseQuery(query).Empty() {
-		return nil, true // matches nothing: not counted
-	}
-	var caller string
-	limit := n.freeSearches
-	if sub != nil {
-		caller, limit = "sub:"+sub.ID, n.cfg.SubscriberSearchesPerDay
-		if limit <= 0 {
-			limit = UnlimitedSearches
-		}
-	} else {
-		caller = n.callerKey(n.clientIP(r))
-	}
-	switch {
-	case limit == UnlimitedSearches:
-		return nil, true
-	case limit == 0:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="niche-discovery"`)
-		w.Header().Set("Cache-Control", "no-store")
-		httpjson.Detail(w, http.StatusUnauthorized, fmt.Sprintf(
-			"Searching requires a subscription (Authorization: Bearer <token>); or use %s/v1/search/pay-per-call", n.prefix))
-		return nil, false
-	}
-	st, err := n.cfg.Engine.TakeQuota(r.Context(), caller, limit)
-	var qe *niche.QuotaError
-	if errors.As(err, &qe) {
-		wait := int(math.Ceil(time.Until(qe.ResetAt).Seconds()))
-		w.Header().Set("Retry-After", strconv.Itoa(max(wait, 1)))
-		w.Header().Set("Cache-Control", "no-store")
-		resets := fmt.Sprintf("The quota resets at %s (in %d s); searches that find nothing are not counted.",
-			qe.ResetAt.UTC().Format(time.RFC3339), max(wait, 1))
-		detail := fmt.Sprintf("Free search limit reached: %d searches per UTC day. %s Subscribe, or use %s/v1/search/pay-per-call, for more.", qe.Limit, resets, n.prefix)
-		if sub != nil {
-			detail = fmt.Sprintf("Search limit reached: %d searches per UTC day. %s", qe.Limit, resets)
-		}
-		httpjson.Write(w, http.StatusTooManyRequests, nicheQuotaBody{Detail: detail, Limit: qe.Limit, ResetsAt: qe.ResetAt.UTC()})
-		return nil, false
-	}
+	out, err := n.sell.Search(r.Context(), *q, n.caller(r))
 	if err != nil {
 		n.s.writeError(w, r, err)
-		return nil, false
+		return
 	}
-	return &st, true
-}
-
-// settleQuota gives back the search counted as quota (nil: none) when it
-// delivered nothing (found false: no match, or an error), so that only
-// searches that find something use up the quota, and returns the status
-// to show.
-func (n *nicheService) settleQuota(r *http.Request, quota *niche.QuotaStatus, found bool) *niche.QuotaStatus {
-	if quota == nil || found {
-		return quota
-	}
-	st, err := n.cfg.Engine.ReturnQuota(r.Context(), *quota)
-	if err != nil {
-		n.s.log.WarnContext(r.Context(), "niche: giving back a search quota failed", "err", err)
-		return quota
-	}
-	return &st
-}
-
-// nicheQuotaBody is the 429 body of a search past its quota: when it
-// resets, as Retry-After says too.
-type nicheQuotaBody struct {
-	Detail   string    `json:"detail"`
-	Limit    int       `json:"limit"`
-	ResetsAt time.Time `json:"resetsAt"`
+	w.Header().Set("Cache-Control", "no-store")
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 // nichePaidSearch is the pay-per-call search handler.
@@ -776,13 +404,8 @@ func (h *nichePaidSearch) Precheck(w http.ResponseWriter, r *http.Request) (*htt
 	if _, ok := h.n.searchQuery(w, r); !ok {
 		return r, false
 	}
-	has, err := h.n.cfg.Engine.HasPublished(r.Context())
-	if err != nil {
+	if err := h.n.sell.CheckPaidSearch(r.Context()); err != nil {
 		h.n.s.writeError(w, r, err)
-		return r, false
-	}
-	if !has {
-		h.n.s.writeError(w, r, niche.ErrEmptyCatalogue)
 		return r, false
 	}
 	return r, true
@@ -793,16 +416,13 @@ func (h *nichePaidSearch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if call, ok := payment.CallFrom(r.Context()); ok {
-		call.SetResult("niche_search", "")
+	out, err := h.n.sell.PaidSearch(r.Context(), *q)
+	if err != nil {
+		h.n.s.writeError(w, r, err)
+		return
 	}
-	h.n.runSearch(w, r, q, true, nil, "pay_per_call")
-}
-
-// NicheSourcesResponse is the answer of GET /v1/sources.
-type NicheSourcesResponse struct {
-	Sources []niche.SourceStatus `json:"sources"`
-	Note    string               `json:"note"`
+	w.Header().Set("Cache-Control", "no-store")
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func (n *nicheService) sources(w http.ResponseWriter, r *http.Request) {
@@ -987,7 +607,7 @@ func (n *nicheService) adminImport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, ok := ReadBody(w, r)
+	body, ok := httpjson.ReadBody(w, r)
 	if !ok {
 		return
 	}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichetest"
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/store"
 )
 
@@ -174,7 +176,13 @@ func TestNicheRoutesTable(t *testing.T) {
 		t.Errorf("%d niche routes, want 18", len(seen))
 	}
 	// Custom prefix and prices.
-	g := newNicheFixture(t, NicheConfig{Prefix: "/nd/", SearchPriceMicroUSD: 70000})
+	g := newNicheFixtureWith(t, NicheConfig{Prefix: "/nd/"}, func(c *Config, _ *store.DB) {
+		cat, err := sell.NewCatalogue(&sell.CatalogueOptions{Prices: sell.Prices{NicheSearch: 70000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Catalogue = cat
+	})
 	if rec := g.get(t, "/nd/v1/niches"); rec.Code != 200 {
 		t.Fatalf("custom prefix: %d", rec.Code)
 	}
@@ -775,8 +783,8 @@ func TestNicheConfigErrors(t *testing.T) {
 func TestNichePrice(t *testing.T) {
 	prices := map[int64]string{250000: "0.25", 50000: "0.05", 1000000: "1.00", 1234567: "1.234567", 100000: "0.10"}
 	for micro, want := range prices {
-		if got := priceUSD(micro); got != want {
-			t.Errorf("priceUSD(%d) = %s, want %s", micro, got, want)
+		if got := payment.MicroUSD(micro).String(); got != want {
+			t.Errorf("payment.MicroUSD(%d).String() = %s, want %s", micro, got, want)
 		}
 	}
 }

@@ -2,100 +2,30 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
 	"sort"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/assaykit/assay/internal/httpjson"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/server/route"
 )
 
-// Route is one operation of the routing table. Capabilities, discovery
-// documents and the router are all generated from the table.
-type Route struct {
-	// ID names the operation, e.g. "niches.list", "claims.verify.deep".
-	ID string
-	// Summary is one sentence for capabilities and discovery documents.
-	Summary string
-	// Status is the lifecycle label, e.g. "stable", "paid-preview".
-	Status string
-	// Method is the HTTP method (GET routes also answer HEAD).
-	Method string
-	// Path is the canonical pattern, e.g. "/v1/niches/{niche_id}".
-	// A {name} segment matches one non-empty segment, available to the
-	// handler as r.PathValue(name).
-	Path string
-	// Prefixes are service prefixes under which Path is also served, e.g.
-	// "/claim-verification" serves "/claim-verification/v1/...".
-	Prefixes []string
-	// Aliases are further full patterns served by the same handler
-	// (legacy paths). They are not listed as separate operations.
-	Aliases []string
-	// Handler serves the operation.
-	Handler http.Handler
-	// Offer is set on paid operations (discovery documents read it).
-	Offer *payment.Offer
-	// Work is, on a paid operation, the handler behind the paywall (a
-	// httpgate.Prechecker when it checks its input before payment):
-	// transports that charge calls themselves (MCP) run it.
-	Work http.Handler
-	// InputSchema is the JSON Schema of a request that is not a shapes
-	// body (the A2A SendMessage params), for the discovery documents.
-	InputSchema json.RawMessage
-	// Tools are the tools an MCP endpoint serves, for the discovery
-	// documents.
-	Tools []Tool
-	// Body names the shapes type of the JSON request body, if any.
-	Body string
-	// Query names the shapes type of the query parameters, if any.
-	Query string
-	// MaxBodyBytes overrides Config.MaxBodyBytes for this route.
-	MaxBodyBytes int64
-	// Admin marks curator/operator operations (admin key required); they
-	// are listed in capabilities but left out of public discovery documents.
-	Admin bool
-}
+// Route is one operation of the routing table (package route holds it, so
+// that the mounts and documents built over the table need not import this
+// package).
+type Route = route.Route
+
+// Tool is one MCP tool as the discovery documents describe it.
+type Tool = route.Tool
 
 // Service keys of the discovery documents.
 const (
-	ClaimsServiceKey = "claim-verification"
-	NicheServiceKey  = "niche-discovery"
+	ClaimsServiceKey = route.ClaimsServiceKey
+	NicheServiceKey  = route.NicheServiceKey
 )
-
-// Tool is one MCP tool as the discovery documents describe it.
-type Tool struct {
-	// Name is the tool name (tools/list).
-	Name string
-	// Service is the key of the service whose documents list the tool
-	// ("claim-verification", "niche-discovery").
-	Service string
-	// Summary is its one-sentence manifest summary.
-	Summary string
-	// InputSchema and OutputSchema are the schemas tools/list publishes
-	// (OutputSchema nil when none).
-	InputSchema, OutputSchema json.RawMessage
-	// Idempotent is the tool's idempotentHint.
-	Idempotent bool
-	// Offer is what a paid call (or the paid mode) costs; nil when free.
-	Offer *payment.Offer
-	// Timeout bounds a call (0: not published).
-	Timeout time.Duration
-}
-
-// Patterns returns every pattern the route is served under: the canonical
-// path, the path under each prefix, then the aliases.
-func (rt *Route) Patterns() []string {
-	out := []string{rt.Path}
-	for _, p := range rt.Prefixes {
-		out = append(out, strings.TrimRight(p, "/")+rt.Path)
-	}
-	return append(out, rt.Aliases...)
-}
 
 type segment struct {
 	lit   string

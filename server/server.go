@@ -41,6 +41,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +49,8 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/sell"
+	"github.com/assaykit/assay/server/route"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -55,7 +58,7 @@ import (
 // MCP serverInfo.version, and as the version of every discovery document
 // (manifest service.version, OpenAPI info.version, server.json version,
 // agent card version). It is the interface documents' service version.
-const Version = "0.3.1"
+const Version = sell.Version
 
 // ErrNoPaywall is returned by New for a server that sells something
 // (claim verification, niche pay-per-call, a Mount's paid calls) without a
@@ -100,6 +103,11 @@ type Config struct {
 	// (*metrics.Metrics).Handler()).
 	Metrics http.Handler
 
+	// Catalogue prices every offer (sell.NewCatalogue). Nil means today's
+	// prices, with the claim offers' work timeout taken from the claims
+	// engine.
+	Catalogue *sell.Catalogue
+
 	Niche         NicheConfig
 	Subscriptions SubscriptionConfig
 	Claims        ClaimsConfig
@@ -114,15 +122,15 @@ type Config struct {
 	Mounts []Mount
 }
 
-// A Mount adds routes built over the server's services. Routes is called
-// once by New, after the services' routes are in s.Routes.
-type Mount interface {
-	Routes(s *Server) ([]*Route, error)
-}
+// A Mount adds routes built over the server's services (route.Mount).
+type Mount = route.Mount
+
+var _ route.Host = (*Server)(nil)
 
 // Server is the composed handler returned by New.
 type Server struct {
 	cfg     Config
+	app     *sell.App
 	log     *slog.Logger
 	routes  []*Route
 	handler http.Handler
@@ -144,6 +152,27 @@ func New(cfg Config) (*Server, error) {
 	if s.cfg.MaxBodyBytes <= 0 {
 		s.cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if s.cfg.Catalogue == nil {
+		o := &sell.CatalogueOptions{}
+		if s.cfg.Claims.Engine != nil {
+			o.ClaimsWorkTimeout = s.cfg.Claims.Engine.Timeout()
+		}
+		c, err := sell.NewCatalogue(o)
+		if err != nil {
+			return nil, err
+		}
+		s.cfg.Catalogue = c
+	}
+	s.app = &sell.App{Catalogue: s.cfg.Catalogue, Claims: s.cfg.Claims.Engine, Tiers: s.cfg.Claims.Tiers,
+		Subscriptions: s.cfg.Subscriptions.Service, Cashier: s.cfg.Commerce.Cashier}
+	switch pw := s.cfg.Paywall.(type) {
+	case *httpgate.Gate:
+		if s.app.Cashier == nil {
+			s.app.Cashier = pw.Cashier()
+		}
+	case httpgate.Free, *httpgate.Free:
+		s.app.Free = true
+	}
 	builders := []func() ([]*Route, error){
 		s.coreRoutes,
 		s.nicheRoutes,
@@ -151,6 +180,7 @@ func New(cfg Config) (*Server, error) {
 		s.snapshotRoutes,
 		s.claimsRoutes,
 		s.commerceRoutes,
+		s.prefixCoreRoutes,
 		s.mountRoutes,
 	}
 	for _, b := range builders {
@@ -188,6 +218,24 @@ func (s *Server) Routes() []*Route { return s.routes }
 // Config returns the configuration with defaults applied (Service,
 // MaxBodyBytes).
 func (s *Server) Config() Config { return s.cfg }
+
+// App returns the application the server sells.
+func (s *Server) App() *sell.App { return s.app }
+
+// Service names the server (Config.Service, "assay" by default).
+func (s *Server) Service() string { return s.cfg.Service }
+
+// PublicBaseURL is Config.PublicBaseURL.
+func (s *Server) PublicBaseURL() string { return s.cfg.PublicBaseURL }
+
+// MaxBodyBytes is the request body limit in use.
+func (s *Server) MaxBodyBytes() int64 { return s.cfg.MaxBodyBytes }
+
+// Paywall is Config.Paywall.
+func (s *Server) Paywall() httpgate.Paywall { return s.cfg.Paywall }
+
+// Catalogue returns the catalogue of offers the server sells (never nil).
+func (s *Server) Catalogue() *sell.Catalogue { return s.cfg.Catalogue }
 
 // Logger returns the server's logger (never nil).
 func (s *Server) Logger() *slog.Logger { return s.log }
@@ -238,6 +286,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		httpjson.Write(w, http.StatusUnprocessableEntity, ve)
 		return
 	}
+	if rf, ok := sell.Refuse(err); ok {
+		writeRefusal(w, rf)
+		return
+	}
 	status, msg := s.status(r.Context(), err, "path", r.URL.Path)
 	if status == statusClientClosed {
 		w.WriteHeader(status)
@@ -247,6 +299,34 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", ra)
 	}
 	httpjson.Detail(w, status, msg)
+}
+
+// refusalDetail is the detail of a refusal's body.
+func refusalDetail(rf sell.Refusal) string {
+	switch b := rf.Body.(type) {
+	case httpjson.DetailBody:
+		return b.Detail
+	case sell.NicheLocked:
+		return b.Detail
+	case sell.NicheQuotaBody:
+		return b.Detail
+	}
+	return http.StatusText(rf.Status)
+}
+
+// writeRefusal writes a refusal of the application (sell.Refuse).
+func writeRefusal(w http.ResponseWriter, rf sell.Refusal) {
+	hd := w.Header()
+	if rf.RetryAfter > 0 {
+		hd.Set("Retry-After", strconv.Itoa(rf.RetryAfter))
+	}
+	if rf.Authenticate != "" {
+		hd.Set("WWW-Authenticate", rf.Authenticate)
+	}
+	if rf.NoStore {
+		hd.Set("Cache-Control", "no-store")
+	}
+	httpjson.Write(w, rf.Status, rf.Body)
 }
 
 // Status returns the HTTP status and detail the HTTP routes give for err
@@ -267,6 +347,9 @@ const statusClientClosed = 499
 // status is the one mapping of errors to statuses: the services' error
 // mappers, then deadlines and cancellation, else 500 (logged with attrs).
 func (s *Server) status(ctx context.Context, err error, attrs ...any) (int, string) {
+	if rf, ok := sell.Refuse(err); ok {
+		return rf.Status, refusalDetail(rf)
+	}
 	for _, m := range s.errorMappers() {
 		if status, msg, ok := m(err); ok {
 			if status >= 500 {

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/shapes"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -313,4 +316,53 @@ func TestParamsThatNameNothing(t *testing.T) {
 	if rec := do(t, h, "GET", "/v1/items/%C3%A9t%C3%A9", ""); rec.Code != 200 || !strings.Contains(rec.Body.String(), "été") {
 		t.Errorf("valid UTF-8 id refused: %d %s", rec.Code, rec.Body)
 	}
+}
+
+// TestPrefixMountKeepsEveryRoute: a host that mounts the handler under its
+// services' prefix (mux.Handle("/api/", h), services at Prefix "/api")
+// finds every route under it, the server-wide ones included.
+func TestPrefixMountKeepsEveryRoute(t *testing.T) {
+	db := emptyDB.Open(t, nil)
+	eng, err := claims.New(nil, db, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Paywall: httpgate.Free{}, Claims: ClaimsConfig{Engine: eng, Prefix: "/api"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/api/", s)
+	for _, p := range []string{"/api/healthz", "/api/readyz", "/api/v1/capabilities"} {
+		if rec := do(t, mux, "GET", p, ""); rec.Code != http.StatusOK {
+			t.Errorf("GET %s under the mount: %d %s", p, rec.Code, rec.Body)
+		}
+	}
+	rec := do(t, mux, "GET", "/api/v1/capabilities", "")
+	var caps shapes.CapabilitiesResponse
+	if err := json.Unmarshal(rec.Body.Bytes(), &caps); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range caps.Capabilities {
+		r := routeByID(s, c.ID)
+		if r == nil {
+			t.Fatalf("capability %s has no route", c.ID)
+		}
+		under := false
+		for _, p := range r.Patterns() {
+			under = under || strings.HasPrefix(p, "/api/")
+		}
+		if !under {
+			t.Errorf("route %s is not served under /api: %v", c.ID, r.Patterns())
+		}
+	}
+}
+
+func routeByID(s *Server, id string) *Route {
+	for _, r := range s.Routes() {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
 }

@@ -28,25 +28,6 @@ type SnapshotsConfig struct {
 	Prefixes []string
 }
 
-// SnapshotMetadata is the body of GET /v1/url-snapshots/{snapshot_id}:
-// the EvidenceSnapshot fields plus where to get the content and how it
-// was normalised (the interface documents leave this body open).
-type SnapshotMetadata struct {
-	*snapshot.Snapshot
-	// Normalization names the algorithm behind normalizedSha256.
-	Normalization *string `json:"normalization"`
-	// Charset is the encoding the content was decoded with.
-	Charset *string `json:"charset"`
-	// ContentURL and WarcURL address the content and its WARC export
-	// (null when there is no content).
-	ContentURL *string `json:"contentUrl"`
-	WarcURL    *string `json:"warcUrl"`
-	// ExpiresAt is when the retention period ends and the snapshot may be
-	// purged; null while it is held (a niche evaluation's evidence, kept
-	// as long as the evaluation needs it).
-	ExpiresAt *time.Time `json:"expiresAt"`
-}
-
 // snapshotRoutes returns the routes of URL snapshot retrieval.
 func (s *Server) snapshotRoutes() ([]*Route, error) {
 	svc := s.cfg.Snapshots.Service

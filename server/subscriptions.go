@@ -9,12 +9,12 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -246,46 +246,6 @@ func (s *Server) requireToken(w http.ResponseWriter, r *http.Request) (string, b
 	return tok, true
 }
 
-// usd formats micro-USD as a decimal string with at least two decimals.
-func usd(micro int64) string {
-	neg := micro < 0
-	if neg {
-		micro = -micro
-	}
-	frac := strings.TrimRight(strconv.FormatInt(1_000_000+micro%1_000_000, 10)[1:], "0")
-	for len(frac) < 2 {
-		frac += "0"
-	}
-	out := strconv.FormatInt(micro/1_000_000, 10) + "." + frac
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
-
-// SubscriptionStatus is the answer of GET /v1/subscription/status.
-type SubscriptionStatus struct {
-	Available             bool        `json:"available"`
-	PriceUsdPerMonth      *string     `json:"priceUsdPerMonth"`
-	PriceMicrousdPerMonth *int64      `json:"priceMicrousdPerMonth"`
-	Currency              string      `json:"currency"`
-	Interval              string      `json:"interval"`
-	Billing               *string     `json:"billing"`
-	Development           bool        `json:"development"`
-	Subscriber            *Subscriber `json:"subscriber,omitempty"`
-}
-
-// Subscriber is a caller's own subscription.
-type Subscriber struct {
-	TokenValid        bool    `json:"tokenValid"`
-	Active            bool    `json:"active"`
-	Status            *string `json:"status"`
-	SubscriptionID    *string `json:"subscriptionId"`
-	CurrentPeriodEnd  *string `json:"currentPeriodEnd"`
-	CancelAtPeriodEnd bool    `json:"cancelAtPeriodEnd"`
-	AccessUntil       *string `json:"accessUntil"`
-}
-
 func newSubscriberBody(st *niche.SubscriberStatus) *Subscriber {
 	b := &Subscriber{TokenValid: st.TokenValid, Active: st.Entitled, AccessUntil: optionalTime(st.EntitledUntil)}
 	if sub := st.Subscription; sub != nil {
@@ -305,7 +265,7 @@ func (s *Server) subsStatus(w http.ResponseWriter, r *http.Request) {
 	offer, err := svc.Offer(r.Context())
 	switch {
 	case err == nil:
-		price := usd(offer.AmountMicroUSD)
+		price := payment.MicroUSD(offer.AmountMicroUSD).String()
 		body.Available, body.PriceUsdPerMonth, body.PriceMicrousdPerMonth = true, &price, &offer.AmountMicroUSD
 		body.Development = offer.Development
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -322,17 +282,6 @@ func (s *Server) subsStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, body)
-}
-
-// SubscriptionCheckout is the answer of POST /v1/subscription/checkout.
-type SubscriptionCheckout struct {
-	CheckoutURL           string  `json:"checkoutUrl"`
-	SessionID             string  `json:"sessionId"`
-	ExpiresAt             *string `json:"expiresAt"`
-	ClaimURL              string  `json:"claimUrl"`
-	PriceUsdPerMonth      string  `json:"priceUsdPerMonth"`
-	PriceMicrousdPerMonth int64   `json:"priceMicrousdPerMonth"`
-	Development           bool    `json:"development"`
 }
 
 func (s *Server) subsCheckout(w http.ResponseWriter, r *http.Request) {
@@ -354,15 +303,8 @@ func (s *Server) subsCheckout(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, SubscriptionCheckout{CheckoutURL: cs.URL, SessionID: cs.ID, ExpiresAt: optionalTime(cs.ExpiresAt),
-		ClaimURL: base + "/v1/subscription/claim", PriceUsdPerMonth: usd(offer.AmountMicroUSD),
+		ClaimURL: base + "/v1/subscription/claim", PriceUsdPerMonth: payment.MicroUSD(offer.AmountMicroUSD).String(),
 		PriceMicrousdPerMonth: offer.AmountMicroUSD, Development: offer.Development})
-}
-
-// SubscriptionToken carries a subscriber token that is shown once.
-type SubscriptionToken struct {
-	Token          string      `json:"token"`
-	TokenShownOnce bool        `json:"tokenShownOnce"`
-	Subscription   *Subscriber `json:"subscription"`
 }
 
 func (s *Server) writeToken(w http.ResponseWriter, r *http.Request, it *niche.IssuedToken) {
@@ -410,22 +352,6 @@ func (s *Server) subsPortal(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, SubscriptionPortal{PortalURL: ps.URL})
 }
 
-// SubscriptionPortal is the answer of POST /v1/subscription/portal.
-type SubscriptionPortal struct {
-	PortalURL string `json:"portalUrl"`
-}
-
-// SubscriptionRevoked is the answer of POST /v1/subscription/token/revoke.
-type SubscriptionRevoked struct {
-	Revoked bool `json:"revoked"`
-}
-
-// SubscriptionWebhookReceipt is the answer to an accepted webhook delivery.
-type SubscriptionWebhookReceipt struct {
-	Received  bool `json:"received"`
-	Duplicate bool `json:"duplicate"`
-}
-
 func (s *Server) subsRotate(w http.ResponseWriter, r *http.Request) {
 	tok, ok := s.requireToken(w, r)
 	if !ok {
@@ -468,7 +394,7 @@ func (s *Server) subsWebhook(w http.ResponseWriter, r *http.Request) {
 		s.subsError(w, r, niche.ErrBillingUnavailable)
 		return
 	}
-	payload, ok := ReadBody(w, r)
+	payload, ok := httpjson.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -619,7 +545,7 @@ func (s *Server) subsLocalCheckoutPage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.renderPage(w, r, http.StatusOK, subsPage{Title: "Confirm your subscription", Dev: true,
 		Paragraphs: []string{
-			"Niche Discovery monthly subscription: USD " + usd(cs.AmountMicroUSD) + " per month (simulated).",
+			"Niche Discovery monthly subscription: USD " + payment.MicroUSD(cs.AmountMicroUSD).String() + " per month (simulated).",
 			"This checkout expires at " + cs.ExpiresAt.Format(time.RFC3339) + ".",
 		},
 		Forms: []subsForm{{Action: r.URL.Path, Label: "Confirm subscription (development: no money moves)"}},

@@ -18,6 +18,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/stripebilling"
 	sbt "github.com/assaykit/assay/niche/stripebilling/stripebillingtest"
+	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/store"
 )
 
@@ -511,8 +512,8 @@ func TestStripeMockOverHTTP(t *testing.T) {
 func TestUSD(t *testing.T) {
 	for micro, want := range map[int64]string{0: "0.00", 9_990_000: "9.99", 10_000_000: "10.00", 250_000: "0.25",
 		1: "0.000001", 12_345_678: "12.345678", -500_000: "-0.50"} {
-		if got := usd(micro); got != want {
-			t.Errorf("usd(%d) = %q, want %q", micro, got, want)
+		if got := payment.MicroUSD(micro).String(); got != want {
+			t.Errorf("payment.MicroUSD(%d).String() = %q, want %q", micro, got, want)
 		}
 	}
 }

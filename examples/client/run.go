@@ -22,6 +22,7 @@ import (
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/server"
 )
 
@@ -111,13 +112,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxPerCallMicroUSD: cfg.MaxSpend,
 		BudgetMicroUSD:     cfg.MaxSpend,
 	})
-	c := &client{
-		base:   cfg.Base,
-		paying: &http.Client{Transport: transport},
-		plain:  &http.Client{},
-		payer:  signer.Address(),
+	// The routes of the tiers (the catalogue's paths; its prices are the
+	// server's business: the 402 says what a call costs).
+	cat, err := sell.NewCatalogue(nil)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(stdout, "assay client → %s\nwallet %s (%s); spending cap %s\n", cfg.Base, signer.Address(), label, usd(cfg.MaxSpend))
+	c := &client{
+		base:      cfg.Base,
+		paying:    &http.Client{Transport: transport},
+		plain:     &http.Client{},
+		payer:     signer.Address(),
+		catalogue: cat,
+	}
+	fmt.Fprintf(stdout, "assay client → %s\nwallet %s (%s); spending cap %s\n", cfg.Base, signer.Address(), label, "USD "+payment.MicroUSD(cfg.MaxSpend).String())
 
 	v, err := c.verify(ctx, cfg)
 	if err != nil {
@@ -139,18 +147,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	for _, p := range purchases {
 		printPurchase(stdout, p)
 	}
-	fmt.Fprintf(stdout, "\nSigned for %s in total.\n", usd(transport.Spent()))
+	fmt.Fprintf(stdout, "\nSigned for %s in total.\n", "USD "+payment.MicroUSD(transport.Spent()).String())
 	return nil
 }
 
 // client talks to one server: paying requests go through the Transport,
 // lookups (orders, JWKS) do not.
 type client struct {
-	base   string
-	paying *http.Client
-	plain  *http.Client
-	payer  evm.Address
-	jwks   *payment.JWKS
+	base      string
+	paying    *http.Client
+	plain     *http.Client
+	payer     evm.Address
+	jwks      *payment.JWKS
+	catalogue *sell.Catalogue
 }
 
 // purchase is one paid call and what its receipt proves.
@@ -173,7 +182,7 @@ type nichePurchase struct {
 
 // verify buys one verification on cfg.Tier.
 func (c *client) verify(ctx context.Context, cfg *config) (*verification, error) {
-	tier, _ := claims.TierByName(cfg.Tier)
+	tier, _ := c.catalogue.Tier(cfg.Tier)
 	body := map[string]any{"claim": cfg.Claim}
 	if cfg.MinSources > 0 {
 		body["minimumSources"] = cfg.MinSources
@@ -182,7 +191,7 @@ func (c *client) verify(ctx context.Context, cfg *config) (*verification, error)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+tier.Path, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+tier.HTTPPath, bytes.NewReader(b))
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +333,7 @@ func (c *client) checkPurchase(ctx context.Context, p *purchase, res *http.Respo
 		problems = append(problems, "the receipt names result "+rc.ResultID)
 	}
 	if rc.AmountMicroUSD != info.AmountMicroUSD {
-		problems = append(problems, fmt.Sprintf("the receipt says %s, the wallet signed for %s", usd(rc.AmountMicroUSD), usd(info.AmountMicroUSD)))
+		problems = append(problems, fmt.Sprintf("the receipt says %s, the wallet signed for %s", "USD "+payment.MicroUSD(rc.AmountMicroUSD).String(), "USD "+payment.MicroUSD(info.AmountMicroUSD).String()))
 	}
 	if !strings.EqualFold(rc.Payer, c.payer.Hex()) {
 		problems = append(problems, "the receipt names payer "+rc.Payer)

@@ -3,24 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/payment"
 )
-
-// usd formats micro-USD as "USD 0.05" (at least two decimals, no trailing
-// zeros beyond them).
-func usd(micro int64) string {
-	sign := ""
-	if micro < 0 {
-		sign, micro = "-", -micro
-	}
-	frac := strings.TrimRight(fmt.Sprintf("%06d", micro%1_000_000), "0")
-	for len(frac) < 2 {
-		frac += "0"
-	}
-	return fmt.Sprintf("USD %s%d.%s", sign, micro/1_000_000, frac)
-}
 
 // short abbreviates long hex identifiers and addresses for the summary.
 func short(s string) string {
@@ -83,7 +69,7 @@ func printPurchase(w io.Writer, p *purchase) {
 		proto = fmt.Sprintf("%s v%d", proto, i.Version)
 	}
 	fmt.Fprintf(w, "  %s\n", p.what)
-	fmt.Fprintf(w, "    paid      %s by %s on %s to %s\n", usd(i.AmountMicroUSD), proto, i.Network, i.PayTo)
+	fmt.Fprintf(w, "    paid      %s by %s on %s to %s\n", "USD "+payment.MicroUSD(i.AmountMicroUSD).String(), proto, i.Network, i.PayTo)
 	fmt.Fprintf(w, "    order     %s, receipt %s, settlement %s\n", i.OrderID, rc.ReceiptID, short(rc.SettlementReference))
 	fmt.Fprintf(w, "    receipt   signature OK (Ed25519, key %s); resultSha256 matches the bytes received\n", short(rc.KeyID))
 	if rc.Dev {

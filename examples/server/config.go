@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/sell"
 )
 
 // config is the example server's configuration, from flags and ASSAY_*
@@ -100,10 +101,15 @@ type config struct {
 	NicheImport       string
 	NicheFreeSearches int
 	NicheSearchPrice  int64
-	NichePrefix       string
-	NicheUnlockTTL    time.Duration
-	NicheSearchCache  time.Duration
-	TrustedProxies    string
+	NicheEvalPrice    int64
+
+	// Prices of the claim tiers (micro-USD), and of a card payment.
+	ClaimsPrices     map[string]*int64
+	ClaimsCardPrice  int64
+	NichePrefix      string
+	NicheUnlockTTL   time.Duration
+	NicheSearchCache time.Duration
+	TrustedProxies   string
 
 	// Discovery serves the index and the discovery documents.
 	Discovery     bool
@@ -393,7 +399,15 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.str(&c.NicheImport, "niche-import", "ASSAY_NICHE_IMPORT", "", "import this JSON Lines catalogue (signals and drafts, niche.Engine.Import) at start, before serving; resumable: what is stored is not imported twice; a bad line stops the start, naming it")
 	var free int64
 	f.int64(&free, "niche-free-searches", "ASSAY_NICHE_FREE_SEARCHES", 3, "free text searches (/v1/search, /v1/niches?q=) per caller and UTC day; 0: none, -1: unlimited")
-	f.int64(&c.NicheSearchPrice, "niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", 50_000, "price of GET /v1/search/pay-per-call in micro-USD")
+	f.int64(&c.NicheSearchPrice, "niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", sell.DefaultNicheSearch, "price of GET /v1/search/pay-per-call in micro-USD")
+	f.int64(&c.NicheEvalPrice, "niche-evaluation-price", "ASSAY_NICHE_EVALUATION_PRICE", sell.DefaultNicheEvalPrice, "price of one full niche evaluation (pay-per-call, MCP get_niche full) in micro-USD")
+	c.ClaimsPrices = map[string]*int64{}
+	for _, d := range sell.DefaultPrices().Tiers() {
+		v := new(int64)
+		c.ClaimsPrices[d.Tier] = v
+		f.int64(v, "claims-"+d.Tier+"-price", "ASSAY_CLAIMS_"+strings.ToUpper(d.Tier)+"_PRICE", d.MicroUSD, "price of one verification of the "+d.Tier+" tier in micro-USD (USDC)")
+	}
+	f.int64(&c.ClaimsCardPrice, "claims-card-price", "ASSAY_CLAIMS_CARD_PRICE", sell.DefaultClaimsCard, "card (MPP stripe) price of every claim tier in micro-USD; at least 500000 (Stripe's minimum)")
 	f.str(&c.NichePrefix, "niche-prefix", "ASSAY_NICHE_PREFIX", "/niche-discovery", "service prefix of the niche routes")
 	f.dur(&c.NicheUnlockTTL, "niche-unlock-ttl", "ASSAY_NICHE_UNLOCK_TTL", 15*time.Minute, "validity of an x-niche-paid-call token")
 	f.dur(&c.NicheSearchCache, "niche-search-cache", "ASSAY_NICHE_SEARCH_CACHE", 5*time.Second, "how long niche list/search results are reused (0: off); this instance's writes clear them at once, other instances' show within this time")

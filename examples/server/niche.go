@@ -79,7 +79,7 @@ func newCatalogue(ctx context.Context, cfg *config, db *store.DB, v *verificatio
 	return server.NicheConfig{
 		Engine: eng, Subscribers: subs, Unlock: signer, QuotaKey: quotaKey,
 		Prefix: cfg.NichePrefix, FreeSearchesPerDay: new(cfg.NicheFreeSearches),
-		SearchPriceMicroUSD: cfg.NicheSearchPrice, TrustedProxies: cfg.proxies,
+		TrustedProxies: cfg.proxies,
 	}, closeAll, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/server/agents"
 	"github.com/assaykit/assay/store"
@@ -169,7 +170,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			Repository: discovery.DefaultRepository,
 		})
 	}
+	offers, err := offerCatalogue(cfg, verify.engine.Timeout())
+	if err != nil {
+		return err
+	}
 	h, err := server.New(server.Config{
+		Catalogue:     offers,
 		Logger:        log,
 		PublicBaseURL: publicBase,
 		MaxBodyBytes:  cfg.MaxBodyBytes,
@@ -361,4 +367,14 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// offerCatalogue is the catalogue of offers at the configured prices.
+func offerCatalogue(cfg *config, claimsWork time.Duration) (*sell.Catalogue, error) {
+	p := sell.Prices{Claims: map[string]int64{}, ClaimsCard: cfg.ClaimsCardPrice,
+		NicheEvaluation: cfg.NicheEvalPrice, NicheSearch: cfg.NicheSearchPrice}
+	for tier, v := range cfg.ClaimsPrices {
+		p.Claims[tier] = *v
+	}
+	return sell.NewCatalogue(&sell.CatalogueOptions{Prices: p, ClaimsWorkTimeout: claimsWork})
 }

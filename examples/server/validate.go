@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/evidence"
+	"github.com/assaykit/assay/sell"
 
 	"github.com/assaykit/assay/claims/openai"
 	"github.com/assaykit/assay/payment"
@@ -76,11 +77,18 @@ func (c *config) checkServer(p *problems) {
 		{"db-write-conns", "ASSAY_DB_WRITE_CONNS", c.DBWriteConns, 1},
 		{"snapshot-max-bytes", "ASSAY_SNAPSHOT_MAX_BYTES", c.SnapshotMaxBytes, 1},
 		{"niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", c.NicheSearchPrice, 1},
+		{"niche-evaluation-price", "ASSAY_NICHE_EVALUATION_PRICE", c.NicheEvalPrice, 1},
+		{"claims-card-price", "ASSAY_CLAIMS_CARD_PRICE", c.ClaimsCardPrice, sell.MinCardMicroUSD},
 		// 0: no free searches; -1 (server.UnlimitedSearches): no quota.
 		{"niche-free-searches", "ASSAY_NICHE_FREE_SEARCHES", int64(c.NicheFreeSearches), -1},
 	} {
 		if n.v < n.min {
 			p.add(n.flag, n.env, "must be at least %d, got %d", n.min, n.v)
+		}
+	}
+	for _, tp := range sell.DefaultPrices().Tiers() {
+		if v := c.ClaimsPrices[tp.Tier]; v != nil && *v < 1 {
+			p.add("claims-"+tp.Tier+"-price", "ASSAY_CLAIMS_"+strings.ToUpper(tp.Tier)+"_PRICE", "must be at least 1, got %d", *v)
 		}
 	}
 	if err := c.level.UnmarshalText([]byte(c.LogLevel)); err != nil {

@@ -871,11 +871,11 @@ func TestNewGateNeedsAPublicBase(t *testing.T) {
 	keys, _ := payment.LoadKeyring(context.Background(), db, "")
 	for _, base := range []string{"", "ftp://x", "https://", "https://a.example/?q=1"} {
 		if _, err := httpgate.New(&gatetest.Processor{}, db, &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: base}); err == nil {
-			t.Errorf("NewGate accepted base %q", base)
+			t.Errorf("httpgate.New accepted base %q", base)
 		}
 	}
 	if _, err := httpgate.New(&gatetest.Processor{}, db, &httpgate.Options{PublicBaseURL: publicBase}); err == nil {
-		t.Error("NewGate accepted no receipt keys")
+		t.Error("httpgate.New accepted no receipt keys")
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/assaykit/assay/payment"
@@ -358,26 +356,14 @@ func (p *Processor) Challenge(_ context.Context, offer payment.Offer, res paymen
 // every protocol this offer accepts, and what to do.
 func (p *Processor) challengeDetail(offer payment.Offer) string {
 	s := fmt.Sprintf("Payment required: %s USDC on %s, paid with x402 v2 (PAYMENT-REQUIRED header) or v1 (accepts below)",
-		formatUSD(offer.AmountMicroUSD), p.net.CAIP2)
+		payment.MicroUSD(offer.AmountMicroUSD).String(), p.net.CAIP2)
 	switch {
 	case p.m.CardsOffered(offer):
-		s += fmt.Sprintf(" or MPP (WWW-Authenticate: Payment, method evm, or stripe for a USD %s card payment)", formatUSD(mppseller.CardCents(offer)*10000))
+		s += fmt.Sprintf(" or MPP (WWW-Authenticate: Payment, method evm, or stripe for a USD %s card payment)", payment.MicroUSD(mppseller.CardCents(offer)*10000).String())
 	case p.m.Enabled():
 		s += " or MPP (WWW-Authenticate: Payment, method evm)"
 	}
 	return s + "; pay one and repeat the request."
-}
-
-// formatUSD renders micro-USD as a decimal amount ("0.25").
-func formatUSD(micro int64) string {
-	s := strconv.FormatInt(micro/1_000_000, 10) + "." + fmt.Sprintf("%06d", micro%1_000_000)
-	s = strings.TrimRight(s, "0")
-	if strings.HasSuffix(s, ".") {
-		s += "00"
-	} else if i := strings.IndexByte(s, '.'); len(s)-i == 2 {
-		s += "0"
-	}
-	return s
 }
 
 // Verify implements payment.Processor: a credential goes to the

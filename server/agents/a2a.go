@@ -14,7 +14,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
-	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/server/route"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -132,10 +132,10 @@ type A2A struct {
 // a2aSupportedVersions are the A2A versions served.
 var a2aSupportedVersions = []string{"1.0"}
 
-// Routes implements server.Mount: the A2A endpoint, when claim
+// Routes implements route.Mount: the A2A endpoint, when claim
 // verification is configured.
-func (cfg A2A) Routes(s *server.Server) ([]*server.Route, error) {
-	if s.Config().Claims.Engine == nil {
+func (cfg A2A) Routes(s route.Host) ([]*route.Route, error) {
+	if s.App().Claims == nil {
 		return nil, nil
 	}
 	h, err := newA2AHandler(s, cfg)
@@ -149,10 +149,10 @@ func (cfg A2A) Routes(s *server.Server) ([]*server.Route, error) {
 	// The route's offer is the default tier's: what a message that names
 	// no tier costs (discovery documents advertise it).
 	var offer *payment.Offer
-	if o, ok := s.TierOffers()[h.deflt]; ok {
+	if o, ok := s.App().TierOffers()[h.deflt]; ok {
 		offer = &o
 	}
-	return []*server.Route{{
+	return []*route.Route{{
 		ID:          "a2a",
 		Summary:     "A2A 1.0 JSON-RPC endpoint: SendMessage and SendStreamingMessage verify a claim (paid, x402 or MPP), GetTask and CancelTask (free, order token).",
 		Status:      "paid-preview",
@@ -167,7 +167,7 @@ func (cfg A2A) Routes(s *server.Server) ([]*server.Route, error) {
 // a2aHandler serves the A2A endpoint: it parses the JSON-RPC envelope and
 // dispatches; paid methods go through the paywall of their tier.
 type a2aHandler struct {
-	s       *server.Server
+	s       route.Host
 	tasks   *a2aTasks
 	pay     billing
 	gate    *httpgate.Gate
@@ -177,10 +177,10 @@ type a2aHandler struct {
 	senders map[string]*a2aSend
 }
 
-func newA2AHandler(s *server.Server, cfg A2A) (*a2aHandler, error) {
+func newA2AHandler(s route.Host, cfg A2A) (*a2aHandler, error) {
 	raw := cfg.PublicBaseURL
 	if raw == "" {
-		raw = s.Config().PublicBaseURL
+		raw = s.PublicBaseURL()
 	}
 	base, _, err := publicBase("a2a", raw)
 	if err != nil {
@@ -188,7 +188,7 @@ func newA2AHandler(s *server.Server, cfg A2A) (*a2aHandler, error) {
 	}
 	h := &a2aHandler{s: s, pay: billingFor(s, cfg.Cashier), base: base, deflt: cfg.DefaultTier,
 		send: map[string]http.Handler{}, senders: map[string]*a2aSend{}}
-	offers := s.TierOffers()
+	offers := s.App().TierOffers()
 	if h.deflt == "" {
 		// standard, or the first tier sold when the host sells a subset.
 		h.deflt = claims.Standard
@@ -207,7 +207,7 @@ func newA2AHandler(s *server.Server, cfg A2A) (*a2aHandler, error) {
 	if _, ok := offers[h.deflt]; !ok {
 		return nil, errorf("a2a: default tier %q is not sold (ClaimsConfig.Tiers)", h.deflt)
 	}
-	h.gate, _ = s.Config().Paywall.(*httpgate.Gate)
+	h.gate, _ = s.Paywall().(*httpgate.Gate)
 	ttl, maxTasks := cfg.TaskTTL, cfg.MaxTasks
 	if ttl <= 0 {
 		ttl = time.Hour
@@ -216,7 +216,7 @@ func newA2AHandler(s *server.Server, cfg A2A) (*a2aHandler, error) {
 		maxTasks = 10000
 	}
 	h.tasks = newA2ATasks(ttl, maxTasks)
-	for tier, offer := range s.TierOffers() {
+	for tier, offer := range s.App().TierOffers() {
 		snd := &a2aSend{h: h, tier: tier, offer: offer}
 		h.senders[tier] = snd
 		h.send[tier] = s.Paid(offer, snd)
@@ -309,7 +309,7 @@ func writeRPCDetail(w http.ResponseWriter, status int, id json.RawMessage, resul
 }
 
 func (h *a2aHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, ok := server.ReadBody(w, r)
+	body, ok := httpjson.ReadBody(w, r)
 	if !ok {
 		return
 	}

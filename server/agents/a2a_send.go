@@ -20,7 +20,6 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/mpp"
-	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -168,7 +167,7 @@ func (snd *a2aSend) Precheck(w http.ResponseWriter, r *http.Request) (*http.Requ
 	if rerr == nil {
 		job.idem = r.Header.Get(httpgate.HeaderIdempotencyKey)
 		if len(job.idem) > claims.MaxIdempotencyKeyLength {
-			rerr = invalidParams("the Idempotency-Key header is too long", server.IdempotencyKeyError(job.idem).Detail)
+			rerr = invalidParams("the Idempotency-Key header is too long", shapes.IdempotencyKeyError(job.idem).Detail)
 		}
 	}
 	if rerr != nil {
@@ -277,7 +276,7 @@ func (h *a2aHandler) execute(ctx context.Context, job *a2aJob, e *a2aTaskEntry, 
 			emit(ev)
 		}
 	})
-	return h.s.Verify(ctx, job.tier, job.req, job.idem)
+	return h.s.App().Verify(ctx, job.tier, job.req, job.idem)
 }
 
 // finish records how a task ended and returns the final events: the

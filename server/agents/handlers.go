@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/server/route"
 )
 
 // ErrNothingToServe is returned by MCPHandler and A2AHandler when the
@@ -15,7 +15,7 @@ var ErrNothingToServe = errors.New("agents: the server mounts no service this en
 // serves under Config.Mounts), for a host that mounts it on its own mux
 // next to s or without it. It is the bare endpoint: the host's mux, not
 // the server's router, applies body limits, CORS and request logging.
-func MCPHandler(s *server.Server, cfg MCP) (http.Handler, error) {
+func MCPHandler(s route.Host, cfg MCP) (http.Handler, error) {
 	return routeHandler(cfg, s, "mcp")
 }
 
@@ -23,11 +23,11 @@ func MCPHandler(s *server.Server, cfg MCP) (http.Handler, error) {
 // prefix}/a2a serves under Config.Mounts), for a host that mounts it on
 // its own mux; as with MCPHandler, the host applies body limits, CORS and
 // request logging.
-func A2AHandler(s *server.Server, cfg A2A) (http.Handler, error) {
+func A2AHandler(s route.Host, cfg A2A) (http.Handler, error) {
 	return routeHandler(cfg, s, "a2a")
 }
 
-func routeHandler(m server.Mount, s *server.Server, id string) (http.Handler, error) {
+func routeHandler(m route.Mount, s route.Host, id string) (http.Handler, error) {
 	rs, err := m.Routes(s)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/sell"
+	"github.com/assaykit/assay/server/route"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -143,12 +144,12 @@ type MCP struct {
 	conformance func(*mcp.Server)
 }
 
-// Routes implements server.Mount: the MCP endpoints (when claim
+// Routes implements route.Mount: the MCP endpoints (when claim
 // verification or niche discovery is configured): POST /mcp, which serves every
 // tool, and POST {prefix}/mcp under each service prefix, which serves that
 // service's tools, each endpoint with its own title and instructions.
-func (cfg MCP) Routes(s *server.Server) ([]*server.Route, error) {
-	if s.Config().Claims.Engine == nil && s.Config().Niche.Engine == nil {
+func (cfg MCP) Routes(s route.Host) ([]*route.Route, error) {
+	if s.App().Claims == nil && s.App().Niche == nil {
 		return nil, nil
 	}
 	ms, err := newMCPServer(s, cfg)
@@ -191,7 +192,7 @@ func (cfg MCP) Routes(s *server.Server) ([]*server.Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	routes := []*server.Route{{
+	routes := []*route.Route{{
 		ID:      "mcp",
 		Tools:   tools,
 		Summary: "MCP endpoint (streamable HTTP) with every tool of this server, paid with x402 in the tool call's _meta.",
@@ -205,7 +206,7 @@ func (cfg MCP) Routes(s *server.Server) ([]*server.Route, error) {
 		if err != nil {
 			return nil, err
 		}
-		routes = append(routes, &server.Route{
+		routes = append(routes, &route.Route{
 			ID:      "mcp." + strings.Join(sv.keys, "+"),
 			Summary: "MCP endpoint (streamable HTTP) of " + sv.name + ": " + strings.Join(sv.toolNames, ", ") + ".",
 			Status:  "paid-preview",
@@ -218,14 +219,14 @@ func (cfg MCP) Routes(s *server.Server) ([]*server.Route, error) {
 }
 
 // toolInfo describes the registered tools for the discovery documents.
-func (ms *mcpServer) toolInfo() ([]server.Tool, error) {
-	var out []server.Tool
+func (ms *mcpServer) toolInfo() ([]route.Tool, error) {
+	var out []route.Tool
 	for _, mt := range ms.tools {
 		in, err := json.Marshal(mt.tool.InputSchema)
 		if err != nil {
 			return nil, errorf("discovery: input schema of MCP tool %s: %v", mt.tool.Name, err)
 		}
-		t := server.Tool{Name: mt.tool.Name, Service: mt.service, Summary: mt.summary, InputSchema: in,
+		t := route.Tool{Name: mt.tool.Name, Service: mt.service, Summary: mt.summary, InputSchema: in,
 			Idempotent: mt.tool.Annotations != nil && mt.tool.Annotations.IdempotentHint, Offer: mt.offer, Timeout: mt.timeout}
 		if mt.tool.OutputSchema != nil {
 			if t.OutputSchema, err = json.Marshal(mt.tool.OutputSchema); err != nil {
@@ -239,7 +240,7 @@ func (ms *mcpServer) toolInfo() ([]server.Tool, error) {
 
 // mcpServer holds the MCP servers and what their tools need.
 type mcpServer struct {
-	s        *server.Server
+	s        route.Host
 	srv      *mcp.Server // every tool (POST /mcp)
 	pay      billing
 	base     string // public base URL, no trailing slash ("" when unset)
@@ -282,11 +283,11 @@ const (
 		"result): GET /v1/orders/{orderId} with X-Agentic-Order-Token, and its delivered answer at /v1/orders/{orderId}/result."
 )
 
-func newMCPServer(s *server.Server, cfg MCP) (*mcpServer, error) {
+func newMCPServer(s route.Host, cfg MCP) (*mcpServer, error) {
 	ms := &mcpServer{s: s, pay: billingFor(s, cfg.Cashier), readCred: cfg.ReadCredential}
 	raw := cfg.PublicBaseURL
 	if raw == "" {
-		raw = s.Config().PublicBaseURL
+		raw = s.PublicBaseURL()
 	}
 	base, u, err := publicBase("mcp", raw)
 	if err != nil {
@@ -301,11 +302,11 @@ func newMCPServer(s *server.Server, cfg MCP) (*mcpServer, error) {
 	if ms.readCred == nil {
 		ms.readCred = readX402Credential
 	}
-	if s.Config().Claims.Engine != nil {
-		ms.addService(server.ClaimsServiceKey, "claim verification", s.ClaimsPrefix())
+	if s.App().Claims != nil {
+		ms.addService(route.ClaimsServiceKey, "claim verification", s.ClaimsPrefix())
 	}
-	if n := nicheForMCP(s); n != nil && n.prefix != "" {
-		ms.addService(server.NicheServiceKey, "niche discovery", n.prefix)
+	if n := s.App().Niche; n != nil && n.Prefix() != "" {
+		ms.addService(route.NicheServiceKey, "niche discovery", n.Prefix())
 	}
 	var names, instructions []string
 	for _, sv := range ms.services {
@@ -314,9 +315,9 @@ func newMCPServer(s *server.Server, cfg MCP) (*mcpServer, error) {
 			texts = append(texts, mcpServiceInstructions(k))
 		}
 		names, instructions = append(names, sv.name), append(instructions, texts...)
-		sv.srv = newMCPSDKServer(s, s.Config().Service+" "+sv.name, strings.Join(append(texts, mcpRecoveryInstructions), " "))
+		sv.srv = newMCPSDKServer(s, s.Service()+" "+sv.name, strings.Join(append(texts, mcpRecoveryInstructions), " "))
 	}
-	ms.srv = newMCPSDKServer(s, s.Config().Service+" "+strings.Join(names, " and "), strings.Join(append(instructions, mcpRecoveryInstructions), " "))
+	ms.srv = newMCPSDKServer(s, s.Service()+" "+strings.Join(names, " and "), strings.Join(append(instructions, mcpRecoveryInstructions), " "))
 	if err := ms.addTools(); err != nil {
 		return nil, err
 	}
@@ -344,7 +345,7 @@ func (ms *mcpServer) addService(key, name, prefix string) {
 
 // mcpServiceInstructions are the instructions of a service's tools.
 func mcpServiceInstructions(key string) string {
-	if key == server.NicheServiceKey {
+	if key == route.NicheServiceKey {
 		return mcpNicheInstructions
 	}
 	return mcpClaimsInstructions
@@ -359,8 +360,8 @@ func mcpServiceInstructions(key string) string {
 // server that handles prompts to say so. No listChanged (the lists never
 // change while the server runs), no resource subscriptions, no
 // completions (nothing to complete: no prompt or template arguments).
-func newMCPSDKServer(s *server.Server, title, instructions string) *mcp.Server {
-	return mcp.NewServer(&mcp.Implementation{Name: s.Config().Service, Title: title, Version: server.Version},
+func newMCPSDKServer(s route.Host, title, instructions string) *mcp.Server {
+	return mcp.NewServer(&mcp.Implementation{Name: s.Service(), Title: title, Version: sell.Version},
 		&mcp.ServerOptions{
 			Instructions: instructions,
 			Logger:       mcpLogger(s.Logger()),

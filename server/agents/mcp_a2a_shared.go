@@ -17,7 +17,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
-	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/server/route"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -34,11 +34,11 @@ type billing struct {
 // else the Cashier of Config.Paywall when it is a *httpgate.Gate, else free
 // under httpgate.Free. Any other paywall (or none) leaves the transport's
 // paid calls unconfigured.
-func billingFor(s *server.Server, own *payment.Cashier) billing {
+func billingFor(s route.Host, own *payment.Cashier) billing {
 	if own != nil {
 		return billing{cashier: own}
 	}
-	switch pw := s.Config().Paywall.(type) {
+	switch pw := s.Paywall().(type) {
 	case *httpgate.Gate:
 		if pw != nil {
 			return billing{cashier: pw.Cashier()}
@@ -66,7 +66,7 @@ func publicBase(what, raw string) (string, *url.URL, error) {
 // tier rules, exactly as the HTTP tier routes do before payment. On
 // failure it returns the 422 body the HTTP route would give (loc prefixed
 // "body"); raw is the request object as received.
-func decodeClaimRequest(s *server.Server, tier string, raw []byte) (*claims.Request, *claims.Effective, *shapes.ValidationError, error) {
+func decodeClaimRequest(s route.Host, tier string, raw []byte) (*claims.Request, *claims.Effective, *shapes.ValidationError, error) {
 	var req claims.Request
 	if err := shapes.Decode(raw, &req); err != nil {
 		var ve *shapes.ValidationError
@@ -75,7 +75,7 @@ func decodeClaimRequest(s *server.Server, tier string, raw []byte) (*claims.Requ
 		}
 		return nil, nil, nil, err
 	}
-	eff, err := s.Config().Claims.Engine.Check(tier, &req)
+	eff, err := s.App().Claims.Check(tier, &req)
 	if err != nil {
 		var re *claims.RequestError
 		if errors.As(err, &re) {
@@ -147,7 +147,7 @@ const evidenceText = "The signed evidence bundle (WACZ) of this verification: it
 
 // evidenceURL is the URL of a verification's evidence bundle under base,
 // "" when bundles are not served or base is unknown.
-func evidenceURL(s *server.Server, base, verificationID string) string {
+func evidenceURL(s route.Host, base, verificationID string) string {
 	p := s.EvidencePath(verificationID)
 	if p == "" || base == "" || verificationID == "" {
 		return ""

@@ -2,9 +2,9 @@ package agents
 
 // Niche discovery over MCP: search_niches and get_niche. Both serve free
 // previews; with "full": true they sell the full evaluations for the same
-// price, through the same Cashier and with the same rules as the HTTP
-// pay-per-call routes. They run the niche routes' own handlers in-process,
-// so validation, errors and bodies are exactly the HTTP ones.
+// price, through the same sale and with the same rules as the HTTP
+// pay-per-call routes: both call the niche catalogue as sold (sell.Niche),
+// and errors have the HTTP routes' statuses and bodies.
 
 import (
 	"bytes"
@@ -12,103 +12,22 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
-	"strings"
 
 	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
-	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/sell"
+	"github.com/assaykit/assay/server/route"
 	"github.com/assaykit/assay/shapes"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// nicheRoutes are the niche routes the MCP niche tools run in-process:
-// the HTTP handlers of the free search and preview and the paid handlers
-// (behind the paywall) of the two pay-per-call routes, with their offers.
-type nicheRoutes struct {
-	prefix          string
-	search, preview http.Handler
-	paidSearch      paidHandler
-	paidEvaluation  paidHandler
-	searchOffer     payment.Offer
-	evaluationOffer payment.Offer
-}
-
-// paidHandler is a paid route's handler behind the paywall, with its
-// check before payment.
-type paidHandler interface {
-	httpgate.Prechecker
-	http.Handler
-}
-
-// nicheForMCP returns the niche routes of s, or nil when niche discovery
-// is not mounted.
-func nicheForMCP(s *server.Server) *nicheRoutes {
-	n := &nicheRoutes{}
-	for _, r := range s.Routes() {
-		switch r.ID {
-		case "niche.search":
-			n.search = r.Handler
-			if len(r.Prefixes) > 0 {
-				n.prefix = strings.TrimRight(r.Prefixes[0], "/")
-			}
-		case "niche.preview":
-			n.preview = r.Handler
-		case "niche.pay-per-call":
-			n.paidEvaluation, _ = r.Work.(paidHandler)
-			n.evaluationOffer = *r.Offer
-		case "niche.search.pay-per-call":
-			n.paidSearch, _ = r.Work.(paidHandler)
-			n.searchOffer = *r.Offer
-		}
-	}
-	if n.search == nil || n.preview == nil || n.paidSearch == nil || n.paidEvaluation == nil {
-		return nil
-	}
-	return n
-}
-
-// toolRecorder keeps what an in-process handler wrote.
-type toolRecorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (r *toolRecorder) Header() http.Header { return r.header }
-func (r *toolRecorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-}
-func (r *toolRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.body.Write(b)
-}
-
-func (r *toolRecorder) code() int {
-	if r.status == 0 {
-		return http.StatusOK
-	}
-	return r.status
-}
-
-// inProcess is a GET request for a niche handler.
-func inProcess(ctx context.Context, path string, q url.Values, pathValues map[string]string) *http.Request {
-	r, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://mcp.invalid"+path+"?"+q.Encode(), nil)
-	for k, v := range pathValues {
-		r.SetPathValue(k, v)
-	}
-	r.RemoteAddr = "127.0.0.1:0"
-	return r
-}
 
 // nicheArgs reads tool arguments into query values: the named string and
 // integer members, and the boolean "full". Other members, or members of
@@ -205,19 +124,41 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// recorded turns an in-process answer into a tool result: errors (status
-// >= 400) as error results with the HTTP body.
-func recorded(rec *toolRecorder) *mcp.CallToolResult {
-	body := bytes.TrimSpace(rec.body.Bytes())
-	if !json.Valid(body) {
-		body, _ = httpjson.Marshal(httpjson.DetailBody{Detail: strings.TrimSpace(rec.body.String())})
+// appError is the tool error of an error of the application: the status
+// and body the HTTP routes give it.
+func (ms *mcpServer) appError(ctx context.Context, err error) *mcp.CallToolResult {
+	var ve *shapes.ValidationError
+	if errors.As(err, &ve) {
+		return errorResult(http.StatusUnprocessableEntity, ve, nil)
 	}
-	if rec.code() >= 400 {
-		r := jsonResult(body, true)
-		r.Meta = mcp.Meta{metaStatus: rec.code()}
-		return r
+	if rf, ok := sell.Refuse(err); ok {
+		return errorResult(rf.Status, rf.Body, nil)
 	}
-	return jsonResult(body, false)
+	st, d := ms.s.Status(ctx, err)
+	return detailResult(st, d, nil)
+}
+
+// jsonOf is the tool result of an answer.
+func (ms *mcpServer) jsonOf(ctx context.Context, v any) *mcp.CallToolResult {
+	b, err := httpjson.Marshal(v)
+	if err != nil {
+		return ms.appError(ctx, err)
+	}
+	return jsonResult(b, false)
+}
+
+// searchOptions decodes the search arguments as GET /v1/search decodes its
+// query (422 at ["query", …]).
+func searchOptions(q url.Values) (niche.SearchOptions, *shapes.ValidationError) {
+	var o niche.SearchOptions
+	if err := shapes.DecodeQuery(q, &o); err != nil {
+		var ve *shapes.ValidationError
+		if errors.As(err, &ve) {
+			return o, ve.WithPrefix("query")
+		}
+		return o, &shapes.ValidationError{Detail: []shapes.ErrorDetail{{Type: "value_error", Loc: []any{"query"}, Msg: err.Error()}}}
+	}
+	return o, nil
 }
 
 // argsHash identifies a niche call for idempotency.
@@ -235,37 +176,29 @@ func argsHash(tool string, q url.Values, pathValues map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// paidNicheTool runs a paid niche handler: its Precheck first (never
-// charged), then the charge.
+// paidNicheTool sells a niche call: check (never charged), then the
+// sale with work as the paid work.
 func (ms *mcpServer) paidNicheTool(ctx context.Context, req *mcp.CallToolRequest, tool string, offer payment.Offer,
-	h paidHandler, path string, q url.Values, pv map[string]string) (*mcp.CallToolResult, error) {
-	rec := &toolRecorder{header: http.Header{}}
-	r, ok := h.Precheck(rec, inProcess(ctx, path, q, pv))
-	if !ok {
-		return recorded(rec), nil
+	check func(context.Context) error, work func(context.Context) (any, error), q url.Values, pv map[string]string) (*mcp.CallToolResult, error) {
+	if err := check(ctx); err != nil {
+		return ms.appError(ctx, err), nil
 	}
 	prog := newMCPProgress(ctx, req)
 	defer prog.close()
-	work := func(wctx context.Context) ([]byte, *toolFailure) {
-		rec := &toolRecorder{header: http.Header{}}
-		h.ServeHTTP(rec, r.WithContext(wctx))
-		body := bytes.TrimSpace(rec.body.Bytes())
-		if rec.code() >= 400 {
-			detail := strings.TrimSpace(rec.body.String())
-			var d httpjson.DetailBody
-			if json.Unmarshal(body, &d) == nil && d.Detail != "" {
-				detail = d.Detail
-			}
-			var out any = json.RawMessage(body)
-			if !json.Valid(body) {
-				out = httpjson.DetailBody{Detail: detail}
-			}
-			return nil, &toolFailure{status: rec.code(), body: out, detail: detail}
+	paid := func(wctx context.Context) ([]byte, *toolFailure) {
+		v, err := work(wctx)
+		var body []byte
+		if err == nil {
+			body, err = httpjson.Marshal(v)
+		}
+		if err != nil {
+			st, d := ms.s.Status(wctx, err)
+			return nil, &toolFailure{status: st, body: httpjson.DetailBody{Detail: d}, detail: d}
 		}
 		return body, nil
 	}
 	idem := metaString(req, metaIdempotencyKey, httpgate.HeaderIdempotencyKey)
-	return ms.charge(ctx, req, tool, offer, argsHash(tool, q, pv), idem, prog, work)
+	return ms.charge(ctx, req, tool, offer, argsHash(tool, q, pv), idem, prog, paid)
 }
 
 // nicheToolSchemas are the input schemas of search_niches and get_niche,
@@ -311,11 +244,11 @@ func nicheToolSchemas() (search, get json.RawMessage, err error) {
 // nicheTools returns search_niches and get_niche when niche discovery is
 // mounted.
 func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
-	n := nicheForMCP(ms.s)
+	n := ms.s.App().Niche
 	if n == nil {
 		return nil, nil
 	}
-	evalOffer, searchOffer := n.evaluationOffer, n.searchOffer
+	evalOffer, searchOffer := n.EvaluationOffer(), n.SearchOffer()
 	searchIn, getIn, err := nicheToolSchemas()
 	if err != nil {
 		return nil, err
@@ -325,7 +258,7 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 		Title: "Search niche evaluations",
 		Description: fmt.Sprintf("Search the catalogue of reviewed niche-market evaluations (every word must match; ranked by relevance). "+
 			"Free: previews (title, buyer, category, score, problem teaser). With full: true, full evaluations with their evidence, "+
-			"paid per call: %s USDC via x402 in _meta[\"x402/payment\"].", priceUSD(searchOffer.AmountMicroUSD)),
+			"paid per call: %s USDC via x402 in _meta[\"x402/payment\"].", payment.MicroUSD(searchOffer.AmountMicroUSD).String()),
 		InputSchema: searchIn,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}
@@ -334,34 +267,39 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 		Title: "Read a niche evaluation",
 		Description: fmt.Sprintf("Read one niche evaluation by id. Free: the preview. With full: true, the full evaluation "+
 			"(score dimensions, evidence links, trend) and an unlock token for the HTTP route, paid per call: %s USDC via x402 in _meta[\"x402/payment\"].",
-			priceUSD(evalOffer.AmountMicroUSD)),
+			payment.MicroUSD(evalOffer.AmountMicroUSD).String()),
 		InputSchema: getIn,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}
-	searchPath := n.prefix + "/v1/search"
 	return []mcpTool{
-		{tool: search, service: server.NicheServiceKey, offer: &searchOffer, timeout: searchOffer.WorkTimeout,
+		{tool: search, service: route.NicheServiceKey, offer: &searchOffer, timeout: searchOffer.WorkTimeout,
 			summary: "Search niche evaluations: free previews, or full evaluations paid per call with x402 (full: true).",
 			handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				q, full, ve := nicheArgs(toolArgs(req), []string{"q", "category", "sort"}, []string{"limit"})
 				if ve != nil {
 					return errorResult(http.StatusUnprocessableEntity, ve, nil), nil
 				}
-				if full {
-					return ms.paidNicheTool(ctx, req, "search_niches", searchOffer, n.paidSearch, searchPath+"/pay-per-call", q, nil)
+				opts, ve := searchOptions(q)
+				if ve != nil {
+					return errorResult(http.StatusUnprocessableEntity, ve, nil), nil
 				}
-				rec := &toolRecorder{header: http.Header{}}
-				r := inProcess(ctx, searchPath, q, nil)
+				if full {
+					return ms.paidNicheTool(ctx, req, "search_niches", searchOffer, n.CheckPaidSearch,
+						func(ctx context.Context) (any, error) { return n.PaidSearch(ctx, opts) }, q, nil)
+				}
 				// A free search counts against the caller's daily quota,
 				// exactly as GET /v1/search does for an anonymous caller.
+				var c sell.Caller
 				if p, ok := ctx.Value(mcpPeerKey{}).(mcpPeer); ok {
-					r.RemoteAddr = p.addr
-					r.Header["X-Forwarded-For"] = p.forwarded
+					c.Address = n.ClientAddress(p.addr, p.forwarded)
 				}
-				n.search.ServeHTTP(rec, r) // no Authorization: the anonymous search
-				return recorded(rec), nil
+				out, err := n.Search(ctx, opts, c)
+				if err != nil {
+					return ms.appError(ctx, err), nil
+				}
+				return ms.jsonOf(ctx, out), nil
 			}},
-		{tool: get, service: server.NicheServiceKey, offer: &evalOffer, timeout: evalOffer.WorkTimeout,
+		{tool: get, service: route.NicheServiceKey, offer: &evalOffer, timeout: evalOffer.WorkTimeout,
 			summary: "Read a niche evaluation: the free preview, or the full evaluation paid per call with x402 (full: true).",
 			handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				q, full, ve := nicheArgs(toolArgs(req), []string{"niche_id"}, nil)
@@ -373,14 +311,22 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 					return errorResult(http.StatusUnprocessableEntity, &shapes.ValidationError{Detail: []shapes.ErrorDetail{
 						{Type: "missing", Loc: []any{"arguments", "niche_id"}, Msg: "Field required", Input: nil}}}, nil), nil
 				}
-				pv := map[string]string{"niche_id": id}
-				path := n.prefix + "/v1/niches/" + url.PathEscape(id)
 				if full {
-					return ms.paidNicheTool(ctx, req, "get_niche", evalOffer, n.paidEvaluation, path+"/pay-per-call", url.Values{}, pv)
+					exists := func(ctx context.Context) error {
+						ok, err := n.Engine().Exists(ctx, id)
+						if err == nil && !ok {
+							err = niche.ErrNotFound
+						}
+						return err
+					}
+					return ms.paidNicheTool(ctx, req, "get_niche", evalOffer, exists,
+						func(ctx context.Context) (any, error) { return n.Buy(ctx, id) }, url.Values{}, map[string]string{"niche_id": id})
 				}
-				rec := &toolRecorder{header: http.Header{}}
-				n.preview.ServeHTTP(rec, inProcess(ctx, path+"/preview", url.Values{}, pv))
-				return recorded(rec), nil
+				out, err := n.Preview(ctx, id)
+				if err != nil {
+					return ms.appError(ctx, err), nil
+				}
+				return ms.jsonOf(ctx, out), nil
 			}},
 	}, nil
 }

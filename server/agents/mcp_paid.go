@@ -11,14 +11,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/assaykit/assay/evidence"
 	"github.com/assaykit/assay/payment/httpgate"
 	x402seller "github.com/assaykit/assay/payment/x402/seller"
+
+	"github.com/assaykit/assay/evidence"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/shapes"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -174,7 +174,7 @@ func toolArgs(req *mcp.CallToolRequest) []byte {
 }
 
 // verifyTool is the handler of one paid verification tool.
-func (ms *mcpServer) verifyTool(t claims.Tier, offer payment.Offer) mcp.ToolHandler {
+func (ms *mcpServer) verifyTool(t claims.Tier, tool string, offer payment.Offer) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		// Arguments and tier rules, exactly as the HTTP route checks the
 		// body: never charged.
@@ -190,7 +190,7 @@ func (ms *mcpServer) verifyTool(t claims.Tier, offer payment.Offer) mcp.ToolHand
 		prog := newMCPProgress(ctx, req)
 		defer prog.close()
 		work := func(ctx context.Context) ([]byte, *toolFailure) {
-			res, err := ms.s.Verify(claims.WithProgress(ctx, prog.stage), t.Name, creq, idem)
+			res, err := ms.s.App().Verify(claims.WithProgress(ctx, prog.stage), t.Name, creq, idem)
 			var body []byte
 			if err == nil {
 				body, err = httpjson.Marshal(res)
@@ -205,7 +205,7 @@ func (ms *mcpServer) verifyTool(t claims.Tier, offer payment.Offer) mcp.ToolHand
 			}
 			return body, nil
 		}
-		return ms.charge(ctx, req, t.Tool, offer, transportRequestHash("mcp", t.Tool, eff), idem, prog, work)
+		return ms.charge(ctx, req, tool, offer, transportRequestHash("mcp", tool, eff), idem, prog, work)
 	}
 }
 
@@ -214,7 +214,7 @@ func (ms *mcpServer) verifyTool(t claims.Tier, offer payment.Offer) mcp.ToolHand
 func (ms *mcpServer) charge(ctx context.Context, req *mcp.CallToolRequest, tool string, offer payment.Offer,
 	requestHash, idem string, prog *mcpProgress, work paidWork) (*mcp.CallToolResult, error) {
 	if len(idem) > claims.MaxIdempotencyKeyLength {
-		return errorResult(http.StatusUnprocessableEntity, server.IdempotencyKeyError(idem), nil), nil
+		return errorResult(http.StatusUnprocessableEntity, shapes.IdempotencyKeyError(idem), nil), nil
 	}
 	switch {
 	case ms.pay.free:

@@ -16,6 +16,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/server"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -99,9 +100,9 @@ func TestMCPListTools(t *testing.T) {
 			t.Error("the free tool declares no output schema")
 		}
 		for _, tier := range claims.Tiers() {
-			tl := byName[tier.Tool]
+			tl := byName[tierListing(tier.Name).MCPTool]
 			if tl.OutputSchema != nil {
-				t.Errorf("%s declares an outputSchema (it would reject the PaymentRequired result)", tier.Tool)
+				t.Errorf("%s declares an outputSchema (it would reject the PaymentRequired result)", tierListing(tier.Name).MCPTool)
 			}
 			b, _ := json.Marshal(tl.InputSchema)
 			var s struct {
@@ -114,26 +115,26 @@ func TestMCPListTools(t *testing.T) {
 				t.Fatal(err)
 			}
 			if s.Type != "object" || s.Additional || !cmp.Equal(s.Required, []string{"claim"}) {
-				t.Errorf("%s schema: %s", tier.Tool, b)
+				t.Errorf("%s schema: %s", tierListing(tier.Name).MCPTool, b)
 			}
 			// maxSources keeps the shape's bound (larger values are clamped
 			// to the tier cap, as on HTTP); minimumSources above the cap is
 			// refused (and so is one above the pages the tier checks
 			// quotes on), so the lower of the two is its maximum.
 			if got := s.Props["maxSources"]["maximum"]; got != float64(20) {
-				t.Errorf("%s maxSources maximum = %v, want the shape's 20", tier.Tool, got)
+				t.Errorf("%s maxSources maximum = %v, want the shape's 20", tierListing(tier.Name).MCPTool, got)
 			}
 			if d, _ := s.Props["maxSources"]["description"].(string); !strings.Contains(d, fmt.Sprintf("clamped to %d", tier.MaxCitedSources)) {
-				t.Errorf("%s maxSources description %q does not say it is clamped to %d", tier.Tool, d, tier.MaxCitedSources)
+				t.Errorf("%s maxSources description %q does not say it is clamped to %d", tierListing(tier.Name).MCPTool, d, tier.MaxCitedSources)
 			}
 			if got := s.Props["minimumSources"]["maximum"]; got != float64(min(10, tier.MaxMinimumSources())) {
-				t.Errorf("%s minimumSources maximum = %v, want %d", tier.Tool, got, min(10, tier.MaxMinimumSources()))
+				t.Errorf("%s minimumSources maximum = %v, want %d", tierListing(tier.Name).MCPTool, got, min(10, tier.MaxMinimumSources()))
 			}
 			if got := s.Props["claim"]["minLength"]; got != float64(3) {
-				t.Errorf("%s claim minLength = %v", tier.Tool, got)
+				t.Errorf("%s claim minLength = %v", tierListing(tier.Name).MCPTool, got)
 			}
 			if len(s.Props) != 11 {
-				t.Errorf("%s has %d properties, want the 11 of ClaimVerificationRequest", tier.Tool, len(s.Props))
+				t.Errorf("%s has %d properties, want the 11 of ClaimVerificationRequest", tierListing(tier.Name).MCPTool, len(s.Props))
 			}
 		}
 	}
@@ -569,4 +570,14 @@ func TestMCPResourceFromHost(t *testing.T) {
 	if got := structured(t, r)["resource"].(map[string]any)["url"]; got != "mcp://fallback.example/verify_claim" {
 		t.Fatalf("resource %v", got)
 	}
+}
+
+// tierListing is the default catalogue's listing of a claim tier.
+func tierListing(tier string) sell.Listing {
+	c, err := sell.NewCatalogue(nil)
+	if err != nil {
+		panic(err)
+	}
+	l, _ := c.Tier(tier)
+	return l
 }

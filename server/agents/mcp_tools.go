@@ -12,7 +12,8 @@ import (
 	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/sell"
+	"github.com/assaykit/assay/server/route"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -24,12 +25,12 @@ func (ms *mcpServer) addTools() (err error) {
 			err = errorf("mcp: registering tools: %v", p)
 		}
 	}()
-	if ms.s.Config().Claims.Engine != nil {
+	if ms.s.App().Claims != nil {
 		tiersOut, err := tiersOutputSchema()
 		if err != nil {
 			return err
 		}
-		ms.add(mcpTool{service: server.ClaimsServiceKey, summary: "List the claim verification tiers with their prices and limits (free).",
+		ms.add(mcpTool{service: route.ClaimsServiceKey, summary: "List the claim verification tiers with their prices and limits (free).",
 			tool: &mcp.Tool{
 				Name:         "list_verification_tiers",
 				Title:        "List verification tiers",
@@ -40,32 +41,33 @@ func (ms *mcpServer) addTools() (err error) {
 			}, handler: ms.listTiers})
 	}
 
-	offers := ms.s.TierOffers()
+	offers := ms.s.App().TierOffers()
 	for _, t := range claims.Tiers() {
 		offer, ok := offers[t.Name]
 		if !ok {
 			continue
 		}
+		l, _ := ms.s.App().Catalogue.Tier(t.Name)
 		in, err := claimToolInputSchema(t)
 		if err != nil {
 			return err
 		}
-		ms.add(mcpTool{service: server.ClaimsServiceKey, offer: &offer, timeout: t.Timeout,
+		ms.add(mcpTool{service: route.ClaimsServiceKey, offer: &offer, timeout: t.Timeout,
 			summary: fmt.Sprintf("Verify a claim at the %s tier (up to %d search actions, %d cited sources), paid per call with x402.",
 				t.Name, t.MaxToolActions, t.MaxCitedSources),
 			tool: &mcp.Tool{
-				Name:  t.Tool,
+				Name:  l.MCPTool,
 				Title: "Verify a claim (" + t.Name + " tier)",
 				Description: fmt.Sprintf("Verify a factual claim against current web sources (%s tier: up to %d search actions, at most %d cited sources, snapshots: %s). "+
 					"Returns a structured, cited ClaimVerificationResult. Paid per call: %s USDC via x402 (an unpaid call returns the payment requirements; "+
 					"repeat it with the PaymentPayload in _meta[\"x402/payment\"]).",
-					t.Name, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, priceUSD(t.PriceMicroUSD)),
+					t.Name, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, payment.MicroUSD(offer.AmountMicroUSD).String()),
 				InputSchema: in,
 				// No OutputSchema: the official TypeScript client validates
 				// structuredContent against it, and the PaymentRequired
 				// object of an unpaid call would not match.
 				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(true)},
-			}, handler: ms.verifyTool(t, offer)})
+			}, handler: ms.verifyTool(t, l.MCPTool, offer)})
 	}
 	niche, err := ms.nicheTools()
 	if err != nil {
@@ -155,12 +157,13 @@ func tiersOutputSchema() (json.RawMessage, error) {
 	})
 }
 
-func tierList() tiersList {
+func tierList(cat *sell.Catalogue) tiersList {
 	out := tiersList{Currency: "USD", Payment: "x402 in _meta[\"x402/payment\"] (USDC)"}
 	for _, t := range claims.Tiers() {
+		l, _ := cat.Tier(t.Name)
 		out.Tiers = append(out.Tiers, mcpTierInfo{
-			Tier: t.Name, Tool: t.Tool, Path: t.Path, PriceMicrousd: t.PriceMicroUSD, PriceUSD: priceUSD(t.PriceMicroUSD),
-			CardPriceMicrousd: t.CardMicroUSD, MaxToolActions: t.MaxToolActions, MaxOutputTokens: t.MaxOutputTokens,
+			Tier: t.Name, Tool: l.MCPTool, Path: l.HTTPPath, PriceMicrousd: l.AmountMicroUSD, PriceUSD: payment.MicroUSD(l.AmountMicroUSD).String(),
+			CardPriceMicrousd: l.CardMicroUSD, MaxToolActions: t.MaxToolActions, MaxOutputTokens: t.MaxOutputTokens,
 			MaxCitedSources: t.MaxCitedSources, SnapshotMode: string(t.SnapshotMode), MaxSnapshots: t.MaxSnapshots,
 			TimeoutSeconds: int(t.Timeout.Seconds()),
 		})
@@ -169,7 +172,7 @@ func tierList() tiersList {
 }
 
 func (ms *mcpServer) listTiers(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	b, err := httpjson.Marshal(tierList())
+	b, err := httpjson.Marshal(tierList(ms.s.App().Catalogue))
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ func TestTransportsClampMaxSourcesAlike(t *testing.T) {
 	if st != 200 {
 		t.Fatalf("HTTP: %d %s", st, hb)
 	}
-	r := callTool(t, cs, quick.Tool, args, mcp.Meta{metaPayment: gatetest.Credential("0xabc", "clamp-mcp")})
+	r := callTool(t, cs, tierListing(quick.Name).MCPTool, args, mcp.Meta{metaPayment: gatetest.Credential("0xabc", "clamp-mcp")})
 	text := r.Content[0].(*mcp.TextContent).Text
 	if r.IsError {
 		t.Fatalf("MCP refused maxSources %d on %s: %s", quick.MaxCitedSources+7, quick.Name, text)
@@ -79,7 +79,7 @@ func TestA2ASendMessageDataPartRequest(t *testing.T) {
 		t.Fatalf("task %+v", task)
 	}
 	a2a := delivery{result: task.Artifacts[0].Parts[1].Data, delivered: b, orderID: hd.Get("X-Agentic-Order-Id")}
-	hst, hhd, hb := env.do("POST", "/claim-verification"+deep.Path, string(mustJSON(req)), map[string]string{gatetest.Header: gatetest.Credential("0xdad", "data-http")})
+	hst, hhd, hb := env.do("POST", "/claim-verification"+tierListing(deep.Name).HTTPPath, string(mustJSON(req)), map[string]string{gatetest.Header: gatetest.Credential("0xdad", "data-http")})
 	if hst != 200 {
 		t.Fatalf("HTTP: %d %s", hst, hb)
 	}
@@ -88,7 +88,7 @@ func TestA2ASendMessageDataPartRequest(t *testing.T) {
 		t.Errorf("verdicts differ (-http +a2a):\n%s", diff)
 	}
 	want := env.trailOf(viaHTTP)
-	if want.Tier != deep.Name || want.Amount != deep.PriceMicroUSD {
+	if want.Tier != deep.Name || want.Amount != tierListing(deep.Name).AmountMicroUSD {
 		t.Fatalf("HTTP trail %+v", want)
 	}
 	if diff := cmp.Diff(want, env.trailOf(a2a)); diff != "" {
@@ -115,7 +115,7 @@ func TestA2ASendMessageDataPartRequest(t *testing.T) {
 	// An invalid data part is refused like the HTTP body, unpaid.
 	bad := strings.Replace(string(body), `"minimumSources":1`, `"minimumSources":0`, 1)
 	_, b = env.post(a2aPath, bad, a2aHeaders(gatetest.Header, gatetest.Credential("0xdad", "data-bad")))
-	hst, hb = env.post("/claim-verification"+deep.Path, strings.Replace(string(mustJSON(req)), `"minimumSources":1`, `"minimumSources":0`, 1), nil)
+	hst, hb = env.post("/claim-verification"+tierListing(deep.Name).HTTPPath, strings.Replace(string(mustJSON(req)), `"minimumSources":1`, `"minimumSources":0`, 1), nil)
 	var httpErr struct{ Detail any }
 	_ = json.Unmarshal(hb, &httpErr)
 	if a := decodeRPC(t, b); hst != 422 || a.Error == nil || a.Error.Code != -32602 || !cmp.Equal(httpErr.Detail, a.errorDetail()) {

@@ -1,0 +1,230 @@
+package sell
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/payment"
+)
+
+// Services.
+const (
+	ServiceClaims = "claims"
+	ServiceNiche  = "niche"
+)
+
+// Offer ids of the niche catalogue. A claim tier's offer id is
+// ClaimsOfferID(tier).
+const (
+	OfferNicheEvaluation = "niche.evaluation"
+	OfferNicheSearch     = "niche.search"
+)
+
+// ClaimsOfferID is the offer id of a claim tier: "claims.verify.<tier>".
+func ClaimsOfferID(tier string) string { return "claims.verify." + tier }
+
+// Default prices in micro-USD (USDC atomic units).
+const (
+	DefaultQuickPrice     = 20_000  // USD 0.02
+	DefaultStandardPrice  = 50_000  // USD 0.05
+	DefaultDeepPrice      = 120_000 // USD 0.12
+	DefaultResearchPrice  = 250_000 // USD 0.25
+	DefaultClaimsCard     = 500_000 // USD 0.50: Stripe's minimum card charge
+	DefaultNicheEvalPrice = 250_000 // USD 0.25
+	DefaultNicheSearch    = 50_000  // USD 0.05
+	// MinCardMicroUSD is the smallest card price (Stripe's USD 0.50
+	// minimum charge).
+	MinCardMicroUSD = 500_000
+)
+
+// nicheWork bounds the work of a niche sale (a read of the store).
+const nicheWork = 10 * time.Second
+
+// Listing is one offer of the catalogue, stated once: what is sold, its
+// prices, and where each transport sells it.
+type Listing struct {
+	// Offer is what the payment core charges: id, product (the claim
+	// tier; "" for niche offers, which cannot be quoted), description,
+	// USDC and card prices, media type and work timeout.
+	payment.Offer
+	// Service is ServiceClaims or ServiceNiche.
+	Service string
+	// Tier is the claim tier sold ("" for niche offers).
+	Tier string
+	// HTTPMethod and HTTPPath are the canonical HTTP route (service
+	// prefixes and aliases are the HTTP server's); a path may hold
+	// {niche_id}.
+	HTTPMethod string
+	HTTPPath   string
+	// MCPTool is the MCP tool that sells the offer ("" when none).
+	MCPTool string
+}
+
+// Prices set the catalogue's prices in micro-USD. A zero field keeps its
+// default.
+type Prices struct {
+	// Claims maps a claim tier to its USDC price (x402, MPP evm).
+	Claims map[string]int64
+	// ClaimsCard is the card (MPP stripe) price of every claim tier; at
+	// least MinCardMicroUSD. NoCards offers no card payments.
+	ClaimsCard int64
+	NoCards    bool
+	// NicheEvaluation is the price of one full evaluation, NicheSearch of
+	// one paid search.
+	NicheEvaluation int64
+	NicheSearch     int64
+}
+
+// DefaultPrices returns today's prices.
+func DefaultPrices() Prices {
+	return Prices{
+		Claims: map[string]int64{claims.Quick: DefaultQuickPrice, claims.Standard: DefaultStandardPrice,
+			claims.Deep: DefaultDeepPrice, claims.Research: DefaultResearchPrice},
+		ClaimsCard: DefaultClaimsCard, NicheEvaluation: DefaultNicheEvalPrice, NicheSearch: DefaultNicheSearch,
+	}
+}
+
+// TierPrice is one claim tier's USDC price.
+type TierPrice struct {
+	Tier     string
+	MicroUSD int64
+}
+
+// Tiers returns the claim tiers' prices in the tier table's order (a tier
+// without a price has 0).
+func (p Prices) Tiers() []TierPrice {
+	var out []TierPrice
+	for _, t := range claims.Tiers() {
+		out = append(out, TierPrice{Tier: t.Name, MicroUSD: p.Claims[t.Name]})
+	}
+	return out
+}
+
+// CatalogueOptions configure NewCatalogue. Nil means defaults.
+type CatalogueOptions struct {
+	// Prices override the defaults field by field.
+	Prices Prices
+	// ClaimsWorkTimeout is the longest a verification may take (the claim
+	// offers' WorkTimeout); zero means claims.DefaultTimeout.
+	ClaimsWorkTimeout time.Duration
+}
+
+// Catalogue is every offer, stated once. It is immutable and safe for
+// concurrent use.
+type Catalogue struct {
+	listings []Listing
+	byID     map[string]int
+}
+
+// ErrPrice reports a price the catalogue refuses.
+var ErrPrice = errors.New("sell: invalid price")
+
+// NewCatalogue returns the catalogue with o's prices.
+func NewCatalogue(o *CatalogueOptions) (*Catalogue, error) {
+	if o == nil {
+		o = &CatalogueOptions{}
+	}
+	p := DefaultPrices()
+	for tier, v := range o.Prices.Claims {
+		if _, ok := claims.TierByName(tier); !ok {
+			return nil, fmt.Errorf("%w: unknown claim tier %q", ErrPrice, tier)
+		}
+		p.Claims[tier] = v
+	}
+	set := func(dst *int64, v int64) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	set(&p.ClaimsCard, o.Prices.ClaimsCard)
+	set(&p.NicheEvaluation, o.Prices.NicheEvaluation)
+	set(&p.NicheSearch, o.Prices.NicheSearch)
+	card := p.ClaimsCard
+	if o.Prices.NoCards {
+		card = 0
+	}
+	for name, v := range map[string]int64{"niche evaluation": p.NicheEvaluation, "niche search": p.NicheSearch} {
+		if v < 1 {
+			return nil, fmt.Errorf("%w: the %s price must be at least 1 micro-USD, got %d", ErrPrice, name, v)
+		}
+	}
+	if !o.Prices.NoCards && card < MinCardMicroUSD {
+		return nil, fmt.Errorf("%w: the card price must be at least %s (Stripe's minimum), got %d micro-USD", ErrPrice,
+			payment.MicroUSD(MinCardMicroUSD), card)
+	}
+	work := o.ClaimsWorkTimeout
+	if work <= 0 {
+		work = claims.DefaultTimeout
+	}
+	c := &Catalogue{byID: map[string]int{}}
+	for _, t := range claims.Tiers() {
+		price := p.Claims[t.Name]
+		if price < 1 {
+			return nil, fmt.Errorf("%w: the %s tier's price must be at least 1 micro-USD, got %d", ErrPrice, t.Name, price)
+		}
+		c.add(Listing{
+			Offer: payment.Offer{ID: ClaimsOfferID(t.Name), Product: t.Name,
+				Description:    "Claim verification, " + t.Name + " tier: a cited, structured verdict on a factual claim from current web sources",
+				AmountMicroUSD: price, CardMicroUSD: card, MimeType: "application/json", WorkTimeout: work},
+			Service: ServiceClaims, Tier: t.Name, HTTPMethod: "POST", HTTPPath: claimsPath(t.Name), MCPTool: claimsTool(t.Name),
+		})
+	}
+	c.add(Listing{
+		Offer: payment.Offer{ID: OfferNicheEvaluation, Description: "One full niche evaluation with its evidence",
+			AmountMicroUSD: p.NicheEvaluation, MimeType: "application/json", WorkTimeout: nicheWork},
+		Service: ServiceNiche, HTTPMethod: "GET", HTTPPath: "/v1/niches/{niche_id}/pay-per-call", MCPTool: "get_niche",
+	})
+	c.add(Listing{
+		Offer: payment.Offer{ID: OfferNicheSearch, Description: "Niche catalogue search with full evaluations",
+			AmountMicroUSD: p.NicheSearch, MimeType: "application/json", WorkTimeout: nicheWork},
+		Service: ServiceNiche, HTTPMethod: "GET", HTTPPath: "/v1/search/pay-per-call", MCPTool: "search_niches",
+	})
+	return c, nil
+}
+
+// claimsPath is a claim tier's canonical HTTP path; the standard tier is
+// the service's plain verify route.
+func claimsPath(tier string) string {
+	if tier == claims.Standard {
+		return "/v1/claims/verify"
+	}
+	return "/v1/claims/verify/" + tier
+}
+
+// claimsTool is a claim tier's MCP tool; the standard tier's is the plain
+// verify_claim.
+func claimsTool(tier string) string {
+	if tier == claims.Standard {
+		return "verify_claim"
+	}
+	return "verify_claim_" + tier
+}
+
+func (c *Catalogue) add(l Listing) {
+	c.byID[l.ID] = len(c.listings)
+	c.listings = append(c.listings, l)
+}
+
+// Listings returns every listing: the claim tiers cheapest first, then
+// the niche offers. The slice is a copy.
+func (c *Catalogue) Listings() []Listing { return append([]Listing(nil), c.listings...) }
+
+// Listing returns the listing of an offer id.
+func (c *Catalogue) Listing(id string) (Listing, bool) {
+	i, ok := c.byID[id]
+	if !ok {
+		return Listing{}, false
+	}
+	return c.listings[i], true
+}
+
+// Tier returns the listing of a claim tier.
+func (c *Catalogue) Tier(name string) (Listing, bool) { return c.Listing(ClaimsOfferID(name)) }
+
+// Offer returns the offer of an id (the zero Offer when unknown).
+func (c *Catalogue) Offer(id string) payment.Offer {
+	l, _ := c.Listing(id)
+	return l.Offer
+}
