@@ -59,8 +59,9 @@ type CashierOptions struct {
 
 // Cashier is the transport-neutral core of paid calls: it verifies a
 // credential, reserves it atomically, opens an order, and after the work
-// settles only on success, completes the order and signs a receipt. The
-// HTTP Gate is built on it; the MCP and A2A transports use it directly.
+// settles only on success, completes the order and signs a receipt. Every
+// transport sells through Sell: the HTTP gate (payment/httpgate), the MCP
+// tools and the A2A messages (server/agents).
 type Cashier struct {
 	p            Processor
 	l            Ledger

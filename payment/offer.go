@@ -31,8 +31,9 @@ type Offer struct {
 	Product string
 }
 
-// Call describes the payment behind the request being served. The gate
-// creates it; the paid handler reads it and reports what it produced.
+// Call describes the payment behind the call being served. The Cashier
+// creates it; the paid work reads it (CallFrom) and reports what it
+// produced.
 type Call struct {
 	// Payer identifies who paid: a lowercase 0x address for USDC, or a
 	// processor customer reference for cards. Idempotency keys and

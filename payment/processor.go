@@ -34,7 +34,7 @@ type Resource struct {
 	Description string
 	MimeType    string
 	// QuoteID is a quote the caller named; the offer's amounts then come
-	// from the quote (set by the gate before calling the Processor).
+	// from the quote (set by the transport before the sale).
 	QuoteID string
 }
 

@@ -42,8 +42,8 @@
 //     no-store, priced by the quote named in X-Agentic-Quote-Id (an
 //     unknown, expired, used or other-tier quote is refused with 402, a
 //     fresh challenge without the quote, and a problem detail that says
-//     why). A credential the processor cannot read: 400 problem body (or
-//     the processor's 402), never 500.
+//     why). A credential that cannot be read (Options.ReadCredential): 400
+//     problem body (or the reader's 402), never 500.
 //  5. When the processor identifies the credential offline
 //     (payment.Processor.IdentifyPayment; payment/protocols does: the
 //     payer proved by its signature, recovered locally): a payment that names its quote
