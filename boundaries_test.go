@@ -32,6 +32,17 @@ func TestImportBoundaries(t *testing.T) {
 		{"claims", []string{"payment/...", "sell/...", "server/..."}, "a domain knows nothing of how it is sold"},
 		{"niche", []string{"payment/...", "sell/...", "server/..."}, "a domain knows nothing of how it is sold"},
 		{"snapshot", []string{"payment/...", "sell/...", "server/..."}, "a domain knows nothing of how it is sold"},
+		// An engine-only program (claims, niche and snapshot on SQLite,
+		// with their stores) links the union of these rows' packages: no
+		// payment package.
+		{"store", []string{"payment/...", "store/claimsstore", "store/nichestore", "store/snapshotstore", "store/paymentstore"}, "the shared database links no domain store"},
+		{"store/sqlite", []string{"payment/...", "store/claimsstore", "store/nichestore", "store/snapshotstore", "store/paymentstore"}, "opening a database links its driver, not the domain stores"},
+		{"store/postgres", []string{"payment/...", "store/claimsstore", "store/nichestore", "store/snapshotstore", "store/paymentstore"}, "opening a database links its driver, not the domain stores"},
+		{"store/anydb", []string{"payment/...", "store/claimsstore", "store/nichestore", "store/snapshotstore", "store/paymentstore"}, "opening a database links its drivers, not the domain stores"},
+		{"store/claimsstore", []string{"payment/...", "store/nichestore", "store/snapshotstore", "store/paymentstore"}, "a domain store links its own domain only"},
+		{"store/nichestore", []string{"payment/...", "store/claimsstore", "store/snapshotstore", "store/paymentstore"}, "a domain store links its own domain only"},
+		{"store/snapshotstore", []string{"payment/...", "store/claimsstore", "store/nichestore", "store/paymentstore"}, "a domain store links its own domain only"},
+		{"store/paymentstore", []string{"store/claimsstore", "store/nichestore", "store/snapshotstore"}, "a domain store links its own domain only"},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			out, err := exec.Command(goCmd, "list", "-deps", "./"+tc.pkg).CombinedOutput()

@@ -18,6 +18,9 @@ import (
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/nichestore"
+	"github.com/assaykit/assay/store/snapshotstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -37,7 +40,7 @@ func Example() {
 	}
 	defer db.Close()
 
-	catalogue, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+	catalogue, err := niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources()})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -58,12 +61,13 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	snaps, err := snapshot.NewService(db, db, &snapshot.Options{HostMap: site.HostMap(), AllowAddrs: site.AllowList()})
+	records := snapshotstore.New(db)
+	snaps, err := snapshot.NewService(records, records, &snapshot.Options{HostMap: site.HostMap(), AllowAddrs: site.AllowList()})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer snaps.Close()
-	engine, err := claims.New(provider, db, snaps, nil)
+	engine, err := claims.New(provider, claimsstore.New(db), snaps, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

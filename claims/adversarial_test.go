@@ -19,6 +19,8 @@ import (
 	"github.com/assaykit/assay/field"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/snapshotstore"
 )
 
 // The adversarial table: provider answers an attacker (or a careless
@@ -336,12 +338,13 @@ func TestAdversarialAnswers(t *testing.T) {
 				t.Fatal(err)
 			}
 			db := emptyDB.Open(t, nil)
-			snaps, err := snapshot.NewService(db, db, site.snapshotOptions())
+			records := snapshotstore.New(db)
+			snaps, err := snapshot.NewService(records, records, site.snapshotOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(snaps.Close)
-			engine, err := claims.New(provider, db, snaps, &claims.Options{Now: clock})
+			engine, err := claims.New(provider, claimsstore.New(db), snaps, &claims.Options{Now: clock})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/store/claimsstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -22,7 +23,7 @@ func benchEngine(b *testing.B, providerDelay, pageDelay time.Duration) (*claims.
 	}
 	b.Cleanup(func() { db.Close() })
 	p := claimstest.Respond(claimstest.LoopbackResponse(site.URL, 24), providerDelay)
-	e, err := claims.New(p, db, &claimstest.HTTPSnapshotter{}, nil)
+	e, err := claims.New(p, claimsstore.New(db), &claimstest.HTTPSnapshotter{}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

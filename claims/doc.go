@@ -430,7 +430,7 @@
 // then gets an *InFlightError with a retry hint. A failed call releases its
 // lease; a lease whose holder died expires after the timeout plus 30 s. A
 // process that holds the database alone may free every pending lease at
-// start-up (store.DB.ReleaseIdempotencyLeases; the example server does so on
+// start-up (claimsstore.Store.ReleaseIdempotencyLeases; the example server does so on
 // SQLite), so a retry after a crash does not wait for that expiry.
 //
 // Concurrent identical requests (same tier, effective-request hash and

@@ -13,6 +13,7 @@ import (
 	"github.com/assaykit/assay/field"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/claimsstore"
 )
 
 func countRows(t *testing.T, db *store.DB, table string) int {
@@ -58,7 +59,7 @@ func TestIdempotentReplay(t *testing.T) {
 	}
 	validate(t, again)
 	// Another instance on the same database replays from the store.
-	e2, err := claims.New(p, db, nil, &claims.Options{Now: clock})
+	e2, err := claims.New(p, claimsstore.New(db), nil, &claims.Options{Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

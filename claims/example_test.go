@@ -10,6 +10,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/field"
+	"github.com/assaykit/assay/store/claimsstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -64,7 +65,7 @@ func ExampleEngine_Verify() {
 		"https://www.exampleton.gov/news/minimum-wage":  {Text: "Press release. The minimum wage in Exampleton rises to $18.00 per hour on 1 November 2026."},
 		"https://www.reuters.com/world/exampleton-wage": {Text: "EXAMPLETON (Reuters) - Exampleton's minimum wage rose to $18.00 an hour on Sunday."},
 	}}
-	engine, err := claims.New(claimstest.Respond(scripted(), 0), db, pages, &claims.Options{Now: now})
+	engine, err := claims.New(claimstest.Respond(scripted(), 0), claimsstore.New(db), pages, &claims.Options{Now: now})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func ExampleEngine_Check() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	engine, err := claims.New(nil, db, nil, nil) // no provider: Check and stored results still work
+	engine, err := claims.New(nil, claimsstore.New(db), nil, nil) // no provider: Check and stored results still work
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func ExampleRequest() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	engine, err := claims.New(nil, db, nil, nil)
+	engine, err := claims.New(nil, claimsstore.New(db), nil, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/field"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/claimsstore"
 	"github.com/assaykit/assay/store/storetest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -48,7 +49,7 @@ func newEngine(t testing.TB, p claims.SearchProvider, s claims.Snapshotter, opts
 	if opts.Now == nil {
 		opts.Now = clock
 	}
-	e, err := claims.New(p, db, s, opts)
+	e, err := claims.New(p, claimsstore.New(db), s, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 )
 
 // Store keeps verification results, who may read them, and idempotency
-// leases. *store.DB implements it on SQLite and PostgreSQL, and
-// claimstest.MemStore in memory; the conformance suite claimstest.TestStore
+// leases. store/claimsstore implements it on SQLite and PostgreSQL, and
+// claimsmem.Store in memory; the conformance suite claimstest.TestStore
 // states the contract.
 //
 // Every method is safe for concurrent use, including from several

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/store/snapshotstore"
 	"github.com/assaykit/assay/store/sqlite"
 	"github.com/google/go-cmp/cmp"
 )
@@ -21,7 +22,8 @@ func TestCapabilitiesListTheRoutingTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sdb.Close() })
-	snaps, err := snapshot.NewService(sdb, sdb, nil)
+	records := snapshotstore.New(sdb)
+	snaps, err := snapshot.NewService(records, records, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/claimsmem"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/discovery/discoverytest"
 	"github.com/assaykit/assay/niche"
@@ -25,6 +26,7 @@ import (
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -76,7 +78,7 @@ func newDiscoveryEnvWith(t *testing.T, proc payment.Processor, base string, mod 
 		if _, fake := proc.(*gatetest.Processor); fake {
 			opts.ReadCredential = gatetest.ReadCredential
 		}
-		gate, err := httpgate.New(proc, db, opts)
+		gate, err := httpgate.New(proc, paymentstore.New(db), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1028,7 +1030,7 @@ func TestDiscoveryNamesTheProviders(t *testing.T) {
 	two := func(c *Config) {
 		first, second := f.Provider(), f.Provider()
 		first.ProviderName, second.ProviderName = "openai_web_search", "anthropic_web_search"
-		eng, err := claims.New(first, claimstest.NewMemStore(nil), f.Snapshotter(), &claims.Options{Providers: []claims.SearchProvider{second}})
+		eng, err := claims.New(first, claimsmem.New(nil), f.Snapshotter(), &claims.Options{Providers: []claims.SearchProvider{second}})
 		if err != nil {
 			t.Fatal(err)
 		}

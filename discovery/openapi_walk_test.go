@@ -22,6 +22,9 @@ import (
 
 	"github.com/assaykit/assay/evidence"
 	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/store/nichestore"
+	"github.com/assaykit/assay/store/paymentstore"
+	"github.com/assaykit/assay/store/snapshotstore"
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
@@ -109,11 +112,12 @@ func newWalkEnv(t *testing.T) *walkEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subs, err := niche.NewSubscriptionService(db, localBilling(t), nil)
+	subs, err := niche.NewSubscriptionService(nichestore.New(db), localBilling(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snaps, err := snapshot.NewService(db, db, nil)
+	records := snapshotstore.New(db)
+	snaps, err := snapshot.NewService(records, records, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +177,7 @@ func devGate(t *testing.T, db *store.DB, hs *httptest.Server) *httpgate.Gate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := httpgate.New(proc, db, &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys},
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys},
 		PublicBaseURL: "http://" + hs.Listener.Addr().String()})
 	if err != nil {
 		t.Fatal(err)

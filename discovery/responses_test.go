@@ -14,6 +14,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/sqlite"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -59,7 +60,7 @@ func TestDiscoveryResponsesMatchSchemas(t *testing.T) {
 		}
 		c.Niche.Unlock = signer
 		c.Ready = map[string]func(context.Context) error{"store": func(context.Context) error { return nil }}
-		svc, err := niche.NewSubscriptionService(e0db(t, c), localBilling(t), nil)
+		svc, err := niche.NewSubscriptionService(nichestore.New(e0db(t, c)), localBilling(t), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +137,7 @@ func routeFor(t *testing.T, s *Server, method, path string) *Route {
 // exceptions answer something other than a JSON object.
 func TestDiscoveryEveryOperationHasAResponseSchema(t *testing.T) {
 	e := newDiscoveryEnv(t, true, func(c *Config) {
-		svc, err := niche.NewSubscriptionService(e0db(t, c), localBilling(t), nil)
+		svc, err := niche.NewSubscriptionService(nichestore.New(e0db(t, c)), localBilling(t), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,6 +18,8 @@ import (
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/server/agents"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -141,7 +143,7 @@ func matchPattern(pattern string, parts []string) bool {
 // demoCatalogue is a database holding the demo catalogue, loaded once and
 // copied for each test.
 var demoCatalogue = storetest.Template{Prepare: func(ctx context.Context, db *store.DB) error {
-	neng, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+	neng, err := niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources()})
 	if err != nil {
 		return err
 	}
@@ -158,11 +160,11 @@ func demoEngines(t *testing.T) (*store.DB, *claims.Engine, *niche.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := claims.New(f.Provider(), db, f.Snapshotter(), nil)
+	eng, err := claims.New(f.Provider(), claimsstore.New(db), f.Snapshotter(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	neng, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+	neng, err := niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources()})
 	if err != nil {
 		t.Fatal(err)
 	}

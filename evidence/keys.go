@@ -30,7 +30,8 @@ var ErrBadKey = errors.New("evidence: invalid bundle key")
 // kept (instances sharing a database sign with the same key).
 const KeyMeta = "evidence.bundle_signing_key"
 
-// MetaStore keeps instance-wide settings; store.DB implements it.
+// MetaStore keeps instance-wide settings; store.DB implements it, and
+// metamem.Store in memory.
 type MetaStore interface {
 	SetMetaOnce(ctx context.Context, key, value string) (string, error)
 }

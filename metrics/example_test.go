@@ -16,6 +16,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/store/claimsstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -40,7 +41,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	engine, err := claims.New(provider, db, nil, &claims.Options{Observer: m.ClaimsObserver(provider.Name())})
+	engine, err := claims.New(provider, claimsstore.New(db), nil, &claims.Options{Observer: m.ClaimsObserver(provider.Name())})
 	if err != nil {
 		log.Fatal(err)
 	}

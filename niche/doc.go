@@ -146,7 +146,7 @@
 // folded into their trade: plumber matches plumbing) unless a host sets
 // Options.Language and its store's language to another Snowball language
 // or NoStemming; stemming is done in Go rather than by the databases'
-// own dictionaries so that SQLite, PostgreSQL and MemStore index exactly
+// own dictionaries so that SQLite, PostgreSQL and nichemem index exactly
 // the same terms. This is deliberately not a query language:
 // quotes, minus signs and operators such as OR are punctuation and
 // dropped ("-foo" requires foo), so SQLite's FTS5 and PostgreSQL receive

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -25,7 +26,7 @@ func engineOn(t *testing.T, opts *niche.Options) *niche.Engine {
 	t.Helper()
 	ctx := context.Background()
 	db := emptyDB.Open(t, nil)
-	e, err := niche.New(db, opts)
+	e, err := niche.New(nichestore.New(db), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,13 +142,13 @@ func TestCustomScorer(t *testing.T) {
 		t.Fatalf("weighted scorer: %+v %v", ev, err)
 	}
 	db := emptyDB.Open(t, nil)
-	if _, err := niche.New(db, &niche.Options{Scorer: niche.WeightedScorer{Name: "bad", W: niche.Weights{Pain: 60}}}); err == nil {
+	if _, err := niche.New(nichestore.New(db), &niche.Options{Scorer: niche.WeightedScorer{Name: "bad", W: niche.Weights{Pain: 60}}}); err == nil {
 		t.Fatal("weights adding up to 60 accepted")
 	}
-	if _, err := niche.New(db, &niche.Options{TeaserLength: 80}); err == nil {
+	if _, err := niche.New(nichestore.New(db), &niche.Options{TeaserLength: 80}); err == nil {
 		t.Fatal("a teaser shorter than the indexed one accepted")
 	}
-	if _, err := niche.New(db, &niche.Options{TeaserLength: 400}); err != nil {
+	if _, err := niche.New(nichestore.New(db), &niche.Options{TeaserLength: 400}); err != nil {
 		t.Fatalf("a longer teaser refused: %v", err)
 	}
 }

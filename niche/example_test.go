@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -23,7 +24,7 @@ func ExampleNew() {
 	}
 	defer db.Close()
 	now := func() time.Time { return time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC) }
-	eng, err := niche.New(db, &niche.Options{Now: now})
+	eng, err := niche.New(nichestore.New(db), &niche.Options{Now: now})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -30,7 +30,7 @@ import (
 // their operation id, so importing the same file again stores nothing new:
 // signals come back as duplicates and drafts as replays.
 //
-// Speed. With a store that is a BulkCreator (store.DB) drafts are created
+// Speed. With a store that is a BulkCreator (store/nichestore) drafts are created
 // importBatch at a time, each batch in one transaction (COPY on
 // PostgreSQL), the next batch checked while the store writes one; every
 // draft gets exactly Create's checks and outcome (replays and operation

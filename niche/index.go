@@ -17,8 +17,8 @@ import (
 
 // Search index (Options.DisableSearchIndex).
 //
-// With a store implementing IndexSource (store.DB on SQLite and
-// PostgreSQL, nichetest.MemStore) the engine keeps the published
+// With a store implementing IndexSource (store/nichestore on SQLite and
+// PostgreSQL, nichemem.Store) the engine keeps the published
 // evaluations' search rows in memory with one postings list per word and
 // access level (the preview level: Title and Preview; the full level:
 // Title, Body and Extra), each ordered by the store's creation order
@@ -51,8 +51,8 @@ import (
 // says whether it is ready (the example server's /readyz reports it);
 // LoadIndex waits for it.
 //
-// Consistency: the change feed. A store that is a ChangeFeed (store.DB,
-// MemStore) records every change of a search row — a published
+// Consistency: the change feed. A store that is a ChangeFeed
+// (store/nichestore, nichemem.Store) records every change of a search row — a published
 // evaluation written, withdrawn, or whose signal count changed — with a
 // sequence number, in commit order, in the transaction of the change.
 // The index remembers the last sequence number it applied and applies
@@ -117,7 +117,7 @@ type IndexSource interface {
 
 // RowStreamer is implemented by index sources that hand over the search
 // rows of the published evaluations one at a time, in seq order, in a
-// SearchRow valid only during fn (store.DB: its strings alias the
+// SearchRow valid only during fn (store/nichestore: its strings alias the
 // driver's buffers): a load then copies each string once and builds the
 // postings while the rows are read.
 type RowStreamer interface {
@@ -145,7 +145,7 @@ type SearchChange struct {
 // entries were committed (PostgreSQL: LISTEN/NOTIFY).
 type ChangeNotifier interface {
 	// NotifiesSearchChanges reports whether WatchSearchChanges works on
-	// this store (store.DB: on PostgreSQL, not on SQLite).
+	// this store (store/nichestore: on PostgreSQL, not on SQLite).
 	NotifiesSearchChanges() bool
 	// WatchSearchChanges calls notify once it listens (entries committed
 	// before may be missing from what the caller read) and after entries

@@ -8,13 +8,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assaykit/assay/niche"
-	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/nichestore"
 )
 
 // slowLoad is a store whose full read of the search rows waits until
 // released: an index load that takes as long as the test wants.
 type slowLoad struct {
-	*store.DB
+	*nichestore.Store
 	started, release chan struct{}
 }
 
@@ -23,13 +23,13 @@ func (s *slowLoad) SearchRows(ctx context.Context, ids []string) ([]niche.Search
 		s.started <- struct{}{}
 		<-s.release
 	}
-	return s.DB.SearchRows(ctx, ids)
+	return s.Store.SearchRows(ctx, ids)
 }
 
 func (s *slowLoad) EachSearchRow(ctx context.Context, fn func(*niche.SearchRow) error) error {
 	s.started <- struct{}{}
 	<-s.release
-	return s.DB.EachSearchRow(ctx, fn)
+	return s.Store.EachSearchRow(ctx, fn)
 }
 
 // TestSearchBeforeIndexLoaded: the index loads in the background; until
@@ -47,12 +47,12 @@ func TestSearchBeforeIndexLoaded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	src := &slowLoad{DB: writer.Store().(*store.DB), started: make(chan struct{}, 1), release: make(chan struct{})}
+	src := &slowLoad{Store: writer.Store().(*nichestore.Store), started: make(chan struct{}, 1), release: make(chan struct{})}
 	e, err := niche.New(src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := niche.New(src.DB, &niche.Options{DisableSearchIndex: true})
+	plain, err := niche.New(src.Store, &niche.Options{DisableSearchIndex: true})
 	if err != nil {
 		t.Fatal(err)
 	}

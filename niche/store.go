@@ -13,8 +13,8 @@ import (
 // CatalogueStore (public reads), Searcher (search candidates, the one part
 // that reproduces the relevance formula), QuotaStore (free-use quotas) and
 // EvidenceStore (captures of evidence pages).
-// *store.DB implements it on SQLite and PostgreSQL, nichetest.MemStore in
-// memory; nichetest.TestStore is the conformance suite every
+// store/nichestore implements it on SQLite and PostgreSQL, nichemem.Store
+// in memory; nichetest.TestStore is the conformance suite every
 // implementation must pass.
 //
 // The engine applies the rules (validation, score, publication floor);
@@ -290,7 +290,7 @@ type Candidate struct {
 }
 
 // BulkCreator is implemented by stores that create many evaluations in
-// one transaction (store.DB: COPY on PostgreSQL); Engine.Import uses it,
+// one transaction (store/nichestore: COPY on PostgreSQL); Engine.Import uses it,
 // and creates drafts one by one through ApplyWrite otherwise.
 type BulkCreator interface {
 	// Operations returns the recorded operations among ids.

@@ -153,9 +153,9 @@ type BillingEvent struct {
 // SubscriptionStore keeps subscriptions, subscriber tokens (as SHA-256 hex
 // hashes only), completed checkouts awaiting their one-time token claim, and
 // the ids of processed billing events. It is the union of
-// SubscriptionEvents, SubscriptionReader and SubscriberTokens. *store.DB
-// implements it on SQLite and PostgreSQL, nichetest.MemSubscriptions in
-// memory; the conformance suite is nichetest.TestSubscriptionStore.
+// SubscriptionEvents, SubscriptionReader and SubscriberTokens.
+// store/nichestore implements it on SQLite and PostgreSQL,
+// nichemem.Subscriptions in memory; the conformance suite is nichetest.TestSubscriptionStore.
 //
 // Every method is safe for concurrent use, also across processes sharing
 // one database.

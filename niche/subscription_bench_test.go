@@ -9,6 +9,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -34,7 +35,7 @@ func BenchmarkActive(b *testing.B) {
 			}
 			defer db.Close()
 			local, _ := niche.NewLocalBilling(nil)
-			svc, _ := niche.NewSubscriptionService(db, local, nil)
+			svc, _ := niche.NewSubscriptionService(nichestore.New(db), local, nil)
 			var tokens []string
 			for range 1000 {
 				cs, _, err := svc.Checkout(ctx, niche.CheckoutParams{BaseURL: "http://x"})
@@ -54,7 +55,7 @@ func BenchmarkActive(b *testing.B) {
 			b.Run("baseline=store-lookup", func(b *testing.B) {
 				i := 0
 				for b.Loop() {
-					if _, err := db.SubscriptionByToken(ctx, hashes[i%len(hashes)]); err != nil {
+					if _, err := nichestore.New(db).SubscriptionByToken(ctx, hashes[i%len(hashes)]); err != nil {
 						b.Fatal(err)
 					}
 					i++

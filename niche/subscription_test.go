@@ -14,6 +14,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/nichestore"
 )
 
 // clock is a settable clock shared by the service, the backend and the store.
@@ -65,7 +66,7 @@ func newLocalEnv(t *testing.T, opts *niche.SubscriptionOptions) *localEnv {
 		o = *opts
 	}
 	o.Now = e.clk.Now
-	e.svc, err = niche.NewSubscriptionService(e.db, e.local, &o)
+	e.svc, err = niche.NewSubscriptionService(nichestore.New(e.db), e.local, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +378,7 @@ func TestWebhookResolveFailureIsRetryable(t *testing.T) {
 	db := openStore(t, clk)
 	local, _ := niche.NewLocalBilling(&niche.LocalBillingOptions{Now: clk.Now})
 	b := &scriptedBilling{LocalBilling: local, fails: 1}
-	svc, err := niche.NewSubscriptionService(db, b, &niche.SubscriptionOptions{Now: clk.Now})
+	svc, err := niche.NewSubscriptionService(nichestore.New(db), b, &niche.SubscriptionOptions{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +395,7 @@ func TestWebhookResolveFailureIsRetryable(t *testing.T) {
 	if err := json.Unmarshal(payload, &env); err != nil || env.ID == "" {
 		t.Fatalf("event id: %v", err)
 	}
-	if seen, err := db.SubscriptionEventSeen(ctx, niche.LocalProvider, env.ID); err != nil || seen {
+	if seen, err := nichestore.New(db).SubscriptionEventSeen(ctx, niche.LocalProvider, env.ID); err != nil || seen {
 		t.Fatalf("an event whose resolution failed was recorded (%v)", err)
 	}
 	if _, err := svc.Claim(ctx, cs.ID); !errors.Is(err, niche.ErrClaimPending) {
@@ -437,7 +438,7 @@ func TestClaimWindow(t *testing.T) {
 
 func TestNoBilling(t *testing.T) {
 	clk := newClock()
-	svc, err := niche.NewSubscriptionService(openStore(t, clk), nil, nil)
+	svc, err := niche.NewSubscriptionService(nichestore.New(openStore(t, clk)), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

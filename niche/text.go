@@ -36,7 +36,7 @@ const MaxQueryTokens = 16
 // A store indexes with one language and the engine must parse queries
 // with the same: a host that wants another sets niche.Options.Language
 // and the store's own option (store.Options.SearchLanguage,
-// nichetest.MemStore.Language) to it; New refuses an engine whose
+// nichemem.Store.Language) to it; New refuses an engine whose
 // language differs from its store's, and the SQL store re-indexes its
 // rows when it is opened with a language other than the one they were
 // indexed with.

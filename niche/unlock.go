@@ -147,7 +147,8 @@ func (s *UnlockSigner) Parse(token, nicheID string) (*UnlockClaims, error) {
 	return &UnlockClaims{NicheID: parts[1], ExpiresAt: expires, OrderRef: parts[3]}, nil
 }
 
-// MetaStore keeps instance-wide settings; *store.DB implements it.
+// MetaStore keeps instance-wide settings; *store.DB implements it, and
+// metamem.Store in memory.
 type MetaStore interface {
 	// SetMetaOnce stores value under key unless a value is there and
 	// returns the stored value.

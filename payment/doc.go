@@ -17,8 +17,8 @@
 // payment/paying, which needs none of this package.
 //
 // A Ledger records reservations, orders, receipts, quotes and customers
-// (store.DB on SQLite and PostgreSQL, paymenttest.MemLedger in memory;
-// paymenttest.TestLedger is its conformance suite). An order's status is
+// (store/paymentstore on SQLite and PostgreSQL, payment/paymentmem in
+// memory; paymenttest.TestLedger is its conformance suite). An order's status is
 // an OrderStatus whose transitions OrderStatus.Next states once: the
 // Cashier reports only those moves and the conformance suite checks that
 // a Ledger makes exactly those.
@@ -90,8 +90,8 @@
 // Keys: one signing key and any number of verification keys, from
 // configuration (ParseKeyring: "ed25519:<seed>, ed25519-pub:<old key>")
 // or, when none is configured, generated once and kept in the database
-// (LoadKeyring with a MetaStore such as store.DB) so that every instance signs with the same
-// key. To rotate, configure the new key first and keep the old one's
+// (LoadKeyring with a MetaStore such as store.DB) so that every instance
+// signs with the same key. To rotate, configure the new key first and keep the old one's
 // public key after it; receipts name their key, so old receipts still
 // verify.
 //

@@ -212,7 +212,7 @@ type OfferSummary struct {
 }
 
 // Ledger records reservations, orders, receipts, quotes and customers.
-// store.DB implements it on SQLite and PostgreSQL, paymenttest.MemLedger in
+// store/paymentstore implements it on SQLite and PostgreSQL, paymentmem.Ledger in
 // memory; paymenttest.TestLedger is its conformance suite. Every method is
 // safe for concurrent use, also from several processes sharing one
 // database.

@@ -9,9 +9,9 @@ import (
 	"flag"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/assaykit/assay/store/metamem"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -189,26 +189,8 @@ func TestThumbprintRFC8037(t *testing.T) {
 	}
 }
 
-type memMeta struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (m *memMeta) SetMetaOnce(_ context.Context, k, v string) (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.m == nil {
-		m.m = map[string]string{}
-	}
-	if old, ok := m.m[k]; ok {
-		return old, nil
-	}
-	m.m[k] = v
-	return v, nil
-}
-
 func TestLoadKeyringGeneratesOnce(t *testing.T) {
-	m := &memMeta{}
+	m := &metamem.Store{}
 	a, err := LoadKeyring(context.Background(), m, "")
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/sell"
+	"github.com/assaykit/assay/store/claimsstore"
 	"github.com/assaykit/assay/store/storetest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -46,7 +47,7 @@ func newClaimsEnv(t *testing.T, prov *claimstest.Provider, opts *claims.Options)
 	if prov.ProviderName == "none" {
 		p = nil
 	}
-	e, err := claims.New(p, db, f.Snapshotter(), opts)
+	e, err := claims.New(p, claimsstore.New(db), f.Snapshotter(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +318,7 @@ func (passThrough) Gate(_ payment.Offer, next http.Handler) http.Handler { retur
 func TestClaimsWithOtherPaywallsAndConfig(t *testing.T) {
 	db := emptyDB.Open(t, nil)
 	f, _ := claimstest.LoadFixture("confirmed")
-	e, err := claims.New(f.Provider(), db, f.Snapshotter(), nil)
+	e, err := claims.New(f.Provider(), claimsstore.New(db), f.Snapshotter(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -50,7 +51,7 @@ func newCommerceEnv(t *testing.T) *commerceEnv {
 		t.Fatal(err)
 	}
 	proc := &gatetest.Processor{}
-	gate, err := httpgate.New(proc, db, &httpgate.Options{PublicBaseURL: "https://api.example.test", ReadCredential: gatetest.ReadCredential,
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{PublicBaseURL: "https://api.example.test", ReadCredential: gatetest.ReadCredential,
 		CashierOptions: payment.CashierOptions{Keys: keys, Costs: payment.CostPrices{InputPerMillion: 1_000_000, CachedInputPerMillion: 100_000, OutputPerMillion: 4_000_000, PerSearchCall: 10_000}}})
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +138,7 @@ func TestCommerceQuotes(t *testing.T) {
 	// The quote pays for its tier.
 	q := decodeJSON[struct{ QuoteID string }](t, e.do("POST", "/v1/quotes", `{"tier":"quick"}`))
 	rec := e.paidCall("n-quote", httpgate.HeaderQuoteID, q.QuoteID)
-	o, err := e.db.Order(context.Background(), rec.Header().Get(httpgate.HeaderOrderID))
+	o, err := paymentstore.New(e.db).Order(context.Background(), rec.Header().Get(httpgate.HeaderOrderID))
 	if err != nil || o.QuoteID != q.QuoteID {
 		t.Fatalf("order %+v %v", o, err)
 	}
@@ -195,7 +196,7 @@ func TestCommerceReceiptVerification(t *testing.T) {
 	}
 	wantDetail(t, e.do("GET", "/v1/receipts/ord_00000000000000000000000000000000/verify", ""), 404, "Receipt not found")
 
-	receipt, err := e.db.Receipt(context.Background(), id)
+	receipt, err := paymentstore.New(e.db).Receipt(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestCommerceReceiptVerification(t *testing.T) {
 func TestCommerceJWKSVerifiesReceiptsOffline(t *testing.T) {
 	e := newCommerceEnv(t)
 	paid := e.paidCall("n1")
-	receipt, _ := e.db.Receipt(context.Background(), paid.Header().Get(httpgate.HeaderOrderID))
+	receipt, _ := paymentstore.New(e.db).Receipt(context.Background(), paid.Header().Get(httpgate.HeaderOrderID))
 	for _, path := range []string{"/.well-known/jwks.json", "/claim-verification/.well-known/jwks.json", "/niche-discovery/.well-known/jwks.json"} {
 		rec := e.do("GET", path, "")
 		jwks := decodeJSON[payment.JWKS](t, rec)

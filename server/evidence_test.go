@@ -15,8 +15,10 @@ import (
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/snapshot"
-	"github.com/assaykit/assay/snapshot/snapshottest"
+	"github.com/assaykit/assay/snapshot/snapshotmem"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/paymentstore"
 )
 
 // A stored verification is read — its result and its evidence bundle
@@ -29,17 +31,17 @@ func TestVerificationReadsWaitForTheOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := httpgate.New(&gatetest.Processor{}, db, &httpgate.Options{PublicBaseURL: "https://api.example.test", ReadCredential: gatetest.ReadCredential, CashierOptions: payment.CashierOptions{Keys: keys}})
+	gate, err := httpgate.New(&gatetest.Processor{}, paymentstore.New(db), &httpgate.Options{PublicBaseURL: "https://api.example.test", ReadCredential: gatetest.ReadCredential, CashierOptions: payment.CashierOptions{Keys: keys}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := claims.New(nil, db, nil, nil)
+	eng, err := claims.New(nil, claimsstore.New(db), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec, _ := evidence.GenerateKeySpec()
 	bk, _ := evidence.ParseKeys(spec)
-	snaps, _ := snapshot.NewService(snapshottest.NewMemStore(), snapshottest.NewMemBlobs(nil), nil)
+	snaps, _ := snapshot.NewService(snapshotmem.New(), snapshotmem.NewBlobs(nil), nil)
 	b, _ := evidence.New(snaps, bk, nil)
 	s, err := New(Config{Paywall: gate, Claims: ClaimsConfig{Engine: eng}, Commerce: CommerceConfig{Cashier: gate.Cashier()},
 		Evidence: EvidenceConfig{Builder: b}})
@@ -49,16 +51,16 @@ func TestVerificationReadsWaitForTheOrder(t *testing.T) {
 	token := ids.Token(ids.OrderToken)
 	o := paymenttest.NewTestOrder("claims.verify.quick")
 	o.TokenHash = ids.Hash(token)
-	if err := db.OpenOrder(ctx, o); err != nil {
+	if err := paymentstore.New(db).OpenOrder(ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	rec := &claims.Record{Result: &claims.Result{VerificationID: ids.New(ids.Verification), Claim: "abc", Status: claims.StatusConfirmed,
 		ObservedAt: time.Now()}, Tier: claims.Quick, OrderID: o.ID, OrderTokenHash: o.TokenHash, PageIDs: []string{}}
-	if err := db.SaveVerification(ctx, rec, nil); err != nil {
+	if err := claimsstore.New(db).SaveVerification(ctx, rec, nil); err != nil {
 		t.Fatal(err)
 	}
 	body := []byte(`{"verificationId":"` + rec.Result.VerificationID + `"}`)
-	if err := db.MarkSettling(ctx, o.ID, payment.Delivered{ResultKind: "verification", ResultID: rec.Result.VerificationID,
+	if err := paymentstore.New(db).MarkSettling(ctx, o.ID, payment.Delivered{ResultKind: "verification", ResultID: rec.Result.VerificationID,
 		ResultSHA256: "00", Response: payment.StoredResponse{Status: 200, ContentType: "application/json", Body: body}}); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestVerificationReadsWaitForTheOrder(t *testing.T) {
 			t.Errorf("%s without a token: %d", p, r.Code)
 		}
 	}
-	if err := db.CompleteOrder(ctx, o.ID, payment.Settled{SettlementRef: "0xdev", ReceiptID: ids.New(ids.Receipt), Receipt: []byte(`{}`),
+	if err := paymentstore.New(db).CompleteOrder(ctx, o.ID, payment.Settled{SettlementRef: "0xdev", ReceiptID: ids.New(ids.Receipt), Receipt: []byte(`{}`),
 		CompletedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -98,12 +100,12 @@ func TestNicheUnlockFollowsItsOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gate, err := httpgate.New(&gatetest.Processor{}, db, &httpgate.Options{PublicBaseURL: "https://api.example.test", ReadCredential: gatetest.ReadCredential, CashierOptions: payment.CashierOptions{Keys: keys}})
+		gate, err := httpgate.New(&gatetest.Processor{}, paymentstore.New(db), &httpgate.Options{PublicBaseURL: "https://api.example.test", ReadCredential: gatetest.ReadCredential, CashierOptions: payment.CashierOptions{Keys: keys}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.Commerce = CommerceConfig{Cashier: gate.Cashier()}
-		ledger = db
+		ledger = paymentstore.New(db)
 	})
 	id := f.published[0]
 	open := func() (*payment.Order, string) {

@@ -16,6 +16,8 @@ import (
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/snapshotstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -55,7 +57,8 @@ func verificationPieces(ctx context.Context) (engine *claims.Engine, snaps *snap
 	// The table resolver (no DNS) and the dial tripwire (loopback only)
 	// keep the examples' captures on this machine whatever a result cites;
 	// a real deployment leaves both unset.
-	snaps, err = snapshot.NewService(db, db, &snapshot.Options{
+	records := snapshotstore.New(db)
+	snaps, err = snapshot.NewService(records, records, &snapshot.Options{
 		HostMap: site.HostMap(), AllowAddrs: site.AllowList(),
 		Resolver: snapshottest.Resolver(nil), DialControl: (&snapshottest.Tripwire{}).Control,
 	})
@@ -63,7 +66,7 @@ func verificationPieces(ctx context.Context) (engine *claims.Engine, snaps *snap
 		return nil, nil, nil, err
 	}
 	closers = append(closers, snaps.Close)
-	engine, err = claims.New(provider, db, snaps, nil)
+	engine, err = claims.New(provider, claimsstore.New(db), snaps, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/assaykit/assay/niche/nichetest"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -38,7 +39,7 @@ func Example_nicheCatalogue() {
 	if err != nil {
 		panic(err)
 	}
-	eng, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+	eng, err := niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources()})
 	if err != nil {
 		panic(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/nichestore"
 )
 
 type nicheFixture struct {
@@ -50,7 +51,7 @@ func newNicheFixtureWith(t *testing.T, cfg NicheConfig, configure func(*Config, 
 	t.Helper()
 	ctx := context.Background()
 	db := emptyDB.Open(t, nil)
-	eng, err := niche.New(db, &niche.Options{Sources: []niche.Source{{ID: "forum", Name: "Forums", License: "CC BY-SA 4.0",
+	eng, err := niche.New(nichestore.New(db), &niche.Options{Sources: []niche.Source{{ID: "forum", Name: "Forums", License: "CC BY-SA 4.0",
 		Scope: "public threads", Enabled: true}}})
 	if err != nil {
 		t.Fatal(err)
@@ -583,7 +584,7 @@ func TestNicheSearchResults(t *testing.T) {
 
 func TestNichePaidSearchEmptyCatalogue(t *testing.T) {
 	db := emptyDB.Open(t, nil)
-	eng, _ := niche.New(db, nil)
+	eng, _ := niche.New(nichestore.New(db), nil)
 	pay := &recordingPaywall{}
 	h, err := New(Config{Niche: NicheConfig{Engine: eng}, Paywall: pay})
 	if err != nil {
@@ -760,7 +761,7 @@ func TestNicheAdminImport(t *testing.T) {
 
 func TestNicheConfigErrors(t *testing.T) {
 	db := emptyDB.Open(t, nil)
-	eng, _ := niche.New(db, nil)
+	eng, _ := niche.New(nichestore.New(db), nil)
 	shared := strings.Repeat("k", 40)
 	signer, err := niche.NewUnlockSigner([]byte(shared), nil)
 	if err != nil {
@@ -848,7 +849,7 @@ func TestNicheUnlockURLsAnswer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newNicheFixtureWith(t, NicheConfig{Prefix: tc.prefix}, func(c *Config, db *store.DB) {
-				svc, err := niche.NewSubscriptionService(db, localBilling(t), nil)
+				svc, err := niche.NewSubscriptionService(nichestore.New(db), localBilling(t), nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/shapes"
+	"github.com/assaykit/assay/store/claimsstore"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -323,7 +324,7 @@ func TestParamsThatNameNothing(t *testing.T) {
 // finds every route under it, the server-wide ones included.
 func TestPrefixMountKeepsEveryRoute(t *testing.T) {
 	db := emptyDB.Open(t, nil)
-	eng, err := claims.New(nil, db, nil, nil)
+	eng, err := claims.New(nil, claimsstore.New(db), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,8 +23,11 @@ import (
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/snapshot/snapshotmem"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/snapshot/warc"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/paymentstore"
 )
 
 const xssPage = `<html><body><script>alert(document.cookie)</script><svg onload="alert(1)"></svg><p>Chain id 8453</p></body></html>`
@@ -63,7 +66,7 @@ func snapshotService(t *testing.T) (*snapshot.Service, map[string]*snapshot.Snap
 	t.Cleanup(corpus.Close)
 	addr := corpus.Listener.Addr().String()
 	tw := &snapshottest.Tripwire{}
-	svc, err := snapshot.NewService(snapshottest.NewMemStore(), snapshottest.NewMemBlobs(nil), &snapshot.Options{
+	svc, err := snapshot.NewService(snapshotmem.New(), snapshotmem.NewBlobs(nil), &snapshot.Options{
 		HostMap:    map[string]string{"docs.example.org:80": addr},
 		AllowAddrs: []string{addr}, Resolver: snapshottest.Resolver(nil), DialControl: tw.Control,
 	})
@@ -100,7 +103,7 @@ func TestSnapshotRetrievalPublicWhenPaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	proc := &gatetest.Processor{}
-	gate, err := httpgate.New(proc, db, &httpgate.Options{PublicBaseURL: "https://api.example.test", ReadCredential: gatetest.ReadCredential,
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{PublicBaseURL: "https://api.example.test", ReadCredential: gatetest.ReadCredential,
 		CashierOptions: payment.CashierOptions{Keys: keys}})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +112,7 @@ func TestSnapshotRetrievalPublicWhenPaid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := claims.New(f.Provider(), db, f.Snapshotter(), nil)
+	engine, err := claims.New(f.Provider(), claimsstore.New(db), f.Snapshotter(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

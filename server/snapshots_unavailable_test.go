@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/snapshot"
-	"github.com/assaykit/assay/snapshot/snapshottest"
+	"github.com/assaykit/assay/snapshot/snapshotmem"
 )
 
 // downBlobs is a content store that has become unreachable.
@@ -20,14 +20,14 @@ func (downBlobs) OpenBlob(context.Context, string) (snapshot.Blob, error) {
 // Content the store cannot reach is a 503 with Retry-After, not a 404 or
 // a 500: the snapshot exists and the caller should come back.
 func TestSnapshotStorageUnavailable(t *testing.T) {
-	records := snapshottest.NewMemStore()
+	records := snapshotmem.New()
 	sum := snapshot.RawSHA256([]byte("page"))
 	rec := &snapshot.Snapshot{ID: "snap_" + strings.Repeat("cd", 16), RequestedURL: "https://example.org/",
 		RetrievedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Status: snapshot.StatusCaptured, RawSHA256: &sum}
 	if err := records.InsertSnapshot(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := snapshot.NewService(records, downBlobs{snapshottest.NewMemBlobs(nil)}, nil)
+	svc, err := snapshot.NewService(records, downBlobs{snapshotmem.NewBlobs(nil)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

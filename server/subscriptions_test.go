@@ -20,6 +20,7 @@ import (
 	sbt "github.com/assaykit/assay/niche/stripebilling/stripebillingtest"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/nichestore"
 )
 
 // subsEnv is a running server with subscriptions configured.
@@ -33,7 +34,7 @@ type subsEnv struct {
 func newSubsEnv(t *testing.T, billing niche.Billing, cfg SubscriptionConfig) *subsEnv {
 	t.Helper()
 	db := emptyDB.Open(t, nil)
-	svc, err := niche.NewSubscriptionService(db, billing, nil)
+	svc, err := niche.NewSubscriptionService(nichestore.New(db), billing, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

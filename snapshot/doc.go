@@ -10,10 +10,11 @@
 //   - Service ties a Capturer to a Store (records) and a BlobStore
 //     (content, addressed by rawSha256): Capture, CaptureAll, Get, Open,
 //     Recheck, WARC, Purge. The claims engine calls CaptureAll.
-//   - FileBlobStore is the default BlobStore; store.DB implements both
-//     Store and BlobStore (the database blob store is for several
-//     instances sharing one database); package snapshottest has in-memory
-//     fakes, a table resolver and a dial tripwire for tests.
+//   - FileBlobStore is the default BlobStore; store/snapshotstore
+//     implements both Store and BlobStore (the database blob store is for
+//     several instances sharing one database); package snapshotmem has
+//     in-memory ones, and package snapshottest a table resolver, a dial
+//     tripwire and the conformance suites for tests.
 //   - Normalize computes the normalised text and its hash (algorithm
 //     below); Snapshot.Contains and Matcher check quoted excerpts against
 //     it.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
+	"github.com/assaykit/assay/store/snapshotstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -72,7 +73,8 @@ func ExampleNewService() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	svc, err := snapshot.NewService(db, db, &snapshot.Options{
+	records := snapshotstore.New(db)
+	svc, err := snapshot.NewService(records, records, &snapshot.Options{
 		HostMap:    map[string]string{"docs.example.org:80": addr},
 		AllowAddrs: []string{addr},
 		// Tests only: no DNS, and no dial off loopback. Leave unset in

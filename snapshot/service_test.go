@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/snapshot/snapshotmem"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/snapshot/warc"
 )
@@ -88,7 +89,7 @@ func TestServiceStoresAndRechecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	records := snapshottest.NewMemStore()
+	records := snapshotmem.New()
 	svc := newService(t, corpus(t), clk.Now, blobs, records)
 
 	got, err := svc.CaptureAll(ctx, []string{
@@ -165,8 +166,8 @@ func TestPurge(t *testing.T) {
 	ctx := context.Background()
 	day0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := &clock{t: day0}
-	blobs := snapshottest.NewMemBlobs(clk.Now)
-	records := snapshottest.NewMemStore()
+	blobs := snapshotmem.NewBlobs(clk.Now)
+	records := snapshotmem.New()
 	svc := newService(t, corpus(t), clk.Now, blobs, records)
 
 	old, err := svc.Capture(ctx, "http://docs.example.org/chains")
@@ -217,7 +218,7 @@ func TestPurge(t *testing.T) {
 }
 
 // failingStore fails every insert, one at a time or in a batch.
-type failingStore struct{ *snapshottest.MemStore }
+type failingStore struct{ *snapshotmem.Store }
 
 func (failingStore) InsertSnapshot(context.Context, *snapshot.Snapshot) error {
 	return errors.New("disk full")
@@ -227,11 +228,11 @@ func (failingStore) InsertSnapshots(context.Context, []*snapshot.Snapshot) error
 	return errors.New("disk full")
 }
 
-// singleStore hides MemStore's batch insert, so CaptureAll stores record by record.
+// singleStore hides snapshotmem.Store's batch insert, so CaptureAll stores record by record.
 type singleStore struct{ snapshot.Store }
 
 func TestStorageFailureFailsTheCall(t *testing.T) {
-	svc := newService(t, corpus(t), nil, snapshottest.NewMemBlobs(nil), failingStore{snapshottest.NewMemStore()})
+	svc := newService(t, corpus(t), nil, snapshotmem.NewBlobs(nil), failingStore{snapshotmem.New()})
 	if _, err := svc.Capture(context.Background(), "http://docs.example.org/chains"); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Capture: %v", err)
 	}
@@ -239,7 +240,7 @@ func TestStorageFailureFailsTheCall(t *testing.T) {
 		t.Fatalf("CaptureAll: %v %v", got, err)
 	}
 	// The same without a batch insert: the first failing record fails the call.
-	single := newService(t, corpus(t), nil, snapshottest.NewMemBlobs(nil), singleStore{failingStore{snapshottest.NewMemStore()}})
+	single := newService(t, corpus(t), nil, snapshotmem.NewBlobs(nil), singleStore{failingStore{snapshotmem.New()}})
 	if got, err := single.CaptureAll(context.Background(), []string{"http://docs.example.org/chains", "ftp://x/"}); err == nil || got != nil {
 		t.Fatalf("CaptureAll record by record: %v %v", got, err)
 	}
@@ -308,8 +309,8 @@ func TestFileBlobStore(t *testing.T) {
 
 func TestWARCExportReadsBack(t *testing.T) {
 	ctx := context.Background()
-	blobs := snapshottest.NewMemBlobs(nil)
-	svc := newService(t, corpus(t), nil, blobs, snapshottest.NewMemStore())
+	blobs := snapshotmem.NewBlobs(nil)
+	svc := newService(t, corpus(t), nil, blobs, snapshotmem.New())
 	s, err := svc.Capture(ctx, "http://docs.example.org/chains?x=1#top")
 	if err != nil || s.Status != snapshot.StatusCaptured {
 		t.Fatalf("%v %+v", err, s)
@@ -471,7 +472,7 @@ func TestServiceReportsEveryStoredCapture(t *testing.T) {
 	}
 	var mu sync.Mutex
 	seen := map[snapshot.Status]int{}
-	svc := newServiceObserved(t, corpus(t), clk.Now, blobs, snapshottest.NewMemStore(), func(s *snapshot.Snapshot) {
+	svc := newServiceObserved(t, corpus(t), clk.Now, blobs, snapshotmem.New(), func(s *snapshot.Snapshot) {
 		mu.Lock()
 		defer mu.Unlock()
 		seen[s.Status]++

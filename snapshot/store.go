@@ -7,8 +7,8 @@ import (
 )
 
 // Store keeps snapshot records. Records are immutable: there is no update.
-// Implementations: store.DB (SQLite, PostgreSQL) and snapshottest.MemStore;
-// all pass the conformance suite snapshottest.TestStore.
+// Implementations: store/snapshotstore (SQLite, PostgreSQL) and
+// snapshotmem.Store; all pass the conformance suite snapshottest.TestStore.
 type Store interface {
 	// InsertSnapshot stores a new record (Text is not stored; Exchange,
 	// Charset and Normalization are). ErrConflict when the id exists,
@@ -72,9 +72,9 @@ type Blob interface {
 
 // BlobStore keeps captured content, addressed by the lowercase hex SHA-256
 // of its bytes (a snapshot's rawSha256), so identical pages are stored
-// once. Implementations: FileBlobStore (the default), store.DB (for
-// several instances sharing a database) and snapshottest.MemBlobs; all
-// pass snapshottest.TestBlobStore.
+// once. Implementations: FileBlobStore (the default), store/snapshotstore
+// (for several instances sharing a database), store/s3blobs and
+// snapshotmem.Blobs; all pass snapshottest.TestBlobStore.
 type BlobStore interface {
 	// PutBlob stores size bytes read from r under sum, verifying that they
 	// hash to sum (ErrIntegrity otherwise; nothing is stored). When the

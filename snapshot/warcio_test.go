@@ -15,7 +15,7 @@ import (
 
 	"github.com/assaykit/assay/internal/testenv"
 	"github.com/assaykit/assay/snapshot"
-	"github.com/assaykit/assay/snapshot/snapshottest"
+	"github.com/assaykit/assay/snapshot/snapshotmem"
 )
 
 // TestWARCParsesWithWarcio exports a capture of a gzip-encoded page and has
@@ -36,7 +36,7 @@ func TestWARCParsesWithWarcio(t *testing.T) {
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Write(gz.Bytes())
 	}))
-	svc := newService(t, srv, nil, snapshottest.NewMemBlobs(nil), snapshottest.NewMemStore())
+	svc := newService(t, srv, nil, snapshotmem.NewBlobs(nil), snapshotmem.New())
 	ctx := context.Background()
 	s, err := svc.Capture(ctx, "http://docs.example.org/chains")
 	if err != nil || s.Status != snapshot.StatusCaptured {

@@ -1,10 +1,6 @@
 package store
 
-import (
-	"testing"
-
-	"github.com/assaykit/assay/niche"
-)
+import "testing"
 
 // Tests of internals that need no database (the others open one through
 // store/sqlite and store/postgres, from package store_test).
@@ -27,29 +23,5 @@ func TestRebind(t *testing.T) {
 	lite := &DB{drv: Driver{Dialect: SQLite}}
 	if got := lite.rebind("a = ?"); got != "a = ?" {
 		t.Errorf("sqlite rebind changed the query: %q", got)
-	}
-}
-
-func TestMayHaveToken(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		text string
-		want bool
-	}{
-		{"owners of shops", false}, // a whole word: certain, not uncertain
-		{"shop owner", false},
-		{"ownersꟊ shop", true},
-		{"ownersᦰ shop", true},
-		{"shop ꟊowners", true},
-		{"shop ꟊownersꟊ", true},
-		{"xowners shop", false},
-		{"ownersx", false},
-		{"ownersꟊx", true},
-		{"", false},
-	} {
-		c := niche.Candidate{Body: tc.text}
-		if got := mayHaveToken(&c, "owners"); got != tc.want {
-			t.Errorf("mayHaveToken(%q, owners) = %v, want %v", tc.text, got, tc.want)
-		}
 	}
 }

@@ -15,7 +15,7 @@ var ErrNotFound = errors.New("store: not found")
 // Meta returns the instance-wide setting key, or ErrNotFound.
 func (db *DB) Meta(ctx context.Context, key string) (string, error) {
 	var v string
-	err := db.queryRow(ctx, "SELECT value FROM assay_meta WHERE key = ?", key).Scan(&v)
+	err := db.QueryRow(ctx, "SELECT value FROM assay_meta WHERE key = ?", key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", ErrNotFound
 	}
@@ -27,9 +27,9 @@ func (db *DB) Meta(ctx context.Context, key string) (string, error) {
 
 // SetMeta stores the instance-wide setting key.
 func (db *DB) SetMeta(ctx context.Context, key, value string) error {
-	_, err := db.exec(ctx, `INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)
+	_, err := db.Exec(ctx, `INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-		key, value, db.nowMicros())
+		key, value, db.NowMicros())
 	if err != nil {
 		return fmt.Errorf("store: set meta %s: %w", key, err)
 	}
@@ -41,12 +41,12 @@ func (db *DB) SetMeta(ctx context.Context, key, value string) error {
 // database use it to agree on generated settings such as signing keys.
 func (db *DB) SetMetaOnce(ctx context.Context, key, value string) (string, error) {
 	var stored string
-	err := db.inTx(ctx, func(tx *Tx) error {
-		if _, err := tx.exec(ctx, `INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)
-			ON CONFLICT (key) DO NOTHING`, key, value, db.nowMicros()); err != nil {
+	err := db.InTx(ctx, func(tx *Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (key) DO NOTHING`, key, value, db.NowMicros()); err != nil {
 			return err
 		}
-		return tx.queryRow(ctx, "SELECT value FROM assay_meta WHERE key = ?", key).Scan(&stored)
+		return tx.QueryRow(ctx, "SELECT value FROM assay_meta WHERE key = ?", key).Scan(&stored)
 	})
 	if err != nil {
 		return "", fmt.Errorf("store: set meta once %s: %w", key, err)

@@ -112,7 +112,7 @@ func (db *DB) migrate(ctx context.Context) error {
 				return fmt.Errorf("store: migrate %s: %w", name, err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, db.rebind("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)"), name, db.nowMicros()); err != nil {
+		if _, err := tx.ExecContext(ctx, db.rebind("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)"), name, db.NowMicros()); err != nil {
 			_ = tx.Rollback()
 			return fmt.Errorf("store: migrate %s: %w", name, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -36,7 +37,7 @@ func testNicheEvidenceMigration(t *testing.T, dsn string) {
 	for _, r := range recs {
 		ids, _ := json.Marshal(r.SignalIDs)
 		d := r.Dimensions
-		if _, err := old.ExecT(ctx, `INSERT INTO niche_evaluations (id, status, revision, title, problem, buyer, category,
+		if _, err := old.Exec(ctx, `INSERT INTO niche_evaluations (id, status, revision, title, problem, buyer, category,
 			category_key, solution_hypothesis, evaluation_notes, pain, frequency, willingness_to_pay, reachable_buyers,
 			feasibility, competition_gap, signal_ids, score, score_version, score_weights, st, sb, sc, created_at,
 			updated_at, published_at)
@@ -58,14 +59,14 @@ func testNicheEvidenceMigration(t *testing.T, dsn string) {
 		{recs[0].ID, niche.ActionRescore, "ops", 3, reviewed.Add(time.Hour)},
 		{recs[1].ID, niche.ActionCreate, "bulk load", 1, reviewed},
 	} {
-		if _, err := old.ExecT(ctx, `INSERT INTO niche_revisions (niche_id, revision, action, actor, reason, operation_id, at, state)
+		if _, err := old.Exec(ctx, `INSERT INTO niche_revisions (niche_id, revision, action, actor, reason, operation_id, at, state)
 			VALUES (?, ?, ?, ?, '', '', ?, '{}')`, rev.id, rev.n, rev.action, rev.actor, store.ToMicros(rev.at)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	old.Close()
 
-	db := mustOpen(t, dsn)
+	db := nichestore.New(mustOpen(t, dsn))
 	a, err := db.Evaluation(ctx, recs[0].ID)
 	if err != nil {
 		t.Fatal(err)

@@ -1,22 +1,34 @@
-// Package store holds the SQL implementations of every assay Store, shared
-// by both databases it supports: SQLite (package store/sqlite:
+// Package store is the SQL database every assay store shares, whichever
+// of the two databases it supports: SQLite (package store/sqlite:
 // modernc.org/sqlite, pure Go, the embedded default) and PostgreSQL
 // (package store/postgres: pgx, for deployments of several instances
-// sharing one database). Store itself imports no database driver: an
-// application that opens its database with store/sqlite links no pgx, and
-// one that opens it with store/postgres links no SQLite. store/anydb opens
-// either from a DSN, for programs configured at run time.
+// sharing one database). It holds DB (the writer and reader pools, the
+// dialect, transactions, the statement helpers), the migrations of every
+// domain in one sequence (migrations/<dialect>/, with their Go steps), the
+// instance-wide settings (Meta, SetMeta, SetMetaOnce: the MetaStore of
+// payment, niche and evidence; store/metamem keeps them in memory) and the niche search text that opening a
+// database may recompute (niche_text.go). Store itself imports no database
+// driver and no domain store: an application that opens its database with
+// store/sqlite links no pgx, one that opens it with store/postgres links
+// no SQLite; store/anydb opens either from a DSN, for programs configured
+// at run time. Because opening a database computes niche search text, it
+// imports package niche (the engine's types, not its store): a program on
+// store/sqlite links niche, and no payment package.
 //
-// One *DB serves every domain: it implements niche.Store,
-// niche.SubscriptionStore, snapshot.Store and snapshot.BlobStore,
-// claims.Store and payment.Ledger. Each domain keeps its SQL in its own
-// file (niche.go, snapshot.go, ...) and its tables in its own migration
-// files under migrations/<dialect>/. The conformance suites the
-// implementation passes live beside the interfaces (claimstest.TestStore,
-// nichetest.TestStore, nichetest.TestSubscriptionStore,
-// snapshottest.TestStore, snapshottest.TestBlobStore,
-// paymenttest.TestLedger); this package's tests run them on SQLite (a
-// file and :memory:) and PostgreSQL.
+// Each domain's SQL is a package of its own over a *DB, with New(db)
+// returning the implementation of that domain's interfaces:
+// store/claimsstore (claims.Store), store/nichestore (niche.Store and
+// niche.SubscriptionStore), store/snapshotstore (snapshot.Store and
+// snapshot.BlobStore, and the index of store/s3blobs) and
+// store/paymentstore (payment.Ledger). An application links only the
+// domains it imports: one that embeds the engines without selling links
+// no payment package. The conformance suites they pass live beside the
+// interfaces (claimstest.TestStore, nichetest.TestStore,
+// nichetest.TestSubscriptionStore, snapshottest.TestStore,
+// snapshottest.TestBlobStore, paymenttest.TestLedger); internal/conformance
+// runs them on SQLite (a file and :memory:), PostgreSQL and the in-memory
+// implementations (claims/claimsmem, niche/nichemem,
+// snapshot/snapshotmem, payment/paymentmem).
 //
 // Choices made here, the same for both databases:
 //   - Times are stored as BIGINT microseconds since the Unix epoch, UTC
@@ -125,7 +137,7 @@ type DB struct {
 	r     *sql.DB // reads outside transactions (its own pool; w itself for an in-memory SQLite database)
 	log   *slog.Logger
 	now   func() time.Time
-	stmts stmtCache // prepared SQLite reader statements (niche_stmt.go)
+	stmts stmtCache // prepared SQLite reader statements (stmt.go)
 	lang  niche.Language
 	an    *niche.Analyzer // lang, with a memo of its stems
 	// stopAfter is Options.stopAfter.
@@ -202,9 +214,9 @@ func (o *Options) WithDefaults() Options {
 // Dialect returns SQLite or Postgres.
 func (db *DB) Dialect() string { return db.drv.Dialect }
 
-// isUniqueViolation reports whether err is a unique or primary-key
+// IsUniqueViolation reports whether err is a unique or primary-key
 // constraint failure (Driver.IsUniqueViolation).
-func (db *DB) isUniqueViolation(err error) bool {
+func (db *DB) IsUniqueViolation(err error) bool {
 	return err != nil && db.drv.IsUniqueViolation != nil && db.drv.IsUniqueViolation(err)
 }
 
@@ -266,19 +278,22 @@ func (db *DB) CheckIntegrity(ctx context.Context) error {
 // tests and maintenance tools only.
 func (db *DB) SQL() (writer, reader *sql.DB) { return db.w, db.r }
 
-// nowMicros is the current time in stored form.
-func (db *DB) nowMicros() int64 { return toMicros(db.now()) }
+// Now returns the current time of the DB's clock (Options.Now).
+func (db *DB) Now() time.Time { return db.now() }
 
-// toMicros converts a time to stored form (0 for the zero time).
-func toMicros(t time.Time) int64 {
+// NowMicros is the current time in stored form.
+func (db *DB) NowMicros() int64 { return ToMicros(db.now()) }
+
+// ToMicros converts a time to stored form (0 for the zero time).
+func ToMicros(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
 	return t.UnixMicro()
 }
 
-// fromMicros converts a stored time back (the zero time for 0).
-func fromMicros(us int64) time.Time {
+// FromMicros converts a stored time back (the zero time for 0).
+func FromMicros(us int64) time.Time {
 	if us == 0 {
 		return time.Time{}
 	}
@@ -323,25 +338,25 @@ func (db *DB) rebind(q string) string {
 	return b.String()
 }
 
-// exec runs a statement on the writer.
-func (db *DB) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+// Exec runs a statement on the writer.
+func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	return db.w.ExecContext(ctx, db.rebind(q), args...)
 }
 
-// query runs a query on the reader pool.
-func (db *DB) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+// Query runs a query on the reader pool.
+func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	return db.r.QueryContext(ctx, db.rebind(q), args...)
 }
 
-// queryRow runs a single-row query on the reader pool.
-func (db *DB) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+// QueryRow runs a single-row query on the reader pool.
+func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return db.r.QueryRowContext(ctx, db.rebind(q), args...)
 }
 
-// forUpdate is the row-lock clause for SELECTs inside write transactions:
+// ForUpdate is the row-lock clause for SELECTs inside write transactions:
 // " FOR UPDATE" on PostgreSQL, nothing on SQLite (whose IMMEDIATE
 // transactions already hold the database's single write lock).
-func (db *DB) forUpdate() string {
+func (db *DB) ForUpdate() string {
 	if db.drv.Dialect == Postgres {
 		return " FOR UPDATE"
 	}
@@ -350,8 +365,9 @@ func (db *DB) forUpdate() string {
 
 // Tx is a write transaction. Its methods rebind placeholders like DB's.
 type Tx struct {
-	db *DB
-	tx sqlRunner // a *sql.Tx, or a *sql.Conn in a transaction (inConnTx)
+	db   *DB
+	tx   sqlRunner // a *sql.Tx, or a *sql.Conn in a transaction (InBulkTx)
+	conn *sql.Conn // the connection of an InBulkTx transaction, else nil
 }
 
 // sqlRunner runs statements: *sql.Tx and *sql.Conn.
@@ -361,22 +377,28 @@ type sqlRunner interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func (t *Tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+// DB returns the database of the transaction.
+func (t *Tx) DB() *DB { return t.db }
+
+// Exec runs a statement in the transaction.
+func (t *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	return t.tx.ExecContext(ctx, t.db.rebind(q), args...)
 }
 
-func (t *Tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+// Query runs a query in the transaction.
+func (t *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	return t.tx.QueryContext(ctx, t.db.rebind(q), args...)
 }
 
-func (t *Tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+// QueryRow runs a single-row query in the transaction.
+func (t *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return t.tx.QueryRowContext(ctx, t.db.rebind(q), args...)
 }
 
-// inTx runs fn in a write transaction and commits it if fn returns nil.
+// InTx runs fn in a write transaction and commits it if fn returns nil.
 // PostgreSQL serialization failures and deadlocks are retried a few times;
 // SQLite waits for its lock through the busy timeout instead.
-func (db *DB) inTx(ctx context.Context, fn func(*Tx) error) error {
+func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
 	const attempts = 5
 	var err error
 	for i := range attempts {

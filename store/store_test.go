@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,7 +29,7 @@ func TestOpenMigratesAndMeta(t *testing.T) {
 				t.Fatalf("Migrations: %v %v", names, err)
 			}
 			var n int
-			if err := db.QueryRowT(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&n); err != nil || n != len(names) {
+			if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&n); err != nil || n != len(names) {
 				t.Fatalf("applied %d of %d migrations (%v)", n, len(names), err)
 			}
 			if err := db.MigrateT(ctx); err != nil { // idempotent
@@ -63,50 +62,15 @@ func TestUniqueViolationDetected(t *testing.T) {
 			ctx := context.Background()
 			db := open(t)
 			q := "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)"
-			if _, err := db.ExecT(ctx, q, "dup", "a", 1); err != nil {
+			if _, err := db.Exec(ctx, q, "dup", "a", 1); err != nil {
 				t.Fatal(err)
 			}
-			_, err := db.ExecT(ctx, q, "dup", "b", 2)
-			if !db.IsUniqueViolationT(err) {
+			_, err := db.Exec(ctx, q, "dup", "b", 2)
+			if !db.IsUniqueViolation(err) {
 				t.Fatalf("second insert: %v, want unique violation", err)
 			}
-			if db.IsUniqueViolationT(errors.New("other")) {
+			if db.IsUniqueViolation(errors.New("other")) {
 				t.Fatal("plain error classified as unique violation")
-			}
-		})
-	}
-}
-
-// TestSetMetaOnceRace: many writers, possibly on several DB handles sharing
-// one database, agree on a single value.
-func TestSetMetaOnceRace(t *testing.T) {
-	t.Parallel()
-	for name, open := range storetest.SharedStores() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			a, b := open(t)
-			var wg sync.WaitGroup
-			got := make([]string, 40)
-			for i := range got {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					db := a
-					if i%2 == 1 {
-						db = b
-					}
-					v, err := db.SetMetaOnce(context.Background(), "signing-key", string(rune('A'+i%26)))
-					if err != nil {
-						t.Error(err)
-					}
-					got[i] = v
-				}()
-			}
-			wg.Wait()
-			for _, v := range got {
-				if v != got[0] {
-					t.Fatalf("writers disagree: %q vs %q", v, got[0])
-				}
 			}
 		})
 	}
@@ -126,11 +90,11 @@ func TestTimesAndTx(t *testing.T) {
 			if !store.FromMicros(store.ToMicros(time.Time{})).IsZero() {
 				t.Fatal("zero time not preserved")
 			}
-			err := db.InTxT(ctx, func(exec func(string, ...any) (sql.Result, error), query func(string, ...any) (*sql.Rows, error)) error {
-				if _, err := exec("INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "t", "1", store.ToMicros(now)); err != nil {
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				if _, err := tx.Exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "t", "1", store.ToMicros(now)); err != nil {
 					return err
 				}
-				rows, err := query("SELECT key FROM assay_meta WHERE key = ?"+db.ForUpdateT(), "t")
+				rows, err := tx.Query(ctx, "SELECT key FROM assay_meta WHERE key = ?"+db.ForUpdate(), "t")
 				if err != nil {
 					return err
 				}
@@ -143,7 +107,7 @@ func TestTimesAndTx(t *testing.T) {
 			if err == nil || err.Error() != "roll back" {
 				t.Fatalf("inTx: %v", err)
 			}
-			rows, err := db.QueryT(ctx, "SELECT key FROM assay_meta WHERE key = ?", "t")
+			rows, err := db.Query(ctx, "SELECT key FROM assay_meta WHERE key = ?", "t")
 			if err != nil {
 				t.Fatal(err)
 			}

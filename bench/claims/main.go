@@ -49,6 +49,8 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/snapshotstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -103,7 +105,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	snaps, err := snapshot.NewService(db, blobs, &snapshot.Options{
+	snaps, err := snapshot.NewService(snapshotstore.New(db), blobs, &snapshot.Options{
 		HostMap:     hostMap,
 		AllowAddrs:  []string{siteAddr},
 		SpoolDir:    dir,
@@ -114,7 +116,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer snaps.Close()
-	eng, err := claims.New(prov, db, snaps, nil)
+	eng, err := claims.New(prov, claimsstore.New(db), snaps, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func main() {
 		median(granted).Round(time.Microsecond), pct(granted, 0.99).Round(time.Microsecond), float64(median(granted))/float64(time.Millisecond))
 	fmt.Printf("  provider calls in total: %d (rounds+warm-up+1)\n", prov.Calls())
 
-	streamingScenario(ctx, resp, db, snaps, *rounds, *providerDelay, *searchDelay, *pageDelay)
+	streamingScenario(ctx, resp, claimsstore.New(db), snaps, *rounds, *providerDelay, *searchDelay, *pageDelay)
 }
 
 // streamingScenario measures a research-tier Verify whose provider streams

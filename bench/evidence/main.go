@@ -38,6 +38,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/evidence"
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/snapshot/snapshotmem"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 )
 
@@ -102,7 +103,7 @@ func run(rounds int, flat float64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	svc, err := snapshot.NewService(snapshottest.NewMemStore(), blobs, &snapshot.Options{
+	svc, err := snapshot.NewService(snapshotmem.New(), blobs, &snapshot.Options{
 		AllowAddrs: []string{srv.Listener.Addr().String()}, Resolver: snapshottest.Resolver(nil),
 		DialControl: (&snapshottest.Tripwire{}).Control, MaxBytes: 2 * pageSize, SpoolDir: dir})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/assaykit/assay/store/paymentstore"
 )
 
 // fetchJWKS reads the receipt keys from every base and checks that all
@@ -170,7 +171,7 @@ func checkDatabase(ctx context.Context, dsn string, led *ledger) (dbFacts, error
 		f.Integrity = err.Error()
 	}
 	count := func(state payment.OrderStatus) ([]payment.Order, error) {
-		return db.OrdersInState(ctx, state, farFuture, 10_000_000)
+		return paymentstore.New(db).OrdersInState(ctx, state, farFuture, 10_000_000)
 	}
 	completed, err := count(payment.OrderCompleted)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/assaykit/assay/payment/evm"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/assaykit/assay/store/paymentstore"
 )
 
 // The crash scenario kills the server with SIGKILL during paid load and
@@ -344,10 +345,10 @@ func inspectAfterKill(ctx context.Context, dsn string, age bool) (*afterKill, er
 		return nil, err
 	}
 	ak := &afterKill{}
-	if ak.processing, err = db.OrdersInState(ctx, payment.OrderProcessing, farFuture, 100_000); err != nil {
+	if ak.processing, err = paymentstore.New(db).OrdersInState(ctx, payment.OrderProcessing, farFuture, 100_000); err != nil {
 		return nil, err
 	}
-	if ak.settling, err = db.OrdersInState(ctx, payment.OrderSettling, farFuture, 100_000); err != nil {
+	if ak.settling, err = paymentstore.New(db).OrdersInState(ctx, payment.OrderSettling, farFuture, 100_000); err != nil {
 		return nil, err
 	}
 	if age && len(ak.processing) > 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -73,11 +74,11 @@ func benchEngine(b *testing.B, ttl time.Duration) *niche.Engine {
 	b.Cleanup(func() { db.Close() })
 	if !reuse {
 		signals, recs := generate(1, 10000, time.Now())
-		if err := db.BulkLoadNiche(ctx, signals, recs, 5000); err != nil {
+		if err := nichestore.New(db).BulkLoadNiche(ctx, signals, recs, 5000); err != nil {
 			b.Fatal(err)
 		}
 	}
-	e, err := niche.New(db, &niche.Options{SearchCacheTTL: ttl})
+	e, err := niche.New(nichestore.New(db), &niche.Options{SearchCacheTTL: ttl})
 	if err != nil {
 		b.Fatal(err)
 	}

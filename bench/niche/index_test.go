@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -31,15 +32,15 @@ func TestIndexMatchesStore(t *testing.T) {
 	defer db.Close()
 	if generated {
 		signals, recs := generate(1, 1500, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
-		if err := db.BulkLoadNiche(ctx, signals, recs, 1000); err != nil {
+		if err := nichestore.New(db).BulkLoadNiche(ctx, signals, recs, 1000); err != nil {
 			t.Fatal(err)
 		}
 	}
-	indexed, err := niche.New(db, nil)
+	indexed, err := niche.New(nichestore.New(db), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := niche.New(db, &niche.Options{DisableSearchIndex: true})
+	plain, err := niche.New(nichestore.New(db), &niche.Options{DisableSearchIndex: true})
 	if err != nil {
 		t.Fatal(err)
 	}

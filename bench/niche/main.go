@@ -45,6 +45,7 @@ import (
 
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/postgres"
 	"github.com/assaykit/assay/store/sqlite"
 )
@@ -114,7 +115,7 @@ func loadOnlyInto(ctx context.Context, cfg config, dsn string) error {
 	}
 	defer db.Close()
 	signals, recs := generate(cfg.Seed, cfg.N, time.Now().UTC())
-	return db.BulkLoadNiche(ctx, signals, recs, 5000)
+	return nichestore.New(db).BulkLoadNiche(ctx, signals, recs, 5000)
 }
 
 func run(ctx context.Context, cfg config, pg string) error {

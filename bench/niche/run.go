@@ -23,6 +23,7 @@ import (
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/postgres"
 	"github.com/assaykit/assay/store/sqlite"
 
@@ -255,7 +256,7 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, *scaleRes
 	subs := &nichetest.Subscribers{}
 	subs.Add("nd_bench", niche.Subscriber{ID: "cus_bench"})
 	newServer := func(ttl time.Duration) (*httptest.Server, error) {
-		eng, err := niche.New(db, &niche.Options{SearchCacheTTL: ttl, DisableSearchIndex: cfg.NoIndex})
+		eng, err := niche.New(nichestore.New(db), &niche.Options{SearchCacheTTL: ttl, DisableSearchIndex: cfg.NoIndex})
 		if err != nil {
 			return nil, err
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/nichestore"
 )
 
 // The scale figures (issue 29), each against the way before in the same
@@ -76,7 +77,7 @@ func importCatalogue(ctx context.Context, cfg config, db *store.DB, out io.Write
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return 0, err
 	}
-	eng, err := niche.New(db, &niche.Options{DisableSearchIndex: true})
+	eng, err := niche.New(nichestore.New(db), &niche.Options{DisableSearchIndex: true})
 	if err != nil {
 		return 0, err
 	}
@@ -112,7 +113,7 @@ func importCatalogue(ctx context.Context, cfg config, db *store.DB, out io.Write
 func importBaseline(ctx context.Context, cfg config, db *store.DB, n int) (time.Duration, error) {
 	r, w := io.Pipe()
 	go func() { w.CloseWithError(catalogueJSONL(w, cfg.Seed+1000, n, time.Now().UTC())) }()
-	eng, err := niche.New(oneByOne{db}, &niche.Options{DisableSearchIndex: true})
+	eng, err := niche.New(oneByOne{nichestore.New(db)}, &niche.Options{DisableSearchIndex: true})
 	if err != nil {
 		return 0, err
 	}
@@ -131,7 +132,7 @@ func importBaseline(ctx context.Context, cfg config, db *store.DB, n int) (time.
 // measureLoad times a fresh engine's index load (the read of the rows and
 // the build) and, meanwhile, a first search, which the database answers.
 func measureLoad(ctx context.Context, db *store.DB, query string) (st niche.IndexStatus, firstSearch time.Duration, err error) {
-	eng, err := niche.New(db, nil)
+	eng, err := niche.New(nichestore.New(db), nil)
 	if err != nil {
 		return st, 0, err
 	}
@@ -154,11 +155,11 @@ func measureLoad(ctx context.Context, db *store.DB, query string) (st niche.Inde
 // spends applying each (its catch-up with the change feed), one write at
 // a time; and the CPU of a full load, what each remote write cost before.
 func measureRemoteWrites(ctx context.Context, cfg config, writerDB, readerDB *store.DB, writes int) (perWrite, rebuild time.Duration, err error) {
-	writer, err := niche.New(writerDB, &niche.Options{DisableSearchIndex: true})
+	writer, err := niche.New(nichestore.New(writerDB), &niche.Options{DisableSearchIndex: true})
 	if err != nil {
 		return 0, 0, err
 	}
-	reader, err := niche.New(readerDB, &niche.Options{SearchCacheTTL: time.Hour})
+	reader, err := niche.New(nichestore.New(readerDB), &niche.Options{SearchCacheTTL: time.Hour})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -237,7 +238,7 @@ func measureTwoInstances(ctx context.Context, cfg config, name string, a, b *sto
 	var engines []*niche.Engine
 	var urls []string
 	for _, db := range []*store.DB{a, b} {
-		eng, err := niche.New(db, nil)
+		eng, err := niche.New(nichestore.New(db), nil)
 		if err != nil {
 			return err
 		}
@@ -281,7 +282,7 @@ func measureTwoInstances(ctx context.Context, cfg config, name string, a, b *sto
 				}
 				return
 			}
-			head, err := a.SearchVersion(wctx)
+			head, err := nichestore.New(a).SearchVersion(wctx)
 			if err != nil {
 				return
 			}

@@ -47,6 +47,7 @@ import (
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/assaykit/assay/store/paymentstore"
 )
 
 const body = `{"claim":"The Eiffel Tower is 330 metres tall","minimumSources":2}`
@@ -99,7 +100,7 @@ func main() {
 	} else if *procName != "fake" {
 		log.Fatalf("-processor %q: want real or fake", *procName)
 	}
-	gate, err := httpgate.New(proc, db, &httpgate.Options{
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{
 		CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: "https://api.example.test", ReadCredential: read})
 	if err != nil {
 		log.Fatal(err)

@@ -117,16 +117,6 @@ func TestSnapshotters(t *testing.T) {
 	}
 }
 
-func TestMemStoreConforms(t *testing.T) {
-	TestStore(t, func(t *testing.T) claims.Store { return NewMemStore(nil) })
-	t.Run("Shared", func(t *testing.T) {
-		TestStoreShared(t, func(t *testing.T) (claims.Store, claims.Store) {
-			s := NewMemStore(nil)
-			return s, s
-		})
-	})
-}
-
 // A streaming step reports its search calls before it answers: the gate
 // that holds the answer is opened by the report itself.
 func TestProviderStreams(t *testing.T) {

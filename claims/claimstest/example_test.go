@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/claims"
+	"github.com/assaykit/assay/claims/claimsmem"
 	"github.com/assaykit/assay/claims/claimstest"
 )
 
@@ -27,7 +28,7 @@ func ExampleLoadFixture() {
 	pages := f.Snapshotter()
 	pages.Now = now
 	provider := f.Provider()
-	engine, err := claims.New(provider, claimstest.NewMemStore(now), pages, &claims.Options{Now: now})
+	engine, err := claims.New(provider, claimsmem.New(now), pages, &claims.Options{Now: now})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/snapshotstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -58,12 +60,13 @@ func NewWorld(ctx context.Context) (_ *World, err error) {
 	if w.db, err = sqlite.Open(ctx, ":memory:", nil); err != nil {
 		return nil, err
 	}
-	w.Snapshots, err = snapshot.NewService(w.db, w.db, &snapshot.Options{Resolver: snapshottest.Resolver(nil),
+	records := snapshotstore.New(w.db)
+	w.Snapshots, err = snapshot.NewService(records, records, &snapshot.Options{Resolver: snapshottest.Resolver(nil),
 		DialControl: w.Tripwire.Control, HostMap: w.site.HostMap(), AllowAddrs: w.site.AllowList()})
 	if err != nil {
 		return nil, err
 	}
-	w.Engine, err = claims.New(prov, w.db, w.Snapshots, &claims.Options{
+	w.Engine, err = claims.New(prov, claimsstore.New(w.db), w.Snapshots, &claims.Options{
 		OfficialDomains: coll.HostsOfKind(corpus.KindOfficial), AcademicDomains: coll.HostsOfKind(corpus.KindAcademic),
 		NewsDomains: coll.HostsOfKind(corpus.KindNews), VendorDomains: coll.HostsOfKind(corpus.KindVendor)})
 	if err != nil {

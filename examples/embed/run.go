@@ -30,6 +30,10 @@ import (
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/nichestore"
+	"github.com/assaykit/assay/store/paymentstore"
+	"github.com/assaykit/assay/store/snapshotstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -262,12 +266,12 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 	sopts.HostMap = site.HostMap() // corpus hosts are dialled at the loopback server
 	sopts.AllowAddrs = site.AllowList()
 	sopts.OnCapture = a.metrics.SnapshotCaptured
-	snaps, err := snapshot.NewService(db, blobs, &sopts)
+	snaps, err := snapshot.NewService(snapshotstore.New(db), blobs, &sopts)
 	if err != nil {
 		return nil, err
 	}
 	a.closers = append(a.closers, func() error { snaps.Close(); return nil })
-	engine, err := claims.New(provider, db, snaps, &claims.Options{
+	engine, err := claims.New(provider, claimsstore.New(db), snaps, &claims.Options{
 		Logger:   log.With("component", "claims"),
 		Observer: a.metrics.ClaimsObserver(provider.Name()),
 	})
@@ -326,7 +330,7 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 // pay-per-call, and the one that pseudonymises callers in the free-search
 // quota. No subscription backend: full evaluations are sold per call only.
 func newCatalogue(ctx context.Context, db *store.DB, prefix string) (server.NicheConfig, error) {
-	eng, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+	eng, err := niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources()})
 	if err != nil {
 		return server.NicheConfig{}, err
 	}
@@ -371,7 +375,7 @@ func newGate(ctx context.Context, db *store.DB, publicBase string, m *metrics.Me
 	if err != nil {
 		return nil, err
 	}
-	gate, err := httpgate.New(proc, db, &httpgate.Options{
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{
 		CashierOptions: payment.CashierOptions{Keys: keys, Logger: log, OnEvent: m.PaymentEvent},
 		PublicBaseURL:  publicBase,
 	})

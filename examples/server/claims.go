@@ -20,7 +20,9 @@ import (
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/wacz"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/claimsstore"
 	"github.com/assaykit/assay/store/s3blobs"
+	"github.com/assaykit/assay/store/snapshotstore"
 )
 
 // verification holds the claim-verification components and what must be
@@ -115,14 +117,15 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 		log.Debug("claims: offline corpus", "documents", len(coll.Documents()), "loopback", srv.Addr())
 	}
 
-	var blobs snapshot.BlobStore = db
+	records := snapshotstore.New(db)
+	var blobs snapshot.BlobStore = records
 	switch {
 	case cfg.SnapshotBlobs == "s3":
 		o := &s3blobs.Options{Bucket: cfg.S3Bucket, Prefix: cfg.S3Prefix, Endpoint: cfg.S3Endpoint, Region: cfg.S3Region}
 		if cfg.S3AccessKey != "" {
 			o.Credentials = credentials.NewStaticCredentialsProvider(cfg.S3AccessKey, cfg.S3SecretKey, cfg.S3SessionToken)
 		}
-		s3, err := s3blobs.New(context.Background(), db, o)
+		s3, err := s3blobs.New(context.Background(), records, o)
 		if err != nil {
 			_ = v.Close()
 			return nil, err
@@ -136,7 +139,7 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 		}
 		blobs = fb
 	}
-	snaps, err := snapshot.NewService(db, blobs, snapOpts)
+	snaps, err := snapshot.NewService(records, blobs, snapOpts)
 	if err != nil {
 		_ = v.Close()
 		return nil, err
@@ -153,7 +156,7 @@ func newVerification(cfg *config, db *store.DB, m *metrics.Metrics, log *slog.Lo
 	}
 	engOpts.Observer = m.ClaimsObserver(strings.Join(provNames, ","))
 	engOpts.Providers = providers[1:]
-	eng, err := claims.New(providers[0], db, snaps, engOpts)
+	eng, err := claims.New(providers[0], claimsstore.New(db), snaps, engOpts)
 	if err != nil {
 		_ = v.Close()
 		return nil, err

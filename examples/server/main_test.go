@@ -16,6 +16,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/payment/x402"
+	"github.com/assaykit/assay/store/claimsstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -383,7 +384,7 @@ func TestStartReleasesLeasesOfACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := claims.IdempotencyKey{Scope: "payer:0xabc", Tier: claims.Standard, Key: "killed-mid-call"}
-	if st, err := db.AcquireIdempotency(ctx, key, "h1", time.Now(), time.Hour); err != nil || st.Lease == nil {
+	if st, err := claimsstore.New(db).AcquireIdempotency(ctx, key, "h1", time.Now(), time.Hour); err != nil || st.Lease == nil {
 		t.Fatal(st, err)
 	}
 	db.Close()
@@ -394,7 +395,7 @@ func TestStartReleasesLeasesOfACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	st, err := db.AcquireIdempotency(ctx, key, "h1", time.Now(), time.Minute)
+	st, err := claimsstore.New(db).AcquireIdempotency(ctx, key, "h1", time.Now(), time.Minute)
 	if err != nil || st.Lease == nil {
 		t.Fatalf("after a start on the same data: %+v %v, want the key free", st, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/nichestore"
+	"github.com/assaykit/assay/store/snapshotstore"
 )
 
 // newCatalogue builds the niche catalogue and, unless disabled, loads the
@@ -43,7 +45,7 @@ func newCatalogue(ctx context.Context, cfg *config, db *store.DB, v *verificatio
 		if err != nil {
 			return server.NicheConfig{}, none, fmt.Errorf("demo pages: %w", err)
 		}
-		snaps, err := snapshot.NewService(db, v.blobs, &snapshot.Options{
+		snaps, err := snapshot.NewService(snapshotstore.New(db), v.blobs, &snapshot.Options{
 			Logger: log.With("component", "snapshot"), MaxBytes: cfg.SnapshotMaxBytes, CaptureTimeout: cfg.SnapshotTimeout,
 			Retention: cfg.SnapshotRetention, HostMap: pages.HostMap(), AllowAddrs: pages.AllowList(), TLSConfig: pages.TLSConfig(),
 		})
@@ -55,7 +57,7 @@ func newCatalogue(ctx context.Context, cfg *config, db *store.DB, v *verificatio
 		closeAll = func() { snaps.Close(); _ = pages.Close() }
 		log.Debug("niche: demo evidence pages on loopback", "pages", pages.Len(), "addr", pages.Addr())
 	}
-	eng, err := niche.New(db, &niche.Options{Logger: log, Sources: sources, SearchCacheTTL: cfg.NicheSearchCache, Capturer: capturer})
+	eng, err := niche.New(nichestore.New(db), &niche.Options{Logger: log, Sources: sources, SearchCacheTTL: cfg.NicheSearchCache, Capturer: capturer})
 	if err != nil {
 		closeAll()
 		return server.NicheConfig{}, none, err

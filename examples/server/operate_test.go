@@ -19,6 +19,7 @@ import (
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/payment/x402"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -341,7 +342,7 @@ func TestShutdownFinishesInFlightPaidCalls(t *testing.T) {
 	}
 	defer db.Close()
 	for _, id := range orders {
-		o, err := db.Order(context.Background(), id)
+		o, err := paymentstore.New(db).Order(context.Background(), id)
 		if err != nil || o.Status != "completed" || o.ReceiptID == "" || o.SettlementRef == "" {
 			t.Errorf("order %s after shutdown: %+v %v", id, o, err)
 		}

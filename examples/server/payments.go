@@ -18,6 +18,7 @@ import (
 	"github.com/assaykit/assay/payment/stripecard"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/paymentstore"
 )
 
 // paymentsConfig holds the payment settings, read and checked with the
@@ -135,7 +136,7 @@ func paymentLinks(publicBase string, discoveryServed bool) map[string]string {
 // (SQLite with the data directory locked): start-up then settles the fate
 // of every order left open, at once.
 func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, keys *payment.Keyring, publicBase string, db *store.DB, soleOwner bool, m *metrics.Metrics, log *slog.Logger) (*httpgate.Gate, error) {
-	gate, err := httpgate.New(proc, db, &httpgate.Options{
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{
 		CashierOptions: payment.CashierOptions{Keys: keys, Logger: log, Costs: c.Costs, OnEvent: m.PaymentEvent, OnTransition: m.OrderTransition,
 			// The facilitator's own bound on /settle ends a call first.
 			SettleTimeout: c.SettleTimeout + 5*time.Second, ResolveEvery: c.ResolveEvery},

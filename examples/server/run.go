@@ -25,6 +25,8 @@ import (
 	"github.com/assaykit/assay/server/agents"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/nichestore"
 )
 
 // run starts the service and blocks until ctx is cancelled, then shuts down
@@ -97,7 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if soleOwner {
 		// No other process can hold a claims idempotency lease: the ones
 		// left are a crash's, and a retry should not wait for them to expire.
-		n, err := db.ReleaseIdempotencyLeases(ctx)
+		n, err := claimsstore.New(db).ReleaseIdempotencyLeases(ctx)
 		if err != nil {
 			return err
 		}
@@ -324,7 +326,7 @@ func purgeLoop(ctx context.Context, every time.Duration, log *slog.Logger, v *ve
 		} else if n > 0 {
 			log.Info("released niche evidence captures", "count", n)
 		}
-		if n, err := db.PruneNicheFeed(ctx, nicheFeedKeep); err != nil && ctx.Err() == nil {
+		if n, err := nichestore.New(db).PruneNicheFeed(ctx, nicheFeedKeep); err != nil && ctx.Err() == nil {
 			log.Warn("prune the niche change feed", "err", err)
 		} else if n > 0 {
 			log.Debug("pruned the niche change feed", "entries", n)

@@ -6,6 +6,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/stripebilling"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/nichestore"
 )
 
 // newSubscriptions sells niche subscriptions through Stripe when
@@ -39,5 +40,5 @@ func newSubscriptions(cfg *config, db *store.DB, log *slog.Logger) (*niche.Subsc
 		log.Debug("subscriptions: set ASSAY_STRIPE_SECRET_KEY, ASSAY_STRIPE_PRICE_ID and ASSAY_STRIPE_WEBHOOK_SECRET to sell them through Stripe")
 		billing = l
 	}
-	return niche.NewSubscriptionService(db, billing, &niche.SubscriptionOptions{Logger: log})
+	return niche.NewSubscriptionService(nichestore.New(db), billing, &niche.SubscriptionOptions{Logger: log})
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/assaykit/assay/shapes"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/snapshotstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -49,8 +51,8 @@ func newVerifier(ctx context.Context, corpusDir string, snap *snapshot.Options) 
 		return nil, fmt.Errorf("corpus: %w", err)
 	}
 	// ":memory:" is a private SQLite database that lives as long as db: the
-	// result and the snapshot records (and, as db is also a BlobStore, the
-	// captured bytes) are gone when the program ends.
+	// result and the snapshot records (and, as its snapshot store is also a
+	// BlobStore, the captured bytes) are gone when the program ends.
 	if v.db, err = sqlite.Open(ctx, ":memory:", nil); err != nil {
 		return nil, err
 	}
@@ -63,11 +65,12 @@ func newVerifier(ctx context.Context, corpusDir string, snap *snapshot.Options) 
 	// refusal of loopback addresses. Nothing else is.
 	opts.HostMap = v.site.HostMap()
 	opts.AllowAddrs = v.site.AllowList()
-	v.snapshots, err = snapshot.NewService(v.db, v.db, &opts)
+	records := snapshotstore.New(v.db)
+	v.snapshots, err = snapshot.NewService(records, records, &opts)
 	if err != nil {
 		return nil, err
 	}
-	if v.engine, err = claims.New(provider, v.db, v.snapshots, classification(coll)); err != nil {
+	if v.engine, err = claims.New(provider, claimsstore.New(v.db), v.snapshots, classification(coll)); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -1,8 +1,12 @@
 // Package conformance runs the conformance suite of every domain store
 // (claimstest, nichetest, paymenttest, snapshottest: each written beside
-// its interface) on every backend of package store: in-memory SQLite, file
-// SQLite and PostgreSQL (storetest.Backends), alone and, where instances
-// share a database, on two handles of one database.
+// its interface) on every backend: the in-memory implementations
+// (claims/claimsmem, niche/nichemem, snapshot/snapshotmem,
+// payment/paymentmem) and the SQL ones (store/claimsstore,
+// store/nichestore, store/snapshotstore, store/paymentstore) on in-memory
+// SQLite, file SQLite and PostgreSQL (storetest.Backends), alone and,
+// where instances share a database, on two handles of one database (one
+// in-memory store plays both instances).
 //
 // It holds only tests. They live apart from package store's own tests
 // (migrations, SQL search, locks) so that go test ./... runs the two

@@ -14,6 +14,10 @@ import (
 // limit (TestNicheStore compares a rotating quarter of them).
 func TestNicheSearchExhaustive(t *testing.T) {
 	t.Parallel()
+	t.Run("memory", func(t *testing.T) {
+		t.Parallel()
+		nichetest.TestStoreSearchExhaustive(t, nicheMem)
+	})
 	for name, dsn := range storetest.Backends() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -1,6 +1,6 @@
-// Package memstore holds what the in-memory stores of the …test packages
-// (claimstest, nichetest, paymenttest) share, so that they keep values the
-// way the SQL stores of package store do: times in microseconds, UTC;
+// Package memstore holds what the in-memory stores (claims/claimsmem,
+// niche/nichemem, payment/paymentmem) share, so that they keep values the
+// way the SQL stores over package store do: times in microseconds, UTC;
 // documents as JSON, so that a caller never shares memory with the store.
 package memstore
 

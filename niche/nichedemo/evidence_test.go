@@ -10,6 +10,8 @@ import (
 	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
+	"github.com/assaykit/assay/store/nichestore"
+	"github.com/assaykit/assay/store/snapshotstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -30,7 +32,8 @@ func TestEvidenceCaptured(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	svc, err := snapshot.NewService(db, db, &snapshot.Options{
+	records := snapshotstore.New(db)
+	svc, err := snapshot.NewService(records, records, &snapshot.Options{
 		HostMap: pages.HostMap(), AllowAddrs: pages.AllowList(), TLSConfig: pages.TLSConfig(),
 		// Tests only: no DNS, and no dial off loopback.
 		Resolver: snapshottest.Resolver(nil), DialControl: (&snapshottest.Tripwire{}).Control,
@@ -39,7 +42,7 @@ func TestEvidenceCaptured(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	e, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources(), Capturer: svc})
+	e, err := niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources(), Capturer: svc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -20,7 +21,7 @@ func ExampleLoad() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	eng, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+	eng, err := niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources()})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
+	"github.com/assaykit/assay/store/nichestore"
+	"github.com/assaykit/assay/store/snapshotstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -21,7 +23,7 @@ func TestLoadIsIdempotentAndMeaningful(t *testing.T) {
 	}
 	defer db.Close()
 	now := time.Date(2027, 3, 15, 9, 30, 0, 0, time.UTC)
-	e, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources(), Now: func() time.Time { return now }})
+	e, err := niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources(), Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +41,7 @@ func TestLoadIsIdempotentAndMeaningful(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db2.Close()
-	e2, _ := niche.New(db2, &niche.Options{Sources: nichedemo.Sources(), Now: func() time.Time { return later }})
+	e2, _ := niche.New(nichestore.New(db2), &niche.Options{Sources: nichedemo.Sources(), Now: func() time.Time { return later }})
 	rep2, err := nichedemo.Load(ctx, e2, &nichedemo.Options{Now: func() time.Time { return later }})
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +122,8 @@ func TestLoadConcurrently(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		svc, err := snapshot.NewService(db, db, &snapshot.Options{
+		records := snapshotstore.New(db)
+		svc, err := snapshot.NewService(records, records, &snapshot.Options{
 			HostMap: pages.HostMap(), AllowAddrs: pages.AllowList(), TLSConfig: pages.TLSConfig(),
 			Resolver: snapshottest.Resolver(nil), DialControl: (&snapshottest.Tripwire{}).Control,
 		})
@@ -128,7 +131,7 @@ func TestLoadConcurrently(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { svc.Close() })
-		e, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources(), Capturer: svc, Now: func() time.Time { return now }})
+		e, err := niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources(), Capturer: svc, Now: func() time.Time { return now }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/niche"
-	"github.com/assaykit/assay/niche/nichedemo"
+	"github.com/assaykit/assay/niche/nichemem"
 	"github.com/assaykit/assay/niche/nichetest"
 )
 
@@ -28,26 +28,6 @@ func ExampleSubscribers() {
 	// true 2
 }
 
-// MemStore runs the catalogue engine without a database: here with the
-// demo catalogue, searched at the preview level.
-func ExampleMemStore() {
-	ctx := context.Background()
-	e, err := niche.New(nichetest.NewMemStore(), nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	rep, err := nichedemo.Load(ctx, e, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	list, err := e.List(ctx, niche.ListOptions{Limit: 100})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(rep.PublishedNiches, "published,", len(list.Previews), "listed")
-	// Output: 42 published, 42 listed
-}
-
 // Capturer stands in for the snapshot service that captures evidence
 // pages: here one page of the demo cannot be captured, which the full
 // evaluation reports (and the floor does not count).
@@ -58,7 +38,7 @@ func ExampleCapturer() {
 		"https://reviews.example.org/r/2": "<p>The app forgets my parts.</p>",
 		"https://jobs.example.net/j/3":    "<p>Wanted: someone to type up invoices.</p>",
 	}}
-	e, err := niche.New(nichetest.NewMemStore(), &niche.Options{Capturer: capt})
+	e, err := niche.New(nichemem.New(), &niche.Options{Capturer: capt})
 	if err != nil {
 		log.Fatal(err)
 	}

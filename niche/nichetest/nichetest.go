@@ -1,19 +1,19 @@
 // Package nichetest offers fakes for testing code that uses the niche
 // catalogue, and the conformance suites of its stores:
 //
-//   - MemStore, an in-memory niche.Store, and TestStore, the suite every
-//     niche.Store passes (the testing/fstest.TestFS pattern: the suite
-//     takes a constructor and runs against any implementation; package
-//     store runs it on SQLite and PostgreSQL);
-//   - MemSubscriptions, an in-memory niche.SubscriptionStore, and
-//     TestSubscriptionStore and TestSubscriptionStoreShared, its suites;
+//   - TestStore, the suite every niche.Store passes (the
+//     testing/fstest.TestFS pattern: the suite takes a constructor and
+//     runs against any implementation; internal/conformance runs it on
+//     nichemem.Store, SQLite and PostgreSQL);
+//   - TestSubscriptionStore and TestSubscriptionStoreShared, the suites of
+//     niche.SubscriptionStore;
 //   - Subscribers, an in-memory niche.Subscribers;
 //   - Capturer, a niche.Capturer that fetches nothing (pages from a table,
 //     every other URL a 404) and keeps the holds;
 //   - Clock, a deterministic clock.
 //
 // Nothing here opens a database: a test of code built on the catalogue
-// runs on MemStore alone.
+// runs on the in-memory stores of package nichemem alone.
 package nichetest
 
 import (

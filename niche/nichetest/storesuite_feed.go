@@ -14,7 +14,7 @@ import (
 )
 
 // FeedPruner is implemented by change feeds whose old entries can be
-// pruned (store.DB, MemStore): TestStore's IndexFeed check prunes to make
+// pruned (store/nichestore, nichemem.Store): TestStore's IndexFeed check prunes to make
 // a gap.
 type FeedPruner interface {
 	PruneNicheFeed(ctx context.Context, keep int64) (int64, error)

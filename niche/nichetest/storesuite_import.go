@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/niche/nichemem"
 )
 
 // importFile returns a bulk import file of n drafts (operation ids
@@ -99,7 +100,7 @@ func testNicheImportBulk(t *testing.T, open StoreOpener) {
 	if len(lines) != n {
 		t.Fatalf("%d drafts created in all, want %d", len(lines), n)
 	}
-	ref := nicheEngine(t, NewMemStore(), nil)
+	ref := nicheEngine(t, nichemem.New(), nil)
 	refFloor := ingestFloor(t, ref)
 	refRep, err := ref.ImportString(ctx, importFile("bulk", 0, 5, refFloor), nil)
 	if err != nil {

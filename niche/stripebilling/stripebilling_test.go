@@ -15,6 +15,7 @@ import (
 	"github.com/assaykit/assay/niche/stripebilling"
 	sbt "github.com/assaykit/assay/niche/stripebilling/stripebillingtest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -220,7 +221,7 @@ func newEnv(t *testing.T) *env {
 	e.b = newBilling(t, e.fake.URL, e.clk, nil)
 	var err error
 	e.db = emptyDB.Open(t, &store.Options{Now: e.clk.Now})
-	e.svc, err = niche.NewSubscriptionService(e.db, e.b, &niche.SubscriptionOptions{Now: e.clk.Now, PastDueGrace: 7 * 24 * time.Hour})
+	e.svc, err = niche.NewSubscriptionService(nichestore.New(e.db), e.b, &niche.SubscriptionOptions{Now: e.clk.Now, PastDueGrace: 7 * 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,12 +355,12 @@ func TestSubscriptionLifecycleWithFake(t *testing.T) {
 		if got := e.active(t, it.Token); got != st.want {
 			t.Fatalf("%s: active = %v, want %v", st.name, got, st.want)
 		}
-		sub, err := e.db.SubscriptionByRef(ctx, "stripe", subID)
+		sub, err := nichestore.New(e.db).SubscriptionByRef(ctx, "stripe", subID)
 		if err != nil || sub.Status != st.status {
 			t.Fatalf("%s: stored status %v (%v), want %s", st.name, sub, err, st.status)
 		}
 	}
-	stored, _ := e.db.SubscriptionByRef(ctx, "stripe", subID)
+	stored, _ := nichestore.New(e.db).SubscriptionByRef(ctx, "stripe", subID)
 	if !stored.CancelAtPeriodEnd && stored.Status != niche.SubscriptionCanceled {
 		t.Fatalf("cancel flag lost: %+v", stored)
 	}
@@ -411,7 +412,7 @@ func TestForeignAndOtherModeEventsAreIgnored(t *testing.T) {
 	// Updates about a subscription we did not sell create nothing.
 	subObj, _ := e.fake.SubscriptionObject(obj["subscription"].(string))
 	e.mustDeliver(t, sbt.Event("customer.subscription.updated", subObj))
-	if _, err := e.db.SubscriptionByRef(ctx, "stripe", obj["subscription"].(string)); !errors.Is(err, niche.ErrSubscriptionNotFound) {
+	if _, err := nichestore.New(e.db).SubscriptionByRef(ctx, "stripe", obj["subscription"].(string)); !errors.Is(err, niche.ErrSubscriptionNotFound) {
 		t.Fatalf("foreign subscription stored: %v", err)
 	}
 	// Unknown event types and one-off invoices are recorded and ignored.
@@ -557,7 +558,7 @@ func TestStripeMock(t *testing.T) {
 		t.Fatalf("offer %+v", offer)
 	}
 	db := emptyDB.Open(t, nil)
-	svc, err := niche.NewSubscriptionService(db, b, nil)
+	svc, err := niche.NewSubscriptionService(nichestore.New(db), b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

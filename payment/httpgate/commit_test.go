@@ -11,6 +11,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/store/paymentstore"
 )
 
 // lyingLedger reports an error for writes that took effect (a COMMIT cut
@@ -49,7 +50,7 @@ func (l *lyingLedger) CompleteOrder(ctx context.Context, id string, s payment.Se
 // order, unsettled.
 func TestCashierReadsBackACommitOfUnknownOutcome(t *testing.T) {
 	db := emptyDB.Open(t, nil)
-	l := &lyingLedger{Ledger: db}
+	l := &lyingLedger{Ledger: paymentstore.New(db)}
 	l.mode.Store("lie")
 	proc := &gatetest.Processor{}
 	keys, err := payment.LoadKeyring(context.Background(), db, "")

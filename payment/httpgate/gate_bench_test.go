@@ -13,6 +13,7 @@ import (
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -59,7 +60,7 @@ func newBenchGate(b *testing.B, db *store.DB) *httpgate.Gate {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := httpgate.New(&gatetest.Processor{}, db, &httpgate.Options{
+	g, err := httpgate.New(&gatetest.Processor{}, paymentstore.New(db), &httpgate.Options{
 		CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: publicBase, ReadCredential: gatetest.ReadCredential})
 	if err != nil {
 		b.Fatal(err)

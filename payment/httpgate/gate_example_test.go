@@ -10,6 +10,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -26,7 +27,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	gate, err := httpgate.New(&gatetest.Processor{}, db, &httpgate.Options{
+	gate, err := httpgate.New(&gatetest.Processor{}, paymentstore.New(db), &httpgate.Options{
 		CashierOptions: payment.CashierOptions{Keys: keys},
 		PublicBaseURL:  "https://api.example.com",
 		ReadCredential: gatetest.ReadCredential,

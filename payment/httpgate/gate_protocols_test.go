@@ -24,6 +24,7 @@ import (
 	"github.com/assaykit/assay/payment/stripecard"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -101,7 +102,7 @@ func newRealEnv(t *testing.T, o realOpts) *realEnv {
 	if o.gate != nil {
 		o.gate(gopts)
 	}
-	g, err := httpgate.New(p, o.db, gopts)
+	g, err := httpgate.New(p, paymentstore.New(o.db), gopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestGateRealPaymentsEveryProtocol(t *testing.T) {
 			t.Errorf("%s presented again: %d %v %s", name, again.status, again.header, again.body)
 		}
 		id, oldTok, newTok := r.header.Get(httpgate.HeaderOrderID), r.header.Get(httpgate.HeaderOrderToken), again.header.Get(httpgate.HeaderOrderToken)
-		if o, err := e.db.Order(context.Background(), id); err != nil || newTok == "" || newTok == oldTok || o.TokenHash != ids.Hash(newTok) {
+		if o, err := paymentstore.New(e.db).Order(context.Background(), id); err != nil || newTok == "" || newTok == oldTok || o.TokenHash != ids.Hash(newTok) {
 			t.Errorf("%s: the token was not rotated (%v)", name, err)
 		}
 		// For another request it is a used payment.

@@ -23,6 +23,7 @@ import (
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -158,7 +159,7 @@ func newEnv(t *testing.T, db *store.DB, proc *gatetest.Processor, mod func(*http
 	if mod != nil {
 		mod(opts)
 	}
-	g, err := httpgate.New(proc, db, opts)
+	g, err := httpgate.New(proc, paymentstore.New(db), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func detail(t *testing.T, b []byte) string {
 
 func (e *env) order(id string) *payment.Order {
 	e.t.Helper()
-	o, err := e.db.Order(context.Background(), id)
+	o, err := paymentstore.New(e.db).Order(context.Background(), id)
 	if err != nil {
 		e.t.Fatalf("order %q: %v", id, err)
 	}
@@ -274,7 +275,7 @@ func (e *env) order(id string) *payment.Order {
 // countOrders counts the orders in a state (any age).
 func (e *env) countOrders(status payment.OrderStatus) int {
 	e.t.Helper()
-	os, err := e.db.OrdersInState(context.Background(), status, time.Now().Add(time.Hour), 10000)
+	os, err := paymentstore.New(e.db).OrdersInState(context.Background(), status, time.Now().Add(time.Hour), 10000)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -377,7 +378,7 @@ func TestGatePaidCallReceiptVerifiesOffline(t *testing.T) {
 	if err := json.Unmarshal(jwksJSON, &jwks); err != nil {
 		t.Fatal(err)
 	}
-	data, err := e.db.Receipt(context.Background(), o.ID)
+	data, err := paymentstore.New(e.db).Receipt(context.Background(), o.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +473,7 @@ func TestGateFailingHandlerIsNotChargedAndCanRetry(t *testing.T) {
 			if e.proc.Settled("0xa", "n1") != 0 || e.proc.Voided("0xa", "n1") != 1 {
 				t.Fatalf("settled %d, voided %d; want 0 and 1", e.proc.Settled("0xa", "n1"), e.proc.Voided("0xa", "n1"))
 			}
-			failed, _ := e.db.OrdersInState(context.Background(), payment.OrderFailed, time.Now().Add(time.Hour), 10)
+			failed, _ := paymentstore.New(e.db).OrdersInState(context.Background(), payment.OrderFailed, time.Now().Add(time.Hour), 10)
 			if len(failed) != 1 || failed[0].FailureReason == "" {
 				t.Fatalf("failed orders = %+v", failed)
 			}
@@ -552,11 +553,11 @@ func TestGateSettlementPendingThenReconciled(t *testing.T) {
 	if o.Status != payment.OrderCompleted || o.SettlementRef != "0xlate" {
 		t.Fatalf("order after reconcile: %+v", o)
 	}
-	resp, err := e.db.Response(context.Background(), o.ID)
+	resp, err := paymentstore.New(e.db).Response(context.Background(), o.ID)
 	if err != nil || !strings.Contains(string(resp.Body), "cv_") {
 		t.Fatalf("stored result: %v %v", resp, err)
 	}
-	data, _ := e.db.Receipt(context.Background(), o.ID)
+	data, _ := paymentstore.New(e.db).Receipt(context.Background(), o.ID)
 	if _, err := payment.VerifyReceipt(data, e.cashier.Keys()); err != nil {
 		t.Fatal(err)
 	}
@@ -704,7 +705,7 @@ func TestGateCustomerKey(t *testing.T) {
 	if r.status != 200 || !strings.Contains(string(r.body), cu.ID) {
 		t.Fatalf("customer call: %d %s", r.status, r.body)
 	}
-	orders, _, err := e.db.CustomerOrders(ctx, cu.ID, payment.OrderPage{Limit: 10})
+	orders, _, err := paymentstore.New(e.db).CustomerOrders(ctx, cu.ID, payment.OrderPage{Limit: 10})
 	if err != nil || len(orders) != 1 || orders[0].ID != r.header.Get(httpgate.HeaderOrderID) {
 		t.Fatalf("customer orders = %v %v", orders, err)
 	}
@@ -720,7 +721,7 @@ func TestGateNichePurchaseGetsOrderAndReceipt(t *testing.T) {
 	if ch := e.proc.Challenges(); len(ch) != 0 {
 		t.Fatal("paid niche call challenged")
 	}
-	data, _ := e.db.Receipt(context.Background(), r.header.Get(httpgate.HeaderOrderID))
+	data, _ := paymentstore.New(e.db).Receipt(context.Background(), r.header.Get(httpgate.HeaderOrderID))
 	rc, err := payment.VerifyReceipt(data, e.cashier.Keys().JWKS())
 	if err != nil || rc.ResultKind != "niche" || rc.ResultID != id || rc.OfferID != "niche.evaluation" || rc.AmountMicroUSD != 250000 {
 		t.Fatalf("niche receipt: %+v %v", rc, err)
@@ -870,11 +871,11 @@ func TestNewGateNeedsAPublicBase(t *testing.T) {
 	db := emptyDB.Open(t, nil)
 	keys, _ := payment.LoadKeyring(context.Background(), db, "")
 	for _, base := range []string{"", "ftp://x", "https://", "https://a.example/?q=1"} {
-		if _, err := httpgate.New(&gatetest.Processor{}, db, &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: base}); err == nil {
+		if _, err := httpgate.New(&gatetest.Processor{}, paymentstore.New(db), &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: base}); err == nil {
 			t.Errorf("httpgate.New accepted base %q", base)
 		}
 	}
-	if _, err := httpgate.New(&gatetest.Processor{}, db, &httpgate.Options{PublicBaseURL: publicBase}); err == nil {
+	if _, err := httpgate.New(&gatetest.Processor{}, paymentstore.New(db), &httpgate.Options{PublicBaseURL: publicBase}); err == nil {
 		t.Error("httpgate.New accepted no receipt keys")
 	}
 }

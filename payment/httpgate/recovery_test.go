@@ -17,6 +17,7 @@ import (
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -165,7 +166,7 @@ func header(m map[string]string) http.Header {
 // getOrder reads an order with a token through the ledger, as the order
 // route does: 200 when the token is the order's, else 404.
 func (e *env) getOrder(id, token string) (int, *payment.Order) {
-	o, err := e.db.Order(context.Background(), id)
+	o, err := paymentstore.New(e.db).Order(context.Background(), id)
 	if err != nil || o.TokenHash != ids.Hash(token) {
 		return 404, nil
 	}

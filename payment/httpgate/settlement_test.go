@@ -18,6 +18,7 @@ import (
 	"github.com/assaykit/assay/payment/evm"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/payment/x402"
+	"github.com/assaykit/assay/store/paymentstore"
 )
 
 // The tests in this file run the gate in production mode against a
@@ -116,7 +117,7 @@ func (e *chainEnv) checkReplay(name string, cred map[string]string) {
 	if o.Status != payment.OrderCompleted || o.ResultSHA256 != hex.EncodeToString(sum[:]) {
 		e.t.Fatalf("%s: order %s %s, body digest %x", name, o.Status, o.ResultSHA256, sum)
 	}
-	data, err := e.db.Receipt(context.Background(), o.ID)
+	data, err := paymentstore.New(e.db).Receipt(context.Background(), o.ID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestUnsettledPaymentReleasedAfterValidBefore(t *testing.T) {
 			if rep.Failed != 1 || o.Status != payment.OrderFailed {
 				t.Fatalf("after validBefore: %+v, order %s", rep, o.Status)
 			}
-			if _, err := e.db.OrderByReservation(context.Background(), o.ReservationKey); err == nil {
+			if _, err := paymentstore.New(e.db).OrderByReservation(context.Background(), o.ReservationKey); err == nil {
 				t.Fatal("the reservation was not released")
 			}
 			if n := len(e.chain.Transfers()); n != 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -38,7 +39,7 @@ func ExampleNewTransport() {
 		log.Fatal(err)
 	}
 	seller := httptest.NewUnstartedServer(nil)
-	gate, err := httpgate.New(proc, db, &httpgate.Options{
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{
 		CashierOptions: payment.CashierOptions{Keys: keys},
 		PublicBaseURL:  "http://" + seller.Listener.Addr().String(),
 	})

@@ -1,10 +1,9 @@
 // Package paymenttest helps test code that takes or makes payments: a dev
 // wallet, helpers that sign x402 v1/v2 and MPP credentials for a challenge
 // (honest ones and deliberately broken ones), a fake x402 facilitator, a
-// fake Stripe PaymentIntents API, and MemLedger, an in-memory
-// payment.Ledger, with TestLedger and TestLedgerShared, the conformance
-// suites every Ledger passes (package store runs them on SQLite and
-// PostgreSQL).
+// fake Stripe PaymentIntents API, and TestLedger and TestLedgerShared,
+// the conformance suites every payment.Ledger passes (internal/conformance
+// runs them on paymentmem.Ledger, SQLite and PostgreSQL).
 //
 // Everything here runs on loopback httptest servers and public test keys;
 // nothing moves real money.

@@ -20,6 +20,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -523,7 +524,7 @@ func TestA2AStreamLive(t *testing.T) {
 		t.Fatalf("order %+v", o)
 	}
 	// The receipt hashes the stored final task, which the token reads.
-	stored, err := env.db.Response(context.Background(), orderID)
+	stored, err := paymentstore.New(env.db).Response(context.Background(), orderID)
 	if err != nil {
 		t.Fatal(err)
 	}

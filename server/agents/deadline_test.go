@@ -17,6 +17,7 @@ import (
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/claimsstore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -77,7 +78,7 @@ func TestPaidBurstAtTheDeadlineKeepsFinishedWork(t *testing.T) {
 					t.Fatal(err)
 				}
 				prov := &deadlineProvider{Provider: f.Provider(), works: map[string]context.Context{}}
-				eng, err := claims.New(prov, &queuedStore{Store: db, prov: prov}, f.Snapshotter(), &claims.Options{Timeout: deadline})
+				eng, err := claims.New(prov, &queuedStore{Store: claimsstore.New(db), prov: prov}, f.Snapshotter(), &claims.Options{Timeout: deadline})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -165,7 +166,7 @@ func TestSaveOfUnknownOutcomeIsReadBack(t *testing.T) {
 	}
 	var eng *claims.Engine
 	env := newDevEnvWith(t, devOptions{engine: func(db *store.DB) *claims.Engine {
-		if eng, err = claims.New(f.Provider(), lyingClaimsStore{db}, f.Snapshotter(), nil); err != nil {
+		if eng, err = claims.New(f.Provider(), lyingClaimsStore{claimsstore.New(db)}, f.Snapshotter(), nil); err != nil {
 			t.Fatal(err)
 		}
 		return eng
@@ -178,7 +179,7 @@ func TestSaveOfUnknownOutcomeIsReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a save that took effect was reported as %v", err)
 	}
-	if _, err := env.db.Verification(ctx, res.VerificationID); err != nil {
+	if _, err := claimsstore.New(env.db).Verification(ctx, res.VerificationID); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
-	"github.com/assaykit/assay/snapshot/snapshottest"
+	"github.com/assaykit/assay/snapshot/snapshotmem"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,7 +21,7 @@ func TestAgentsLinkTheEvidenceBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snaps, err := snapshot.NewService(snapshottest.NewMemStore(), snapshottest.NewMemBlobs(nil), nil)
+	snaps, err := snapshot.NewService(snapshotmem.New(), snapshotmem.NewBlobs(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/anydb"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -67,7 +69,7 @@ func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
 			t.Fatal(err)
 		}
 		prov = f.Provider()
-		if eng, err = claims.New(prov, db, f.Snapshotter(), nil); err != nil {
+		if eng, err = claims.New(prov, claimsstore.New(db), f.Snapshotter(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -81,7 +83,7 @@ func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := httpgate.New(proc, db, &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys, Now: now}, PublicBaseURL: agentsTestBase})
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys, Now: now}, PublicBaseURL: agentsTestBase})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,8 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/sqlite"
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -58,7 +60,7 @@ func interopServer(t *testing.T) (base string, db *store.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := claims.New(f.Provider(), db, f.Snapshotter(), nil)
+	eng, err := claims.New(f.Provider(), claimsstore.New(db), f.Snapshotter(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func interopServer(t *testing.T) (base string, db *store.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := httpgate.New(proc, db, &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: base})
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +133,7 @@ func TestInteropMCPClient(t *testing.T) {
 	if diff := cmp.Diff(want, progress); diff != "" {
 		t.Errorf("progress (-want +got):\n%s", diff)
 	}
-	o, err := db.Order(context.Background(), cm["orderId"].(string))
+	o, err := paymentstore.New(db).Order(context.Background(), cm["orderId"].(string))
 	if err != nil || o.Status != payment.OrderCompleted || !o.Dev || !strings.EqualFold(o.Payer, paymenttest.DevAddress) {
 		t.Errorf("order %+v %v", o, err)
 	}
@@ -288,7 +290,7 @@ func TestInteropA2AClient(t *testing.T) {
 		t.Errorf("stream (-want +got):\n%s", diff)
 	}
 	for _, id := range []string{paid["orderId"].(string), out["streamOrderId"].(string)} {
-		if o, err := db.Order(context.Background(), id); err != nil || o.Status != payment.OrderCompleted || !o.Dev {
+		if o, err := paymentstore.New(db).Order(context.Background(), id); err != nil || o.Status != payment.OrderCompleted || !o.Dev {
 			t.Errorf("order %s: %+v %v", id, o, err)
 		}
 	}

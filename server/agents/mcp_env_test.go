@@ -21,6 +21,9 @@ import (
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/nichestore"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -72,7 +75,7 @@ func gatetestCredential(raw json.RawMessage) (*payment.Credential, error) {
 var (
 	emptyDB       storetest.Template
 	demoCatalogue = storetest.Template{Prepare: func(ctx context.Context, db *store.DB) error {
-		ne, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+		ne, err := niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources()})
 		if err != nil {
 			return err
 		}
@@ -104,7 +107,7 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 	if o.search != nil {
 		sp = o.search
 	}
-	eng, err := claims.New(sp, db, f.Snapshotter(), nil)
+	eng, err := claims.New(sp, claimsstore.New(db), f.Snapshotter(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +116,7 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.gate, err = httpgate.New(env.proc, db, &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: agentsTestBase, ReadCredential: gatetest.ReadCredential})
+	env.gate, err = httpgate.New(env.proc, paymentstore.New(db), &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: agentsTestBase, ReadCredential: gatetest.ReadCredential})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +127,7 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 		A2A:      A2AConfig{PublicBaseURL: agentsTestBase},
 	}
 	if o.niche {
-		ne, err := niche.New(db, &niche.Options{Sources: nichedemo.Sources()})
+		ne, err := niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +159,7 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 // order returns the stored order.
 func (e *paidEnv) order(id string) *payment.Order {
 	e.t.Helper()
-	o, err := e.db.Order(context.Background(), id)
+	o, err := paymentstore.New(e.db).Order(context.Background(), id)
 	if err != nil {
 		e.t.Fatalf("order %s: %v", id, err)
 	}
@@ -166,7 +169,7 @@ func (e *paidEnv) order(id string) *payment.Order {
 // receipt returns the verified stored receipt of an order.
 func (e *paidEnv) receipt(orderID string) *payment.Receipt {
 	e.t.Helper()
-	data, err := e.db.Receipt(context.Background(), orderID)
+	data, err := paymentstore.New(e.db).Receipt(context.Background(), orderID)
 	if err != nil {
 		e.t.Fatalf("receipt of %s: %v", orderID, err)
 	}

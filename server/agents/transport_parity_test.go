@@ -10,6 +10,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -165,7 +166,7 @@ func TestTransportsAgreeLiveStream(t *testing.T) {
 	if artifact == nil || len(artifact.Parts) != 2 {
 		t.Fatalf("artifact %+v", artifact)
 	}
-	stored, err := env.db.Response(context.Background(), orderID)
+	stored, err := paymentstore.New(env.db).Response(context.Background(), orderID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/snapshot/snapshotmem"
 	"github.com/assaykit/assay/snapshot/snapshottest"
 )
 
@@ -15,7 +16,7 @@ import (
 func ExampleTripwire() {
 	ctx := context.Background()
 	var wire snapshottest.Tripwire
-	svc, err := snapshot.NewService(snapshottest.NewMemStore(), snapshottest.NewMemBlobs(nil), &snapshot.Options{
+	svc, err := snapshot.NewService(snapshotmem.New(), snapshotmem.NewBlobs(nil), &snapshot.Options{
 		Resolver: snapshottest.Resolver(map[string][]string{
 			"www.example.com":  {"93.184.215.14"}, // public: passes the capturer, stopped by the tripwire before connect
 			"intranet.example": {"10.1.2.3"},      // private: refused by the capturer itself

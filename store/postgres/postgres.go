@@ -1,7 +1,9 @@
 // Package postgres opens an assay database in PostgreSQL (through pgx),
 // for deployments of several instances sharing one database. It registers
 // pgx's "pgx" database/sql driver and links no SQLite driver; the SQL
-// itself is package store's.
+// itself is package store's and its domain packages' (store/claimsstore,
+// ...), and nothing here links them: a program links the domains it
+// imports.
 //
 // A DB has two pools: writes and write transactions on one
 // (store.Options.MaxWriteConns), reads outside transactions on the other

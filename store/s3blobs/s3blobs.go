@@ -25,7 +25,7 @@
 //     ranged read at the next Read.
 //   - Deleting safely needs an atomic "delete unless reused since", which
 //     S3 has no operation for. The last-put times therefore live in an
-//     Index kept in the database (store.DB: snapshot_blob_index), where
+//     Index kept in the database (store/snapshotstore: snapshot_blob_index), where
 //     a put refreshes the blob's row before it looks for the object and
 //     a purge deletes the object while it holds the row: a blob a record
 //     uses, or a capture is reusing, is never deleted.
@@ -58,8 +58,8 @@ import (
 )
 
 // Index records when each blob was last put and decides deletions under a
-// lock (see the package documentation). *store.DB implements it on SQLite
-// and PostgreSQL.
+// lock (see the package documentation). store/snapshotstore implements
+// it on SQLite and PostgreSQL.
 type Index interface {
 	// ExternalBlobPut creates or refreshes blob sum's entry (last put:
 	// now), waiting for a deletion of it under way to finish.

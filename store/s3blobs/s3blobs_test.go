@@ -18,6 +18,7 @@ import (
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/s3blobs"
 	"github.com/assaykit/assay/store/s3blobs/s3blobstest"
+	"github.com/assaykit/assay/store/snapshotstore"
 	"github.com/assaykit/assay/store/storetest"
 )
 
@@ -27,7 +28,7 @@ func open(t *testing.T, now func() time.Time) (*s3blobs.Store, *store.DB) {
 	t.Helper()
 	o := s3blobstest.Options(t)
 	db := storetest.Open(t, ":memory:", &store.Options{Now: now})
-	st, err := s3blobs.New(context.Background(), db, o)
+	st, err := s3blobs.New(context.Background(), snapshotstore.New(db), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestUnavailable(t *testing.T) {
 	o := srv.Options("down/")
 	o.Endpoint = "http://" + addr
 	db := storetest.Open(t, ":memory:", nil)
-	st, err := s3blobs.New(ctx, db, o)
+	st, err := s3blobs.New(ctx, snapshotstore.New(db), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestPurgeKeepsUsedBlobs(t *testing.T) {
 	ctx := context.Background()
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	st, db := open(t, func() time.Time { return clock })
-	svc, err := snapshot.NewService(db, st, nil)
+	svc, err := snapshot.NewService(snapshotstore.New(db), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestPurgeKeepsUsedBlobs(t *testing.T) {
 	}
 	rec := &snapshot.Snapshot{ID: "snap_" + strings.Repeat("ab", 16), RequestedURL: "https://example.org/", RetrievedAt: clock.Add(48 * time.Hour),
 		Status: snapshot.StatusCaptured, RawSHA256: &sum}
-	if err := db.InsertSnapshot(ctx, rec); err != nil {
+	if err := snapshotstore.New(db).InsertSnapshot(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
 	if ps, err := svc.Purge(ctx, clock.Add(24*time.Hour)); err != nil || ps.Blobs != 0 {

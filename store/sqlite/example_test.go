@@ -11,12 +11,17 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/snapshot"
+	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/nichestore"
+	"github.com/assaykit/assay/store/paymentstore"
+	"github.com/assaykit/assay/store/snapshotstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
-// One *store.DB is every store of the SDK. Open creates the SQLite file if
-// needed and applies the embedded migrations; opening it again (another
-// process, or after a restart) finds the same data.
+// One *store.DB holds every store of the SDK, each domain's through its
+// package's New (store/claimsstore, store/nichestore, ...). Open creates
+// the SQLite file if needed and applies the embedded migrations; opening
+// it again (another process, or after a restart) finds the same data.
 func ExampleOpen() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "assay-example")
@@ -31,12 +36,12 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	var (
-		_ niche.Store             = db
-		_ niche.SubscriptionStore = db
-		_ claims.Store            = db
-		_ snapshot.Store          = db
-		_ snapshot.BlobStore      = db
-		_ payment.Ledger          = db
+		_ niche.Store             = nichestore.New(db)
+		_ niche.SubscriptionStore = nichestore.New(db)
+		_ claims.Store            = claimsstore.New(db)
+		_ snapshot.Store          = snapshotstore.New(db)
+		_ snapshot.BlobStore      = snapshotstore.New(db)
+		_ payment.Ledger          = paymentstore.New(db)
 	)
 	fmt.Println(db.Dialect(), db.Ping(ctx), db.CheckIntegrity(ctx))
 	first, err := db.SetMetaOnce(ctx, "example.setting", "blue")

@@ -1,7 +1,8 @@
 // Package sqlite opens an assay database in SQLite (modernc.org/sqlite:
 // pure Go, no cgo), the embedded default. It registers the "sqlite"
 // database/sql driver and links no PostgreSQL driver; the SQL itself is
-// package store's.
+// package store's and its domain packages' (store/claimsstore, ...), and
+// nothing here links them: a program links the domains it imports.
 //
 // A file database runs in WAL mode with a busy timeout
 // (store.Options.BusyTimeout), foreign keys on and synchronous=FULL (a

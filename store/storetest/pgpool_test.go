@@ -10,6 +10,7 @@ import (
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/store"
+	"github.com/assaykit/assay/store/nichestore"
 )
 
 // A schema that a test wrote to in every way the store can (rows in
@@ -35,7 +36,7 @@ func TestMigratedPostgresURLPoolsFreshSchemas(t *testing.T) {
 				Status: niche.StatusPublished, Revision: 1, CreatedAt: now, UpdatedAt: now, PublishedAt: now,
 			})
 		}
-		if err := db.BulkLoadNiche(ctx, nil, recs, 10); err != nil {
+		if err := nichestore.New(db).BulkLoadNiche(ctx, nil, recs, 10); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.SetMeta(ctx, "written", "by the first test"); err != nil {

@@ -7,11 +7,13 @@
 // each test (Template).
 //
 // The conformance suites of the domain stores live beside their
-// interfaces, with an in-memory implementation each: claimstest.TestStore,
-// nichetest.TestStore and nichetest.TestSubscriptionStore,
-// snapshottest.TestStore and snapshottest.TestBlobStore,
-// paymenttest.TestLedger. Package internal/conformance runs them on every
-// backend listed here.
+// interfaces: claimstest.TestStore, nichetest.TestStore and
+// nichetest.TestSubscriptionStore, snapshottest.TestStore and
+// snapshottest.TestBlobStore, paymenttest.TestLedger. Package
+// internal/conformance runs them on every backend listed here, through
+// the domain stores (store/claimsstore, ...), and on the in-memory
+// implementations (claims/claimsmem, ...). TestMetaStore, the suite of the
+// instance-wide settings (*store.DB, metamem.Store), is here.
 package storetest
 
 import (

@@ -25,6 +25,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/store/claimsstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
 
@@ -245,7 +246,7 @@ func Engine(t testing.TB, pages map[string]string, providers ...claims.SearchPro
 		snaps.Pages[u] = claimstest.Page{Text: text}
 	}
 	log := &UsageLog{}
-	e, err := claims.New(providers[0], db, snaps, &claims.Options{Now: Now, Observer: log, Providers: providers[1:]})
+	e, err := claims.New(providers[0], claimsstore.New(db), snaps, &claims.Options{Now: Now, Observer: log, Providers: providers[1:]})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,205 @@
+package nichestore
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/store"
+)
+
+// This file is the bulk creation of evaluations (niche.BulkCreator), the
+// store's half of niche.Engine.Import: a batch of creations in one
+// transaction, written with COPY on PostgreSQL (Driver.CopyFrom) and
+// with prepared statements on SQLite, with the invariants of ApplyWrite —
+// the linked signals locked and checked at commit, operations recorded,
+// links, signal counts (set at insert: every linked signal was just
+// checked not rejected), the revision log, niche_terms and the accepted
+// pending signals — and the change feed's entries written by its
+// triggers as for any other write.
+
+var _ niche.BulkCreator = (*Store)(nil)
+
+// ErrBulkConflict is returned by CreateEvaluations when an operation of
+// the batch was recorded meanwhile (a concurrent import): nothing of the
+// batch is written; the engine then creates its drafts one by one.
+var ErrBulkConflict = errors.New("store: an operation of the batch is already recorded")
+
+// Operations implements niche.BulkCreator: the recorded operations among
+// ids, with the evaluation each created and its current status.
+func (ns *Store) Operations(ctx context.Context, ids []string) (map[string]niche.OperationRef, error) {
+	out := make(map[string]niche.OperationRef, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		rows, err := ns.db.Query(ctx, `SELECT o.operation_id, o.request_hash, o.niche_id, coalesce(e.status, '')
+			FROM niche_operations o LEFT JOIN niche_evaluations e ON e.id = o.niche_id
+			WHERE o.operation_id IN (`+store.Placeholders(len(chunk))+`)`, store.Args(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("store: operations: %w", err)
+		}
+		for rows.Next() {
+			var id, status string
+			var ref niche.OperationRef
+			if err := rows.Scan(&id, &ref.RequestHash, &ref.NicheID, &status); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: operations: %w", err)
+			}
+			ref.Status = niche.Status(status)
+			out[id] = ref
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("store: operations: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// evalBulkCols are the columns CreateEvaluations writes to
+// niche_evaluations (signal_count included).
+var evalBulkCols = []string{"id", "status", "revision", "title", "problem", "buyer", "category", "category_key",
+	"solution_hypothesis", "evaluation_notes", "pain", "frequency", "willingness_to_pay", "reachable_buyers",
+	"feasibility", "competition_gap", "signal_ids", "score", "score_version", "score_weights", "st", "sp", "sb", "sc",
+	"created_at", "updated_at", "published_at", "rationale", "reviewed_at", "reviewed_by", "signal_count"}
+
+// CreateEvaluations implements niche.BulkCreator: every write of ws (all
+// creations, with CheckSignals) in one transaction, all or none. A linked
+// signal unknown or rejected at commit fails the batch with a
+// *niche.SignalRefError, an operation already recorded with
+// ErrBulkConflict.
+func (ns *Store) CreateEvaluations(ctx context.Context, ws []niche.Write) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	ops := make([]string, len(ws))
+	var linked []string
+	for i, w := range ws {
+		if w.OperationID == "" || w.ExpectedRevision != 0 || w.Record.Revision != 1 {
+			return errors.New("store: CreateEvaluations takes creations with an operation id")
+		}
+		ops[i] = w.OperationID
+		linked = append(linked, w.Record.SignalIDs...)
+	}
+	slices.Sort(linked)
+	linked = slices.Compact(linked)
+	// The writes in id order, so that the rows reach the indexes of ids
+	// in order; each one's rows are built on a core of its own.
+	ws = slices.Clone(ws)
+	slices.SortFunc(ws, func(a, b niche.Write) int { return strings.Compare(a.Record.ID, b.Record.ID) })
+	built := make([]bulkRows, len(ws))
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	errs := make([]error, workers)
+	for k := range workers {
+		wg.Go(func() {
+			for i := k; i < len(ws); i += workers {
+				if built[i], errs[k] = ns.bulkRowsOf(&ws[i]); errs[k] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	evals := make([][]any, 0, len(ws))
+	var links, revs, opRows [][]any
+	terms := map[string]int{}
+	for _, b := range built {
+		evals, revs, opRows = append(evals, b.eval), append(revs, b.rev), append(opRows, b.op)
+		links = append(links, b.links...)
+		if b.published {
+			store.AddTerms(terms, 1, b.text...)
+		}
+	}
+	// Links in key order too (niche_links is keyed by signal).
+	slices.SortFunc(links, func(a, b []any) int {
+		return cmp.Or(strings.Compare(a[0].(string), b[0].(string)), strings.Compare(a[1].(string), b[1].(string)))
+	})
+	err := ns.db.InBulkTx(ctx, func(tx *store.Tx) error {
+		// Operations first: a concurrent import of the same file waits
+		// here for this one (the unique key), then finds them recorded.
+		if err := tx.InsertRows(ctx, "niche_operations",
+			[]string{"operation_id", "request_hash", "niche_id", "revision", "created_at"}, opRows); err != nil {
+			if ns.db.IsUniqueViolation(err) {
+				return ErrBulkConflict
+			}
+			return err
+		}
+		if err := checkLinkable(ctx, tx, linked); err != nil {
+			return err
+		}
+		if err := tx.InsertRows(ctx, "niche_evaluations", evalBulkCols, evals); err != nil {
+			return err
+		}
+		if err := tx.InsertRows(ctx, "niche_links", []string{"signal_id", "niche_id"}, links); err != nil {
+			return err
+		}
+		if err := tx.InsertRows(ctx, "niche_revisions",
+			[]string{"niche_id", "revision", "action", "actor", "reason", "operation_id", "at", "state"}, revs); err != nil {
+			return err
+		}
+		for _, w := range ws {
+			if err := acceptSignals(ctx, tx, w, &w.Record); err != nil {
+				return err
+			}
+		}
+		return tx.ApplyTerms(ctx, terms)
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrBulkConflict), errors.Is(err, niche.ErrSignalRefs):
+		return err
+	}
+	return fmt.Errorf("store: create evaluations: %w", err)
+}
+
+// bulkRows are the rows one creation writes.
+type bulkRows struct {
+	eval, rev, op []any
+	links         [][]any
+	text          []string // st, sp, sb, sc
+	published     bool
+}
+
+// bulkRowsOf builds the rows of creation w.
+func (ns *Store) bulkRowsOf(w *niche.Write) (bulkRows, error) {
+	r := &w.Record
+	sids, err := json.Marshal(r.SignalIDs)
+	if err != nil {
+		return bulkRows{}, err
+	}
+	weights, err := json.Marshal(r.ScoreWeights)
+	if err != nil {
+		return bulkRows{}, err
+	}
+	state, err := json.Marshal(r)
+	if err != nil {
+		return bulkRows{}, err
+	}
+	st, sp, sb, sc := ns.db.SearchColumns(r)
+	distinct := slices.Compact(slices.Sorted(slices.Values(r.SignalIDs)))
+	d := r.Dimensions
+	b := bulkRows{text: []string{st, sp, sb, sc}, published: r.Status == niche.StatusPublished}
+	b.eval = []any{r.ID, string(r.Status), int64(r.Revision), r.Title, r.Problem, r.Buyer, r.Category,
+		r.CategoryKey(), r.SolutionHypothesis, r.EvaluationNotes, int64(d.Pain), int64(d.Frequency),
+		int64(d.WillingnessToPay), int64(d.ReachableBuyers), int64(d.Feasibility), int64(d.CompetitionGap),
+		string(sids), int64(r.Score), r.ScoreVersion, string(weights), st, sp, sb, sc, store.ToMicros(r.CreatedAt),
+		store.ToMicros(r.UpdatedAt), store.ToMicros(r.PublishedAt), rationaleJSON(r), store.ToMicros(r.ReviewedAt), r.ReviewedBy,
+		int64(len(distinct))}
+	for _, sid := range distinct {
+		b.links = append(b.links, []any{sid, r.ID})
+	}
+	b.rev = []any{r.ID, int64(r.Revision), w.Action, w.Actor, w.Reason, w.OperationID, store.ToMicros(w.At), string(state)}
+	b.op = []any{w.OperationID, w.RequestHash, r.ID, int64(r.Revision), store.ToMicros(w.At)}
+	return b, nil
+}
