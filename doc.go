@@ -36,9 +36,13 @@
 //   - snapshot: SSRF-safe URL capture with reproducible hashes;
 //     snapshot/warc exports WARC records, snapshot/snapshottest has
 //     in-memory stores and their conformance suites.
-//   - payment: the seller core: offers (prices passed in), the 402 Gate,
-//     the transport-neutral Cashier and its one sale (Begin, Charge.Run),
-//     the Processor speaking x402 and MPP, orders, quotes, signed receipts;
+//   - payment: the seller core, without net/http: offers (prices passed
+//     in), the transport-neutral Cashier and its one sale (Cashier.Sell),
+//     the Processor interface, orders and their typed life cycle
+//     (OrderStatus), quotes, signed receipts; payment/httpgate is the HTTP
+//     adapter of the sale (the 402 Gate, Free); payment/protocols the
+//     Processor speaking x402 and MPP, composed from one seller mechanism
+//     per protocol (payment/x402/seller, payment/mpp/seller);
 //     payment/x402 and payment/mpp are the wire codecs (with the
 //     facilitator client and verifiers), payment/evm the EVM cryptography,
 //     payment/paying the buyer's paying Transport, payment/stripecard card
@@ -93,7 +97,7 @@
 //	if err != nil { ... }
 //	h, err := server.New(server.Config{
 //		Logger:    slog.Default(),
-//		Paywall:   payment.Free{}, // or a *payment.Gate over db: 402 with x402 and MPP
+//		Paywall:   httpgate.Free{}, // or a *httpgate.Gate over db: 402 with x402 and MPP
 //		Niche:     server.NicheConfig{Engine: catalogue},
 //		Claims:    server.ClaimsConfig{Engine: engine},
 //		Snapshots: server.SnapshotsConfig{Service: snaps, Prefixes: []string{server.DefaultClaimsPrefix}},

@@ -15,7 +15,7 @@ import (
 	"github.com/assaykit/assay/claims/corpus"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/store/claimsstore"
@@ -29,8 +29,8 @@ import (
 // production); the niche
 // catalogue, the snapshot service and the claims engine are built on it,
 // and server.New composes them into one *server.Server (an http.Handler).
-// The offline demo corpus stands in for OpenAI, and payment.Free serves
-// the paid routes without charging (a *payment.Gate built on the same
+// The offline demo corpus stands in for OpenAI, and httpgate.Free serves
+// the paid routes without charging (a *httpgate.Gate built on the same
 // store charges).
 func Example() {
 	ctx := context.Background()
@@ -74,7 +74,7 @@ func Example() {
 
 	h, err := server.New(server.Config{
 		Logger:    slog.New(slog.DiscardHandler),
-		Paywall:   payment.Free{},
+		Paywall:   httpgate.Free{},
 		Niche:     server.NicheConfig{Engine: catalogue},
 		Claims:    server.ClaimsConfig{Engine: engine},
 		Snapshots: server.SnapshotsConfig{Service: snaps, Prefixes: []string{server.DefaultClaimsPrefix}},

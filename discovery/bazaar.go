@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	x402seller "github.com/assaykit/assay/payment/x402/seller"
+
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/server/route"
@@ -19,7 +21,7 @@ import (
 // steps:
 //
 //	bz := &discovery.Bazaar{}
-//	proc, _ := payment.NewProcessor(&payment.ProcessorOptions{…, Extensions: bz.Extensions})
+//	proc, _ := protocols.New(&protocols.Options{…, Extensions: bz.Extensions})
 //	srv, _ := server.New(cfg) // with a gate over proc
 //	bz.Bind(srv)
 //
@@ -43,7 +45,7 @@ func (b *Bazaar) Bind(s route.Host) {
 	b.cache = map[string]map[string]json.RawMessage{}
 }
 
-// Extensions implements payment.ProcessorOptions.Extensions.
+// Extensions implements protocols.Options.Extensions.
 func (b *Bazaar) Extensions(offer payment.Offer, _ payment.Resource) map[string]json.RawMessage {
 	b.mu.Lock()
 	s := b.srv
@@ -75,7 +77,7 @@ func (b *Bazaar) describe(s route.Host, offer payment.Offer) map[string]json.Raw
 	if r == nil {
 		return nil
 	}
-	bz := payment.BazaarHTTP{Method: r.Method}
+	bz := x402seller.BazaarHTTP{Method: r.Method}
 	if r.Body != "" {
 		src := b.Schemas
 		if src == nil {
@@ -106,7 +108,7 @@ func (b *Bazaar) describe(s route.Host, offer payment.Offer) map[string]json.Raw
 	if strings.HasPrefix(r.ID, "claims.verify.") {
 		bz.OutputExample = map[string]any{"verificationId": "cv_0123456789abcdef0123456789abcdef", "status": "confirmed"}
 	}
-	raw, err := payment.BazaarExtension(bz)
+	raw, err := x402seller.BazaarExtension(bz)
 	if err != nil {
 		return nil
 	}

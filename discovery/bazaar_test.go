@@ -8,6 +8,7 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
+	"github.com/assaykit/assay/payment/protocols"
 )
 
 // TestBazaarExtensionInChallenges wires Bazaar into the real processor and
@@ -18,7 +19,7 @@ func TestBazaarExtensionInChallenges(t *testing.T) {
 	if bz.Extensions(payment.Offer{ID: "claims.verify.deep"}, payment.Resource{}) != nil {
 		t.Error("an unbound Bazaar described something")
 	}
-	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true, Extensions: bz.Extensions})
+	proc, err := protocols.New(&protocols.Options{PayTo: paymenttest.DevPayee, Dev: true, Extensions: bz.Extensions})
 	if err != nil {
 		t.Fatal(err)
 	}

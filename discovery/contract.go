@@ -9,7 +9,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/niche"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/server/route"
@@ -42,9 +42,9 @@ const nicheUnlockHeader = "x-niche-paid-call"
 // is the billing backend's signature header ("" without subscriptions).
 func securitySchemes(webhookHeader string) map[string]SecurityScheme {
 	m := map[string]SecurityScheme{
-		secOrderToken: {Type: "apiKey", Name: payment.HeaderOrderToken,
+		secOrderToken: {Type: "apiKey", Name: httpgate.HeaderOrderToken,
 			Description: "The order token of a paid call: returned once, in the X-Agentic-Order-Token header of its answer (commerce.orderToken over MCP and A2A). It reads that order, its result and its verification."},
-		secCustomerKey: {Type: "apiKey", Name: payment.HeaderCustomerKey,
+		secCustomerKey: {Type: "apiKey", Name: httpgate.HeaderCustomerKey,
 			Description: "A registered customer's key (ask_…), issued once by the operator: lists the customer's orders; on a paid call it files the order under the customer."},
 		secSubscriber: {Type: "http", Scheme: "bearer",
 			Description: "A niche subscription's subscriber token (nd_…), from POST /v1/subscription/claim once the checkout is paid."},
@@ -138,12 +138,12 @@ func claimsContract(r *route.Route, c *contractOf) {
 		}
 	case id == "claims.verification.get":
 		c.op.Security = [][]string{{secOrderToken}}
-		c.header(payment.HeaderOrderToken, "The order token of the paid call that made the verification.", true, nil)
+		c.header(httpgate.HeaderOrderToken, "The order token of the paid call that made the verification.", true, nil)
 		c.add(detail(http.StatusUnauthorized, "X-Agentic-Order-Token is missing."),
 			detail(http.StatusNotFound, "No such verification, or the token is not its order's."))
 	case id == "claims.verification.evidence":
 		c.op.Security = [][]string{{secOrderToken}}
-		c.header(payment.HeaderOrderToken, "The order token of a paid call that made or replayed the verification.", true, nil)
+		c.header(httpgate.HeaderOrderToken, "The order token of a paid call that made or replayed the verification.", true, nil)
 		c.add(detail(http.StatusUnauthorized, "X-Agentic-Order-Token is missing."),
 			detail(http.StatusNotFound, "No such verification, the token is not its order's, or its result was not kept."),
 			Response{Status: http.StatusConflict, Description: "The order is not completed yet (Retry-After while it settles): a bundle is a read of a settled result.",
@@ -161,7 +161,7 @@ func commerceContract(id string, c *contractOf) {
 		c.add(detail(http.StatusServiceUnavailable, "Payments are not configured."))
 	case id == "commerce.orders.get", id == "commerce.orders.result":
 		c.op.Security = [][]string{{secOrderToken}}
-		c.header(payment.HeaderOrderToken, "The order token returned with the paid call.", true, nil)
+		c.header(httpgate.HeaderOrderToken, "The order token returned with the paid call.", true, nil)
 		c.add(detail(http.StatusUnauthorized, "X-Agentic-Order-Token is missing."),
 			detail(http.StatusNotFound, "No such order, or the token is not its token (the same answer, so that a token cannot probe for orders)."))
 		if id == "commerce.orders.result" {
@@ -170,7 +170,7 @@ func commerceContract(id string, c *contractOf) {
 		}
 	case id == "commerce.customer.orders.list", id == "commerce.customer.orders.get":
 		c.op.Security = [][]string{{secCustomerKey}}
-		c.header(payment.HeaderCustomerKey, "The customer's key.", true, nil)
+		c.header(httpgate.HeaderCustomerKey, "The customer's key.", true, nil)
 		c.add(detail(http.StatusUnauthorized, "X-Agentic-Customer-Key is missing or not a valid key."))
 		if id == "commerce.customer.orders.get" {
 			c.add(detail(http.StatusNotFound, "No such order of this customer."))
@@ -312,17 +312,17 @@ func (d *discoverer) paidContract(r *route.Route, op *Operation, add func(...Res
 	header(x402.HeaderPaymentSignature, "x402 v2 payment (see the x402 security scheme); without a payment the answer is 402.", false, nil)
 	header(x402.HeaderXPayment, "x402 v1 payment.", false, nil)
 	header(mpp.HeaderPaymentAuthorization, "MPP Payment credential, when Authorization is taken.", false, nil)
-	header(payment.HeaderIdempotencyKey, "Makes the call idempotent: a retry with the same key and request returns the stored answer of the first paid call, without a second charge (X-Agentic-Idempotent-Replay: true).",
+	header(httpgate.HeaderIdempotencyKey, "Makes the call idempotent: a retry with the same key and request returns the stored answer of the first paid call, without a second charge (X-Agentic-Idempotent-Replay: true).",
 		false, stringSchema(map[string]any{"maxLength": claims.MaxIdempotencyKeyLength}))
-	header(payment.HeaderCustomerKey, "Files the order under a registered customer.", false, nil)
+	header(httpgate.HeaderCustomerKey, "Files the order under a registered customer.", false, nil)
 	if strings.HasPrefix(r.ID, "claims.verify.") {
-		header(payment.HeaderQuoteID, "A quote (POST /v1/quotes) whose price this call pays.", false, nil)
+		header(httpgate.HeaderQuoteID, "A quote (POST /v1/quotes) whose price this call pays.", false, nil)
 	}
 	op.OutputHeaders = map[string]string{
 		x402.HeaderPaymentResponse:  "x402 v2 settlement (base64 JSON), when paid with x402 v2.",
 		x402.HeaderXPaymentResponse: "x402 v1 settlement, when paid with x402 v1.",
 		mpp.HeaderPaymentReceipt:    "MPP receipt, when paid with MPP.",
-		payment.HeaderReplay:        "true when the answer is the stored answer of an earlier call with the same Idempotency-Key.",
+		httpgate.HeaderReplay:       "true when the answer is the stored answer of an earlier call with the same Idempotency-Key.",
 	}
 	add(detail(http.StatusBadRequest, "The payment credential is malformed or its method unsupported (an RFC 9457 problem: status, title, detail, type, error)."),
 		detail(http.StatusUnauthorized, "X-Agentic-Customer-Key is not a valid key."),

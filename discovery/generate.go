@@ -19,6 +19,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/server/route"
@@ -80,7 +81,7 @@ import (
 // Choices where the interface documents are silent: the homepage defaults
 // to the service's openapi.json, the terms and privacy links to the
 // manifest's own policies member (#policies); an unpaid server (no
-// Paywall, or payment.Free) publishes the tier-table prices as list prices
+// Paywall, or httpgate.Free) publishes the tier-table prices as list prices
 // with no payee, transport authorization "none", no 402 responses, no
 // x-payment-info, no x402 document and no agent-card payment extensions.
 type Documents struct {
@@ -89,7 +90,7 @@ type Documents struct {
 	IndexOnly bool
 	// PublicBaseURL is the scheme, host and mount path under which clients
 	// reach the server, e.g. "https://api.example.com" (the value given to
-	// payment.GateOptions.PublicBaseURL). Every URL in every document is
+	// httpgate.Options.PublicBaseURL). Every URL in every document is
 	// built from it. Empty means server.Config.PublicBaseURL. It should be https:
 	// with http, New logs a warning, since the manifest then fails its
 	// schema (see above).
@@ -276,11 +277,11 @@ type svcDef struct {
 	a2a    *route.Route
 }
 
-// paid reports whether a real paywall (not nil, not payment.Free) is
+// paid reports whether a real paywall (not nil, not httpgate.Free) is
 // configured.
 func (d *discoverer) paid() bool {
 	switch d.s.Paywall().(type) {
-	case nil, payment.Free, *payment.Free:
+	case nil, httpgate.Free, *httpgate.Free:
 		return false
 	}
 	return true
@@ -1029,7 +1030,7 @@ func (d *discoverer) cardSigner(base string) (CardSigner, string) {
 }
 
 // cashierer is implemented by paywalls built on a payment.Cashier
-// (*payment.Gate).
+// (*httpgate.Gate).
 type cashierer interface {
 	Cashier() *payment.Cashier
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/store"
@@ -45,7 +46,7 @@ type discoveryEnv struct {
 
 // newDiscoveryEnv builds a server with claim verification (scripted
 // provider), commerce and the discovery documents: paid (a real payment
-// gate in front of a fake processor) or unpaid (payment.Free).
+// gate in front of a fake processor) or unpaid (httpgate.Free).
 func newDiscoveryEnv(t *testing.T, paid bool, mod func(*Config)) *discoveryEnv {
 	t.Helper()
 	var proc payment.Processor
@@ -73,15 +74,18 @@ func newDiscoveryEnvWith(t *testing.T, proc payment.Processor, base string, mod 
 		if err != nil {
 			t.Fatal(err)
 		}
-		gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{PublicBaseURL: base,
-			CashierOptions: payment.CashierOptions{Keys: keys}})
+		opts := &httpgate.Options{PublicBaseURL: base, CashierOptions: payment.CashierOptions{Keys: keys}}
+		if _, fake := proc.(*gatetest.Processor); fake {
+			opts.ReadCredential = gatetest.ReadCredential
+		}
+		gate, err := httpgate.New(proc, paymentstore.New(db), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.Paywall = gate
 		cfg.Commerce = CommerceConfig{Cashier: gate.Cashier()}
 	} else {
-		cfg.Paywall = payment.Free{}
+		cfg.Paywall = httpgate.Free{}
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -492,7 +496,7 @@ func TestDiscoveryBaseURL(t *testing.T) {
 		t.Errorf("trusted forwarded headers: %s", got)
 	}
 
-	if _, err := New(Config{Claims: configured.srv.Config().Claims, Paywall: payment.Free{}, Discovery: DiscoveryConfig{Enabled: true, PublicBaseURL: "ftp://x"}}); err == nil {
+	if _, err := New(Config{Claims: configured.srv.Config().Claims, Paywall: httpgate.Free{}, Discovery: DiscoveryConfig{Enabled: true, PublicBaseURL: "ftp://x"}}); err == nil {
 		t.Error("ftp base URL accepted")
 	}
 }
@@ -527,7 +531,7 @@ func TestDiscoveryDisabledAndCustomTexts(t *testing.T) {
 	if custom.get(t, "/claim-verification/openapi.json").Code != 404 {
 		t.Error("documents served under the default prefix too")
 	}
-	if _, err := New(Config{Claims: custom.srv.Config().Claims, Paywall: payment.Free{},
+	if _, err := New(Config{Claims: custom.srv.Config().Claims, Paywall: httpgate.Free{},
 		Discovery: DiscoveryConfig{Enabled: true, Schemas: func() (map[string]json.RawMessage, error) { return nil, nil }}}); err == nil {
 		t.Error("routes naming shapes without schemas were accepted")
 	}

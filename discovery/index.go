@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/assaykit/assay/internal/httpjson"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/server/route"
 )
@@ -238,7 +238,7 @@ func (ix *index) docLinks() []IndexLink {
 	}
 	out := []IndexLink{{Rel: "docs", Href: repo + "#readme", Title: "Documentation: quick start, configuration, transports, payments."}}
 	switch ix.s.Paywall().(type) {
-	case nil, payment.Free, *payment.Free:
+	case nil, httpgate.Free, *httpgate.Free:
 	default:
 		out = append(out, IndexLink{Rel: "paying-client", Href: repo + "/tree/main/examples/client",
 			Title: "A paying client: answers each 402 with an x402 payment and checks the signed receipt."})

@@ -17,6 +17,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/payment/protocols"
+
 	"github.com/assaykit/assay/evidence"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store/nichestore"
@@ -163,9 +166,9 @@ func newWalkEnv(t *testing.T) *walkEnv {
 
 // devGate is the real payment gate in dev mode (x402 and MPP signatures
 // verified, nothing settled on-chain) of a server to be served by hs.
-func devGate(t *testing.T, db *store.DB, hs *httptest.Server) *payment.Gate {
+func devGate(t *testing.T, db *store.DB, hs *httptest.Server) *httpgate.Gate {
 	t.Helper()
-	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
+	proc, err := protocols.New(&protocols.Options{PayTo: paymenttest.DevPayee, Dev: true,
 		MPPSecret: []byte("mpp-secret-for-the-discovery-tests-0123456789"), Realm: hs.Listener.Addr().String()})
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +177,7 @@ func devGate(t *testing.T, db *store.DB, hs *httptest.Server) *payment.Gate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys},
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys},
 		PublicBaseURL: "http://" + hs.Listener.Addr().String()})
 	if err != nil {
 		t.Fatal(err)

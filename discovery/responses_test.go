@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/assaykit/assay/niche"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/sqlite"
@@ -190,7 +190,7 @@ func TestDiscoveryWarnsAboutHTTPBase(t *testing.T) {
 		warn bool
 	}{{"http://api.example.com", true}, {"http://127.0.0.1:8080", false}, {"https://api.example.com", false}} {
 		var buf bytes.Buffer
-		_, err := New(Config{Logger: slog.New(slog.NewTextHandler(&buf, nil)), PublicBaseURL: tc.base, Paywall: payment.Free{},
+		_, err := New(Config{Logger: slog.New(slog.NewTextHandler(&buf, nil)), PublicBaseURL: tc.base, Paywall: httpgate.Free{},
 			Claims: claimsCfg, Discovery: DiscoveryConfig{Enabled: true}})
 		if err != nil {
 			t.Fatal(err)

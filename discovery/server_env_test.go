@@ -14,7 +14,7 @@ import (
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/server/agents"
 	"github.com/assaykit/assay/store"
@@ -30,7 +30,7 @@ import (
 type Config struct {
 	Logger        *slog.Logger
 	AdminKey      string
-	Paywall       payment.Paywall
+	Paywall       httpgate.Paywall
 	PublicBaseURL string
 	MaxBodyBytes  int64
 	Metrics       http.Handler

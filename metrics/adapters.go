@@ -67,4 +67,6 @@ func (m *Metrics) PaymentEvent(e payment.PaymentEvent) {
 
 // OrderTransition counts an order status change; its signature fits
 // payment.CashierOptions.OnTransition.
-func (m *Metrics) OrderTransition(t payment.OrderTransition) { m.Transition(t.From, t.To) }
+func (m *Metrics) OrderTransition(t payment.OrderTransition) {
+	m.Transition(string(t.From), string(t.To))
+}

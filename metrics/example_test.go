@@ -14,6 +14,7 @@ import (
 	"github.com/assaykit/assay/claims/corpus"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store/claimsstore"
 	"github.com/assaykit/assay/store/sqlite"
@@ -46,7 +47,7 @@ func ExampleNew() {
 	}
 
 	h, err := server.New(server.Config{
-		Paywall:   payment.Free{},
+		Paywall:   httpgate.Free{},
 		Claims:    server.ClaimsConfig{Engine: engine},
 		Metrics:   m.Handler(),
 		Observers: []func(*http.Request, string, int, time.Duration){m.ObserveRequest},

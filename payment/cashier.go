@@ -59,8 +59,9 @@ type CashierOptions struct {
 
 // Cashier is the transport-neutral core of paid calls: it verifies a
 // credential, reserves it atomically, opens an order, and after the work
-// settles only on success, completes the order and signs a receipt. The
-// HTTP Gate is built on it; the MCP and A2A transports use it directly.
+// settles only on success, completes the order and signs a receipt. Every
+// transport sells through Sell: the HTTP gate (payment/httpgate), the MCP
+// tools and the A2A messages (server/agents).
 type Cashier struct {
 	p            Processor
 	l            Ledger
@@ -154,19 +155,20 @@ func (c *Cashier) Keys() *Keyring { return c.keys }
 // Costs returns the configured cost prices.
 func (c *Cashier) Costs() CostPrices { return c.costs }
 
-// SettlementChecker is implemented by processors that can look up the
-// outcome of a settlement that was left pending. Reconcile uses it.
-type SettlementChecker interface {
-	// CheckSettlement returns the settlement of the order's payment,
-	// ErrSettlementPending while the outcome is still unknown, or a
-	// *Problem when the payment failed.
-	CheckSettlement(ctx context.Context, o *Order) (*Settlement, error)
-}
+// Logger returns the logger of payment events (a discarding one when none
+// was configured).
+func (c *Cashier) Logger() *slog.Logger { return c.log }
 
 // ErrProcessorUnavailable reports a verification that failed for a reason
 // other than the payment itself (the processor or its facilitator could
 // not answer): the payment was not used and may be presented again.
 var ErrProcessorUnavailable = errors.New("payment: processor unavailable")
+
+// ErrNetworkUnsupported reports a processor that cannot take payments on
+// its configured network now (the facilitator's /supported does not list
+// it): paid calls answer 503. Processors report it matching
+// ErrProcessorUnavailable too.
+var ErrNetworkUnsupported = errors.New("payment: the facilitator does not support the configured network")
 
 // ErrSettlementFailed reports a settlement the processor refused: nothing
 // is delivered, the order is failed, and errors.As finds the processor's
@@ -178,9 +180,6 @@ type settlementFailed struct{ err error }
 func (e *settlementFailed) Error() string   { return "payment: settlement failed: " + e.err.Error() }
 func (e *settlementFailed) Unwrap() []error { return []error{ErrSettlementFailed, e.err} }
 func settlementFailure(err error) error     { return &settlementFailed{err: err} }
-func problemf(status int, typ, reason, detail string) *Problem {
-	return &Problem{Status: status, Type: typ, Reason: reason, Detail: detail}
-}
 
 // Payment problems the cashier reports itself (the processor reports the
 // others).
@@ -203,15 +202,15 @@ func (c *Cashier) PriceOffer(ctx context.Context, offer Offer, quoteID string) (
 	q, err := c.l.Quote(ctx, quoteID)
 	switch {
 	case errors.Is(err, ErrQuoteNotFound):
-		return offer, problemf(402, "invalid-challenge", ReasonQuoteUnknown, "Unknown quote "+quoteID)
+		return offer, NewProblem(402, "invalid-challenge", ReasonQuoteUnknown, "Unknown quote "+quoteID)
 	case err != nil:
 		return offer, err
 	case !c.now().Before(q.ExpiresAt):
-		return offer, problemf(402, "payment-expired", ReasonQuoteExpired, "Quote "+quoteID+" expired at "+q.ExpiresAt.UTC().Format(time.RFC3339))
+		return offer, NewProblem(402, "payment-expired", ReasonQuoteExpired, "Quote "+quoteID+" expired at "+q.ExpiresAt.UTC().Format(time.RFC3339))
 	case q.OrderID != "":
-		return offer, problemf(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+quoteID+" was already used")
+		return offer, NewProblem(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+quoteID+" was already used")
 	case offer.Product == "" || q.Tier != offer.Product:
-		return offer, problemf(402, "invalid-challenge", ReasonQuoteMismatch, fmt.Sprintf("Quote %s is for the %s tier, not for this operation", quoteID, q.Tier))
+		return offer, NewProblem(402, "invalid-challenge", ReasonQuoteMismatch, fmt.Sprintf("Quote %s is for the %s tier, not for this operation", quoteID, q.Tier))
 	}
 	offer.AmountMicroUSD = q.AmountMicroUSD
 	if offer.CardMicroUSD > 0 {
@@ -294,10 +293,10 @@ type Charge struct {
 // with a fresh challenge), ErrInvalidCustomerKey, ErrIdempotencyConflict,
 // ErrIdempotencyInFlight, ErrPaymentInFlight, or a storage error.
 //
-// The credential is the purchase. When the processor is a
-// PaymentIdentifier (Protocols is), a credential that already opened an
-// order is identified offline (the payer proved by its signature) and
-// answered before pricing and verification, so also after it expired:
+// The credential is the purchase. A credential the processor identifies
+// offline (Processor.IdentifyPayment: the payer proved by its signature)
+// that already opened an order is answered before pricing and
+// verification, so also after it expired:
 // for the same request (same offer and opts.RequestHash, which the
 // transports compute from the method, resource and body; recovery needs
 // it) a completed order's stored response (Replay) or a settling order
@@ -311,7 +310,7 @@ type Charge struct {
 // order token: Replay returns the stored response, nothing is reserved or
 // settled, and the new credential (a different payment) is voided and
 // stays unused. A credential that names a quote prices the call with it
-// when res names none. When the processor is a Holder, its hold is placed
+// when res names none. The processor's hold (Processor.Hold) is placed
 // after the payment is reserved.
 func (c *Cashier) Begin(ctx context.Context, offer Offer, res Resource, cred *Credential, opts *BeginOptions) (*Charge, error) {
 	ch, err := c.begin(ctx, offer, res, cred, opts)
@@ -353,10 +352,11 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 		}
 		customer = cu
 	}
+	var ident *PaymentIdentity
 	if cred != nil {
 		var ch *Charge
 		var err error
-		if res, ch, err = c.identified(ctx, offer, res, cred, o); ch != nil || err != nil {
+		if res, ident, ch, err = c.identified(ctx, offer, res, cred, o); ch != nil || err != nil {
 			return ch, err
 		}
 	}
@@ -365,7 +365,7 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 		return nil, err
 	}
 	if cred == nil {
-		return nil, problemf(402, "payment-required", "", "Payment required")
+		return nil, NewProblem(402, "payment-required", "", "Payment required")
 	}
 	auth, err := c.verify(ctx, priced, res, cred)
 	if err != nil {
@@ -383,7 +383,7 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 			}
 		}
 	}
-	ord, token, ch, err := c.openOrder(ctx, offer, priced, res, auth, customer, o)
+	ord, token, ch, err := c.openOrder(ctx, offer, priced, res, auth, ident != nil, customer, o)
 	if ch != nil || err != nil {
 		return ch, err
 	}
@@ -397,33 +397,30 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 	return &Charge{c: c, auth: auth, order: *ord, token: token, call: call, res: res}, nil
 }
 
-// identified runs the offline steps of a credential when the processor is
-// a PaymentIdentifier: it names the quote the payment names (when res
-// names none) and answers a payment that already opened an order from
-// that order. It returns res, possibly with its quote set, and a charge or
-// error when the payment was answered.
-func (c *Cashier) identified(ctx context.Context, offer Offer, res Resource, cred *Credential, o BeginOptions) (Resource, *Charge, error) {
-	ident, ok := c.p.(PaymentIdentifier)
-	if !ok {
-		return res, nil, nil
-	}
+// identified runs the offline steps of a credential: it names the quote
+// the payment names (when res names none) and answers a payment that
+// already opened an order from that order. It returns res, possibly with
+// its quote set, the credential's identity (nil when the processor cannot
+// identify it offline), and a charge or error when the payment was
+// answered.
+func (c *Cashier) identified(ctx context.Context, offer Offer, res Resource, cred *Credential, o BeginOptions) (Resource, *PaymentIdentity, *Charge, error) {
 	if res.QuoteID == "" {
 		// A payment that names its quote (x402 payment-identifier
 		// "quo_…", MPP opaque) is priced with it even without
 		// X-Agentic-Quote-Id.
-		res.QuoteID = ident.NamedQuote(cred)
+		res.QuoteID = c.p.NamedQuote(cred)
 	}
 	// The credential is the purchase: a retry of a payment that already
 	// opened an order is answered from that order before any check that
 	// time (validBefore, challenge expiry), a used quote or a facilitator
 	// could fail. The payer is proved offline by the credential's
 	// signature.
-	id, err := ident.IdentifyPayment(cred)
+	id, err := c.p.IdentifyPayment(cred)
 	if err != nil {
-		return res, nil, nil
+		return res, nil, nil, nil
 	}
 	ch, err := c.recoverPurchase(ctx, offer, id, o)
-	return res, ch, err
+	return res, id, ch, err
 }
 
 // verify has the processor verify cred for the priced offer and checks
@@ -441,11 +438,11 @@ func (c *Cashier) verify(ctx context.Context, priced Offer, res Resource, cred *
 		return nil, errors.New("payment: processor verified a payment without payer or reservation key")
 	}
 	if auth.QuoteID != "" && auth.QuoteID != res.QuoteID {
-		return nil, problemf(402, "invalid-challenge", ReasonQuoteMismatch,
+		return nil, NewProblem(402, "invalid-challenge", ReasonQuoteMismatch,
 			fmt.Sprintf("The payment names quote %q but the request names quote %q (send it in X-Agentic-Quote-Id)", auth.QuoteID, res.QuoteID))
 	}
 	if auth.AmountMicroUSD != priced.AmountMicroUSD && (priced.CardMicroUSD == 0 || auth.AmountMicroUSD != priced.CardMicroUSD) {
-		return nil, problemf(402, "payment-insufficient", ReasonAmount,
+		return nil, NewProblem(402, "payment-insufficient", ReasonAmount,
 			fmt.Sprintf("The payment is for %d micro-USD; this operation costs %d", auth.AmountMicroUSD, priced.AmountMicroUSD))
 	}
 	return auth, nil
@@ -453,8 +450,9 @@ func (c *Cashier) verify(ctx context.Context, priced Offer, res Resource, cred *
 
 // openOrder reserves auth's payment by opening the order of the priced
 // offer, and returns it with its token. A payment another order holds is
-// answered from that order (a charge) or refused as used.
-func (c *Cashier) openOrder(ctx context.Context, offer, priced Offer, res Resource, auth *Authorization, customer *Customer, o BeginOptions) (*Order, string, *Charge, error) {
+// answered from that order (a charge) when the credential was identified
+// offline (identified), or refused as used.
+func (c *Cashier) openOrder(ctx context.Context, offer, priced Offer, res Resource, auth *Authorization, identified bool, customer *Customer, o BeginOptions) (*Order, string, *Charge, error) {
 	until := auth.ValidUntil
 	if until.IsZero() {
 		until = c.now().Add(c.reserveFor)
@@ -474,14 +472,14 @@ func (c *Cashier) openOrder(ctx context.Context, offer, priced Offer, res Resour
 		// Never void here: the payment belongs to the order that holds it.
 		// A concurrent request with this very payment (a client that
 		// retried at once) may have opened it since the lookup above.
-		if _, ok := c.p.(PaymentIdentifier); ok {
+		if identified {
 			if ch, err := c.recoverPurchase(ctx, offer, &PaymentIdentity{Payer: auth.Payer, ReservationKey: auth.ReservationKey}, o); ch != nil || err != nil {
 				return nil, "", ch, err
 			}
 		}
 		return nil, "", nil, paymentUsed("")
 	case errors.Is(err, ErrQuoteUnavailable):
-		return nil, "", nil, problemf(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+res.QuoteID+" expired or was already used")
+		return nil, "", nil, NewProblem(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+res.QuoteID+" expired or was already used")
 	case errors.Is(err, ErrIdempotencyInFlight):
 		c.void(ctx, auth)
 		return nil, "", nil, err
@@ -492,16 +490,11 @@ func (c *Cashier) openOrder(ctx context.Context, offer, priced Offer, res Resour
 	return ord, token, nil, nil
 }
 
-// hold places the processor's hold on a reserved payment when the
-// processor is a Holder. Reserved first, held second: a credential
-// refused earlier never placed a hold, and a failed hold gives the
-// reservation back (the order fails).
+// hold places the processor's hold on a reserved payment. Reserved first,
+// held second: a credential refused earlier never placed a hold, and a
+// failed hold gives the reservation back (the order fails).
 func (c *Cashier) hold(ctx context.Context, auth *Authorization, orderID string) error {
-	h, ok := c.p.(Holder)
-	if !ok {
-		return nil
-	}
-	err := h.Hold(ctx, auth)
+	err := c.p.Hold(ctx, auth)
 	if err == nil {
 		return nil
 	}
@@ -522,7 +515,7 @@ func paymentUsed(why string) *Problem {
 	if why != "" {
 		detail += ": " + why
 	}
-	return problemf(402, "invalid-challenge", ReasonPaymentUsed, detail)
+	return NewProblem(402, "invalid-challenge", ReasonPaymentUsed, detail)
 }
 
 // recoverPurchase answers a payment that already opened an order (id is
@@ -894,7 +887,7 @@ func (c *Cashier) completeOrder(ctx context.Context, id string, st Settled) erro
 
 // failOrder records a failed order (FailOrder); from is the status it
 // leaves.
-func (c *Cashier) failOrder(ctx context.Context, id, from, reason string) error {
+func (c *Cashier) failOrder(ctx context.Context, id string, from OrderStatus, reason string) error {
 	err := c.recorded(ctx, id, func(ctx context.Context) error { return c.l.FailOrder(ctx, id, reason) },
 		func(o *Order) bool { return o.Status == OrderFailed })
 	c.moved(ctx, err, id, from, OrderFailed, reason)
@@ -905,23 +898,29 @@ func (c *Cashier) failOrder(ctx context.Context, id, from, reason string) error 
 // (CashierOptions.OnTransition): From is "" for an order just opened.
 type OrderTransition struct {
 	OrderID  string
-	From, To string
+	From, To OrderStatus
 	// Detail is the failure reason, or the settlement reference of a
 	// completion.
 	Detail string
 }
 
 // moved logs and reports a transition once its ledger write err
-// succeeded.
-func (c *Cashier) moved(ctx context.Context, err error, id, from, to, detail string) {
+// succeeded. An order is opened processing (from ""); every other move
+// must be one OrderStatus.Next allows, else it is logged as an error and
+// not reported.
+func (c *Cashier) moved(ctx context.Context, err error, id string, from, to OrderStatus, detail string) {
 	if err != nil {
+		return
+	}
+	if ok := from.CanMoveTo(to) || (from == "" && to == OrderProcessing); !ok {
+		c.log.ErrorContext(ctx, "payment: an order made a move its life cycle does not allow", "order", id, "from", from, "to", to)
 		return
 	}
 	level := slog.LevelDebug // the happy path of every paid call
 	if to == OrderFailed {
 		level = slog.LevelInfo
 	}
-	c.log.Log(ctx, level, "payment: order "+to, "order", id, "from", from, "detail", detail)
+	c.log.Log(ctx, level, "payment: order "+string(to), "order", id, "from", from, "detail", detail)
 	if c.onTransition != nil {
 		c.onTransition(OrderTransition{OrderID: id, From: from, To: to, Detail: detail})
 	}
@@ -960,7 +959,7 @@ func (ch *Charge) Fail(ctx context.Context, reason string) error {
 	return ch.c.fail(context.WithoutCancel(ctx), ch.auth, ch.order.ID, OrderProcessing, reason)
 }
 
-func (c *Cashier) fail(ctx context.Context, a *Authorization, orderID, from, reason string) error {
+func (c *Cashier) fail(ctx context.Context, a *Authorization, orderID string, from OrderStatus, reason string) error {
 	c.void(ctx, a)
 	if err := c.failOrder(ctx, orderID, from, reason); err != nil {
 		c.log.ErrorContext(ctx, "payment: failing order", "order", orderID, "err", err)

@@ -6,18 +6,6 @@ import (
 	"time"
 )
 
-// Order states. An order starts processing when its payment is verified
-// and reserved; it becomes settling just before the processor is asked to
-// settle, then completed (settled, receipt signed) or failed. A settling
-// order whose settlement outcome is unknown stays settling until Reconcile
-// or a later check learns the outcome.
-const (
-	OrderProcessing = "processing"
-	OrderSettling   = "settling"
-	OrderCompleted  = "completed"
-	OrderFailed     = "failed"
-)
-
 // Currency is the currency of every amount the ledger records: amounts are
 // micro-USD (USDC atomic units; card payments are recorded in micro-USD
 // too).
@@ -94,7 +82,7 @@ type Order struct {
 	// RequestHash identifies the request (method, path, query, body) for
 	// idempotency conflicts.
 	RequestHash   string
-	Status        string
+	Status        OrderStatus
 	FailureReason string
 	// SettlementRef is the transaction hash or PaymentIntent id.
 	SettlementRef string
@@ -255,7 +243,8 @@ type Ledger interface {
 	// tokenHash (SHA-256 hex), or ErrOrderNotFound.
 	OrderByToken(ctx context.Context, tokenHash string) (*Order, error)
 	// MarkSettling moves a processing order to settling and records what
-	// was delivered. ErrConflict when the order is not processing.
+	// was delivered. ErrConflict when the order is not processing (the
+	// statuses OrderSettling.From() names; so for every transition).
 	MarkSettling(ctx context.Context, id string, d Delivered) error
 	// CompleteOrder moves a settling order to completed, stores its
 	// receipt (and adds its reference to SettlementRefs) and marks its
@@ -285,7 +274,7 @@ type Ledger interface {
 	FailOrder(ctx context.Context, id, reason string) error
 	// OrdersInState returns up to limit orders in status whose last update
 	// is before before, oldest first.
-	OrdersInState(ctx context.Context, status string, before time.Time, limit int) ([]Order, error)
+	OrdersInState(ctx context.Context, status OrderStatus, before time.Time, limit int) ([]Order, error)
 	// Response returns the response stored for an order, or
 	// ErrOrderNotFound when there is none.
 	Response(ctx context.Context, orderID string) (*StoredResponse, error)

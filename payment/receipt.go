@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/payment/internal/wire"
 	"github.com/gowebpki/jcs"
 )
 
@@ -76,7 +76,7 @@ func SignReceipt(k *Keyring, r *Receipt) ([]byte, error) {
 }
 
 func canonical(v any) ([]byte, error) {
-	b, err := httpjson.Marshal(v)
+	b, err := wire.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func (r *Receipt) MatchesOrder(o *Order) []string {
 	check("resultId", r.ResultID, o.ResultID)
 	check("resultSha256", r.ResultSHA256, o.ResultSHA256)
 	if o.Status != OrderCompleted {
-		diffs = append(diffs, "the order is "+o.Status+", not completed")
+		diffs = append(diffs, "the order is "+string(o.Status)+", not completed")
 	}
 	return diffs
 }

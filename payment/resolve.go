@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assaykit/assay/payment/internal/wire"
-	"github.com/assaykit/assay/payment/x402"
 )
 
 // Settlement that always ends.
@@ -48,7 +47,7 @@ func (c *Cashier) backoff(n int) time.Duration {
 
 // pendingRefs returns the transaction reference an unknown outcome named.
 func pendingRefs(err error) []string {
-	var pe *x402.PendingError
+	var pe *PendingError
 	if errors.As(err, &pe) && pe.Transaction != "" {
 		return []string{pe.Transaction}
 	}
@@ -145,7 +144,7 @@ func (c *Cashier) Resolve(ctx context.Context, id string) (Resolution, error) {
 		if rerr != nil {
 			return Resolution{}, rerr
 		}
-		return Resolution{Order: *cur, Outcome: ResolvedNotOpen, Detail: "the order is " + cur.Status +
+		return Resolution{Order: *cur, Outcome: ResolvedNotOpen, Detail: "the order is " + string(cur.Status) +
 			map[bool]string{true: " and another attempt is being made", false: ""}[cur.Status == OrderSettling]}, nil
 	case err != nil:
 		return Resolution{}, err

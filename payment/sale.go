@@ -3,7 +3,6 @@ package payment
 import (
 	"context"
 	"errors"
-	"net/http"
 )
 
 // CredentialProblem is the refusal of a credential that could not be
@@ -15,7 +14,7 @@ func CredentialProblem(err error) *Problem {
 	if errors.As(err, &p) {
 		return p
 	}
-	return &Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed payment credential: " + err.Error()}
+	return &Problem{Status: 400, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed payment credential: " + err.Error()}
 }
 
 // ErrWorkFailed is matched (errors.Is) by the error Charge.Run returns

@@ -197,6 +197,27 @@ func (c *Cashier) Sell(ctx context.Context, p *Purchase) *Outcome {
 // answers.
 const retryAfter = 5
 
+// SettlementPendingDetail tells a payer whose order is settling what to do.
+const SettlementPendingDetail = "Payment settlement is pending. Do not pay again: poll the order with its token until it is completed, then read its result."
+
+// SettlementDeferredDetail tells a payer whose settlement is deferred
+// (ErrSettlementDeferred) what to do.
+const SettlementDeferredDetail = "The payment service is temporarily unavailable. Your payment is held, not charged yet, and your answer is kept: retry with the same payment credential after Retry-After (or poll the order with its token). Do not pay again."
+
+// UnavailableDetail is the detail of a payment step that failed because
+// the processor cannot take payments now (ErrProcessorUnavailable): the
+// payment was not used. It names no address and no internal error.
+func UnavailableDetail(err error) string {
+	if errors.Is(err, ErrNetworkUnsupported) {
+		return "Payments are temporarily unavailable: the payment facilitator does not accept payments on this network now. Nothing was charged; retry later."
+	}
+	return "Payment verification is temporarily unavailable; the payment was not used"
+}
+
+// PaymentInFlightDetail is the 409 detail for a retry of a payment whose
+// first request is still being processed.
+const PaymentInFlightDetail = "A request with this payment is still being processed; retry with the same payment shortly"
+
 func pending(out *Outcome) *Outcome {
 	out.Kind, out.Status, out.Detail, out.RetryAfter = OutcomePending, 202, SettlementPendingDetail, retryAfter
 	return out

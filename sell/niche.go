@@ -500,7 +500,7 @@ func DeliveredOrder(o *payment.Order) error {
 	if o.Status == payment.OrderCompleted {
 		return nil
 	}
-	e := &NotDeliveredError{Status: o.Status}
+	e := &NotDeliveredError{Status: string(o.Status)}
 	if o.Status == payment.OrderSettling || o.Status == payment.OrderProcessing {
 		e.RetryAfter = 5
 	}

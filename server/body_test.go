@@ -17,6 +17,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server/route"
 	"github.com/assaykit/assay/shapes"
 )
@@ -42,15 +43,15 @@ func (ts testService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestPaidRouteSeam(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		paywall payment.Paywall
+		paywall httpgate.Paywall
 		target  string
 		body    string
 		status  int
 		want    string
 	}{
-		{"free", payment.Free{}, "/v1/p?limit=7", `{"claim":"abc"}`, 200, `free 7`},
-		{"missing body", payment.Free{}, "/v1/p", ``, 422, `{"detail":[{"type":"missing","loc":["body"],"msg":"Field required","input":null}]}`},
-		{"bad query", payment.Free{}, "/v1/p?limit=x", `{"claim":"abc"}`, 422, `"loc":["query","limit"]`},
+		{"free", httpgate.Free{}, "/v1/p?limit=7", `{"claim":"abc"}`, 200, `free 7`},
+		{"missing body", httpgate.Free{}, "/v1/p", ``, 422, `{"detail":[{"type":"missing","loc":["body"],"msg":"Field required","input":null}]}`},
+		{"bad query", httpgate.Free{}, "/v1/p?limit=x", `{"claim":"abc"}`, 422, `"loc":["query","limit"]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Server{cfg: Config{Paywall: tc.paywall, MaxBodyBytes: 1024}}
@@ -78,8 +79,8 @@ func TestNoPaywallRefused(t *testing.T) {
 	if !errors.Is(err, ErrNoPaywall) || !strings.Contains(err.Error(), "test.offer") {
 		t.Fatalf("New without a Paywall: %v", err)
 	}
-	if _, err := New(Config{Paywall: payment.Free{}, Mounts: []Mount{paidMount{}}}); err != nil {
-		t.Fatalf("New under payment.Free: %v", err)
+	if _, err := New(Config{Paywall: httpgate.Free{}, Mounts: []Mount{paidMount{}}}); err != nil {
+		t.Fatalf("New under httpgate.Free: %v", err)
 	}
 }
 

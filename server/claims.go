@@ -133,7 +133,7 @@ func claimsStatus(err error) (int, string, bool) {
 	return 0, "", false
 }
 
-// verifyHandler serves one tier. It implements payment.Prechecker so that
+// verifyHandler serves one tier. It implements httpgate.Prechecker so that
 // nothing invalid is ever charged.
 type verifyHandler struct {
 	s      *Server
@@ -148,7 +148,7 @@ type prechecked struct {
 
 type precheckedKey struct{}
 
-// Precheck implements payment.Prechecker: legacy slug, Idempotency-Key,
+// Precheck implements httpgate.Prechecker: legacy slug, Idempotency-Key,
 // body (422 with loc "body"), and the tier rules (422 value_error), all
 // before payment. The decoded request travels in the returned request's
 // context.

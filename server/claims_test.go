@@ -16,6 +16,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/store/claimsstore"
 	"github.com/assaykit/assay/store/paymentstore"
@@ -282,8 +283,8 @@ func TestClaimsGetVerification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := payment.NewGate(&gatetest.Processor{}, paymentstore.New(db), &payment.GateOptions{PublicBaseURL: "https://api.example.test",
-		CashierOptions: payment.CashierOptions{Keys: keys}})
+	gate, err := httpgate.New(&gatetest.Processor{}, paymentstore.New(db), &httpgate.Options{PublicBaseURL: "https://api.example.test",
+		ReadCredential: gatetest.ReadCredential, CashierOptions: payment.CashierOptions{Keys: keys}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +354,7 @@ func TestClaimsWithOtherPaywallsAndConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, pw := range map[string]payment.Paywall{"free": payment.Free{}, "no precheck": passThrough{}} {
+	for name, pw := range map[string]httpgate.Paywall{"free": httpgate.Free{}, "no precheck": passThrough{}} {
 		t.Run(name, func(t *testing.T) {
 			s, err := New(Config{Paywall: pw, Claims: ClaimsConfig{Engine: e, Prefix: "/cv/", ServiceSlug: "verifier"}})
 			if err != nil {
@@ -387,7 +388,7 @@ func TestClaimsWithOtherPaywallsAndConfig(t *testing.T) {
 // and an unknown tier name is refused.
 func TestClaimsTierSubset(t *testing.T) {
 	env := newClaimsEnv(t, nil, nil)
-	s, err := New(Config{Paywall: payment.Free{}, Claims: ClaimsConfig{Engine: env.eng, Tiers: []string{claims.Quick}}})
+	s, err := New(Config{Paywall: httpgate.Free{}, Claims: ClaimsConfig{Engine: env.eng, Tiers: []string{claims.Quick}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +407,7 @@ func TestClaimsTierSubset(t *testing.T) {
 	if rec := do(t, s, "POST", "/v1/claims/verify/quick", goodBody); rec.Code != 200 {
 		t.Fatalf("quick tier: %d %s", rec.Code, rec.Body)
 	}
-	if _, err := New(Config{Paywall: payment.Free{}, Claims: ClaimsConfig{Engine: env.eng, Tiers: []string{"premium"}}}); err == nil {
+	if _, err := New(Config{Paywall: httpgate.Free{}, Claims: ClaimsConfig{Engine: env.eng, Tiers: []string{"premium"}}}); err == nil {
 		t.Fatal("unknown tier accepted")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -148,7 +149,7 @@ func (h *commerceHandlers) createQuote(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "private, no-store")
 	httpjson.Write(w, http.StatusOK, Quote{
 		QuoteID: q.ID, Tier: q.Tier, Operation: l.HTTPPath, AmountMicroUSD: q.AmountMicroUSD, CardAmountMicroUSD: q.CardMicroUSD,
-		Currency: q.Currency, CreatedAt: rfc3339(q.CreatedAt), ExpiresAt: rfc3339(q.ExpiresAt), QuoteHeader: payment.HeaderQuoteID,
+		Currency: q.Currency, CreatedAt: rfc3339(q.CreatedAt), ExpiresAt: rfc3339(q.ExpiresAt), QuoteHeader: httpgate.HeaderQuoteID,
 		PaymentMethods: []string{payment.ProtocolX402, payment.ProtocolMPP}, PaymentOptions: h.c.PaymentOptions(offer),
 	})
 }
@@ -176,7 +177,7 @@ func unknownTierError(tier string) *shapes.ValidationError {
 
 func newOrderView(o *payment.Order, receipt []byte) Order {
 	v := Order{
-		OrderID: o.ID, Status: o.Status, OfferID: o.OfferID, Tier: optional(o.Tier), Currency: o.Currency,
+		OrderID: o.ID, Status: string(o.Status), OfferID: o.OfferID, Tier: optional(o.Tier), Currency: o.Currency,
 		AmountMicroUSD: o.AmountMicroUSD, PaymentProtocol: o.Protocol, PaymentMethod: o.Method, Network: optional(o.Network),
 		Payer: o.Payer, CustomerID: optional(o.CustomerID), QuoteID: optional(o.QuoteID), SettlementReference: optional(o.SettlementRef),
 		Dev: o.Dev, ResultKind: optional(o.ResultKind), ResultID: optional(o.ResultID), ResultSHA256: optional(o.ResultSHA256),
@@ -192,7 +193,7 @@ func newOrderView(o *payment.Order, receipt []byte) Order {
 // orderByToken returns the order named in the path when the request
 // carries its token; otherwise it has answered 401 or 404.
 func (h *commerceHandlers) orderByToken(w http.ResponseWriter, r *http.Request) (*payment.Order, bool) {
-	token := strings.TrimSpace(r.Header.Get(payment.HeaderOrderToken))
+	token := strings.TrimSpace(r.Header.Get(httpgate.HeaderOrderToken))
 	if token == "" {
 		httpjson.Detail(w, http.StatusUnauthorized, "X-Agentic-Order-Token is required")
 		return nil, false
@@ -256,8 +257,8 @@ func (h *commerceHandlers) getResult(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hd := w.Header()
-	hd.Set(payment.HeaderOrderID, o.ID)
-	hd.Set(payment.HeaderReceiptID, o.ReceiptID)
+	hd.Set(httpgate.HeaderOrderID, o.ID)
+	hd.Set(httpgate.HeaderReceiptID, o.ReceiptID)
 	hd.Set("Cache-Control", "private")
 	hd.Set("Content-Type", resp.ContentType)
 	hd.Set("Content-Length", strconv.Itoa(len(resp.Body)))
@@ -266,7 +267,7 @@ func (h *commerceHandlers) getResult(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *commerceHandlers) customer(w http.ResponseWriter, r *http.Request) (*payment.Customer, bool) {
-	key := strings.TrimSpace(r.Header.Get(payment.HeaderCustomerKey))
+	key := strings.TrimSpace(r.Header.Get(httpgate.HeaderCustomerKey))
 	if key == "" {
 		h.s.writeError(w, r, payment.ErrInvalidCustomerKey)
 		return nil, false
@@ -453,7 +454,7 @@ func (h *commerceHandlers) createCustomer(w http.ResponseWriter, r *http.Request
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusOK, Customer{CustomerID: cu.ID, Name: cu.Name, Email: optional(cu.Email), Status: cu.Status,
-		CreatedAt: rfc3339(cu.CreatedAt), APIKey: key, APIKeyShownOnce: true, APIKeyHeaderName: payment.HeaderCustomerKey})
+		CreatedAt: rfc3339(cu.CreatedAt), APIKey: key, APIKeyShownOnce: true, APIKeyHeaderName: httpgate.HeaderCustomerKey})
 }
 
 // ProviderUsage is the evidence provider's usage of an order (admin routes).
@@ -536,7 +537,7 @@ func (h *commerceHandlers) adminOpenOrders(w http.ResponseWriter, r *http.Reques
 	now := time.Now()
 	v := OpenOrders{Orders: make([]OpenOrder, 0, len(orders)), Count: len(orders)}
 	for _, o := range orders {
-		oo := OpenOrder{OrderID: o.ID, Status: o.Status, OfferID: o.OfferID, Protocol: o.Protocol, Payer: o.Payer,
+		oo := OpenOrder{OrderID: o.ID, Status: string(o.Status), OfferID: o.OfferID, Protocol: o.Protocol, Payer: o.Payer,
 			AgeSeconds: int64(now.Sub(o.CreatedAt).Seconds()), Reason: o.SettleNote, Attempts: o.SettleAttempts,
 			SettlementRef: o.SettlementRefs}
 		if oo.SettlementRef == nil {
@@ -574,7 +575,7 @@ func (h *commerceHandlers) adminResolve(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpjson.Write(w, http.StatusOK, Resolution{OrderID: res.Order.ID, Status: res.Order.Status, Outcome: res.Outcome, Detail: res.Detail})
+	httpjson.Write(w, http.StatusOK, Resolution{OrderID: res.Order.ID, Status: string(res.Order.Status), Outcome: res.Outcome, Detail: res.Detail})
 }
 
 // OfferSummary is one offer's sales and costs over the summary's period.

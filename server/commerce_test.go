@@ -14,6 +14,7 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/google/go-cmp/cmp"
@@ -25,7 +26,7 @@ type commerceEnv struct {
 	t    *testing.T
 	h    http.Handler
 	db   *store.DB
-	gate *payment.Gate
+	gate *httpgate.Gate
 	proc *gatetest.Processor
 }
 
@@ -50,7 +51,7 @@ func newCommerceEnv(t *testing.T) *commerceEnv {
 		t.Fatal(err)
 	}
 	proc := &gatetest.Processor{}
-	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{PublicBaseURL: "https://api.example.test",
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{PublicBaseURL: "https://api.example.test", ReadCredential: gatetest.ReadCredential,
 		CashierOptions: payment.CashierOptions{Keys: keys, Costs: payment.CostPrices{InputPerMillion: 1_000_000, CachedInputPerMillion: 100_000, OutputPerMillion: 4_000_000, PerSearchCall: 10_000}}})
 	if err != nil {
 		t.Fatal(err)
@@ -136,8 +137,8 @@ func TestCommerceQuotes(t *testing.T) {
 	}
 	// The quote pays for its tier.
 	q := decodeJSON[struct{ QuoteID string }](t, e.do("POST", "/v1/quotes", `{"tier":"quick"}`))
-	rec := e.paidCall("n-quote", payment.HeaderQuoteID, q.QuoteID)
-	o, err := paymentstore.New(e.db).Order(context.Background(), rec.Header().Get(payment.HeaderOrderID))
+	rec := e.paidCall("n-quote", httpgate.HeaderQuoteID, q.QuoteID)
+	o, err := paymentstore.New(e.db).Order(context.Background(), rec.Header().Get(httpgate.HeaderOrderID))
 	if err != nil || o.QuoteID != q.QuoteID {
 		t.Fatalf("order %+v %v", o, err)
 	}
@@ -146,13 +147,13 @@ func TestCommerceQuotes(t *testing.T) {
 func TestCommerceOrderLookup(t *testing.T) {
 	e := newCommerceEnv(t)
 	paid := e.paidCall("n1")
-	id, token := paid.Header().Get(payment.HeaderOrderID), paid.Header().Get(payment.HeaderOrderToken)
+	id, token := paid.Header().Get(httpgate.HeaderOrderID), paid.Header().Get(httpgate.HeaderOrderToken)
 	wantDetail(t, e.do("GET", "/v1/orders/"+id, ""), 401, "X-Agentic-Order-Token is required")
-	wantDetail(t, e.do("GET", "/v1/orders/"+id, "", payment.HeaderOrderToken, "ort_wrong"), 404, "Order not found")
-	wantDetail(t, e.do("GET", "/v1/orders/ord_00000000000000000000000000000000", "", payment.HeaderOrderToken, token), 404, "Order not found")
-	wantDetail(t, e.do("GET", "/v1/orders/not-an-id", "", payment.HeaderOrderToken, token), 404, "Order not found")
+	wantDetail(t, e.do("GET", "/v1/orders/"+id, "", httpgate.HeaderOrderToken, "ort_wrong"), 404, "Order not found")
+	wantDetail(t, e.do("GET", "/v1/orders/ord_00000000000000000000000000000000", "", httpgate.HeaderOrderToken, token), 404, "Order not found")
+	wantDetail(t, e.do("GET", "/v1/orders/not-an-id", "", httpgate.HeaderOrderToken, token), 404, "Order not found")
 	for _, path := range []string{"/v1/orders/" + id, "/claim-verification/v1/orders/" + id} {
-		rec := e.do("GET", path, "", payment.HeaderOrderToken, token)
+		rec := e.do("GET", path, "", httpgate.HeaderOrderToken, token)
 		v := decodeJSON[map[string]any](t, rec)
 		receipt, _ := v["receipt"].(map[string]any)
 		if rec.Code != 200 || v["status"] != "completed" || v["orderId"] != id || v["tier"] != "quick" || receipt["receiptId"] != v["receiptId"] ||
@@ -163,19 +164,19 @@ func TestCommerceOrderLookup(t *testing.T) {
 			t.Error("payer view shows our cost")
 		}
 	}
-	res := e.do("GET", "/v1/orders/"+id+"/result", "", payment.HeaderOrderToken, token)
-	if res.Code != 200 || !bytes.Equal(res.Body.Bytes(), paid.Body.Bytes()) || res.Header().Get(payment.HeaderReceiptID) != paid.Header().Get(payment.HeaderReceiptID) {
+	res := e.do("GET", "/v1/orders/"+id+"/result", "", httpgate.HeaderOrderToken, token)
+	if res.Code != 200 || !bytes.Equal(res.Body.Bytes(), paid.Body.Bytes()) || res.Header().Get(httpgate.HeaderReceiptID) != paid.Header().Get(httpgate.HeaderReceiptID) {
 		t.Errorf("result: %d %s", res.Code, res.Body)
 	}
 	// A failed order can be looked up too, and has no result.
 	e.proc.SetSettleError("n2", &payment.Problem{Status: 402, Detail: "Insufficient funds"})
 	failed := e.do("POST", "/v1/claims/verify/quick", `{"claim":"abc"}`, gatetest.Header, gatetest.Credential("0xA", "n2"))
-	fid, ftoken := failed.Header().Get(payment.HeaderOrderID), failed.Header().Get(payment.HeaderOrderToken)
-	v := decodeJSON[map[string]any](t, e.do("GET", "/v1/orders/"+fid, "", payment.HeaderOrderToken, ftoken))
+	fid, ftoken := failed.Header().Get(httpgate.HeaderOrderID), failed.Header().Get(httpgate.HeaderOrderToken)
+	v := decodeJSON[map[string]any](t, e.do("GET", "/v1/orders/"+fid, "", httpgate.HeaderOrderToken, ftoken))
 	if v["status"] != "failed" || v["failureReason"] != "settlement failed: Insufficient funds" || v["receipt"] != nil {
 		t.Errorf("failed order view: %v", v)
 	}
-	wantDetail(t, e.do("GET", "/v1/orders/"+fid+"/result", "", payment.HeaderOrderToken, ftoken), 409, "The order is failed; its result is available once it is completed")
+	wantDetail(t, e.do("GET", "/v1/orders/"+fid+"/result", "", httpgate.HeaderOrderToken, ftoken), 409, "The order is failed; its result is available once it is completed")
 }
 
 type receiptCheckBody struct {
@@ -188,7 +189,7 @@ func TestCommerceReceiptVerification(t *testing.T) {
 	e := newCommerceEnv(t)
 	paid := e.paidCall("n1")
 	other := e.paidCall("n2")
-	id, oid := paid.Header().Get(payment.HeaderOrderID), other.Header().Get(payment.HeaderOrderID)
+	id, oid := paid.Header().Get(httpgate.HeaderOrderID), other.Header().Get(httpgate.HeaderOrderID)
 	stored := decodeJSON[receiptCheckBody](t, e.do("GET", "/v1/receipts/"+id+"/verify", ""))
 	if !stored.Valid || !stored.MatchesRecords || len(stored.Problems) != 0 {
 		t.Fatalf("stored receipt: %+v", stored)
@@ -252,7 +253,7 @@ func TestCommerceReceiptVerification(t *testing.T) {
 func TestCommerceJWKSVerifiesReceiptsOffline(t *testing.T) {
 	e := newCommerceEnv(t)
 	paid := e.paidCall("n1")
-	receipt, _ := paymentstore.New(e.db).Receipt(context.Background(), paid.Header().Get(payment.HeaderOrderID))
+	receipt, _ := paymentstore.New(e.db).Receipt(context.Background(), paid.Header().Get(httpgate.HeaderOrderID))
 	for _, path := range []string{"/.well-known/jwks.json", "/claim-verification/.well-known/jwks.json", "/niche-discovery/.well-known/jwks.json"} {
 		rec := e.do("GET", path, "")
 		jwks := decodeJSON[payment.JWKS](t, rec)
@@ -286,16 +287,16 @@ func TestCommerceCustomers(t *testing.T) {
 		t.Fatalf("create customer: %d %s", rec.Code, rec.Body)
 	}
 	other := decodeJSON[struct{ APIKey string }](t, e.do("POST", "/v1/admin/customers", `{"name":"Other"}`, admin...))
-	key := []string{payment.HeaderCustomerKey, cu.APIKey}
+	key := []string{httpgate.HeaderCustomerKey, cu.APIKey}
 	var ids []string
 	for i := range 5 {
 		rec := e.paidCall(fmt.Sprintf("c%d", i), key...)
-		ids = append([]string{rec.Header().Get(payment.HeaderOrderID)}, ids...)
+		ids = append([]string{rec.Header().Get(httpgate.HeaderOrderID)}, ids...)
 		time.Sleep(2 * time.Millisecond)
 	}
 	e.paidCall("no-customer")
 	wantDetail(t, e.do("GET", "/v1/customer/orders", ""), 401, "A valid X-Agentic-Customer-Key is required")
-	wantDetail(t, e.do("GET", "/v1/customer/orders", "", payment.HeaderCustomerKey, "ask_nope"), 401, "A valid X-Agentic-Customer-Key is required")
+	wantDetail(t, e.do("GET", "/v1/customer/orders", "", httpgate.HeaderCustomerKey, "ask_nope"), 401, "A valid X-Agentic-Customer-Key is required")
 	var got []string
 	next := ""
 	for range 5 {
@@ -337,7 +338,7 @@ func TestCommerceCustomers(t *testing.T) {
 	if rec := e.do("GET", "/v1/customer/orders/"+ids[0], "", key...); rec.Code != 200 {
 		t.Errorf("own order: %d", rec.Code)
 	}
-	wantDetail(t, e.do("GET", "/v1/customer/orders/"+ids[0], "", payment.HeaderCustomerKey, other.APIKey), 404, "Order not found")
+	wantDetail(t, e.do("GET", "/v1/customer/orders/"+ids[0], "", httpgate.HeaderCustomerKey, other.APIKey), 404, "Order not found")
 }
 
 func TestCommerceAdminCosts(t *testing.T) {
@@ -346,7 +347,7 @@ func TestCommerceAdminCosts(t *testing.T) {
 	paid := e.paidCall("n1")
 	e.proc.SetSettleError("n2", &payment.Problem{Status: 402, Detail: "no"})
 	e.do("POST", "/v1/claims/verify/quick", `{"claim":"abc"}`, gatetest.Header, gatetest.Credential("0xA", "n2"))
-	id := paid.Header().Get(payment.HeaderOrderID)
+	id := paid.Header().Get(httpgate.HeaderOrderID)
 	if rec := e.do("GET", "/v1/admin/orders/"+id, ""); rec.Code != 401 {
 		t.Fatalf("admin view without key: %d", rec.Code)
 	}
@@ -409,7 +410,7 @@ func TestAdminOpenOrdersAndResolve(t *testing.T) {
 	if r.Code != http.StatusAccepted {
 		t.Fatalf("pending settlement: %d %s", r.Code, r.Body)
 	}
-	id := r.Header().Get(payment.HeaderOrderID)
+	id := r.Header().Get(httpgate.HeaderOrderID)
 	if rec := e.do("GET", "/claim-verification/v1/admin/orders/open", ""); rec.Code != http.StatusUnauthorized && rec.Code != http.StatusForbidden {
 		t.Fatalf("without the admin key: %d", rec.Code)
 	}
@@ -418,7 +419,7 @@ func TestAdminOpenOrdersAndResolve(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &open); err != nil || rec.Code != 200 || open.Count != 1 || len(open.Orders) != 1 {
 		t.Fatalf("open orders: %d %s", rec.Code, rec.Body)
 	}
-	if o := open.Orders[0]; o.OrderID != id || o.Status != payment.OrderSettling || o.Attempts != 1 ||
+	if o := open.Orders[0]; o.OrderID != id || o.Status != string(payment.OrderSettling) || o.Attempts != 1 ||
 		!strings.Contains(o.Reason, "facilitator timeout") || o.NextAttemptAt == nil {
 		t.Fatalf("open order %+v", o)
 	}
@@ -428,14 +429,14 @@ func TestAdminOpenOrdersAndResolve(t *testing.T) {
 	}
 	var res Resolution
 	rec = e.do("POST", "/claim-verification/v1/admin/orders/"+id+"/resolve", "", admin...)
-	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || rec.Code != 200 || res.Outcome != "settled" || res.Status != payment.OrderCompleted {
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || rec.Code != 200 || res.Outcome != "settled" || res.Status != string(payment.OrderCompleted) {
 		t.Fatalf("resolve: %d %s", rec.Code, rec.Body)
 	}
 	if rec := e.do("GET", "/claim-verification/v1/admin/orders/open", "", admin...); !strings.Contains(rec.Body.String(), `"count":0`) {
 		t.Fatalf("open orders after resolution: %s", rec.Body)
 	}
 	rec = e.do("POST", "/claim-verification/v1/admin/orders/"+id+"/resolve", "", admin...)
-	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || res.Outcome != "not_open" || res.Status != payment.OrderCompleted {
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || res.Outcome != "not_open" || res.Status != string(payment.OrderCompleted) {
 		t.Fatalf("resolve a completed order: %d %s", rec.Code, rec.Body)
 	}
 	if rec := e.do("POST", "/claim-verification/v1/admin/orders/ord_unknown/resolve", "", admin...); rec.Code != http.StatusNotFound {

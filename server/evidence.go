@@ -11,6 +11,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/sell"
 )
 
@@ -37,7 +38,7 @@ func (s *Server) ledger() payment.Ledger {
 	if c := s.cfg.Commerce.Cashier; c != nil {
 		return c.Ledger()
 	}
-	if g, ok := s.cfg.Paywall.(*payment.Gate); ok {
+	if g, ok := s.cfg.Paywall.(*httpgate.Gate); ok {
 		return g.Cashier().Ledger()
 	}
 	return nil
@@ -69,7 +70,7 @@ func delivers(w http.ResponseWriter, o *payment.Order) bool {
 		if o.Status == payment.OrderSettling || o.Status == payment.OrderProcessing {
 			w.Header().Set("Retry-After", "5")
 		}
-		httpjson.Detail(w, http.StatusConflict, "The order is "+o.Status+"; its result is available once it is completed")
+		httpjson.Detail(w, http.StatusConflict, "The order is "+string(o.Status)+"; its result is available once it is completed")
 		return false
 	}
 	return true
@@ -206,7 +207,7 @@ func (s *Server) verificationAccess(w http.ResponseWriter, r *http.Request) (*cl
 		admin = got != "" && ids.Equal(got, s.cfg.AdminKey)
 	}
 	rec, ord, err := s.app.Verification(r.Context(), r.PathValue("verification_id"),
-		sell.ReadAccess{Admin: admin, OrderToken: r.Header.Get(payment.HeaderOrderToken)})
+		sell.ReadAccess{Admin: admin, OrderToken: r.Header.Get(httpgate.HeaderOrderToken)})
 	if err != nil {
 		s.writeError(w, r, err)
 		return nil, "", false

@@ -12,6 +12,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshotmem"
@@ -30,7 +31,7 @@ func TestVerificationReadsWaitForTheOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := payment.NewGate(&gatetest.Processor{}, paymentstore.New(db), &payment.GateOptions{PublicBaseURL: "https://api.example.test", CashierOptions: payment.CashierOptions{Keys: keys}})
+	gate, err := httpgate.New(&gatetest.Processor{}, paymentstore.New(db), &httpgate.Options{PublicBaseURL: "https://api.example.test", ReadCredential: gatetest.ReadCredential, CashierOptions: payment.CashierOptions{Keys: keys}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +66,10 @@ func TestVerificationReadsWaitForTheOrder(t *testing.T) {
 	}
 	read := "/v1/claims/verifications/" + rec.Result.VerificationID
 	for _, p := range []string{read, "/claim-verification" + read + "/evidence.wacz"} {
-		if r := do(t, s, "GET", p, "", payment.HeaderOrderToken, token); r.Code != http.StatusConflict || r.Header().Get("Retry-After") == "" {
+		if r := do(t, s, "GET", p, "", httpgate.HeaderOrderToken, token); r.Code != http.StatusConflict || r.Header().Get("Retry-After") == "" {
 			t.Errorf("%s while settling: %d %s", p, r.Code, r.Body)
 		}
-		if r := do(t, s, "GET", p, "", payment.HeaderOrderToken, ids.Token(ids.OrderToken)); r.Code != http.StatusNotFound {
+		if r := do(t, s, "GET", p, "", httpgate.HeaderOrderToken, ids.Token(ids.OrderToken)); r.Code != http.StatusNotFound {
 			t.Errorf("%s with another token: %d", p, r.Code)
 		}
 		if r := do(t, s, "GET", p, ""); r.Code != http.StatusUnauthorized {
@@ -79,10 +80,10 @@ func TestVerificationReadsWaitForTheOrder(t *testing.T) {
 		CompletedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if r := do(t, s, "GET", read, "", payment.HeaderOrderToken, token); r.Code != http.StatusOK {
+	if r := do(t, s, "GET", read, "", httpgate.HeaderOrderToken, token); r.Code != http.StatusOK {
 		t.Errorf("completed: %d %s", r.Code, r.Body)
 	}
-	r := do(t, s, "GET", "/claim-verification"+read+"/evidence.wacz", "", payment.HeaderOrderToken, token)
+	r := do(t, s, "GET", "/claim-verification"+read+"/evidence.wacz", "", httpgate.HeaderOrderToken, token)
 	if r.Code != http.StatusOK || r.Header().Get("Content-Type") != evidence.MediaType {
 		t.Fatalf("bundle once completed: %d %s", r.Code, r.Body)
 	}
@@ -99,7 +100,7 @@ func TestNicheUnlockFollowsItsOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gate, err := payment.NewGate(&gatetest.Processor{}, paymentstore.New(db), &payment.GateOptions{PublicBaseURL: "https://api.example.test", CashierOptions: payment.CashierOptions{Keys: keys}})
+		gate, err := httpgate.New(&gatetest.Processor{}, paymentstore.New(db), &httpgate.Options{PublicBaseURL: "https://api.example.test", ReadCredential: gatetest.ReadCredential, CashierOptions: payment.CashierOptions{Keys: keys}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/corpus"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshottest"
@@ -75,7 +75,7 @@ func verificationPieces(ctx context.Context) (engine *claims.Engine, snaps *snap
 
 // New composes the configured services into one http.Handler. Here:
 // claim verification and snapshot retrieval, served without charging
-// (payment.Free; a payment.Gate charges), plus the routes every server has
+// (httpgate.Free; a httpgate.Gate charges), plus the routes every server has
 // (/healthz, /readyz, /v1/capabilities).
 func ExampleNew() {
 	ctx := context.Background()
@@ -86,7 +86,7 @@ func ExampleNew() {
 	defer closeAll()
 
 	h, err := server.New(server.Config{
-		Paywall:   payment.Free{},
+		Paywall:   httpgate.Free{},
 		Claims:    server.ClaimsConfig{Engine: engine},
 		Snapshots: server.SnapshotsConfig{Service: snaps, Prefixes: []string{server.DefaultClaimsPrefix}},
 	})
@@ -146,7 +146,7 @@ func Example_mountUnderPrefix() {
 	}
 	defer closeAll()
 	h, err := server.New(server.Config{
-		Paywall:   payment.Free{},
+		Paywall:   httpgate.Free{},
 		Claims:    server.ClaimsConfig{Engine: engine, Prefix: "/api"},
 		Snapshots: server.SnapshotsConfig{Service: snaps, Prefixes: []string{"/api"}},
 	})

@@ -353,7 +353,7 @@ func (n *nicheService) fullAccess(w http.ResponseWriter, r *http.Request, id str
 // runs before any payment is asked for.
 type nichePaidEvaluation struct{ n *nicheService }
 
-// Precheck implements payment.Prechecker: an unknown, draft or withdrawn
+// Precheck implements httpgate.Prechecker: an unknown, draft or withdrawn
 // id (or a malformed one) is 404 before any charge.
 func (h *nichePaidEvaluation) Precheck(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	ok, err := h.n.cfg.Engine.Exists(r.Context(), r.PathValue("niche_id"))
@@ -398,7 +398,7 @@ func (n *nicheService) search(w http.ResponseWriter, r *http.Request) {
 // nichePaidSearch is the pay-per-call search handler.
 type nichePaidSearch struct{ n *nicheService }
 
-// Precheck implements payment.Prechecker: invalid parameters are 422 and
+// Precheck implements httpgate.Prechecker: invalid parameters are 422 and
 // an empty catalogue is 503, both before any charge.
 func (h *nichePaidSearch) Precheck(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	if _, ok := h.n.searchQuery(w, r); !ok {

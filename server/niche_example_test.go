@@ -10,7 +10,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/niche/nichetest"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/sqlite"
@@ -48,7 +48,7 @@ func Example_nicheCatalogue() {
 	}
 	subs := &nichetest.Subscribers{} // the subscriptions service in production
 	h, err := server.New(server.Config{
-		Paywall: payment.Free{}, // the payment gate in production
+		Paywall: httpgate.Free{}, // the payment gate in production
 		Niche: server.NicheConfig{
 			Engine:         eng,
 			Subscribers:    subs,

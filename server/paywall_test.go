@@ -7,6 +7,7 @@ import (
 
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 )
 
 // recordingPaywall imitates the payment gate for route tests: Precheck
@@ -22,7 +23,7 @@ type recordingPaywall struct {
 
 func (p *recordingPaywall) Gate(offer payment.Offer, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if pc, ok := next.(payment.Prechecker); ok {
+		if pc, ok := next.(httpgate.Prechecker); ok {
 			var proceed bool
 			if r, proceed = pc.Precheck(w, r); !proceed {
 				return

@@ -48,6 +48,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/server/route"
 	"github.com/assaykit/assay/shapes"
@@ -62,7 +63,7 @@ const Version = sell.Version
 // ErrNoPaywall is returned by New for a server that sells something
 // (claim verification, niche pay-per-call, a Mount's paid calls) without a
 // Config.Paywall; the error names the offers.
-var ErrNoPaywall = errors.New("server: paid routes need Config.Paywall (payment.Free serves them without charging)")
+var ErrNoPaywall = errors.New("server: paid routes need Config.Paywall (httpgate.Free serves them without charging)")
 
 // DefaultMaxBodyBytes bounds request bodies when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
@@ -81,14 +82,14 @@ type Config struct {
 	// empty or "*" allows any origin (without credentials).
 	CORSOrigins []string
 	// Paywall sells the paid routes. A server with a paid route and no
-	// Paywall is refused by New; use payment.Free to serve them without
+	// Paywall is refused by New; use httpgate.Free to serve them without
 	// charging.
-	Paywall payment.Paywall
+	Paywall httpgate.Paywall
 	// PublicBaseURL is the absolute URL clients reach this handler at
 	// (scheme, host and mount path, e.g. https://api.example.com). Services
 	// whose own setting is empty (discovery documents, subscription
 	// checkout pages) use it; the payment gate takes the same value in
-	// payment.GateOptions. Empty: URLs are built from each request's Host.
+	// httpgate.Options. Empty: URLs are built from each request's Host.
 	PublicBaseURL string
 	// AdminKey guards the /v1/admin/ routes (compared in constant time).
 	// Empty disables them (403).
@@ -165,11 +166,11 @@ func New(cfg Config) (*Server, error) {
 	s.app = &sell.App{Catalogue: s.cfg.Catalogue, Claims: s.cfg.Claims.Engine, Tiers: s.cfg.Claims.Tiers,
 		Subscriptions: s.cfg.Subscriptions.Service, Cashier: s.cfg.Commerce.Cashier}
 	switch pw := s.cfg.Paywall.(type) {
-	case *payment.Gate:
+	case *httpgate.Gate:
 		if s.app.Cashier == nil {
 			s.app.Cashier = pw.Cashier()
 		}
-	case payment.Free, *payment.Free:
+	case httpgate.Free, *httpgate.Free:
 		s.app.Free = true
 	}
 	builders := []func() ([]*Route, error){
@@ -231,7 +232,7 @@ func (s *Server) PublicBaseURL() string { return s.cfg.PublicBaseURL }
 func (s *Server) MaxBodyBytes() int64 { return s.cfg.MaxBodyBytes }
 
 // Paywall is Config.Paywall.
-func (s *Server) Paywall() payment.Paywall { return s.cfg.Paywall }
+func (s *Server) Paywall() httpgate.Paywall { return s.cfg.Paywall }
 
 // Catalogue returns the catalogue of offers the server sells (never nil).
 func (s *Server) Catalogue() *sell.Catalogue { return s.cfg.Catalogue }

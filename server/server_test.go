@@ -12,7 +12,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/shapes"
 	"github.com/assaykit/assay/store/claimsstore"
 	"github.com/google/go-cmp/cmp"
@@ -328,7 +328,7 @@ func TestPrefixMountKeepsEveryRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{Paywall: payment.Free{}, Claims: ClaimsConfig{Engine: eng, Prefix: "/api"}})
+	s, err := New(Config{Paywall: httpgate.Free{}, Claims: ClaimsConfig{Engine: eng, Prefix: "/api"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/snapshot"
 	"github.com/assaykit/assay/snapshot/snapshotmem"
 	"github.com/assaykit/assay/snapshot/snapshottest"
@@ -102,7 +103,7 @@ func TestSnapshotRetrievalPublicWhenPaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	proc := &gatetest.Processor{}
-	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{PublicBaseURL: "https://api.example.test",
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{PublicBaseURL: "https://api.example.test", ReadCredential: gatetest.ReadCredential,
 		CashierOptions: payment.CashierOptions{Keys: keys}})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/store/anydb"
 	"github.com/assaykit/assay/store/paymentstore"
 )
@@ -89,7 +90,7 @@ func auditOne(ctx context.Context, hc *http.Client, st *stats, base, adminKey st
 	h := http.Header{}
 	path := "/v1/orders/" + d.OrderID
 	if d.Token != "" {
-		h.Set(payment.HeaderOrderToken, d.Token)
+		h.Set(httpgate.HeaderOrderToken, d.Token)
 	} else {
 		h.Set("X-Admin-Key", adminKey)
 		path = "/v1/admin/orders/" + d.OrderID
@@ -108,7 +109,7 @@ func auditOne(ctx context.Context, hc *http.Client, st *stats, base, adminKey st
 		st.fail("audit", "order %s: %v", d.OrderID, err)
 		return false
 	}
-	if o.Status != payment.OrderCompleted {
+	if o.Status != string(payment.OrderCompleted) {
 		st.fail("audit: delivered order not completed", "order %s is %s (%v)", d.OrderID, o.Status, deref(o.FailureReason))
 		return false
 	}
@@ -169,7 +170,7 @@ func checkDatabase(ctx context.Context, dsn string, led *ledger) (dbFacts, error
 	if err := db.CheckIntegrity(ctx); err != nil {
 		f.Integrity = err.Error()
 	}
-	count := func(state string) ([]payment.Order, error) {
+	count := func(state payment.OrderStatus) ([]payment.Order, error) {
 		return paymentstore.New(db).OrdersInState(ctx, state, farFuture, 10_000_000)
 	}
 	completed, err := count(payment.OrderCompleted)
@@ -177,7 +178,7 @@ func checkDatabase(ctx context.Context, dsn string, led *ledger) (dbFacts, error
 		return f, err
 	}
 	for _, s := range []struct {
-		state string
+		state payment.OrderStatus
 		n     *int
 	}{{payment.OrderProcessing, &f.Processing}, {payment.OrderSettling, &f.Settling}, {payment.OrderFailed, &f.Failed}} {
 		os, err := count(s.state)

@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/store/anydb"
 )
 
@@ -256,8 +256,8 @@ func fuzzSetup(ctx context.Context, hc *http.Client, st *stats, base, adminKey s
 				return nil, fmt.Errorf("setup payment for %s: %d %s", id, pc.ans.status, snippet(pc.ans.body))
 			}
 			fx.used[id] = append(fx.used[id], pc)
-			fx.orderIDs = append(fx.orderIDs, pc.ans.header.Get(payment.HeaderOrderID))
-			fx.tokens = append(fx.tokens, pc.ans.header.Get(payment.HeaderOrderToken))
+			fx.orderIDs = append(fx.orderIDs, pc.ans.header.Get(httpgate.HeaderOrderID))
+			fx.tokens = append(fx.tokens, pc.ans.header.Get(httpgate.HeaderOrderToken))
 			var out struct {
 				VerificationID string `json:"verificationId"`
 				Snapshots      []struct {

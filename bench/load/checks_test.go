@@ -15,6 +15,8 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/httpgate"
+	paymentprotocols "github.com/assaykit/assay/payment/protocols"
 )
 
 // The scenario checks must be able to fail: these tests feed them the
@@ -174,7 +176,7 @@ func TestDiffStatesAndAllowances(t *testing.T) {
 // built with the real processor: the credential's reservation key must be
 // the one the processor reserves, for each protocol.
 func TestPayerAgainstChallenge(t *testing.T) {
-	proc, err := payment.NewProcessor(&payment.ProcessorOptions{Dev: true, PayTo: "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+	proc, err := paymentprotocols.New(&paymentprotocols.Options{Dev: true, PayTo: "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
 		MPPSecret: []byte(strings.Repeat("s", 32)), Realm: "127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +188,7 @@ func TestPayerAgainstChallenge(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		for k, v := range ch.Header {
+		for k, v := range httpgate.ChallengeHeader(ch) {
 			w.Header()[k] = v
 		}
 		w.WriteHeader(http.StatusPaymentRequired)
@@ -215,7 +217,7 @@ func TestPayerAgainstChallenge(t *testing.T) {
 		}
 		h := http.Header{}
 		h.Set(cred.Header, cred.Value)
-		pc, err := proc.ReadCredential(h)
+		pc, err := httpgate.ReadCredential(h)
 		if err != nil || pc == nil {
 			t.Fatalf("%s: the processor cannot read the credential: %v", proto, err)
 		}

@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/httpgate"
 )
 
 // answer is what one HTTP request got.
@@ -282,7 +282,7 @@ type payer struct {
 func (p *payer) headers(r paidReq, cred *credential) http.Header {
 	h := http.Header{}
 	if r.idem != "" {
-		h.Set(payment.HeaderIdempotencyKey, r.idem)
+		h.Set(httpgate.HeaderIdempotencyKey, r.idem)
 	}
 	if cred != nil {
 		h.Set(cred.Header, cred.Value)
@@ -335,10 +335,10 @@ func (p *payer) send(ctx context.Context, base string, r paidReq, cred *credenti
 // record books a 200 answer to a paid request.
 func (p *payer) record(base string, r paidReq, cred *credential, a answer) {
 	h := a.header
-	orderID, token, receiptID := h.Get(payment.HeaderOrderID), h.Get(payment.HeaderOrderToken), h.Get(payment.HeaderReceiptID)
+	orderID, token, receiptID := h.Get(httpgate.HeaderOrderID), h.Get(httpgate.HeaderOrderToken), h.Get(httpgate.HeaderReceiptID)
 	d := &delivery{Class: r.class, Protocol: cred.Protocol, CredKey: cred.Key, Nonce: cred.Nonce, OrderID: orderID, Token: token,
 		ReceiptID: receiptID, SHA256: sha256Hex(a.body), Base: base}
-	if h.Get(payment.HeaderReplay) == "true" {
+	if h.Get(httpgate.HeaderReplay) == "true" {
 		if orderID == "" || receiptID == "" {
 			p.st.fail("order headers", "%s %s: replay without order id or receipt id", r.method, r.path)
 			return

@@ -20,6 +20,7 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/store/anydb"
 	"github.com/assaykit/assay/store/paymentstore"
 )
@@ -211,8 +212,8 @@ func (c *crashClient) resend(ctx context.Context) bool {
 			return false
 		}
 		c.pending = c.pending[1:]
-		replay1, replay2 := a1.header.Get(payment.HeaderReplay) == "true", a2.header.Get(payment.HeaderReplay) == "true"
-		id1, id2 := a1.header.Get(payment.HeaderOrderID), a2.header.Get(payment.HeaderOrderID)
+		replay1, replay2 := a1.header.Get(httpgate.HeaderReplay) == "true", a2.header.Get(httpgate.HeaderReplay) == "true"
+		id1, id2 := a1.header.Get(httpgate.HeaderOrderID), a2.header.Get(httpgate.HeaderOrderID)
 		switch {
 		case a1.status == http.StatusOK:
 			oc := outServed
@@ -224,7 +225,7 @@ func (c *crashClient) resend(ctx context.Context) bool {
 			if a2.status != http.StatusOK || !replay2 || id1 != id2 || sha256Hex(a1.body) != sha256Hex(a2.body) {
 				c.st.fail("inconsistent after restart", "%s: %s (%s), then %d replay=%t order %s (%s)", at.cred.Key, oc, id1, a2.status, replay2, id2, snippet(a2.body))
 			} else {
-				c.checkTokens(ctx, id1, a1.header.Get(payment.HeaderOrderToken), a2.header.Get(payment.HeaderOrderToken))
+				c.checkTokens(ctx, id1, a1.header.Get(httpgate.HeaderOrderToken), a2.header.Get(httpgate.HeaderOrderToken))
 			}
 			c.cs.record(at.cred.OrderKey, oc)
 		case expiredRefusal(a1) && expiredRefusal(a2):
@@ -269,7 +270,7 @@ func (c *crashClient) resendOnce(ctx context.Context, r paidReq, cred *credentia
 func (c *crashClient) checkTokens(ctx context.Context, id, earlier, later string) {
 	lookup := func(token string) int {
 		h := http.Header{}
-		h.Set(payment.HeaderOrderToken, token)
+		h.Set(httpgate.HeaderOrderToken, token)
 		// A kill can cut a lookup off: ask again once the server is back.
 		a := do(ctx, c.hc, c.st, "order lookup after a retry", c.base, http.MethodGet, "/v1/orders/"+id, nil, h)
 		for try := 0; a.err != nil && try < 10 && c.cs.up.wait(ctx); try++ {
@@ -511,9 +512,9 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 			switch {
 			case err != nil:
 				st.fail("settling order lookup", "%v", err)
-			case ao.Status == payment.OrderSettling:
+			case ao.Status == string(payment.OrderSettling):
 				st.known("settling order never resolved after a crash", "kill %d: order %s is still settling after the restart", kills, id)
-			case ao.Status != payment.OrderCompleted || !hasJSON(ao.Receipt) || ao.SettlementReference == nil:
+			case ao.Status != string(payment.OrderCompleted) || !hasJSON(ao.Receipt) || ao.SettlementReference == nil:
 				st.fail("settling order resolved wrongly", "kill %d: order %s left settling is %s after the restart (receipt %v)", kills, id, ao.Status, hasJSON(ao.Receipt))
 			default:
 				settlingResolved++
@@ -527,7 +528,7 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 			switch {
 			case err != nil:
 				st.fail("interrupted order lookup", "%v", err)
-			case ao.Status != payment.OrderFailed || !strings.Contains(deref(ao.FailureReason), "interrupted"):
+			case ao.Status != string(payment.OrderFailed) || !strings.Contains(deref(ao.FailureReason), "interrupted"):
 				st.fail("not reconciled at start-up", "kill %d: order %s left processing is %s (%s) after the restart", kills, o.ID, ao.Status, deref(ao.FailureReason))
 			case ao.SettlementReference != nil || hasJSON(ao.Receipt) || ao.ReceiptID != nil:
 				st.fail("interrupted order settled", "order %s has a settlement or receipt", o.ID)
@@ -571,7 +572,7 @@ func runCrash(ctx context.Context, cfg *Config) (*report, error) {
 			st.fail("interrupted order lookup", "%v", err)
 			continue
 		}
-		if ao.Status != payment.OrderFailed {
+		if ao.Status != string(payment.OrderFailed) {
 			st.fail("interrupted order changed", "order %s is %s at the end", o.ID, ao.Status)
 		}
 		cs.mu.Lock()

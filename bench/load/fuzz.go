@@ -16,8 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/x402"
@@ -372,13 +372,13 @@ func (f *fuzzer) forged(ctx context.Context, ch *challenge) (*credential, string
 func (f *fuzzer) junkHeaders(h http.Header) string {
 	switch f.rng.IntN(9) {
 	case 0:
-		h.Set(payment.HeaderCustomerKey, pick(f.rng, []string{"ask_" + randomHex(16), "", strings.Repeat("k", 5000)}))
+		h.Set(httpgate.HeaderCustomerKey, pick(f.rng, []string{"ask_" + randomHex(16), "", strings.Repeat("k", 5000)}))
 		return "header: customer key"
 	case 1:
-		h.Set(payment.HeaderQuoteID, pick(f.rng, []string{"quo_" + randomHex(16), "../x", strings.Repeat("q", 3000)}))
+		h.Set(httpgate.HeaderQuoteID, pick(f.rng, []string{"quo_" + randomHex(16), "../x", strings.Repeat("q", 3000)}))
 		return "header: quote id"
 	case 2:
-		h.Set(payment.HeaderIdempotencyKey, pick(f.rng, []string{strings.Repeat("i", 5000), "ñ", " ", randomHex(8)}))
+		h.Set(httpgate.HeaderIdempotencyKey, pick(f.rng, []string{strings.Repeat("i", 5000), "ñ", " ", randomHex(8)}))
 		return "header: idempotency key"
 	case 3:
 		h.Set("X-Niche-Paid-Call", pick(f.rng, []string{"npc_" + randomHex(30), "garbage", strings.Repeat("t", 4000), "a.b.c"}))
@@ -387,7 +387,7 @@ func (f *fuzzer) junkHeaders(h http.Header) string {
 		h.Set("Authorization", pick(f.rng, []string{"Bearer nd_" + randomHex(20), "Bearer ", "Bearer " + strings.Repeat("z", 8000)}))
 		return "header: forged subscriber token"
 	case 5:
-		h.Set(payment.HeaderOrderToken, pick(f.rng, append([]string{"ort_" + randomHex(20), ""}, f.fx.tokens...)))
+		h.Set(httpgate.HeaderOrderToken, pick(f.rng, append([]string{"ort_" + randomHex(20), ""}, f.fx.tokens...)))
 		return "header: order token"
 	case 6:
 		h.Set("X-Admin-Key", pick(f.rng, []string{"adm_" + randomHex(16), f.fx.adminKey, f.fx.adminKey, ""}))
@@ -480,7 +480,7 @@ func (f *fuzzer) one(ctx context.Context) {
 	case res.StatusCode >= 500:
 		f.st.fail("5xx answer", "%s %s%s (%s) -> %d %s", method, base, truncateStr(path, 120), kind, res.StatusCode, snippet(rb))
 	case res.StatusCode < 300 && paidRoutes[c.ID] && method == c.Method && strings.HasPrefix(kind, "payment: replayed (") &&
-		res.Header.Get(payment.HeaderReplay) == "true":
+		res.Header.Get(httpgate.HeaderReplay) == "true":
 		// A used credential presented for the very request it paid for is
 		// that purchase answered again (stored bytes, nothing charged).
 		f.mu.Lock()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/httpgate"
 )
 
 // counters are the scenario-wide tallies of the paid operations.
@@ -188,7 +189,7 @@ func (c *loadClient) paid(ctx context.Context, r paidReq) *paidCall {
 		return pc
 	}
 	c.cnt.delivered(pc.cred.Protocol)
-	c.mine = append(c.mine, &delivery{OrderID: pc.ans.header.Get(payment.HeaderOrderID), Token: pc.ans.header.Get(payment.HeaderOrderToken)})
+	c.mine = append(c.mine, &delivery{OrderID: pc.ans.header.Get(httpgate.HeaderOrderID), Token: pc.ans.header.Get(httpgate.HeaderOrderToken)})
 	if r.idem == "" {
 		c.used = append(c.used, pc)
 		if len(c.used) > 16 {
@@ -251,13 +252,13 @@ func (c *loadClient) replay(ctx context.Context) {
 	switch {
 	case elsewhere && a.status == http.StatusPaymentRequired:
 		c.cnt.replaysRefused.Add(1)
-	case !elsewhere && a.status == http.StatusOK && a.header.Get(payment.HeaderReplay) == "true" &&
-		a.header.Get(payment.HeaderOrderID) == pc.ans.header.Get(payment.HeaderOrderID):
+	case !elsewhere && a.status == http.StatusOK && a.header.Get(httpgate.HeaderReplay) == "true" &&
+		a.header.Get(httpgate.HeaderOrderID) == pc.ans.header.Get(httpgate.HeaderOrderID):
 		c.cnt.replaysAnswered.Add(1)
 		c.retoken(a)
 	default:
 		c.st.fail("replay of a used credential", "%s %s (%s, another request: %t) replayed on %s -> %d replay=%q: %s", r.method, r.path, pc.cred.Protocol,
-			elsewhere, base, a.status, a.header.Get(payment.HeaderReplay), snippet(a.body))
+			elsewhere, base, a.status, a.header.Get(httpgate.HeaderReplay), snippet(a.body))
 	}
 }
 
@@ -291,7 +292,7 @@ func (c *loadClient) duplicate(ctx context.Context) {
 	// 202's while settling) replaced the winner's.
 	for _, replays := range []bool{false, true} {
 		for i, a := range answers {
-			if a.err == nil && a.status == http.StatusOK && (a.header.Get(payment.HeaderReplay) == "true") == replays {
+			if a.err == nil && a.status == http.StatusOK && (a.header.Get(httpgate.HeaderReplay) == "true") == replays {
 				c.record(bases[i], r, cred, a)
 			}
 		}
@@ -310,7 +311,7 @@ func (c *loadClient) duplicate(ctx context.Context) {
 			return
 		case a.status == http.StatusPaymentRequired && c.sharedRefusal(cred, a):
 			lost++
-		case a.status == http.StatusOK && a.header.Get(payment.HeaderReplay) != "true":
+		case a.status == http.StatusOK && a.header.Get(httpgate.HeaderReplay) != "true":
 			won++
 		case a.status == http.StatusOK || a.status == http.StatusConflict || a.status == http.StatusAccepted:
 			lost++
@@ -345,9 +346,9 @@ func (c *loadClient) idempotent(ctx context.Context) {
 		return
 	}
 	h := second.ans.header
-	if second.ans.status != http.StatusOK || h.Get(payment.HeaderReplay) != "true" || h.Get(payment.HeaderOrderID) != first.ans.header.Get(payment.HeaderOrderID) {
-		c.st.fail("idempotent retry", "retry -> %d replay=%q order %q (first %q): %s", second.ans.status, h.Get(payment.HeaderReplay),
-			h.Get(payment.HeaderOrderID), first.ans.header.Get(payment.HeaderOrderID), snippet(second.ans.body))
+	if second.ans.status != http.StatusOK || h.Get(httpgate.HeaderReplay) != "true" || h.Get(httpgate.HeaderOrderID) != first.ans.header.Get(httpgate.HeaderOrderID) {
+		c.st.fail("idempotent retry", "retry -> %d replay=%q order %q (first %q): %s", second.ans.status, h.Get(httpgate.HeaderReplay),
+			h.Get(httpgate.HeaderOrderID), first.ans.header.Get(httpgate.HeaderOrderID), snippet(second.ans.body))
 		return
 	}
 	c.cnt.idemReplayed.Add(1)
@@ -357,7 +358,7 @@ func (c *loadClient) idempotent(ctx context.Context) {
 // retoken adopts the fresh order token of an answer that replayed an
 // order (or told that it is settling): the previous one stops working.
 func (c *loadClient) retoken(a answer) {
-	id, tok := a.header.Get(payment.HeaderOrderID), a.header.Get(payment.HeaderOrderToken)
+	id, tok := a.header.Get(httpgate.HeaderOrderID), a.header.Get(httpgate.HeaderOrderToken)
 	for _, d := range c.mine {
 		if d.OrderID == id {
 			d.Token = tok
@@ -374,14 +375,14 @@ func (c *loadClient) orderLookup(ctx context.Context) {
 	}
 	d := pick(c.rng, c.mine)
 	h := http.Header{}
-	h.Set(payment.HeaderOrderToken, d.Token)
+	h.Set(httpgate.HeaderOrderToken, d.Token)
 	c.cnt.orderLookups.Add(1)
 	a := do(ctx, c.hc, c.st, "order lookup (token)", pick(c.rng, c.bases), http.MethodGet, "/v1/orders/"+d.OrderID, nil, h)
 	if a.err != nil {
 		return
 	}
 	var o orderView
-	if a.status != http.StatusOK || json.Unmarshal(a.body, &o) != nil || o.Status != payment.OrderCompleted {
+	if a.status != http.StatusOK || json.Unmarshal(a.body, &o) != nil || o.Status != string(payment.OrderCompleted) {
 		c.st.fail("order lookup", "order %s -> %d %s", d.OrderID, a.status, snippet(a.body))
 		return
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/niche"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/nichestore"
@@ -119,7 +119,7 @@ func BenchmarkSearchText(b *testing.B) {
 // result cache of ttl (0: none).
 func benchHandler(b *testing.B, ttl time.Duration) http.Handler {
 	b.Helper()
-	h, err := server.New(server.Config{Paywall: payment.Free{}, Niche: server.NicheConfig{Engine: benchEngine(b, ttl), FreeSearchesPerDay: new(server.UnlimitedSearches)}})
+	h, err := server.New(server.Config{Paywall: httpgate.Free{}, Niche: server.NicheConfig{Engine: benchEngine(b, ttl), FreeSearchesPerDay: new(server.UnlimitedSearches)}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichetest"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/nichestore"
@@ -260,7 +260,7 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, *scaleRes
 		if err != nil {
 			return nil, err
 		}
-		h, err := server.New(server.Config{Paywall: payment.Free{}, Niche: server.NicheConfig{Engine: eng, Subscribers: subs, FreeSearchesPerDay: new(server.UnlimitedSearches)}})
+		h, err := server.New(server.Config{Paywall: httpgate.Free{}, Niche: server.NicheConfig{Engine: eng, Subscribers: subs, FreeSearchesPerDay: new(server.UnlimitedSearches)}})
 		if err != nil {
 			return nil, err
 		}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichetest"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/nichestore"
@@ -248,7 +248,7 @@ func measureTwoInstances(ctx context.Context, cfg config, name string, a, b *sto
 		if err := eng.LoadIndex(ctx); err != nil {
 			return err
 		}
-		h, err := server.New(server.Config{Paywall: payment.Free{}, Niche: server.NicheConfig{Engine: eng, Subscribers: subs,
+		h, err := server.New(server.Config{Paywall: httpgate.Free{}, Niche: server.NicheConfig{Engine: eng, Subscribers: subs,
 			FreeSearchesPerDay: new(server.UnlimitedSearches)}})
 		if err != nil {
 			return err

@@ -1,6 +1,6 @@
 // Command payment measures the overhead of the payment gate on a paid call:
 // the same handler served directly (baseline "ungated") and behind
-// payment.Gate with a ledger on an SQLite file (read credential, verify,
+// httpgate.Gate with a ledger on an SQLite file (read credential, verify,
 // reserve, open order, buffer, settle, sign receipt, complete order). It
 // prints both timings and their ratio, measured in the same run, then the
 // secp256k1 public-key recovery throughput on one goroutine (recoveries/s
@@ -10,7 +10,7 @@
 //	go run ./bench/payment -dsn :memory:  # SQLite in memory (no fsync)
 //	go run ./bench/payment -dsn 'postgres://…?search_path=scratch'  # a scratch schema: the run leaves its tables there
 //
-// By default the processor is the real one (payment.NewProcessor in dev
+// By default the processor is the real one (protocols.New in dev
 // mode): every paid call carries a fresh x402 v2 payment signed by the dev
 // wallet (signing is outside the timed region), and the gate decodes it,
 // checks the requirements, recovers the EIP-3009 signer (secp256k1),
@@ -36,6 +36,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/payment/protocols"
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/evm"
@@ -86,18 +89,19 @@ func main() {
 		log.Fatal(err)
 	}
 	var proc payment.Processor = &gatetest.Processor{}
+	read := gatetest.ReadCredential
 	if *procName == "real" {
-		p, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
+		p, err := protocols.New(&protocols.Options{PayTo: paymenttest.DevPayee, Dev: true,
 			MPPSecret: []byte("bench-secret-bench-secret-bench-secret"), Realm: "api.example.test"})
 		if err != nil {
 			log.Fatal(err)
 		}
-		proc = p
+		proc, read = p, nil
 	} else if *procName != "fake" {
 		log.Fatalf("-processor %q: want real or fake", *procName)
 	}
-	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{
-		CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: "https://api.example.test"})
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{
+		CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: "https://api.example.test", ReadCredential: read})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/sell"
@@ -305,7 +306,7 @@ func (c *client) do(hc *http.Client, req *http.Request) (*http.Response, []byte,
 
 // checkPurchase fills p from a paid response: what the Transport paid, and
 // the receipt, fetched with the order token and checked offline. A server
-// that did not charge (payment.Free) leaves p.paid nil.
+// that did not charge (httpgate.Free) leaves p.paid nil.
 func (c *client) checkPurchase(ctx context.Context, p *purchase, res *http.Response, body []byte, resultID string) error {
 	info, paid := paying.ResponseInfo(res)
 	if !paid {
@@ -313,7 +314,7 @@ func (c *client) checkPurchase(ctx context.Context, p *purchase, res *http.Respo
 	}
 	p.paid = info
 	if info.OrderID == "" || info.OrderToken == "" {
-		return fmt.Errorf("paid response without order headers (%s, %s)", payment.HeaderOrderID, payment.HeaderOrderToken)
+		return fmt.Errorf("paid response without order headers (%s, %s)", httpgate.HeaderOrderID, httpgate.HeaderOrderToken)
 	}
 	rc, err := c.receipt(ctx, info.OrderID, info.OrderToken)
 	if err != nil {
@@ -350,7 +351,7 @@ func (c *client) receipt(ctx context.Context, orderID, token string) (*payment.R
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set(payment.HeaderOrderToken, token)
+	req.Header.Set(httpgate.HeaderOrderToken, token)
 	_, got, err := c.do(c.plain, req)
 	if err != nil {
 		return nil, err
@@ -359,7 +360,7 @@ func (c *client) receipt(ctx context.Context, orderID, token string) (*payment.R
 	if err := json.Unmarshal(got, &order); err != nil {
 		return nil, fmt.Errorf("reading order %s: %w", orderID, err)
 	}
-	if order.Status != payment.OrderCompleted || len(order.Receipt) == 0 || string(order.Receipt) == "null" {
+	if order.Status != string(payment.OrderCompleted) || len(order.Receipt) == 0 || string(order.Receipt) == "null" {
 		return nil, fmt.Errorf("order %s is %s, without a receipt", orderID, order.Status)
 	}
 	if c.jwks == nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/payment/x402"
@@ -172,8 +173,8 @@ func TestFreeVerificationAndSnapshotsUnderThePrefix(t *testing.T) {
 	if res.Status != "confirmed" || len(res.Snapshots) == 0 {
 		t.Fatalf("result: %s", r.body)
 	}
-	if r.header.Get(payment.HeaderOrderID) != "" {
-		t.Errorf("payment.Free opened an order: %v", r.header)
+	if r.header.Get(httpgate.HeaderOrderID) != "" {
+		t.Errorf("httpgate.Free opened an order: %v", r.header)
 	}
 	// The legacy alias is under the prefix as well.
 	if a := call(t, c, "POST", base+"/api/v1/services/claim-verification/claims/verify/quick", hostToken, claimBody); a.status != 200 {
@@ -280,7 +281,7 @@ func TestPaidVerificationBehindHostAuth(t *testing.T) {
 	if err := json.Unmarshal(paid.body, &res); err != nil {
 		t.Fatal(err)
 	}
-	orderID, orderToken := paid.header.Get(payment.HeaderOrderID), paid.header.Get(payment.HeaderOrderToken)
+	orderID, orderToken := paid.header.Get(httpgate.HeaderOrderID), paid.header.Get(httpgate.HeaderOrderToken)
 	if orderID == "" || orderToken == "" {
 		t.Fatalf("no order headers: %v", paid.header)
 	}
@@ -289,7 +290,7 @@ func TestPaidVerificationBehindHostAuth(t *testing.T) {
 	// offline against the JWKS published there.
 	req, _ := http.NewRequest("GET", base+"/api/v1/orders/"+orderID, nil)
 	req.Header.Set("Authorization", "Bearer "+hostToken)
-	req.Header.Set(payment.HeaderOrderToken, orderToken)
+	req.Header.Set(httpgate.HeaderOrderToken, orderToken)
 	ores, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +301,7 @@ func TestPaidVerificationBehindHostAuth(t *testing.T) {
 	}
 	err = json.NewDecoder(ores.Body).Decode(&order)
 	ores.Body.Close()
-	if err != nil || ores.StatusCode != 200 || order.Status != payment.OrderCompleted {
+	if err != nil || ores.StatusCode != 200 || order.Status != string(payment.OrderCompleted) {
 		t.Fatalf("order: %d %v %+v", ores.StatusCode, err, order)
 	}
 	jr := call(t, c, "GET", base+"/api/.well-known/jwks.json", hostToken, "")

@@ -17,6 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/payment/protocols"
+
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/corpus"
 	"github.com/assaykit/assay/discovery"
@@ -62,7 +65,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	str(&c.Addr, "addr", "ASSAY_ADDR", "127.0.0.1:8081", "listen address")
 	str(&c.DataDir, "data", "ASSAY_DATA", "./embed-data", "directory for the SQLite database and snapshot files")
 	str(&c.Prefix, "prefix", "ASSAY_EMBED_PREFIX", "/api", "path prefix assay is mounted under")
-	str(&c.Payments, "payments", "ASSAY_PAYMENTS", "free", "free (payment.Free: serve without charging) or gate (the 402 payment gate, x402 in dev mode)")
+	str(&c.Payments, "payments", "ASSAY_PAYMENTS", "free", "free (httpgate.Free: serve without charging) or gate (the 402 payment gate, x402 in dev mode)")
 	str(&c.PublicBase, "public-base-url", "ASSAY_PUBLIC_BASE_URL", "", "absolute URL clients reach this host at (payment resources); empty: http://<listen address>")
 	str(&c.LogLevel, "log-level", "ASSAY_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
@@ -300,7 +303,7 @@ func newAssay(ctx context.Context, cfg *config, publicBase string, log *slog.Log
 	}
 	switch cfg.Payments {
 	case "free":
-		scfg.Paywall = payment.Free{}
+		scfg.Paywall = httpgate.Free{}
 	case "gate":
 		gate, err := newGate(ctx, db, publicBase, a.metrics, log.With("component", "payment"))
 		if err != nil {
@@ -357,8 +360,8 @@ func newCatalogue(ctx context.Context, db *store.DB, prefix string) (server.Nich
 // MPP is left off on purpose: its credentials travel in the Authorization
 // header, which this host uses for its own bearer token. x402 uses its own
 // PAYMENT-SIGNATURE header and works behind the host's check.
-func newGate(ctx context.Context, db *store.DB, publicBase string, m *metrics.Metrics, log *slog.Logger) (*payment.Gate, error) {
-	proc, err := payment.NewProcessor(&payment.ProcessorOptions{
+func newGate(ctx context.Context, db *store.DB, publicBase string, m *metrics.Metrics, log *slog.Logger) (*httpgate.Gate, error) {
+	proc, err := protocols.New(&protocols.Options{
 		PayTo:  "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", // set your own payee address
 		Dev:    true,
 		Logger: log,
@@ -372,7 +375,7 @@ func newGate(ctx context.Context, db *store.DB, publicBase string, m *metrics.Me
 	if err != nil {
 		return nil, err
 	}
-	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{
 		CashierOptions: payment.CashierOptions{Keys: keys, Logger: log, OnEvent: m.PaymentEvent},
 		PublicBaseURL:  publicBase,
 	})

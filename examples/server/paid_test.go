@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/payment/x402"
@@ -190,7 +191,7 @@ func TestReplayedPaymentRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		res.Body.Close()
-		return res.StatusCode, res.Header.Get(payment.HeaderReplay)
+		return res.StatusCode, res.Header.Get(httpgate.HeaderReplay)
 	}
 	if s, _ := send(body); s != 200 {
 		t.Fatalf("first use: %d", s)

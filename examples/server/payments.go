@@ -8,6 +8,9 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/payment/protocols"
+
 	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/payment"
@@ -61,9 +64,9 @@ func paymentsOf(cfg *config) paymentsConfig {
 // set, is asked about settlements whose outcome is unknown. publicBase is
 // the base URL in use (the listen address when none is configured). The
 // settings were checked with the configuration.
-func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz *discovery.Bazaar, log *slog.Logger) (*payment.Protocols, error) {
+func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz *discovery.Bazaar, log *slog.Logger) (*protocols.Processor, error) {
 	dev := c.Dev
-	opts := &payment.ProcessorOptions{PayTo: c.PayTo, Network: c.Network, Dev: dev, Realm: c.Realm, Logger: log, Extensions: bz.Extensions,
+	opts := &protocols.Options{PayTo: c.PayTo, Network: c.Network, Dev: dev, Realm: c.Realm, Logger: log, Extensions: bz.Extensions,
 		Links: paymentLinks(publicBase, discoveryServed)}
 	if opts.Realm == "" {
 		if u, err := url.Parse(publicBase); err == nil && u.Hostname() != "" {
@@ -113,7 +116,7 @@ func newProcessor(c paymentsConfig, publicBase string, discoveryServed bool, bz 
 		}
 		opts.Stripe = sc
 	}
-	return payment.NewProcessor(opts)
+	return protocols.New(opts)
 }
 
 // paymentLinks are the links of every 402 body: the index of this server,
@@ -132,8 +135,8 @@ func paymentLinks(publicBase string, discoveryServed bool) map[string]string {
 // until ctx ends. soleOwner says that no other process uses the database
 // (SQLite with the data directory locked): start-up then settles the fate
 // of every order left open, at once.
-func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, keys *payment.Keyring, publicBase string, db *store.DB, soleOwner bool, m *metrics.Metrics, log *slog.Logger) (*payment.Gate, error) {
-	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{
+func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, keys *payment.Keyring, publicBase string, db *store.DB, soleOwner bool, m *metrics.Metrics, log *slog.Logger) (*httpgate.Gate, error) {
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{
 		CashierOptions: payment.CashierOptions{Keys: keys, Logger: log, Costs: c.Costs, OnEvent: m.PaymentEvent, OnTransition: m.OrderTransition,
 			// The facilitator's own bound on /settle ends a call first.
 			SettleTimeout: c.SettleTimeout + 5*time.Second, ResolveEvery: c.ResolveEvery},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/protocols"
 )
 
 // Readiness (GET /readyz). Every check is cheap: nothing here calls a paid
@@ -26,7 +27,7 @@ import (
 //     quota) without a restart.
 //   - payments: in dev mode, ready. In production: a non-zero payee; a
 //     facilitator that answered GET /supported, listing exact payments on
-//     the configured network (x402 v2 or v1) (payment.Protocols.Ready:
+//     the configured network (x402 v2 or v1) (protocols.Processor.Ready:
 //     cached 30 s, failures 5 s, each probe bounded by 2 s; paid routes
 //     answer 503 too while it lacks the network); a receipt signing key
 //     that signs and verifies.
@@ -52,7 +53,7 @@ func receiptKeyCheck(keys *payment.Keyring) error {
 }
 
 // paymentsReady is the "payments" readiness check.
-func paymentsReady(dev bool, proc *payment.Protocols, keys *payment.Keyring) func(context.Context) error {
+func paymentsReady(dev bool, proc *protocols.Processor, keys *payment.Keyring) func(context.Context) error {
 	return func(ctx context.Context) error {
 		if err := receiptKeyCheck(keys); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/assaykit/assay/store/sqlite"
 )
@@ -28,7 +29,8 @@ func ExampleProcessor() {
 		log.Fatal(err)
 	}
 	proc := &gatetest.Processor{}
-	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: "https://api.example.com"})
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: "https://api.example.com",
+		ReadCredential: gatetest.ReadCredential})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -2,9 +2,11 @@
 // tests of paid routes (HTTP gate, MCP, A2A): it issues readable
 // challenges, accepts credentials of the form
 // "payer=0x…;nonce=…[;amount=…][;quote=quo_…][;method=stripe]" in the
-// X-Test-Payment header (or in MCP _meta, through ParseCredential), and
-// records every settlement and void so tests can assert that nothing was
-// charged twice.
+// X-Test-Payment header (ReadCredential, httpgate.Options.ReadCredential)
+// or in MCP _meta (ParseCredential), and records every settlement and
+// void so tests can assert that nothing was charged twice. It identifies
+// no payment offline: a credential used once is refused as used, never
+// answered from its order.
 //
 // Special nonces steer verification: a nonce starting with "bad" fails
 // verification (402 verification-failed), "expired" fails as expired
@@ -14,7 +16,6 @@ package gatetest
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,7 +26,6 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/payment/mpp"
 )
 
 // Header carries the fake credential.
@@ -112,18 +112,16 @@ func (p *Processor) Challenge(ctx context.Context, offer payment.Offer, res paym
 	if err != nil {
 		return nil, err
 	}
-	h := http.Header{}
-	h.Set("PAYMENT-REQUIRED", base64.StdEncoding.EncodeToString(pr))
-	h.Add("WWW-Authenticate", fmt.Sprintf(`Payment id="test", method="test", intent="charge", opaque=%q, digest=%q`, res.QuoteID, res.BodyDigest))
+	mppChallenge := fmt.Sprintf(`Payment id="test", method="test", intent="charge", opaque=%q, digest=%q`, res.QuoteID, res.BodyDigest)
 	body, err := json.Marshal(map[string]any{
-		"type": mpp.ProblemTypeBase + "payment-required", "title": "Payment Required", "status": 402,
+		"type": payment.ProblemTypeBase + "payment-required", "title": "Payment Required", "status": 402,
 		"detail": "Payment required", "x402Version": 1, "error": "X-PAYMENT header is required",
 		"accepts": []any{map[string]any{"scheme": "test", "network": Network, "maxAmountRequired": strconv.FormatInt(offer.AmountMicroUSD, 10), "resource": res.URL}},
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &payment.Challenge{Header: h, Body: body, PaymentRequired: pr}, nil
+	return &payment.Challenge{PaymentRequired: pr, Body: body, MPP: []string{mppChallenge}}, nil
 }
 
 // ParseCredential reads a fake credential value.
@@ -150,8 +148,9 @@ func ParseCredential(v string) (*payment.Credential, error) {
 	return c, nil
 }
 
-// ReadCredential implements payment.Processor.
-func (p *Processor) ReadCredential(h http.Header) (*payment.Credential, error) {
+// ReadCredential reads the fake credential of the X-Test-Payment header
+// (for httpgate.Options.ReadCredential).
+func ReadCredential(h http.Header) (*payment.Credential, error) {
 	v := h.Get(Header)
 	if v == "" {
 		return nil, nil
@@ -224,9 +223,7 @@ func (p *Processor) Settle(ctx context.Context, a *payment.Authorization) (*paym
 	p.settled[a.ReservationKey]++
 	ref := "0xtx-" + nonce
 	meta, _ := json.Marshal(map[string]any{"success": true, "transaction": ref, "network": a.Network, "payer": a.Payer})
-	h := http.Header{}
-	h.Set("PAYMENT-RESPONSE", base64.StdEncoding.EncodeToString(meta))
-	return &payment.Settlement{Reference: ref, Network: a.Network, Header: h, Meta: meta, Dev: a.Dev}, nil
+	return &payment.Settlement{Reference: ref, Network: a.Network, Protocol: payment.ProtocolX402, X402Version: 2, Meta: meta, Dev: a.Dev}, nil
 }
 
 // Void implements payment.Processor.
@@ -252,4 +249,33 @@ func (p *Processor) CheckSettlement(ctx context.Context, o *payment.Order) (*pay
 		return nil, payment.ErrSettlementPending
 	}
 	return p.Check(o)
+}
+
+// IdentifyPayment implements payment.Processor: the fake identifies no
+// payment offline (payment.ErrUnidentified).
+func (p *Processor) IdentifyPayment(c *payment.Credential) (*payment.PaymentIdentity, error) {
+	return nil, payment.ErrUnidentified
+}
+
+// NamedQuote implements payment.Processor: a fake credential's quote
+// prices the call through the Authorization (Verify), never before it.
+func (p *Processor) NamedQuote(c *payment.Credential) string { return "" }
+
+// Hold implements payment.Processor: the fake places no hold.
+func (p *Processor) Hold(ctx context.Context, a *payment.Authorization) error { return nil }
+
+// PaymentOptions implements payment.Processor: USDC over x402 and MPP
+// (evm), and cards over MPP (stripe) when the offer has a card price, on
+// no particular network.
+func (p *Processor) PaymentOptions(offer payment.Offer) []payment.PaymentOption {
+	usdc := strconv.FormatInt(offer.AmountMicroUSD, 10)
+	out := []payment.PaymentOption{
+		{Protocol: payment.ProtocolX402, Method: "exact", Amount: usdc, AmountMicroUSD: offer.AmountMicroUSD},
+		{Protocol: payment.ProtocolMPP, Method: "evm", Amount: usdc, AmountMicroUSD: offer.AmountMicroUSD},
+	}
+	if offer.CardMicroUSD > 0 {
+		out = append(out, payment.PaymentOption{Protocol: payment.ProtocolMPP, Method: "stripe", Asset: "usd",
+			Amount: strconv.FormatInt(offer.CardMicroUSD/10_000, 10), AmountMicroUSD: offer.CardMicroUSD})
+	}
+	return out
 }

@@ -32,8 +32,6 @@ const (
 	HeaderPaymentReceipt       = "Payment-Receipt"
 	// Scheme is the authentication scheme name.
 	Scheme = "Payment"
-	// ProblemTypeBase prefixes MPP problem types (RFC 9457 "type").
-	ProblemTypeBase = "https://paymentauth.org/problems/"
 	// IntentCharge is the one-off payment intent, the only one supported.
 	IntentCharge = "charge"
 	// MethodEVM and MethodStripe are the supported MPP methods.

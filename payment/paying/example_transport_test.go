@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 
+	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/payment/protocols"
+
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
@@ -27,7 +30,7 @@ func ExampleNewTransport() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true})
+	proc, err := protocols.New(&protocols.Options{PayTo: paymenttest.DevPayee, Dev: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -36,7 +39,7 @@ func ExampleNewTransport() {
 		log.Fatal(err)
 	}
 	seller := httptest.NewUnstartedServer(nil)
-	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{
 		CashierOptions: payment.CashierOptions{Keys: keys},
 		PublicBaseURL:  "http://" + seller.Listener.Addr().String(),
 	})

@@ -188,9 +188,10 @@ func (l *Ledger) OrderByToken(ctx context.Context, tokenHash string) (*payment.O
 	return nil, payment.ErrOrderNotFound
 }
 
-// transition returns the stored order id when its status is one of from,
-// and otherwise ErrOrderNotFound or ErrConflict naming its status.
-func (l *Ledger) transition(id string, from ...string) (*memOrder, error) {
+// transition returns the stored order id when its status is one of from
+// (for a move to a status s, s.From()), and otherwise ErrOrderNotFound or
+// ErrConflict naming its status.
+func (l *Ledger) transition(id string, from ...payment.OrderStatus) (*memOrder, error) {
 	m, ok := l.orders[id]
 	switch {
 	case !ok:
@@ -205,7 +206,7 @@ func (l *Ledger) transition(id string, from ...string) (*memOrder, error) {
 func (l *Ledger) MarkSettling(ctx context.Context, id string, d payment.Delivered) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m, err := l.transition(id, payment.OrderProcessing)
+	m, err := l.transition(id, payment.OrderSettling.From()...)
 	if err != nil {
 		return err
 	}
@@ -226,7 +227,7 @@ func (l *Ledger) MarkSettling(ctx context.Context, id string, d payment.Delivere
 func (l *Ledger) CompleteOrder(ctx context.Context, id string, s payment.Settled) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m, err := l.transition(id, payment.OrderSettling)
+	m, err := l.transition(id, payment.OrderCompleted.From()...)
 	if err != nil {
 		return err
 	}
@@ -333,7 +334,7 @@ func (l *Ledger) list(limit int, keep func(*payment.Order) bool, order func(a, b
 func (l *Ledger) FailOrder(ctx context.Context, id, reason string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m, err := l.transition(id, payment.OrderProcessing, payment.OrderSettling)
+	m, err := l.transition(id, payment.OrderFailed.From()...)
 	if err != nil {
 		return err
 	}
@@ -348,7 +349,7 @@ func (l *Ledger) FailOrder(ctx context.Context, id, reason string) error {
 }
 
 // OrdersInState implements payment.Ledger.
-func (l *Ledger) OrdersInState(ctx context.Context, status string, before time.Time, limit int) ([]payment.Order, error) {
+func (l *Ledger) OrdersInState(ctx context.Context, status payment.OrderStatus, before time.Time, limit int) ([]payment.Order, error) {
 	return l.list(limit, func(o *payment.Order) bool {
 		return o.Status == status && o.UpdatedAt.Before(memstore.Time(before))
 	}, func(a, b payment.Order) int { return cmp.Or(a.UpdatedAt.Compare(b.UpdatedAt), cmp.Compare(a.ID, b.ID)) })

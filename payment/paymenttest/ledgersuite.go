@@ -24,6 +24,7 @@ func TestLedger(t *testing.T, open func(t *testing.T) payment.Ledger) {
 	t.Run("Quotes", func(t *testing.T) { ledgerQuotes(t, open(t)) })
 	t.Run("Idempotency", func(t *testing.T) { ledgerIdempotency(t, open(t)) })
 	t.Run("Transitions", func(t *testing.T) { ledgerTransitions(t, open(t)) })
+	t.Run("LifeCycle", func(t *testing.T) { ledgerLifeCycle(t, open(t)) })
 	t.Run("Settlement", func(t *testing.T) { ledgerSettlement(t, open(t)) })
 	t.Run("ByReservation", func(t *testing.T) { ledgerByReservation(t, open(t)) })
 	t.Run("Customers", func(t *testing.T) { ledgerCustomers(t, open(t)) })
@@ -477,6 +478,61 @@ func ledgerTransitions(t *testing.T, l payment.Ledger) {
 	}
 	if n, err := l.PurgeReservations(ctx, o.ReservedUntil.Add(time.Second)); err != nil || n != 1 {
 		t.Fatalf("purge after expiry removed %d (%v), want 1", n, err)
+	}
+}
+
+// ledgerLifeCycle: the Ledger moves orders exactly as
+// payment.OrderStatus.Next says. From each status, each move (MarkSettling
+// to settling, CompleteOrder to completed, FailOrder to failed) succeeds
+// when the table allows it and is otherwise refused with ErrConflict,
+// leaving the order as it was.
+func ledgerLifeCycle(t *testing.T, l payment.Ledger) {
+	ctx := context.Background()
+	move := func(o *payment.Order, to payment.OrderStatus) error {
+		switch to {
+		case payment.OrderSettling:
+			return l.MarkSettling(ctx, o.ID, payment.Delivered{ResultSHA256: "abc", Response: payment.StoredResponse{Status: 200, Body: []byte("{}")}})
+		case payment.OrderCompleted:
+			return l.CompleteOrder(ctx, o.ID, payment.Settled{SettlementRef: "0xtx", ReceiptID: ids.New(ids.Receipt), Receipt: []byte("{}")})
+		case payment.OrderFailed:
+			return l.FailOrder(ctx, o.ID, "test")
+		}
+		t.Fatalf("no Ledger method moves an order to %q", to)
+		return nil
+	}
+	// in returns a fresh order in status s, moved there along the table.
+	in := func(s payment.OrderStatus) *payment.Order {
+		o := NewTestOrder("o")
+		if err := l.OpenOrder(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		path := map[payment.OrderStatus][]payment.OrderStatus{
+			payment.OrderSettling:  {payment.OrderSettling},
+			payment.OrderCompleted: {payment.OrderSettling, payment.OrderCompleted},
+			payment.OrderFailed:    {payment.OrderFailed},
+		}[s]
+		for _, to := range path {
+			if err := move(o, to); err != nil {
+				t.Fatalf("moving a new order to %s: %v", to, err)
+			}
+		}
+		return o
+	}
+	for _, from := range payment.OrderStatuses() {
+		for _, to := range []payment.OrderStatus{payment.OrderSettling, payment.OrderCompleted, payment.OrderFailed} {
+			o := in(from)
+			err := move(o, to)
+			got, rerr := l.Order(ctx, o.ID)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			switch {
+			case from.CanMoveTo(to) && (err != nil || got.Status != to):
+				t.Errorf("%s → %s is allowed: got %v, status %s", from, to, err, got.Status)
+			case !from.CanMoveTo(to) && (!errors.Is(err, payment.ErrConflict) || got.Status != from):
+				t.Errorf("%s → %s is not allowed: got %v, status %s, want ErrConflict and %s", from, to, err, got.Status, from)
+			}
+		}
 	}
 }
 

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/payment/protocols"
+
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/x402"
@@ -19,7 +22,7 @@ import (
 // buyer-side tests (the paying Transport, the official npm clients):
 // challenge, read the credential, verify, serve, settle. It has no ledger:
 // a payment is refused when its reservation key was seen before. (The
-// real seller is payment.Gate.)
+// real seller is httpgate.Gate.)
 type Seller struct {
 	// Offer is what each request costs; the zero Offer means a research
 	// verification at USD 0.25 (card 0.50).
@@ -42,7 +45,7 @@ type Seller struct {
 // dev processor using the MPP secret.
 func NewSeller(t testing.TB, s *Seller, mppSecret []byte) *httptest.Server {
 	t.Helper()
-	p, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: DevPayee, Dev: true, MPPSecret: mppSecret, Realm: "127.0.0.1"})
+	p, err := protocols.New(&protocols.Options{PayTo: DevPayee, Dev: true, MPPSecret: mppSecret, Realm: "127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +83,7 @@ func (g *Seller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if p != nil {
 			ch = ch.WithProblem(p)
 		}
-		for k, v := range ch.Header {
+		for k, v := range httpgate.ChallengeHeader(ch) {
 			w.Header()[k] = v
 		}
 		if g.V1Only || r.URL.Query().Has("v1only") {
@@ -96,7 +99,7 @@ func (g *Seller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 		_, _ = w.Write(ch.Body)
 	}
-	c, err := g.p.ReadCredential(r.Header)
+	c, err := httpgate.ReadCredential(r.Header)
 	var prob *payment.Problem
 	if errors.As(err, &prob) {
 		challenge(prob)
@@ -131,7 +134,7 @@ func (g *Seller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
-	for k, v := range s.Header {
+	for k, v := range httpgate.SettlementHeader(s) {
 		w.Header()[k] = v
 	}
 	w.Header().Set("X-Agentic-Order-Id", "ord_0123456789abcdef0123456789abcdef")

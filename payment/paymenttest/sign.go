@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -226,11 +227,27 @@ func mustJSON(t testing.TB, v any) []byte {
 	return b
 }
 
-// PaymentRequired decodes the PAYMENT-REQUIRED header of a challenge.
+// ChallengeFrom reads the challenge of a 402 answer as httpgate writes it:
+// PAYMENT-REQUIRED (base64 JSON), the WWW-Authenticate values and the
+// body.
+func ChallengeFrom(t testing.TB, h http.Header, body []byte) *payment.Challenge {
+	t.Helper()
+	ch := &payment.Challenge{Body: body, MPP: h.Values(mpp.HeaderWWWAuthenticate)}
+	if v := h.Get(x402.HeaderPaymentRequired); v != "" {
+		pr, err := x402.DecodeBase64(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch.PaymentRequired = pr
+	}
+	return ch
+}
+
+// PaymentRequired decodes the x402 v2 PaymentRequired of a challenge.
 func PaymentRequired(t testing.TB, ch *payment.Challenge) *x402.PaymentRequired {
 	t.Helper()
 	var pr x402.PaymentRequired
-	if err := x402.DecodeHeader(ch.Header.Get(x402.HeaderPaymentRequired), &pr); err != nil {
+	if err := json.Unmarshal(ch.PaymentRequired, &pr); err != nil {
 		t.Fatal(err)
 	}
 	if len(pr.Accepts) == 0 {
@@ -326,7 +343,7 @@ func encodeX402(t testing.TB, b []byte) string {
 // MPPChallenges returns the MPP challenges of ch.
 func MPPChallenges(t testing.TB, ch *payment.Challenge) []mpp.Challenge {
 	t.Helper()
-	cs, err := mpp.ParseChallenges(ch.Header.Values(mpp.HeaderWWWAuthenticate))
+	cs, err := mpp.ParseChallenges(ch.MPP)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package stripecard charges card payments made with Stripe Shared Payment
-// Tokens, MPP's "stripe" method: it implements payment.CardCharger on
+// Tokens, MPP's "stripe" method: it implements mppseller.CardCharger on
 // stripe-go. It is its own package so that the seller core, and the stores
 // an engine-only application links, do not link stripe-go.
 package stripecard
@@ -15,6 +15,7 @@ import (
 
 	"github.com/assaykit/assay/internal/stripeclient"
 	"github.com/assaykit/assay/payment"
+	mppseller "github.com/assaykit/assay/payment/mpp/seller"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/stripe/stripe-go/v85"
 )
@@ -46,7 +47,7 @@ type Options struct {
 }
 
 // Charger authorises, captures and cancels card payments made with
-// Shared Payment Tokens. The hold (Protocols.Hold, called by the Cashier
+// Shared Payment Tokens. The hold (payment.Processor.Hold, called by the Cashier
 // once the payment is reserved) authorises with manual capture,
 // settlement captures and voiding cancels, so a call that fails is never
 // charged and a refused (already used) credential never places a hold.
@@ -117,7 +118,7 @@ func stripeIdempotencyKey(challengeID, spt string) string {
 // checked against the intent's current state: an intent that an earlier
 // attempt cancelled (a failed call is voided) or refunded cannot be
 // captured any more, so the credential is refused before any work runs.
-func (c *Charger) Authorize(ctx context.Context, st *payment.CardPayment) error {
+func (c *Charger) Authorize(ctx context.Context, st *mppseller.CardPayment) error {
 	p := &stripe.PaymentIntentCreateParams{
 		Amount:        stripe.Int64(st.Cents),
 		Currency:      stripe.String(string(stripe.CurrencyUSD)),
@@ -161,7 +162,7 @@ func (c *Charger) Authorize(ctx context.Context, st *payment.CardPayment) error 
 // the same credential only if it can still be captured (or was captured
 // at once and not refunded). It never cancels it: it may be another
 // request's.
-func (c *Charger) checkReplayed(ctx context.Context, st *payment.CardPayment, replayed *stripe.PaymentIntent) error {
+func (c *Charger) checkReplayed(ctx context.Context, st *mppseller.CardPayment, replayed *stripe.PaymentIntent) error {
 	rp := &stripe.PaymentIntentRetrieveParams{}
 	rp.AddExpand("latest_charge")
 	c.params(&rp.Params, "")
@@ -193,7 +194,7 @@ func (c *Charger) checkReplayed(ctx context.Context, st *payment.CardPayment, re
 // Capture captures an authorised intent (authorising it first when that
 // was not done). Timeouts and server errors are ErrSettlementPending (the
 // capture is idempotent and can be retried).
-func (c *Charger) Capture(ctx context.Context, st *payment.CardPayment) (string, error) {
+func (c *Charger) Capture(ctx context.Context, st *mppseller.CardPayment) (string, error) {
 	if st.IntentID == "" {
 		if err := c.Authorize(ctx, st); err != nil {
 			return "", err
@@ -233,7 +234,7 @@ func (c *Charger) cancel(ctx context.Context, intentID string) error {
 
 // Void cancels an authorisation, or refunds an intent that was captured at
 // authorisation. Nothing to do when no authorisation was made.
-func (c *Charger) Void(ctx context.Context, st *payment.CardPayment) error {
+func (c *Charger) Void(ctx context.Context, st *mppseller.CardPayment) error {
 	if st.IntentID == "" {
 		return nil
 	}
@@ -267,4 +268,4 @@ func stripeProblem(err error) error {
 	return fmt.Errorf("stripecard: %w", err)
 }
 
-var _ payment.CardCharger = (*Charger)(nil)
+var _ mppseller.CardCharger = (*Charger)(nil)

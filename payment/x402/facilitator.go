@@ -94,29 +94,8 @@ func (s *SupportedResponse) Supports(version int, scheme, network string) bool {
 
 // PendingError is a settlement whose outcome is not known yet. It matches
 // ErrSettlementPending with errors.Is. Transaction is the transaction hash
-// when the facilitator reported one.
-type PendingError struct {
-	Transaction string
-	Cause       error
-}
-
-// Error implements error.
-func (e *PendingError) Error() string {
-	msg := "payment: settlement pending"
-	if e.Transaction != "" {
-		msg += " (transaction " + e.Transaction + ")"
-	}
-	if e.Cause != nil {
-		msg += ": " + e.Cause.Error()
-	}
-	return msg
-}
-
-// Is makes errors.Is(err, ErrSettlementPending) true.
-func (e *PendingError) Is(target error) bool { return target == ErrSettlementPending }
-
-// Unwrap returns the cause.
-func (e *PendingError) Unwrap() error { return e.Cause }
+// when the facilitator reported one. It is payment.PendingError.
+type PendingError = wire.PendingError
 
 // FacilitatorError is an unexpected answer from the facilitator (not a
 // verification or settlement verdict).

@@ -25,7 +25,7 @@ const ValidBeforeMargin = 6 * time.Second
 // could not decide (the payment was not used and may be presented again).
 //
 // Facilitator (over HTTP) and LocalVerifier (offline) implement it, and
-// VerifyAll chains several. Protocols calls its Verifier for x402 and MPP
+// VerifyAll chains several. protocols.Processor calls its Verifier for x402 and MPP
 // evm payments alike (MPP evm as the x402 v2 payload built from its
 // authorization), after its own checks of what the route issues.
 type Verifier interface {
@@ -158,7 +158,7 @@ func invalid(reason, payer, format string, args ...any) *VerifyResponse {
 // the answer. VerifyAll of nothing is an error, never an acceptance.
 // VerifyAll(&LocalVerifier{}, facilitator) checks the
 // signature locally before spending a facilitator call on it (the default
-// of Protocols outside dev mode).
+// of protocols.Processor outside dev mode).
 func VerifyAll(vs ...Verifier) Verifier { return verifierChain(vs) }
 
 type verifierChain []Verifier

@@ -13,6 +13,7 @@ import (
 	"github.com/assaykit/assay/discovery/inputschema"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server/route"
 	"github.com/assaykit/assay/shapes"
 )
@@ -86,7 +87,7 @@ import (
 //
 // The gate buffers a paid response until it has settled. For
 // SendStreamingMessage that would deliver every event at the end, so when
-// the paywall is a *payment.Gate and PublicBaseURL is set, a streaming
+// the paywall is a *httpgate.Gate and PublicBaseURL is set, a streaming
 // request that carries a credential (and no Idempotency-Key) is charged
 // directly through the gate's Cashier, with the gate's rules: the credential
 // is verified and reserved and the order opened before the stream starts;
@@ -104,17 +105,17 @@ import (
 //
 //   - The Idempotency-Key header works as on HTTP (per payer and tier);
 //     messageId is not an idempotency key.
-//   - Under payment.Free tasks have random ids (task_…) that are their only
+//   - Under httpgate.Free tasks have random ids (task_…) that are their only
 //     secret: no order token exists.
 //   - File parts (url, raw) are refused with -32005.
 type A2A struct {
 	// PublicBaseURL is the scheme, host and mount path under which clients
-	// reach this server; it must be the gate's (GateOptions.PublicBaseURL).
+	// reach this server; it must be the gate's (httpgate.Options.PublicBaseURL).
 	// Empty means Config.PublicBaseURL; without either, streamed calls are
 	// buffered by the gate.
 	PublicBaseURL string
 	// Cashier is the gate's Cashier (nil: taken from Config.Paywall when it
-	// is a *payment.Gate). It reads orders for GetTask and charges live
+	// is a *httpgate.Gate). It reads orders for GetTask and charges live
 	// streams.
 	Cashier *payment.Cashier
 	// DefaultTier is the tier of messages that name none; "" means
@@ -169,7 +170,7 @@ type a2aHandler struct {
 	s       route.Host
 	tasks   *a2aTasks
 	pay     billing
-	gate    *payment.Gate
+	gate    *httpgate.Gate
 	base    string
 	deflt   string
 	send    map[string]http.Handler // tier → paid SendMessage / SendStreamingMessage
@@ -206,7 +207,7 @@ func newA2AHandler(s route.Host, cfg A2A) (*a2aHandler, error) {
 	if _, ok := offers[h.deflt]; !ok {
 		return nil, errorf("a2a: default tier %q is not sold (ClaimsConfig.Tiers)", h.deflt)
 	}
-	h.gate, _ = s.Paywall().(*payment.Gate)
+	h.gate, _ = s.Paywall().(*httpgate.Gate)
 	ttl, maxTasks := cfg.TaskTTL, cfg.MaxTasks
 	if ttl <= 0 {
 		ttl = time.Hour

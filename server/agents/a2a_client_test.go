@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/httpgate"
 )
 
 // headerCapture records the HTTP response headers the client gets.
@@ -79,12 +80,12 @@ func TestA2AGoClient(t *testing.T) {
 	}
 
 	// GetTask with the order token of the call; a wrong token is refused.
-	token := hc.get(payment.HeaderOrderToken)
-	got, err := client.GetTask(a2aclient.AttachServiceParams(ctx, a2aclient.ServiceParams{payment.HeaderOrderToken: {token}}), &a2a.GetTaskRequest{ID: task.ID})
+	token := hc.get(httpgate.HeaderOrderToken)
+	got, err := client.GetTask(a2aclient.AttachServiceParams(ctx, a2aclient.ServiceParams{httpgate.HeaderOrderToken: {token}}), &a2a.GetTaskRequest{ID: task.ID})
 	if err != nil || got.ID != task.ID || got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 {
 		t.Fatalf("GetTask: %v %+v", err, got)
 	}
-	if _, err := client.GetTask(a2aclient.AttachServiceParams(ctx, a2aclient.ServiceParams{payment.HeaderOrderToken: {"ort_nope"}}),
+	if _, err := client.GetTask(a2aclient.AttachServiceParams(ctx, a2aclient.ServiceParams{httpgate.HeaderOrderToken: {"ort_nope"}}),
 		&a2a.GetTaskRequest{ID: task.ID}); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("wrong token: %v", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/assaykit/assay/discovery/discoverytest"
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 )
 
 // TestA2AMethodsOfTheProto checks the A2A endpoint against the service of
@@ -17,7 +17,7 @@ import (
 // it is not served (never "method not found") — and a method the proto
 // does not declare (a 0.3 name) is "method not found".
 func TestA2AMethodsOfTheProto(t *testing.T) {
-	env := newPaidEnv(t, &envOptions{paywall: payment.Free{}})
+	env := newPaidEnv(t, &envOptions{paywall: httpgate.Free{}})
 	methods, err := discoverytest.A2AMethods()
 	if err != nil {
 		t.Fatal(err)

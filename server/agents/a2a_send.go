@@ -18,6 +18,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/shapes"
 )
@@ -145,7 +146,7 @@ type a2aSend struct {
 
 type a2aJobKey struct{}
 
-// Precheck implements payment.Prechecker.
+// Precheck implements httpgate.Prechecker.
 func (snd *a2aSend) Precheck(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -164,7 +165,7 @@ func (snd *a2aSend) Precheck(w http.ResponseWriter, r *http.Request) (*http.Requ
 		rerr = invalidParams("the tier of this request does not match the endpoint", nil)
 	}
 	if rerr == nil {
-		job.idem = r.Header.Get(payment.HeaderIdempotencyKey)
+		job.idem = r.Header.Get(httpgate.HeaderIdempotencyKey)
 		if len(job.idem) > claims.MaxIdempotencyKeyLength {
 			rerr = invalidParams("the Idempotency-Key header is too long", shapes.IdempotencyKeyError(job.idem).Detail)
 		}
@@ -441,22 +442,22 @@ func (snd *a2aSend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // starts (refusals, challenges) are rendered as the gate renders them.
 func (h *a2aHandler) liveStream(w http.ResponseWriter, r *http.Request, body []byte, job *a2aJob) bool {
 	snd := h.senders[job.tier]
-	if h.gate == nil || h.base == "" || h.pay.cashier == nil || snd == nil || r.Header.Get(payment.HeaderIdempotencyKey) != "" {
+	if h.gate == nil || h.base == "" || h.pay.cashier == nil || snd == nil || r.Header.Get(httpgate.HeaderIdempotencyKey) != "" {
 		return false
 	}
 	c := h.pay.cashier
-	cred, credErr := c.Processor().ReadCredential(r.Header)
+	cred, credErr := h.gate.ReadCredential(r.Header)
 	if cred == nil && credErr == nil {
 		return false
 	}
 	res := payment.Resource{URL: h.base + r.URL.EscapedPath(), Method: r.Method, Description: snd.offer.Description,
-		MimeType: snd.offer.MimeType, QuoteID: strings.TrimSpace(r.Header.Get(payment.HeaderQuoteID))}
+		MimeType: snd.offer.MimeType, QuoteID: strings.TrimSpace(r.Header.Get(httpgate.HeaderQuoteID))}
 	if r.URL.RawQuery != "" {
 		res.URL += "?" + r.URL.RawQuery
 	}
 	res.BodyDigest = mpp.BodyDigest(body)
 	p := &payment.Purchase{Offer: snd.offer, Resource: res, Credential: cred, CredentialErr: credErr,
-		CustomerKey: r.Header.Get(payment.HeaderCustomerKey), RequestHash: payment.RequestHash(r, body)}
+		CustomerKey: r.Header.Get(httpgate.HeaderCustomerKey), RequestHash: httpgate.RequestHash(r, body)}
 	live := &liveSale{h: h, w: w, r: r, job: job}
 	defer live.close()
 	p.Started, p.Work = live.start, live.work
@@ -482,10 +483,10 @@ func (h *a2aHandler) liveStream(w http.ResponseWriter, r *http.Request, body []b
 func (h *a2aHandler) serveAgain(w http.ResponseWriter, job *a2aJob, out *payment.Outcome) {
 	ord := out.Order
 	hd := w.Header()
-	hd.Set(payment.HeaderOrderID, ord.ID)
-	hd.Set(payment.HeaderOrderToken, out.Token)
+	hd.Set(httpgate.HeaderOrderID, ord.ID)
+	hd.Set(httpgate.HeaderOrderToken, out.Token)
 	if ord.ReceiptID != "" {
-		hd.Set(payment.HeaderReceiptID, ord.ReceiptID)
+		hd.Set(httpgate.HeaderReceiptID, ord.ReceiptID)
 	}
 	hd.Set("Content-Type", "text/event-stream")
 	if out.Kind != payment.OutcomeReplayed {
@@ -499,7 +500,7 @@ func (h *a2aHandler) serveAgain(w http.ResponseWriter, job *a2aJob, out *payment
 		return
 	}
 	stored := out.Response
-	hd.Set(payment.HeaderReplay, "true")
+	hd.Set(httpgate.HeaderReplay, "true")
 	hd.Set("Cache-Control", "private")
 	w.WriteHeader(http.StatusOK)
 	if strings.HasPrefix(stored.ContentType, "text/event-stream") {
@@ -532,11 +533,11 @@ type liveSale struct {
 func (l *liveSale) start(ch *payment.Charge) {
 	l.ch = ch
 	hd := l.w.Header()
-	hd.Set(payment.HeaderOrderID, ch.Order().ID)
-	hd.Set(payment.HeaderOrderToken, ch.OrderToken())
+	hd.Set(httpgate.HeaderOrderID, ch.Order().ID)
+	hd.Set(httpgate.HeaderOrderToken, ch.OrderToken())
 	hd.Set("Cache-Control", "private")
 	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Trailer", payment.HeaderReceiptID+", PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Payment-Receipt")
+	hd.Set("Trailer", httpgate.HeaderReceiptID+", PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Payment-Receipt")
 	l.w.WriteHeader(http.StatusOK)
 	l.sink = &sseSink{w: l.w, id: l.job.id}
 }
@@ -608,11 +609,9 @@ func (l *liveSale) finish(out *payment.Outcome) {
 	}
 	sink.send(e.setStatus(a2aCompleted, "", meta))
 	hd := l.w.Header()
-	hd.Set(payment.HeaderReceiptID, comp.Order.ReceiptID)
-	if comp.Settlement != nil {
-		for k, v := range comp.Settlement.Header {
-			hd[k] = v
-		}
+	hd.Set(httpgate.HeaderReceiptID, comp.Order.ReceiptID)
+	for k, v := range httpgate.SettlementHeader(comp.Settlement) {
+		hd[k] = v
 	}
 }
 

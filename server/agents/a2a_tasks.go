@@ -12,6 +12,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 )
 
 // a2aTaskEntry is a task this instance runs or ran: its current state, who
@@ -19,7 +20,7 @@ import (
 type a2aTaskEntry struct {
 	mu        sync.Mutex
 	task      a2aTask
-	tokenHash string // SHA-256 of the order token; "" under payment.Free
+	tokenHash string // SHA-256 of the order token; "" under httpgate.Free
 	paid      bool   // the id is an order id
 	cancel    context.CancelFunc
 	canceled  bool
@@ -147,7 +148,7 @@ func taskNotFound(id string) *rpcError {
 // against the ledger for paid tasks, or (paid tasks of other instances or
 // of before a restart) the order and its stored verification.
 func (h *a2aHandler) lookup(ctx context.Context, r *http.Request, id string) (*a2aTaskEntry, a2aTask, *rpcError) {
-	token := strings.TrimSpace(r.Header.Get(payment.HeaderOrderToken))
+	token := strings.TrimSpace(r.Header.Get(httpgate.HeaderOrderToken))
 	entry := h.tasks.get(id)
 	if entry != nil {
 		if entry.paid && h.pay.cashier != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/google/go-cmp/cmp"
 )
@@ -247,7 +248,7 @@ func TestA2APaidSendMessage(t *testing.T) {
 	if st != 200 {
 		t.Fatalf("paid: %d %s", st, b)
 	}
-	orderID, token, receiptID := hd.Get(payment.HeaderOrderID), hd.Get(payment.HeaderOrderToken), hd.Get(payment.HeaderReceiptID)
+	orderID, token, receiptID := hd.Get(httpgate.HeaderOrderID), hd.Get(httpgate.HeaderOrderToken), hd.Get(httpgate.HeaderReceiptID)
 	if !strings.HasPrefix(orderID, "ord_") || !strings.HasPrefix(token, "ort_") || !strings.HasPrefix(receiptID, "rcpt_") {
 		t.Fatalf("headers %v", hd)
 	}
@@ -293,7 +294,7 @@ func TestA2APaidSendMessage(t *testing.T) {
 	}{{"own token", token, true}, {"no token", "", false}, {"other token", "ort_someoneelse", false}} {
 		h := a2aHeaders()
 		if tc.token != "" {
-			h[payment.HeaderOrderToken] = tc.token
+			h[httpgate.HeaderOrderToken] = tc.token
 		}
 		st, b := env.post(a2aPath, get, h)
 		a := decodeRPC(t, b)
@@ -307,12 +308,12 @@ func TestA2APaidSendMessage(t *testing.T) {
 		}
 	}
 	st, b = env.post(a2aPath, fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":%q,"historyLength":0}}`, orderID),
-		a2aHeaders(payment.HeaderOrderToken, token))
+		a2aHeaders(httpgate.HeaderOrderToken, token))
 	if got := decodeRPC(t, b).task(t); st != 200 || len(got.History) != 0 {
 		t.Fatalf("historyLength 0: %s", b)
 	}
 	// A finished task cannot be canceled.
-	st, b = env.post(a2aPath, fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"CancelTask","params":{"id":%q}}`, orderID), a2aHeaders(payment.HeaderOrderToken, token))
+	st, b = env.post(a2aPath, fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"CancelTask","params":{"id":%q}}`, orderID), a2aHeaders(httpgate.HeaderOrderToken, token))
 	if a := decodeRPC(t, b); st != 200 || a.Error == nil || a.Error.Code != -32002 {
 		t.Fatalf("cancel a completed task: %s", b)
 	}
@@ -322,12 +323,12 @@ func TestA2APaidSendMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := doHandler(other, a2aPath, get, a2aHeaders(payment.HeaderOrderToken, token))
+	rec := doHandler(other, a2aPath, get, a2aHeaders(httpgate.HeaderOrderToken, token))
 	got := decodeRPC(t, rec).task(t)
 	if got.ID != orderID || got.Status.State != a2aCompleted || len(got.Artifacts) != 1 || got.Metadata["verificationId"] != res.VerificationID {
 		t.Fatalf("other instance: %s", rec)
 	}
-	if rec := doHandler(other, a2aPath, get, a2aHeaders(payment.HeaderOrderToken, "ort_wrong")); decodeRPC(t, rec).Error.Code != -32001 {
+	if rec := doHandler(other, a2aPath, get, a2aHeaders(httpgate.HeaderOrderToken, "ort_wrong")); decodeRPC(t, rec).Error.Code != -32001 {
 		t.Fatalf("other instance, wrong token: %s", rec)
 	}
 }
@@ -366,7 +367,7 @@ func TestA2AProviderFailure(t *testing.T) {
 	st, hd, b := env.do("POST", a2aPath, sendBody("SendMessage", testClaim, nil), a2aHeaders("X-Test-Payment", gatetest.Credential("0xaaa", "f-1")))
 	a := decodeRPC(t, b)
 	meta := a.errorMeta()
-	orderID := hd.Get(payment.HeaderOrderID)
+	orderID := hd.Get(httpgate.HeaderOrderID)
 	if st != 502 || a.Error == nil || a.Error.Code != -32603 || a.errorDetail() != "Evidence provider failed" ||
 		meta["orderId"] != orderID || meta["taskId"] != orderID || meta["httpStatus"] != "502" {
 		t.Fatalf("failure: %d %s", st, b)
@@ -378,7 +379,7 @@ func TestA2AProviderFailure(t *testing.T) {
 		t.Fatal("a failed verification was settled")
 	}
 	get := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":%q}}`, orderID)
-	_, b = env.post(a2aPath, get, a2aHeaders(payment.HeaderOrderToken, hd.Get(payment.HeaderOrderToken)))
+	_, b = env.post(a2aPath, get, a2aHeaders(httpgate.HeaderOrderToken, hd.Get(httpgate.HeaderOrderToken)))
 	if task := decodeRPC(t, b).task(t); task.Status.State != a2aFailed || len(task.Artifacts) != 0 {
 		t.Fatalf("failed task: %s", b)
 	}
@@ -477,9 +478,9 @@ func TestA2AStreamLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	orderID := resp.Header.Get(payment.HeaderOrderID)
+	orderID := resp.Header.Get(httpgate.HeaderOrderID)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || !strings.HasPrefix(orderID, "ord_") ||
-		!strings.HasPrefix(resp.Header.Get(payment.HeaderOrderToken), "ort_") {
+		!strings.HasPrefix(resp.Header.Get(httpgate.HeaderOrderToken), "ort_") {
 		t.Fatalf("stream: %d %v", resp.StatusCode, resp.Header)
 	}
 	var got []string
@@ -514,7 +515,7 @@ func TestA2AStreamLive(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)
 	}
-	receiptID := resp.Trailer.Get(payment.HeaderReceiptID)
+	receiptID := resp.Trailer.Get(httpgate.HeaderReceiptID)
 	if final == nil || final.Metadata["receiptId"] != receiptID || !strings.HasPrefix(receiptID, "rcpt_") || final.Metadata["orderId"] != orderID {
 		t.Fatalf("final %+v trailer %v", final, resp.Trailer)
 	}
@@ -550,7 +551,7 @@ func TestA2AStreamFailure(t *testing.T) {
 	if last != "status TASK_STATE_FAILED: Verification failed (503): Evidence provider is busy; retry later; not charged" {
 		t.Fatalf("last event %q", last)
 	}
-	if o := env.order(hd.Get(payment.HeaderOrderID)); o.Status != payment.OrderFailed || env.proc.TotalSettled() != 0 {
+	if o := env.order(hd.Get(httpgate.HeaderOrderID)); o.Status != payment.OrderFailed || env.proc.TotalSettled() != 0 {
 		t.Fatalf("order %s, settled %d", o.Status, env.proc.TotalSettled())
 	}
 }
@@ -562,7 +563,7 @@ func TestA2AStreamBuffered(t *testing.T) {
 	body := sendBody("SendStreamingMessage", testClaim, nil)
 	h1 := a2aHeaders("X-Test-Payment", gatetest.Credential("0xaaa", "b-1"), "Idempotency-Key", "k-1")
 	st, hd, b := env.do("POST", a2aPath, body, h1)
-	if st != 200 || hd.Get(payment.HeaderReceiptID) == "" {
+	if st != 200 || hd.Get(httpgate.HeaderReceiptID) == "" {
 		t.Fatalf("%d %v %s", st, hd, b)
 	}
 	var got []string
@@ -571,7 +572,7 @@ func TestA2AStreamBuffered(t *testing.T) {
 		t.Fatalf("events %v", got)
 	}
 	st, hd2, b2 := env.do("POST", a2aPath, body, a2aHeaders("X-Test-Payment", gatetest.Credential("0xaaa", "b-2"), "Idempotency-Key", "k-1"))
-	if st != 200 || hd2.Get(payment.HeaderReplay) != "true" || string(b2) != string(b) || env.proc.Settled("0xaaa", "b-2") != 0 {
+	if st != 200 || hd2.Get(httpgate.HeaderReplay) != "true" || string(b2) != string(b) || env.proc.Settled("0xaaa", "b-2") != 0 {
 		t.Fatalf("replay %d %v", st, hd2)
 	}
 }
@@ -588,7 +589,7 @@ func TestA2ACancelTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	orderID, token := resp.Header.Get(payment.HeaderOrderID), resp.Header.Get(payment.HeaderOrderToken)
+	orderID, token := resp.Header.Get(httpgate.HeaderOrderID), resp.Header.Get(httpgate.HeaderOrderToken)
 	cancelBody := fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"CancelTask","params":{"id":%q}}`, orderID)
 	var last string
 	canceled := make(chan []byte, 1)
@@ -597,11 +598,11 @@ func TestA2ACancelTask(t *testing.T) {
 		if strings.Contains(last, "Searching") {
 			<-g.started
 			// Someone else cannot cancel it.
-			if _, b := env.post(a2aPath, cancelBody, a2aHeaders(payment.HeaderOrderToken, "ort_other")); decodeRPC(t, b).Error.Code != -32001 {
+			if _, b := env.post(a2aPath, cancelBody, a2aHeaders(httpgate.HeaderOrderToken, "ort_other")); decodeRPC(t, b).Error.Code != -32001 {
 				t.Errorf("a stranger canceled: %s", b)
 			}
 			go func() {
-				_, b := env.post(a2aPath, cancelBody, a2aHeaders(payment.HeaderOrderToken, token))
+				_, b := env.post(a2aPath, cancelBody, a2aHeaders(httpgate.HeaderOrderToken, token))
 				canceled <- b
 			}()
 		}
@@ -620,9 +621,9 @@ func TestA2ACancelTask(t *testing.T) {
 	close(g.release)
 }
 
-// Under payment.Free tasks are free and have task_ ids.
+// Under httpgate.Free tasks are free and have task_ ids.
 func TestA2AFree(t *testing.T) {
-	env := newPaidEnv(t, &envOptions{paywall: payment.Free{}})
+	env := newPaidEnv(t, &envOptions{paywall: httpgate.Free{}})
 	st, b := env.post(a2aPath, sendBody("SendMessage", testClaim, nil), a2aHeaders())
 	task := decodeRPC(t, b).task(t)
 	if st != 200 || !strings.HasPrefix(task.ID, "task_") || task.Status.State != a2aCompleted {

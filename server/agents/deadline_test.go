@@ -92,8 +92,7 @@ func TestPaidBurstAtTheDeadlineKeepsFinishedWork(t *testing.T) {
 			}
 			first.Body.Close()
 			pr, _ := base64.StdEncoding.DecodeString(first.Header.Get(x402.HeaderPaymentRequired))
-			ch := &payment.Challenge{Header: http.Header{}}
-			ch.Header.Set(x402.HeaderPaymentRequired, base64.StdEncoding.EncodeToString(pr))
+			ch := &payment.Challenge{PaymentRequired: pr}
 
 			statuses := make([]int, burst)
 			bodies := make([]string, burst)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/assaykit/assay/internal/testenv"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 )
 
 // exampleServer builds the examples/server binary and starts it on a
@@ -115,7 +116,7 @@ func (l *syncLog) String() string {
 func orderStatus(t *testing.T, base, id, token string) (status string, dev bool) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", base+"/v1/orders/"+id, nil)
-	req.Header.Set(payment.HeaderOrderToken, token)
+	req.Header.Set(httpgate.HeaderOrderToken, token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestInteropExampleServer(t *testing.T) {
 		out := runAgent(t, node, "mcp.mjs", base+"/mcp", "--claim", claim) // the root endpoint: every tool
 		cm := checkMCPInterop(t, out, base, []any{"get_niche", "list_verification_tiers", "search_niches", "verify_claim",
 			"verify_claim_deep", "verify_claim_quick", "verify_claim_research"})
-		if st, dev := orderStatus(t, base, cm["orderId"].(string), cm["orderToken"].(string)); st != payment.OrderCompleted || !dev {
+		if st, dev := orderStatus(t, base, cm["orderId"].(string), cm["orderToken"].(string)); st != string(payment.OrderCompleted) || !dev {
 			t.Errorf("order %v: %s dev=%v", cm["orderId"], st, dev)
 		}
 	})
@@ -155,7 +156,7 @@ func TestInteropExampleServer(t *testing.T) {
 		paid := out["paid"].(map[string]any)
 		for id, token := range map[string]string{paid["orderId"].(string): paid["orderToken"].(string),
 			out["streamOrderId"].(string): out["streamOrderToken"].(string)} {
-			if st, dev := orderStatus(t, base, id, token); st != payment.OrderCompleted || !dev {
+			if st, dev := orderStatus(t, base, id, token); st != string(payment.OrderCompleted) || !dev {
 				t.Errorf("order %s: %s dev=%v", id, st, dev)
 			}
 		}

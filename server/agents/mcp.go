@@ -118,7 +118,7 @@ type MCP struct {
 	// and results carry no order URL.
 	PublicBaseURL string
 	// Cashier charges paid tools. Nil means the Cashier of Config.Paywall
-	// when it is a *payment.Gate. Under payment.Free paid tools are free;
+	// when it is a *httpgate.Gate. Under httpgate.Free paid tools are free;
 	// with any other paywall (or none) they answer "Payments are not
 	// configured" (503).
 	Cashier *payment.Cashier

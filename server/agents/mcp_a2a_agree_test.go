@@ -13,6 +13,7 @@ import (
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -74,7 +75,7 @@ func (e *paidEnv) trailOf(d delivery) trail {
 	if o.ResultID != r.VerificationID || rc.ResultID != r.VerificationID {
 		e.t.Fatalf("order %s names %s, receipt %s, result %s", d.orderID, o.ResultID, rc.ResultID, r.VerificationID)
 	}
-	return trail{OrderStatus: o.Status, OfferID: o.OfferID, Tier: o.Tier, Protocol: o.Protocol, Method: o.Method, Payer: o.Payer,
+	return trail{OrderStatus: string(o.Status), OfferID: o.OfferID, Tier: o.Tier, Protocol: o.Protocol, Method: o.Method, Payer: o.Payer,
 		ResultKind: o.ResultKind, Amount: o.AmountMicroUSD, ReceiptOffer: rc.OfferID, ReceiptTier: rc.Tier,
 		ReceiptProtocol: rc.PaymentProtocol, ReceiptCurrency: rc.Currency, ReceiptAmount: rc.AmountMicroUSD}
 }
@@ -86,7 +87,7 @@ func (e *paidEnv) viaHTTP(claim, cred string) delivery {
 	if st != 200 {
 		e.t.Fatalf("HTTP: %d %s", st, b)
 	}
-	return delivery{result: b, delivered: b, orderID: hd.Get(payment.HeaderOrderID)}
+	return delivery{result: b, delivered: b, orderID: hd.Get(httpgate.HeaderOrderID)}
 }
 
 func (e *paidEnv) viaMCP(cs *mcp.ClientSession, claim, cred string) delivery {
@@ -107,7 +108,7 @@ func (e *paidEnv) viaA2A(claim, cred string) delivery {
 		e.t.Fatalf("A2A: %d %s", st, b)
 	}
 	task := decodeRPC(e.t, b).task(e.t)
-	return delivery{result: task.Artifacts[0].Parts[1].Data, delivered: b, orderID: hd.Get(payment.HeaderOrderID)}
+	return delivery{result: task.Artifacts[0].Parts[1].Data, delivered: b, orderID: hd.Get(httpgate.HeaderOrderID)}
 }
 
 // One claim through HTTP, MCP and A2A with the same payment setup: the
@@ -123,7 +124,7 @@ func TestTransportsAgree(t *testing.T) {
 	}
 	wantVerdict := verdictOf(t, runs["http"].result)
 	wantTrail := env.trailOf(runs["http"])
-	if wantVerdict.Status != "confirmed" || wantTrail.OrderStatus != payment.OrderCompleted || wantTrail.Amount != 50000 {
+	if wantVerdict.Status != "confirmed" || wantTrail.OrderStatus != string(payment.OrderCompleted) || wantTrail.Amount != 50000 {
 		t.Fatalf("HTTP baseline: %+v %+v", wantVerdict, wantTrail)
 	}
 	for _, name := range []string{"mcp", "a2a"} {
@@ -234,11 +235,11 @@ func TestTransportsFailAlike(t *testing.T) {
 	statuses := map[string]int{}
 	orders := map[string]string{}
 	st, hd, _ := env.do("POST", "/v1/claims/verify", string(mustJSON(map[string]string{"claim": testClaim})), map[string]string{gatetest.Header: gatetest.Credential("0xeee", "f-http")})
-	statuses["http"], orders["http"] = st, hd.Get(payment.HeaderOrderID)
+	statuses["http"], orders["http"] = st, hd.Get(httpgate.HeaderOrderID)
 	r := callTool(t, cs, "verify_claim", map[string]any{"claim": testClaim}, mcp.Meta{metaPayment: gatetest.Credential("0xeee", "f-mcp")})
 	statuses["mcp"], orders["mcp"] = int(metaNumber(r, metaStatus)), structured(t, r)["commerce"].(map[string]any)["orderId"].(string)
 	st, hd, _ = env.do("POST", a2aPath, sendBody("SendMessage", testClaim, nil), a2aHeaders(gatetest.Header, gatetest.Credential("0xeee", "f-a2a")))
-	statuses["a2a"], orders["a2a"] = st, hd.Get(payment.HeaderOrderID)
+	statuses["a2a"], orders["a2a"] = st, hd.Get(httpgate.HeaderOrderID)
 	if diff := cmp.Diff(map[string]int{"http": 502, "mcp": 502, "a2a": 502}, statuses); diff != "" {
 		t.Fatalf("statuses (-want +got):\n%s", diff)
 	}

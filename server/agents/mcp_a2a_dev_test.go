@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/payment/protocols"
+	x402seller "github.com/assaykit/assay/payment/x402/seller"
+
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/payment"
@@ -27,7 +31,7 @@ import (
 // recorded without moving funds.
 type devEnv struct {
 	*paidEnv
-	proc *payment.Protocols
+	proc *protocols.Processor
 }
 
 func newDevEnv(t *testing.T) *devEnv { return newDevEnvWith(t, devOptions{}) }
@@ -70,7 +74,7 @@ func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
 		}
 	}
 	now := o.now
-	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
+	proc, err := protocols.New(&protocols.Options{PayTo: paymenttest.DevPayee, Dev: true,
 		MPPSecret: []byte("mpp-secret-for-transport-tests-0123456789"), Realm: "api.example.test", Now: now})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +83,7 @@ func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys, Now: now}, PublicBaseURL: agentsTestBase})
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys, Now: now}, PublicBaseURL: agentsTestBase})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +102,7 @@ func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
 // dev wallet, as @x402/evm would; it returns the payload as JSON.
 func signFor(t *testing.T, pr []byte) json.RawMessage {
 	t.Helper()
-	ch := &payment.Challenge{Header: http.Header{}}
-	ch.Header.Set(x402.HeaderPaymentRequired, base64.StdEncoding.EncodeToString(pr))
+	ch := &payment.Challenge{PaymentRequired: pr}
 	hdr := paymenttest.X402V2(t, paymenttest.DevWallet(), ch, time.Now())
 	raw, err := base64.StdEncoding.DecodeString(hdr)
 	if err != nil {
@@ -129,7 +132,7 @@ func TestMCPDevProcessor(t *testing.T) {
 	}
 	sr, _ := r.Meta[metaPaymentResponse].(map[string]any)
 	tx, _ := sr["transaction"].(string)
-	if sr["success"] != true || !strings.HasPrefix(tx, payment.DevReferencePrefix) ||
+	if sr["success"] != true || !strings.HasPrefix(tx, x402seller.DevReferencePrefix) ||
 		!strings.EqualFold(sr["payer"].(string), paymenttest.DevAddress) {
 		t.Fatalf("settlement %v", r.Meta)
 	}
@@ -206,21 +209,21 @@ func TestA2ADevProcessor(t *testing.T) {
 			last = resp.Trailer.Get(x402.HeaderPaymentResponse)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != 200 || last == "" || !strings.HasPrefix(resp.Header.Get(payment.HeaderOrderID), "ord_") {
+		if resp.StatusCode != 200 || last == "" || !strings.HasPrefix(resp.Header.Get(httpgate.HeaderOrderID), "ord_") {
 			t.Fatalf("%s paid: %d %v %v", method, resp.StatusCode, resp.Header, resp.Trailer)
 		}
 		var sr x402.SettleResponse
-		if err := x402.DecodeHeader(last, &sr); err != nil || !sr.Success || !strings.HasPrefix(sr.Transaction, payment.DevReferencePrefix) {
+		if err := x402.DecodeHeader(last, &sr); err != nil || !sr.Success || !strings.HasPrefix(sr.Transaction, x402seller.DevReferencePrefix) {
 			t.Fatalf("%s settlement %q: %v", method, last, err)
 		}
-		o := env.order(resp.Header.Get(payment.HeaderOrderID))
+		o := env.order(resp.Header.Get(httpgate.HeaderOrderID))
 		if o.Status != payment.OrderCompleted || o.Tier != "deep" || !o.Dev {
 			t.Fatalf("%s order %+v", method, o)
 		}
 		// The same payment for the same request: the same purchase again,
 		// with a fresh token; for another request: used.
 		st, ahd, ab := env.do("POST", a2aPath, body, a2aHeaders(x402.HeaderPaymentSignature, pay))
-		if st != 200 || ahd.Get(payment.HeaderReplay) != "true" || ahd.Get(payment.HeaderOrderID) != o.ID || ahd.Get(payment.HeaderReceiptID) != o.ReceiptID {
+		if st != 200 || ahd.Get(httpgate.HeaderReplay) != "true" || ahd.Get(httpgate.HeaderOrderID) != o.ID || ahd.Get(httpgate.HeaderReceiptID) != o.ReceiptID {
 			t.Fatalf("%s presented again: %d %v %s", method, st, ahd, ab)
 		}
 		if method == "SendMessage" {
@@ -239,11 +242,11 @@ func TestA2ADevProcessor(t *testing.T) {
 				t.Fatalf("%s presented again: %s", method, ab)
 			}
 		}
-		env.checkRotated(o.ID, resp.Header.Get(payment.HeaderOrderToken), ahd.Get(payment.HeaderOrderToken))
+		env.checkRotated(o.ID, resp.Header.Get(httpgate.HeaderOrderToken), ahd.Get(httpgate.HeaderOrderToken))
 		// GetTask answers the fresh token, not the old one.
-		for tok, want := range map[string]bool{ahd.Get(payment.HeaderOrderToken): true, resp.Header.Get(payment.HeaderOrderToken): false} {
+		for tok, want := range map[string]bool{ahd.Get(httpgate.HeaderOrderToken): true, resp.Header.Get(httpgate.HeaderOrderToken): false} {
 			_, _, gb := env.do("POST", a2aPath, `{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"`+o.ID+`"}}`,
-				a2aHeaders(payment.HeaderOrderToken, tok))
+				a2aHeaders(httpgate.HeaderOrderToken, tok))
 			if got := decodeRPC(t, gb).Error == nil; got != want {
 				t.Fatalf("%s GetTask with the %v token: %s", method, map[bool]string{true: "fresh", false: "old"}[want], gb)
 			}
@@ -265,10 +268,10 @@ func (e *paidEnv) checkRotated(orderID, oldToken, freshToken string) {
 	if oldToken == "" || freshToken == "" || oldToken == freshToken {
 		e.t.Fatalf("tokens %q then %q: want two different tokens", oldToken, freshToken)
 	}
-	if st, b := e.get("/claim-verification/v1/orders/"+orderID, map[string]string{payment.HeaderOrderToken: freshToken}); st != 200 {
+	if st, b := e.get("/claim-verification/v1/orders/"+orderID, map[string]string{httpgate.HeaderOrderToken: freshToken}); st != 200 {
 		e.t.Fatalf("the fresh token: %d %s", st, b)
 	}
-	if st, b := e.get("/claim-verification/v1/orders/"+orderID, map[string]string{payment.HeaderOrderToken: oldToken}); st != 404 {
+	if st, b := e.get("/claim-verification/v1/orders/"+orderID, map[string]string{httpgate.HeaderOrderToken: oldToken}); st != 404 {
 		e.t.Fatalf("the old token still works: %d %s", st, b)
 	}
 }

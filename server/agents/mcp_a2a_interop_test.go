@@ -15,6 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/payment/protocols"
+	x402seller "github.com/assaykit/assay/payment/x402/seller"
+
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/discovery"
@@ -65,7 +69,7 @@ func interopServer(t *testing.T) (base string, db *store.DB) {
 		t.Fatal(err)
 	}
 	base = "http://" + ln.Addr().String()
-	proc, err := payment.NewProcessor(&payment.ProcessorOptions{PayTo: paymenttest.DevPayee, Dev: true,
+	proc, err := protocols.New(&protocols.Options{PayTo: paymenttest.DevPayee, Dev: true,
 		MPPSecret: []byte("mpp-secret-for-the-interop-test-0123456789"), Realm: ln.Addr().String()})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +78,7 @@ func interopServer(t *testing.T) (base string, db *store.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := payment.NewGate(proc, paymentstore.New(db), &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: base})
+	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +163,7 @@ func checkMCPInterop(t *testing.T, out map[string]any, base string, tools []any)
 	paid := out["paid"].(map[string]any)
 	cm := paid["commerce"].(map[string]any)
 	settle := paid["settlement"].(map[string]any)
-	if cm["status"] != "completed" || settle["success"] != true || !strings.HasPrefix(settle["transaction"].(string), payment.DevReferencePrefix) ||
+	if cm["status"] != "completed" || settle["success"] != true || !strings.HasPrefix(settle["transaction"].(string), x402seller.DevReferencePrefix) ||
 		!strings.HasPrefix(paid["verificationId"].(string), "cv_") {
 		t.Errorf("paid %v", paid)
 	}
@@ -314,7 +318,7 @@ func checkA2AInterop(t *testing.T, out map[string]any, base string) {
 		!strings.HasPrefix(paid["orderToken"].(string), "ort_") || !strings.HasPrefix(paid["receiptId"].(string), "rcpt_") {
 		t.Errorf("paid %v", paid)
 	}
-	if s := paid["settlement"].(map[string]any); s["success"] != true || !strings.HasPrefix(s["transaction"].(string), payment.DevReferencePrefix) {
+	if s := paid["settlement"].(map[string]any); s["success"] != true || !strings.HasPrefix(s["transaction"].(string), x402seller.DevReferencePrefix) {
 		t.Errorf("settlement %v", s)
 	}
 	if g := out["getTask"].(map[string]any); g["state"] != "TASK_STATE_COMPLETED" || g["artifacts"] != float64(1) {

@@ -16,6 +16,7 @@ import (
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server/route"
 	"github.com/assaykit/assay/shapes"
 )
@@ -25,24 +26,24 @@ import (
 type billing struct {
 	// cashier charges paid calls; nil when free or not configured.
 	cashier *payment.Cashier
-	// free is true under payment.Free: paid calls run without charge.
+	// free is true under httpgate.Free: paid calls run without charge.
 	free bool
 }
 
 // billingFor returns the billing of a transport: its own Cashier when set,
-// else the Cashier of Config.Paywall when it is a *payment.Gate, else free
-// under payment.Free. Any other paywall (or none) leaves the transport's
+// else the Cashier of Config.Paywall when it is a *httpgate.Gate, else free
+// under httpgate.Free. Any other paywall (or none) leaves the transport's
 // paid calls unconfigured.
 func billingFor(s route.Host, own *payment.Cashier) billing {
 	if own != nil {
 		return billing{cashier: own}
 	}
 	switch pw := s.Paywall().(type) {
-	case *payment.Gate:
+	case *httpgate.Gate:
 		if pw != nil {
 			return billing{cashier: pw.Cashier()}
 		}
-	case payment.Free, *payment.Free:
+	case httpgate.Free, *httpgate.Free:
 		return billing{free: true}
 	}
 	return billing{}

@@ -18,6 +18,7 @@ import (
 	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/claimsstore"
@@ -36,7 +37,7 @@ type paidEnv struct {
 	t      testing.TB
 	db     *store.DB
 	proc   *gatetest.Processor
-	gate   *payment.Gate
+	gate   *httpgate.Gate
 	prov   *claimstest.Provider
 	eng    *claims.Engine
 	srv    *Server
@@ -52,7 +53,7 @@ type envOptions struct {
 	// calls when search wraps it).
 	search claims.SearchProvider
 	// paywall replaces the gate (nil keeps the gate).
-	paywall payment.Paywall
+	paywall httpgate.Paywall
 	// niche loads the demo catalogue and serves niche discovery.
 	niche bool
 	// config edits the server configuration before New.
@@ -115,7 +116,7 @@ func newPaidEnv(t testing.TB, o *envOptions) *paidEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.gate, err = payment.NewGate(env.proc, paymentstore.New(db), &payment.GateOptions{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: agentsTestBase})
+	env.gate, err = httpgate.New(env.proc, paymentstore.New(db), &httpgate.Options{CashierOptions: payment.CashierOptions{Keys: keys}, PublicBaseURL: agentsTestBase, ReadCredential: gatetest.ReadCredential})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func newLoopbackServer(t testing.TB, h http.Handler) *httptest.Server {
 // MCP and A2A mounts as fields (mounted unless NoMCP / NoA2A), as they were
 // configured before they moved out of server.
 type Config struct {
-	Paywall       payment.Paywall
+	Paywall       httpgate.Paywall
 	PublicBaseURL string
 	Claims        ClaimsConfig
 	Commerce      CommerceConfig

@@ -22,6 +22,7 @@ import (
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/server/route"
 	"github.com/assaykit/assay/shapes"
@@ -196,7 +197,7 @@ func (ms *mcpServer) paidNicheTool(ctx context.Context, req *mcp.CallToolRequest
 		}
 		return body, nil
 	}
-	idem := metaString(req, metaIdempotencyKey, payment.HeaderIdempotencyKey)
+	idem := metaString(req, metaIdempotencyKey, httpgate.HeaderIdempotencyKey)
 	return ms.charge(ctx, req, tool, offer, argsHash(tool, q, pv), idem, prog, paid)
 }
 

@@ -11,12 +11,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/assaykit/assay/payment/httpgate"
+	x402seller "github.com/assaykit/assay/payment/x402/seller"
+
 	"github.com/assaykit/assay/evidence"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/internal/httpjson"
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/shapes"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -51,7 +53,7 @@ func readX402Credential(raw json.RawMessage) (*payment.Credential, error) {
 		}
 		b = bytes.TrimSpace(dec)
 	}
-	return payment.CredentialFromX402(b)
+	return x402seller.CredentialFromX402(b)
 }
 
 // metaString returns a string member of _meta, else the HTTP header.
@@ -184,7 +186,7 @@ func (ms *mcpServer) verifyTool(t claims.Tier, tool string, offer payment.Offer)
 		if ve != nil {
 			return errorResult(http.StatusUnprocessableEntity, ve, nil), nil
 		}
-		idem := metaString(req, metaIdempotencyKey, payment.HeaderIdempotencyKey)
+		idem := metaString(req, metaIdempotencyKey, httpgate.HeaderIdempotencyKey)
 		prog := newMCPProgress(ctx, req)
 		defer prog.close()
 		work := func(ctx context.Context) ([]byte, *toolFailure) {
@@ -207,7 +209,7 @@ func (ms *mcpServer) verifyTool(t claims.Tier, tool string, offer payment.Offer)
 	}
 }
 
-// charge runs a paid tool's work: free under payment.Free, refused when
+// charge runs a paid tool's work: free under httpgate.Free, refused when
 // payments are not configured, else through the Cashier.
 func (ms *mcpServer) charge(ctx context.Context, req *mcp.CallToolRequest, tool string, offer payment.Offer,
 	requestHash, idem string, prog *mcpProgress, work paidWork) (*mcp.CallToolResult, error) {
@@ -281,7 +283,7 @@ func (ms *mcpServer) challenge(ch *payment.Challenge, p *payment.Problem) (*mcp.
 		}
 		typ := ""
 		if p.Type != "" {
-			typ = mpp.ProblemTypeBase + p.Type
+			typ = payment.ProblemTypeBase + p.Type
 		}
 		r.Meta[metaProblem] = map[string]any{"type": typ, "reason": p.Reason, "detail": p.Detail, "status": status}
 		r.Meta[metaStatus] = status
@@ -328,8 +330,8 @@ func orderedPaymentRequired(m map[string]json.RawMessage) json.RawMessage {
 // as a tool result.
 func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, tool string, offer payment.Offer,
 	requestHash, idem string, prog *mcpProgress, work paidWork) (*mcp.CallToolResult, error) {
-	p := &payment.Purchase{Offer: offer, Resource: ms.resource(ctx, tool, offer, metaString(req, metaQuoteID, payment.HeaderQuoteID)),
-		CustomerKey: metaString(req, metaCustomerKey, payment.HeaderCustomerKey), IdempotencyKey: idem, RequestHash: requestHash}
+	p := &payment.Purchase{Offer: offer, Resource: ms.resource(ctx, tool, offer, metaString(req, metaQuoteID, httpgate.HeaderQuoteID)),
+		CustomerKey: metaString(req, metaCustomerKey, httpgate.HeaderCustomerKey), IdempotencyKey: idem, RequestHash: requestHash}
 	if req.Params != nil && req.Params.Meta != nil {
 		if v, ok := req.Params.Meta[metaPayment]; ok && v != nil {
 			if raw, err := json.Marshal(v); err != nil {
@@ -374,10 +376,10 @@ func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, too
 		cm.ReceiptID, cm.Replay = out.Order.ReceiptID, true
 		return ms.delivered(out.Response.Body, cm, nil)
 	case payment.OutcomePending, payment.OutcomeDeferred:
-		cm.Status = payment.OrderSettling
+		cm.Status = string(payment.OrderSettling)
 		return detailResult(out.Status, out.Detail, cm), nil
 	case payment.OutcomeWorkFailed:
-		cm.Status = payment.OrderFailed
+		cm.Status = string(payment.OrderFailed)
 		if failed != nil {
 			return errorResult(failed.status, failed.body, cm), nil
 		}

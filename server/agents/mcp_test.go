@@ -15,6 +15,7 @@ import (
 	"github.com/assaykit/assay/claims/claimstest"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/server"
 	"github.com/google/go-cmp/cmp"
@@ -435,14 +436,14 @@ func TestMCPIdempotency(t *testing.T) {
 	}
 }
 
-// otherPaywall is a paywall that is neither a *payment.Gate nor
-// payment.Free: MCP cannot charge through it.
+// otherPaywall is a paywall that is neither a *httpgate.Gate nor
+// httpgate.Free: MCP cannot charge through it.
 type otherPaywall struct{}
 
 func (otherPaywall) Gate(_ payment.Offer, h http.Handler) http.Handler { return h }
 
 // Without a charging paywall paid tools say so (a server with no paywall
-// at all is refused by New); under payment.Free they run without charge.
+// at all is refused by New); under httpgate.Free they run without charge.
 func TestMCPPaywalls(t *testing.T) {
 	if _, err := New(Config{Claims: ClaimsConfig{Engine: newPaidEnv(t, nil).eng}}); !errors.Is(err, server.ErrNoPaywall) {
 		t.Fatalf("no paywall: %v", err)
@@ -452,7 +453,7 @@ func TestMCPPaywalls(t *testing.T) {
 	if !r.IsError || metaNumber(r, metaStatus) != 503 || structured(t, r)["detail"] != "Payments are not configured" {
 		t.Fatalf("no paywall: %v", r.Meta)
 	}
-	env = newPaidEnv(t, &envOptions{paywall: payment.Free{}})
+	env = newPaidEnv(t, &envOptions{paywall: httpgate.Free{}})
 	prog := &progressLog{}
 	r = callTool(t, env.mcpSession("/mcp", prog), "verify_claim_quick", map[string]any{"claim": testClaim}, mcp.Meta{"progressToken": 7})
 	if r.IsError || structured(t, r)["status"] != "confirmed" || env.countOrders() != 0 {

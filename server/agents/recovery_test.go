@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store/storetest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -82,15 +82,15 @@ func TestAgentTransportsRecoverByCredentialAcrossInstances(t *testing.T) {
 				t.Fatalf("A2A paid: %d %s", st, fb)
 			}
 			clk.advance(20 * time.Minute)
-			token = fhd.Get(payment.HeaderOrderToken)
-			for _, extra := range [][]string{{x402.HeaderPaymentSignature, pay}, {x402.HeaderPaymentSignature, pay, payment.HeaderIdempotencyKey, "key-a2a"}} {
+			token = fhd.Get(httpgate.HeaderOrderToken)
+			for _, extra := range [][]string{{x402.HeaderPaymentSignature, pay}, {x402.HeaderPaymentSignature, pay, httpgate.HeaderIdempotencyKey, "key-a2a"}} {
 				st, ahd, ab := b.do("POST", a2aPath, body, a2aHeaders(extra...))
-				if st != 200 || string(ab) != string(fb) || ahd.Get(payment.HeaderReplay) != "true" ||
-					ahd.Get(payment.HeaderOrderID) != fhd.Get(payment.HeaderOrderID) || ahd.Get(payment.HeaderReceiptID) != fhd.Get(payment.HeaderReceiptID) {
+				if st != 200 || string(ab) != string(fb) || ahd.Get(httpgate.HeaderReplay) != "true" ||
+					ahd.Get(httpgate.HeaderOrderID) != fhd.Get(httpgate.HeaderOrderID) || ahd.Get(httpgate.HeaderReceiptID) != fhd.Get(httpgate.HeaderReceiptID) {
 					t.Fatalf("A2A at the other instance after expiry (%v): %d %v %s", extra, st, ahd, ab)
 				}
-				b.checkRotated(fhd.Get(payment.HeaderOrderID), token, ahd.Get(payment.HeaderOrderToken))
-				token = ahd.Get(payment.HeaderOrderToken)
+				b.checkRotated(fhd.Get(httpgate.HeaderOrderID), token, ahd.Get(httpgate.HeaderOrderToken))
+				token = ahd.Get(httpgate.HeaderOrderToken)
 			}
 			if n := a.countOrders(); n != 2 {
 				t.Fatalf("%d orders for two payments", n)

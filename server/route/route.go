@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/sell"
 )
 
@@ -133,7 +134,7 @@ type Host interface {
 	// MaxBodyBytes is the server's request body limit.
 	MaxBodyBytes() int64
 	// Paywall is the server's HTTP paywall (nil when none).
-	Paywall() payment.Paywall
+	Paywall() httpgate.Paywall
 	// Paid returns h sold for offer through the paywall.
 	Paid(offer payment.Offer, h http.Handler) http.Handler
 	// Status is the server's one mapping of an error to its HTTP status

@@ -355,7 +355,7 @@ func (ps *Store) ClaimSettlement(ctx context.Context, id string, dueBy, until ti
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n != 1 {
-			var status string
+			var status payment.OrderStatus
 			err := tx.QueryRow(ctx, "SELECT status FROM payment_orders WHERE id = ?", id).Scan(&status)
 			if errors.Is(err, sql.ErrNoRows) {
 				return payment.ErrOrderNotFound
@@ -451,7 +451,7 @@ func wrapLedger(op string, err error) error {
 }
 
 // OrdersInState implements payment.Ledger.
-func (ps *Store) OrdersInState(ctx context.Context, status string, before time.Time, limit int) ([]payment.Order, error) {
+func (ps *Store) OrdersInState(ctx context.Context, status payment.OrderStatus, before time.Time, limit int) ([]payment.Order, error) {
 	if limit <= 0 {
 		limit = 100
 	}

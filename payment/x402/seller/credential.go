@@ -1,0 +1,134 @@
+package seller
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/evm"
+	"github.com/assaykit/assay/payment/internal/wire"
+	"github.com/assaykit/assay/payment/x402"
+)
+
+// HeaderCredential reads the credential of an x402 HTTP header:
+// PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1), base64 JSON of a
+// PaymentPayload. A malformed one is a 400 *payment.Problem.
+func HeaderCredential(name, value string) (*payment.Credential, error) {
+	b, err := x402.DecodeBase64(value)
+	if err != nil {
+		return nil, malformed(name, err)
+	}
+	c, err := parse(b)
+	if err != nil {
+		return nil, malformed(name, err)
+	}
+	c.Header = name
+	return c, nil
+}
+
+// CredentialFromX402 reads an x402 PaymentPayload that arrived outside HTTP
+// headers, e.g. the MCP binding's params._meta["x402/payment"]. Header is
+// "" and either version is accepted.
+func CredentialFromX402(raw json.RawMessage) (*payment.Credential, error) {
+	if len(raw) > wire.MaxHeaderBytes {
+		return nil, malformed(MCPMetaPayment, errors.New("too large"))
+	}
+	c, err := parse(raw)
+	if err != nil {
+		return nil, malformed(MCPMetaPayment, err)
+	}
+	return c, nil
+}
+
+func malformed(name string, err error) *payment.Problem {
+	return &payment.Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload",
+		Detail: fmt.Sprintf("The %s header is not base64-encoded JSON of a payment payload: %v", name, err)}
+}
+
+func parse(b []byte) (*payment.Credential, error) {
+	var head struct {
+		X402Version int             `json:"x402Version"`
+		Scheme      string          `json:"scheme"`
+		Accepted    json.RawMessage `json:"accepted"`
+	}
+	if err := wire.DecodeObject(b, &head); err != nil {
+		return nil, err
+	}
+	scheme := head.Scheme
+	if len(head.Accepted) > 0 {
+		var acc struct {
+			Scheme string `json:"scheme"`
+		}
+		_ = json.Unmarshal(head.Accepted, &acc)
+		scheme = acc.Scheme
+	}
+	return &payment.Credential{Protocol: payment.ProtocolX402, Version: head.X402Version, Method: scheme, Raw: append(json.RawMessage(nil), b...)}, nil
+}
+
+// IdentifyPayment identifies an x402 credential offline: the payer is the
+// address its signature recovers to (the authorization's from, or an
+// error) and the key the authorization's ReservationKey, with the quote it
+// names. Validity windows, amounts and recipients are not checked: that
+// is Verify's job.
+func (e *Exact) IdentifyPayment(c *payment.Credential) (*payment.PaymentIdentity, error) {
+	var pl x402.PaymentPayload
+	if err := wire.DecodeObject(c.Raw, &pl); err != nil {
+		return nil, err
+	}
+	var ex x402.ExactEVMPayload
+	if err := wire.DecodeObject(pl.Payload, &ex); err != nil {
+		return nil, err
+	}
+	id, err := e.Identify(ex.Authorization, ex.Signature)
+	if err != nil {
+		return nil, err
+	}
+	if q := NamedQuote(c); q != "" {
+		id.QuoteID = q
+	}
+	return id, nil
+}
+
+// Identify recovers the signer of an EIP-3009 authorization on the
+// configured network: the payer (the authorization's from, or an error)
+// and the payment's reservation key.
+func (e *Exact) Identify(w evm.EIP3009Authorization, signature string) (*payment.PaymentIdentity, error) {
+	a, err := w.Parse()
+	if err != nil {
+		return nil, err
+	}
+	sig, err := evm.ParseSignature(signature)
+	if err != nil {
+		return nil, err
+	}
+	d, err := a.Digest(e.net)
+	if err != nil {
+		return nil, err
+	}
+	from, err := evm.RecoverAddress(d, sig)
+	if err != nil {
+		return nil, err
+	}
+	if from != a.From {
+		return nil, fmt.Errorf("%w: the signature was not made by %s", evm.ErrBadSignature, a.From.String())
+	}
+	return &payment.PaymentIdentity{Payer: a.From.Hex(), ReservationKey: a.ReservationKey(e.net)}, nil
+}
+
+// NamedQuote returns the quote an x402 credential names: its v2
+// payment-identifier id when it starts "quo_".
+func NamedQuote(c *payment.Credential) string {
+	var pl struct {
+		Extensions map[string]json.RawMessage `json:"extensions"`
+	}
+	if json.Unmarshal(c.Raw, &pl) != nil {
+		return ""
+	}
+	if id, err := x402.PaymentIdentifierOf(pl.Extensions); err == nil && strings.HasPrefix(id, "quo_") {
+		return id
+	}
+	return ""
+}
