@@ -13,6 +13,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/shapes"
 )
 
@@ -244,7 +245,8 @@ func (h *commerceHandlers) getResult(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !delivers(w, o) {
+	if err := sell.DeliveredOrder(o); err != nil {
+		h.s.writeError(w, r, err)
 		return
 	}
 	resp, err := h.c.Ledger().Response(r.Context(), o.ID)

@@ -44,38 +44,6 @@ func (s *Server) ledger() payment.Ledger {
 	return nil
 }
 
-// orderCompleted checks that the order is completed: a paid result is
-// delivered only once its payment settled. It answers 409 (with
-// Retry-After while the order is processing or settling) or 404 and
-// returns false otherwise. Without a ledger there is nothing to check.
-func (s *Server) orderCompleted(w http.ResponseWriter, r *http.Request, orderID string) bool {
-	l := s.ledger()
-	if l == nil {
-		return true
-	}
-	o, err := l.Order(r.Context(), orderID)
-	if err != nil {
-		s.writeError(w, r, claims.ErrNotFound)
-		return false
-	}
-	return delivers(w, o)
-}
-
-// delivers is the one rule of every read of a paid result: only a
-// completed order's result is delivered. Otherwise it answers 409 (with
-// Retry-After while the order may still complete) and returns false.
-func delivers(w http.ResponseWriter, o *payment.Order) bool {
-	if o.Status != payment.OrderCompleted {
-		w.Header().Set("Cache-Control", "no-store")
-		if o.Status == payment.OrderSettling || o.Status == payment.OrderProcessing {
-			w.Header().Set("Retry-After", "5")
-		}
-		httpjson.Detail(w, http.StatusConflict, "The order is "+string(o.Status)+"; its result is available once it is completed")
-		return false
-	}
-	return true
-}
-
 // PublishedKeys is the JWKS served at /.well-known/jwks.json: the receipt
 // keys, then the evidence bundle keys.
 func (s *Server) PublishedKeys() payment.JWKS {
