@@ -115,7 +115,7 @@ func TestGeneratedClientCallsProtectedOperations(t *testing.T) {
 		"customerOrders": {"status": 200.0, "count": 1.0},
 		"nicheOrder":     {"status": 200.0},
 		"niche":          {"status": 200.0, "id": nicheID, "access": "pay_per_call"},
-		"unpaid":         {"status": 402.0, "type": "application/json"},
+		"unpaid":         {"status": 402.0, "type": "application/problem+json"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("generated client (-want +got):\n%s", diff)
