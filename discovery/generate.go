@@ -312,7 +312,7 @@ func (d *discoverer) findServices() []*svcDef {
 	for _, f := range serviceFamilies() {
 		var anchor *route.Route
 		for _, r := range d.table {
-			if strings.HasPrefix(r.ID, f.family) && !r.Admin && len(r.Prefixes) > 0 {
+			if strings.HasPrefix(r.ID, f.family) && r.Published() && len(r.Prefixes) > 0 {
 				anchor = r
 				break
 			}
@@ -329,7 +329,7 @@ func (d *discoverer) findServices() []*svcDef {
 			sv.text = mergeText(sv.text, o)
 		}
 		for _, r := range d.table {
-			if r.Admin || strings.HasPrefix(r.ID, "discovery.") {
+			if !r.Published() || strings.HasPrefix(r.ID, "discovery.") {
 				continue
 			}
 			for _, pat := range r.Patterns() {
@@ -653,7 +653,7 @@ func (d *discoverer) components() (map[string]json.RawMessage, error) {
 		return nil, err
 	}
 	for _, r := range d.table {
-		if r.Admin {
+		if !r.Published() {
 			continue // never published
 		}
 		for _, n := range []string{r.Body, r.Query} {
@@ -672,7 +672,7 @@ func (d *discoverer) components() (map[string]json.RawMessage, error) {
 func publicShapes(table []*route.Route) []string {
 	var out []string
 	for _, r := range table {
-		if r.Admin {
+		if !r.Published() {
 			continue
 		}
 		for _, n := range []string{r.Body, r.Query} {
@@ -847,7 +847,7 @@ func (d *discoverer) rootService(ctx context.Context, base string, comps map[str
 		svc.Homepage = base + PathOpenAPI
 	}
 	for _, r := range d.table {
-		if r.Admin || strings.HasPrefix(r.ID, "discovery.") || r.Method == "" {
+		if !r.Published() || strings.HasPrefix(r.ID, "discovery.") || r.Method == "" {
 			continue
 		}
 		if (primary.mcp != nil && r == primary.mcp) || (primary.a2a != nil && r == primary.a2a) || r.ID == "mcp" {
