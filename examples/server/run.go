@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/discovery"
-	"github.com/assaykit/assay/pages"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/pages"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/server"
