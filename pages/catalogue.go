@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/assaykit/assay/internal/websession"
@@ -58,12 +59,20 @@ func (s *site) listURL(sort, category string, page int) string {
 	return u
 }
 
-// categories lists the categories of the first evaluations by score (one
-// cached list of the engine), for the filters.
+// categoriesTTL is how long the category filters are kept.
+const categoriesTTL = time.Minute
+
+// categories lists the categories of the first evaluations by score, for
+// the filters; the list is read at most once a minute.
 func (s *site) categories(r *http.Request) []string {
+	s.catMu.Lock()
+	defer s.catMu.Unlock()
+	if s.cats != nil && time.Since(s.catsAt) < categoriesTTL {
+		return s.cats
+	}
 	res, err := s.app.Niche.List(r.Context(), niche.ListOptions{Sort: niche.SortScore, Limit: maxListed}, sell.Caller{})
 	if err != nil {
-		return nil
+		return s.cats
 	}
 	var out []string
 	for _, p := range res.Niches {
@@ -72,6 +81,7 @@ func (s *site) categories(r *http.Request) []string {
 		}
 	}
 	slices.Sort(out)
+	s.cats, s.catsAt = out, time.Now()
 	return out
 }
 

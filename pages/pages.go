@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/assaykit/assay/internal/httpjson"
@@ -116,6 +117,10 @@ type site struct {
 	// checkout success page and the subscription routes' prefix.
 	jwksPath, successPath, subsPrefix string
 	csrf                              *http.CrossOriginProtection
+	// cats caches the category filters (categories).
+	catMu  sync.Mutex
+	cats   []string
+	catsAt time.Time
 }
 
 // Routes implements route.Mount.
