@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/payment"
@@ -194,13 +195,13 @@ func markQuote(text, quote string, limit int) ([]textPart, bool) {
 	var spans [][2]int
 	pos := 0
 	for _, re := range res {
-		loc := re.FindStringIndex(text[pos:])
-		if loc == nil {
+		a, b, ok := findWhole(re, text, pos)
+		if !ok {
 			spans = nil
 			break
 		}
-		spans = append(spans, [2]int{pos + loc[0], pos + loc[1]})
-		pos += loc[1]
+		spans = append(spans, [2]int{a, b})
+		pos = b
 	}
 	start, end := 0, len(text)
 	if len(text) > limit {
@@ -235,5 +236,27 @@ func markQuote(text, quote string, limit int) ([]textPart, bool) {
 	}
 	return parts, len(spans) > 0
 }
+
+// findWhole finds re in text from pos where it starts and ends on whole
+// words ("845" is not in "8453").
+func findWhole(re *regexp.Regexp, text string, pos int) (int, int, bool) {
+	for pos <= len(text) {
+		loc := re.FindStringIndex(text[pos:])
+		if loc == nil {
+			return 0, 0, false
+		}
+		a, b := pos+loc[0], pos+loc[1]
+		before, _ := utf8.DecodeLastRuneInString(text[:a])
+		after, _ := utf8.DecodeRuneInString(text[b:])
+		if !isWordRune(before) && !isWordRune(after) {
+			return a, b, true
+		}
+		_, size := utf8.DecodeRuneInString(text[a:])
+		pos = a + max(size, 1)
+	}
+	return 0, 0, false
+}
+
+func isWordRune(r rune) bool { return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
 
 func isBoundary(s string, i int) bool { return i == 0 || i == len(s) || s[i]&0xC0 != 0x80 }
