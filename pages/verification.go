@@ -257,6 +257,8 @@ func findWhole(re *regexp.Regexp, text string, pos int) (int, int, bool) {
 	return 0, 0, false
 }
 
-func isWordRune(r rune) bool { return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
+func isWordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
 
 func isBoundary(s string, i int) bool { return i == 0 || i == len(s) || s[i]&0xC0 != 0x80 }
