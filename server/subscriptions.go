@@ -42,6 +42,13 @@ const DefaultSubscriptionPrefix = "/niche-discovery"
 //	POST /v1/subscription/webhook                the processor's signed webhooks (≤ 256 KiB)
 //	POST /v1/admin/subscriptions/{subscription_id}/token   operator reissue (admin key)
 //
+// The pages' forms (the success page's, the development checkout's and
+// portal's) are refused when a browser sends them from another origin
+// (net/http's CrossOriginProtection). When the service keeps sessions
+// (niche.SubscriptionOptions.Sessions), the page that shows a new token
+// also signs the browser in (a session cookie, package pages), so that
+// the payer can read the catalogue pages at once.
+//
 // With the development backend (niche.LocalBilling) also:
 //
 //	GET|POST /v1/subscription/local/checkout/{session_id}   confirm a checkout; shows the token once

@@ -64,7 +64,11 @@ func TestPagesInChromium(t *testing.T) {
 	if token == "" {
 		t.Fatal("no order token")
 	}
+	// The paid answer links its page.
 	path := "/claim-verification/v1/claims/verifications/" + result.VerificationID
+	if link := res.Header.Get("Link"); link != "<"+path+`>; rel="alternate"; type="text/html"` {
+		t.Errorf("paid answer's Link %q, want its page %s", link, path)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
