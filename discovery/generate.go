@@ -905,10 +905,24 @@ func commerceLinks() map[string]string {
 	}
 }
 
+// servedAs are the media types r answers besides JSON when the Accept
+// header asks for them: alsoServedAs, and text/html when a page shares
+// its method and path (route.Route.Page).
+func (d *discoverer) servedAs(r *route.Route) []string {
+	out := slices.Clone(alsoServedAs[r.ID])
+	for _, p := range d.table {
+		if p.Page && p.Method == r.Method && slices.ContainsFunc(p.Patterns(), func(pat string) bool { return slices.Contains(r.Patterns(), pat) }) &&
+			!slices.Contains(out, "text/html") {
+			out = append(out, "text/html")
+		}
+	}
+	return out
+}
+
 // operation describes route r, whose paths are relative to sbase.
 func (d *discoverer) operation(ctx context.Context, sbase string, r *route.Route, capability string) (Operation, error) {
 	op := Operation{ID: r.ID, Capability: capability, Summary: r.Summary, Method: r.Method, Path: r.Path,
-		Body: r.Body, Query: r.Query, Output: responseSchemaName(r.ID), OutputMediaTypes: append(nonJSONResponses()[r.ID], alsoServedAs[r.ID]...),
+		Body: r.Body, Query: r.Query, Output: responseSchemaName(r.ID), OutputMediaTypes: append(nonJSONResponses()[r.ID], d.servedAs(r)...),
 		ExampleQuery: queryExample(r.Query),
 		Idempotent:   r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodPut || r.Method == http.MethodDelete}
 	params := inputschema.PathParams()

@@ -421,6 +421,21 @@ func TestVerificationPage(t *testing.T) {
 	if r := e.do(t, "GET", p, nil, "Accept", "application/json"); r.Code != 401 || strings.HasPrefix(r.Header().Get("Content-Type"), "text/html") {
 		t.Errorf("JSON read without a token: %d %s", r.Code, r.Header().Get("Content-Type"))
 	}
+	// The documents say the read is also served as a page.
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Content map[string]any `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	oa := e.do(t, "GET", "/claim-verification/openapi.json", nil, "Accept", "application/json")
+	if err := json.Unmarshal(oa.Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc.Paths["/v1/claims/verifications/{verification_id}"]["get"].Responses["200"].Content["text/html"]; !ok {
+		t.Errorf("the OpenAPI document does not declare the page: %v", doc.Paths["/v1/claims/verifications/{verification_id}"])
+	}
 	js := e.do(t, "GET", "/assets/receipt.js", nil)
 	if js.Code != 200 || !strings.Contains(js.Body.String(), `crypto.subtle.verify({ name: "Ed25519" }`) {
 		t.Errorf("receipt script: %d", js.Code)
