@@ -40,6 +40,7 @@
 //   - The session cookie and its store are internal/websession and
 //     niche.SubscriberSessions; the API keeps taking the bearer token
 //     unchanged.
-//   - Errors on these routes are pages; unknown paths elsewhere keep the
-//     server's JSON answers.
+//   - Errors are pages for a browser: on these routes, and for a path
+//     nothing serves (route.Route.NotFound); agents keep the server's
+//     JSON answers, and so does a wrong method on an API route.
 package pages

@@ -175,6 +175,10 @@ func (p *Pages) Routes(h route.Host) ([]*route.Route, error) {
 	}
 	routes := []*route.Route{
 		page("pages.landing", "Landing page for people: the services, their prices and how to pay.", http.MethodGet, "/", s.landing),
+		{ID: "pages.not-found", Summary: "The page a browser gets for a path nothing serves.", Status: "stable", Method: http.MethodGet, Path: "/",
+			Page: true, NotFound: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s.errorPage(w, r, http.StatusNotFound, "Page not found", "Nothing is served at this address.")
+			})},
 		{ID: "pages.assets.css", Summary: "Stylesheet of the pages.", Status: "stable", Method: http.MethodGet, Path: "/assets/pages.css", Page: true,
 			Handler: asset("text/css; charset=utf-8", p.css)},
 	}

@@ -273,6 +273,11 @@ func TestCatalogueListPages(t *testing.T) {
 		wantPage(t, e.do(t, "GET", "/niche-discovery/browse?"+q, nil), 400)
 	}
 	wantPage(t, e.do(t, "GET", "/niche-discovery/browse/niche_00000000000000000000000000000000", nil), 404, "Niche not found")
+	// Unknown paths: a page for a browser, JSON for an agent.
+	wantPage(t, e.do(t, "GET", "/niche-discovery/browse/a/b", nil), 404, "Page not found")
+	if r := e.do(t, "GET", "/niche-discovery/browse/a/b", nil, "Accept", "application/json"); r.Code != 404 || r.Body.String() != `{"detail":"Not Found"}` {
+		t.Errorf("unknown path for an agent: %d %s", r.Code, r.Body)
+	}
 }
 
 func TestSearchQuotaPage(t *testing.T) {

@@ -44,6 +44,8 @@ type entry struct {
 type router struct {
 	entries []entry
 	maxBody int64
+	// notFound answers browsers on unknown paths (route.Route.NotFound).
+	notFound *Route
 }
 
 func parsePattern(p string) ([]segment, bool) {
@@ -173,6 +175,10 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, u.RequestURI(), http.StatusTemporaryRedirect)
 				return
 			}
+		}
+		if html && rt.notFound != nil {
+			rt.notFound.Handler.ServeHTTP(w, r)
+			return
 		}
 		httpjson.Detail(w, http.StatusNotFound, "Not Found")
 		return

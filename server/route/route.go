@@ -73,6 +73,9 @@ type Route struct {
 	// requests whose Accept header ranks text/html above application/json
 	// (browsers), and the operation answers every other request.
 	Page bool
+	// NotFound marks the page a browser gets for a path no route serves
+	// (Page must be set too; its Path is not served). At most one.
+	NotFound bool
 }
 
 // Published reports whether the route is an operation of the public
