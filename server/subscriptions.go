@@ -439,7 +439,7 @@ var subsPageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:42rem;margin:2rem auto;padding:0 1rem;color:#111}
 .dev{background:#b00020;color:#fff;padding:1rem;font-weight:bold;border-radius:4px}
 code.token{display:block;padding:1rem;background:#f3f3f3;border:1px solid #ccc;word-break:break-all;font-size:1.05rem}
-button{font-size:1rem;padding:.5rem 1rem;margin:.25rem 0}</style></head><body>
+button{font-size:1rem;padding:.5rem 1rem;margin:.25rem 0}</style></head><body><main>
 {{if .Dev}}<p class="dev">DEVELOPMENT BILLING BACKEND: no payment processor is involved and no money moves. Anyone who can reach this server can subscribe for free. Never use it in production.</p>
 {{end}}<h1>{{.Title}}</h1>
 {{range .Paragraphs}}<p>{{.}}</p>
@@ -448,7 +448,7 @@ button{font-size:1rem;padding:.5rem 1rem;margin:.25rem 0}</style></head><body>
 <p>Send it as <code>Authorization: Bearer &lt;token&gt;</code> to read full niche evaluations. If it leaks, rotate it with <code>POST /v1/subscription/token/rotate</code>.</p>
 {{end}}{{if .SignedIn}}<p><strong>You are signed in in this browser.</strong>{{if .Catalogue}} <a href="{{.Catalogue}}">Read the catalogue</a>.{{end}}</p>
 {{end}}{{range .Forms}}<form method="post" action="{{.Action}}">{{range $k, $v := .Fields}}<input type="hidden" name="{{$k}}" value="{{$v}}">{{end}}<button type="submit" name="{{.Name}}" value="{{.Value}}">{{.Label}}</button></form>
-{{end}}</body></html>
+{{end}}</main></body></html>
 `))
 
 type subsPage struct {
