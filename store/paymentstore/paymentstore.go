@@ -512,15 +512,6 @@ func (ps *Store) Receipt(ctx context.Context, orderID string) ([]byte, error) {
 	return []byte(s.String), nil
 }
 
-// PurgeReservations implements payment.Ledger.
-func (ps *Store) PurgeReservations(ctx context.Context, before time.Time) (int64, error) {
-	res, err := ps.db.Exec(ctx, "DELETE FROM payment_reservations WHERE status = ? AND expires_at < ?", reservationConsumed, store.ToMicros(before))
-	if err != nil {
-		return 0, fmt.Errorf("store: purge reservations: %w", err)
-	}
-	return res.RowsAffected()
-}
-
 // CreateQuote implements payment.Ledger.
 func (ps *Store) CreateQuote(ctx context.Context, q *payment.Quote) error {
 	currency := q.Currency
