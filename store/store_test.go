@@ -174,3 +174,62 @@ func TestMigrationLockIsPerSchema(t *testing.T) {
 	}
 	mustOpen(t, held)
 }
+
+// TestInTxNoSync: a transaction that does not wait for the disk commits
+// and rolls back like InTx, runs relaxed (SQLite synchronous=NORMAL,
+// PostgreSQL synchronous_commit=off), and leaves the writer's setting as
+// it was for the next transaction.
+func TestInTxNoSync(t *testing.T) {
+	t.Parallel()
+	for name, open := range storetest.Stores() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := open(t)
+			q := "SHOW synchronous_commit"
+			relaxed := "off"
+			if db.Dialect() == store.SQLite {
+				q, relaxed = "PRAGMA synchronous", "1"
+			}
+			setting := func(tx *store.Tx) string {
+				var s string
+				if err := tx.QueryRow(ctx, q).Scan(&s); err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			var before, inside, after string
+			if err := db.InTx(ctx, func(tx *store.Tx) error { before = setting(tx); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			err := db.InTxNoSync(ctx, func(tx *store.Tx) error {
+				inside = setting(tx)
+				_, err := tx.Exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "kept", "1", 1)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.InTxNoSync(ctx, func(tx *store.Tx) error {
+				if _, err := tx.Exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "dropped", "1", 1); err != nil {
+					return err
+				}
+				return errors.New("roll back")
+			})
+			if err == nil || err.Error() != "roll back" {
+				t.Fatalf("rollback: %v", err)
+			}
+			for key, want := range map[string]bool{"kept": true, "dropped": false} {
+				if _, err := db.Meta(ctx, key); (err == nil) != want {
+					t.Errorf("%s: %v, want present=%v", key, err, want)
+				}
+			}
+			if err := db.InTx(ctx, func(tx *store.Tx) error { after = setting(tx); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if inside != relaxed || after != before {
+				t.Errorf("%s: setting before %q, inside %q (want %q), after %q (want %q)", name, before, inside, relaxed, after, before)
+			}
+		})
+	}
+}

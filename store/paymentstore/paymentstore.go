@@ -25,6 +25,18 @@ import (
 // (payer, offer_id, idempotency_key); every state change is a conditional
 // UPDATE on the current status, so concurrent writers (also on other
 // instances sharing PostgreSQL) cannot both win.
+//
+// Durable steps. A sale commits three times (open, settling, completed)
+// but waits for the disk once: only MarkSettling, the commit before money
+// may move, is durable at its return (store.DB.InTx). OpenOrder,
+// CompleteOrder and FailOrder commit without waiting (InTxNoSync): a
+// crash of the process loses none of them, and a power failure can undo
+// only what the ledger repairs. An open order lost before MarkSettling
+// moved no money (the payer's retry is charged once); MarkSettling's flush
+// of the log makes the order's opening durable too; a completion or
+// failure lost leaves the order settling, with its stored answer, for the
+// resolver to settle again (the facilitator reconciles a repeat, the
+// chain shows a used authorization), which may sign a new receipt.
 
 var _ payment.Ledger = (*Store)(nil)
 
@@ -86,7 +98,7 @@ func (ps *Store) OpenOrder(ctx context.Context, o *payment.Order) error {
 			return fmt.Errorf("store: open order: empty reservation key")
 		}
 	}
-	err := ps.db.InTx(ctx, func(tx *store.Tx) error {
+	err := ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
 		for _, k := range keys {
 			if _, err := tx.Exec(ctx, `INSERT INTO payment_reservations (key, order_id, status, expires_at, created_at)
 				VALUES (?, ?, ?, ?, ?)`, k, o.ID, reservationReserved, store.ToMicros(o.ReservedUntil), now); err != nil {
@@ -274,7 +286,7 @@ func (ps *Store) MarkSettling(ctx context.Context, id string, d payment.Delivere
 
 // CompleteOrder implements payment.Ledger.
 func (ps *Store) CompleteOrder(ctx context.Context, id string, s payment.Settled) error {
-	err := ps.db.InTx(ctx, func(tx *store.Tx) error {
+	err := ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
 		now := ps.db.NowMicros()
 		completed := store.ToMicros(s.CompletedAt)
 		if completed == 0 {
@@ -424,7 +436,7 @@ func joinRefs(refs []string, add ...string) string {
 
 // FailOrder implements payment.Ledger.
 func (ps *Store) FailOrder(ctx context.Context, id, reason string) error {
-	err := ps.db.InTx(ctx, func(tx *store.Tx) error {
+	err := ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
 		res, err := tx.Exec(ctx, `UPDATE payment_orders SET status = ?, failure_reason = ?, idempotency_key = NULL, updated_at = ?
 			WHERE id = ? AND status IN (?, ?)`,
 			payment.OrderFailed, reason, ps.db.NowMicros(), id, payment.OrderProcessing, payment.OrderSettling)
