@@ -133,14 +133,15 @@ type Driver struct {
 
 // DB is an open assay database.
 type DB struct {
-	drv   Driver
-	w     *sql.DB // writes and write transactions
-	r     *sql.DB // reads outside transactions (its own pool; w itself for an in-memory SQLite database)
-	log   *slog.Logger
-	now   func() time.Time
-	stmts stmtCache // prepared SQLite reader statements (stmt.go)
-	lang  niche.Language
-	an    *niche.Analyzer // lang, with a memo of its stems
+	drv    Driver
+	w      *sql.DB // writes and write transactions
+	r      *sql.DB // reads outside transactions (its own pool; w itself for an in-memory SQLite database)
+	log    *slog.Logger
+	now    func() time.Time
+	stmts  stmtCache // prepared SQLite reader statements (stmt.go)
+	wstmts stmtCache // prepared SQLite writer statements (stmt.go)
+	lang   niche.Language
+	an     *niche.Analyzer // lang, with a memo of its stems
 	// stopAfter is Options.stopAfter.
 	stopAfter string
 }
@@ -446,6 +447,7 @@ func (db *DB) tryTxNoSync(ctx context.Context, fn func(*Tx) error) (err error) {
 	// SQLite reads the setting at the commit, per connection: the
 	// writer's connection is lent to this transaction, relaxed, and put
 	// back as it was (or discarded when it cannot be).
+	db.prepareWanted(ctx)
 	conn, err := db.w.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("store: connection: %w", err)
@@ -479,6 +481,7 @@ func (db *DB) tryTxNoSync(ctx context.Context, fn func(*Tx) error) (err error) {
 }
 
 func (db *DB) tryTx(ctx context.Context, fn func(*Tx) error) (err error) {
+	db.prepareWanted(ctx)
 	sqlTx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -229,6 +230,48 @@ func TestInTxNoSync(t *testing.T) {
 			}
 			if inside != relaxed || after != before {
 				t.Errorf("%s: setting before %q, inside %q (want %q), after %q (want %q)", name, before, inside, relaxed, after, before)
+			}
+		})
+	}
+}
+
+// TestCachedWriterStatements: a transaction's cached statements run
+// unprepared at first (the writer's only connection is the
+// transaction's), are prepared before the next transaction, and give the
+// same results through both kinds of transaction.
+func TestCachedWriterStatements(t *testing.T) {
+	t.Parallel()
+	for name, open := range storetest.Stores() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := open(t)
+			for i := range 4 {
+				run := db.InTx
+				if i%2 == 1 {
+					run = db.InTxNoSync
+				}
+				err := run(ctx, func(tx *store.Tx) error {
+					key := fmt.Sprintf("k%d", i)
+					if _, err := tx.CachedExec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", key, key, i); err != nil {
+						return err
+					}
+					var v string
+					if err := tx.CachedQueryRow(ctx, "SELECT value FROM assay_meta WHERE key = ?", key).Scan(&v); err != nil || v != key {
+						return fmt.Errorf("read back %q: %v", v, err)
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("transaction %d: %v", i, err)
+				}
+			}
+			want := 2
+			if db.Dialect() != store.SQLite {
+				want = 0 // pgx keeps its own statements per connection
+			}
+			if got := db.WriterStmts(); got != want {
+				t.Errorf("%d writer statements kept, want %d", got, want)
 			}
 		})
 	}
