@@ -149,6 +149,11 @@ type Caller struct {
 	SubscriberToken string
 	// UnlockToken is an unlock token presented ("" for none).
 	UnlockToken string
+	// Session is the secret of a signed-in browser session ("" for
+	// none): it is granted what its subscriber token is granted, when
+	// the Subscribers know sessions (niche.SessionSubscribers). A
+	// SubscriberToken, when both are given, wins.
+	Session string
 	// Address identifies an anonymous caller for the free quota (the
 	// client address as the transport trusts it); it is pseudonymised
 	// before it is stored.
@@ -227,13 +232,21 @@ func (n *Niche) withUnlock(ps []niche.Preview) []niche.Preview {
 // subscriber returns the caller's subscriber: nil without a token,
 // ErrSubscriptionInactive or ErrSubscriptionUnavailable.
 func (n *Niche) subscriber(ctx context.Context, c Caller) (*niche.Subscriber, error) {
-	if c.SubscriberToken == "" {
+	if c.SubscriberToken == "" && c.Session == "" {
 		return nil, nil
 	}
 	if n.subs == nil {
 		return nil, ErrSubscriptionInactive
 	}
-	sub, err := n.subs.Active(ctx, c.SubscriberToken)
+	var sub *niche.Subscriber
+	var err error
+	if c.SubscriberToken != "" {
+		sub, err = n.subs.Active(ctx, c.SubscriberToken)
+	} else if ss, ok := n.subs.(niche.SessionSubscribers); ok {
+		sub, err = ss.ActiveSession(ctx, c.Session)
+	} else {
+		return nil, ErrSubscriptionInactive
+	}
 	switch {
 	case errors.Is(err, niche.ErrNotSubscribed):
 		return nil, ErrSubscriptionInactive

@@ -198,6 +198,13 @@ func New(cfg Config) (*Server, error) {
 		if r.ID == "" || r.Method == "" || r.Handler == nil {
 			return nil, errorf("incomplete route %+v", r)
 		}
+		if r.NotFound {
+			if !r.Page || rt.notFound != nil {
+				return nil, errorf("route %s: a not-found route must be a page, and there may be one only", r.ID)
+			}
+			rt.notFound = r
+			continue
+		}
 		for _, p := range r.Patterns() {
 			if err := rt.add(r.Method, p, r); err != nil {
 				return nil, err

@@ -112,7 +112,9 @@ type config struct {
 	TrustedProxies   string
 
 	// Discovery serves the index and the discovery documents.
-	Discovery     bool
+	Discovery bool
+	// Pages serves the pages for people (package pages).
+	Pages         bool
 	ProviderName  string
 	ProviderEmail string
 	ProviderURL   string
@@ -414,6 +416,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.str(&c.TrustedProxies, "trusted-proxies", "ASSAY_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (free-search quotas)")
 
 	f.boolean(&c.Discovery, "discovery", "ASSAY_DISCOVERY", true, "serve the index (GET /), openapi.json and the .well-known discovery documents")
+	f.boolean(&c.Pages, "pages", "ASSAY_PAGES", true, "serve the pages for people: landing page, catalogue, sign-in, verification pages")
 	f.str(&c.ProviderName, "provider-name", "ASSAY_PROVIDER_NAME", "", "operator name in discovery documents (empty: assay)")
 	f.str(&c.ProviderEmail, "provider-email", "ASSAY_PROVIDER_EMAIL", "", "operator contact e-mail in discovery documents")
 	f.str(&c.ProviderURL, "provider-url", "ASSAY_PROVIDER_URL", "", "operator web site in discovery documents")

@@ -19,6 +19,7 @@ import (
 	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/pages"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/server"
@@ -163,6 +164,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	mounts := []server.Mount{
 		agents.MCP{DisableLocalhostProtection: cfg.MCPNoLocalhostProtection, TrustedOrigins: splitList(cfg.MCPTrustedOrigins)},
 		agents.A2A{},
+	}
+	if cfg.Pages {
+		pg, err := pages.New(&pages.Options{Snapshots: verify.snapshots, PublicBaseURL: publicBase})
+		if err != nil {
+			return err
+		}
+		mounts = append(mounts, pg)
 	}
 	if cfg.Discovery {
 		mounts = append(mounts, discovery.Documents{
