@@ -378,5 +378,6 @@ func offerCatalogue(cfg *config, claimsWork time.Duration) (*sell.Catalogue, err
 	for tier, v := range cfg.ClaimsPrices {
 		p.Claims[tier] = *v
 	}
-	return sell.NewCatalogue(&sell.CatalogueOptions{Prices: p, ClaimsWorkTimeout: claimsWork})
+	return sell.NewCatalogue(&sell.CatalogueOptions{Prices: p, ClaimsWorkTimeout: claimsWork,
+		NoVerdictNoCharge: sell.NoVerdictNoCharge{Tiers: cfg.NoVerdictNoCharge, PerPayerPerDay: int(cfg.FreeVerdicts)}})
 }

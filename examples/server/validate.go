@@ -74,6 +74,7 @@ func (c *config) checkServer(p *problems) {
 	}{
 		{"max-body", "ASSAY_MAX_BODY_BYTES", c.MaxBodyBytes, 1},
 		{"db-read-conns", "ASSAY_DB_READ_CONNS", c.DBReadConns, 1},
+		{"claims-free-verdicts-per-day", "ASSAY_CLAIMS_FREE_VERDICTS_PER_DAY", c.FreeVerdicts, 1},
 		{"db-write-conns", "ASSAY_DB_WRITE_CONNS", c.DBWriteConns, 1},
 		{"snapshot-max-bytes", "ASSAY_SNAPSHOT_MAX_BYTES", c.SnapshotMaxBytes, 1},
 		{"niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", c.NicheSearchPrice, 1},

@@ -121,6 +121,11 @@ type mcpTierInfo struct {
 	SnapshotMode      string `json:"snapshotMode"`
 	MaxSnapshots      int    `json:"maxSnapshots"`
 	TimeoutSeconds    int    `json:"timeoutSeconds"`
+	// ChargePolicy states whether an insufficient_evidence verdict is
+	// charged ("no verdict, no charge"); FreeVerdictsPerDay is its bound
+	// per payer per UTC day (0 when every verdict is charged).
+	ChargePolicy       string `json:"chargePolicy"`
+	FreeVerdictsPerDay int    `json:"freeVerdictsPerDay"`
 }
 
 // tiersList is the result of list_verification_tiers.
@@ -165,8 +170,11 @@ func tierList(cat *sell.Catalogue) tiersList {
 			Tier: t.Name, Tool: l.MCPTool, Path: l.HTTPPath, PriceMicrousd: l.AmountMicroUSD, PriceUSD: payment.MicroUSD(l.AmountMicroUSD).String(),
 			CardPriceMicrousd: l.CardMicroUSD, MaxToolActions: t.MaxToolActions, MaxOutputTokens: t.MaxOutputTokens,
 			MaxCitedSources: t.MaxCitedSources, SnapshotMode: string(t.SnapshotMode), MaxSnapshots: t.MaxSnapshots,
-			TimeoutSeconds: int(t.Timeout.Seconds()),
+			TimeoutSeconds: int(t.Timeout.Seconds()), ChargePolicy: sell.ChargePolicy(l.Waiver),
 		})
+		if l.Waiver != nil {
+			out.Tiers[len(out.Tiers)-1].FreeVerdictsPerDay = l.Waiver.PerPayerPerDay
+		}
 	}
 	return out
 }
