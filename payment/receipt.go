@@ -43,8 +43,8 @@ type Receipt struct {
 	// (Offer.Waiver): the payment was voided, amountMicrousd is 0 and
 	// settlementReference is empty. Absent otherwise.
 	Voided     bool   `json:"voided,omitempty"`
-	ResultKind          string `json:"resultKind"`
-	ResultID            string `json:"resultId"`
+	ResultKind string `json:"resultKind"`
+	ResultID   string `json:"resultId"`
 	// ResultSHA256 is the lowercase hex SHA-256 of the exact response
 	// body bytes delivered with the receipt.
 	ResultSHA256       string `json:"resultSha256"`
