@@ -2,9 +2,11 @@ package agents
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/assaykit/assay/internal/testenv"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/mpp"
 	"github.com/assaykit/assay/payment/paymenttest"
@@ -109,4 +111,52 @@ func TestMCPPaysWithMPP(t *testing.T) {
 	if !bad.IsError || bad.Meta[metaMPPPaymentRequired] == nil {
 		t.Fatalf("a malformed MPP credential: %v %v", structured(t, bad), bad.Meta)
 	}
+}
+
+// mppx's official MCP client (mppx/mcp/client, McpClient.wrap with the evm
+// charge method) pays verify_claim_quick and get_niche on a server with the
+// real payment processor in dev mode, learning the MPP challenges from the
+// unpaid tool result, and receives each receipt; the orders are MPP ones,
+// completed, and their receipts name the settlement the MPP receipt names.
+func TestInteropMPPXMCPClient(t *testing.T) {
+	node := testenv.Node(t, agentsDir, "mppx", "@modelcontextprotocol/sdk")
+	env := newDevEnvWith(t, devOptions{niche: true})
+	nch := env.someNiche()
+	out := runAgent(t, node, "mppx-mcp.mjs", env.hs.URL+"/mcp", nch.ID, "--claim", testClaim)
+	unpaid, _ := out["unpaid"].(map[string]any)
+	if unpaid["isError"] != true || unpaid["x402"] != true || !slices.Contains(toStrings(unpaid["mpp"]), "evm.charge") {
+		t.Fatalf("an unpaid call offers %v; want x402 and the MPP evm charge", unpaid)
+	}
+	for _, name := range []string{"verify", "niche"} {
+		r, _ := out[name].(map[string]any)
+		rc, _ := r["receipt"].(map[string]any)
+		cm, _ := r["commerce"].(map[string]any)
+		if rc["status"] != "success" || rc["method"] != "evm" || r["x402Settlement"] != false || cm == nil {
+			t.Fatalf("%s: %v", name, r)
+		}
+		o := env.order(cm["orderId"].(string))
+		if o.Protocol != payment.ProtocolMPP || o.Status != payment.OrderCompleted || !strings.EqualFold(o.Payer, paymenttest.DevAddress) ||
+			env.receipt(o.ID).SettlementReference != rc["reference"] {
+			t.Errorf("%s: order %+v, MPP receipt %v", name, o, rc)
+		}
+	}
+	if v, _ := out["verify"].(map[string]any); v["status"] != "confirmed" {
+		t.Errorf("verdict %v", v["status"])
+	}
+	if n, _ := out["niche"].(map[string]any); n["id"] != nch.ID {
+		t.Errorf("niche %v, want %s", n["id"], nch.ID)
+	}
+	if a := toStrings(out["approvals"]); len(a) != 2 {
+		t.Errorf("payments approved: %v; want two", a)
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	l, _ := v.([]any)
+	for _, x := range l {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
 }
