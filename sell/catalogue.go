@@ -133,7 +133,8 @@ type CatalogueOptions struct {
 	// verdicts are free (none by default).
 	NoVerdictNoCharge NoVerdictNoCharge
 	// ClaimsWorkTimeout is the longest a verification may take (the claim
-	// offers' WorkTimeout); zero means claims.DefaultTimeout.
+	// offers' WorkTimeout): the engine's Timeout plus its CheckGrace. Zero
+	// means claims.DefaultTimeout plus claims.DefaultCheckGrace.
 	ClaimsWorkTimeout time.Duration
 }
 
@@ -182,7 +183,7 @@ func NewCatalogue(o *CatalogueOptions) (*Catalogue, error) {
 	}
 	work := o.ClaimsWorkTimeout
 	if work <= 0 {
-		work = claims.DefaultTimeout
+		work = claims.DefaultTimeout + claims.DefaultCheckGrace
 	}
 	free := map[string]bool{}
 	for _, tier := range o.NoVerdictNoCharge.Tiers {

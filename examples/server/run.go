@@ -172,7 +172,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			Repository: discovery.DefaultRepository,
 		})
 	}
-	offers, err := offerCatalogue(cfg, verify.engine.Timeout())
+	offers, err := offerCatalogue(cfg, verify.engine.Timeout()+verify.engine.CheckGrace())
 	if err != nil {
 		return err
 	}
