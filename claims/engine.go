@@ -583,11 +583,12 @@ func (e *Engine) collapse(ctx context.Context, eff *Effective, hash string) (c *
 	ch := e.flights.DoChan(key, func() (any, error) {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.timeout)
 		defer cancel()
-		answered := make(chan struct{})
-		e.answered.Store(key, answered)
+		dl, _ := wctx.Deadline()
+		st := &flightState{answered: make(chan struct{}), deadline: dl}
+		e.answered.Store(key, st)
 		defer e.answered.Delete(key)
 		var once sync.Once
-		c, err := e.compute(wctx, eff, func() { once.Do(func() { close(answered) }) })
+		c, err := e.compute(wctx, eff, func() { once.Do(func() { close(st.answered) }) })
 		if c == nil {
 			c = &computed{}
 		}
@@ -616,7 +617,7 @@ func (e *Engine) collapse(ctx context.Context, eff *Effective, hash string) (c *
 		// is being checked: wait for the checks (bounded by the grace),
 		// never throw the answer away. A caller that went away does not
 		// wait.
-		if e.grace > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && e.hasAnswered(key) {
+		if e.grace > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && e.answeredInTime(key) {
 			t := time.NewTimer(e.grace + time.Second)
 			defer t.Stop()
 			select {
@@ -632,17 +633,46 @@ func (e *Engine) collapse(ctx context.Context, eff *Effective, hash string) (c *
 	}
 }
 
-// hasAnswered reports whether the flight of key has its provider answer
-// (its checks may still be running).
-func (e *Engine) hasAnswered(key string) bool {
+// answerSlack is how long past a flight's deadline a caller still waits
+// for its provider's answer to be noticed.
+const answerSlack = time.Second
+
+// flightState is what a collapsed computation tells callers whose own
+// deadline passed: whether its provider answered, and by when it must.
+type flightState struct {
+	answered chan struct{} // closed once a provider answered
+	deadline time.Time     // the providers' deadline
+}
+
+// answeredInTime reports whether the flight of key has its provider
+// answer, waiting for it until the flight's own deadline: a flight starts
+// a little after its first caller, so its provider may answer in its time
+// just after that caller's deadline. A flight no longer listed has
+// finished (its result is on its way to the callers): true.
+func (e *Engine) answeredInTime(key string) bool {
 	v, ok := e.answered.Load(key)
 	if !ok {
-		return false
-	}
-	select {
-	case <-v.(chan struct{}):
 		return true
-	default:
+	}
+	st := v.(*flightState)
+	// A provider call that returned its answer just as the deadline
+	// passed may be noticed a moment later on a busy machine: allow for
+	// that (answerSlack).
+	wait := time.Until(st.deadline.Add(answerSlack))
+	if wait <= 0 {
+		select {
+		case <-st.answered:
+			return true
+		default:
+			return false
+		}
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-st.answered:
+		return true
+	case <-t.C:
 		return false
 	}
 }
@@ -674,7 +704,7 @@ func (e *Engine) providerQuery(eff *Effective, caps ProviderCapabilities) (*Prov
 
 // compute asks the tier's providers, reconciles, snapshots and judges
 // (merging by the corroboration rules when more than one answered);
-// answered is called once a provider has answered. The providers end at
+// answered is called as soon as a provider has answered. The providers end at
 // ctx's deadline; the captures (early ones included) and quote checks may
 // run CheckGrace past it (checkContext).
 func (e *Engine) compute(ctx context.Context, eff *Effective, answered func()) (*computed, error) {
@@ -683,7 +713,7 @@ func (e *Engine) compute(ctx context.Context, eff *Effective, answered func()) (
 	early := e.newEarly(cctx, eff)
 	defer early.stop()
 	reportStage(ctx, StageSearching)
-	answers := e.ask(ctx, eff, e.providersFor(eff.Tier.Name), early)
+	answers := e.ask(ctx, eff, e.providersFor(eff.Tier.Name), early, answered)
 	early.close()
 	failed := &computed{}
 	for _, a := range answers {
@@ -701,9 +731,6 @@ func (e *Engine) compute(ctx context.Context, eff *Effective, answered func()) (
 			return failed, fmt.Errorf("%w: the provider did not answer in time", ErrTimeout)
 		}
 		return failed, answers[0].err
-	}
-	if answered != nil {
-		answered()
 	}
 	reportStage(ctx, StageReconciling)
 	returnedAt := e.now().UTC()
@@ -767,7 +794,7 @@ type answer struct {
 // With several providers each call ends at three quarters of the time
 // left (see providerShare), so that one provider that hangs cannot take
 // the others' answer down with it.
-func (e *Engine) ask(ctx context.Context, eff *Effective, provs []SearchProvider, early *early) []*answer {
+func (e *Engine) ask(ctx context.Context, eff *Effective, provs []SearchProvider, early *early, answered func()) []*answer {
 	out := make([]*answer, len(provs))
 	if len(provs) > 1 {
 		if dl, ok := ctx.Deadline(); ok {
@@ -787,6 +814,11 @@ func (e *Engine) ask(ctx context.Context, eff *Effective, provs []SearchProvider
 			resp, err := p.Search(ctx, q)
 			a := &answer{name: p.Name(), caps: caps, notes: notes, resp: resp, usage: e.usage(p, resp, caps)}
 			a.err = e.providerErr(ctx, p, resp, err)
+			if a.err == nil && answered != nil {
+				// Said at once, from the goroutine the answer came back
+				// on: callers whose deadline passes now wait for it.
+				answered()
+			}
 			if a.err == nil && resp.Provider != "" {
 				a.name = clean(resp.Provider)
 			}
