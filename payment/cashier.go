@@ -415,10 +415,15 @@ func (c *Cashier) identified(ctx context.Context, offer Offer, res Resource, cre
 	// time (validBefore, challenge expiry), a used quote or a facilitator
 	// could fail. The payer is proved offline by the credential's
 	// signature.
+	// Verify may rely on what is proved here (one signature recovery
+	// per sale, not two), and on nothing else: an Identity the caller
+	// set is dropped.
+	cred.Identity = nil
 	id, err := c.p.IdentifyPayment(cred)
 	if err != nil {
 		return res, nil, nil, nil
 	}
+	cred.Identity = id
 	ch, err := c.recoverPurchase(ctx, offer, id, o)
 	return res, id, ch, err
 }

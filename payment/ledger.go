@@ -254,7 +254,9 @@ type Ledger interface {
 	OrderByIdempotencyKey(ctx context.Context, payer, offerID, key string) (*Order, error)
 	// OrderByReservation returns the order that holds the reservation key
 	// (reserved or consumed: an order that failed gave its keys back), or
-	// ErrOrderNotFound.
+	// ErrOrderNotFound. A consumed reservation is kept as long as its
+	// order, past the payment's validity: the credential of a completed
+	// order is answered from it at any later time.
 	OrderByReservation(ctx context.Context, key string) (*Order, error)
 	// RotateOrderToken replaces the order's token hash with tokenHash: the
 	// previous token stops working, for the order and for the result it
@@ -311,9 +313,6 @@ type Ledger interface {
 	// Receipt returns the signed receipt JSON of an order, or
 	// ErrReceiptNotFound.
 	Receipt(ctx context.Context, orderID string) ([]byte, error)
-	// PurgeReservations forgets consumed reservations that expired before
-	// t and returns how many were removed.
-	PurgeReservations(ctx context.Context, before time.Time) (int64, error)
 
 	// CreateQuote stores q.
 	CreateQuote(ctx context.Context, q *Quote) error

@@ -245,15 +245,14 @@ type ReconcileReport struct {
 	Failed    int
 	// StillSettling orders were attempted and are still unknown.
 	StillSettling int
-	// Purged consumed reservations past their validity were forgotten.
-	Purged int64
 }
 
 // Reconcile repairs the ledger, and runs periodically (RunResolver):
 // orders processing for longer than StaleAfter are failed as
 // "interrupted" and their reservations released (never settled — the
 // payer was not charged and may retry); settling orders that are due are
-// resolved; expired consumed reservations are purged. Orders of live
+// resolved. Consumed reservations are never purged: they answer a
+// completed order's credential at any later time. Orders of live
 // instances are safe: only stale or due ones are touched, attempts are
 // leased, and every change is a conditional update.
 func (c *Cashier) Reconcile(ctx context.Context) (ReconcileReport, error) {
@@ -294,14 +293,9 @@ func (c *Cashier) reconcile(ctx context.Context, staleBefore, dueBy time.Time) (
 	if err != nil {
 		return rep, err
 	}
-	n, err := c.l.PurgeReservations(ctx, c.now())
-	rep.Purged = n
-	if err != nil {
-		return rep, err
-	}
 	if rep != (ReconcileReport{}) {
 		c.log.InfoContext(ctx, "payment: reconciled", "interrupted", rep.Interrupted, "completed", rep.Completed,
-			"failed", rep.Failed, "stillSettling", rep.StillSettling, "purged", rep.Purged)
+			"failed", rep.Failed, "stillSettling", rep.StillSettling)
 	}
 	return rep, nil
 }

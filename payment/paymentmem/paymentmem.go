@@ -416,17 +416,6 @@ func (l *Ledger) Receipt(ctx context.Context, orderID string) ([]byte, error) {
 	return slices.Clone(m.receipt), nil
 }
 
-// PurgeReservations implements payment.Ledger.
-func (l *Ledger) PurgeReservations(ctx context.Context, before time.Time) (int64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := len(l.reservations)
-	maps.DeleteFunc(l.reservations, func(_ string, r *memReservation) bool {
-		return r.consumed && r.expires.Before(memstore.Time(before))
-	})
-	return int64(n - len(l.reservations)), nil
-}
-
 // CreateQuote implements payment.Ledger.
 func (l *Ledger) CreateQuote(ctx context.Context, q *payment.Quote) error {
 	l.mu.Lock()

@@ -468,17 +468,16 @@ func ledgerTransitions(t *testing.T, l payment.Ledger) {
 	if err := l.FailOrder(ctx, o.ID, "late"); !errors.Is(err, payment.ErrConflict) {
 		t.Fatalf("failing a completed order: %v, want ErrConflict", err)
 	}
-	// The reservation is consumed: a second use is refused until purged.
+	// The reservation is consumed: a second use is refused, and the
+	// order is found by it, for as long as the order is kept (past the
+	// payment's validity).
 	again := NewTestOrder("o")
 	again.ReservationKey = o.ReservationKey
 	if err := l.OpenOrder(ctx, again); !errors.Is(err, payment.ErrReservationUsed) {
 		t.Fatalf("reuse after completion: %v", err)
 	}
-	if n, err := l.PurgeReservations(ctx, time.Now()); err != nil || n != 0 {
-		t.Fatalf("purge before expiry removed %d (%v)", n, err)
-	}
-	if n, err := l.PurgeReservations(ctx, o.ReservedUntil.Add(time.Second)); err != nil || n != 1 {
-		t.Fatalf("purge after expiry removed %d (%v), want 1", n, err)
+	if got, err := l.OrderByReservation(ctx, o.ReservationKey); err != nil || got.ID != o.ID || got.Status != payment.OrderCompleted {
+		t.Fatalf("OrderByReservation of a completed order = %+v, %v", got, err)
 	}
 }
 
