@@ -3,9 +3,11 @@ package httpgate_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/assaykit/assay/payment"
+	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/gatetest"
 )
 
@@ -73,7 +75,15 @@ func TestChargeRun(t *testing.T) {
 // (with its Idempotency-Key) again replays it; beyond the payer's daily bound, or without a waiver,
 // or for another reason, the answer is charged.
 func TestSellWaiver(t *testing.T) {
-	e := newEnv(t, nil, nil, nil)
+	var mu sync.Mutex
+	events := map[string]int{}
+	e := newEnv(t, nil, nil, func(o *httpgate.Options) {
+		o.OnEvent = func(ev payment.PaymentEvent) {
+			mu.Lock()
+			defer mu.Unlock()
+			events[ev.Outcome]++
+		}
+	})
 	ctx := context.Background()
 	offer := quickOffer
 	offer.Waiver = &payment.Waiver{Reason: "insufficient_evidence", PerPayerPerDay: 2}
@@ -131,5 +141,12 @@ func TestSellWaiver(t *testing.T) {
 		if out.Kind != payment.OutcomeDelivered || out.Completion.Voided != wantFree || (e.proc.Settled("0xa", c.nonce) == 1) == wantFree {
 			t.Errorf("%s: kind %v, voided %v, settled %d", c.name, out.Kind, out.Completion.Voided, e.proc.Settled("0xa", c.nonce))
 		}
+	}
+	// The metrics hear of every free verdict and of the one beyond the
+	// bound; a free verdict is never counted as settled.
+	mu.Lock()
+	defer mu.Unlock()
+	if events["waived"] != 2 || events["waiver_exhausted"] != 1 || events["settled"] != 3 {
+		t.Errorf("events %v: want 2 waived, 1 waiver_exhausted, 3 settled", events)
 	}
 }
