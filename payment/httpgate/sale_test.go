@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/assaykit/assay/payment"
-	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/gatetest"
+	"github.com/assaykit/assay/payment/httpgate"
 )
 
 // TestChargeRun drives the one sale's run step: the work sees the call
