@@ -985,7 +985,16 @@ func tierInfo(t claims.Tier, l sell.Listing) map[string]any {
 	return map[string]any{"name": t.Name, "priceUsd": payment.MicroUSD(l.AmountMicroUSD).Decimal(), "cardPriceUsd": payment.MicroUSD(l.CardMicroUSD).Decimal(),
 		"maxToolCalls": t.MaxToolActions, "maxOutputTokens": t.MaxOutputTokens, "maxSources": t.MaxCitedSources,
 		"snapshotMode": string(t.SnapshotMode), "maxSnapshots": t.MaxSnapshots, "timeoutSeconds": int(t.Timeout / time.Second),
-		"mcpTool": l.MCPTool}
+		"mcpTool": l.MCPTool, "noVerdictNoCharge": noVerdictNoCharge(l.Waiver), "chargePolicy": sell.ChargePolicy(l.Waiver)}
+}
+
+// noVerdictNoCharge says whether insufficient_evidence verdicts of a tier
+// are free, and how many per payer per UTC day.
+func noVerdictNoCharge(w *payment.Waiver) map[string]any {
+	if w == nil {
+		return map[string]any{"enabled": false}
+	}
+	return map[string]any{"enabled": true, "freeVerdictsPerPayerPerDay": w.PerPayerPerDay}
 }
 
 // tierExtension is the manifest's verificationTiers, from the tier table

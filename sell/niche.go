@@ -493,9 +493,10 @@ func (n *Niche) Buy(ctx context.Context, id string) (*NicheEvaluationResponse, e
 	return &NicheEvaluationResponse{Evaluation: ev, Access: access}, nil
 }
 
-// Delivered checks the one rule of every read of a paid result: only a
-// completed order's result is delivered. It returns nil for a completed
-// order (or without a ledger), a *NotDeliveredError otherwise, or
+// Delivered checks the one rule of every read of a paid result: only the
+// result of an order that delivered it for good is delivered (completed,
+// or voided: delivered without charge). It returns nil for such an order
+// (or without a ledger), a *NotDeliveredError otherwise, or
 // payment.ErrOrderNotFound.
 func Delivered(ctx context.Context, l payment.Ledger, orderID string) error {
 	if l == nil {
@@ -510,7 +511,7 @@ func Delivered(ctx context.Context, l payment.Ledger, orderID string) error {
 
 // DeliveredOrder is Delivered for an order already read.
 func DeliveredOrder(o *payment.Order) error {
-	if o.Status == payment.OrderCompleted {
+	if o.Status.Delivered() {
 		return nil
 	}
 	e := &NotDeliveredError{Status: string(o.Status)}

@@ -155,7 +155,9 @@ func New(cfg Config) (*Server, error) {
 	if s.cfg.Catalogue == nil {
 		o := &sell.CatalogueOptions{}
 		if s.cfg.Claims.Engine != nil {
-			o.ClaimsWorkTimeout = s.cfg.Claims.Engine.Timeout()
+			// The deadline, and the grace of the checks of an answer
+			// that arrived before it.
+			o.ClaimsWorkTimeout = s.cfg.Claims.Engine.Timeout() + s.cfg.Claims.Engine.CheckGrace()
 		}
 		c, err := sell.NewCatalogue(o)
 		if err != nil {

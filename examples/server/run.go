@@ -180,7 +180,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			Repository: discovery.DefaultRepository,
 		})
 	}
-	offers, err := offerCatalogue(cfg, verify.engine.Timeout())
+	offers, err := offerCatalogue(cfg, verify.engine.Timeout()+verify.engine.CheckGrace())
 	if err != nil {
 		return err
 	}
@@ -386,5 +386,6 @@ func offerCatalogue(cfg *config, claimsWork time.Duration) (*sell.Catalogue, err
 	for tier, v := range cfg.ClaimsPrices {
 		p.Claims[tier] = *v
 	}
-	return sell.NewCatalogue(&sell.CatalogueOptions{Prices: p, ClaimsWorkTimeout: claimsWork})
+	return sell.NewCatalogue(&sell.CatalogueOptions{Prices: p, ClaimsWorkTimeout: claimsWork,
+		NoVerdictNoCharge: sell.NoVerdictNoCharge{Tiers: cfg.NoVerdictNoCharge, PerPayerPerDay: int(cfg.FreeVerdicts)}})
 }

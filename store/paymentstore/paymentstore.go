@@ -315,6 +315,61 @@ func (ps *Store) CompleteOrder(ctx context.Context, id string, s payment.Settled
 	return wrapLedger("complete order", err)
 }
 
+// VoidOrder implements payment.Ledger. The payer's daily waivers are a
+// row of payment_waivers taken by a conditional upsert in the order's
+// transaction: it adds one only while the count is under the limit.
+func (ps *Store) VoidOrder(ctx context.Context, id string, v payment.Voided) error {
+	err := ps.db.InTx(ctx, func(tx *store.Tx) error {
+		var payer string
+		err := tx.QueryRow(ctx, "SELECT payer FROM payment_orders WHERE id = ? AND status = ?", id, payment.OrderProcessing).Scan(&payer)
+		if errors.Is(err, sql.ErrNoRows) {
+			return transition(ctx, tx, id, noRows{})
+		}
+		if err != nil {
+			return err
+		}
+		res, err := tx.Exec(ctx, `INSERT INTO payment_waivers (payer, day, used) VALUES (?, ?, 1)
+			ON CONFLICT (payer, day) DO UPDATE SET used = payment_waivers.used + 1 WHERE payment_waivers.used < ?`,
+			strings.ToLower(payer), v.Day, v.Limit)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 || v.Limit < 1 {
+			return payment.ErrWaiverExhausted
+		}
+		now := ps.db.NowMicros()
+		completed := store.ToMicros(v.CompletedAt)
+		if completed == 0 {
+			completed = now
+		}
+		d := v.Delivered
+		res, err = tx.Exec(ctx, `UPDATE payment_orders SET status = ?, result_kind = ?, result_id = ?, result_sha256 = ?,
+			usage_provider = ?, usage_model = ?, input_tokens = ?, cached_input_tokens = ?, output_tokens = ?, search_calls = ?,
+			cost_microusd = ?, response_status = ?, response_type = ?, response_body = ?, payment_record = ?,
+			failure_reason = ?, receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
+			WHERE id = ? AND status = ?`,
+			payment.OrderVoided, d.ResultKind, d.ResultID, d.ResultSHA256,
+			d.Usage.Provider, d.Usage.Model, d.Usage.InputTokens, d.Usage.CachedInputTokens, d.Usage.OutputTokens, d.Usage.SearchCalls,
+			d.CostMicroUSD, d.Response.Status, d.Response.ContentType, d.Response.Body, d.PaymentRecord,
+			v.Reason, store.NullIfEmpty(v.ReceiptID), store.NullIfEmpty(string(v.Receipt)), completed, now,
+			id, payment.OrderProcessing)
+		if err != nil {
+			return err
+		}
+		if err := transition(ctx, tx, id, res); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "UPDATE payment_reservations SET status = ? WHERE order_id = ?", reservationConsumed, id)
+		return err
+	})
+	if errors.Is(err, payment.ErrWaiverExhausted) {
+		return err
+	}
+	return wrapLedger("void order", err)
+}
+
 // NoteSettlement implements payment.Ledger.
 func (ps *Store) NoteSettlement(ctx context.Context, id string, n payment.SettlementNote) error {
 	if !ids.Valid(ids.Order, id) {
@@ -648,10 +703,11 @@ func (ps *Store) OrderSummary(ctx context.Context, since time.Time) ([]payment.O
 		CAST(SUM(CASE WHEN status = ? THEN 1 ELSE 0 END) AS BIGINT),
 		CAST(SUM(CASE WHEN status IN (?, ?) THEN 1 ELSE 0 END) AS BIGINT),
 		CAST(SUM(CASE WHEN status = ? THEN amount_microusd ELSE 0 END) AS BIGINT),
-		CAST(SUM(CASE WHEN status = ? THEN cost_microusd ELSE 0 END) AS BIGINT)
+		CAST(SUM(CASE WHEN status = ? THEN cost_microusd ELSE 0 END) AS BIGINT),
+		CAST(SUM(CASE WHEN status = ? THEN 1 ELSE 0 END) AS BIGINT)
 		FROM payment_orders WHERE created_at >= ? GROUP BY offer_id ORDER BY offer_id`,
 		payment.OrderCompleted, payment.OrderFailed, payment.OrderProcessing, payment.OrderSettling,
-		payment.OrderCompleted, payment.OrderCompleted, store.ToMicros(since))
+		payment.OrderCompleted, payment.OrderCompleted, payment.OrderVoided, store.ToMicros(since))
 	if err != nil {
 		return nil, fmt.Errorf("store: order summary: %w", err)
 	}
@@ -659,7 +715,7 @@ func (ps *Store) OrderSummary(ctx context.Context, since time.Time) ([]payment.O
 	out := []payment.OfferSummary{}
 	for rows.Next() {
 		var s payment.OfferSummary
-		if err := rows.Scan(&s.OfferID, &s.Orders, &s.Completed, &s.Failed, &s.Pending, &s.RevenueMicroUSD, &s.CostMicroUSD); err != nil {
+		if err := rows.Scan(&s.OfferID, &s.Orders, &s.Completed, &s.Failed, &s.Pending, &s.RevenueMicroUSD, &s.CostMicroUSD, &s.Voided); err != nil {
 			return nil, fmt.Errorf("store: order summary: %w", err)
 		}
 		out = append(out, s)
