@@ -508,7 +508,8 @@ func (im *importer) createDrafts(ctx context.Context, rep *ImportReport, remap m
 		return nil
 	}
 	// A pipeline of two: each batch is prepared (checked, its records
-	// built) while the store writes the one before.
+	// built, and with a BulkPreparer its rows) while the store writes the
+	// one before.
 	var inflight chan error
 	var prev *batchWrites
 	finish := func() error {
@@ -520,6 +521,7 @@ func (im *importer) createDrafts(ctx context.Context, rep *ImportReport, remap m
 		return err
 	}
 	defer func() { _ = finish() }()
+	bp, _ := bc.(BulkPreparer)
 	for start := 0; start < len(drafts); start += importBatch {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -528,12 +530,24 @@ func (im *importer) createDrafts(ctx context.Context, rep *ImportReport, remap m
 		if err != nil {
 			return err
 		}
+		// The store's rows of this batch are built while it writes the
+		// previous one, when it can build them apart.
+		write := func() error { return bc.CreateEvaluations(ctx, b.writes) }
+		if bp != nil && len(b.writes) > 0 {
+			p, err := bp.PrepareEvaluations(b.writes)
+			write = func() error {
+				if err != nil {
+					return err
+				}
+				return p.Write(ctx)
+			}
+		}
 		if err := finish(); err != nil {
 			return err
 		}
 		if len(b.writes) > 0 {
 			inflight, prev = make(chan error, 1), b
-			go func() { inflight <- bc.CreateEvaluations(ctx, b.writes) }()
+			go func() { inflight <- write() }()
 		}
 	}
 	return finish()

@@ -114,3 +114,25 @@ func (db *DB) InBulkTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	}
 	return nil
 }
+
+// HasRawRows reports whether the driver can stream rows without
+// database/sql's conversions (EachRawRow).
+func (db *DB) HasRawRows() bool { return db.drv.RawRows != nil }
+
+// EachRawRow runs query (placeholders rebound) on a connection of the
+// reader pool and calls fn with each row's values in text format (valid
+// only during fn; NULL is nil). It is for reads of many rows, where
+// database/sql's conversion of each value into a new string or []byte
+// cost more than the read (a search index load: 1.5 million values at
+// 100,000 evaluations). It fails when the driver cannot (HasRawRows).
+func (db *DB) EachRawRow(ctx context.Context, query string, args []any, fn func(row [][]byte) error) error {
+	if db.drv.RawRows == nil {
+		return fmt.Errorf("store: the %s driver streams no raw rows", db.drv.Dialect)
+	}
+	conn, err := db.r.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: connection: %w", err)
+	}
+	defer conn.Close()
+	return db.drv.RawRows(ctx, conn, db.rebind(query), args, fn)
+}
