@@ -26,7 +26,7 @@ var (
 )
 
 // EachScannedSearchRowT is EachSearchRow through database/sql, as on
-// SQLite (PostgreSQL's reads raw rows in parallel ranges).
+// SQLite (PostgreSQL's reads pgx's raw values).
 func (ns *Store) EachScannedSearchRowT(ctx context.Context, fn func(*niche.SearchRow) error) error {
 	table := "niche_evaluations e WHERE e.status = 'published'"
 	if ns.db.Dialect() == store.SQLite {

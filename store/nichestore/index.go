@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/assaykit/assay/niche"
@@ -79,7 +77,7 @@ func (ns *Store) SearchVersion(ctx context.Context) (int64, error) {
 // raw values on PostgreSQL) and are valid only during fn: a load copies
 // them once, into the index, instead of allocating a string per column
 // and row (1.4 million at 100,000 evaluations) to copy them again. On
-// PostgreSQL the rows are read in parallel ranges (eachRawSearchRow).
+// PostgreSQL they are pgx's raw values (eachRawSearchRow).
 func (ns *Store) EachSearchRow(ctx context.Context, fn func(*niche.SearchRow) error) error {
 	table := "niche_search e JOIN niche_evaluations n INDEXED BY niche_eval_counts ON n.seq = e.seq AND n.status = 'published'"
 	count := "n.signal_count"
@@ -125,115 +123,28 @@ func (ns *Store) eachScannedSearchRow(ctx context.Context, query string, fn func
 	return nil
 }
 
-// Parallel reads of the index load on PostgreSQL (eachRawSearchRow):
-// the published rows are read in rawLoadParts ranges of seq by
-// rawLoadReaders connections at once, each range held whole until the
-// ranges before it are passed on (at most rawLoadAhead ranges read
-// ahead), so that the server produces the rows on several cores while
-// this process copies them into the index. Ranges read at different
-// moments are consistent with the change feed as one read is: the
-// version was read before any of them, and every change committed after
-// it is applied again from the feed.
-const (
-	rawLoadParts   = 16
-	rawLoadReaders = 2
-	rawLoadAhead   = 3
-)
-
-// rawRow is one search row as read: its values in text format, all in
-// one allocation.
-type rawRow [15][]byte
-
 // eachRawSearchRow is EachSearchRow through store.DB.EachRawRow
-// (PostgreSQL): the values as the driver read them, with no string or
-// []byte made per value by database/sql (which was a third of the load's
-// CPU), the numbers parsed from their text, read in parallel ranges.
+// (PostgreSQL): the values as pgx read them into its buffer, with no
+// string or []byte made per value by database/sql (a third of the load's
+// CPU), the numbers parsed from their text. One query streams them: read
+// in parallel ranges of seq on two connections (each range held until
+// the ranges before it were passed on), the load was slower on this
+// 2-core machine under load, the copies costing more than a second
+// server process gained.
 func (ns *Store) eachRawSearchRow(ctx context.Context, cols string, fn func(*niche.SearchRow) error) error {
-	var lo, hi sql.NullInt64
-	if err := ns.db.QueryRow(ctx, `SELECT min(seq), max(seq) FROM niche_evaluations WHERE status = 'published'`).Scan(&lo, &hi); err != nil {
-		return fmt.Errorf("store: search rows: %w", err)
-	}
-	if !lo.Valid {
-		return nil
-	}
-	span := (hi.Int64-lo.Int64)/rawLoadParts + 1
-	query := `SELECT ` + cols + ` FROM niche_evaluations e WHERE e.status = 'published' AND e.seq >= ? AND e.seq < ? ORDER BY e.seq`
-	ctx, cancel := context.WithCancel(ctx)
-	parts := make([]chan []rawRow, rawLoadParts)
-	for i := range parts {
-		parts[i] = make(chan []rawRow, 1)
-	}
-	errs := make(chan error, rawLoadReaders)
-	ahead := make(chan struct{}, rawLoadAhead)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range rawLoadReaders {
-		wg.Go(func() {
-			for {
-				select {
-				case ahead <- struct{}{}:
-				case <-ctx.Done():
-					return
-				}
-				i := next.Add(1) - 1
-				if i >= rawLoadParts {
-					return
-				}
-				from := lo.Int64 + i*span
-				var rows []rawRow
-				err := ns.db.EachRawRow(ctx, query, []any{from, from + span}, func(v [][]byte) error {
-					if len(v) != len(rawRow{}) {
-						return fmt.Errorf("%d columns", len(v))
-					}
-					n := 0
-					for _, b := range v {
-						n += len(b)
-					}
-					buf := make([]byte, 0, n)
-					var r rawRow
-					for j, b := range v {
-						buf = append(buf, b...)
-						r[j] = buf[len(buf)-len(b):]
-					}
-					rows = append(rows, r)
-					return nil
-				})
-				if err != nil {
-					errs <- err
-					cancel()
-					return
-				}
-				parts[i] <- rows
-			}
-		})
-	}
-	defer func() {
-		cancel() // readers still waiting to read ahead stop
-		wg.Wait()
-	}()
 	var r niche.SearchRow
 	l := &r.Listing
-	for _, part := range parts {
-		var rows []rawRow
-		select {
-		case rows = <-part:
-		case err := <-errs:
-			return fmt.Errorf("store: search rows: %w", err)
-		case <-ctx.Done():
-			select {
-			case err := <-errs:
-				return fmt.Errorf("store: search rows: %w", err)
-			default:
+	var fnErr error
+	err := ns.db.EachRawRow(ctx, `SELECT `+cols+` FROM niche_evaluations e WHERE e.status = 'published' ORDER BY e.seq`, nil,
+		func(v [][]byte) error {
+			if len(v) != 15 {
+				return fmt.Errorf("%d columns", len(v))
 			}
-			return ctx.Err()
-		}
-		for k := range rows {
-			v := &rows[k]
 			var nums [4]int64 // score, updated_at, seq, signal_count
 			for i, c := range [4]int{1, 2, 11, 14} {
 				n, ok := parseInt(v[c])
 				if !ok {
-					return fmt.Errorf("store: search rows: column %d: %q is not an integer", c+1, v[c])
+					return fmt.Errorf("column %d: %q is not an integer", c+1, v[c])
 				}
 				nums[i] = n
 			}
@@ -243,12 +154,14 @@ func (ns *Store) eachRawSearchRow(ctx context.Context, cols string, fn func(*nic
 			l.ID, l.Title, l.Problem, l.Buyer, l.Category, l.ScoreVersion = r.ID, s(6), s(7), s(8), s(9), s(10)
 			l.Score, l.SignalCount = r.Score, int(nums[3])
 			r.CategoryKey, r.Preview = s(12), s(13)
-			if err := fn(&r); err != nil {
-				return err
-			}
-			rows[k] = rawRow{} // the index has its own copy
-		}
-		<-ahead
+			fnErr = fn(&r)
+			return fnErr
+		})
+	if fnErr != nil {
+		return fnErr // as the caller's function returned it
+	}
+	if err != nil {
+		return fmt.Errorf("store: search rows: %w", err)
 	}
 	return nil
 }

@@ -11,11 +11,10 @@ import (
 )
 
 // TestEachSearchRowReadsWhatTheScanReads: on every backend, the rows
-// EachSearchRow streams (on PostgreSQL raw values read in parallel
-// ranges of seq) are those the database/sql scan reads, in the same
-// order: published evaluations only, every field, none twice or lost at
-// the ranges' edges; and an error of the caller's function stops the
-// read and is returned as it is.
+// EachSearchRow streams (on PostgreSQL pgx's raw values, parsed by the
+// store) are those the database/sql scan reads, in the same order:
+// published evaluations only, every field; and an error of the caller's
+// function stops the read and is returned as it is.
 func TestEachSearchRowReadsWhatTheScanReads(t *testing.T) {
 	for name, open := range storetest.Stores() {
 		t.Run(name, func(t *testing.T) {
