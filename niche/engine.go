@@ -551,19 +551,28 @@ func linkable(signalIDs []string, found map[string]Signal) ([]string, error) {
 // pages (Options.Capturer) and does not count uncaptured ones
 // (Options.CountUncaptured).
 func (e *Engine) checkFloor(signalIDs []string, signals map[string]Signal) error {
-	return e.floor(signalIDs, signals, e.opts.Capturer != nil && !e.opts.CountUncaptured)
+	return e.floor(signalIDs, signals, e.capturedOnly())
 }
+
+// capturedOnly reports whether the floor counts captured signals only.
+func (e *Engine) capturedOnly() bool { return e.opts.Capturer != nil && !e.opts.CountUncaptured }
 
 // floor applies the publication floor to the linked signals; with
 // capturedOnly, signals whose page was not captured are not counted.
 func (e *Engine) floor(signalIDs []string, signals map[string]Signal, capturedOnly bool) error {
+	return e.floorKeyed(signalIDs, signals, capturedOnly, pageKey)
+}
+
+// floorKeyed is floor with the function that keys a page (pageKey, or a
+// memo of it).
+func (e *Engine) floorKeyed(signalIDs []string, signals map[string]Signal, capturedOnly bool, key func(string) string) error {
 	linked := make([]Signal, 0, len(signalIDs))
 	for _, id := range signalIDs {
 		if s, ok := signals[id]; ok && (!capturedOnly || s.Snapshot.Captured()) {
 			linked = append(linked, s)
 		}
 	}
-	st := statsOf(linked)
+	st := statsOfKeyed(linked, key)
 	if st.pages < e.opts.MinDemandSignals || st.domains < e.opts.MinIndependentSources {
 		return &EvidenceError{DemandSignals: st.pages, IndependentSources: st.domains,
 			MinDemandSignals: e.opts.MinDemandSignals, MinIndependentSources: e.opts.MinIndependentSources,

@@ -289,7 +289,10 @@ func pageKey(sourceURL string) string {
 }
 
 // statsOf counts the signals that are not rejected.
-func statsOf(signals []Signal) evidenceStats {
+func statsOf(signals []Signal) evidenceStats { return statsOfKeyed(signals, pageKey) }
+
+// statsOfKeyed is statsOf with the function that keys a page.
+func statsOfKeyed(signals []Signal, key func(string) string) evidenceStats {
 	var st evidenceStats
 	domains, pages := map[string]bool{}, map[string]bool{}
 	for _, s := range signals {
@@ -299,7 +302,7 @@ func statsOf(signals []Signal) evidenceStats {
 		if s.Kind.Demand() {
 			st.demand++
 			domains[s.SourceDomain] = true
-			pages[pageKey(s.SourceURL)] = true
+			pages[key(s.SourceURL)] = true
 		} else {
 			st.context++
 		}

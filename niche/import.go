@@ -129,7 +129,8 @@ func (e *Engine) Import(ctx context.Context, r io.Reader, opts *ImportOptions) (
 	if o.MaxLines <= 0 {
 		o.MaxLines = 1_000_000
 	}
-	im := &importer{e: e, o: o, now: e.now(), fileSig: map[string]Signal{}, fileKey: map[string]string{}}
+	im := &importer{e: e, o: o, now: e.now(), fileSig: map[string]Signal{}, fileKey: map[string]string{},
+		keys: map[string]string{}}
 	if err := im.parse(r); err != nil {
 		return nil, err
 	}
@@ -164,6 +165,18 @@ type importer struct {
 	bad     []LineError
 	fileSig map[string]Signal // by id
 	fileKey map[string]string // origin \x00 externalId → id
+	keys    map[string]string // page keys by URL (pageKey), for the floor
+}
+
+// pageKey is the engine's pageKey, memoised: the floor of every draft
+// keys the pages of its signals, a few thousand URLs for a whole file.
+func (im *importer) pageKey(url string) string {
+	k, ok := im.keys[url]
+	if !ok {
+		k = pageKey(url)
+		im.keys[url] = k
+	}
+	return k
 }
 
 func (im *importer) fail(line int, format string, args ...any) {
@@ -236,20 +249,51 @@ type decodedLine struct {
 
 // decode decodes and checks line n (safe for concurrent use).
 func (im *importer) decode(n int, raw []byte) decodedLine {
-	d := decodedLine{line: parsedLine{line: n}}
+	if typ, ok := sniffType(raw); ok {
+		if d := im.decodeAs(n, raw, typ, true); d.err == "" {
+			return d
+		}
+		// A bad line: reported as without sniffType, word for word.
+	}
 	var head struct {
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
-		d.err = fmt.Sprintf("not a JSON object: %v", err)
-		return d
+		return decodedLine{line: parsedLine{line: n}, err: fmt.Sprintf("not a JSON object: %v", err)}
 	}
-	switch head.Type {
+	return im.decodeAs(n, raw, head.Type, false)
+}
+
+// sniffType returns the type of a line written as most are, beginning
+// {"type":"signal" or {"type":"draft" followed by a comma or the closing
+// brace, without decoding it: decoding the whole line once for its type
+// and again into its struct cost a third of the import's decoding.
+// decodeAs then checks the struct's own Type against it, since a later
+// "type" key would win.
+func sniffType(raw []byte) (string, bool) {
+	for _, t := range [...]string{"draft", "signal"} {
+		rest, ok := bytes.CutPrefix(raw, []byte(`{"type":"`+t+`"`))
+		if ok && len(rest) > 0 && (rest[0] == ',' || rest[0] == '}') {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// decodeAs decodes and checks line n as a line of type typ; when the
+// decoded line names another type (a repeated "type" key, of which the
+// last wins) and again is set, it decodes it as that one.
+func (im *importer) decodeAs(n int, raw []byte, typ string, again bool) decodedLine {
+	d := decodedLine{line: parsedLine{line: n}}
+	switch typ {
 	case "signal":
 		var in importSignal
 		if err := decodeStrict(raw, &in); err != nil {
 			d.err = fmt.Sprintf("signal: %v", err)
 			return d
+		}
+		if in.Type != typ && again {
+			return im.decodeAs(n, raw, in.Type, false)
 		}
 		s, err := normalizeSignal(in.SignalInput, "", im.now)
 		if err != nil {
@@ -262,6 +306,9 @@ func (im *importer) decode(n int, raw []byte) decodedLine {
 		if err := decodeStrict(raw, &in); err != nil {
 			d.err = fmt.Sprintf("draft: %v", err)
 			return d
+		}
+		if in.Type != typ && again {
+			return im.decodeAs(n, raw, in.Type, false)
 		}
 		if in.Draft == nil {
 			d.err = "draft: the \"draft\" object is required"
@@ -283,7 +330,7 @@ func (im *importer) decode(n int, raw []byte) decodedLine {
 		}
 		d.line.op, d.line.draft = op, dr
 	default:
-		d.err = fmt.Sprintf("type must be \"signal\" or \"draft\", not %q", head.Type)
+		d.err = fmt.Sprintf("type must be \"signal\" or \"draft\", not %q", typ)
 	}
 	return d
 }
@@ -372,7 +419,7 @@ func (im *importer) checkDrafts(known map[string]Signal) {
 			continue
 		}
 		if l.draft.Publish {
-			if err := im.e.floor(l.draft.SignalIDs, known, false); err != nil {
+			if err := im.e.floorKeyed(l.draft.SignalIDs, known, false, im.pageKey); err != nil {
 				im.fail(l.line, "draft: %v", err)
 			}
 		}
@@ -461,7 +508,8 @@ func (im *importer) createDrafts(ctx context.Context, rep *ImportReport, remap m
 		return nil
 	}
 	// A pipeline of two: each batch is prepared (checked, its records
-	// built) while the store writes the one before.
+	// built, and with a BulkPreparer its rows) while the store writes the
+	// one before.
 	var inflight chan error
 	var prev *batchWrites
 	finish := func() error {
@@ -473,6 +521,7 @@ func (im *importer) createDrafts(ctx context.Context, rep *ImportReport, remap m
 		return err
 	}
 	defer func() { _ = finish() }()
+	bp, _ := bc.(BulkPreparer)
 	for start := 0; start < len(drafts); start += importBatch {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -481,12 +530,24 @@ func (im *importer) createDrafts(ctx context.Context, rep *ImportReport, remap m
 		if err != nil {
 			return err
 		}
+		// The store's rows of this batch are built while it writes the
+		// previous one, when it can build them apart.
+		write := func() error { return bc.CreateEvaluations(ctx, b.writes) }
+		if bp != nil && len(b.writes) > 0 {
+			p, err := bp.PrepareEvaluations(b.writes)
+			write = func() error {
+				if err != nil {
+					return err
+				}
+				return p.Write(ctx)
+			}
+		}
 		if err := finish(); err != nil {
 			return err
 		}
 		if len(b.writes) > 0 {
 			inflight, prev = make(chan error, 1), b
-			go func() { inflight <- bc.CreateEvaluations(ctx, b.writes) }()
+			go func() { inflight <- write() }()
 		}
 	}
 	return finish()
@@ -595,7 +656,7 @@ func (im *importer) prepareBatch(ctx context.Context, rep *ImportReport, bc Bulk
 		rec := Record{ID: ids.New(ids.Niche), Status: StatusDraft, Revision: 1, CreatedAt: now, UpdatedAt: now}
 		e.applyDraft(ctx, &rec, d, l.op.Actor, now)
 		if d.Publish {
-			if err := e.checkFloor(d.SignalIDs, signals); err != nil {
+			if err := e.floorKeyed(d.SignalIDs, signals, e.capturedOnly(), im.pageKey); err != nil {
 				im.report(rep, l, "", "", err)
 				continue
 			}

@@ -302,6 +302,21 @@ type BulkCreator interface {
 	CreateEvaluations(ctx context.Context, ws []Write) error
 }
 
+// BulkPreparer is implemented by BulkCreators that build a batch's rows
+// apart from writing them (store/nichestore), so that Import builds the
+// next batch's rows while the store writes one.
+type BulkPreparer interface {
+	// PrepareEvaluations builds the rows of ws, the creations
+	// CreateEvaluations would write; nothing is written.
+	PrepareEvaluations(ws []Write) (PreparedBatch, error)
+}
+
+// PreparedBatch is a batch of creations built by a BulkPreparer.
+type PreparedBatch interface {
+	// Write writes the batch as CreateEvaluations would.
+	Write(ctx context.Context) error
+}
+
 // OperationRef is a recorded operation: its request hash, the evaluation
 // it wrote and that evaluation's current status.
 type OperationRef struct {

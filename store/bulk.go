@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -30,15 +31,35 @@ func (t *Tx) InsertRows(ctx context.Context, table string, cols []string, rows [
 	}
 	per := max(sqliteMaxVars/len(cols), 1)
 	row := "(" + Placeholders(len(cols)) + ")"
+	query := func(n int) string {
+		return `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES ` +
+			strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+	}
+	// The statement of a full chunk is prepared once and run for each
+	// (parsing a statement of a thousand rows' placeholders cost SQLite
+	// about a tenth of a bulk write when it was prepared for every chunk).
+	var full *sql.Stmt
+	if t.conn != nil && len(rows) >= 2*per {
+		var err error
+		if full, err = t.conn.PrepareContext(ctx, t.db.rebind(query(per))); err != nil {
+			return err
+		}
+		defer full.Close()
+	}
+	args := make([]any, 0, min(per, len(rows))*len(cols))
 	for start := 0; start < len(rows); start += per {
 		part := rows[start:min(start+per, len(rows))]
-		args := make([]any, 0, len(part)*len(cols))
+		args = args[:0]
 		for _, r := range part {
 			args = append(args, r...)
 		}
-		q := `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES ` +
-			strings.TrimSuffix(strings.Repeat(row+", ", len(part)), ", ")
-		if _, err := t.Exec(ctx, q, args...); err != nil {
+		var err error
+		if full != nil && len(part) == per {
+			_, err = full.ExecContext(ctx, args...)
+		} else {
+			_, err = t.Exec(ctx, query(len(part)), args...)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -92,4 +113,26 @@ func (db *DB) InBulkTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return fmt.Errorf("store: commit: %w", err)
 	}
 	return nil
+}
+
+// HasRawRows reports whether the driver can stream rows without
+// database/sql's conversions (EachRawRow).
+func (db *DB) HasRawRows() bool { return db.drv.RawRows != nil }
+
+// EachRawRow runs query (placeholders rebound) on a connection of the
+// reader pool and calls fn with each row's values in text format (valid
+// only during fn; NULL is nil). It is for reads of many rows, where
+// database/sql's conversion of each value into a new string or []byte
+// cost more than the read (a search index load: 1.5 million values at
+// 100,000 evaluations). It fails when the driver cannot (HasRawRows).
+func (db *DB) EachRawRow(ctx context.Context, query string, args []any, fn func(row [][]byte) error) error {
+	if db.drv.RawRows == nil {
+		return fmt.Errorf("store: the %s driver streams no raw rows", db.drv.Dialect)
+	}
+	conn, err := db.r.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: connection: %w", err)
+	}
+	defer conn.Close()
+	return db.drv.RawRows(ctx, conn, db.rebind(query), args, fn)
 }

@@ -129,6 +129,12 @@ type Driver struct {
 	// which is in a transaction (PostgreSQL COPY: the bulk import). Nil
 	// means prepared INSERTs.
 	CopyFrom func(ctx context.Context, conn *sql.Conn, table string, cols []string, rows [][]any) error
+	// RawRows, when set, runs query on conn and calls fn with each row's
+	// values in text format, as the driver received them (valid only
+	// during fn; NULL is nil), without converting them to database/sql
+	// values (PostgreSQL: the search index load). Nil means the caller
+	// scans with database/sql.
+	RawRows func(ctx context.Context, conn *sql.Conn, query string, args []any, fn func(row [][]byte) error) error
 }
 
 // DB is an open assay database.

@@ -78,13 +78,32 @@ func (ns *Store) CreateEvaluations(ctx context.Context, ws []niche.Write) error 
 	if len(ws) == 0 {
 		return nil
 	}
-	ops := make([]string, len(ws))
+	p, err := ns.PrepareEvaluations(ws)
+	if err != nil {
+		return err
+	}
+	return p.Write(ctx)
+}
+
+var _ niche.BulkPreparer = (*Store)(nil)
+
+// preparedBatch is a batch's rows built by PrepareEvaluations.
+type preparedBatch struct {
+	ns                         *Store
+	linked                     []string
+	evals, links, revs, opRows [][]any
+	ws                         []niche.Write
+	terms                      map[string]int
+}
+
+// PrepareEvaluations implements niche.BulkPreparer: the rows
+// CreateEvaluations writes for ws, built on up to four cores.
+func (ns *Store) PrepareEvaluations(ws []niche.Write) (niche.PreparedBatch, error) {
 	var linked []string
-	for i, w := range ws {
+	for _, w := range ws {
 		if w.OperationID == "" || w.ExpectedRevision != 0 || w.Record.Revision != 1 {
-			return errors.New("store: CreateEvaluations takes creations with an operation id")
+			return nil, errors.New("store: CreateEvaluations takes creations with an operation id")
 		}
-		ops[i] = w.OperationID
 		linked = append(linked, w.Record.SignalIDs...)
 	}
 	slices.Sort(linked)
@@ -108,7 +127,7 @@ func (ns *Store) CreateEvaluations(ctx context.Context, ws []niche.Write) error 
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return err
+		return nil, err
 	}
 	evals := make([][]any, 0, len(ws))
 	var links, revs, opRows [][]any
@@ -124,6 +143,12 @@ func (ns *Store) CreateEvaluations(ctx context.Context, ws []niche.Write) error 
 	slices.SortFunc(links, func(a, b []any) int {
 		return cmp.Or(strings.Compare(a[0].(string), b[0].(string)), strings.Compare(a[1].(string), b[1].(string)))
 	})
+	return &preparedBatch{ns: ns, linked: linked, evals: evals, links: links, revs: revs, opRows: opRows, ws: ws, terms: terms}, nil
+}
+
+// Write implements niche.PreparedBatch: the batch in one transaction.
+func (p *preparedBatch) Write(ctx context.Context) error {
+	ns, linked, evals, links, revs, opRows, ws, terms := p.ns, p.linked, p.evals, p.links, p.revs, p.opRows, p.ws, p.terms
 	err := ns.db.InBulkTx(ctx, func(tx *store.Tx) error {
 		// Operations first: a concurrent import of the same file waits
 		// here for this one (the unique key), then finds them recorded.

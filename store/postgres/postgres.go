@@ -30,7 +30,7 @@ import (
 // handles (see store.New).
 func Driver() store.Driver {
 	return store.Driver{Dialect: store.Postgres, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable, Listen: listen,
-		CopyFrom: copyFrom}
+		CopyFrom: copyFrom, RawRows: rawRows}
 }
 
 // Open connects to the PostgreSQL server at url (a pgx connection string,
@@ -99,6 +99,28 @@ func copyFrom(ctx context.Context, conn *sql.Conn, table string, cols []string, 
 		}
 		_, err := sc.Conn().CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
 		return err
+	})
+}
+
+// rawRows implements store.Driver.RawRows with pgx: every column in text
+// format, each row's values as pgx read them into its buffer.
+func rawRows(ctx context.Context, conn *sql.Conn, query string, args []any, fn func(row [][]byte) error) error {
+	return conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("store: raw rows: not a pgx connection (%T)", dc)
+		}
+		rows, err := sc.Conn().Query(ctx, query, append([]any{pgx.QueryResultFormats{pgx.TextFormatCode}}, args...)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := fn(rows.RawValues()); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
 	})
 }
 
