@@ -112,7 +112,7 @@ func defaultConfig() *Config {
 
 func main() {
 	cfg := defaultConfig()
-	scenarios := flag.String("scenarios", "load,crash,badinput", "comma-separated scenarios: load, soak, crash, badinput")
+	scenarios := flag.String("scenarios", "load,crash,badinput", "comma-separated scenarios: load, soak, crash, badinput, faults")
 	backends := flag.String("backends", "sqlite,postgres", "comma-separated backends for load and badinput: sqlite, postgres (postgres runs two instances; skipped without a URL)")
 	jsonOut := flag.String("json", "", "also write the reports as JSON to this file")
 	flag.StringVar(&cfg.Postgres, "postgres", os.Getenv("ASSAY_TEST_POSTGRES"), "PostgreSQL base URL (a fresh schema is created per scenario and dropped)")
@@ -233,8 +233,10 @@ func runScenario(ctx context.Context, cfg *Config, scenario, backend string) (*r
 		return runCrash(ctx, cfg)
 	case "badinput":
 		return runBadInput(ctx, cfg, backend, instances)
+	case "faults":
+		return runFaults(ctx, cfg, backend)
 	}
-	return nil, fmt.Errorf("unknown scenario %q (load, soak, crash, badinput)", scenario)
+	return nil, fmt.Errorf("unknown scenario %q (load, soak, crash, badinput, faults)", scenario)
 }
 
 // scenarioConfig is cfg as scenario runs it: soak is the load scenario with
