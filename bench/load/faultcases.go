@@ -191,7 +191,7 @@ func (e *faultEnv) runCase(ctx context.Context, fc faultCase) error {
 	if !killFrom.IsZero() {
 		from = killFrom
 	}
-	e.waitClosed(ctx, cs, from, bound)
+	e.waitClosed(ctx, fc.name, cs, from, bound)
 	e.judgeOrders(ctx, fc.name, "closed", true)
 	e.resendAll(ctx, fc.name, "closed", cs)
 	return nil
@@ -227,38 +227,59 @@ func (e *faultEnv) contract(fc faultCase, cs []*fcred, first []answer) {
 }
 
 // checkPendingRefs checks that the transaction hash of a
-// settlement_pending answer is stored on the order and listed by the
-// admin route while the order is open.
+// settlement_pending answer is stored on the order — by the call itself,
+// or at the latest by the resolver's first attempt (a /settle that the
+// server gave up on before the answer came names no hash) — and that
+// the admin route lists it with the open order.
 func checkPendingRefs(ctx context.Context, e *faultEnv, cs []*fcred, first []answer) {
+	pending := map[string]int{} // order id -> index in cs
+	for k, a := range first {
+		if a.err == nil && a.status == http.StatusAccepted {
+			pending[a.header.Get(httpgate.HeaderOrderID)] = k
+		}
+	}
+	stored := map[string]orderRow{}
+	deadline := time.Now().Add(closeBound())
+	for len(stored) < len(pending) && time.Now().Before(deadline) {
+		for id := range pending {
+			if o, ok, err := readOrder(ctx, e.db, id, e.ph); err == nil && ok && (o.SettlementRefs != "" || o.SettlementRef != "") {
+				stored[id] = o
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for id, k := range pending {
+		if _, ok := stored[id]; !ok {
+			e.blame(cs[k], "first", first[k], []violation{{Invariant: invContract, Order: id,
+				Seen: fmt.Sprintf("settlement_pending named a transaction, but the order stores none after %s", closeBound())}})
+		}
+	}
+	// Hashes are only ever added, and an order once closed stays closed:
+	// an order that stores one and is open in the admin list must show it.
 	listed, err := e.adminOpen(ctx, 0)
 	if err != nil {
 		e.st.fail("admin open orders", "%v", err)
 		return
 	}
-	for k, a := range first {
-		if a.err != nil || a.status != http.StatusAccepted {
+	for id, k := range pending {
+		refs, open := listed[id]
+		if _, ok := stored[id]; !ok {
 			continue
 		}
-		id := a.header.Get(httpgate.HeaderOrderID)
-		o, ok, err := readOrder(ctx, e.db, id, e.ph)
-		switch {
-		case err != nil || !ok:
-			e.blame(cs[k], "first", a, []violation{{Invariant: invContract, Order: id, Seen: fmt.Sprintf("order not readable: %v", err)}})
-		case o.SettlementRefs == "" && o.SettlementRef == "":
-			e.blame(cs[k], "first", a, []violation{{Invariant: invContract, Order: id,
-				Seen: "settlement_pending named a transaction, but the order stores none"}})
-		case listed[id] == nil && (o.Status == "settling" || o.Status == "processing"):
-			// Opened after the admin read: read it again.
-			again, err := e.adminOpen(ctx, 0)
-			if err == nil && len(again[id]) == 0 {
-				e.blame(cs[k], "first", a, []violation{{Invariant: invContract, Order: id,
-					Seen: "the admin route does not list the pending order's transaction"}})
-			}
-		case listed[id] != nil && len(listed[id]) == 0:
-			e.blame(cs[k], "first", a, []violation{{Invariant: invContract, Order: id,
+		if open && len(refs) == 0 {
+			e.blame(cs[k], "first", first[k], []violation{{Invariant: invContract, Order: id,
 				Seen: "the admin route lists the pending order without its transaction"}})
 		}
+		if !open {
+			if o, ok, err := readOrder(ctx, e.db, id, e.ph); err == nil && ok && (o.Status == "settling" || o.Status == "processing") {
+				e.blame(cs[k], "first", first[k], []violation{{Invariant: invContract, Order: id,
+					Seen: "the admin route does not list the open pending order"}})
+			}
+		}
 	}
+	e.mu.Lock()
+	e.pendingRefs += len(stored)
+	e.mu.Unlock()
 }
 
 // networkContract waits until every instance's /readyz says 503 (the
@@ -381,7 +402,7 @@ func (e *faultEnv) runConcurrent(ctx context.Context, fc faultCase) error {
 		return err
 	}
 	e.resendAll(ctx, fc.name, "healed", cs)
-	e.waitClosed(ctx, cs, time.Now(), closeBound())
+	e.waitClosed(ctx, fc.name, cs, time.Now(), closeBound())
 	e.judgeOrders(ctx, fc.name, "closed", true)
 	e.resendAll(ctx, fc.name, "closed", cs)
 	return nil

@@ -136,7 +136,14 @@ type faultEnv struct {
 	excused map[string]bool
 	// table is what the payers saw, per fault and phase.
 	table map[string]map[string]map[string]int
-	fatal error
+	// closedAfter is how long the fault's orders took to close after the
+	// wait began (absent: not within the bound).
+	closedAfter map[string]time.Duration
+	// took is how long each fault ran; pendingRefs counts the pending
+	// orders whose transaction hash was stored.
+	took        map[string]time.Duration
+	pendingRefs int
+	fatal       error
 }
 
 // faultReport adds the per-fault observations to a report.
@@ -156,7 +163,7 @@ func runFaults(ctx context.Context, cfg *Config, backend string) (*report, error
 	}
 	rep := &report{Scenario: "faults", Backend: backend, Instances: instances, Clients: faultBurst, Strict: cfg.Strict}
 	e := &faultEnv{cfg: cfg, backend: backend, st: newStats(), j: &judge{}, excused: map[string]bool{},
-		table: map[string]map[string]map[string]int{}, hc: newHTTPClient(2 * time.Minute)}
+		table: map[string]map[string]map[string]int{}, closedAfter: map[string]time.Duration{}, took: map[string]time.Duration{}, hc: newHTTPClient(2 * time.Minute)}
 	e.hc.Transport.(*http.Transport).MaxIdleConnsPerHost = 128
 	start := time.Now()
 	if err := e.setUp(ctx, instances); err != nil {
@@ -173,6 +180,7 @@ func runFaults(ctx context.Context, cfg *Config, backend string) (*report, error
 		if err := e.runCase(ctx, fc); err != nil {
 			return nil, fmt.Errorf("fault %s: %w", fc.name, err)
 		}
+		e.took[fc.name] = time.Since(t0)
 		fmt.Fprintf(cfg.Log, "  %s on %s: %s\n", fc.name, backend, time.Since(t0).Round(100*time.Millisecond))
 		if e.fatal != nil {
 			break
@@ -215,7 +223,12 @@ func runFaults(ctx context.Context, cfg *Config, backend string) (*report, error
 		}
 		s.Seen = e.describe(fc.name)
 		summaries = append(summaries, s)
-		rep.addFact("fault "+fc.name, "%d credentials, %d settled on the chain; seen: %s", s.Credits, s.Settled, s.Seen)
+		closed := "not within the bound"
+		if d, ok := e.closedAfter[fc.name]; ok {
+			closed = "after " + d.Round(100*time.Millisecond).String()
+		}
+		rep.addFact("fault "+fc.name, "%s; %d credentials, %d settled on the chain, orders closed %s; seen: %s",
+			e.took[fc.name].Round(100*time.Millisecond), s.Credits, s.Settled, closed, s.Seen)
 	}
 	counts := e.j.count()
 	var parts []string
@@ -223,6 +236,7 @@ func runFaults(ctx context.Context, cfg *Config, backend string) (*report, error
 		parts = append(parts, fmt.Sprintf("%q %d", inv, counts[inv]))
 	}
 	rep.addFact("violations", "%s", strings.Join(parts, ", "))
+	rep.addFact("pending transactions stored", "%d orders answered 202 under settlement_pending store the transaction hash", e.pendingRefs)
 	rep.addFact("chain", "%d transfers to the payee, %d payers", len(e.chain.Transfers()), len(settled))
 	rep.addFact("server logs", "%s", logs)
 	rep.Deliveries = len(settled)
@@ -629,16 +643,18 @@ func (e *faultEnv) openOrders(ctx context.Context, cs []*fcred) ([]orderRow, err
 }
 
 // waitClosed waits, without a request to the servers, until no order of
-// cs is open or bound has passed since from.
-func (e *faultEnv) waitClosed(ctx context.Context, cs []*fcred, from time.Time, bound time.Duration) {
+// cs is open or bound has passed since from, and notes how long it took.
+func (e *faultEnv) waitClosed(ctx context.Context, fault string, cs []*fcred, from time.Time, bound time.Duration) {
 	deadline := from.Add(bound)
 	for {
 		e.mu.Lock()
 		open, err := e.openOrders(ctx, cs)
-		e.mu.Unlock()
 		if err == nil && len(open) == 0 {
+			e.closedAfter[fault] = time.Since(from)
+			e.mu.Unlock()
 			return
 		}
+		e.mu.Unlock()
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return // judged by judgeOrders(closed)
 		}

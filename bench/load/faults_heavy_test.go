@@ -21,10 +21,12 @@ import (
 // settled in the end (a fault that settled nothing tested nothing).
 func TestFaults(t *testing.T) {
 	cfg := smallConfig(t)
+	// The subtests run in parallel, after this function returns: what they
+	// use is released by Cleanup, not defer.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	cleanup, err := prepare(ctx, cfg)
-	defer cleanup()
+	t.Cleanup(cleanup)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,15 @@
 //     route /v1/capabilities lists. Asserts no 5xx, no panic in the server
 //     log, no stored row changed except where a request was accepted, and
 //     a healthy server afterwards.
+//   - faults: the server in production mode (SQLite with the chain's
+//     RPC; two PostgreSQL instances without) against a facilitator of an
+//     in-memory chain that fails at /verify, /settle and /supported in
+//     every way real ones do, single calls and bursts, re-sent while the
+//     fault holds, after it healed, after the resolver's bound and after a
+//     restart (faults.go). Asserts nothing delivered unpaid, nothing
+//     settled twice, no order open after healing, every settled payer
+//     recovers its answer, every refusal names its reason, concurrent
+//     copies of a credential never refused (faultcheck.go).
 //
 // Each scenario prints a summary table: requests, throughput, p50/p99 per
 // route class, answers by status, deliveries and memory. The exit status
@@ -205,7 +214,11 @@ func run(ctx context.Context, cfg *Config, scenarios, backends []string) ([]*rep
 				fmt.Fprintf(cfg.Log, "%s on postgres: SKIPPED (set ASSAY_TEST_POSTGRES or -postgres)\n", sc)
 				continue
 			}
-			fmt.Fprintf(cfg.Log, "running %s on %s (%s, %d clients) …\n", sc, b, scenarioConfig(cfg, sc).Duration, cfg.Clients)
+			if sc == "faults" {
+				fmt.Fprintf(cfg.Log, "running faults on %s …\n", b)
+			} else {
+				fmt.Fprintf(cfg.Log, "running %s on %s (%s, %d clients) …\n", sc, b, scenarioConfig(cfg, sc).Duration, cfg.Clients)
+			}
 			rep, err := runScenario(ctx, cfg, sc, b)
 			if err != nil {
 				return reps, fmt.Errorf("%s on %s: %w", sc, b, err)
