@@ -48,6 +48,7 @@ type front struct {
 	verifyDelay time.Duration
 	barrier     *verifyBarrier
 	calls       map[string]map[string]int // path -> authorization -> calls
+	abandoned   map[string]map[string]int // calls the caller gave up on before the answer
 	closed      bool
 }
 
@@ -66,7 +67,7 @@ func startFront(upstream string) (*front, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &front{upstream: strings.TrimRight(upstream, "/"), addr: ln.Addr().String(), calls: map[string]map[string]int{},
+	f := &front{upstream: strings.TrimRight(upstream, "/"), addr: ln.Addr().String(), calls: map[string]map[string]int{}, abandoned: map[string]map[string]int{},
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}}}
 	f.serveLocked(ln)
 	return f, nil
@@ -220,6 +221,25 @@ func (f *front) callsOf(path, key string) int {
 	return f.calls[path][key]
 }
 
+// abandonedOf returns how many calls of path naming the authorization
+// key the caller gave up on before the answer (its timeout): on a loaded
+// machine a /verify the server gave up on explains a 503.
+func (f *front) abandonedOf(path, key string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.abandoned[path][key]
+}
+
+// gaveUp notes a call its caller abandoned.
+func (f *front) gaveUp(r *http.Request, body []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.abandoned[r.URL.Path] == nil {
+		f.abandoned[r.URL.Path] = map[string]int{}
+	}
+	f.abandoned[r.URL.Path][authKey(body)]++
+}
+
 // handle forwards one call, applying the delay and the barrier.
 func (f *front) handle(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
@@ -256,6 +276,7 @@ func (f *front) handle(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(delay):
 		case <-r.Context().Done():
+			f.gaveUp(r, body)
 			return
 		}
 	}
@@ -267,6 +288,9 @@ func (f *front) handle(w http.ResponseWriter, r *http.Request) {
 	req.Header = r.Header.Clone()
 	res, err := f.client.Do(req)
 	if err != nil {
+		if r.Context().Err() != nil {
+			f.gaveUp(r, body)
+		}
 		resetConn(w)
 		return
 	}
@@ -282,6 +306,7 @@ func (f *front) handle(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-b.release:
 		case <-r.Context().Done():
+			f.gaveUp(r, body)
 			return
 		}
 		w.Header().Set("Connection", "close")
@@ -294,6 +319,9 @@ func (f *front) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(res.StatusCode)
 	_, _ = w.Write(out)
+	if r.Context().Err() != nil {
+		f.gaveUp(r, body)
+	}
 }
 
 // resetConn ends a call without an answer: the connection is reset.

@@ -282,6 +282,13 @@ func TestFrontVerifyDelay(t *testing.T) {
 	if n := len(fac.Calls("/verify")); n != 0 {
 		t.Fatalf("the delayed /verify reached the facilitator %d times", n)
 	}
+	// The proxy learns that its caller gave up when the connection closes.
+	for deadline := time.Now().Add(10 * time.Second); f.abandonedOf("/verify", "0xabc/0x09") == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the abandoned /verify was not counted")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	// /settle is not delayed.
 	if res, _, err := post(context.Background(), hc, f.URL()+"/settle", facilitatorBody("0xabc", "0x09")); err != nil || res.StatusCode != 200 {
 		t.Fatalf("settle during a verify delay: %v %v", err, res)
