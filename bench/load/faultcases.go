@@ -403,10 +403,22 @@ func (e *faultEnv) runConcurrent(ctx context.Context, fc faultCase) error {
 		wg.Wait()
 		key := strings.ToLower(c.cred.Nonce)
 		// A call the server gave up on (its timeout, on a loaded machine)
-		// is tried again by design: /verify by the next copy, /settle by
-		// the resolver.
+		// is tried again by design: /verify by its retry or the next copy,
+		// /settle by the resolver.
 		v := e.front.callsOf("/verify", key) - e.front.abandonedOf("/verify", key)
 		s := e.front.callsOf("/settle", key) - e.front.abandonedOf("/settle", key)
+		orders := 0
+		if rows, err := readOrders(ctx, e.db); err == nil {
+			for _, o := range rows {
+				if o.ReservationKey == c.cred.OrderKey {
+					orders++
+				}
+			}
+		}
+		if orders != 1 {
+			e.j.add(violation{Invariant: invConcurrent, Fault: fc.name, Backend: e.backend, Phase: "concurrent", Route: c.route,
+				Protocol: c.cred.Protocol, Payer: c.payer(), Seen: fmt.Sprintf("100 copies opened %d orders, want one", orders)})
+		}
 		if v != 1 || s != 1 {
 			e.j.add(violation{Invariant: invConcurrent, Fault: fc.name, Backend: e.backend, Phase: "concurrent", Route: c.route,
 				Protocol: c.cred.Protocol, Payer: c.payer(), Seen: fmt.Sprintf("100 copies reached the facilitator %d times at /verify and %d at /settle, want once each", v, s)})

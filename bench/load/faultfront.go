@@ -49,7 +49,11 @@ type front struct {
 	barrier     *verifyBarrier
 	calls       map[string]map[string]int // path -> authorization -> calls
 	abandoned   map[string]map[string]int // calls the caller gave up on before the answer
-	closed      bool
+	// slowAfter: a call answered this long after it arrived may have
+	// outlasted its caller's timeout (the answer in flight as it gave up);
+	// it counts as abandoned. Zero: never.
+	slowAfter time.Duration
+	closed    bool
 }
 
 // verifyBarrier holds /verify answers until n calls arrived or the window
@@ -222,8 +226,9 @@ func (f *front) callsOf(path, key string) int {
 }
 
 // abandonedOf returns how many calls of path naming the authorization
-// key the caller gave up on before the answer (its timeout): on a loaded
-// machine a /verify the server gave up on explains a 503.
+// key the caller gave up on before the answer (its timeout), or may have
+// (answered after slowAfter): on a loaded machine a /verify the server
+// gave up on explains a 503, and its retry a second call.
 func (f *front) abandonedOf(path, key string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -242,6 +247,7 @@ func (f *front) gaveUp(r *http.Request, body []byte) {
 
 // handle forwards one call, applying the delay and the barrier.
 func (f *front) handle(w http.ResponseWriter, r *http.Request) {
+	arrived := time.Now()
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
 		resetConn(w)
@@ -319,7 +325,10 @@ func (f *front) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(res.StatusCode)
 	_, _ = w.Write(out)
-	if r.Context().Err() != nil {
+	f.mu.Lock()
+	slow := f.slowAfter > 0 && time.Since(arrived) >= f.slowAfter
+	f.mu.Unlock()
+	if r.Context().Err() != nil || slow {
 		f.gaveUp(r, body)
 	}
 }

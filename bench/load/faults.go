@@ -263,6 +263,7 @@ func (e *faultEnv) setUp(ctx context.Context, instances int) error {
 	if e.front, err = startFront(e.fac.URL); err != nil {
 		return err
 	}
+	e.front.slowAfter = faultFacilitatorTimeout * 9 / 10
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
