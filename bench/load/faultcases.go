@@ -382,6 +382,15 @@ func (e *faultEnv) killDuringSettle(ctx context.Context, burst []*fcred) time.Ti
 // (a fresh credential each), with /verify delayed: no copy may get a 402,
 // and the facilitator must see the payment once.
 func (e *faultEnv) runConcurrent(ctx context.Context, fc faultCase) error {
+	// The servers run this fault with a facilitator timeout far above the
+	// delay: on a loaded machine a /verify that outlasts 1 s is retried by
+	// the server's client (by design: /verify is idempotent), and that
+	// retry cannot be told from a second copy reaching the facilitator.
+	e.setServerEnv("ASSAY_FACILITATOR_TIMEOUT", "10s")
+	defer e.setServerEnv("ASSAY_FACILITATOR_TIMEOUT", faultFacilitatorTimeout.String())
+	if err := e.restart(ctx, false); err != nil {
+		return err
+	}
 	if err := fc.start(e); err != nil {
 		return err
 	}

@@ -149,13 +149,15 @@ type faultEnv struct {
 	fatal        error
 }
 
-// faultReport adds the per-fault observations to a report.
+// faultSummary is what one fault's payers saw.
 type faultSummary struct {
-	Fault   string         `json:"fault"`
-	Credits int            `json:"credentials"`
-	Settled int            `json:"settled"`
-	Phases  map[string]int `json:"-"`
-	Seen    string         `json:"seen"`
+	Fault string `json:"fault"`
+	// Credits is the number of credentials (payments) the fault made,
+	// Settled how many of them are on the chain at the end.
+	Credits int `json:"credentials"`
+	Settled int `json:"settled"`
+	// Seen lists, per phase, the answers (status, replay, 402 reason).
+	Seen string `json:"seen"`
 }
 
 // runFaults runs the faults scenario on one backend.
@@ -263,7 +265,9 @@ func (e *faultEnv) setUp(ctx context.Context, instances int) error {
 	if e.front, err = startFront(e.fac.URL); err != nil {
 		return err
 	}
-	e.front.slowAfter = faultFacilitatorTimeout * 9 / 10
+	// The server's timeout runs from before the call reaches the proxy:
+	// on a loaded machine, half of it is already suspect.
+	e.front.slowAfter = faultFacilitatorTimeout / 2
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -683,6 +687,17 @@ func (e *faultEnv) restart(ctx context.Context, kill bool) error {
 		e.st.fail("graceful stop", "%v", err)
 	}
 	return e.cl.start(ctx, e.cfg.StartTimeout)
+}
+
+// setServerEnv sets an environment variable of every instance, from
+// its next start.
+func (e *faultEnv) setServerEnv(k, v string) {
+	for _, p := range e.cl.procs {
+		p.mu.Lock()
+		env := slices.DeleteFunc(slices.Clone(p.env), func(kv string) bool { return strings.HasPrefix(kv, k+"=") })
+		p.env = append(env, k+"="+v)
+		p.mu.Unlock()
+	}
 }
 
 // healAll heals the facilitator and the proxy.
