@@ -111,6 +111,13 @@ func (c *fcred) saw(phase string, a answer) {
 	c.seen = append(c.seen, phase+":"+s)
 }
 
+// history lists what the payer saw so far.
+func (c *fcred) history() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.seen, " ")
+}
+
 // faultEnv is one backend's run of the faults scenario.
 type faultEnv struct {
 	cfg     *Config
@@ -574,7 +581,7 @@ func (e *faultEnv) resendAll(ctx context.Context, fault, phase string, cs []*fcr
 		}
 		if a.err != nil || a.status != http.StatusOK || a.header.Get(httpgate.HeaderReplay) != "true" || a.header.Get(httpgate.HeaderReceiptID) == "" {
 			e.blame(c, phase, a, []violation{{Invariant: invRecover,
-				Seen: fmt.Sprintf("paid on the chain, re-sent after the resolver's bound: %s", describeAnswer(a))}})
+				Seen: fmt.Sprintf("paid on the chain, re-sent after the resolver's bound: %s (answers so far: %s)", describeAnswer(a), c.history())}})
 		}
 	}
 }
