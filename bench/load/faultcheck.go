@@ -241,6 +241,20 @@ type orderRow struct {
 const orderColumns = `id, status, reservation_key, payer, offer_id, protocol, settlement_ref, settlement_refs,
 	result_kind, result_id, result_sha256, COALESCE(receipt_id, ''), amount_microusd`
 
+// orderColumnsBefore16 reads a schema older than migration 0016 (no
+// settlement_refs): the suite can judge a server from before settlement
+// resolution existed, to show what it catches.
+const orderColumnsBefore16 = `id, status, reservation_key, payer, offer_id, protocol, settlement_ref, '' AS settlement_refs,
+	result_kind, result_id, result_sha256, COALESCE(receipt_id, ''), amount_microusd`
+
+// columnsFor returns the column list the schema of db has.
+func columnsFor(ctx context.Context, db *sql.DB) string {
+	if _, err := db.ExecContext(ctx, "SELECT settlement_refs FROM payment_orders WHERE 1 = 0"); err != nil {
+		return orderColumnsBefore16
+	}
+	return orderColumns
+}
+
 func scanOrder(rows interface{ Scan(...any) error }) (orderRow, error) {
 	var o orderRow
 	err := rows.Scan(&o.ID, &o.Status, &o.ReservationKey, &o.Payer, &o.OfferID, &o.Protocol, &o.SettlementRef, &o.SettlementRefs,
@@ -250,7 +264,7 @@ func scanOrder(rows interface{ Scan(...any) error }) (orderRow, error) {
 
 // readOrders reads every order (read-only).
 func readOrders(ctx context.Context, db *sql.DB) ([]orderRow, error) {
-	rows, err := db.QueryContext(ctx, "SELECT "+orderColumns+" FROM payment_orders ORDER BY created_at, id")
+	rows, err := db.QueryContext(ctx, "SELECT "+columnsFor(ctx, db)+" FROM payment_orders ORDER BY created_at, id")
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +282,7 @@ func readOrders(ctx context.Context, db *sql.DB) ([]orderRow, error) {
 
 // readOrder reads one order (read-only); ok is false when it is unknown.
 func readOrder(ctx context.Context, db *sql.DB, id string, placeholder string) (orderRow, bool, error) {
-	o, err := scanOrder(db.QueryRowContext(ctx, "SELECT "+orderColumns+" FROM payment_orders WHERE id = "+placeholder, id))
+	o, err := scanOrder(db.QueryRowContext(ctx, "SELECT "+columnsFor(ctx, db)+" FROM payment_orders WHERE id = "+placeholder, id))
 	if err == sql.ErrNoRows {
 		return o, false, nil
 	}
