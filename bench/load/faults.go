@@ -188,6 +188,9 @@ func runFaults(ctx context.Context, cfg *Config, backend string) (*report, error
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if len(cfg.Faults) > 0 && !slices.Contains(cfg.Faults, fc.name) {
+			continue
+		}
 		t0 := time.Now()
 		if err := e.runCase(ctx, fc); err != nil {
 			return nil, fmt.Errorf("fault %s: %w", fc.name, err)
@@ -224,6 +227,9 @@ func runFaults(ctx context.Context, cfg *Config, backend string) (*report, error
 		settled[strings.ToLower(tx.Authorization.From.Hex())] = true
 	}
 	for _, fc := range faultCases() {
+		if len(cfg.Faults) > 0 && !slices.Contains(cfg.Faults, fc.name) {
+			continue
+		}
 		s := faultSummary{Fault: fc.name}
 		for _, c := range e.allCreds() {
 			if c.fault == fc.name {
@@ -249,6 +255,9 @@ func runFaults(ctx context.Context, cfg *Config, backend string) (*report, error
 	}
 	rep.addFact("violations", "%s", strings.Join(parts, ", "))
 	rep.addFact("first answers excused", "%d answered 503 because the server gave up on a slow /verify (the fault not reached)", e.excusedFirst)
+	if backend == backendPostgres {
+		rep.addFact("orders a SIGKILL left processing", "%d (on PostgreSQL an instance fails them only after the 10-minute stale window, which the suite does not wait out: excused from invariant 3)", len(e.excused))
+	}
 	rep.addFact("pending transactions stored", "%d orders answered 202 under settlement_pending store the transaction hash", e.pendingRefs)
 	rep.addFact("chain", "%d transfers to the payee, %d payers", len(e.chain.Transfers()), len(settled))
 	rep.addFact("server logs", "%s", logs)
@@ -517,8 +526,12 @@ func (e *faultEnv) probeReads(ctx context.Context, c *fcred, phase string, i int
 	if o, ok, err := readOrder(ctx, e.db, id, e.ph); err == nil && ok && o.ResultKind != "" && o.ResultID != "" && c.route == "claims quick" {
 		paths = append(paths, "/v1/claims/verifications/"+o.ResultID)
 	}
-	for _, p := range paths {
-		a := doFault(ctx, e.hc, e.st, "read with the order token", e.base(i), http.MethodGet, p, nil, h)
+	for k, p := range paths {
+		class := "read: order result, with the token"
+		if k > 0 {
+			class = "read: verification, with the token"
+		}
+		a := doFault(ctx, e.hc, e.st, class, e.base(i), http.MethodGet, p, nil, h)
 		if a.err != nil || a.status != http.StatusOK {
 			if a.err == nil && a.status >= 500 && a.status != http.StatusServiceUnavailable {
 				e.blame(c, phase, a, []violation{{Invariant: inv5xx, Order: id, Seen: fmt.Sprintf("GET %s: %d %s", p, a.status, snippet(a.body))}})

@@ -98,6 +98,8 @@ type Config struct {
 	RaceServer bool
 	// Strict makes known defects of the server (README.md) fail.
 	Strict bool
+	// Faults selects faults of the faults scenario by name (empty: all).
+	Faults []string
 }
 
 // defaultConfig is the full-size configuration.
@@ -138,8 +140,10 @@ func main() {
 	flag.BoolVar(&cfg.RaceServer, "race-server", false, "build the server with the race detector (reports fail the run)")
 	flag.BoolVar(&cfg.Strict, "strict", cfg.Strict, "fail when a defect listed in bench/load/README.md comes back (false: report it apart)")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep data directories and server logs")
+	faults := flag.String("faults", "", "comma-separated faults of the faults scenario (default: all; see bench/load/faultcases.go)")
 	flag.Parse()
 
+	cfg.Faults = splitList(*faults)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	reps, err := run(ctx, cfg, splitList(*scenarios), splitList(*backends))
