@@ -72,9 +72,36 @@
 //     official_only requires at least one allowedDomains entry.
 //   - freshnessHours is enforced on publishedAt (see Freshness) and bounds
 //     the optional result cache; null means no freshness requirement.
-//   - The deadline of one verification is 120 s (Options.Timeout); provider
-//     and snapshots share it. A timed-out call stores nothing (ErrTimeout).
+//   - The deadline of one verification is 120 s (Options.Timeout): the
+//     provider must answer by then. A call whose provider did not answer
+//     in time stores nothing (ErrTimeout). See Deadline budget for the
+//     checks of an answer that arrives just before it.
 //   - Results are kept 30 days (Options.Retention, PurgeExpired).
+//
+// # Deadline budget
+//
+// A provider answer that arrives before the deadline is never thrown away
+// for lack of time to check it. The interface document left two ways open:
+// reserve checking time inside the deadline (end every provider call
+// early enough), or give the checks a bounded grace past it, as storing
+// has. The grace is chosen (Options.CheckGrace, 15 s: a capture's budget):
+// the provider call is the slow and costly part, and a reserve would cut
+// short, and waste, every answer that comes late in the deadline (on a 60 s
+// deadline with a 15 s reserve, an answer streamed at 59.5 s would be
+// cancelled at 45 s, its cost spent for nothing), while a grace only
+// lengthens the few calls that answer late, by at most the grace. So the
+// providers end at the deadline; the captures (early ones included) and
+// quote checks of an answer in by then may run until the deadline plus the
+// grace; a caller whose deadline passes while its answer is being checked
+// waits for the checks (a caller that went away does not); and if the
+// checks still do not finish, the answer is delivered with the pages it
+// could not fetch unchecked (a limitation says so) instead of failing.
+// A host therefore gives a verification Timeout plus CheckGrace
+// (Engine.CheckGrace): sell's claim offers take that long as their work
+// timeout, so that payment challenges stay valid through it. Lookups and
+// connects of the captures are bounded well below a capture's budget by
+// the snapshot package (a dropped DNS query is asked again after 1 s).
+// bench/deadline measures it.
 //
 // # Reconciliation
 //

@@ -30,6 +30,14 @@ type Options struct {
 	// Timeout is the deadline of one verification, provider and snapshots
 	// included. Zero means DefaultTimeout (120 s).
 	Timeout time.Duration
+	// CheckGrace is how long the quote checks (page fetches, snapshots) of
+	// a provider answer that arrived before the deadline may run past it:
+	// the answer is never thrown away for lack of time to check it (see
+	// "Deadline budget" in the package documentation). Zero means
+	// DefaultCheckGrace (15 s); negative means none: the checks end at the
+	// deadline and a verification whose checks did not finish fails with
+	// ErrTimeout (the behaviour bench/deadline measures as its baseline).
+	CheckGrace time.Duration
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
 	// OfficialDomains, NewsDomains, AcademicDomains and VendorDomains add
@@ -125,13 +133,17 @@ type Engine struct {
 	log       *slog.Logger
 	now       func() time.Time
 	timeout   time.Duration
+	grace     time.Duration // CheckGrace; negative: none
 	wait      time.Duration
 	retention time.Duration
 	cache     bool
 	observer  Observer
 	cls       *classifier
 	flights   singleflight.Group
-	recent    recentResults
+	// answered holds, by flight key, a channel closed once the flight's
+	// provider answered (see collapse).
+	answered sync.Map
+	recent   recentResults
 }
 
 // recentResults keeps the last stored results in memory, by verification
@@ -194,7 +206,7 @@ func New(provider SearchProvider, store Store, snapshots Snapshotter, opts *Opti
 		}
 	}
 	e := &Engine{providers: provs, store: store, snaps: snapshots, log: o.Logger, now: o.Now,
-		timeout: o.Timeout, wait: o.IdempotencyWait, retention: o.Retention, cache: o.ResultCache, cls: newClassifier(&o),
+		timeout: o.Timeout, grace: o.CheckGrace, wait: o.IdempotencyWait, retention: o.Retention, cache: o.ResultCache, cls: newClassifier(&o),
 		observer: o.Observer}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -208,11 +220,24 @@ func New(provider SearchProvider, store Store, snapshots Snapshotter, opts *Opti
 	if e.wait == 0 {
 		e.wait = DefaultIdempotencyWait
 	}
+	if e.grace == 0 {
+		e.grace = DefaultCheckGrace
+	}
 	if e.retention <= 0 {
 		e.retention = DefaultRetention
 	}
 	return e, nil
 }
+
+// DefaultCheckGrace is Options.CheckGrace's default: a capture's budget
+// (snapshot.DefaultCaptureTimeout).
+const DefaultCheckGrace = 15 * time.Second
+
+// CheckGrace returns how long the checks of an answer may run past the
+// deadline (0 when they may not): a verification's work takes at most
+// Timeout plus CheckGrace, and a host that sells it must give it that
+// long (and its payment challenges must stay valid that long).
+func (e *Engine) CheckGrace() time.Duration { return max(e.grace, 0) }
 
 // Timeout returns the deadline of one verification.
 func (e *Engine) Timeout() time.Duration { return e.timeout }
@@ -558,7 +583,12 @@ func (e *Engine) collapse(ctx context.Context, eff *Effective, hash string) (c *
 	ch := e.flights.DoChan(key, func() (any, error) {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.timeout)
 		defer cancel()
-		c, err := e.compute(wctx, eff)
+		dl, _ := wctx.Deadline()
+		st := &flightState{answered: make(chan struct{}), deadline: dl}
+		e.answered.Store(key, st)
+		defer e.answered.Delete(key)
+		var once sync.Once
+		c, err := e.compute(wctx, eff, func() { once.Do(func() { close(st.answered) }) })
 		if c == nil {
 			c = &computed{}
 		}
@@ -571,19 +601,79 @@ func (e *Engine) collapse(ctx context.Context, eff *Effective, hash string) (c *
 		}
 		return c, err
 	})
-	select {
-	case r := <-ch:
+	result := func(r singleflight.Result) (*computed, ProviderUsage, bool, error) {
 		c := r.Val.(*computed)
 		usage, carried := c.flight.take(c.flight == mine)
 		if r.Err != nil {
 			return nil, usage, carried, r.Err
 		}
 		return c, usage, carried, nil
+	}
+	select {
+	case r := <-ch:
+		return result(r)
 	case <-ctx.Done():
+		// The deadline passed while the answer, which arrived before it,
+		// is being checked: wait for the checks (bounded by the grace),
+		// never throw the answer away. A caller that went away does not
+		// wait.
+		if e.grace > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && e.answeredInTime(key) {
+			t := time.NewTimer(e.grace + time.Second)
+			defer t.Stop()
+			select {
+			case r := <-ch:
+				return result(r)
+			case <-t.C:
+			}
+		}
 		// Harmless when this caller did not start the work: nothing
 		// points to its flight.
 		usage, carried := mine.leave()
 		return nil, usage, carried, ctx.Err()
+	}
+}
+
+// answerSlack is how long past a flight's deadline a caller still waits
+// for its provider's answer to be noticed.
+const answerSlack = time.Second
+
+// flightState is what a collapsed computation tells callers whose own
+// deadline passed: whether its provider answered, and by when it must.
+type flightState struct {
+	answered chan struct{} // closed once a provider answered
+	deadline time.Time     // the providers' deadline
+}
+
+// answeredInTime reports whether the flight of key has its provider
+// answer, waiting for it until the flight's own deadline: a flight starts
+// a little after its first caller, so its provider may answer in its time
+// just after that caller's deadline. A flight no longer listed has
+// finished (its result is on its way to the callers): true.
+func (e *Engine) answeredInTime(key string) bool {
+	v, ok := e.answered.Load(key)
+	if !ok {
+		return true
+	}
+	st := v.(*flightState)
+	// A provider call that returned its answer just as the deadline
+	// passed may be noticed a moment later on a busy machine: allow for
+	// that (answerSlack).
+	wait := time.Until(st.deadline.Add(answerSlack))
+	if wait <= 0 {
+		select {
+		case <-st.answered:
+			return true
+		default:
+			return false
+		}
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-st.answered:
+		return true
+	case <-t.C:
+		return false
 	}
 }
 
@@ -613,12 +703,17 @@ func (e *Engine) providerQuery(eff *Effective, caps ProviderCapabilities) (*Prov
 }
 
 // compute asks the tier's providers, reconciles, snapshots and judges
-// (merging by the corroboration rules when more than one answered).
-func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error) {
-	early := e.newEarly(ctx, eff)
+// (merging by the corroboration rules when more than one answered);
+// answered is called as soon as a provider has answered. The providers end at
+// ctx's deadline; the captures (early ones included) and quote checks may
+// run CheckGrace past it (checkContext).
+func (e *Engine) compute(ctx context.Context, eff *Effective, answered func()) (*computed, error) {
+	cctx, cancel := e.checkContext(ctx)
+	defer cancel()
+	early := e.newEarly(cctx, eff)
 	defer early.stop()
 	reportStage(ctx, StageSearching)
-	answers := e.ask(ctx, eff, e.providersFor(eff.Tier.Name), early)
+	answers := e.ask(ctx, eff, e.providersFor(eff.Tier.Name), early, answered)
 	early.close()
 	failed := &computed{}
 	for _, a := range answers {
@@ -659,7 +754,7 @@ func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error)
 		d.checkLimit = shareOf(eff.Tier.MaxSnapshots, i, len(ok))
 		drafts = append(drafts, d)
 	}
-	if err := e.checkQuotes(ctx, drafts, early); err != nil {
+	if err := e.checkQuotes(cctx, drafts, early); err != nil {
 		return failed, err
 	}
 	var res *Result
@@ -669,6 +764,18 @@ func (e *Engine) compute(ctx context.Context, eff *Effective) (*computed, error)
 		res = corroborate(eff, drafts, ok)
 	}
 	return &computed{result: res, pages: drafts[0].pageIDs, usage: failed.usage, calls: failed.calls}, nil
+}
+
+// checkContext is the context of the captures and quote checks of one
+// computation: ctx's deadline plus the grace, detached from ctx's own
+// end (ctx is the computation's, already detached from the callers). With
+// no grace it is ctx.
+func (e *Engine) checkContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if e.grace <= 0 || !ok {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), dl.Add(e.grace))
 }
 
 // answer is one provider's outcome.
@@ -687,7 +794,7 @@ type answer struct {
 // With several providers each call ends at three quarters of the time
 // left (see providerShare), so that one provider that hangs cannot take
 // the others' answer down with it.
-func (e *Engine) ask(ctx context.Context, eff *Effective, provs []SearchProvider, early *early) []*answer {
+func (e *Engine) ask(ctx context.Context, eff *Effective, provs []SearchProvider, early *early, answered func()) []*answer {
 	out := make([]*answer, len(provs))
 	if len(provs) > 1 {
 		if dl, ok := ctx.Deadline(); ok {
@@ -707,6 +814,11 @@ func (e *Engine) ask(ctx context.Context, eff *Effective, provs []SearchProvider
 			resp, err := p.Search(ctx, q)
 			a := &answer{name: p.Name(), caps: caps, notes: notes, resp: resp, usage: e.usage(p, resp, caps)}
 			a.err = e.providerErr(ctx, p, resp, err)
+			if a.err == nil && answered != nil {
+				// Said at once, from the goroutine the answer came back
+				// on: callers whose deadline passes now wait for it.
+				answered()
+			}
 			if a.err == nil && resp.Provider != "" {
 				a.name = clean(resp.Provider)
 			}
@@ -835,8 +947,14 @@ func (e *Engine) checkQuotes(ctx context.Context, drafts []*draft, early *early)
 	}
 	snaps, err := capture(ctx, urls)
 	switch {
-	case ctx.Err() != nil:
+	case ctx.Err() != nil && e.grace <= 0:
 		return fmt.Errorf("%w: snapshots did not finish in time", ErrTimeout)
+	case ctx.Err() != nil && (err != nil || len(snaps) != len(urls)):
+		// The grace ran out too: the answer stands, unchecked.
+		each(func(d *draft) {
+			d.uncheckable(urls, "the pages could not be fetched in time")
+			d.limit("The cited pages could not be fetched within the time left after the answer (the deadline and its %s grace); no excerpt could be checked.", e.grace)
+		})
 	case errors.Is(err, snapshot.ErrUnavailable):
 		// The captures could not be stored: the verification fails (503,
 		// never charged) rather than cite snapshots that were not kept.

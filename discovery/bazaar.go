@@ -69,7 +69,7 @@ func (b *Bazaar) Extensions(offer payment.Offer, _ payment.Resource) map[string]
 func (b *Bazaar) describe(s route.Host, offer payment.Offer) map[string]json.RawMessage {
 	var r *route.Route
 	for _, rt := range s.Routes() {
-		if rt.Offer != nil && rt.Offer.ID == offer.ID && !rt.Admin {
+		if rt.Offer != nil && rt.Offer.ID == offer.ID && rt.Published() {
 			r = rt
 			break
 		}

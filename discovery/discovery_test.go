@@ -160,7 +160,7 @@ func TestManifestOffersAndTransports(t *testing.T) {
 		{"claims-verify-standard-card", "claims.verify.standard", "0.5", "mpp/stripe/USD"},
 		{"claims-verify-quick-call", "claims.verify.quick", "0.02", usdc},
 		{"claims-verify-quick-card", "claims.verify.quick", "0.5", "mpp/stripe/USD"},
-		{"mcp-verify-claim-call", "mcp.verify_claim", "0.05", "x402/eip155:8453/USDC"},
+		{"mcp-verify-claim-call", "mcp.verify_claim", "0.05", "x402/eip155:8453/USDC,mpp/eip155:8453/USDC"},
 		{"a2a-send-message-call", "a2a.send-message", "0.05", usdc},
 		{"a2a-send-message-card", "a2a.send-message", "0.5", "mpp/stripe/USD"},
 	}
@@ -171,7 +171,7 @@ func TestManifestOffersAndTransports(t *testing.T) {
 	for _, tr := range m.Transports {
 		auth = append(auth, tr.Type+"="+tr.Authorization)
 	}
-	if d := cmp.Diff([]string{"http=signed-request", "mcp=x402", "a2a=x402-or-mpp"}, auth); d != "" {
+	if d := cmp.Diff([]string{"http=signed-request", "mcp=x402-or-mpp", "a2a=x402-or-mpp"}, auth); d != "" {
 		t.Errorf("transports (-want +got):\n%s", d)
 	}
 	if m.Operations[0].Path != "/web-evidence/v1/claims/verify" {

@@ -62,9 +62,10 @@
 //     additively; manifestVersion stays "0.1". Values: none (no credential),
 //     oauth2 (an OAuth 2 access token), bearer (a static bearer token),
 //     signed-request (every paid call carries a signed payment credential,
-//     x402 or MPP, in its HTTP headers), x402 (x402 only, e.g. MCP
-//     _meta["x402/payment"]), mpp (an MPP Payment credential only),
-//     x402-or-mpp (either, at the HTTP layer, as for A2A).
+//     x402 or MPP, in its HTTP headers), x402 (x402 only), mpp (an MPP
+//     Payment credential only), x402-or-mpp (either: at the HTTP layer,
+//     as for A2A, or in the MCP call's _meta, "x402/payment" or
+//     "org.paymentauth/credential").
 //   - mcp-server.schema.json: the registry's rules for server.json (name
 //     with exactly one "/", description of 1–100 characters, an exact
 //     version — no ranges, no "latest" —, remotes).
@@ -92,7 +93,9 @@
 //   - Every MCP tool of the service (MCP.Tools, what tools/list publishes)
 //     is an operation on the MCP transport, "mcp.<tool>", with the tool's
 //     own input and output schemas (so the tier-capped schema of a verify
-//     tool, not the HTTP body's) and, when it charges, an x402-only offer;
+//     tool, not the HTTP body's) and, when it charges, an offer with x402
+//     and MPP evm (no card: cards are sold over HTTP and A2A), on a
+//     transport whose authorization is x402-or-mpp;
 //     the A2A endpoint is one operation, "a2a.send-message", priced at its
 //     default tier.
 //   - Per-operation extras go under the manifest's extensions.operations,

@@ -312,7 +312,7 @@ func (d *discoverer) findServices() []*svcDef {
 	for _, f := range serviceFamilies() {
 		var anchor *route.Route
 		for _, r := range d.table {
-			if strings.HasPrefix(r.ID, f.family) && !r.Admin && len(r.Prefixes) > 0 {
+			if strings.HasPrefix(r.ID, f.family) && r.Published() && len(r.Prefixes) > 0 {
 				anchor = r
 				break
 			}
@@ -329,7 +329,7 @@ func (d *discoverer) findServices() []*svcDef {
 			sv.text = mergeText(sv.text, o)
 		}
 		for _, r := range d.table {
-			if r.Admin || strings.HasPrefix(r.ID, "discovery.") {
+			if !r.Published() || strings.HasPrefix(r.ID, "discovery.") {
 				continue
 			}
 			for _, pat := range r.Patterns() {
@@ -653,7 +653,7 @@ func (d *discoverer) components() (map[string]json.RawMessage, error) {
 		return nil, err
 	}
 	for _, r := range d.table {
-		if r.Admin {
+		if !r.Published() {
 			continue // never published
 		}
 		for _, n := range []string{r.Body, r.Query} {
@@ -672,7 +672,7 @@ func (d *discoverer) components() (map[string]json.RawMessage, error) {
 func publicShapes(table []*route.Route) []string {
 	var out []string
 	for _, r := range table {
-		if r.Admin {
+		if !r.Published() {
 			continue
 		}
 		for _, n := range []string{r.Body, r.Query} {
@@ -847,7 +847,7 @@ func (d *discoverer) rootService(ctx context.Context, base string, comps map[str
 		svc.Homepage = base + PathOpenAPI
 	}
 	for _, r := range d.table {
-		if r.Admin || strings.HasPrefix(r.ID, "discovery.") || r.Method == "" {
+		if !r.Published() || strings.HasPrefix(r.ID, "discovery.") || r.Method == "" {
 			continue
 		}
 		if (primary.mcp != nil && r == primary.mcp) || (primary.a2a != nil && r == primary.a2a) || r.ID == "mcp" {
@@ -905,10 +905,24 @@ func commerceLinks() map[string]string {
 	}
 }
 
+// servedAs are the media types r answers besides JSON when the Accept
+// header asks for them: alsoServedAs, and text/html when a page shares
+// its method and path (route.Route.Page).
+func (d *discoverer) servedAs(r *route.Route) []string {
+	out := slices.Clone(alsoServedAs[r.ID])
+	for _, p := range d.table {
+		if p.Page && p.Method == r.Method && slices.ContainsFunc(p.Patterns(), func(pat string) bool { return slices.Contains(r.Patterns(), pat) }) &&
+			!slices.Contains(out, "text/html") {
+			out = append(out, "text/html")
+		}
+	}
+	return out
+}
+
 // operation describes route r, whose paths are relative to sbase.
 func (d *discoverer) operation(ctx context.Context, sbase string, r *route.Route, capability string) (Operation, error) {
 	op := Operation{ID: r.ID, Capability: capability, Summary: r.Summary, Method: r.Method, Path: r.Path,
-		Body: r.Body, Query: r.Query, Output: responseSchemaName(r.ID), OutputMediaTypes: append(nonJSONResponses()[r.ID], alsoServedAs[r.ID]...),
+		Body: r.Body, Query: r.Query, Output: responseSchemaName(r.ID), OutputMediaTypes: append(nonJSONResponses()[r.ID], d.servedAs(r)...),
 		ExampleQuery: queryExample(r.Query),
 		Idempotent:   r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodPut || r.Method == http.MethodDelete}
 	params := inputschema.PathParams()
@@ -971,7 +985,16 @@ func tierInfo(t claims.Tier, l sell.Listing) map[string]any {
 	return map[string]any{"name": t.Name, "priceUsd": payment.MicroUSD(l.AmountMicroUSD).Decimal(), "cardPriceUsd": payment.MicroUSD(l.CardMicroUSD).Decimal(),
 		"maxToolCalls": t.MaxToolActions, "maxOutputTokens": t.MaxOutputTokens, "maxSources": t.MaxCitedSources,
 		"snapshotMode": string(t.SnapshotMode), "maxSnapshots": t.MaxSnapshots, "timeoutSeconds": int(t.Timeout / time.Second),
-		"mcpTool": l.MCPTool}
+		"mcpTool": l.MCPTool, "noVerdictNoCharge": noVerdictNoCharge(l.Waiver), "chargePolicy": sell.ChargePolicy(l.Waiver)}
+}
+
+// noVerdictNoCharge says whether insufficient_evidence verdicts of a tier
+// are free, and how many per payer per UTC day.
+func noVerdictNoCharge(w *payment.Waiver) map[string]any {
+	if w == nil {
+		return map[string]any{"enabled": false}
+	}
+	return map[string]any{"enabled": true, "freeVerdictsPerPayerPerDay": w.PerPayerPerDay}
 }
 
 // tierExtension is the manifest's verificationTiers, from the tier table

@@ -243,7 +243,7 @@ func TestDiscoveryWithMCPAndA2A(t *testing.T) {
 			for _, tr := range m.Transports {
 				got = append(got, tr.Type+"="+tr.Authorization)
 			}
-			want := []string{"http=signed-request", "mcp=x402", "a2a=x402-or-mpp"}
+			want := []string{"http=signed-request", "mcp=x402-or-mpp", "a2a=x402-or-mpp"}
 			if !paid {
 				want = []string{"http=none", "mcp=none", "a2a=none"}
 			}

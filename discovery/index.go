@@ -3,10 +3,8 @@ package discovery
 import (
 	"bytes"
 	"html/template"
-	"mime"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/assaykit/assay/internal/httpjson"
@@ -102,7 +100,7 @@ func mountedServices(table []*route.Route, texts map[string]ServiceText) []mount
 	var out []mountedService
 	for _, f := range serviceFamilies() {
 		for _, r := range table {
-			if !strings.HasPrefix(r.ID, f.family) || r.Admin || len(r.Prefixes) == 0 {
+			if !strings.HasPrefix(r.ID, f.family) || !r.Published() || len(r.Prefixes) == 0 {
 				continue
 			}
 			if p := strings.TrimRight(r.Prefixes[0], "/"); p != "" {
@@ -194,7 +192,7 @@ var serverWide = map[string]bool{"capabilities": true, "health.live": true, "hea
 func (ix *index) indexLinks(base, prefix, key string, services []mountedService) []IndexLink {
 	var out []IndexLink
 	for _, rt := range ix.s.Routes() {
-		if rt.Admin {
+		if !rt.Published() {
 			continue
 		}
 		id := rt.ID
@@ -247,50 +245,8 @@ func (ix *index) docLinks() []IndexLink {
 }
 
 // prefersHTML reports whether the Accept values rank text/html strictly
-// above application/json (RFC 9110 §12.5.1: each media type takes the
-// quality of the most specific range that matches it; no match is 0).
-func prefersHTML(accept []string) bool {
-	html, json := acceptQuality(accept, "text", "html"), acceptQuality(accept, "application", "json")
-	return html > json
-}
-
-// acceptQuality is the quality the Accept values give to typ/sub.
-func acceptQuality(accept []string, typ, sub string) float64 {
-	best, bestSpec := 0.0, -1
-	for _, v := range accept {
-		for _, rng := range strings.Split(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(rng))
-			if err != nil {
-				continue
-			}
-			t, st, _ := strings.Cut(mt, "/")
-			spec := -1
-			switch {
-			case t == typ && st == sub:
-				spec = 2
-			case t == typ && st == "*":
-				spec = 1
-			case t == "*" && st == "*":
-				spec = 0
-			}
-			if spec < bestSpec || spec < 0 {
-				continue
-			}
-			q := 1.0
-			if qs, ok := params["q"]; ok {
-				if f, err := strconv.ParseFloat(qs, 64); err == nil && f >= 0 && f <= 1 {
-					q = f
-				} else {
-					q = 0
-				}
-			}
-			if spec > bestSpec || q > best {
-				best, bestSpec = q, spec
-			}
-		}
-	}
-	return best
-}
+// above application/json (httpjson.PrefersHTML).
+func prefersHTML(accept []string) bool { return httpjson.PrefersHTML(accept) }
 
 // indexPage renders the index for browsers. html/template escapes every
 // value (names, summaries, URLs).

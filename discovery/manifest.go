@@ -3,6 +3,7 @@ package discovery
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/assaykit/assay/payment"
@@ -54,7 +55,7 @@ const (
 	AuthSignedRequest = "signed-request" // every paid call carries a signed payment credential, x402 or MPP
 	AuthX402          = "x402"           // x402 only
 	AuthMPP           = "mpp"            // MPP only
-	AuthX402OrMPP     = "x402-or-mpp"    // either, at the HTTP layer
+	AuthX402OrMPP     = "x402-or-mpp"    // either (HTTP headers; MCP _meta)
 )
 
 // ManifestTransport is one transport.
@@ -323,7 +324,7 @@ func (s *Service) manifestTransports() []ManifestTransport {
 	if s.MCP != nil {
 		auth := AuthNone
 		if s.Paid {
-			auth = AuthX402
+			auth = AuthX402OrMPP
 		}
 		out = append(out, ManifestTransport{ID: TransportMCP, Type: "mcp", URL: s.URL(s.MCP.Path),
 			Specification: s.URL(PathMCPServer), Authorization: auth})
@@ -395,9 +396,11 @@ func (s *Service) addMCPOperations(m *Manifest, capID string) {
 			Summary: tl.Summary, Tool: tl.Name, InputSchema: in, OutputSchema: out,
 			TimeoutSeconds: tl.TimeoutSeconds, Idempotent: &idem})
 		if tl.Price != nil {
-			// MCP calls pay with x402 only (tool-result binding).
+			// MCP calls pay with x402 (_meta["x402/payment"]) or an MPP
+			// evm charge (_meta["org.paymentauth/credential"]); cards
+			// (MPP stripe) are sold over HTTP and A2A only.
 			xp := *tl.Price
-			xp.Methods = tl.Price.methods("x402", "")
+			xp.Methods = slices.DeleteFunc(slices.Clone(tl.Price.Methods), func(m Method) bool { return m.Scheme == "stripe" })
 			if len(xp.Methods) > 0 || !s.Paid {
 				m.Offers = append(m.Offers, s.offers(id, &xp, false)...)
 			}

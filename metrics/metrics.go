@@ -27,8 +27,10 @@
 // retry answered from a completed order, not charged again), settled,
 // pending (settlement outcome unknown; reconciled later),
 // settlement_failed, deferred (the processor could not be asked to settle;
-// resolved later), voided (the paid work failed, nothing charged), error
-// (processor or store failure). The resolution of settlements whose
+// resolved later), voided (the paid work failed, nothing charged), waived
+// (a free verdict under "no verdict, no charge": delivered, payment
+// voided), waiver_exhausted (a free verdict asked for beyond the payer's
+// daily bound: charged instead), error (processor or store failure). The resolution of settlements whose
 // outcome was unknown counts in payment_resolutions_total instead, by
 // outcome: settled (resolved_settled), failed (resolved_failed: known
 // never to settle, released), unknown (resolve_unknown: tried again

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +37,12 @@ type SubscriptionOptions struct {
 	// EventRetention is how long processed event ids are kept. Zero means
 	// DefaultEventRetention (30 days).
 	EventRetention time.Duration
+	// Sessions keeps the sessions of subscribers signed in with a browser
+	// (SignIn). Nil means no sign-in (ErrSessionsUnavailable).
+	Sessions SubscriberSessions
+	// SessionTTL is how long a session lasts. Zero means
+	// DefaultSessionTTL (30 days).
+	SessionTTL time.Duration
 }
 
 // SubscriptionService sells and checks niche-discovery subscriptions. It
@@ -72,14 +77,16 @@ type SubscriptionOptions struct {
 //   - The status endpoint reports the caller's own subscription when a
 //     token is given (Lookup).
 type SubscriptionService struct {
-	store     SubscriptionStore
-	billing   Billing
-	log       *slog.Logger
-	now       func() time.Time
-	grace     time.Duration
-	window    time.Duration
-	retention time.Duration
-	lastPrune atomic.Int64
+	store      SubscriptionStore
+	billing    Billing
+	log        *slog.Logger
+	now        func() time.Time
+	grace      time.Duration
+	window     time.Duration
+	retention  time.Duration
+	lastPrune  atomic.Int64
+	sessions   SubscriberSessions
+	sessionTTL time.Duration
 }
 
 // NewSubscriptionService returns a service over store. billing may be nil:
@@ -94,7 +101,10 @@ func NewSubscriptionService(store SubscriptionStore, billing Billing, opts *Subs
 		o = *opts
 	}
 	s := &SubscriptionService{store: store, billing: billing, log: o.Logger, now: o.Now,
-		grace: o.PastDueGrace, window: o.ClaimWindow, retention: o.EventRetention}
+		grace: o.PastDueGrace, window: o.ClaimWindow, retention: o.EventRetention, sessions: o.Sessions, sessionTTL: o.SessionTTL}
+	if s.sessionTTL <= 0 {
+		s.sessionTTL = DefaultSessionTTL
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -215,6 +225,11 @@ func (s *SubscriptionService) Portal(ctx context.Context, token string, p Portal
 	if err != nil {
 		return nil, err
 	}
+	return s.portal(ctx, sub, p)
+}
+
+// portal opens the billing portal for sub.
+func (s *SubscriptionService) portal(ctx context.Context, sub *Subscription, p PortalParams) (*PortalSession, error) {
 	if s.billing == nil || s.billing.Provider() != sub.Provider {
 		return nil, fmt.Errorf("%w: the subscription is managed by billing backend %q", ErrBillingUnavailable, sub.Provider)
 	}
@@ -382,17 +397,7 @@ func (s *SubscriptionService) Subscription(ctx context.Context, id string) (*Sub
 // ValidSubscriberToken reports whether token has the form of a subscriber
 // token: "nd_" and 43 base64url characters (32 bytes).
 func ValidSubscriberToken(token string) bool {
-	rest, ok := strings.CutPrefix(token, ids.Subscriber)
-	if !ok || len(rest) != 43 {
-		return false
-	}
-	for i := 0; i < len(rest); i++ {
-		c := rest[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return ids.ValidToken(ids.Subscriber, token)
 }
 
 // validSessionID accepts processor session ids: 1..255 characters of

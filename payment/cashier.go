@@ -415,10 +415,15 @@ func (c *Cashier) identified(ctx context.Context, offer Offer, res Resource, cre
 	// time (validBefore, challenge expiry), a used quote or a facilitator
 	// could fail. The payer is proved offline by the credential's
 	// signature.
+	// Verify may rely on what is proved here (one signature recovery
+	// per sale, not two), and on nothing else: an Identity the caller
+	// set is dropped.
+	cred.Identity = nil
 	id, err := c.p.IdentifyPayment(cred)
 	if err != nil {
 		return res, nil, nil, nil
 	}
+	cred.Identity = id
 	ch, err := c.recoverPurchase(ctx, offer, id, o)
 	return res, id, ch, err
 }
@@ -556,7 +561,7 @@ func (c *Cashier) recoverPurchase(ctx context.Context, offer Offer, id *PaymentI
 		}
 	}
 	var stored *StoredResponse
-	if prev.Status == OrderCompleted {
+	if prev.Status.Delivered() {
 		stored, err = c.l.Response(ctx, prev.ID)
 		if errors.Is(err, ErrOrderNotFound) {
 			return nil, paymentUsed("its response was streamed and not kept; read the order with its token")
@@ -599,7 +604,7 @@ func (c *Cashier) replay(ctx context.Context, prev *Order, auth *Authorization, 
 		return nil, ErrIdempotencyConflict
 	}
 	switch prev.Status {
-	case OrderCompleted:
+	case OrderCompleted, OrderVoided:
 		resp, err := c.l.Response(ctx, prev.ID)
 		if errors.Is(err, ErrOrderNotFound) {
 			// A streamed response that was not kept cannot be replayed.
@@ -698,6 +703,10 @@ type Completion struct {
 	// Response is what the call delivered (Status and ContentType
 	// defaulted).
 	Response Response
+	// Voided is true when the answer was delivered without charge (a
+	// waiver): the order is voided, Settlement is nil and the receipt is
+	// a voided one.
+	Voided bool
 }
 
 // Complete records what the call delivered, settles the payment and, when
@@ -713,7 +722,7 @@ type Completion struct {
 // returned in every case where the order was touched.
 func (ch *Charge) Complete(ctx context.Context, resp Response) (*Completion, error) {
 	comp, err := ch.complete(ctx, resp)
-	if ch.c.onEvent != nil && ch.replay == nil {
+	if ch.c.onEvent != nil && ch.replay == nil && (comp == nil || !comp.Voided) {
 		ev := PaymentEvent{Protocol: ch.order.Protocol, OfferID: ch.order.OfferID}
 		switch {
 		case err == nil:
@@ -761,6 +770,9 @@ func (ch *Charge) complete(ctx context.Context, resp Response) (*Completion, err
 		c.log.WarnContext(ctx, "payment: no record of the payment to settle it again", "order", ch.order.ID, "err", err)
 	}
 	d.PaymentRecord = rec
+	if comp, ok := ch.waive(ctx, d, resp); ok {
+		return comp, nil
+	}
 	if err := c.markSettling(ctx, ch.order.ID, d); err != nil {
 		c.fail(wctx, ch.auth, ch.order.ID, OrderProcessing, "ledger error before settlement")
 		return nil, err
@@ -801,6 +813,50 @@ func (ch *Charge) complete(ctx context.Context, resp Response) (*Completion, err
 	}
 	c.log.WarnContext(ctx, "payment: settlement deferred, the processor is unavailable", "order", ord.ID, "err", err)
 	return &Completion{Order: ord, Pending: true}, &deferred{err: err}
+}
+
+// waive delivers the answer without charge when the work asked for it
+// (Call.Waive) under the offer's Waiver and the payer has waived answers
+// left today: the order is voided with its answer and a voided receipt,
+// and the payment voided, never settled. ok is false when the answer is
+// to be charged as usual (no waiver, another reason, the day's waivers
+// used up, or the ledger could not record the void: charging is then the
+// safe way, and is logged).
+func (ch *Charge) waive(ctx context.Context, d Delivered, resp Response) (*Completion, bool) {
+	c, w := ch.c, ch.call.Offer.Waiver
+	reason := ch.call.Waived()
+	if w == nil || reason == "" || reason != w.Reason || w.PerPayerPerDay < 1 {
+		return nil, false
+	}
+	now := c.now().UTC()
+	ord := ch.order
+	ord.ReceiptID = ids.New(ids.Receipt)
+	ord.Status, ord.ResultKind, ord.ResultID, ord.ResultSHA256, ord.Usage, ord.CostMicroUSD, ord.PaymentRecord =
+		OrderVoided, d.ResultKind, d.ResultID, d.ResultSHA256, d.Usage, d.CostMicroUSD, d.PaymentRecord
+	ord.FailureReason, ord.CompletedAt = "not charged: "+reason, now
+	r := receiptFor(&ord, now)
+	r.AmountMicroUSD, r.Voided = 0, true
+	data, err := SignReceipt(c.keys, r)
+	if err != nil {
+		c.log.ErrorContext(ctx, "payment: signing a voided receipt", "order", ord.ID, "err", err)
+		return nil, false
+	}
+	v := Voided{Delivered: d, Reason: ord.FailureReason, ReceiptID: ord.ReceiptID, Receipt: data, CompletedAt: now,
+		Day: now.Format(time.DateOnly), Limit: w.PerPayerPerDay}
+	err = c.recorded(ctx, ord.ID, func(ctx context.Context) error { return c.l.VoidOrder(ctx, ord.ID, v) },
+		func(o *Order) bool { return o.Status == OrderVoided && o.ReceiptID == v.ReceiptID })
+	if errors.Is(err, ErrWaiverExhausted) {
+		c.report(PaymentEvent{Protocol: ord.Protocol, OfferID: ord.OfferID, Outcome: "waiver_exhausted"})
+		return nil, false
+	}
+	if err != nil {
+		c.log.ErrorContext(ctx, "payment: recording a waived answer; charging it instead", "order", ord.ID, "err", err)
+		return nil, false
+	}
+	c.moved(ctx, nil, ord.ID, OrderProcessing, OrderVoided, reason)
+	c.void(context.WithoutCancel(ctx), ch.auth)
+	c.report(PaymentEvent{Protocol: ord.Protocol, OfferID: ord.OfferID, Outcome: "waived"})
+	return &Completion{Order: ord, Receipt: r, ReceiptJSON: data, Response: resp, Voided: true}, true
 }
 
 // ErrSettlementDeferred reports a settlement the processor could not be

@@ -63,6 +63,9 @@
 // "cv_…", or "niche" and "niche_…"), resultSha256 (lowercase hex SHA-256 of
 // the exact response body bytes delivered with the receipt), issuedAt (RFC
 // 3339 UTC, seconds), keyId, signatureAlgorithm ("Ed25519") and signature.
+// The receipt of an answer delivered without charge (a waiver: "no
+// verdict, no charge") also has "voided": true, amountMicrousd 0 and an
+// empty settlementReference; its order is voided (OrderVoided).
 //
 // To verify a receipt offline:
 //
@@ -112,4 +115,11 @@
 //   - Card (MPP stripe) orders record the card amount in micro-USD.
 //   - Usage-based cost accounting uses CostPrices; it is shown only in the
 //     admin views, never to payers.
+//   - A waived answer (Offer.Waiver, Call.Waive) voids the payment after
+//     the work, in one ledger write with its answer and receipt, instead
+//     of settling it; its reservation stays consumed (the credential
+//     bought this answer and cannot buy another), and the payer's daily
+//     waivers are counted in that same write, so the bound holds across
+//     instances. Beyond the bound, or when that write fails, the answer
+//     is charged as usual: a payer is never refused an answer it paid for.
 package payment

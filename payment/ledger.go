@@ -45,6 +45,9 @@ var (
 	ErrUnknownTier = errors.New("payment: unknown verification tier")
 	// ErrBadCursor reports a pagination cursor the ledger did not issue.
 	ErrBadCursor = errors.New("payment: invalid cursor")
+	// ErrWaiverExhausted reports a payer who used up the waived answers
+	// of a day (Ledger.VoidOrder): the answer is charged instead.
+	ErrWaiverExhausted = errors.New("payment: no waived answers left for this payer today")
 )
 
 // Order is one paid call as the ledger records it.
@@ -154,6 +157,24 @@ type Delivered struct {
 	ResolveAfter time.Time
 }
 
+// Voided is what the ledger records when an order is voided: what the
+// call delivered (as MarkSettling records it), its receipt, and the
+// waiver quota it used.
+type Voided struct {
+	Delivered
+	// Reason is the waiver's reason (recorded as the order's
+	// FailureReason, which says why nothing was charged).
+	Reason    string
+	ReceiptID string
+	// Receipt is the signed receipt JSON (voided, amount 0).
+	Receipt     []byte
+	CompletedAt time.Time
+	// Day is the payer's quota day ("2006-01-02", UTC) and Limit the
+	// waived answers a payer may have that day.
+	Day   string
+	Limit int
+}
+
 // SettlementNote is what one settlement attempt whose outcome stayed
 // unknown learnt (Ledger.NoteSettlement).
 type SettlementNote struct {
@@ -207,6 +228,7 @@ type OfferSummary struct {
 	Completed       int64
 	Failed          int64
 	Pending         int64 // processing or settling
+	Voided          int64 // delivered without charge
 	RevenueMicroUSD int64 // completed orders only
 	CostMicroUSD    int64 // completed orders only
 }
@@ -269,6 +291,14 @@ type Ledger interface {
 	// OpenOrders returns up to limit orders that are processing or
 	// settling, oldest first.
 	OpenOrders(ctx context.Context, limit int) ([]Order, error)
+	// VoidOrder moves a processing order to voided: it records what was
+	// delivered and the receipt, marks the reservation consumed (the
+	// payment bought this answer and cannot buy another) and counts one
+	// waived answer of the order's payer on v.Day. When the payer already
+	// has v.Limit that day it returns ErrWaiverExhausted and writes
+	// nothing; concurrent calls never exceed the limit. ErrConflict when
+	// the order is not processing.
+	VoidOrder(ctx context.Context, id string, v Voided) error
 	// FailOrder moves a processing or settling order to failed with
 	// reason, releases its reservation and quote (the payer may use them
 	// again) and its idempotency key. ErrConflict when the order is

@@ -29,6 +29,27 @@ type Offer struct {
 	// on orders, quotes and receipts, in their "tier" field. Empty means
 	// the offer cannot be quoted.
 	Product string
+	// Waiver, when set, lets the paid work ask that an answer be delivered
+	// without charge (Call.Waive): the payment is then voided instead of
+	// settled, within the waiver's bound per payer. Nil: every delivered
+	// answer is charged.
+	Waiver *Waiver
+}
+
+// Waiver is an offer's policy of answers delivered without charge (such
+// as "no verdict, no charge"): the work decides which answers qualify
+// (Call.Waive), the Cashier voids their payment instead of settling it,
+// and the order (OrderVoided) and its receipt (voided, amount 0) say so.
+// So that a payer cannot farm free answers, each payer has at most
+// PerPayerPerDay of them per UTC day; beyond that a qualifying answer is
+// charged normally.
+type Waiver struct {
+	// Reason names what qualifies, e.g. "insufficient_evidence"; a Waive
+	// call with another reason is not honoured.
+	Reason string
+	// PerPayerPerDay bounds the waived answers of one payer per UTC day
+	// (at least 1).
+	PerPayerPerDay int
 }
 
 // Call describes the payment behind the call being served. The Cashier
@@ -56,6 +77,24 @@ type Call struct {
 	resultKind string
 	resultID   string
 	usage      Usage
+	waive      string
+}
+
+// Waive asks that the answer being delivered not be charged, for reason
+// (e.g. "insufficient_evidence"). The Cashier honours it only when the
+// offer's Waiver names that reason and the payer has waivers left today;
+// otherwise the answer is charged as usual.
+func (c *Call) Waive(reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waive = reason
+}
+
+// Waived returns the reason Waive recorded ("" when none).
+func (c *Call) Waived() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.waive
 }
 
 // Usage is cost-relevant work a paid handler did, for the order's cost

@@ -69,6 +69,12 @@ type Credential struct {
 	Method string
 	// Raw is the decoded JSON of the credential.
 	Raw json.RawMessage
+	// Identity is what Processor.IdentifyPayment proved of this very
+	// credential (the recovered signer and the reservation key), set by
+	// the Cashier before it calls Verify: a processor may rely on it
+	// instead of recovering the signature again. Nil when not identified.
+	// The Cashier overwrites it; it is never read from the wire.
+	Identity *PaymentIdentity `json:"-"`
 }
 
 // Authorization is a verified payment that has not been settled.

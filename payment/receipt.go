@@ -39,8 +39,12 @@ type Receipt struct {
 	Payer               string `json:"payer"`
 	SettlementReference string `json:"settlementReference"`
 	Dev                 bool   `json:"dev"`
-	ResultKind          string `json:"resultKind"`
-	ResultID            string `json:"resultId"`
+	// Voided is true on the receipt of an answer delivered without charge
+	// (Offer.Waiver): the payment was voided, amountMicrousd is 0 and
+	// settlementReference is empty. Absent otherwise.
+	Voided     bool   `json:"voided,omitempty"`
+	ResultKind string `json:"resultKind"`
+	ResultID   string `json:"resultId"`
 	// ResultSHA256 is the lowercase hex SHA-256 of the exact response
 	// body bytes delivered with the receipt.
 	ResultSHA256       string `json:"resultSha256"`
@@ -129,7 +133,8 @@ func VerifyReceipt(data []byte, keys KeySet) (*Receipt, error) {
 }
 
 // CheckReceipt checks the contents of a receipt: the format, the shapes of
-// its identifiers, hash and time, and a positive amount in USD.
+// its identifiers, hash and time, and a positive amount in USD (0 on a
+// voided receipt).
 func CheckReceipt(r *Receipt) error {
 	bad := func(what string) error { return fmt.Errorf("%w: %s", ErrReceiptContents, what) }
 	switch {
@@ -141,7 +146,9 @@ func CheckReceipt(r *Receipt) error {
 		return bad("orderId is not ord_ followed by 32 hex digits")
 	case r.OfferID == "":
 		return bad("offerId is empty")
-	case r.AmountMicroUSD <= 0:
+	case r.Voided && (r.AmountMicroUSD != 0 || r.SettlementReference != ""):
+		return bad("a voided receipt has amountMicrousd 0 and no settlementReference")
+	case !r.Voided && r.AmountMicroUSD <= 0:
 		return bad("amountMicrousd is not positive")
 	case r.Currency != Currency:
 		return bad("currency is not USD")
@@ -172,7 +179,11 @@ func (r *Receipt) MatchesOrder(o *Order) []string {
 	check("orderId", r.OrderID, o.ID)
 	check("offerId", r.OfferID, o.OfferID)
 	check("tier", r.Tier, o.Tier)
-	check("amountMicrousd", fmt.Sprint(r.AmountMicroUSD), fmt.Sprint(o.AmountMicroUSD))
+	paid := o.AmountMicroUSD
+	if o.Status == OrderVoided {
+		paid = 0
+	}
+	check("amountMicrousd", fmt.Sprint(r.AmountMicroUSD), fmt.Sprint(paid))
 	check("currency", r.Currency, o.Currency)
 	check("paymentProtocol", r.PaymentProtocol, o.Protocol)
 	check("paymentMethod", r.PaymentMethod, o.Method)
@@ -183,7 +194,8 @@ func (r *Receipt) MatchesOrder(o *Order) []string {
 	check("resultKind", r.ResultKind, o.ResultKind)
 	check("resultId", r.ResultID, o.ResultID)
 	check("resultSha256", r.ResultSHA256, o.ResultSHA256)
-	if o.Status != OrderCompleted {
+	check("voided", fmt.Sprint(r.Voided), fmt.Sprint(o.Status == OrderVoided))
+	if !o.Status.Delivered() {
 		diffs = append(diffs, "the order is "+string(o.Status)+", not completed")
 	}
 	return diffs

@@ -57,7 +57,10 @@ func (a *App) Sells(tier string) bool {
 // none for a free call), whatever the transport: the engine call with the
 // payment's idempotency scope, the provider usage and the result reported
 // to the payment (its order then names the verification it delivered,
-// and the order's token reads it: Verification).
+// and the order's token reads it: Verification). An insufficient_evidence
+// verdict asks the payment for the "no verdict, no charge" waiver
+// (payment.Call.Waive), which the cashier grants on the tiers that have
+// it (NoVerdictNoCharge).
 func (a *App) Verify(ctx context.Context, tier string, req *claims.Request, idempotencyKey string) (*claims.Result, error) {
 	pc, _ := payment.CallFrom(ctx)
 	call := &claims.Call{IdempotencyKey: idempotencyKey, Scope: IdempotencyScope(pc)}
@@ -72,6 +75,12 @@ func (a *App) Verify(ctx context.Context, tier string, req *claims.Request, idem
 	}
 	if pc != nil {
 		pc.SetResult("verification", res.VerificationID)
+		if res.Status == claims.StatusInsufficientEvidence {
+			// Free only where the tier's offer has the waiver ("no
+			// verdict, no charge") and within its daily bound: the
+			// cashier decides.
+			pc.Waive(WaiverInsufficientEvidence)
+		}
 	}
 	return res, nil
 }

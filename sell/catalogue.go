@@ -102,12 +102,39 @@ func (p Prices) Tiers() []TierPrice {
 	return out
 }
 
+// WaiverInsufficientEvidence is the reason of the "no verdict, no charge"
+// waiver: a verification whose verdict is insufficient_evidence.
+const WaiverInsufficientEvidence = "insufficient_evidence"
+
+// DefaultFreeVerdictsPerDay is how many insufficient_evidence verdicts one
+// payer gets free per UTC day under "no verdict, no charge" when
+// NoVerdictNoCharge.PerPayerPerDay is 0.
+const DefaultFreeVerdictsPerDay = 5
+
+// NoVerdictNoCharge is the "no verdict, no charge" policy of the claim
+// tiers: on the tiers it names, a verification whose verdict is
+// insufficient_evidence is delivered without charge (the payment is voided,
+// the order is voided and its receipt says so), up to PerPayerPerDay such
+// verdicts per payer per UTC day; beyond that they are charged like any
+// other verdict. The zero value holds nowhere: every verdict is charged.
+type NoVerdictNoCharge struct {
+	// Tiers are the claim tiers the policy holds on.
+	Tiers []string
+	// PerPayerPerDay bounds the free verdicts of one payer per UTC day;
+	// zero means DefaultFreeVerdictsPerDay.
+	PerPayerPerDay int
+}
+
 // CatalogueOptions configure NewCatalogue. Nil means defaults.
 type CatalogueOptions struct {
 	// Prices override the defaults field by field.
 	Prices Prices
+	// NoVerdictNoCharge sets the tiers where insufficient_evidence
+	// verdicts are free (none by default).
+	NoVerdictNoCharge NoVerdictNoCharge
 	// ClaimsWorkTimeout is the longest a verification may take (the claim
-	// offers' WorkTimeout); zero means claims.DefaultTimeout.
+	// offers' WorkTimeout): the engine's Timeout plus its CheckGrace. Zero
+	// means claims.DefaultTimeout plus claims.DefaultCheckGrace.
 	ClaimsWorkTimeout time.Duration
 }
 
@@ -156,7 +183,21 @@ func NewCatalogue(o *CatalogueOptions) (*Catalogue, error) {
 	}
 	work := o.ClaimsWorkTimeout
 	if work <= 0 {
-		work = claims.DefaultTimeout
+		work = claims.DefaultTimeout + claims.DefaultCheckGrace
+	}
+	free := map[string]bool{}
+	for _, tier := range o.NoVerdictNoCharge.Tiers {
+		if _, ok := claims.TierByName(tier); !ok {
+			return nil, fmt.Errorf("%w: no verdict, no charge: unknown claim tier %q", ErrPrice, tier)
+		}
+		free[tier] = true
+	}
+	perDay := o.NoVerdictNoCharge.PerPayerPerDay
+	switch {
+	case perDay == 0:
+		perDay = DefaultFreeVerdictsPerDay
+	case perDay < 0:
+		return nil, fmt.Errorf("%w: no verdict, no charge: free verdicts per payer per day must be at least 1, got %d", ErrPrice, perDay)
 	}
 	c := &Catalogue{byID: map[string]int{}}
 	for _, t := range claims.Tiers() {
@@ -164,12 +205,14 @@ func NewCatalogue(o *CatalogueOptions) (*Catalogue, error) {
 		if price < 1 {
 			return nil, fmt.Errorf("%w: the %s tier's price must be at least 1 micro-USD, got %d", ErrPrice, t.Name, price)
 		}
-		c.add(Listing{
-			Offer: payment.Offer{ID: ClaimsOfferID(t.Name), Product: t.Name,
-				Description:    "Claim verification, " + t.Name + " tier: a cited, structured verdict on a factual claim from current web sources",
-				AmountMicroUSD: price, CardMicroUSD: card, MimeType: "application/json", WorkTimeout: work},
-			Service: ServiceClaims, Tier: t.Name, HTTPMethod: "POST", HTTPPath: claimsPath(t.Name), MCPTool: claimsTool(t.Name),
-		})
+		offer := payment.Offer{ID: ClaimsOfferID(t.Name), Product: t.Name,
+			Description:    "Claim verification, " + t.Name + " tier: a cited, structured verdict on a factual claim from current web sources. ",
+			AmountMicroUSD: price, CardMicroUSD: card, MimeType: "application/json", WorkTimeout: work}
+		if free[t.Name] {
+			offer.Waiver = &payment.Waiver{Reason: WaiverInsufficientEvidence, PerPayerPerDay: perDay}
+		}
+		offer.Description += ChargePolicy(offer.Waiver)
+		c.add(Listing{Offer: offer, Service: ServiceClaims, Tier: t.Name, HTTPMethod: "POST", HTTPPath: claimsPath(t.Name), MCPTool: claimsTool(t.Name)})
 	}
 	c.add(Listing{
 		Offer: payment.Offer{ID: OfferNicheEvaluation, Description: "One full niche evaluation with its evidence",
@@ -182,6 +225,17 @@ func NewCatalogue(o *CatalogueOptions) (*Catalogue, error) {
 		Service: ServiceNiche, HTTPMethod: "GET", HTTPPath: "/v1/search/pay-per-call", MCPTool: "search_niches",
 	})
 	return c, nil
+}
+
+// ChargePolicy states a claim tier's charge policy in a sentence, as the
+// tier's offer description (and so its 402 challenges, in every transport)
+// and the discovery documents carry it.
+func ChargePolicy(w *payment.Waiver) string {
+	if w == nil {
+		return "Every delivered verdict is charged, insufficient_evidence included."
+	}
+	return fmt.Sprintf("No verdict, no charge: an insufficient_evidence verdict is delivered free (the payment is voided, never settled; "+
+		"the order is voided and its receipt says so), up to %d per payer per UTC day; beyond that it is charged like any verdict.", w.PerPayerPerDay)
 }
 
 // claimsPath is a claim tier's canonical HTTP path; the standard tier is

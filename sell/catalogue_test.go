@@ -40,7 +40,7 @@ func TestCatalogueDefaultsAndOverrides(t *testing.T) {
 			t.Errorf("%s: service %q product %q tier %q", l.ID, l.Service, l.Product, l.Tier)
 		}
 	}
-	if l, _ := c.Tier(claims.Deep); l.WorkTimeout != claims.DefaultTimeout {
+	if l, _ := c.Tier(claims.Deep); l.WorkTimeout != claims.DefaultTimeout+claims.DefaultCheckGrace {
 		t.Errorf("deep work timeout %s", l.WorkTimeout)
 	}
 	c, err = sell.NewCatalogue(&sell.CatalogueOptions{ClaimsWorkTimeout: time.Minute,

@@ -149,6 +149,11 @@ type Caller struct {
 	SubscriberToken string
 	// UnlockToken is an unlock token presented ("" for none).
 	UnlockToken string
+	// Session is the secret of a signed-in browser session ("" for
+	// none): it is granted what its subscriber token is granted, when
+	// the Subscribers know sessions (niche.SessionSubscribers). A
+	// SubscriberToken, when both are given, wins.
+	Session string
 	// Address identifies an anonymous caller for the free quota (the
 	// client address as the transport trusts it); it is pseudonymised
 	// before it is stored.
@@ -227,13 +232,21 @@ func (n *Niche) withUnlock(ps []niche.Preview) []niche.Preview {
 // subscriber returns the caller's subscriber: nil without a token,
 // ErrSubscriptionInactive or ErrSubscriptionUnavailable.
 func (n *Niche) subscriber(ctx context.Context, c Caller) (*niche.Subscriber, error) {
-	if c.SubscriberToken == "" {
+	if c.SubscriberToken == "" && c.Session == "" {
 		return nil, nil
 	}
 	if n.subs == nil {
 		return nil, ErrSubscriptionInactive
 	}
-	sub, err := n.subs.Active(ctx, c.SubscriberToken)
+	var sub *niche.Subscriber
+	var err error
+	if c.SubscriberToken != "" {
+		sub, err = n.subs.Active(ctx, c.SubscriberToken)
+	} else if ss, ok := n.subs.(niche.SessionSubscribers); ok {
+		sub, err = ss.ActiveSession(ctx, c.Session)
+	} else {
+		return nil, ErrSubscriptionInactive
+	}
 	switch {
 	case errors.Is(err, niche.ErrNotSubscribed):
 		return nil, ErrSubscriptionInactive
@@ -480,9 +493,10 @@ func (n *Niche) Buy(ctx context.Context, id string) (*NicheEvaluationResponse, e
 	return &NicheEvaluationResponse{Evaluation: ev, Access: access}, nil
 }
 
-// Delivered checks the one rule of every read of a paid result: only a
-// completed order's result is delivered. It returns nil for a completed
-// order (or without a ledger), a *NotDeliveredError otherwise, or
+// Delivered checks the one rule of every read of a paid result: only the
+// result of an order that delivered it for good is delivered (completed,
+// or voided: delivered without charge). It returns nil for such an order
+// (or without a ledger), a *NotDeliveredError otherwise, or
 // payment.ErrOrderNotFound.
 func Delivered(ctx context.Context, l payment.Ledger, orderID string) error {
 	if l == nil {
@@ -497,7 +511,7 @@ func Delivered(ctx context.Context, l payment.Ledger, orderID string) error {
 
 // DeliveredOrder is Delivered for an order already read.
 func DeliveredOrder(o *payment.Order) error {
-	if o.Status == payment.OrderCompleted {
+	if o.Status.Delivered() {
 		return nil
 	}
 	e := &NotDeliveredError{Status: string(o.Status)}

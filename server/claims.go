@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -216,7 +217,23 @@ func (h *verifyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	if page := h.s.verificationPage(res.VerificationID); page != "" {
+		// For a person the agent passes the result to: the same result as
+		// a page (package pages), opened with the order token.
+		w.Header().Set("Link", "<"+page+`>; rel="alternate"; type="text/html"`)
+	}
 	httpjson.Write(w, http.StatusOK, res)
+}
+
+// verificationPage is the path of a verification's page when the pages
+// are mounted ("" otherwise).
+func (s *Server) verificationPage(id string) string {
+	for _, rt := range s.routes {
+		if rt.ID == "pages.verification" {
+			return strings.Replace(rt.Path, "{verification_id}", url.PathEscape(id), 1)
+		}
+	}
+	return ""
 }
 
 func retryAfter(d time.Duration) string {

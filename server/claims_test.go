@@ -81,7 +81,7 @@ func TestClaimsRoutesTable(t *testing.T) {
 			Aliases:  []string{"/v1/services/{service_slug}/claims/verify" + suffix, "/claim-verification/v1/services/{service_slug}/claims/verify" + suffix},
 			Body:     "ClaimVerificationRequest",
 			Offer: &payment.Offer{ID: "claims.verify." + tier.Name, AmountMicroUSD: tierListing(tier.Name).AmountMicroUSD, CardMicroUSD: 500_000,
-				MimeType: "application/json", WorkTimeout: 120 * time.Second, Product: tier.Name}}
+				MimeType: "application/json", WorkTimeout: 120*time.Second + claims.DefaultCheckGrace, Product: tier.Name}}
 		got := *r
 		got.Handler, got.Summary = nil, ""
 		got.Offer = &payment.Offer{}

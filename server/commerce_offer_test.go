@@ -17,8 +17,8 @@ func TestClaimRoutesSellTheCatalogueOffers(t *testing.T) {
 		if !ok {
 			t.Fatalf("no listing of %s", tier.Name)
 		}
-		if l.WorkTimeout != env.eng.Timeout() {
-			t.Errorf("%s: work timeout %s, the engine's is %s", tier.Name, l.WorkTimeout, env.eng.Timeout())
+		if l.WorkTimeout != env.eng.Timeout()+env.eng.CheckGrace() {
+			t.Errorf("%s: work timeout %s, the engine's is %s plus %s of check grace", tier.Name, l.WorkTimeout, env.eng.Timeout(), env.eng.CheckGrace())
 		}
 		if diff := cmp.Diff(l.Offer, offers[tier.Name]); diff != "" {
 			t.Errorf("%s (-catalogue +route):\n%s", tier.Name, diff)

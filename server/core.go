@@ -89,6 +89,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) capabilities(w http.ResponseWriter, r *http.Request) {
 	resp := shapes.CapabilitiesResponse{Service: s.cfg.Service, Version: Version, Capabilities: []shapes.Capability{}}
 	for _, rt := range s.routes {
+		if rt.Page {
+			continue // pages for people are not capabilities
+		}
 		status := rt.Status
 		if status == "" {
 			status = "stable"

@@ -44,6 +44,8 @@ type entry struct {
 type router struct {
 	entries []entry
 	maxBody int64
+	// notFound answers browsers on unknown paths (route.Route.NotFound).
+	notFound *Route
 }
 
 func parsePattern(p string) ([]segment, bool) {
@@ -79,7 +81,9 @@ func (rt *router) add(method, pattern string, r *Route) error {
 		return errorf("route %s: pattern %q must start with /", r.ID, pattern)
 	}
 	for _, e := range rt.entries {
-		if e.method == method && e.pattern == pattern {
+		// A page may share its method and pattern with one operation
+		// (Route.Page): two pages or two operations may not.
+		if e.method == method && e.pattern == pattern && e.route.Page == r.Page {
 			return errorf("route %s: %s %s already served by %s", r.ID, method, pattern, e.route.ID)
 		}
 	}
@@ -104,8 +108,9 @@ func match(segs []segment, parts []string) bool {
 }
 
 // lookup returns the best entry for method, the methods allowed on the path
-// (when any entry matches the path), and the decoded path parts.
-func (rt *router) lookup(method, escapedPath string) (*entry, []string, []string) {
+// (when any entry matches the path), and the decoded path parts. Where a
+// page and an operation share a pattern, html chooses the page.
+func (rt *router) lookup(method, escapedPath string, html bool) (*entry, []string, []string) {
 	raw := strings.Split(strings.TrimPrefix(escapedPath, "/"), "/")
 	parts := make([]string, len(raw))
 	for i, p := range raw {
@@ -127,8 +132,11 @@ func (rt *router) lookup(method, escapedPath string) (*entry, []string, []string
 			allowed = append(allowed, "HEAD")
 		}
 		if e.method == method || (method == "HEAD" && e.method == "GET") {
-			if best == nil || moreSpecific(e.segs, best.segs) {
+			switch {
+			case best == nil || moreSpecific(e.segs, best.segs):
 				best = e
+			case best.pattern == e.pattern && best.route.Page != e.route.Page && e.route.Page == html:
+				best = e // the variant the client prefers
 			}
 		}
 	}
@@ -152,7 +160,8 @@ func RouteFrom(ctx context.Context) (*Route, bool) {
 type routeHolder struct{ route *Route }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	e, allowed, parts := rt.lookup(r.Method, r.URL.EscapedPath())
+	html := httpjson.PrefersHTML(r.Header.Values("Accept"))
+	e, allowed, parts := rt.lookup(r.Method, r.URL.EscapedPath(), html)
 	if e == nil {
 		if len(allowed) > 0 {
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
@@ -161,11 +170,15 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// FastAPI redirects a trailing slash to the route without it.
 		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
-			if e2, _, _ := rt.lookup(r.Method, strings.TrimSuffix(r.URL.EscapedPath(), "/")); e2 != nil {
+			if e2, _, _ := rt.lookup(r.Method, strings.TrimSuffix(r.URL.EscapedPath(), "/"), html); e2 != nil {
 				u := url.URL{Path: strings.TrimSuffix(httpjson.ExternalPath(r), "/"), RawQuery: r.URL.RawQuery}
 				http.Redirect(w, r, u.RequestURI(), http.StatusTemporaryRedirect)
 				return
 			}
+		}
+		if html && rt.notFound != nil {
+			rt.notFound.Handler.ServeHTTP(w, r)
+			return
 		}
 		httpjson.Detail(w, http.StatusNotFound, "Not Found")
 		return

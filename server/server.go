@@ -155,7 +155,9 @@ func New(cfg Config) (*Server, error) {
 	if s.cfg.Catalogue == nil {
 		o := &sell.CatalogueOptions{}
 		if s.cfg.Claims.Engine != nil {
-			o.ClaimsWorkTimeout = s.cfg.Claims.Engine.Timeout()
+			// The deadline, and the grace of the checks of an answer
+			// that arrived before it.
+			o.ClaimsWorkTimeout = s.cfg.Claims.Engine.Timeout() + s.cfg.Claims.Engine.CheckGrace()
 		}
 		c, err := sell.NewCatalogue(o)
 		if err != nil {
@@ -197,6 +199,13 @@ func New(cfg Config) (*Server, error) {
 	for _, r := range s.routes {
 		if r.ID == "" || r.Method == "" || r.Handler == nil {
 			return nil, errorf("incomplete route %+v", r)
+		}
+		if r.NotFound {
+			if !r.Page || rt.notFound != nil {
+				return nil, errorf("route %s: a not-found route must be a page, and there may be one only", r.ID)
+			}
+			rt.notFound = r
+			continue
 		}
 		for _, p := range r.Patterns() {
 			if err := rt.add(r.Method, p, r); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/assaykit/assay/internal/httpjson"
+	"github.com/assaykit/assay/internal/websession"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/shapes"
@@ -40,6 +41,13 @@ const DefaultSubscriptionPrefix = "/niche-discovery"
 //	POST /v1/subscription/token/revoke           Bearer token → {"revoked":true}
 //	POST /v1/subscription/webhook                the processor's signed webhooks (≤ 256 KiB)
 //	POST /v1/admin/subscriptions/{subscription_id}/token   operator reissue (admin key)
+//
+// The pages' forms (the success page's, the development checkout's and
+// portal's) are refused when a browser sends them from another origin
+// (net/http's CrossOriginProtection). When the service keeps sessions
+// (niche.SubscriptionOptions.Sessions), the page that shows a new token
+// also signs the browser in (a session cookie, package pages), so that
+// the payer can read the catalogue pages at once.
 //
 // With the development backend (niche.LocalBilling) also:
 //
@@ -104,6 +112,12 @@ func (s *Server) subscriptionRoutes() ([]*Route, error) {
 	}
 	pre := s.subscriptionPrefixes()
 	h := func(f http.HandlerFunc) http.Handler { return f }
+	// The pages' forms (success, development checkout and portal) change
+	// state with the browser's cookies: cross-origin browser POSTs are
+	// refused (net/http's CrossOriginProtection; API clients send no
+	// Sec-Fetch-Site nor Origin and are not affected).
+	csrf := http.NewCrossOriginProtection()
+	form := func(f http.HandlerFunc) http.Handler { return csrf.Handler(f) }
 	routes := []*Route{
 		{ID: "subscription.status", Summary: "Subscription availability and monthly price; with a Bearer subscriber token, the caller's own subscription status.",
 			Status: "stable", Method: "GET", Path: "/v1/subscription/status", Handler: h(s.subsStatus)},
@@ -114,7 +128,7 @@ func (s *Server) subscriptionRoutes() ([]*Route, error) {
 		{ID: "subscription.success", Summary: "Page the checkout returns to; its button reveals the subscriber token once.",
 			Status: "stable", Method: "GET", Path: "/v1/subscription/success", Handler: h(s.subsSuccessPage)},
 		{ID: "subscription.success.claim", Summary: "Form target of the success page: shows the subscriber token once.",
-			Status: "stable", Method: "POST", Path: "/v1/subscription/success", Handler: h(s.subsSuccessClaim), MaxBodyBytes: 4 << 10},
+			Status: "stable", Method: "POST", Path: "/v1/subscription/success", Handler: form(s.subsSuccessClaim), MaxBodyBytes: 4 << 10},
 		{ID: "subscription.cancelled", Summary: "Page for a payer who left the checkout; nothing was charged.",
 			Status: "stable", Method: "GET", Path: "/v1/subscription/cancelled", Handler: h(s.subsCancelledPage)},
 		{ID: "subscription.portal", Summary: "Open the billing portal (payment method, invoices, cancellation) for the Bearer subscriber token.",
@@ -134,11 +148,11 @@ func (s *Server) subscriptionRoutes() ([]*Route, error) {
 			&Route{ID: "subscription.local.checkout", Summary: "Development billing backend: checkout page (no money moves).",
 				Status: "development", Method: "GET", Path: strings.TrimSuffix(niche.LocalCheckoutPath, "/") + "/{session_id}", Handler: h(s.subsLocalCheckoutPage)},
 			&Route{ID: "subscription.local.checkout.confirm", Summary: "Development billing backend: confirm a checkout; shows the subscriber token once.",
-				Status: "development", Method: "POST", Path: strings.TrimSuffix(niche.LocalCheckoutPath, "/") + "/{session_id}", Handler: h(s.subsLocalCheckoutConfirm), MaxBodyBytes: 4 << 10},
+				Status: "development", Method: "POST", Path: strings.TrimSuffix(niche.LocalCheckoutPath, "/") + "/{session_id}", Handler: form(s.subsLocalCheckoutConfirm), MaxBodyBytes: 4 << 10},
 			&Route{ID: "subscription.local.portal", Summary: "Development billing backend: billing portal page.",
 				Status: "development", Method: "GET", Path: strings.TrimSuffix(niche.LocalPortalPath, "/") + "/{session_id}", Handler: h(s.subsLocalPortalPage)},
 			&Route{ID: "subscription.local.portal.action", Summary: "Development billing backend: cancel, fail or pay a renewal.",
-				Status: "development", Method: "POST", Path: strings.TrimSuffix(niche.LocalPortalPath, "/") + "/{session_id}", Handler: h(s.subsLocalPortalAction), MaxBodyBytes: 4 << 10},
+				Status: "development", Method: "POST", Path: strings.TrimSuffix(niche.LocalPortalPath, "/") + "/{session_id}", Handler: form(s.subsLocalPortalAction), MaxBodyBytes: 4 << 10},
 		)
 	}
 	for _, r := range routes {
@@ -425,18 +439,23 @@ var subsPageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:42rem;margin:2rem auto;padding:0 1rem;color:#111}
 .dev{background:#b00020;color:#fff;padding:1rem;font-weight:bold;border-radius:4px}
 code.token{display:block;padding:1rem;background:#f3f3f3;border:1px solid #ccc;word-break:break-all;font-size:1.05rem}
-button{font-size:1rem;padding:.5rem 1rem;margin:.25rem 0}</style></head><body>
+button{font-size:1rem;padding:.5rem 1rem;margin:.25rem 0}</style></head><body><main>
 {{if .Dev}}<p class="dev">DEVELOPMENT BILLING BACKEND: no payment processor is involved and no money moves. Anyone who can reach this server can subscribe for free. Never use it in production.</p>
 {{end}}<h1>{{.Title}}</h1>
 {{range .Paragraphs}}<p>{{.}}</p>
 {{end}}{{if .Token}}<p><strong>Your subscriber token. It is shown only this once: store it now.</strong></p>
 <code class="token" id="token">{{.Token}}</code>
 <p>Send it as <code>Authorization: Bearer &lt;token&gt;</code> to read full niche evaluations. If it leaks, rotate it with <code>POST /v1/subscription/token/rotate</code>.</p>
+{{end}}{{if .SignedIn}}<p><strong>You are signed in in this browser.</strong>{{if .Catalogue}} <a href="{{.Catalogue}}">Read the catalogue</a>.{{end}}</p>
 {{end}}{{range .Forms}}<form method="post" action="{{.Action}}">{{range $k, $v := .Fields}}<input type="hidden" name="{{$k}}" value="{{$v}}">{{end}}<button type="submit" name="{{.Name}}" value="{{.Value}}">{{.Label}}</button></form>
-{{end}}</body></html>
+{{end}}</main></body></html>
 `))
 
 type subsPage struct {
+	// SignedIn says the page signed the payer in (a session cookie);
+	// Catalogue links the catalogue pages when they are mounted.
+	SignedIn   bool
+	Catalogue  string
 	Title      string
 	Dev        bool
 	Paragraphs []string
@@ -528,7 +547,28 @@ func (s *Server) subsSuccessClaim(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err, false)
 		return
 	}
-	s.renderPage(w, r, http.StatusOK, subsPage{Title: "Your subscription is active", Token: it.Token})
+	s.renderPage(w, r, http.StatusOK, s.signInPage(w, r, subsPage{Title: "Your subscription is active", Token: it.Token}, it.Token))
+}
+
+// signInPage signs the payer's browser in with the token just issued,
+// when the subscription service keeps sessions (package pages reads
+// them), and says so on p.
+func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, p subsPage, token string) subsPage {
+	in, err := s.cfg.Subscriptions.Service.SignIn(r.Context(), token)
+	if err != nil {
+		if !errors.Is(err, niche.ErrSessionsUnavailable) {
+			s.log.WarnContext(r.Context(), "subscription: signing in after checkout failed", "err", err)
+		}
+		return p
+	}
+	websession.Set(w, r, in.Secret, in.ExpiresAt)
+	p.SignedIn = true
+	for _, rt := range s.routes {
+		if rt.ID == "pages.list" {
+			p.Catalogue = rt.Path
+		}
+	}
+	return p
 }
 
 func (s *Server) subsCancelledPage(w http.ResponseWriter, r *http.Request) {
@@ -562,7 +602,7 @@ func (s *Server) subsLocalCheckoutConfirm(w http.ResponseWriter, r *http.Request
 		s.writeToken(w, r, it)
 		return
 	}
-	s.renderPage(w, r, http.StatusOK, subsPage{Title: "Your subscription is active", Dev: true, Token: it.Token})
+	s.renderPage(w, r, http.StatusOK, s.signInPage(w, r, subsPage{Title: "Your subscription is active", Dev: true, Token: it.Token}, it.Token))
 }
 
 // localPortalPage shows a development subscription and the actions its

@@ -34,7 +34,9 @@ type subsEnv struct {
 func newSubsEnv(t *testing.T, billing niche.Billing, cfg SubscriptionConfig) *subsEnv {
 	t.Helper()
 	db := emptyDB.Open(t, nil)
-	svc, err := niche.NewSubscriptionService(nichestore.New(db), billing, nil)
+	// The store keeps sessions too: the pages that show a new token sign
+	// the browser in.
+	svc, err := niche.NewSubscriptionService(nichestore.New(db), billing, &niche.SubscriptionOptions{Sessions: nichestore.New(db)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,6 +437,19 @@ func TestStripeBackendOverHTTP(t *testing.T) {
 		t.Fatalf("claim page %d:\n%s", page.status, page.body)
 	}
 	token := string(m[1])
+	// Stripe's success page signs the payer's browser in.
+	var session *http.Cookie
+	for _, c := range (&http.Response{Header: page.header}).Cookies() {
+		if c.Name == "assay_session" {
+			session = c
+		}
+	}
+	if session == nil || !session.HttpOnly || session.SameSite != http.SameSiteLaxMode || !strings.Contains(string(page.body), "signed in in this browser") {
+		t.Fatalf("the success page did not sign in: %v\n%s", page.header, page.body)
+	}
+	if st, err := e.svc.Session(context.Background(), session.Value); err != nil || !st.Entitled {
+		t.Fatalf("session after the success page: %+v, %v", st, err)
+	}
 	if strings.Contains(string(page.body), "DEVELOPMENT") {
 		t.Fatal("Stripe pages must not carry the development label")
 	}

@@ -46,10 +46,14 @@ func NewCapturer(opts *Options) (*Capturer, error) {
 		return nil, err
 	}
 	c := &Capturer{s: s}
+	res := s.Resolver
+	if res == nil {
+		res = NewResolver(&ResolverOptions{AttemptTimeout: s.DNSAttemptTimeout})
+	}
 	dialer := &net.Dialer{
-		Timeout:   10 * time.Second,
+		Timeout:   s.ConnectTimeout,
 		KeepAlive: 30 * time.Second,
-		Resolver:  s.Resolver,
+		Resolver:  res,
 		Control:   chainControl(s.guard.control, s.DialControl),
 	}
 	tlsConf := s.TLSConfig
@@ -71,7 +75,7 @@ func NewCapturer(opts *Options) (*Capturer, error) {
 		MaxIdleConns:           64,
 		MaxConnsPerHost:        s.MaxPerHost,
 		IdleConnTimeout:        60 * time.Second,
-		TLSHandshakeTimeout:    10 * time.Second,
+		TLSHandshakeTimeout:    s.ConnectTimeout,
 		DisableCompression:     true, // we ask for and decode encodings ourselves
 		MaxResponseHeaderBytes: 64 << 10,
 	}

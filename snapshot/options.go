@@ -90,9 +90,18 @@ type Options struct {
 	// ports. It is applied before the connect-time check, so a mapped
 	// address must also be in AllowAddrs if it is otherwise forbidden.
 	HostMap map[string]string
-	// Resolver resolves host names. Nil means net.DefaultResolver. Tests
+	// Resolver resolves host names. Nil means NewResolver with
+	// DNSAttemptTimeout (the system's servers, each query bounded). Tests
 	// inject a resolver that answers from a table.
 	Resolver *net.Resolver
+	// DNSAttemptTimeout bounds one DNS query of the default resolver: a
+	// dropped query is asked again after this long, not after resolv.conf's
+	// 5 s. 0 means DefaultDNSAttemptTimeout (1 s).
+	DNSAttemptTimeout time.Duration
+	// ConnectTimeout bounds one connection (lookup and TCP connect) and
+	// one TLS handshake, so that one slow step leaves a capture time for a
+	// retry. 0 means a third of CaptureTimeout, at most 10 s.
+	ConnectTimeout time.Duration
 	// DialControl runs after the built-in address check passed, right
 	// before connecting. It can refuse a connection (tests use it as a
 	// tripwire) but never allow one the check refused.
@@ -151,6 +160,8 @@ func (o *Options) applyDefaults() {
 	positive(&o.MaxBytes, DefaultMaxBytes)
 	positive(&o.CaptureTimeout, DefaultCaptureTimeout)
 	positive(&o.BatchTimeout, DefaultBatchTimeout)
+	positive(&o.DNSAttemptTimeout, DefaultDNSAttemptTimeout)
+	positive(&o.ConnectTimeout, min(o.CaptureTimeout/3, 10*time.Second))
 	positive(&o.Concurrency, DefaultConcurrency)
 	positive(&o.MaxPerHost, o.Concurrency)
 	zeroOrNone(&o.MaxRedirects, DefaultMaxRedirects)

@@ -15,3 +15,10 @@ func (db *DB) MigrateT(ctx context.Context) error { return db.migrate(ctx) }
 
 // MigrationLockKey is migrationLockKey.
 const MigrationLockKey = migrationLockKey
+
+// WriterStmts is how many writer statements are prepared and kept.
+func (db *DB) WriterStmts() int {
+	db.wstmts.mu.Lock()
+	defer db.wstmts.mu.Unlock()
+	return len(db.wstmts.m)
+}

@@ -13,9 +13,19 @@ import (
 // such cache: pgx keeps its own per connection. Statements are finalised
 // with their connections when the DB is closed.
 type stmtCache struct {
-	mu sync.Mutex
-	m  map[string]*sql.Stmt
+	mu   sync.Mutex
+	m    map[string]*sql.Stmt
+	want map[string]bool // writer statements to prepare before the next transaction
 }
+
+// The writer has a cache of its own (DB.wstmts) for the statements of hot
+// write transactions (Tx.CachedExec, Tx.CachedQueryRow): SQLite's single
+// writer connection prepares each once, and a transaction binds it
+// (sql.Tx.StmtContext reuses a statement already prepared on its
+// connection). A statement cannot be prepared on the pool from inside a
+// transaction, which holds the writer's only connection: its first use
+// runs unprepared and asks for it, and the next transaction prepares it
+// before it begins (prepareWanted).
 
 // maxCachedStmts bounds the cache; further query texts run unprepared.
 const maxCachedStmts = 256
@@ -23,10 +33,15 @@ const maxCachedStmts = 256
 // stmt returns the prepared reader statement for q (already rebound), or
 // nil when q is not cached (PostgreSQL, or a full cache).
 func (db *DB) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	return db.cached(ctx, &db.stmts, db.r, q)
+}
+
+// cached returns the statement q prepared on pool and kept in c, or nil
+// when q is not cached (PostgreSQL, or a full cache).
+func (db *DB) cached(ctx context.Context, c *stmtCache, pool *sql.DB, q string) (*sql.Stmt, error) {
 	if db.drv.Dialect != SQLite {
 		return nil, nil
 	}
-	c := &db.stmts
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s, ok := c.m[q]; ok {
@@ -35,7 +50,7 @@ func (db *DB) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	if len(c.m) >= maxCachedStmts {
 		return nil, nil
 	}
-	s, err := db.r.PrepareContext(ctx, q)
+	s, err := pool.PrepareContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -68,4 +83,87 @@ func (db *DB) CachedQueryRow(ctx context.Context, q string, args ...any) *sql.Ro
 		return db.r.QueryRowContext(ctx, q, args...)
 	}
 	return s.QueryRowContext(ctx, args...)
+}
+
+// txStmt returns q's cached writer statement bound to t's transaction, or
+// nil when q is not cached (PostgreSQL, a full cache, or a transaction on
+// a lent connection, InBulkTx).
+func (t *Tx) txStmt(ctx context.Context, q string) *sql.Stmt {
+	sqlTx, ok := t.tx.(*sql.Tx)
+	if !ok {
+		return nil
+	}
+	if t.db.drv.Dialect != SQLite {
+		return nil
+	}
+	c := &t.db.wstmts
+	c.mu.Lock()
+	s, ok := c.m[q]
+	if !ok && len(c.m)+len(c.want) < maxCachedStmts {
+		if c.want == nil {
+			c.want = map[string]bool{}
+		}
+		c.want[q] = true
+	}
+	c.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return sqlTx.StmtContext(ctx, s)
+}
+
+// prepareWanted prepares, on the writer pool, the statements transactions
+// asked for (txStmt). It runs before a transaction begins, when the
+// writer's connection is not held by the caller. A statement that fails to
+// prepare is not asked for again: it keeps running unprepared, where its
+// error shows.
+func (db *DB) prepareWanted(ctx context.Context) {
+	c := &db.wstmts
+	c.mu.Lock()
+	if len(c.want) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	want := c.want
+	c.want = nil
+	c.mu.Unlock()
+	// Prepared without the lock: preparing waits for the writer's
+	// connection, whose transaction may be asking the cache.
+	for q := range want {
+		s, err := db.w.PrepareContext(ctx, q)
+		if err != nil {
+			continue
+		}
+		c.mu.Lock()
+		if c.m == nil {
+			c.m = map[string]*sql.Stmt{}
+		}
+		if _, dup := c.m[q]; dup {
+			_ = s.Close()
+		} else {
+			c.m[q] = s
+		}
+		c.mu.Unlock()
+	}
+}
+
+// CachedExec is Exec through a prepared statement the writer keeps (one
+// statement per text; for the hot statements of paid calls, not for
+// statements built per call).
+func (t *Tx) CachedExec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	q = t.db.rebind(q)
+	if s := t.txStmt(ctx, q); s != nil {
+		return s.ExecContext(ctx, args...)
+	}
+	return t.tx.ExecContext(ctx, q, args...)
+}
+
+// CachedQueryRow is QueryRow through a prepared statement the writer
+// keeps (as CachedExec).
+func (t *Tx) CachedQueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	q = t.db.rebind(q)
+	if s := t.txStmt(ctx, q); s != nil {
+		return s.QueryRowContext(ctx, args...)
+	}
+	return t.tx.QueryRowContext(ctx, q, args...)
 }

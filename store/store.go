@@ -54,6 +54,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -132,14 +133,15 @@ type Driver struct {
 
 // DB is an open assay database.
 type DB struct {
-	drv   Driver
-	w     *sql.DB // writes and write transactions
-	r     *sql.DB // reads outside transactions (its own pool; w itself for an in-memory SQLite database)
-	log   *slog.Logger
-	now   func() time.Time
-	stmts stmtCache // prepared SQLite reader statements (stmt.go)
-	lang  niche.Language
-	an    *niche.Analyzer // lang, with a memo of its stems
+	drv    Driver
+	w      *sql.DB // writes and write transactions
+	r      *sql.DB // reads outside transactions (its own pool; w itself for an in-memory SQLite database)
+	log    *slog.Logger
+	now    func() time.Time
+	stmts  stmtCache // prepared SQLite reader statements (stmt.go)
+	wstmts stmtCache // prepared SQLite writer statements (stmt.go)
+	lang   niche.Language
+	an     *niche.Analyzer // lang, with a memo of its stems
 	// stopAfter is Options.stopAfter.
 	stopAfter string
 }
@@ -411,7 +413,75 @@ func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
 	return err
 }
 
+// InTxNoSync is InTx for a transaction whose loss in a power failure
+// (or an operating-system crash) the caller can repair: its commit returns
+// without waiting for the disk, and the transaction reaches it with the
+// next durable commit (whose flush of the log covers every earlier
+// commit), the next checkpoint, or at most a fraction of a second later.
+// A crash of the process loses nothing: the commit is in the log
+// (SQLite's WAL with synchronous=NORMAL for this transaction, PostgreSQL
+// with synchronous_commit=off). Other sessions see it at once, as with
+// InTx.
+func (db *DB) InTxNoSync(ctx context.Context, fn func(*Tx) error) error {
+	const attempts = 5
+	var err error
+	for i := range attempts {
+		err = db.tryTxNoSync(ctx, fn)
+		if err == nil || !db.isRetryable(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(i+1) * 5 * time.Millisecond)
+	}
+	return err
+}
+
+func (db *DB) tryTxNoSync(ctx context.Context, fn func(*Tx) error) (err error) {
+	if db.drv.Dialect != SQLite {
+		return db.tryTx(ctx, func(tx *Tx) error {
+			if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+				return err
+			}
+			return fn(tx)
+		})
+	}
+	// SQLite reads the setting at the commit, per connection: the
+	// writer's connection is lent to this transaction, relaxed, and put
+	// back as it was (or discarded when it cannot be).
+	db.prepareWanted(ctx)
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: connection: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+		return fmt.Errorf("store: relax sync: %w", err)
+	}
+	defer func() {
+		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous = FULL"); rerr != nil {
+			// Never hand a relaxed connection to a durable transaction.
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	sqlTx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = sqlTx.Rollback()
+		}
+	}()
+	if err = fn(&Tx{db: db, tx: sqlTx}); err != nil {
+		return err
+	}
+	if err = sqlTx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
 func (db *DB) tryTx(ctx context.Context, fn func(*Tx) error) (err error) {
+	db.prepareWanted(ctx)
 	sqlTx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -173,4 +174,105 @@ func TestMigrationLockIsPerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustOpen(t, held)
+}
+
+// TestInTxNoSync: a transaction that does not wait for the disk commits
+// and rolls back like InTx, runs relaxed (SQLite synchronous=NORMAL,
+// PostgreSQL synchronous_commit=off), and leaves the writer's setting as
+// it was for the next transaction.
+func TestInTxNoSync(t *testing.T) {
+	t.Parallel()
+	for name, open := range storetest.Stores() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := open(t)
+			q := "SHOW synchronous_commit"
+			relaxed := "off"
+			if db.Dialect() == store.SQLite {
+				q, relaxed = "PRAGMA synchronous", "1"
+			}
+			setting := func(tx *store.Tx) string {
+				var s string
+				if err := tx.QueryRow(ctx, q).Scan(&s); err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			var before, inside, after string
+			if err := db.InTx(ctx, func(tx *store.Tx) error { before = setting(tx); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			err := db.InTxNoSync(ctx, func(tx *store.Tx) error {
+				inside = setting(tx)
+				_, err := tx.Exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "kept", "1", 1)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.InTxNoSync(ctx, func(tx *store.Tx) error {
+				if _, err := tx.Exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "dropped", "1", 1); err != nil {
+					return err
+				}
+				return errors.New("roll back")
+			})
+			if err == nil || err.Error() != "roll back" {
+				t.Fatalf("rollback: %v", err)
+			}
+			for key, want := range map[string]bool{"kept": true, "dropped": false} {
+				if _, err := db.Meta(ctx, key); (err == nil) != want {
+					t.Errorf("%s: %v, want present=%v", key, err, want)
+				}
+			}
+			if err := db.InTx(ctx, func(tx *store.Tx) error { after = setting(tx); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if inside != relaxed || after != before {
+				t.Errorf("%s: setting before %q, inside %q (want %q), after %q (want %q)", name, before, inside, relaxed, after, before)
+			}
+		})
+	}
+}
+
+// TestCachedWriterStatements: a transaction's cached statements run
+// unprepared at first (the writer's only connection is the
+// transaction's), are prepared before the next transaction, and give the
+// same results through both kinds of transaction.
+func TestCachedWriterStatements(t *testing.T) {
+	t.Parallel()
+	for name, open := range storetest.Stores() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := open(t)
+			for i := range 4 {
+				run := db.InTx
+				if i%2 == 1 {
+					run = db.InTxNoSync
+				}
+				err := run(ctx, func(tx *store.Tx) error {
+					key := fmt.Sprintf("k%d", i)
+					if _, err := tx.CachedExec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", key, key, i); err != nil {
+						return err
+					}
+					var v string
+					if err := tx.CachedQueryRow(ctx, "SELECT value FROM assay_meta WHERE key = ?", key).Scan(&v); err != nil || v != key {
+						return fmt.Errorf("read back %q: %v", v, err)
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("transaction %d: %v", i, err)
+				}
+			}
+			want := 2
+			if db.Dialect() != store.SQLite {
+				want = 0 // pgx keeps its own statements per connection
+			}
+			if got := db.WriterStmts(); got != want {
+				t.Errorf("%d writer statements kept, want %d", got, want)
+			}
+		})
+	}
 }

@@ -72,6 +72,7 @@ func mainErr() error {
 	flag.StringVar(&cfg.ReuseSQLite, "reuse-sqlite", "", "measure this SQLite file (made with -load-only) instead of generating one")
 	flag.StringVar(&cfg.ReusePostgres, "reuse-postgres", "", "measure this PostgreSQL URL (made with -load-only; name the schema with search_path) instead of generating one")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.BoolVar(&cfg.SkipPages, "skip-pages", false, "skip the pages' figures (list and search pages against their JSON routes)")
 	flag.BoolVar(&cfg.SkipScale, "skip-scale", false, "skip the scale figures (index load, remote writes, two instances, the one-by-one import sample)")
 	flag.IntVar(&cfg.RemoteWrites, "remote-writes", 40, "writes of the remote-write CPU measurement")
 	flag.IntVar(&cfg.ImportSample, "import-sample", 2000, "drafts of the one-by-one import (the way before) measured per draft")

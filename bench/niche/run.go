@@ -20,6 +20,7 @@ import (
 	"github.com/assaykit/assay/internal/ids"
 	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/niche/nichetest"
+	"github.com/assaykit/assay/pages"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
@@ -166,6 +167,8 @@ type config struct {
 	RemoteWrites int
 	ImportSample int
 	TwoInstances time.Duration
+	// SkipPages skips the pages' figures (pageFigures).
+	SkipPages bool
 	// NoIndex turns the engines' search index off
 	// (niche.Options.DisableSearchIndex): searches ask the store.
 	NoIndex bool
@@ -260,7 +263,12 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, *scaleRes
 		if err != nil {
 			return nil, err
 		}
-		h, err := server.New(server.Config{Paywall: httpgate.Free{}, Niche: server.NicheConfig{Engine: eng, Subscribers: subs, FreeSearchesPerDay: new(server.UnlimitedSearches)}})
+		pg, err := pages.New(nil)
+		if err != nil {
+			return nil, err
+		}
+		h, err := server.New(server.Config{Paywall: httpgate.Free{}, Niche: server.NicheConfig{Engine: eng, Subscribers: subs, FreeSearchesPerDay: new(server.UnlimitedSearches)},
+			Mounts: []server.Mount{pg}})
 		if err != nil {
 			return nil, err
 		}
@@ -369,6 +377,11 @@ func runBackend(ctx context.Context, cfg config, b backend) ([]result, *scaleRes
 	measure("base-list", "baseline (list-sized body)", func(w, i int) string { return baseList.URL })
 	measure("list", "GET /v1/niches?sort=score, no cache", listURL(plain))
 	measure("list", "GET /v1/niches?sort=score, cache", listURL(cached))
+	if !cfg.SkipPages {
+		if err := pageFigures(cfg, c, plain.URL, typical); err != nil {
+			return nil, nil, err
+		}
+	}
 	if !cfg.SkipScale && !b.Reuse && cfg.ImportSample > 0 {
 		if sr.ImportBaselinePer, err = importBaseline(ctx, cfg, db, cfg.ImportSample); err != nil {
 			return nil, nil, err
@@ -415,4 +428,55 @@ func report(w io.Writer, rs []result) {
 				ratio(r.P50, base.P50), ratio(r.P99, base.P99), r.RPS/max(base.RPS, 1))
 		}
 	}
+}
+
+// pageFigures measures the pages for people (package pages) against the
+// JSON routes they show, in the same run and on the same engine (no
+// result cache): the catalogue list page against GET /v1/niches, the
+// search page against GET /v1/search, one client at a time, so that the
+// latency is the server's work for one request (the rendering included).
+func pageFigures(cfg config, c *http.Client, base string, typical []string) error {
+	const warm, n = 50, 400
+	type pair struct{ name, json, page string }
+	pairs := []pair{
+		{"list by score", "/niche-discovery/v1/niches?sort=score&limit=20", "/niche-discovery/browse"},
+		{"list by score, category", "/niche-discovery/v1/niches?sort=score&limit=20&category=" + url.QueryEscape(categories[0]),
+			"/niche-discovery/browse?category=" + url.QueryEscape(categories[0])},
+		{"search typical", "/niche-discovery/v1/search?limit=20&q=", "/niche-discovery/browse/search?q="},
+	}
+	seq := func(path string, search bool, accept string) (p50, p99 time.Duration, size int, err error) {
+		var lat []time.Duration
+		for i := range warm + n {
+			u := base + path
+			if search {
+				u += url.QueryEscape(typical[i%len(typical)])
+			}
+			t0 := time.Now()
+			body, err := fetch(c, u, "Accept", accept)
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			if i >= warm {
+				lat = append(lat, time.Since(t0))
+				size = max(size, len(body))
+			}
+		}
+		slices.Sort(lat)
+		return lat[len(lat)/2], lat[len(lat)*99/100], size, nil
+	}
+	fmt.Fprintf(cfg.Out, "pages (one client, %d requests each, after %d warm-up; %s):\n", n, warm, loadAverage())
+	for _, p := range pairs {
+		search := strings.HasSuffix(p.json, "q=")
+		j50, j99, jb, err := seq(p.json, search, "application/json")
+		if err != nil {
+			return err
+		}
+		h50, h99, hb, err := seq(p.page, search, "text/html")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cfg.Out, "  %-26s JSON p50=%-9v p99=%-9v %6d B | page p50=%-9v p99=%-9v %6d B | page/JSON p50 x%.2f\n", p.name,
+			j50.Round(time.Microsecond), j99.Round(time.Microsecond), jb, h50.Round(time.Microsecond), h99.Round(time.Microsecond), hb, ratio(h50, j50))
+	}
+	return nil
 }

@@ -4,7 +4,9 @@
 // reserve, open order, buffer, settle, sign receipt, complete order). It
 // prints both timings and their ratio, measured in the same run, then the
 // secp256k1 public-key recovery throughput on one goroutine (recoveries/s
-// per core), the cost that bounds local signature verification.
+// per core), the cost that bounds local signature verification, and the
+// floor of a paid call measured on the same store: one recovery and one
+// durable commit. The gate's overhead is printed as a ratio to it.
 //
 //	go run ./bench/payment               # SQLite file in a temporary directory
 //	go run ./bench/payment -dsn :memory:  # SQLite in memory (no fsync)
@@ -31,6 +33,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -69,6 +72,7 @@ var work = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 func main() {
 	dsn := flag.String("dsn", "", "store DSN (default: an SQLite file in a temporary directory)")
 	procName := flag.String("processor", "real", "real (dev-mode x402/EIP-3009 verification) or fake (payment/gatetest)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the gated calls to this file")
 	flag.Parse()
 	ctx := context.Background()
 	if *dsn == "" {
@@ -152,7 +156,19 @@ func main() {
 		}
 	}
 	base := testing.Benchmark(serve(work, false))
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+	}
 	paid := testing.Benchmark(serve(gated, true))
+	if *cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	bn, pn := float64(base.NsPerOp()), float64(paid.NsPerOp())
 	fmt.Printf("store: %s, processor: %s\n", db.Dialect(), *procName)
 	fmt.Printf("ungated handler (baseline): %10.1f µs/op  (%d ops)\n", bn/1e3, base.N)
@@ -165,6 +181,22 @@ func main() {
 	rec := testing.Benchmark(recoverBench(ctx, wallet))
 	fmt.Printf("secp256k1 recovery (1 goroutine): %8.1f µs/op, %8.0f recoveries/s per core  (%d ops)\n",
 		float64(rec.NsPerOp())/1e3, 1e9/float64(rec.NsPerOp()), rec.N)
+	// The floor of a paid call: one signature recovery and one durable
+	// commit (the order's move to settling, before money may move) on
+	// the same store, measured now.
+	commit := testing.Benchmark(func(b *testing.B) {
+		var i int
+		for b.Loop() {
+			i++
+			if err := db.SetMeta(ctx, "bench.floor", strconv.Itoa(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	floor := float64(rec.NsPerOp() + commit.NsPerOp())
+	fmt.Printf("durable commit (1 row):     %10.1f µs/op  (%d ops)\n", float64(commit.NsPerOp())/1e3, commit.N)
+	fmt.Printf("floor (recovery + commit):  %10.1f µs/op\n", floor/1e3)
+	fmt.Printf("ratio overhead/floor:       %10.2fx  (goal: 0.6 ms over a 0.5 ms floor, 1.20x)\n", (pn-bn)/floor)
 }
 
 // recoverBench recovers the signer of one signed EIP-3009 authorization

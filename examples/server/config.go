@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/sell"
 )
@@ -79,6 +80,11 @@ type config struct {
 	AnthropicBaseURL  string
 	ClaimsResultCache bool
 	ClaimsTimeout     time.Duration
+	// NoVerdictNoCharge are the claim tiers where an insufficient_evidence
+	// verdict is free (-claims-no-verdict-no-charge), FreeVerdicts the
+	// free verdicts per payer per UTC day.
+	NoVerdictNoCharge []string
+	FreeVerdicts      int64
 	ClaimsPrefix      string
 	ClaimsServiceSlug string
 
@@ -112,7 +118,9 @@ type config struct {
 	TrustedProxies   string
 
 	// Discovery serves the index and the discovery documents.
-	Discovery     bool
+	Discovery bool
+	// Pages serves the pages for people (package pages).
+	Pages         bool
 	ProviderName  string
 	ProviderEmail string
 	ProviderURL   string
@@ -295,6 +303,46 @@ func (f *flagSet) optBoolean(p **bool, name, envName, usage string) {
 	})
 }
 
+// tiers registers a boolean-like flag that may also name claim tiers:
+// false (the default) none, true or all every tier, else a comma-separated
+// list of tier names. A bare -name means true.
+func (f *flagSet) tiers(p *[]string, name, envName, usage string) {
+	f.register(name, envName, "false", usage, true, func(s string) error {
+		s = strings.TrimSpace(strings.ToLower(s))
+		if b, err := strconv.ParseBool(s); err == nil || s == "" || s == "none" || s == "all" {
+			*p = nil
+			if b || s == "all" {
+				for _, t := range claims.Tiers() {
+					*p = append(*p, t.Name)
+				}
+			}
+			return nil
+		}
+		var out []string
+		for _, t := range splitList(s) {
+			if _, ok := claims.TierByName(t); !ok {
+				return fmt.Errorf("unknown claim tier %q (true, false, all, or tiers among %s)", t, strings.Join(tierNames(), ", "))
+			}
+			out = append(out, t)
+		}
+		*p = out
+		return nil
+	}, func() string {
+		if len(*p) == 0 {
+			return "false"
+		}
+		return strings.Join(*p, ",")
+	})
+}
+
+func tierNames() []string {
+	var out []string
+	for _, t := range claims.Tiers() {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
 func (f *flagSet) ints(p *[]int, name, envName, def, usage string) {
 	f.register(name, envName, def, usage, false, func(s string) error {
 		var out []int
@@ -381,6 +429,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.boolean(&c.OpenAISendBlocked, "openai-send-blocked-domains", "ASSAY_OPENAI_SEND_BLOCKED_DOMAINS", false, "also send blocked domains to OpenAI's search tool (they are always enforced locally)")
 	f.boolean(&c.ClaimsResultCache, "claims-result-cache", "ASSAY_CLAIMS_RESULT_CACHE", false, "answer identical requests within their freshness window from stored results (cacheHit: true)")
 	f.dur(&c.ClaimsTimeout, "claims-timeout", "ASSAY_CLAIMS_TIMEOUT", 120*time.Second, "deadline of one verification")
+	f.tiers(&c.NoVerdictNoCharge, "claims-no-verdict-no-charge", "ASSAY_CLAIMS_NO_VERDICT_NO_CHARGE",
+		"no verdict, no charge: an insufficient_evidence verdict is delivered free (payment voided, order and receipt say so); true or all: every tier, or a comma-separated list of tiers (quick,standard); false: every verdict is charged")
+	f.int64(&c.FreeVerdicts, "claims-free-verdicts-per-day", "ASSAY_CLAIMS_FREE_VERDICTS_PER_DAY", sell.DefaultFreeVerdictsPerDay,
+		"with -claims-no-verdict-no-charge: free insufficient_evidence verdicts per payer per UTC day; beyond it they are charged")
 	f.str(&c.ClaimsPrefix, "claims-prefix", "ASSAY_CLAIMS_PREFIX", "/claim-verification", "service prefix of the claim-verification and snapshot routes (also MCP, A2A and discovery documents)")
 	f.str(&c.ClaimsServiceSlug, "claims-service-slug", "ASSAY_CLAIMS_SERVICE_SLUG", "claim-verification", "{service_slug} of the legacy /v1/services/{service_slug}/claims/verify... aliases")
 
@@ -414,6 +466,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	f.str(&c.TrustedProxies, "trusted-proxies", "ASSAY_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (free-search quotas)")
 
 	f.boolean(&c.Discovery, "discovery", "ASSAY_DISCOVERY", true, "serve the index (GET /), openapi.json and the .well-known discovery documents")
+	f.boolean(&c.Pages, "pages", "ASSAY_PAGES", true, "serve the pages for people: landing page, catalogue, sign-in, verification pages")
 	f.str(&c.ProviderName, "provider-name", "ASSAY_PROVIDER_NAME", "", "operator name in discovery documents (empty: assay)")
 	f.str(&c.ProviderEmail, "provider-email", "ASSAY_PROVIDER_EMAIL", "", "operator contact e-mail in discovery documents")
 	f.str(&c.ProviderURL, "provider-url", "ASSAY_PROVIDER_URL", "", "operator web site in discovery documents")

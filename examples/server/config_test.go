@@ -89,9 +89,10 @@ func TestConfigValidation(t *testing.T) {
 		{"s3 without bucket", []string{"-snapshot-blobs", "s3"}, nil, []string{"-s3-bucket (ASSAY_S3_BUCKET): required with -snapshot-blobs s3"}},
 		{"s3 endpoint", []string{"-snapshot-blobs", "s3", "-s3-bucket", "b", "-s3-endpoint", "127.0.0.1:7070"}, nil, []string{"-s3-endpoint (ASSAY_S3_ENDPOINT)"}},
 		{"s3", []string{"-snapshot-blobs", "s3", "-s3-bucket", "b", "-s3-endpoint", "http://127.0.0.1:7070"}, nil, nil},
-		{"write timeout below claims timeout", []string{"-write-timeout", "100s"}, nil, []string{"-write-timeout (ASSAY_WRITE_TIMEOUT): 1m40s must be at least -claims-timeout (2m0s) plus 10s"}},
+		{"write timeout below claims timeout", []string{"-write-timeout", "100s"}, nil, []string{"-write-timeout (ASSAY_WRITE_TIMEOUT): 1m40s must be at least -claims-timeout (2m0s) plus 15s for the checks"}},
 		{"write timeout without margin", []string{"-write-timeout", "125s"}, nil, []string{"-write-timeout"}},
-		{"write timeout with margin", []string{"-write-timeout", "30s", "-claims-timeout", "20s"}, nil, nil},
+		{"write timeout with margin", []string{"-write-timeout", "45s", "-claims-timeout", "20s"}, nil, nil},
+		{"write timeout without the check grace", []string{"-write-timeout", "44s", "-claims-timeout", "20s"}, nil, []string{"-write-timeout"}},
 		{"claims prefix empty", []string{"-claims-prefix", ""}, nil, []string{"-claims-prefix (ASSAY_CLAIMS_PREFIX)"}},
 		{"claims prefix root", []string{"-claims-prefix", "/"}, nil, []string{"-claims-prefix"}},
 		{"claims prefix relative", []string{"-claims-prefix", "cv"}, nil, []string{"-claims-prefix"}},
@@ -99,6 +100,8 @@ func TestConfigValidation(t *testing.T) {
 		{"slug with slash", []string{"-claims-service-slug", "a/b"}, nil, []string{"-claims-service-slug"}},
 		{"public base URL not http", []string{"-public-base-url", "ftp://x", "-dev-mode"}, nil, []string{"-public-base-url"}},
 		{"several at once", []string{"-purge-interval", "0", "-max-body", "-3"}, nil, []string{"-purge-interval", "-max-body"}},
+		{"no verdict no charge: unknown tier", []string{"-claims-no-verdict-no-charge=quick,fast"}, nil, []string{`-claims-no-verdict-no-charge (ASSAY_CLAIMS_NO_VERDICT_NO_CHARGE): unknown claim tier "fast"`}},
+		{"free verdicts 0", []string{"-claims-free-verdicts-per-day", "0"}, nil, []string{"-claims-free-verdicts-per-day (ASSAY_CLAIMS_FREE_VERDICTS_PER_DAY): must be at least 1, got 0"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,6 +253,31 @@ func TestProvidersResolution(t *testing.T) {
 		c := &config{Provider: tc.provider, OpenAIKey: tc.openai, AnthropicKey: tc.anthropic}
 		if got := c.providers(); !slices.Equal(got, tc.want) {
 			t.Errorf("providers(%q) = %q, want %q", tc.provider, got, tc.want)
+		}
+	}
+}
+
+// -claims-no-verdict-no-charge: off by default; bare or true means every
+// tier; a list names tiers; the variable sets it too.
+func TestNoVerdictNoChargeSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, nil, ""},
+		{[]string{"-claims-no-verdict-no-charge"}, nil, "quick,standard,deep,research"},
+		{[]string{"-claims-no-verdict-no-charge=false"}, map[string]string{"ASSAY_CLAIMS_NO_VERDICT_NO_CHARGE": "all"}, ""},
+		{nil, map[string]string{"ASSAY_CLAIMS_NO_VERDICT_NO_CHARGE": "true"}, "quick,standard,deep,research"},
+		{[]string{"-claims-no-verdict-no-charge=quick, deep"}, nil, "quick,deep"},
+	} {
+		c, err := parse(tc.args, tc.env)
+		if err != nil {
+			t.Fatalf("%v %v: %v", tc.args, tc.env, err)
+		}
+		if got := strings.Join(c.NoVerdictNoCharge, ","); got != tc.want || c.FreeVerdicts != 5 {
+			t.Errorf("%v %v: tiers %q, free %d; want %q, 5", tc.args, tc.env, got, c.FreeVerdicts, tc.want)
 		}
 	}
 }

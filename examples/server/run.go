@@ -19,6 +19,7 @@ import (
 	"github.com/assaykit/assay/discovery"
 	"github.com/assaykit/assay/metrics"
 	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/pages"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/server"
@@ -164,6 +165,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		agents.MCP{DisableLocalhostProtection: cfg.MCPNoLocalhostProtection, TrustedOrigins: splitList(cfg.MCPTrustedOrigins)},
 		agents.A2A{},
 	}
+	if cfg.Pages {
+		pg, err := pages.New(&pages.Options{Snapshots: verify.snapshots, PublicBaseURL: publicBase})
+		if err != nil {
+			return err
+		}
+		mounts = append(mounts, pg)
+	}
 	if cfg.Discovery {
 		mounts = append(mounts, discovery.Documents{
 			Provider: discovery.Provider{ID: cfg.ProviderURL, Name: cfg.ProviderName,
@@ -172,7 +180,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			Repository: discovery.DefaultRepository,
 		})
 	}
-	offers, err := offerCatalogue(cfg, verify.engine.Timeout())
+	offers, err := offerCatalogue(cfg, verify.engine.Timeout()+verify.engine.CheckGrace())
 	if err != nil {
 		return err
 	}
@@ -378,5 +386,6 @@ func offerCatalogue(cfg *config, claimsWork time.Duration) (*sell.Catalogue, err
 	for tier, v := range cfg.ClaimsPrices {
 		p.Claims[tier] = *v
 	}
-	return sell.NewCatalogue(&sell.CatalogueOptions{Prices: p, ClaimsWorkTimeout: claimsWork})
+	return sell.NewCatalogue(&sell.CatalogueOptions{Prices: p, ClaimsWorkTimeout: claimsWork,
+		NoVerdictNoCharge: sell.NoVerdictNoCharge{Tiers: cfg.NoVerdictNoCharge, PerPayerPerDay: int(cfg.FreeVerdicts)}})
 }

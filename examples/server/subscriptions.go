@@ -40,5 +40,8 @@ func newSubscriptions(cfg *config, db *store.DB, log *slog.Logger) (*niche.Subsc
 		log.Debug("subscriptions: set ASSAY_STRIPE_SECRET_KEY, ASSAY_STRIPE_PRICE_ID and ASSAY_STRIPE_WEBHOOK_SECRET to sell them through Stripe")
 		billing = l
 	}
-	return niche.NewSubscriptionService(nichestore.New(db), billing, &niche.SubscriptionOptions{Logger: log})
+	// The same store keeps the sessions of subscribers signed in with a
+	// browser (package pages).
+	st := nichestore.New(db)
+	return niche.NewSubscriptionService(st, billing, &niche.SubscriptionOptions{Logger: log, Sessions: st})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/assaykit/assay/claims"
 	"io"
 	"log/slog"
 	"net"
@@ -74,6 +75,7 @@ func (c *config) checkServer(p *problems) {
 	}{
 		{"max-body", "ASSAY_MAX_BODY_BYTES", c.MaxBodyBytes, 1},
 		{"db-read-conns", "ASSAY_DB_READ_CONNS", c.DBReadConns, 1},
+		{"claims-free-verdicts-per-day", "ASSAY_CLAIMS_FREE_VERDICTS_PER_DAY", c.FreeVerdicts, 1},
 		{"db-write-conns", "ASSAY_DB_WRITE_CONNS", c.DBWriteConns, 1},
 		{"snapshot-max-bytes", "ASSAY_SNAPSHOT_MAX_BYTES", c.SnapshotMaxBytes, 1},
 		{"niche-search-price", "ASSAY_NICHE_SEARCH_PRICE", c.NicheSearchPrice, 1},
@@ -115,9 +117,11 @@ func (c *config) checkServer(p *problems) {
 	// A verification that uses its whole deadline must still be answered:
 	// past the write timeout the connection is closed after the payment
 	// settled, and the buyer gets nothing.
-	if c.ClaimsTimeout > 0 && c.WriteTimeout > 0 && c.WriteTimeout < c.ClaimsTimeout+settlementMargin {
-		p.add("write-timeout", "ASSAY_WRITE_TIMEOUT", "%s must be at least -claims-timeout (%s) plus %s for settlement and the answer",
-			c.WriteTimeout, c.ClaimsTimeout, settlementMargin)
+	// The checks of an answer that arrived just before the deadline may
+	// run claims.DefaultCheckGrace past it.
+	if c.ClaimsTimeout > 0 && c.WriteTimeout > 0 && c.WriteTimeout < c.ClaimsTimeout+claims.DefaultCheckGrace+settlementMargin {
+		p.add("write-timeout", "ASSAY_WRITE_TIMEOUT", "%s must be at least -claims-timeout (%s) plus %s for the checks of an answer that arrived at the deadline and %s for settlement and the answer",
+			c.WriteTimeout, c.ClaimsTimeout, claims.DefaultCheckGrace, settlementMargin)
 	}
 	// A shutdown shorter than a verification cuts the calls in flight: their
 	// orders are released at the next start (never charged), but the buyers

@@ -35,3 +35,14 @@ func TestSubscriptionStoreShared(t *testing.T) {
 
 func subscriptionsMem() niche.SubscriptionStore             { return nichemem.NewSubscriptions(nil) }
 func subscriptionsSQL(db *store.DB) niche.SubscriptionStore { return nichestore.New(db) }
+
+func TestSubscriberSessions(t *testing.T) {
+	t.Parallel()
+	for name, open := range backends(func() niche.SubscriberSessions { return &nichemem.Sessions{} },
+		func(db *store.DB) niche.SubscriberSessions { return nichestore.New(db) }) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			nichetest.TestSubscriberSessions(t, open)
+		})
+	}
+}

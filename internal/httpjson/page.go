@@ -1,6 +1,7 @@
 package httpjson
 
 import (
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -33,4 +34,54 @@ func ExternalPath(r *http.Request) string {
 		return u.Path
 	}
 	return r.URL.Path
+}
+
+// PrefersHTML reports whether the Accept values rank text/html strictly
+// above application/json (RFC 9110 §12.5.1: each media type takes the
+// quality of the most specific range that matches it; no match is 0), as
+// browsers do. An absent Accept header prefers neither: JSON.
+//
+// Written here rather than taken from a library: the one in the module
+// graph (munnerz/goautoneg) ignores q=0 and breaks ties by the header's
+// order, and two media types need only the rule of RFC 9110.
+func PrefersHTML(accept []string) bool {
+	return acceptQuality(accept, "text", "html") > acceptQuality(accept, "application", "json")
+}
+
+// acceptQuality is the quality the Accept values give to typ/sub.
+func acceptQuality(accept []string, typ, sub string) float64 {
+	best, bestSpec := 0.0, -1
+	for _, v := range accept {
+		for _, rng := range strings.Split(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(rng))
+			if err != nil {
+				continue
+			}
+			t, st, _ := strings.Cut(mt, "/")
+			spec := -1
+			switch {
+			case t == typ && st == sub:
+				spec = 2
+			case t == typ && st == "*":
+				spec = 1
+			case t == "*" && st == "*":
+				spec = 0
+			}
+			if spec < bestSpec || spec < 0 {
+				continue
+			}
+			q := 1.0
+			if qs, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(qs, 64); err == nil && f >= 0 && f <= 1 {
+					q = f
+				} else {
+					q = 0
+				}
+			}
+			if spec > bestSpec || q > best {
+				best, bestSpec = q, spec
+			}
+		}
+	}
+	return best
 }

@@ -30,6 +30,7 @@ const (
 	Customer     = "cus_"
 	CustomerKey  = "ask_"
 	Subscriber   = "nd_"
+	Session      = "nds_"
 )
 
 // New returns prefix followed by 32 random lowercase hex digits.
@@ -55,6 +56,22 @@ func Valid(prefix, id string) bool {
 	for i := 0; i < len(rest); i++ {
 		c := rest[i]
 		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidToken reports whether token is prefix followed by the 43 characters
+// of 32 bytes in unpadded base64url (the form Token makes).
+func ValidToken(prefix, token string) bool {
+	rest, ok := strings.CutPrefix(token, prefix)
+	if !ok || len(rest) != 43 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
 			return false
 		}
 	}

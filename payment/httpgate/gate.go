@@ -31,7 +31,7 @@ const DefaultMaxRequestBytes = 1 << 20
 
 // exposed lists the headers browsers may read on paid responses.
 const exposed = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, WWW-Authenticate, Payment-Receipt, " +
-	HeaderOrderID + ", " + HeaderOrderToken + ", " + HeaderReceiptID + ", " + HeaderReplay + ", Retry-After"
+	HeaderOrderID + ", " + HeaderOrderToken + ", " + HeaderReceiptID + ", " + HeaderOrderStatus + ", " + HeaderReplay + ", Retry-After"
 
 // Options configure New. A nil *Options is not enough: the Cashier's Keys
 // and PublicBaseURL (or TrustForwardedHeaders) are required.
@@ -247,6 +247,7 @@ func (g *Gate) render(w http.ResponseWriter, out *payment.Outcome, bw *bufferWri
 			hd.Set(HeaderReceiptID, id)
 		}
 		hd.Set(HeaderReplay, "true")
+		hd.Set(HeaderOrderStatus, string(out.Order.Status))
 		hd.Set("Cache-Control", "private")
 		hd.Set("Content-Type", out.Response.ContentType)
 		hd.Set("Content-Length", strconv.Itoa(len(out.Response.Body)))
@@ -264,6 +265,7 @@ func (g *Gate) render(w http.ResponseWriter, out *payment.Outcome, bw *bufferWri
 		copyHeader(hd, bw.header)
 		copyHeader(hd, SettlementHeader(out.Completion.Settlement))
 		hd.Set(HeaderReceiptID, out.Completion.Order.ReceiptID)
+		hd.Set(HeaderOrderStatus, string(out.Completion.Order.Status))
 		hd.Set("Cache-Control", "private")
 		hd.Set("Content-Length", strconv.Itoa(len(out.Response.Body)))
 		w.WriteHeader(out.Response.Status)

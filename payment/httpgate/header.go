@@ -14,9 +14,13 @@ import (
 
 // HTTP headers of paid calls.
 const (
-	HeaderOrderID        = "X-Agentic-Order-Id"
-	HeaderOrderToken     = "X-Agentic-Order-Token"
-	HeaderReceiptID      = "X-Agentic-Receipt-Id"
+	HeaderOrderID    = "X-Agentic-Order-Id"
+	HeaderOrderToken = "X-Agentic-Order-Token"
+	HeaderReceiptID  = "X-Agentic-Receipt-Id"
+	// HeaderOrderStatus is the status of the order of a delivered answer:
+	// "completed" (charged) or "voided" (delivered without charge under
+	// the offer's waiver).
+	HeaderOrderStatus    = "X-Agentic-Order-Status"
 	HeaderQuoteID        = "X-Agentic-Quote-Id"
 	HeaderCustomerKey    = "X-Agentic-Customer-Key"
 	HeaderIdempotencyKey = "Idempotency-Key"

@@ -35,6 +35,7 @@ type Ledger struct {
 	reservations map[string]*memReservation
 	quotes       map[string]*payment.Quote
 	customers    map[string]*payment.Customer // by key hash
+	waivers      map[string]int               // waived answers by payer and day
 }
 
 type memOrder struct {
@@ -55,7 +56,7 @@ var _ payment.Ledger = (*Ledger)(nil)
 // records itself) is now; nil means time.Now.
 func New(now func() time.Time) *Ledger {
 	return &Ledger{now: memstore.Clock(now), orders: map[string]*memOrder{}, reservations: map[string]*memReservation{},
-		quotes: map[string]*payment.Quote{}, customers: map[string]*payment.Customer{}}
+		quotes: map[string]*payment.Quote{}, customers: map[string]*payment.Customer{}, waivers: map[string]int{}}
 }
 
 // OpenOrder implements payment.Ledger.
@@ -244,6 +245,42 @@ func (l *Ledger) CompleteOrder(ctx context.Context, id string, s payment.Settled
 	m.receipt = nil
 	if len(s.Receipt) > 0 {
 		m.receipt = slices.Clone(s.Receipt)
+	}
+	for _, r := range l.reservations {
+		if r.orderID == id {
+			r.consumed = true
+		}
+	}
+	return nil
+}
+
+// VoidOrder implements payment.Ledger.
+func (l *Ledger) VoidOrder(ctx context.Context, id string, v payment.Voided) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m, err := l.transition(id, payment.OrderVoided.From()...)
+	if err != nil {
+		return err
+	}
+	quota := strings.ToLower(m.o.Payer) + "|" + v.Day
+	if l.waivers[quota] >= v.Limit {
+		return payment.ErrWaiverExhausted
+	}
+	l.waivers[quota]++
+	now := memstore.Time(l.now())
+	o := &m.o
+	o.Status, o.ResultKind, o.ResultID, o.ResultSHA256 = payment.OrderVoided, v.ResultKind, v.ResultID, v.ResultSHA256
+	o.Usage, o.CostMicroUSD, o.FailureReason, o.ReceiptID = v.Usage, v.CostMicroUSD, v.Reason, v.ReceiptID
+	o.PaymentRecord, o.CompletedAt, o.UpdatedAt = slices.Clone(v.PaymentRecord), cmp.Or(memstore.Time(v.CompletedAt), now), now
+	m.response = nil
+	if v.Response.Body != nil {
+		r := v.Response
+		r.Body = slices.Clone(r.Body)
+		m.response = &r
+	}
+	m.receipt = nil
+	if len(v.Receipt) > 0 {
+		m.receipt = slices.Clone(v.Receipt)
 	}
 	for _, r := range l.reservations {
 		if r.orderID == id {
@@ -501,6 +538,8 @@ func (l *Ledger) OrderSummary(ctx context.Context, since time.Time) ([]payment.O
 			s.CostMicroUSD += o.CostMicroUSD
 		case payment.OrderFailed:
 			s.Failed++
+		case payment.OrderVoided:
+			s.Voided++
 		default:
 			s.Pending++
 		}

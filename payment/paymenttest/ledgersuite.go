@@ -25,6 +25,7 @@ func TestLedger(t *testing.T, open func(t *testing.T) payment.Ledger) {
 	t.Run("Idempotency", func(t *testing.T) { ledgerIdempotency(t, open(t)) })
 	t.Run("Transitions", func(t *testing.T) { ledgerTransitions(t, open(t)) })
 	t.Run("LifeCycle", func(t *testing.T) { ledgerLifeCycle(t, open(t)) })
+	t.Run("Waivers", func(t *testing.T) { ledgerWaivers(t, open(t)) })
 	t.Run("Settlement", func(t *testing.T) { ledgerSettlement(t, open(t)) })
 	t.Run("ByReservation", func(t *testing.T) { ledgerByReservation(t, open(t)) })
 	t.Run("Customers", func(t *testing.T) { ledgerCustomers(t, open(t)) })
@@ -482,7 +483,8 @@ func ledgerTransitions(t *testing.T, l payment.Ledger) {
 
 // ledgerLifeCycle: the Ledger moves orders exactly as
 // payment.OrderStatus.Next says. From each status, each move (MarkSettling
-// to settling, CompleteOrder to completed, FailOrder to failed) succeeds
+// to settling, CompleteOrder to completed, FailOrder to failed, VoidOrder
+// to voided) succeeds
 // when the table allows it and is otherwise refused with ErrConflict,
 // leaving the order as it was.
 func ledgerLifeCycle(t *testing.T, l payment.Ledger) {
@@ -495,6 +497,9 @@ func ledgerLifeCycle(t *testing.T, l payment.Ledger) {
 			return l.CompleteOrder(ctx, o.ID, payment.Settled{SettlementRef: "0xtx", ReceiptID: ids.New(ids.Receipt), Receipt: []byte("{}")})
 		case payment.OrderFailed:
 			return l.FailOrder(ctx, o.ID, "test")
+		case payment.OrderVoided:
+			return l.VoidOrder(ctx, o.ID, payment.Voided{Delivered: payment.Delivered{ResultSHA256: "abc", Response: payment.StoredResponse{Status: 200, Body: []byte("{}")}},
+				Reason: "not charged: test", ReceiptID: ids.New(ids.Receipt), Receipt: []byte("{}"), Day: "2026-01-01", Limit: 1000})
 		}
 		t.Fatalf("no Ledger method moves an order to %q", to)
 		return nil
@@ -509,6 +514,7 @@ func ledgerLifeCycle(t *testing.T, l payment.Ledger) {
 			payment.OrderSettling:  {payment.OrderSettling},
 			payment.OrderCompleted: {payment.OrderSettling, payment.OrderCompleted},
 			payment.OrderFailed:    {payment.OrderFailed},
+			payment.OrderVoided:    {payment.OrderVoided},
 		}[s]
 		for _, to := range path {
 			if err := move(o, to); err != nil {
@@ -518,7 +524,7 @@ func ledgerLifeCycle(t *testing.T, l payment.Ledger) {
 		return o
 	}
 	for _, from := range payment.OrderStatuses() {
-		for _, to := range []payment.OrderStatus{payment.OrderSettling, payment.OrderCompleted, payment.OrderFailed} {
+		for _, to := range []payment.OrderStatus{payment.OrderSettling, payment.OrderCompleted, payment.OrderFailed, payment.OrderVoided} {
 			o := in(from)
 			err := move(o, to)
 			got, rerr := l.Order(ctx, o.ID)
@@ -531,6 +537,106 @@ func ledgerLifeCycle(t *testing.T, l payment.Ledger) {
 			case !from.CanMoveTo(to) && (!errors.Is(err, payment.ErrConflict) || got.Status != from):
 				t.Errorf("%s → %s is not allowed: got %v, status %s, want ErrConflict and %s", from, to, err, got.Status, from)
 			}
+		}
+	}
+}
+
+// ledgerWaivers: VoidOrder records the delivered answer and the receipt,
+// consumes the reservation (the payment cannot be used again) and counts
+// the payer's waived answers per day: at the limit it returns
+// ErrWaiverExhausted and leaves the order processing; another day, or
+// another payer, has its own count; concurrent voids never exceed the
+// limit; the summary counts voided orders apart.
+func ledgerWaivers(t *testing.T, l payment.Ledger) {
+	ctx := context.Background()
+	voided := func(day string, limit int) payment.Voided {
+		return payment.Voided{Delivered: payment.Delivered{ResultKind: "verification", ResultID: "cv_1", ResultSHA256: "abc",
+			Response: payment.StoredResponse{Status: 200, ContentType: "application/json", Body: []byte(`{"v":1}`)}},
+			Reason: "not charged: insufficient_evidence", ReceiptID: ids.New(ids.Receipt), Receipt: []byte(`{"voided":true}`), Day: day, Limit: limit}
+	}
+	open := func(payer string) *payment.Order {
+		o := NewTestOrder("claims.verify.quick")
+		o.Payer = payer
+		if err := l.OpenOrder(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	a := open("0xAAA")
+	v := voided("2026-03-01", 2)
+	if err := l.VoidOrder(ctx, a.ID, v); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Order(ctx, a.ID)
+	if err != nil || got.Status != payment.OrderVoided || got.ReceiptID != v.ReceiptID || got.ResultID != "cv_1" ||
+		got.FailureReason != v.Reason || got.CompletedAt.IsZero() {
+		t.Fatalf("voided order = %+v, %v", got, err)
+	}
+	if r, err := l.Response(ctx, a.ID); err != nil || string(r.Body) != `{"v":1}` {
+		t.Fatalf("response of a voided order: %v, %v", r, err)
+	}
+	if r, err := l.Receipt(ctx, a.ID); err != nil || string(r) != `{"voided":true}` {
+		t.Fatalf("receipt of a voided order: %s, %v", r, err)
+	}
+	again := NewTestOrder("o")
+	again.ReservationKey = a.ReservationKey
+	if err := l.OpenOrder(ctx, again); !errors.Is(err, payment.ErrReservationUsed) {
+		t.Fatalf("the payment of a voided order used again: %v", err)
+	}
+	if o, err := l.OrderByReservation(ctx, a.ReservationKey); err != nil || o.ID != a.ID {
+		t.Fatalf("OrderByReservation of a voided order: %v, %v", o, err)
+	}
+	// The payer's second waiver of the day (case-insensitive payer), then
+	// none left.
+	if err := l.VoidOrder(ctx, open("0xaaa").ID, voided("2026-03-01", 2)); err != nil {
+		t.Fatal(err)
+	}
+	third := open("0xAAA")
+	if err := l.VoidOrder(ctx, third.ID, voided("2026-03-01", 2)); !errors.Is(err, payment.ErrWaiverExhausted) {
+		t.Fatalf("a third waiver with a limit of 2: %v, want ErrWaiverExhausted", err)
+	}
+	if o, _ := l.Order(ctx, third.ID); o.Status != payment.OrderProcessing {
+		t.Fatalf("an exhausted waiver changed the order to %s", o.Status)
+	}
+	if err := l.VoidOrder(ctx, third.ID, voided("2026-03-02", 2)); err != nil {
+		t.Fatalf("the next day: %v", err)
+	}
+	if err := l.VoidOrder(ctx, open("0xBBB").ID, voided("2026-03-01", 2)); err != nil {
+		t.Fatalf("another payer: %v", err)
+	}
+	// Concurrent voids of one payer on a fresh day: exactly the limit win.
+	const n, limit = 8, 3
+	orders := make([]*payment.Order, n)
+	for i := range orders {
+		orders[i] = open("0xCCC")
+	}
+	var wins, exhausted atomic.Int32
+	var wg sync.WaitGroup
+	for _, o := range orders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch err := l.VoidOrder(ctx, o.ID, voided("2026-03-05", limit)); {
+			case err == nil:
+				wins.Add(1)
+			case errors.Is(err, payment.ErrWaiverExhausted):
+				exhausted.Add(1)
+			default:
+				t.Errorf("concurrent void: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != limit || exhausted.Load() != n-limit {
+		t.Errorf("concurrent voids: %d won, %d exhausted; want %d and %d", wins.Load(), exhausted.Load(), limit, n-limit)
+	}
+	sum, err := l.OrderSummary(ctx, time.Now().Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sum {
+		if s.OfferID == "claims.verify.quick" && (s.Voided != 4+limit || s.Completed != 0 || s.RevenueMicroUSD != 0) {
+			t.Errorf("summary %+v: want %d voided, no revenue", s, 4+limit)
 		}
 	}
 }

@@ -1,12 +1,15 @@
 package protocols_test
 
 import (
+	"context"
+	"crypto/ed25519"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/payment/paymentmem"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/payment/protocols"
 )
@@ -72,6 +75,68 @@ func TestIdentifyPayment(t *testing.T) {
 	} {
 		if id, err := tc.p.IdentifyPayment(read(tc.h)); err == nil {
 			t.Errorf("%s: identified as %+v", tc.name, id)
+		}
+	}
+}
+
+// A sale recovers a signature once: Verify relies on the identity the
+// Cashier proved (Credential.Identity), and on no other. An identity that
+// does not match the credential's authorization, or a forged signature
+// whatever identity it carries, is verified in full and refused.
+func TestVerifyReliesOnlyOnAMatchingIdentity(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	ch, err := f.p.Challenge(t.Context(), testOffer, testRes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := paymenttest.NewWallet(t)
+	for _, kind := range []string{"x402 v2", "mpp evm"} {
+		cred := func(opts ...paymenttest.Option) *payment.Credential {
+			h := hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow, opts...))
+			if kind == "mpp evm" {
+				h = hdr("Authorization", paymenttest.MPPEVM(t, f.wallet, ch, testNow, opts...))
+			}
+			c, err := httpgate.ReadCredential(h)
+			if err != nil || c == nil {
+				t.Fatalf("%s: read: %v", kind, err)
+			}
+			return c
+		}
+		good := cred()
+		id, err := f.p.IdentifyPayment(good)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		good.Identity = id
+		if a, err := f.p.Verify(t.Context(), testOffer, testRes, good); err != nil || a.Payer != id.Payer {
+			t.Errorf("%s: verified with its identity: %+v, %v", kind, a, err)
+		}
+		// The forged credential's signature is another wallet's; an
+		// identity proved for another payment is not relied on.
+		forged := cred(paymenttest.WithSignedBy(other))
+		forged.Identity = &payment.PaymentIdentity{Payer: id.Payer, ReservationKey: id.ReservationKey + "0"}
+		if a, err := f.p.Verify(t.Context(), testOffer, testRes, forged); err == nil {
+			t.Errorf("%s: a forged signature with another payment's identity was verified: %+v", kind, a)
+		}
+		// Through the Cashier, an identity the caller set (here one that
+		// claims the dev wallet's payer and key) is dropped.
+		keys, err := payment.NewKeyring(ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cashier, err := payment.NewCashier(f.p, paymentmem.New(f.clock.now), &payment.CashierOptions{Keys: keys, Now: f.clock.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		forged = cred(paymenttest.WithSignedBy(other))
+		forged.Identity = &payment.PaymentIdentity{Payer: id.Payer, ReservationKey: id.ReservationKey}
+		out := cashier.Sell(t.Context(), &payment.Purchase{Offer: testOffer, Resource: testRes, Credential: forged,
+			Work: func(ctx context.Context) (payment.Response, error) {
+				t.Errorf("%s: the work ran for a forged payment", kind)
+				return payment.Response{Status: 200}, nil
+			}})
+		if out.Kind != payment.OutcomeRefused && out.Kind != payment.OutcomeChallenged {
+			t.Errorf("%s: a forged payment through the Cashier: %v %d %s", kind, out.Kind, out.Status, out.Detail)
 		}
 	}
 }

@@ -603,13 +603,15 @@ func (l *liveSale) finish(out *payment.Outcome) {
 	}
 	comp := out.Completion
 	sink.send(e.addArtifact(l.a))
-	meta := map[string]any{"verificationId": l.res.VerificationID, "orderId": ord.ID, "receiptId": comp.Order.ReceiptID}
+	meta := map[string]any{"verificationId": l.res.VerificationID, "orderId": ord.ID, "receiptId": comp.Order.ReceiptID,
+		"orderStatus": comp.Order.Status}
 	if comp.Settlement != nil && len(comp.Settlement.Meta) > 0 {
 		meta["paymentResponse"] = json.RawMessage(comp.Settlement.Meta)
 	}
 	sink.send(e.setStatus(a2aCompleted, "", meta))
 	hd := l.w.Header()
 	hd.Set(httpgate.HeaderReceiptID, comp.Order.ReceiptID)
+	hd.Set(httpgate.HeaderOrderStatus, string(comp.Order.Status))
 	for k, v := range httpgate.SettlementHeader(comp.Settlement) {
 		hd[k] = v
 	}

@@ -182,7 +182,7 @@ func (h *a2aHandler) lookup(ctx context.Context, r *http.Request, id string) (*a
 	}
 	t := a2aTask{ID: o.ID, ContextID: o.ID, Status: a2aTaskStatus{State: a2aWorking, Timestamp: o.UpdatedAt.UTC().Format(time.RFC3339Nano)},
 		Metadata: map[string]any{"tier": o.Tier, "orderId": o.ID}}
-	if o.Status == payment.OrderCompleted && o.ResultKind == "verification" {
+	if o.Status.Delivered() && o.ResultKind == "verification" {
 		rec, err := h.s.App().Claims.Verification(ctx, o.ResultID)
 		if err != nil && !errors.Is(err, claims.ErrNotFound) {
 			return nil, a2aTask{}, h.internal(ctx, err)
@@ -211,7 +211,7 @@ func withOrderState(t a2aTask, o *payment.Order) a2aTask {
 	}
 	ts := o.UpdatedAt.UTC().Format(time.RFC3339Nano)
 	switch o.Status {
-	case payment.OrderCompleted:
+	case payment.OrderCompleted, payment.OrderVoided:
 		if t.Status.State != a2aCompleted {
 			t.Status = a2aTaskStatus{State: a2aCompleted, Timestamp: ts}
 		}

@@ -46,7 +46,7 @@ import (
 //     "Niche not found", 503 for an empty catalogue) are the HTTP ones,
 //     answered before any payment.
 //
-// # Payment (x402 MCP transport, tool-result binding)
+// # Payment (x402's MCP tool-result binding, and MPP's MCP transport)
 //
 // Paid tools charge through the same payment.Cashier as the HTTP gate, with
 // the same offers (ids, prices) as the HTTP tier routes, so every rule of a
@@ -58,9 +58,18 @@ import (
 //
 //   - No payment: a tool result with isError true whose structuredContent
 //     is the x402 PaymentRequired object (resource "mcp://<public
-//     host>/<tool>") and whose content[0].text is the same object as JSON.
+//     host>/<tool>") and whose content[0].text is the same object as JSON;
+//     its result._meta["org.paymentauth/payment-required"] holds
+//     {httpStatus: 402, challenges, problem}: the MPP evm charge
+//     challenges as JSON objects (request decoded), bound to the tool.
+//     A client that sends neither payment learns both.
 //   - Payment: an x402 PaymentPayload (v2 or v1) in
-//     params._meta["x402/payment"].
+//     params._meta["x402/payment"], or an MPP credential (the challenge
+//     echoed as an object, and the payload) in
+//     params._meta["org.paymentauth/credential"]; both at once are
+//     refused. See mcp_mpp.go for why challenges come as a tool result
+//     and not as the JSON-RPC error -32042 (URL elicitation's code in MCP
+//     2025-11-25), and how the two are told apart.
 //   - A refused payment: the PaymentRequired object again (a fresh
 //     challenge) whose error is the refusal's reason code (for example
 //     "payment_already_used", "invalid_exact_evm_payload_signature"), with
@@ -70,7 +79,10 @@ import (
 //     SHA-256 is the receipt's resultSha256 — and structuredContent is the
 //     same object plus "commerce": {orderId, orderToken, receiptId,
 //     orderUrl, status}. result._meta["x402/payment-response"] is the
-//     x402 SettleResponse. The order token reads the order later at
+//     x402 SettleResponse, or result._meta["org.paymentauth/receipt"] the
+//     MPP receipt (with the paid challenge's challengeId). Under "no
+//     verdict, no charge" a free verdict's commerce status is "voided" and
+//     no settlement comes with it. The order token reads the order later at
 //     orderUrl (GET /v1/orders/{id} with X-Agentic-Order-Token).
 //   - Settlement refused after the work: the PaymentRequired object with
 //     error "settlement_failed" (or the processor's reason) and nothing of
@@ -103,8 +115,9 @@ import (
 //   - Paid tools declare no outputSchema: the official TypeScript client
 //     would reject the PaymentRequired structuredContent against it.
 //   - Only the tool-result binding of x402 is served (the experimental
-//     org.x402/payment extension binding is not); MPP is not offered over
-//     MCP (the interface document's MCP authorization label is x402).
+//     org.x402/payment extension binding is not). MPP is offered beside it
+//     with the evm method; cards (MPP stripe) are sold over HTTP and A2A
+//     only.
 //   - Requests whose connection is local but whose Host header is not are
 //     refused (403, DNS-rebinding protection) unless
 //     DisableLocalhostProtection is set; cross-origin browser POSTs are
@@ -195,7 +208,7 @@ func (cfg MCP) Routes(s route.Host) ([]*route.Route, error) {
 	routes := []*route.Route{{
 		ID:      "mcp",
 		Tools:   tools,
-		Summary: "MCP endpoint (streamable HTTP) with every tool of this server, paid with x402 in the tool call's _meta.",
+		Summary: "MCP endpoint (streamable HTTP) with every tool of this server, paid with x402 or MPP in the tool call's _meta.",
 		Status:  "paid-preview",
 		Method:  http.MethodPost,
 		Path:    "/mcp",
@@ -269,13 +282,14 @@ const (
 	mcpClaimsInstructions = "Claim verification: verify a factual claim against current web sources and get a structured, " +
 		"cited result (status, conclusion, atomic facts, evidence with excerpts, sources, snapshots with hashes, conflicts, " +
 		"limitations). Call list_verification_tiers for prices and limits. verify_claim_quick, verify_claim, " +
-		"verify_claim_deep and verify_claim_research are paid per call with x402 (USDC): an unpaid call returns the payment " +
-		"requirements; pay and repeat the call with the payment in _meta[\"x402/payment\"]. Results are decision support, " +
+		"verify_claim_deep and verify_claim_research are paid per call (USDC) with x402 or MPP: an unpaid call returns the x402 " +
+		"payment requirements and the MPP challenges (_meta[\"org.paymentauth/payment-required\"]); pay one and repeat the call " +
+		"with the payment in _meta[\"x402/payment\"] or the MPP credential in _meta[\"org.paymentauth/credential\"]. Results are decision support, " +
 		"not a guarantee of truth."
 	mcpNicheInstructions = "Niche discovery: search_niches searches reviewed, evidence-linked niche market evaluations and " +
 		"get_niche reads one; their previews are free. With \"full\": true they sell the full evaluations per call with " +
-		"x402 (USDC): an unpaid call returns the payment requirements; pay and repeat the call with the payment in " +
-		"_meta[\"x402/payment\"]. A full evaluation comes with an unlock token that reads it again for a while."
+		"x402 or MPP (USDC): an unpaid call returns both; pay one and repeat the call with the payment in " +
+		"_meta[\"x402/payment\"] or _meta[\"org.paymentauth/credential\"]. A full evaluation comes with an unlock token that reads it again for a while."
 	mcpRecoveryInstructions = "If the answer of a paid call is lost (a timeout, a dropped connection), do not pay again: " +
 		"repeat the call with the same arguments, the same payment and the same idempotency key " +
 		"(_meta[\"io.assaykit/idempotencyKey\"] or the Idempotency-Key header) and the stored answer of the first call is " +
@@ -359,7 +373,10 @@ func mcpServiceInstructions(key string) string {
 // answers (empty: assay publishes none) — protocol 2026-07-28 requires a
 // server that handles prompts to say so. No listChanged (the lists never
 // change while the server runs), no resource subscriptions, no
-// completions (nothing to complete: no prompt or template arguments).
+// completions (nothing to complete: no prompt or template arguments). It
+// does not advertise experimental.payment (a SHOULD of MPP's MCP
+// transport): whether MPP is offered depends on the processor, which the
+// SDK server is built without; every challenge says it instead.
 func newMCPSDKServer(s route.Host, title, instructions string) *mcp.Server {
 	return mcp.NewServer(&mcp.Implementation{Name: s.Service(), Title: title, Version: sell.Version},
 		&mcp.ServerOptions{

@@ -16,12 +16,15 @@ import (
 
 	"github.com/assaykit/assay/claims"
 	"github.com/assaykit/assay/claims/claimstest"
+	"github.com/assaykit/assay/niche"
+	"github.com/assaykit/assay/niche/nichedemo"
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/paymenttest"
 	"github.com/assaykit/assay/payment/x402"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/anydb"
 	"github.com/assaykit/assay/store/claimsstore"
+	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/paymentstore"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -46,6 +49,8 @@ type devOptions struct {
 	// engine builds the claims engine on the database (nil: the
 	// "confirmed" fixture's scripted provider and snapshotter).
 	engine func(db *store.DB) *claims.Engine
+	// niche serves the demo niche catalogue too (on a private database).
+	niche bool
 }
 
 func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
@@ -54,11 +59,16 @@ func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
 	if o.dsn == "" {
 		o.dsn = ":memory:"
 	}
-	db, err := anydb.Open(ctx, o.dsn, nil)
-	if err != nil {
-		t.Fatal(err)
+	var db *store.DB
+	if o.niche {
+		db = demoCatalogue.Open(t, nil)
+	} else {
+		var err error
+		if db, err = anydb.Open(ctx, o.dsn, nil); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
 	}
-	t.Cleanup(func() { db.Close() })
 	var prov *claimstest.Provider
 	var eng *claims.Engine
 	if o.engine != nil {
@@ -87,12 +97,24 @@ func newDevEnvWith(t *testing.T, o devOptions) *devEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Paywall: gate, Claims: ClaimsConfig{Engine: eng}, Commerce: CommerceConfig{Cashier: gate.Cashier()},
-		MCP: MCPConfig{PublicBaseURL: agentsTestBase}, A2A: A2AConfig{PublicBaseURL: agentsTestBase}})
+	cfg := Config{Paywall: gate, Claims: ClaimsConfig{Engine: eng}, Commerce: CommerceConfig{Cashier: gate.Cashier()},
+		MCP: MCPConfig{PublicBaseURL: agentsTestBase}, A2A: A2AConfig{PublicBaseURL: agentsTestBase}}
+	var ne *niche.Engine
+	if o.niche {
+		if ne, err = niche.New(nichestore.New(db), &niche.Options{Sources: nichedemo.Sources()}); err != nil {
+			t.Fatal(err)
+		}
+		signer, err := niche.NewUnlockSigner([]byte("unlock-key-for-transport-tests-0123456789"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Niche = NicheConfig{Engine: ne, Unlock: signer}
+	}
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &paidEnv{t: t, db: db, prov: prov, eng: eng, gate: gate, srv: srv}
+	env := &paidEnv{t: t, db: db, prov: prov, eng: eng, gate: gate, srv: srv, niche: ne}
 	env.hs = newLoopbackServer(t, srv)
 	env.client = env.hs.Client()
 	return &devEnv{paidEnv: env, proc: proc}

@@ -19,6 +19,7 @@ import (
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/gatetest"
 	"github.com/assaykit/assay/payment/httpgate"
+	"github.com/assaykit/assay/sell"
 	"github.com/assaykit/assay/server"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/claimsstore"
@@ -290,6 +291,7 @@ type Config struct {
 	MCP           MCPConfig
 	A2A           A2AConfig
 	Evidence      server.EvidenceConfig
+	Catalogue     *sell.Catalogue
 	NoMCP, NoA2A  bool
 }
 
@@ -312,7 +314,7 @@ type DiscoveryConfig struct {
 // New builds the server of c.
 func New(c Config) (*Server, error) {
 	cfg := server.Config{Paywall: c.Paywall, PublicBaseURL: c.PublicBaseURL, Claims: c.Claims, Commerce: c.Commerce,
-		Niche: c.Niche, AdminKey: c.AdminKey, Evidence: c.Evidence}
+		Niche: c.Niche, AdminKey: c.AdminKey, Evidence: c.Evidence, Catalogue: c.Catalogue}
 	if !c.NoMCP {
 		cfg.Mounts = append(cfg.Mounts, c.MCP)
 	}

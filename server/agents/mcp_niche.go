@@ -258,7 +258,7 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 		Title: "Search niche evaluations",
 		Description: fmt.Sprintf("Search the catalogue of reviewed niche-market evaluations (every word must match; ranked by relevance). "+
 			"Free: previews (title, buyer, category, score, problem teaser). With full: true, full evaluations with their evidence, "+
-			"paid per call: %s USDC via x402 in _meta[\"x402/payment\"].", payment.MicroUSD(searchOffer.AmountMicroUSD).String()),
+			"paid per call: %s USDC via %s.", payment.MicroUSD(searchOffer.AmountMicroUSD).String(), mcpPayHow),
 		InputSchema: searchIn,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}
@@ -266,14 +266,14 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 		Name:  "get_niche",
 		Title: "Read a niche evaluation",
 		Description: fmt.Sprintf("Read one niche evaluation by id. Free: the preview. With full: true, the full evaluation "+
-			"(score dimensions, evidence links, trend) and an unlock token for the HTTP route, paid per call: %s USDC via x402 in _meta[\"x402/payment\"].",
-			payment.MicroUSD(evalOffer.AmountMicroUSD).String()),
+			"(score dimensions, evidence links, trend) and an unlock token for the HTTP route, paid per call: %s USDC via %s.",
+			payment.MicroUSD(evalOffer.AmountMicroUSD).String(), mcpPayHow),
 		InputSchema: getIn,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}
 	return []mcpTool{
 		{tool: search, service: route.NicheServiceKey, offer: &searchOffer, timeout: searchOffer.WorkTimeout,
-			summary: "Search niche evaluations: free previews, or full evaluations paid per call with x402 (full: true).",
+			summary: "Search niche evaluations: free previews, or full evaluations paid per call with x402 or MPP (full: true).",
 			handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				q, full, ve := nicheArgs(toolArgs(req), []string{"q", "category", "sort"}, []string{"limit"})
 				if ve != nil {
@@ -300,7 +300,7 @@ func (ms *mcpServer) nicheTools() ([]mcpTool, error) {
 				return ms.jsonOf(ctx, out), nil
 			}},
 		{tool: get, service: route.NicheServiceKey, offer: &evalOffer, timeout: evalOffer.WorkTimeout,
-			summary: "Read a niche evaluation: the free preview, or the full evaluation paid per call with x402 (full: true).",
+			summary: "Read a niche evaluation: the free preview, or the full evaluation paid per call with x402 or MPP (full: true).",
 			handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				q, full, ve := nicheArgs(toolArgs(req), []string{"niche_id"}, nil)
 				if ve != nil {

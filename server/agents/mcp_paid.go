@@ -23,6 +23,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// mcpPayHow says how a paid MCP call is paid: x402 or MPP, each in its
+// _meta key (the tool descriptions, the instructions and the tier list
+// say it).
+const mcpPayHow = "x402 (the PaymentPayload in _meta[\"x402/payment\"]) or MPP (the evm charge credential in _meta[\"org.paymentauth/credential\"])"
+
 // _meta keys of the MCP transport.
 const (
 	metaPayment         = "x402/payment"
@@ -258,7 +263,8 @@ func (ms *mcpServer) challenge(ch *payment.Challenge, p *payment.Problem) (*mcp.
 		return detailResult(http.StatusInternalServerError, "Internal Server Error", nil), nil
 	}
 	pr := ch.PaymentRequired
-	reason := "Payment required: pay with x402 and repeat the call with the PaymentPayload in _meta[\"x402/payment\"]"
+	reason := "Payment required: pay with x402 and repeat the call with the PaymentPayload in _meta[\"x402/payment\"], " +
+		"or with MPP (the challenges in _meta[\"" + metaMPPPaymentRequired + "\"]) and the credential in _meta[\"" + metaMPPCredential + "\"]"
 	if p != nil {
 		reason = p.Reason
 		if reason == "" {
@@ -276,6 +282,9 @@ func (ms *mcpServer) challenge(ch *payment.Challenge, p *payment.Problem) (*mcp.
 	}
 	r := jsonResult(pr, true)
 	r.Meta = mcp.Meta{metaStatus: http.StatusPaymentRequired}
+	if m := mppPaymentRequired(ch, p); m != nil {
+		r.Meta[metaMPPPaymentRequired] = m
+	}
 	if p != nil {
 		status := p.Status
 		if status == 0 {
@@ -332,15 +341,8 @@ func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, too
 	requestHash, idem string, prog *mcpProgress, work paidWork) (*mcp.CallToolResult, error) {
 	p := &payment.Purchase{Offer: offer, Resource: ms.resource(ctx, tool, offer, metaString(req, metaQuoteID, httpgate.HeaderQuoteID)),
 		CustomerKey: metaString(req, metaCustomerKey, httpgate.HeaderCustomerKey), IdempotencyKey: idem, RequestHash: requestHash}
-	if req.Params != nil && req.Params.Meta != nil {
-		if v, ok := req.Params.Meta[metaPayment]; ok && v != nil {
-			if raw, err := json.Marshal(v); err != nil {
-				p.CredentialErr = &payment.Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed x402 payment"}
-			} else {
-				p.Credential, p.CredentialErr = ms.readCred(raw)
-			}
-		}
-	}
+	var mppChallengeID string
+	p.Credential, mppChallengeID, p.CredentialErr = ms.readCredentials(req)
 	var (
 		body   []byte
 		failed *toolFailure
@@ -373,8 +375,8 @@ func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, too
 		}
 		return detailResult(out.Status, out.Detail, nil), nil
 	case payment.OutcomeReplayed:
-		cm.ReceiptID, cm.Replay = out.Order.ReceiptID, true
-		return ms.delivered(out.Response.Body, cm, nil)
+		cm.ReceiptID, cm.Replay, cm.Status = out.Order.ReceiptID, true, string(out.Order.Status)
+		return ms.delivered(out.Response.Body, cm, nil, "")
 	case payment.OutcomePending, payment.OutcomeDeferred:
 		cm.Status = string(payment.OrderSettling)
 		return detailResult(out.Status, out.Detail, cm), nil
@@ -387,7 +389,7 @@ func (ms *mcpServer) paidCall(ctx context.Context, req *mcp.CallToolRequest, too
 	case payment.OutcomeDelivered:
 		cm.ReceiptID, cm.Status = out.Completion.Order.ReceiptID, string(out.Completion.Order.Status)
 		prog.report(progressTotal, "done")
-		return ms.delivered(body, cm, out.Completion.Settlement)
+		return ms.delivered(body, cm, out.Completion.Settlement, mppChallengeID)
 	}
 	if cm != nil {
 		cm.Status = string(out.Order.Status)
@@ -405,10 +407,44 @@ func problemText(p *payment.Problem) string {
 	return "the payment could not be settled"
 }
 
+// readCredentials reads the payment of a call: an x402 PaymentPayload in
+// params._meta["x402/payment"] or an MPP credential in
+// params._meta["org.paymentauth/credential"] (with the id of the MPP
+// challenge it pays); both at once are refused as several credentials.
+func (ms *mcpServer) readCredentials(req *mcp.CallToolRequest) (*payment.Credential, string, error) {
+	if req.Params == nil || req.Params.Meta == nil {
+		return nil, "", nil
+	}
+	x, hasX := req.Params.Meta[metaPayment]
+	m, hasM := req.Params.Meta[metaMPPCredential]
+	hasX, hasM = hasX && x != nil, hasM && m != nil
+	switch {
+	case hasX && hasM:
+		return nil, "", &payment.Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload",
+			Detail: "The call carries two payments (_meta[\"" + metaPayment + "\"] and _meta[\"" + metaMPPCredential + "\"]); send exactly one."}
+	case hasX:
+		raw, err := json.Marshal(x)
+		if err != nil {
+			return nil, "", &payment.Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed x402 payment"}
+		}
+		c, err := ms.readCred(raw)
+		return c, "", err
+	case hasM:
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return nil, "", &payment.Problem{Status: http.StatusBadRequest, Type: "malformed-credential", Reason: "invalid_payload", Detail: "Malformed MPP credential"}
+		}
+		return readMPPCredential(raw)
+	}
+	return nil, "", nil
+}
+
 // delivered is the successful result: the result JSON as text (the bytes
 // the receipt hashes), structuredContent with commerce, the settlement in
-// _meta.
-func (ms *mcpServer) delivered(body []byte, cm *commerce, s *payment.Settlement) (*mcp.CallToolResult, error) {
+// _meta: x402's SettleResponse in "x402/payment-response", or MPP's
+// receipt (with mppChallengeID, the challenge paid) in
+// "org.paymentauth/receipt".
+func (ms *mcpServer) delivered(body []byte, cm *commerce, s *payment.Settlement, mppChallengeID string) (*mcp.CallToolResult, error) {
 	structured, err := withMember(body, "commerce", cm)
 	if err != nil {
 		return nil, err
@@ -425,7 +461,13 @@ func (ms *mcpServer) delivered(body []byte, cm *commerce, s *payment.Settlement)
 				Description: evidenceText, MIMEType: evidence.MediaType})
 		}
 	}
-	if s != nil && len(s.Meta) > 0 {
+	switch {
+	case s == nil || len(s.Meta) == 0:
+	case s.Protocol == payment.ProtocolMPP || s.Protocol == payment.ProtocolMPPStripe:
+		if rc := mppReceipt(s, mppChallengeID); rc != nil {
+			r.Meta = mcp.Meta{metaMPPReceipt: rc}
+		}
+	default:
 		r.Meta = mcp.Meta{metaPaymentResponse: json.RawMessage(s.Meta)}
 	}
 	return r, nil

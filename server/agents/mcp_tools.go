@@ -53,15 +53,16 @@ func (ms *mcpServer) addTools() (err error) {
 			return err
 		}
 		ms.add(mcpTool{service: route.ClaimsServiceKey, offer: &offer, timeout: t.Timeout,
-			summary: fmt.Sprintf("Verify a claim at the %s tier (up to %d search actions, %d cited sources), paid per call with x402.",
+			summary: fmt.Sprintf("Verify a claim at the %s tier (up to %d search actions, %d cited sources), paid per call with x402 or MPP.",
 				t.Name, t.MaxToolActions, t.MaxCitedSources),
 			tool: &mcp.Tool{
 				Name:  l.MCPTool,
 				Title: "Verify a claim (" + t.Name + " tier)",
 				Description: fmt.Sprintf("Verify a factual claim against current web sources (%s tier: up to %d search actions, at most %d cited sources, snapshots: %s). "+
-					"Returns a structured, cited ClaimVerificationResult. Paid per call: %s USDC via x402 (an unpaid call returns the payment requirements; "+
-					"repeat it with the PaymentPayload in _meta[\"x402/payment\"]).",
-					t.Name, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, payment.MicroUSD(offer.AmountMicroUSD).String()),
+					"Returns a structured, cited ClaimVerificationResult. Paid per call: %s USDC via %s (an unpaid call returns the x402 payment "+
+					"requirements and the MPP challenges in _meta[\"org.paymentauth/payment-required\"]; repeat it with one payment). %s",
+					t.Name, t.MaxToolActions, t.MaxCitedSources, t.SnapshotMode, payment.MicroUSD(offer.AmountMicroUSD).String(), mcpPayHow,
+					sell.ChargePolicy(offer.Waiver)),
 				InputSchema: in,
 				// No OutputSchema: the official TypeScript client validates
 				// structuredContent against it, and the PaymentRequired
@@ -121,6 +122,11 @@ type mcpTierInfo struct {
 	SnapshotMode      string `json:"snapshotMode"`
 	MaxSnapshots      int    `json:"maxSnapshots"`
 	TimeoutSeconds    int    `json:"timeoutSeconds"`
+	// ChargePolicy states whether an insufficient_evidence verdict is
+	// charged ("no verdict, no charge"); FreeVerdictsPerDay is its bound
+	// per payer per UTC day (0 when every verdict is charged).
+	ChargePolicy       string `json:"chargePolicy"`
+	FreeVerdictsPerDay int    `json:"freeVerdictsPerDay"`
 }
 
 // tiersList is the result of list_verification_tiers.
@@ -158,15 +164,18 @@ func tiersOutputSchema() (json.RawMessage, error) {
 }
 
 func tierList(cat *sell.Catalogue) tiersList {
-	out := tiersList{Currency: "USD", Payment: "x402 in _meta[\"x402/payment\"] (USDC)"}
+	out := tiersList{Currency: "USD", Payment: mcpPayHow + ", USDC"}
 	for _, t := range claims.Tiers() {
 		l, _ := cat.Tier(t.Name)
 		out.Tiers = append(out.Tiers, mcpTierInfo{
 			Tier: t.Name, Tool: l.MCPTool, Path: l.HTTPPath, PriceMicrousd: l.AmountMicroUSD, PriceUSD: payment.MicroUSD(l.AmountMicroUSD).String(),
 			CardPriceMicrousd: l.CardMicroUSD, MaxToolActions: t.MaxToolActions, MaxOutputTokens: t.MaxOutputTokens,
 			MaxCitedSources: t.MaxCitedSources, SnapshotMode: string(t.SnapshotMode), MaxSnapshots: t.MaxSnapshots,
-			TimeoutSeconds: int(t.Timeout.Seconds()),
+			TimeoutSeconds: int(t.Timeout.Seconds()), ChargePolicy: sell.ChargePolicy(l.Waiver),
 		})
+		if l.Waiver != nil {
+			out.Tiers[len(out.Tiers)-1].FreeVerdictsPerDay = l.Waiver.PerPayerPerDay
+		}
 	}
 	return out
 }

@@ -67,7 +67,20 @@ type Route struct {
 	// Admin marks curator/operator operations (admin key required); they
 	// are listed in capabilities but left out of public discovery documents.
 	Admin bool
+	// Page marks a page for people (HTML, package pages): it is left out
+	// of the capability list and the discovery documents. A page may share
+	// its method and pattern with an operation: it then answers the
+	// requests whose Accept header ranks text/html above application/json
+	// (browsers), and the operation answers every other request.
+	Page bool
+	// NotFound marks the page a browser gets for a path no route serves
+	// (Page must be set too; its Path is not served). At most one.
+	NotFound bool
 }
+
+// Published reports whether the route is an operation of the public
+// discovery documents (neither an admin operation nor a page).
+func (rt *Route) Published() bool { return !rt.Admin && !rt.Page }
 
 // Response is the shape of a route's success answer: a schema name and a
 // value of the Go type the handler writes (its JSON Schema is reflected

@@ -25,6 +25,18 @@ import (
 // (payer, offer_id, idempotency_key); every state change is a conditional
 // UPDATE on the current status, so concurrent writers (also on other
 // instances sharing PostgreSQL) cannot both win.
+//
+// Durable steps. A sale commits three times (open, settling, completed)
+// but waits for the disk once: only MarkSettling, the commit before money
+// may move, is durable at its return (store.DB.InTx). OpenOrder,
+// CompleteOrder and FailOrder commit without waiting (InTxNoSync): a
+// crash of the process loses none of them, and a power failure can undo
+// only what the ledger repairs. An open order lost before MarkSettling
+// moved no money (the payer's retry is charged once); MarkSettling's flush
+// of the log makes the order's opening durable too; a completion or
+// failure lost leaves the order settling, with its stored answer, for the
+// resolver to settle again (the facilitator reconciles a repeat, the
+// chain shows a used authorization), which may sign a new receipt.
 
 var _ payment.Ledger = (*Store)(nil)
 
@@ -86,9 +98,9 @@ func (ps *Store) OpenOrder(ctx context.Context, o *payment.Order) error {
 			return fmt.Errorf("store: open order: empty reservation key")
 		}
 	}
-	err := ps.db.InTx(ctx, func(tx *store.Tx) error {
+	err := ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
 		for _, k := range keys {
-			if _, err := tx.Exec(ctx, `INSERT INTO payment_reservations (key, order_id, status, expires_at, created_at)
+			if _, err := tx.CachedExec(ctx, `INSERT INTO payment_reservations (key, order_id, status, expires_at, created_at)
 				VALUES (?, ?, ?, ?, ?)`, k, o.ID, reservationReserved, store.ToMicros(o.ReservedUntil), now); err != nil {
 				if ps.db.IsUniqueViolation(err) {
 					return payment.ErrReservationUsed
@@ -97,7 +109,7 @@ func (ps *Store) OpenOrder(ctx context.Context, o *payment.Order) error {
 			}
 		}
 		if o.QuoteID != "" {
-			res, err := tx.Exec(ctx, `UPDATE payment_quotes SET order_id = ?
+			res, err := tx.CachedExec(ctx, `UPDATE payment_quotes SET order_id = ?
 				WHERE id = ? AND order_id IS NULL AND expires_at > ?`, o.ID, o.QuoteID, now)
 			if err != nil {
 				return err
@@ -112,7 +124,7 @@ func (ps *Store) OpenOrder(ctx context.Context, o *payment.Order) error {
 		if currency == "" {
 			currency = payment.Currency
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO payment_orders (id, token_hash, offer_id, tier, protocol, method, network,
+		_, err := tx.CachedExec(ctx, `INSERT INTO payment_orders (id, token_hash, offer_id, tier, protocol, method, network,
 			payer, customer_id, amount_microusd, currency, reservation_key, reserved_until, quote_id, idempotency_key,
 			request_hash, status, dev, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -177,7 +189,7 @@ func (ps *Store) OrderByReservation(ctx context.Context, key string) (*payment.O
 	if key == "" {
 		return nil, payment.ErrOrderNotFound
 	}
-	o, err := scanOrder(ps.db.QueryRow(ctx, "SELECT "+prefixed("o.", orderColumns)+` FROM payment_reservations r
+	o, err := scanOrder(ps.db.CachedQueryRow(ctx, "SELECT "+prefixed("o.", orderColumns)+` FROM payment_reservations r
 		JOIN payment_orders o ON o.id = r.order_id WHERE r.key = ?`, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, payment.ErrOrderNotFound
@@ -254,7 +266,7 @@ func transition(ctx context.Context, tx *store.Tx, id string, res sql.Result) er
 func (ps *Store) MarkSettling(ctx context.Context, id string, d payment.Delivered) error {
 	err := ps.db.InTx(ctx, func(tx *store.Tx) error {
 		body := d.Response.Body // nil: not kept (a streamed response)
-		res, err := tx.Exec(ctx, `UPDATE payment_orders SET status = ?, result_kind = ?, result_id = ?, result_sha256 = ?,
+		res, err := tx.CachedExec(ctx, `UPDATE payment_orders SET status = ?, result_kind = ?, result_id = ?, result_sha256 = ?,
 			usage_provider = ?, usage_model = ?, input_tokens = ?, cached_input_tokens = ?, output_tokens = ?, search_calls = ?,
 			cost_microusd = ?, response_status = ?, response_type = ?, response_body = ?, updated_at = ?,
 			payment_record = ?, settle_next_at = ?
@@ -274,17 +286,17 @@ func (ps *Store) MarkSettling(ctx context.Context, id string, d payment.Delivere
 
 // CompleteOrder implements payment.Ledger.
 func (ps *Store) CompleteOrder(ctx context.Context, id string, s payment.Settled) error {
-	err := ps.db.InTx(ctx, func(tx *store.Tx) error {
+	err := ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
 		now := ps.db.NowMicros()
 		completed := store.ToMicros(s.CompletedAt)
 		if completed == 0 {
 			completed = now
 		}
 		var refs string
-		if err := tx.QueryRow(ctx, "SELECT settlement_refs FROM payment_orders WHERE id = ?", id).Scan(&refs); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err := tx.CachedQueryRow(ctx, "SELECT settlement_refs FROM payment_orders WHERE id = ?", id).Scan(&refs); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		res, err := tx.Exec(ctx, `UPDATE payment_orders SET status = ?, settlement_ref = ?, settlement_refs = ?,
+		res, err := tx.CachedExec(ctx, `UPDATE payment_orders SET status = ?, settlement_ref = ?, settlement_refs = ?,
 			network = CASE WHEN ? <> '' THEN ? ELSE network END, dev = ?,
 			receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
 			WHERE id = ? AND status = ?`,
@@ -297,10 +309,65 @@ func (ps *Store) CompleteOrder(ctx context.Context, id string, s payment.Settled
 		if err := transition(ctx, tx, id, res); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, "UPDATE payment_reservations SET status = ? WHERE order_id = ?", reservationConsumed, id)
+		_, err = tx.CachedExec(ctx, "UPDATE payment_reservations SET status = ? WHERE order_id = ?", reservationConsumed, id)
 		return err
 	})
 	return wrapLedger("complete order", err)
+}
+
+// VoidOrder implements payment.Ledger. The payer's daily waivers are a
+// row of payment_waivers taken by a conditional upsert in the order's
+// transaction: it adds one only while the count is under the limit.
+func (ps *Store) VoidOrder(ctx context.Context, id string, v payment.Voided) error {
+	err := ps.db.InTx(ctx, func(tx *store.Tx) error {
+		var payer string
+		err := tx.QueryRow(ctx, "SELECT payer FROM payment_orders WHERE id = ? AND status = ?", id, payment.OrderProcessing).Scan(&payer)
+		if errors.Is(err, sql.ErrNoRows) {
+			return transition(ctx, tx, id, noRows{})
+		}
+		if err != nil {
+			return err
+		}
+		res, err := tx.Exec(ctx, `INSERT INTO payment_waivers (payer, day, used) VALUES (?, ?, 1)
+			ON CONFLICT (payer, day) DO UPDATE SET used = payment_waivers.used + 1 WHERE payment_waivers.used < ?`,
+			strings.ToLower(payer), v.Day, v.Limit)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 || v.Limit < 1 {
+			return payment.ErrWaiverExhausted
+		}
+		now := ps.db.NowMicros()
+		completed := store.ToMicros(v.CompletedAt)
+		if completed == 0 {
+			completed = now
+		}
+		d := v.Delivered
+		res, err = tx.Exec(ctx, `UPDATE payment_orders SET status = ?, result_kind = ?, result_id = ?, result_sha256 = ?,
+			usage_provider = ?, usage_model = ?, input_tokens = ?, cached_input_tokens = ?, output_tokens = ?, search_calls = ?,
+			cost_microusd = ?, response_status = ?, response_type = ?, response_body = ?, payment_record = ?,
+			failure_reason = ?, receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
+			WHERE id = ? AND status = ?`,
+			payment.OrderVoided, d.ResultKind, d.ResultID, d.ResultSHA256,
+			d.Usage.Provider, d.Usage.Model, d.Usage.InputTokens, d.Usage.CachedInputTokens, d.Usage.OutputTokens, d.Usage.SearchCalls,
+			d.CostMicroUSD, d.Response.Status, d.Response.ContentType, d.Response.Body, d.PaymentRecord,
+			v.Reason, store.NullIfEmpty(v.ReceiptID), store.NullIfEmpty(string(v.Receipt)), completed, now,
+			id, payment.OrderProcessing)
+		if err != nil {
+			return err
+		}
+		if err := transition(ctx, tx, id, res); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "UPDATE payment_reservations SET status = ? WHERE order_id = ?", reservationConsumed, id)
+		return err
+	})
+	if errors.Is(err, payment.ErrWaiverExhausted) {
+		return err
+	}
+	return wrapLedger("void order", err)
 }
 
 // NoteSettlement implements payment.Ledger.
@@ -424,8 +491,8 @@ func joinRefs(refs []string, add ...string) string {
 
 // FailOrder implements payment.Ledger.
 func (ps *Store) FailOrder(ctx context.Context, id, reason string) error {
-	err := ps.db.InTx(ctx, func(tx *store.Tx) error {
-		res, err := tx.Exec(ctx, `UPDATE payment_orders SET status = ?, failure_reason = ?, idempotency_key = NULL, updated_at = ?
+	err := ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
+		res, err := tx.CachedExec(ctx, `UPDATE payment_orders SET status = ?, failure_reason = ?, idempotency_key = NULL, updated_at = ?
 			WHERE id = ? AND status IN (?, ?)`,
 			payment.OrderFailed, reason, ps.db.NowMicros(), id, payment.OrderProcessing, payment.OrderSettling)
 		if err != nil {
@@ -434,10 +501,10 @@ func (ps *Store) FailOrder(ctx context.Context, id, reason string) error {
 		if err := transition(ctx, tx, id, res); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "DELETE FROM payment_reservations WHERE order_id = ?", id); err != nil {
+		if _, err := tx.CachedExec(ctx, "DELETE FROM payment_reservations WHERE order_id = ?", id); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, "UPDATE payment_quotes SET order_id = NULL WHERE order_id = ?", id)
+		_, err = tx.CachedExec(ctx, "UPDATE payment_quotes SET order_id = NULL WHERE order_id = ?", id)
 		return err
 	})
 	return wrapLedger("fail order", err)
@@ -636,10 +703,11 @@ func (ps *Store) OrderSummary(ctx context.Context, since time.Time) ([]payment.O
 		CAST(SUM(CASE WHEN status = ? THEN 1 ELSE 0 END) AS BIGINT),
 		CAST(SUM(CASE WHEN status IN (?, ?) THEN 1 ELSE 0 END) AS BIGINT),
 		CAST(SUM(CASE WHEN status = ? THEN amount_microusd ELSE 0 END) AS BIGINT),
-		CAST(SUM(CASE WHEN status = ? THEN cost_microusd ELSE 0 END) AS BIGINT)
+		CAST(SUM(CASE WHEN status = ? THEN cost_microusd ELSE 0 END) AS BIGINT),
+		CAST(SUM(CASE WHEN status = ? THEN 1 ELSE 0 END) AS BIGINT)
 		FROM payment_orders WHERE created_at >= ? GROUP BY offer_id ORDER BY offer_id`,
 		payment.OrderCompleted, payment.OrderFailed, payment.OrderProcessing, payment.OrderSettling,
-		payment.OrderCompleted, payment.OrderCompleted, store.ToMicros(since))
+		payment.OrderCompleted, payment.OrderCompleted, payment.OrderVoided, store.ToMicros(since))
 	if err != nil {
 		return nil, fmt.Errorf("store: order summary: %w", err)
 	}
@@ -647,7 +715,7 @@ func (ps *Store) OrderSummary(ctx context.Context, since time.Time) ([]payment.O
 	out := []payment.OfferSummary{}
 	for rows.Next() {
 		var s payment.OfferSummary
-		if err := rows.Scan(&s.OfferID, &s.Orders, &s.Completed, &s.Failed, &s.Pending, &s.RevenueMicroUSD, &s.CostMicroUSD); err != nil {
+		if err := rows.Scan(&s.OfferID, &s.Orders, &s.Completed, &s.Failed, &s.Pending, &s.RevenueMicroUSD, &s.CostMicroUSD, &s.Voided); err != nil {
 			return nil, fmt.Errorf("store: order summary: %w", err)
 		}
 		out = append(out, s)

@@ -97,10 +97,13 @@ func (m *Charge) Verify(ctx context.Context, offer payment.Offer, res payment.Re
 	if ch.Method == mpp.MethodStripe {
 		return m.verifyStripe(offer, res, &cred)
 	}
-	return m.verifyEVM(ctx, offer, res, &cred)
+	return m.verifyEVM(ctx, offer, res, &cred, c.Identity)
 }
 
-func (m *Charge) verifyEVM(ctx context.Context, offer payment.Offer, res payment.Resource, cred *mpp.Credential) (*payment.Authorization, error) {
+// verifyEVM verifies an evm credential; id is what IdentifyPayment proved
+// of it (nil when not identified), which spares a second signature
+// recovery (x402seller.Exact.Proven).
+func (m *Charge) verifyEVM(ctx context.Context, offer payment.Offer, res payment.Resource, cred *mpp.Credential, id *payment.PaymentIdentity) (*payment.Authorization, error) {
 	var pl mpp.EVMPayload
 	if err := wire.DecodeObject(cred.Payload, &pl); err != nil {
 		return nil, payment.NewProblem(http.StatusPaymentRequired, "malformed-credential", "invalid_payload", "The evm payload is not valid: %v", err)
@@ -132,8 +135,10 @@ func (m *Charge) verifyEVM(ctx context.Context, offer payment.Offer, res payment
 	if err != nil {
 		return nil, err
 	}
-	if err := m.exact.Check(ctx, p); err != nil {
-		return nil, err
+	if !m.exact.Proven(id, auth) {
+		if err := m.exact.Check(ctx, p); err != nil {
+			return nil, err
+		}
 	}
 	n := m.exact.Network()
 	if cred.Source != "" {

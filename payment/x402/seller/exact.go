@@ -52,6 +52,7 @@ type Exact struct {
 	payTo       evm.Address
 	dev         bool
 	verifier    x402.Verifier
+	localOnly   bool // verifier is the default LocalVerifier
 	confirmer   x402.Verifier
 	settler     x402.Settler
 	requireID   bool
@@ -82,6 +83,7 @@ func New(o *Options) *Exact {
 	}
 	if e.verifier == nil {
 		e.verifier = &x402.LocalVerifier{Now: e.now}
+		e.localOnly = true
 	}
 	return e
 }

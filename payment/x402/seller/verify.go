@@ -111,8 +111,10 @@ func (e *Exact) Verify(ctx context.Context, offer payment.Offer, res payment.Res
 		return nil, pr
 	}
 	p := &Payment{Version: pl.X402Version, Payload: c.Raw, Requirements: reqRaw, Auth: auth}
-	if err := e.check(ctx, e.verifier, p); err != nil {
-		return nil, err
+	if !e.Proven(c.Identity, auth) {
+		if err := e.check(ctx, e.verifier, p); err != nil {
+			return nil, err
+		}
 	}
 	a := &payment.Authorization{
 		Protocol: payment.ProtocolX402, Method: x402.SchemeExact, Payer: auth.From.Hex(),
@@ -228,6 +230,17 @@ func (e *Exact) Wrap(offer payment.Offer, auth *evm.TransferAuthorization, w evm
 		return nil, err
 	}
 	return &Payment{Version: 2, Payload: payload, Requirements: reqRaw, Auth: auth}, nil
+}
+
+// Proven reports whether id, what Processor.IdentifyPayment returned for
+// the very credential that carries auth (payment.Credential.Identity, set
+// by the Cashier), leaves the verifier nothing to check: the verifier is
+// the default LocalVerifier, whose only check beyond the route's own
+// (CheckTerms, CheckWindow, the requirements) is the signature, and id
+// recovered that signature to auth's from for auth's reservation key. A
+// sale then recovers the secp256k1 signature once, not twice.
+func (e *Exact) Proven(id *payment.PaymentIdentity, auth *evm.TransferAuthorization) bool {
+	return e.localOnly && id != nil && id.Payer == auth.From.Hex() && id.ReservationKey == auth.ReservationKey(e.net)
 }
 
 // Check has the Verifier check p (whose route checks passed). A refusal is
