@@ -388,6 +388,17 @@ func (e *faultEnv) runConcurrent(ctx context.Context, fc faultCase) error {
 	// retry cannot be told from a second copy reaching the facilitator.
 	e.setServerEnv("ASSAY_FACILITATOR_TIMEOUT", "10s")
 	defer e.setServerEnv("ASSAY_FACILITATOR_TIMEOUT", faultFacilitatorTimeout.String())
+	// With that timeout a slow answer is not a call given up on: only a
+	// call whose caller really went away counts as abandoned.
+	e.front.mu.Lock()
+	slow := e.front.slowAfter
+	e.front.slowAfter = 0
+	e.front.mu.Unlock()
+	defer func() {
+		e.front.mu.Lock()
+		e.front.slowAfter = slow
+		e.front.mu.Unlock()
+	}()
 	if err := e.restart(ctx, false); err != nil {
 		return err
 	}

@@ -283,7 +283,9 @@ func (e *faultEnv) setUp(ctx context.Context, instances int) error {
 	}
 	// The server's timeout runs from before the call reaches the proxy:
 	// on a loaded machine, half of it is already suspect.
+	e.front.mu.Lock()
 	e.front.slowAfter = faultFacilitatorTimeout / 2
+	e.front.mu.Unlock()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
