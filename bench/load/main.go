@@ -36,6 +36,15 @@
 //     route /v1/capabilities lists. Asserts no 5xx, no panic in the server
 //     log, no stored row changed except where a request was accepted, and
 //     a healthy server afterwards.
+//   - faults: the server in production mode (SQLite with the chain's
+//     RPC; two PostgreSQL instances without) against a facilitator of an
+//     in-memory chain that fails at /verify, /settle and /supported in
+//     every way real ones do, single calls and bursts, re-sent while the
+//     fault holds, after it healed, after the resolver's bound and after a
+//     restart (faults.go). Asserts nothing delivered unpaid, nothing
+//     settled twice, no order open after healing, every settled payer
+//     recovers its answer, every refusal names its reason, concurrent
+//     copies of a credential never refused (faultcheck.go).
 //
 // Each scenario prints a summary table: requests, throughput, p50/p99 per
 // route class, answers by status, deliveries and memory. The exit status
@@ -89,6 +98,8 @@ type Config struct {
 	RaceServer bool
 	// Strict makes known defects of the server (README.md) fail.
 	Strict bool
+	// Faults selects faults of the faults scenario by name (empty: all).
+	Faults []string
 }
 
 // defaultConfig is the full-size configuration.
@@ -112,7 +123,7 @@ func defaultConfig() *Config {
 
 func main() {
 	cfg := defaultConfig()
-	scenarios := flag.String("scenarios", "load,crash,badinput", "comma-separated scenarios: load, soak, crash, badinput")
+	scenarios := flag.String("scenarios", "load,crash,badinput", "comma-separated scenarios: load, soak, crash, badinput, faults")
 	backends := flag.String("backends", "sqlite,postgres", "comma-separated backends for load and badinput: sqlite, postgres (postgres runs two instances; skipped without a URL)")
 	jsonOut := flag.String("json", "", "also write the reports as JSON to this file")
 	flag.StringVar(&cfg.Postgres, "postgres", os.Getenv("ASSAY_TEST_POSTGRES"), "PostgreSQL base URL (a fresh schema is created per scenario and dropped)")
@@ -129,8 +140,10 @@ func main() {
 	flag.BoolVar(&cfg.RaceServer, "race-server", false, "build the server with the race detector (reports fail the run)")
 	flag.BoolVar(&cfg.Strict, "strict", cfg.Strict, "fail when a defect listed in bench/load/README.md comes back (false: report it apart)")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep data directories and server logs")
+	faults := flag.String("faults", "", "comma-separated faults of the faults scenario (default: all; see bench/load/faultcases.go)")
 	flag.Parse()
 
+	cfg.Faults = splitList(*faults)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	reps, err := run(ctx, cfg, splitList(*scenarios), splitList(*backends))
@@ -205,7 +218,11 @@ func run(ctx context.Context, cfg *Config, scenarios, backends []string) ([]*rep
 				fmt.Fprintf(cfg.Log, "%s on postgres: SKIPPED (set ASSAY_TEST_POSTGRES or -postgres)\n", sc)
 				continue
 			}
-			fmt.Fprintf(cfg.Log, "running %s on %s (%s, %d clients) …\n", sc, b, scenarioConfig(cfg, sc).Duration, cfg.Clients)
+			if sc == "faults" {
+				fmt.Fprintf(cfg.Log, "running faults on %s …\n", b)
+			} else {
+				fmt.Fprintf(cfg.Log, "running %s on %s (%s, %d clients) …\n", sc, b, scenarioConfig(cfg, sc).Duration, cfg.Clients)
+			}
 			rep, err := runScenario(ctx, cfg, sc, b)
 			if err != nil {
 				return reps, fmt.Errorf("%s on %s: %w", sc, b, err)
@@ -233,8 +250,10 @@ func runScenario(ctx context.Context, cfg *Config, scenario, backend string) (*r
 		return runCrash(ctx, cfg)
 	case "badinput":
 		return runBadInput(ctx, cfg, backend, instances)
+	case "faults":
+		return runFaults(ctx, cfg, backend)
 	}
-	return nil, fmt.Errorf("unknown scenario %q (load, soak, crash, badinput)", scenario)
+	return nil, fmt.Errorf("unknown scenario %q (load, soak, crash, badinput, faults)", scenario)
 }
 
 // scenarioConfig is cfg as scenario runs it: soak is the load scenario with

@@ -238,6 +238,10 @@ type report struct {
 	Failures    []string `json:"failures"`
 	// Strict makes known defects fail the scenario.
 	Strict bool `json:"strict"`
+	// Faults and Violations are the faults scenario's: what each fault's
+	// payers saw, and every broken invariant.
+	Faults     []faultSummary `json:"faults,omitempty"`
+	Violations []violation    `json:"violations,omitempty"`
 }
 
 // fact is a named figure of the summary ("deliveries", "double deliveries").
