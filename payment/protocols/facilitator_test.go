@@ -199,9 +199,10 @@ func TestFacilitatorClient(t *testing.T) {
 		}
 	})
 	t.Run("unreachable facilitator: settle not pending", func(t *testing.T) {
-		fake := paymenttest.NewFacilitator(t)
-		url := fake.URL
-		fake.Close()
+		// Port 1 of loopback: nothing listens there, and unlike the port
+		// of a closed test server, no parallel test can be given it (it
+		// is below the ephemeral range), so the connection is refused.
+		url := "http://127.0.0.1:1"
 		_, err := newClient(t, url, func(o *x402.FacilitatorOptions) { o.RetryMax = 1 }).Settle(ctx, 2, samplePayload, sampleReq)
 		if !errors.Is(err, x402.ErrFacilitator) || errors.Is(err, payment.ErrSettlementPending) {
 			t.Fatalf("err = %v", err)
