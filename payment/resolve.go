@@ -212,7 +212,11 @@ func (c *Cashier) resolveDue(ctx context.Context, dueBy time.Time) (ResolveRepor
 
 // RunResolver reconciles the ledger (Reconcile) every ResolveEvery until
 // ctx ends. Run it in every instance: attempts are leased, so instances
-// never resolve one order at the same moment.
+// never resolve one order at the same moment. It returns once ctx ended
+// and the attempts under way ended (each within the settle timeout and
+// the commit timeout) and recorded their outcomes: a process should wait
+// for it before it exits, or an order it was attempting stays leased to
+// no one until the lease runs out.
 func (c *Cashier) RunResolver(ctx context.Context) {
 	t := time.NewTicker(c.every)
 	defer t.Stop()

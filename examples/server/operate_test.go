@@ -363,3 +363,108 @@ func postRaw(t *testing.T, url string, body []byte) (*http.Response, string) {
 	b, _ := io.ReadAll(res.Body)
 	return res, string(b)
 }
+
+// TestShutdownWaitsForASettlementAttempt: an order whose settlement is
+// unknown is being resolved when the server is told to stop. Shutdown
+// waits for the attempt, which records its outcome: the order is left
+// due within the resolver's back-off, not leased to a process that is
+// gone (which no instance would attempt again before the settle timeout
+// plus the commit timeout had passed).
+func TestShutdownWaitsForASettlementAttempt(t *testing.T) {
+	t.Parallel()
+	chain, err := paymenttest.NewChain(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fac, err := paymenttest.StartFacilitator(&paymenttest.FacilitatorOptions{Chain: chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fac.Close()
+	fac.SetFault("/settle", paymenttest.Fault{Kind: paymenttest.FaultStatus})
+
+	const every = 100 * time.Millisecond
+	dir := t.TempDir()
+	env := production(fac.URL)
+	for k, v := range map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": dir, "ASSAY_LOG_LEVEL": "warn",
+		"ASSAY_NICHE_DEMO": "false", "ASSAY_SETTLE_TIMEOUT": "1s", "ASSAY_RESOLVE_EVERY": every.String()} {
+		env[k] = v
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, io.Discard, ready) }()
+	var base string
+	select {
+	case base = <-ready:
+	case err := <-done:
+		t.Fatalf("server stopped: %v", err)
+	}
+
+	const path = "/v1/claims/verify"
+	body := []byte(`{"claim":"The Base mainnet chain ID is 8453."}`)
+	res, _ := postRaw(t, base+path, body)
+	if res.StatusCode != 402 {
+		t.Fatalf("unpaid: %d", res.StatusCode)
+	}
+	var pr x402.PaymentRequired
+	if err := x402.DecodeHeader(res.Header.Get("Payment-Required"), &pr); err != nil {
+		t.Fatal(err)
+	}
+	w, err := evm.GenerateKeySigner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := paying.PayX402V2(ctx, w, &pr, &pr.Accepts[0], time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := x402.EncodeHeader(pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", base+path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Payment-Signature", cred)
+	paid, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pending struct {
+		OrderID string `json:"orderId"`
+	}
+	err = json.NewDecoder(paid.Body).Decode(&pending)
+	paid.Body.Close()
+	if paid.StatusCode != 202 || err != nil || pending.OrderID == "" {
+		t.Fatalf("paid call with /settle failing: %d %+v %v", paid.StatusCode, pending, err)
+	}
+
+	// The next attempt hangs; stop the server while it does.
+	fac.SetFault("/settle", paymenttest.Fault{Kind: paymenttest.FaultHang})
+	before := len(fac.Calls("/settle"))
+	for deadline := time.Now().Add(time.Minute); len(fac.Calls("/settle")) == before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the resolver made no attempt")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run after shutdown: %v", err)
+	}
+	stopped := time.Now()
+
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "assay.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	o, err := paymentstore.New(db).Order(context.Background(), pending.OrderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != "settling" || o.SettleAttempts < 1 || o.SettleNextAt.After(stopped.Add(6*every)) {
+		t.Fatalf("order after a shutdown during its attempt: status %s, %d attempts, next attempt %v after the stop (want within %v): %s",
+			o.Status, o.SettleAttempts, o.SettleNextAt.Sub(stopped), 6*every, o.SettleNote)
+	}
+}

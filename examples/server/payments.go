@@ -134,9 +134,14 @@ func paymentLinks(publicBase string, discoveryServed bool) map[string]string {
 // reconciles what a crash left behind, and runs the settlement resolver
 // until ctx ends. soleOwner says that no other process uses the database
 // (SQLite with the data directory locked): start-up then settles the fate
-// of every order left open, at once.
-func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, keys *payment.Keyring, publicBase string, db *store.DB, soleOwner bool, m *metrics.Metrics, log *slog.Logger) (*httpgate.Gate, error) {
-	gate, err := httpgate.New(proc, paymentstore.New(db), &httpgate.Options{
+// of every order left open, at once. resolved is closed when the
+// resolver has stopped: shutdown waits for it, so that an attempt under
+// way records its outcome (and its lease) instead of leaving the order
+// leased to a process that is gone, which no instance would attempt
+// again before the lease ran out (the settle timeout plus the commit
+// timeout).
+func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, keys *payment.Keyring, publicBase string, db *store.DB, soleOwner bool, m *metrics.Metrics, log *slog.Logger) (gate *httpgate.Gate, resolved <-chan struct{}, err error) {
+	gate, err = httpgate.New(proc, paymentstore.New(db), &httpgate.Options{
 		CashierOptions: payment.CashierOptions{Keys: keys, Logger: log, Costs: c.Costs, OnEvent: m.PaymentEvent, OnTransition: m.OrderTransition,
 			// The facilitator's own bound on /settle ends a call first.
 			SettleTimeout: c.SettleTimeout + 5*time.Second, ResolveEvery: c.ResolveEvery},
@@ -144,7 +149,7 @@ func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, keys
 		MaxRequestBytes: c.MaxBodyBytes,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reconcile := gate.Cashier().Reconcile
 	if soleOwner {
@@ -152,11 +157,15 @@ func newGate(ctx context.Context, c paymentsConfig, proc payment.Processor, keys
 	}
 	rep, err := reconcile(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("payment reconciliation: %w", err)
+		return nil, nil, fmt.Errorf("payment reconciliation: %w", err)
 	}
 	// One line per start, also when there was nothing to do (operators and
 	// bench/load's crash scenario read it).
 	log.Info("payments reconciled at start", "report", rep)
-	go gate.Cashier().RunResolver(ctx)
-	return gate, nil
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		gate.Cashier().RunResolver(ctx)
+	}()
+	return gate, done, nil
 }

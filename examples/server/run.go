@@ -146,7 +146,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	gate, err := newGate(ctx, payCfg, proc, keys, publicBase, db, soleOwner, m, log.With("component", "payment"))
+	gate, resolved, err := newGate(ctx, payCfg, proc, keys, publicBase, db, soleOwner, m, log.With("component", "payment"))
 	if err != nil {
 		return err
 	}
@@ -272,6 +272,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}()
 	}
 	wg.Wait()
+	// The settlement resolver stops with ctx; an attempt under way ends
+	// within the settle timeout and records its outcome.
+	select {
+	case <-resolved:
+	case <-sctx.Done():
+		shutdownErrs = append(shutdownErrs, errors.New("the settlement resolver did not stop in time"))
+	}
 	if err := errors.Join(shutdownErrs...); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
