@@ -235,9 +235,14 @@ type supportCache struct {
 
 	probe sync.Mutex // one probe at a time
 
-	mu      sync.Mutex
-	at      time.Time // last probe (zero: never)
-	err     error     // its outcome: nil, *unsupported, or a failure to answer
+	mu  sync.Mutex
+	at  time.Time // last probe (zero: never)
+	err error     // its outcome: nil, *unsupported, or a failure to answer
+	// network is the verdict of the last probe the facilitator answered
+	// (nil or *unsupported): a probe it did not answer leaves it as it
+	// was, so that a facilitator known to lack the network does not take
+	// payments again because it once timed out.
+	network error
 	running bool
 }
 
@@ -271,17 +276,20 @@ func (s *supportCache) check(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.at, s.err = s.now(), err
+	if perr == nil {
+		s.network = err
+	}
 	s.mu.Unlock()
 	return err
 }
 
-// verdict is what paid routes go by, without waiting: the last answer's
-// network verdict (a facilitator that did not answer does not stop them;
-// its calls fail on their own). A stale verdict is refreshed in the
-// background.
+// verdict is what paid routes go by, without waiting: the network
+// verdict of the last probe the facilitator answered (a facilitator that
+// did not answer neither stops them nor resumes them; its calls fail on
+// their own). A stale verdict is refreshed in the background.
 func (s *supportCache) verdict() error {
 	s.mu.Lock()
-	at, err := s.at, s.err
+	at, err, network := s.at, s.err, s.network
 	stale := at.IsZero() || s.now().Sub(at) >= supportedOKFor || (err != nil && s.now().Sub(at) >= supportedFailFor)
 	if stale && !s.running {
 		s.running = true
@@ -293,8 +301,8 @@ func (s *supportCache) verdict() error {
 		}()
 	}
 	s.mu.Unlock()
-	if errors.Is(err, payment.ErrNetworkUnsupported) {
-		return err
+	if errors.Is(network, payment.ErrNetworkUnsupported) {
+		return network
 	}
 	return nil
 }
