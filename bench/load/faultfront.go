@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/assaykit/assay/payment/paymenttest"
 )
 
 // front is the facilitator the servers of the faults scenario talk to: a
@@ -250,14 +252,14 @@ func (f *front) handle(w http.ResponseWriter, r *http.Request) {
 	arrived := time.Now()
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
-		resetConn(w)
+		paymenttest.ResetConn(w)
 		return
 	}
 	f.mu.Lock()
 	if f.outage {
 		// A call on a connection accepted before the outage began.
 		f.mu.Unlock()
-		resetConn(w)
+		paymenttest.ResetConn(w)
 		return
 	}
 	if f.calls[r.URL.Path] == nil {
@@ -288,7 +290,7 @@ func (f *front) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, f.upstream+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
-		resetConn(w)
+		paymenttest.ResetConn(w)
 		return
 	}
 	req.Header = r.Header.Clone()
@@ -297,13 +299,13 @@ func (f *front) handle(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() != nil {
 			f.gaveUp(r, body)
 		}
-		resetConn(w)
+		paymenttest.ResetConn(w)
 		return
 	}
 	out, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
 	res.Body.Close()
 	if err != nil {
-		resetConn(w)
+		paymenttest.ResetConn(w)
 		return
 	}
 	if b != nil {
@@ -331,20 +333,6 @@ func (f *front) handle(w http.ResponseWriter, r *http.Request) {
 	if r.Context().Err() != nil || slow {
 		f.gaveUp(r, body)
 	}
-}
-
-// resetConn ends a call without an answer: the connection is reset.
-func resetConn(w http.ResponseWriter) {
-	if hj, ok := w.(http.Hijacker); ok {
-		if conn, _, err := hj.Hijack(); err == nil {
-			if tc, ok := conn.(*net.TCPConn); ok {
-				_ = tc.SetLinger(0)
-			}
-			_ = conn.Close()
-			return
-		}
-	}
-	panic(http.ErrAbortHandler)
 }
 
 // authKey names the EIP-3009 authorization of a /verify or /settle body:

@@ -397,7 +397,7 @@ func (f *Facilitator) faulty(w http.ResponseWriter, r *http.Request, ft Fault, b
 		case <-healed:
 		case <-f.done:
 		}
-		abort(w)
+		ResetConn(w)
 		return nil
 	case FaultRefuse:
 		reason := ft.Reason
@@ -414,7 +414,7 @@ func (f *Facilitator) faulty(w http.ResponseWriter, r *http.Request, ft Fault, b
 	case FaultLateSuccess, FaultReset:
 		reply := f.normal(r.URL.Path, body)
 		if ft.Kind == FaultReset {
-			abort(w)
+			ResetConn(w)
 			return nil
 		}
 		reply.Delay = ft.Delay
@@ -436,9 +436,11 @@ func (f *Facilitator) faulty(w http.ResponseWriter, r *http.Request, ft Fault, b
 	return &Reply{Status: http.StatusInternalServerError, Body: `{"error":"unknown fault"}`}
 }
 
-// abort ends a call without an answer: the connection is closed (a reset,
-// as the client sees it).
-func abort(w http.ResponseWriter) {
+// ResetConn ends the call w answers without an answer: the connection
+// is closed with a TCP reset (SO_LINGER 0), as a facilitator that drops
+// a connection does. Fakes of other services (a proxy in front of the
+// facilitator, say) use it to fail the same way.
+func ResetConn(w http.ResponseWriter) {
 	if hj, ok := w.(http.Hijacker); ok {
 		if conn, _, err := hj.Hijack(); err == nil {
 			if tc, ok := conn.(*net.TCPConn); ok {
