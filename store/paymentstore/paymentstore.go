@@ -21,7 +21,10 @@ import (
 // (payment.Ledger). Single use of a payment rests on the primary key of
 // payment_reservations (one row per reservation key of an order: its
 // ReservationKey and ExtraReservationKeys, all inserted in the order's
-// transaction and released or consumed together by order_id); idempotency on the partial unique index over
+// transaction and deleted together by order_id when the order fails, which
+// releases them; a reservation's state is otherwise its order's: reserved
+// while it is processing or settling, consumed once it is completed or
+// voided); idempotency on the partial unique index over
 // (payer, offer_id, idempotency_key); every state change is a conditional
 // UPDATE on the current status, so concurrent writers (also on other
 // instances sharing PostgreSQL) cannot both win.
@@ -39,11 +42,6 @@ import (
 // chain shows a used authorization), which may sign a new receipt.
 
 var _ payment.Ledger = (*Store)(nil)
-
-const (
-	reservationReserved = "reserved"
-	reservationConsumed = "consumed"
-)
 
 const orderColumns = `id, token_hash, offer_id, tier, protocol, method, network, payer, customer_id,
 	amount_microusd, currency, reservation_key, reserved_until, quote_id, idempotency_key, request_hash,
@@ -100,8 +98,8 @@ func (ps *Store) OpenOrder(ctx context.Context, o *payment.Order) error {
 	}
 	err := ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
 		for _, k := range keys {
-			if _, err := tx.CachedExec(ctx, `INSERT INTO payment_reservations (key, order_id, status, expires_at, created_at)
-				VALUES (?, ?, ?, ?, ?)`, k, o.ID, reservationReserved, store.ToMicros(o.ReservedUntil), now); err != nil {
+			if _, err := tx.CachedExec(ctx, `INSERT INTO payment_reservations (key, order_id, expires_at, created_at)
+				VALUES (?, ?, ?, ?)`, k, o.ID, store.ToMicros(o.ReservedUntil), now); err != nil {
 				if ps.db.IsUniqueViolation(err) {
 					return payment.ErrReservationUsed
 				}
@@ -284,7 +282,8 @@ func (ps *Store) MarkSettling(ctx context.Context, id string, d payment.Delivere
 	return wrapLedger("mark settling", err)
 }
 
-// CompleteOrder implements payment.Ledger.
+// CompleteOrder implements payment.Ledger. Its reservations are consumed
+// by the order's status (completed): they are not written again.
 func (ps *Store) CompleteOrder(ctx context.Context, id string, s payment.Settled) error {
 	err := ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
 		now := ps.db.NowMicros()
@@ -292,30 +291,57 @@ func (ps *Store) CompleteOrder(ctx context.Context, id string, s payment.Settled
 		if completed == 0 {
 			completed = now
 		}
-		var refs string
-		if err := tx.CachedQueryRow(ctx, "SELECT settlement_refs FROM payment_orders WHERE id = ?", id).Scan(&refs); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
+		ref := s.SettlementRef
+		if strings.ContainsAny(ref, " \t\n") {
+			ref = "" // never a reference of settlement_refs (joinRefs)
 		}
-		res, err := tx.CachedExec(ctx, `UPDATE payment_orders SET status = ?, settlement_ref = ?, settlement_refs = ?,
-			network = CASE WHEN ? <> '' THEN ? ELSE network END, dev = ?,
-			receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
-			WHERE id = ? AND status = ?`,
-			payment.OrderCompleted, s.SettlementRef, joinRefs(splitRefs(refs), s.SettlementRef), s.Network, s.Network, boolInt(s.Dev),
-			store.NullIfEmpty(s.ReceiptID), store.NullIfEmpty(string(s.Receipt)), completed, now,
-			id, payment.OrderSettling)
+		// The settlement references are the order's before plus ref. In
+		// one statement when that is plain (none before, or ref itself:
+		// the live settlement), else read and joined (the resolver's,
+		// after attempts that noted references).
+		args := []any{payment.OrderCompleted, s.SettlementRef, s.Network, s.Network, boolInt(s.Dev),
+			store.NullIfEmpty(s.ReceiptID), store.NullIfEmpty(string(s.Receipt)), completed, now, id, payment.OrderSettling}
+		var res sql.Result
+		var err error
+		if ref == "" {
+			res, err = tx.CachedExec(ctx, `UPDATE payment_orders SET status = ?, settlement_ref = ?,
+				network = CASE WHEN ? <> '' THEN ? ELSE network END, dev = ?,
+				receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
+				WHERE id = ? AND status = ?`, args...)
+		} else {
+			res, err = tx.CachedExec(ctx, `UPDATE payment_orders SET status = ?, settlement_ref = ?, settlement_refs = ?,
+				network = CASE WHEN ? <> '' THEN ? ELSE network END, dev = ?,
+				receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
+				WHERE id = ? AND status = ? AND (settlement_refs = '' OR settlement_refs = ?)`,
+				slices.Insert(append(args, ref), 2, any(ref))...)
+		}
 		if err != nil {
 			return err
 		}
-		if err := transition(ctx, tx, id, res); err != nil {
+		if n, err := res.RowsAffected(); err != nil || n == 1 || ref == "" {
+			if err != nil {
+				return err
+			}
+			return transition(ctx, tx, id, res) // nil for n == 1
+		}
+		var refs string
+		if err := tx.QueryRow(ctx, "SELECT settlement_refs FROM payment_orders WHERE id = ?", id).Scan(&refs); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		_, err = tx.CachedExec(ctx, "UPDATE payment_reservations SET status = ? WHERE order_id = ?", reservationConsumed, id)
-		return err
+		res, err = tx.Exec(ctx, `UPDATE payment_orders SET status = ?, settlement_ref = ?, settlement_refs = ?,
+			network = CASE WHEN ? <> '' THEN ? ELSE network END, dev = ?,
+			receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
+			WHERE id = ? AND status = ?`, slices.Insert(args, 2, any(joinRefs(splitRefs(refs), ref)))...)
+		if err != nil {
+			return err
+		}
+		return transition(ctx, tx, id, res)
 	})
 	return wrapLedger("complete order", err)
 }
 
-// VoidOrder implements payment.Ledger. The payer's daily waivers are a
+// VoidOrder implements payment.Ledger. Its reservations are consumed by
+// the order's status (voided). The payer's daily waivers are a
 // row of payment_waivers taken by a conditional upsert in the order's
 // transaction: it adds one only while the count is under the limit.
 func (ps *Store) VoidOrder(ctx context.Context, id string, v payment.Voided) error {
@@ -358,11 +384,7 @@ func (ps *Store) VoidOrder(ctx context.Context, id string, v payment.Voided) err
 		if err != nil {
 			return err
 		}
-		if err := transition(ctx, tx, id, res); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, "UPDATE payment_reservations SET status = ? WHERE order_id = ?", reservationConsumed, id)
-		return err
+		return transition(ctx, tx, id, res)
 	})
 	if errors.Is(err, payment.ErrWaiverExhausted) {
 		return err
