@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"time"
 )
 
 // stmtCache keeps prepared statements of the SQLite reader pool by query
@@ -145,6 +146,34 @@ func (db *DB) prepareWanted(ctx context.Context) {
 		}
 		c.mu.Unlock()
 	}
+}
+
+// CachedExec runs one write statement as a transaction of its own,
+// committed durably as InTx commits (and retried as InTx is), through a
+// prepared statement the writer keeps (SQLite; one statement per text, for
+// the hot statements of paid calls). A statement alone needs no BEGIN and
+// COMMIT of its own: one step, not three.
+func (db *DB) CachedExec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	q = db.rebind(q)
+	const attempts = 5
+	var res sql.Result
+	var err error
+	for i := range attempts {
+		var s *sql.Stmt
+		if s, err = db.cached(ctx, &db.wstmts, db.w, q); err != nil {
+			return nil, err
+		}
+		if s != nil {
+			res, err = s.ExecContext(ctx, args...)
+		} else {
+			res, err = db.w.ExecContext(ctx, q, args...)
+		}
+		if err == nil || !db.isRetryable(err) || ctx.Err() != nil {
+			return res, err
+		}
+		time.Sleep(time.Duration(i+1) * 5 * time.Millisecond)
+	}
+	return res, err
 }
 
 // CachedExec is Exec through a prepared statement the writer keeps (one

@@ -31,7 +31,7 @@ import (
 //
 // Durable steps. A sale commits three times (open, settling, completed)
 // but waits for the disk once: only MarkSettling, the commit before money
-// may move, is durable at its return (store.DB.InTx). OpenOrder,
+// may move, is durable at its return (one statement, store.DB.CachedExec). OpenOrder,
 // CompleteOrder and FailOrder commit without waiting (InTxNoSync): a
 // crash of the process loses none of them, and a power failure can undo
 // only what the ledger repairs. An open order lost before MarkSettling
@@ -260,26 +260,42 @@ func transition(ctx context.Context, tx *store.Tx, id string, res sql.Result) er
 	return fmt.Errorf("%w (order is %s)", payment.ErrConflict, status)
 }
 
-// MarkSettling implements payment.Ledger.
+// MarkSettling implements payment.Ledger: one statement, the durable
+// commit of a sale.
 func (ps *Store) MarkSettling(ctx context.Context, id string, d payment.Delivered) error {
-	err := ps.db.InTx(ctx, func(tx *store.Tx) error {
-		body := d.Response.Body // nil: not kept (a streamed response)
-		res, err := tx.CachedExec(ctx, `UPDATE payment_orders SET status = ?, result_kind = ?, result_id = ?, result_sha256 = ?,
-			usage_provider = ?, usage_model = ?, input_tokens = ?, cached_input_tokens = ?, output_tokens = ?, search_calls = ?,
-			cost_microusd = ?, response_status = ?, response_type = ?, response_body = ?, updated_at = ?,
-			payment_record = ?, settle_next_at = ?
-			WHERE id = ? AND status = ?`,
-			payment.OrderSettling, d.ResultKind, d.ResultID, d.ResultSHA256,
-			d.Usage.Provider, d.Usage.Model, d.Usage.InputTokens, d.Usage.CachedInputTokens, d.Usage.OutputTokens, d.Usage.SearchCalls,
-			d.CostMicroUSD, d.Response.Status, d.Response.ContentType, body, ps.db.NowMicros(),
-			d.PaymentRecord, store.ToMicros(d.ResolveAfter),
-			id, payment.OrderProcessing)
-		if err != nil {
-			return err
-		}
-		return transition(ctx, tx, id, res)
-	})
+	body := d.Response.Body // nil: not kept (a streamed response)
+	res, err := ps.db.CachedExec(ctx, `UPDATE payment_orders SET status = ?, result_kind = ?, result_id = ?, result_sha256 = ?,
+		usage_provider = ?, usage_model = ?, input_tokens = ?, cached_input_tokens = ?, output_tokens = ?, search_calls = ?,
+		cost_microusd = ?, response_status = ?, response_type = ?, response_body = ?, updated_at = ?,
+		payment_record = ?, settle_next_at = ?
+		WHERE id = ? AND status = ?`,
+		payment.OrderSettling, d.ResultKind, d.ResultID, d.ResultSHA256,
+		d.Usage.Provider, d.Usage.Model, d.Usage.InputTokens, d.Usage.CachedInputTokens, d.Usage.OutputTokens, d.Usage.SearchCalls,
+		d.CostMicroUSD, d.Response.Status, d.Response.ContentType, body, ps.db.NowMicros(),
+		d.PaymentRecord, store.ToMicros(d.ResolveAfter),
+		id, payment.OrderProcessing)
+	if err == nil {
+		err = ps.transitioned(ctx, id, res)
+	}
 	return wrapLedger("mark settling", err)
+}
+
+// transitioned is transition for a conditional update that ran as a
+// transaction of its own: the status it reports is the one read after it.
+func (ps *Store) transitioned(ctx context.Context, id string, res sql.Result) error {
+	n, err := res.RowsAffected()
+	if err != nil || n == 1 {
+		return err
+	}
+	var status string
+	err = ps.db.QueryRow(ctx, "SELECT status FROM payment_orders WHERE id = ?", id).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return payment.ErrOrderNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w (order is %s)", payment.ErrConflict, status)
 }
 
 // CompleteOrder implements payment.Ledger. Its reservations are consumed
