@@ -43,6 +43,11 @@ import (
 
 var _ payment.Ledger = (*Store)(nil)
 
+// inFlight selects the orders processing or settling, in the words of the
+// index of orders in flight (payment_orders_open), so that the planner
+// may use it.
+const inFlight = "status IN ('" + string(payment.OrderProcessing) + "', '" + string(payment.OrderSettling) + "')"
+
 const orderColumns = `id, token_hash, offer_id, tier, protocol, method, network, payer, customer_id,
 	amount_microusd, currency, reservation_key, reserved_until, quote_id, idempotency_key, request_hash,
 	status, failure_reason, settlement_ref, dev, result_kind, result_id, result_sha256,
@@ -488,7 +493,7 @@ func (ps *Store) SettlementsDue(ctx context.Context, t time.Time, limit int) ([]
 		limit = 100
 	}
 	rows, err := ps.db.Query(ctx, "SELECT "+orderColumns+` FROM payment_orders
-		WHERE status = ? AND settle_next_at <= ? ORDER BY settle_next_at, id LIMIT ?`, payment.OrderSettling, store.ToMicros(t), limit)
+		WHERE status = '`+string(payment.OrderSettling)+`' AND settle_next_at <= ? ORDER BY settle_next_at, id LIMIT ?`, store.ToMicros(t), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: settlements due: %w", err)
 	}
@@ -501,7 +506,7 @@ func (ps *Store) OpenOrders(ctx context.Context, limit int) ([]payment.Order, er
 		limit = 100
 	}
 	rows, err := ps.db.Query(ctx, "SELECT "+orderColumns+` FROM payment_orders
-		WHERE status IN (?, ?) ORDER BY created_at, id LIMIT ?`, payment.OrderProcessing, payment.OrderSettling, limit)
+		WHERE `+inFlight+` ORDER BY created_at, id LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: open orders: %w", err)
 	}
@@ -560,8 +565,16 @@ func (ps *Store) OrdersInState(ctx context.Context, status payment.OrderStatus, 
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := ps.db.Query(ctx, "SELECT "+orderColumns+` FROM payment_orders
-		WHERE status = ? AND updated_at < ? ORDER BY updated_at, id LIMIT ?`, status, store.ToMicros(before), limit)
+	// The statuses in flight are written literally, for the index of
+	// orders in flight (payment_orders_open); the others are read
+	// without an index (no caller needs them).
+	where := "status = ?"
+	args := []any{status, store.ToMicros(before), limit}
+	if status == payment.OrderProcessing || status == payment.OrderSettling {
+		where, args = "status = '"+string(status)+"'", args[1:]
+	}
+	rows, err := ps.db.Query(ctx, "SELECT "+orderColumns+" FROM payment_orders WHERE "+where+
+		" AND updated_at < ? ORDER BY updated_at, id LIMIT ?", args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: orders in state: %w", err)
 	}
