@@ -164,8 +164,9 @@ func (r *Receipt) canonicalFast() (b []byte, ok bool) {
 }
 
 // appendJCSString appends s as RFC 8785 writes a string (ECMAScript's
-// JSON.stringify): quote and backslash escaped, the control characters as
-// \b \t \n \f \r or \u00xx, everything else as it is. s is valid UTF-8.
+// JSON.stringify): quote and backslash escaped, the control characters by
+// their short escape (jcsShort) or as \u00xx, everything else as it is. s
+// is valid UTF-8.
 func appendJCSString(b []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
@@ -176,20 +177,11 @@ func appendJCSString(b []byte, s string) []byte {
 			continue
 		}
 		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
+		if c >= 0x20 {
 			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
+		} else if e := jcsShort[c]; e != 0 {
+			b = append(b, '\\', e)
+		} else {
 			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		}
 		start = i + 1
@@ -197,6 +189,9 @@ func appendJCSString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// jcsShort holds the control characters JSON writes with a letter.
+var jcsShort = [0x20]byte{'\b': 'b', '\t': 't', '\n': 'n', '\f': 'f', '\r': 'r'}
 
 // VerifyReceipt checks a presented receipt offline: it must be a JSON
 // object whose signature member verifies, with the key named by its keyId
