@@ -101,17 +101,38 @@ func (ps *Store) OpenOrder(ctx context.Context, o *payment.Order) error {
 			return fmt.Errorf("store: open order: empty reservation key")
 		}
 	}
-	err := ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
-		for _, k := range keys {
-			if _, err := tx.CachedExec(ctx, `INSERT INTO payment_reservations (key, order_id, expires_at, created_at)
-				VALUES (?, ?, ?, ?)`, k, o.ID, store.ToMicros(o.ReservedUntil), now); err != nil {
-				if ps.db.IsUniqueViolation(err) {
-					return payment.ErrReservationUsed
+	currency := o.Currency
+	if currency == "" {
+		currency = payment.Currency
+	}
+	// The reservations, then the order: one transaction, one batch (one
+	// round trip on PostgreSQL). A unique violation names what was taken
+	// by the statement that failed: a reservation, or the idempotency key
+	// (the order id is random).
+	stmts := make([]store.Stmt, 0, len(keys)+1)
+	for _, k := range keys {
+		stmts = append(stmts, store.Stmt{Query: `INSERT INTO payment_reservations (key, order_id, expires_at, created_at)
+			VALUES (?, ?, ?, ?)`, Args: []any{k, o.ID, store.ToMicros(o.ReservedUntil), now}})
+	}
+	order := store.Stmt{Query: `INSERT INTO payment_orders (id, token_hash, offer_id, tier, protocol, method, network,
+		payer, customer_id, amount_microusd, currency, reservation_key, reserved_until, quote_id, idempotency_key,
+		request_hash, status, dev, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		Args: []any{o.ID, o.TokenHash, o.OfferID, o.Tier, o.Protocol, o.Method, o.Network,
+			o.Payer, store.NullIfEmpty(o.CustomerID), o.AmountMicroUSD, currency, o.ReservationKey, store.ToMicros(o.ReservedUntil),
+			store.NullIfEmpty(o.QuoteID), store.NullIfEmpty(o.IdempotencyKey), o.RequestHash, payment.OrderProcessing, boolInt(o.Dev), now, now}}
+	var err error
+	if o.QuoteID == "" {
+		_, err = ps.db.ExecBatchNoSync(ctx, append(stmts, order)...)
+	} else {
+		// A quote is claimed only while it is available, which the
+		// transaction must learn before it commits: not a batch.
+		err = ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
+			for i, st := range stmts {
+				if _, err := tx.CachedExec(ctx, st.Query, st.Args...); err != nil {
+					return &store.BatchError{Index: i, Err: err}
 				}
-				return err
 			}
-		}
-		if o.QuoteID != "" {
 			res, err := tx.CachedExec(ctx, `UPDATE payment_quotes SET order_id = ?
 				WHERE id = ? AND order_id IS NULL AND expires_at > ?`, o.ID, o.QuoteID, now)
 			if err != nil {
@@ -122,32 +143,21 @@ func (ps *Store) OpenOrder(ctx context.Context, o *payment.Order) error {
 			} else if n != 1 {
 				return payment.ErrQuoteUnavailable
 			}
-		}
-		currency := o.Currency
-		if currency == "" {
-			currency = payment.Currency
-		}
-		_, err := tx.CachedExec(ctx, `INSERT INTO payment_orders (id, token_hash, offer_id, tier, protocol, method, network,
-			payer, customer_id, amount_microusd, currency, reservation_key, reserved_until, quote_id, idempotency_key,
-			request_hash, status, dev, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			o.ID, o.TokenHash, o.OfferID, o.Tier, o.Protocol, o.Method, o.Network,
-			o.Payer, store.NullIfEmpty(o.CustomerID), o.AmountMicroUSD, currency, o.ReservationKey, store.ToMicros(o.ReservedUntil),
-			store.NullIfEmpty(o.QuoteID), store.NullIfEmpty(o.IdempotencyKey), o.RequestHash, payment.OrderProcessing, boolInt(o.Dev), now, now)
-		if err != nil {
-			if ps.db.IsUniqueViolation(err) {
-				// The order id is random, so the conflict is the
-				// idempotency index.
-				return payment.ErrIdempotencyInFlight
+			if _, err := tx.CachedExec(ctx, order.Query, order.Args...); err != nil {
+				return &store.BatchError{Index: len(stmts), Err: err}
 			}
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		if errors.Is(err, payment.ErrReservationUsed) || errors.Is(err, payment.ErrQuoteUnavailable) || errors.Is(err, payment.ErrIdempotencyInFlight) {
-			return err
-		}
+			return nil
+		})
+	}
+	var be *store.BatchError
+	switch {
+	case errors.As(err, &be) && ps.db.IsUniqueViolation(be.Err) && be.Index < len(keys):
+		return payment.ErrReservationUsed
+	case errors.As(err, &be) && ps.db.IsUniqueViolation(be.Err):
+		return payment.ErrIdempotencyInFlight
+	case errors.Is(err, payment.ErrQuoteUnavailable):
+		return err
+	case err != nil:
 		return fmt.Errorf("store: open order: %w", err)
 	}
 	o.Status = payment.OrderProcessing
@@ -306,53 +316,43 @@ func (ps *Store) transitioned(ctx context.Context, id string, res sql.Result) er
 // CompleteOrder implements payment.Ledger. Its reservations are consumed
 // by the order's status (completed): they are not written again.
 func (ps *Store) CompleteOrder(ctx context.Context, id string, s payment.Settled) error {
-	err := ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
-		now := ps.db.NowMicros()
-		completed := store.ToMicros(s.CompletedAt)
-		if completed == 0 {
-			completed = now
-		}
-		ref := s.SettlementRef
-		if strings.ContainsAny(ref, " \t\n") {
-			ref = "" // never a reference of settlement_refs (joinRefs)
-		}
-		// The settlement references are the order's before plus ref. In
-		// one statement when that is plain (none before, or ref itself:
-		// the live settlement), else read and joined (the resolver's,
-		// after attempts that noted references).
-		args := []any{payment.OrderCompleted, s.SettlementRef, s.Network, s.Network, boolInt(s.Dev),
-			store.NullIfEmpty(s.ReceiptID), store.NullIfEmpty(string(s.Receipt)), completed, now, id, payment.OrderSettling}
-		var res sql.Result
-		var err error
-		if ref == "" {
-			res, err = tx.CachedExec(ctx, `UPDATE payment_orders SET status = ?, settlement_ref = ?,
-				network = CASE WHEN ? <> '' THEN ? ELSE network END, dev = ?,
-				receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
-				WHERE id = ? AND status = ?`, args...)
-		} else {
-			res, err = tx.CachedExec(ctx, `UPDATE payment_orders SET status = ?, settlement_ref = ?, settlement_refs = ?,
-				network = CASE WHEN ? <> '' THEN ? ELSE network END, dev = ?,
-				receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
-				WHERE id = ? AND status = ? AND (settlement_refs = '' OR settlement_refs = ?)`,
-				slices.Insert(append(args, ref), 2, any(ref))...)
-		}
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 || ref == "" {
-			if err != nil {
-				return err
-			}
-			return transition(ctx, tx, id, res) // nil for n == 1
-		}
+	now := ps.db.NowMicros()
+	completed := store.ToMicros(s.CompletedAt)
+	if completed == 0 {
+		completed = now
+	}
+	ref := s.SettlementRef
+	if strings.ContainsAny(ref, " \t\n") {
+		ref = "" // never a reference of settlement_refs (joinRefs)
+	}
+	set := `status = ?, settlement_ref = ?, network = CASE WHEN ? <> '' THEN ? ELSE network END, dev = ?,
+		receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?`
+	args := []any{payment.OrderCompleted, s.SettlementRef, s.Network, s.Network, boolInt(s.Dev),
+		store.NullIfEmpty(s.ReceiptID), store.NullIfEmpty(string(s.Receipt)), completed, now}
+	// The settlement references are the order's before plus ref. In one
+	// statement when that is plain: none before, or ref itself (the live
+	// settlement); else read and joined in a transaction (the
+	// resolver's, after attempts that noted references).
+	var fast store.Stmt
+	if ref == "" {
+		fast = store.Stmt{Query: "UPDATE payment_orders SET " + set + " WHERE id = ? AND status = ?",
+			Args: append(args, id, payment.OrderSettling)}
+	} else {
+		fast = store.Stmt{Query: "UPDATE payment_orders SET settlement_refs = ?, " + set +
+			" WHERE id = ? AND status = ? AND (settlement_refs = '' OR settlement_refs = ?)",
+			Args: append(append([]any{ref}, args...), id, payment.OrderSettling, ref)}
+	}
+	n, err := ps.db.ExecBatchNoSync(ctx, fast)
+	if err != nil || n[0] == 1 {
+		return wrapLedger("complete order", err)
+	}
+	err = ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
 		var refs string
 		if err := tx.QueryRow(ctx, "SELECT settlement_refs FROM payment_orders WHERE id = ?", id).Scan(&refs); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		res, err = tx.Exec(ctx, `UPDATE payment_orders SET status = ?, settlement_ref = ?, settlement_refs = ?,
-			network = CASE WHEN ? <> '' THEN ? ELSE network END, dev = ?,
-			receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
-			WHERE id = ? AND status = ?`, slices.Insert(args, 2, any(joinRefs(splitRefs(refs), ref)))...)
+		res, err := tx.Exec(ctx, "UPDATE payment_orders SET settlement_refs = ?, "+set+" WHERE id = ? AND status = ?",
+			append(append([]any{joinRefs(splitRefs(refs), ref)}, args...), id, payment.OrderSettling)...)
 		if err != nil {
 			return err
 		}
