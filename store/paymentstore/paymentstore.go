@@ -31,15 +31,28 @@ import (
 //
 // Durable steps. A sale commits three times (open, settling, completed)
 // but waits for the disk once: only MarkSettling, the commit before money
-// may move, is durable at its return (one statement, store.DB.CachedExec). OpenOrder,
-// CompleteOrder and FailOrder commit without waiting (InTxNoSync): a
-// crash of the process loses none of them, and a power failure can undo
-// only what the ledger repairs. An open order lost before MarkSettling
-// moved no money (the payer's retry is charged once); MarkSettling's flush
-// of the log makes the order's opening durable too; a completion or
-// failure lost leaves the order settling, with its stored answer, for the
-// resolver to settle again (the facilitator reconciles a repeat, the
-// chain shows a used authorization), which may sign a new receipt.
+// may move, is durable at its return (one statement, store.DB.CachedExec).
+// OpenOrder, CompleteOrder and FailOrder commit without waiting
+// (store.DB.ExecBatchNoSync, InTxNoSync): a crash of the process loses
+// none of them, and a power failure can undo only what the ledger
+// repairs. An open order lost before MarkSettling moved no money (the
+// payer's retry is charged once); MarkSettling's flush of the log makes
+// the order's opening durable too; a completion or failure lost leaves the
+// order settling, with its stored answer, for the resolver to settle again
+// (the facilitator reconciles a repeat, the chain shows a used
+// authorization), which may sign a new receipt.
+//
+// Few writes per step. Each commit writes again every page it touches,
+// and on PostgreSQL each statement is a round trip. So a sale's opening
+// is one batch (its reservations and its order: one round trip on
+// PostgreSQL), the settling mark one statement and the completion one
+// statement when its settlement references are plain (the live
+// settlement's); a reservation's state is its order's, never written
+// again; and the queries by status all ask for orders in flight, served by
+// one small partial index (payment_orders_open) rather than indexes that
+// every commit of every order updated. Nothing is read back that was just
+// written. A sale writes 16 SQLite pages (22 before) and makes 3 round
+// trips to PostgreSQL (15 before).
 
 var _ payment.Ledger = (*Store)(nil)
 
