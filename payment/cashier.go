@@ -295,8 +295,9 @@ type Charge struct {
 //
 // The credential is the purchase. A credential the processor identifies
 // offline (Processor.IdentifyPayment: the payer proved by its signature)
-// that already opened an order is answered before pricing and
-// verification, so also after it expired:
+// that already opened an order is answered from that order whatever
+// pricing and verification say, so also after it expired (it is looked
+// up once one of them, or the reservation, refuses it):
 // for the same request (same offer and opts.RequestHash, which the
 // transports compute from the method, resource and body; recovery needs
 // it) a completed order's stored response (Replay) or a settling order
@@ -354,12 +355,40 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 	}
 	var ident *PaymentIdentity
 	if cred != nil {
-		var ch *Charge
-		var err error
-		if res, ident, ch, err = c.identified(ctx, offer, res, cred, o); ch != nil || err != nil {
+		res, ident = c.identify(res, cred)
+	}
+	if ident != nil && o.IdempotencyKey != "" {
+		// The Idempotency-Key may name this very payment's order: the
+		// payment answers first (recoverPurchase), as it would without
+		// the key, before the key's own lookup.
+		if ch, err := c.recoverPurchase(ctx, offer, ident, o); ch != nil || err != nil {
 			return ch, err
 		}
 	}
+	ch, err := c.charge(ctx, offer, res, cred, customer, o)
+	var p *Problem
+	if err != nil && ident != nil && (o.IdempotencyKey == "" || errors.As(err, &p) && p.Reason == ReasonPaymentUsed) {
+		// The credential is the purchase. A payment that opened an order
+		// already is answered from that order (recoverPurchase), whatever
+		// refused it on the way: its own reservation, its expiry, its
+		// used quote, an unavailable processor. Looked up only now: a
+		// first payment, the common case, is not read before it is
+		// reserved (OpenOrder's ErrReservationUsed is the lookup's
+		// trigger, and every check before it is offline for an
+		// identified payment). With an Idempotency-Key the payment was
+		// looked up above; a reservation taken since is a concurrent
+		// request with this very payment.
+		if rch, rerr := c.recoverPurchase(ctx, offer, ident, o); rch != nil || rerr != nil {
+			return rch, rerr
+		}
+	}
+	return ch, err
+}
+
+// charge prices the offer, verifies cred, answers an Idempotency-Key
+// retry, opens the order and places the processor's hold: the steps of a
+// payment that no order holds yet.
+func (c *Cashier) charge(ctx context.Context, offer Offer, res Resource, cred *Credential, customer *Customer, o BeginOptions) (*Charge, error) {
 	priced, err := c.PriceOffer(ctx, offer, res.QuoteID)
 	if err != nil {
 		return nil, err
@@ -383,9 +412,9 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 			}
 		}
 	}
-	ord, token, ch, err := c.openOrder(ctx, offer, priced, res, auth, ident != nil, customer, o)
-	if ch != nil || err != nil {
-		return ch, err
+	ord, token, err := c.openOrder(ctx, priced, res, auth, customer, o)
+	if err != nil {
+		return nil, err
 	}
 	if err := c.hold(ctx, auth, ord.ID); err != nil {
 		return nil, err
@@ -397,35 +426,32 @@ func (c *Cashier) begin(ctx context.Context, offer Offer, res Resource, cred *Cr
 	return &Charge{c: c, auth: auth, order: *ord, token: token, call: call, res: res}, nil
 }
 
-// identified runs the offline steps of a credential: it names the quote
-// the payment names (when res names none) and answers a payment that
-// already opened an order from that order. It returns res, possibly with
-// its quote set, the credential's identity (nil when the processor cannot
-// identify it offline), and a charge or error when the payment was
-// answered.
-func (c *Cashier) identified(ctx context.Context, offer Offer, res Resource, cred *Credential, o BeginOptions) (Resource, *PaymentIdentity, *Charge, error) {
+// identify runs the offline steps of a credential: it names the quote the
+// payment names (when res names none) and has the processor identify the
+// payment. It returns res, possibly with its quote set, and the
+// credential's identity (nil when the processor cannot identify it
+// offline).
+func (c *Cashier) identify(res Resource, cred *Credential) (Resource, *PaymentIdentity) {
 	if res.QuoteID == "" {
 		// A payment that names its quote (x402 payment-identifier
 		// "quo_…", MPP opaque) is priced with it even without
 		// X-Agentic-Quote-Id.
 		res.QuoteID = c.p.NamedQuote(cred)
 	}
-	// The credential is the purchase: a retry of a payment that already
-	// opened an order is answered from that order before any check that
-	// time (validBefore, challenge expiry), a used quote or a facilitator
-	// could fail. The payer is proved offline by the credential's
-	// signature.
+	// The payer is proved offline by the credential's signature, so that
+	// a retry of a payment that already opened an order can be answered
+	// from that order whatever time (validBefore, challenge expiry), a
+	// used quote or a facilitator says (begin).
 	// Verify may rely on what is proved here (one signature recovery
 	// per sale, not two), and on nothing else: an Identity the caller
 	// set is dropped.
 	cred.Identity = nil
 	id, err := c.p.IdentifyPayment(cred)
 	if err != nil {
-		return res, nil, nil, nil
+		return res, nil
 	}
 	cred.Identity = id
-	ch, err := c.recoverPurchase(ctx, offer, id, o)
-	return res, id, ch, err
+	return res, id
 }
 
 // verify has the processor verify cred for the priced offer and checks
@@ -455,9 +481,9 @@ func (c *Cashier) verify(ctx context.Context, priced Offer, res Resource, cred *
 
 // openOrder reserves auth's payment by opening the order of the priced
 // offer, and returns it with its token. A payment another order holds is
-// answered from that order (a charge) when the credential was identified
-// offline (identified), or refused as used.
-func (c *Cashier) openOrder(ctx context.Context, offer, priced Offer, res Resource, auth *Authorization, identified bool, customer *Customer, o BeginOptions) (*Order, string, *Charge, error) {
+// refused as used (begin answers it from that order when the credential
+// was identified offline).
+func (c *Cashier) openOrder(ctx context.Context, priced Offer, res Resource, auth *Authorization, customer *Customer, o BeginOptions) (*Order, string, error) {
 	until := auth.ValidUntil
 	if until.IsZero() {
 		until = c.now().Add(c.reserveFor)
@@ -476,23 +502,18 @@ func (c *Cashier) openOrder(ctx context.Context, offer, priced Offer, res Resour
 	case errors.Is(err, ErrReservationUsed):
 		// Never void here: the payment belongs to the order that holds it.
 		// A concurrent request with this very payment (a client that
-		// retried at once) may have opened it since the lookup above.
-		if identified {
-			if ch, err := c.recoverPurchase(ctx, offer, &PaymentIdentity{Payer: auth.Payer, ReservationKey: auth.ReservationKey}, o); ch != nil || err != nil {
-				return nil, "", ch, err
-			}
-		}
-		return nil, "", nil, paymentUsed("")
+		// retried at once) may have opened it since.
+		return nil, "", paymentUsed("")
 	case errors.Is(err, ErrQuoteUnavailable):
-		return nil, "", nil, NewProblem(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+res.QuoteID+" expired or was already used")
+		return nil, "", NewProblem(402, "invalid-challenge", ReasonQuoteUsed, "Quote "+res.QuoteID+" expired or was already used")
 	case errors.Is(err, ErrIdempotencyInFlight):
 		c.void(ctx, auth)
-		return nil, "", nil, err
+		return nil, "", err
 	case err != nil:
-		return nil, "", nil, err
+		return nil, "", err
 	}
 	c.moved(ctx, nil, ord.ID, "", OrderProcessing, "")
-	return ord, token, nil, nil
+	return ord, token, nil
 }
 
 // hold places the processor's hold on a reserved payment. Reserved first,

@@ -60,7 +60,7 @@ func TestReceiptVector(t *testing.T) {
 	}
 	unsigned := *r
 	unsigned.Signature = ""
-	msg, err := canonical(&unsigned)
+	msg, err := canonicalJSON(&unsigned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,5 +227,50 @@ func TestCost(t *testing.T) {
 	}
 	if (CostPrices{}).Cost(Usage{InputTokens: 1e6}) != 0 {
 		t.Error("zero prices cost something")
+	}
+}
+
+// The hand-written canonical form of a receipt is byte for byte what
+// encoding/json and RFC 8785 canonicalisation produce, for every member
+// and for strings that need escaping; receipts it cannot write exactly go
+// the generic way.
+func TestReceiptCanonicalMatchesJCS(t *testing.T) {
+	strs := []string{"", "plain", `quo"te`, `back\slash`, "ctl\x00\x01\x07\b\t\n\v\f\r\x1f\x7f", "é ü 日本 😀", "\u2028\u2029",
+		"<html>&amp;</html>", "bad\xffutf8"}
+	amounts := []int64{0, 1, 20000, -5, 1<<53 - 1, 1 << 53, -(1 << 53), 1 << 62}
+	base := Receipt{Format: ReceiptFormat, ReceiptID: "rcpt_0123", OrderID: "ord_0123", OfferID: "claims.verify.quick", Tier: "quick",
+		AmountMicroUSD: 20000, Currency: Currency, PaymentProtocol: ProtocolX402, PaymentMethod: "exact", Network: "eip155:8453",
+		Payer: "0xabc", SettlementReference: "0xtx", ResultKind: "verification", ResultID: "cv_1", ResultSHA256: strings.Repeat("a", 64),
+		IssuedAt: "2026-01-02T03:04:05Z", KeyID: "k1", SignatureAlgorithm: ReceiptAlgorithm}
+	var cases []Receipt
+	for i, s := range strs {
+		r := base
+		fields := []*string{&r.Format, &r.ReceiptID, &r.OrderID, &r.OfferID, &r.Tier, &r.Currency, &r.PaymentProtocol, &r.PaymentMethod,
+			&r.Network, &r.Payer, &r.SettlementReference, &r.ResultKind, &r.ResultID, &r.ResultSHA256, &r.IssuedAt, &r.KeyID,
+			&r.SignatureAlgorithm, &r.Signature}
+		for j, f := range fields {
+			r := r
+			fields := []*string{&r.Format, &r.ReceiptID, &r.OrderID, &r.OfferID, &r.Tier, &r.Currency, &r.PaymentProtocol, &r.PaymentMethod,
+				&r.Network, &r.Payer, &r.SettlementReference, &r.ResultKind, &r.ResultID, &r.ResultSHA256, &r.IssuedAt, &r.KeyID,
+				&r.SignatureAlgorithm, &r.Signature}
+			*fields[j] = s + *f
+			r.Dev, r.Voided = (i+j)%2 == 0, (i+j)%3 == 0
+			cases = append(cases, r)
+		}
+	}
+	for _, a := range amounts {
+		r := base
+		r.AmountMicroUSD, r.Signature = a, "c2ln"
+		cases = append(cases, r)
+	}
+	for _, r := range cases {
+		want, err := canonicalJSON(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.canonical()
+		if err != nil || string(got) != string(want) {
+			t.Errorf("canonical(%+v)\n got %s (%v)\nwant %s", r, got, err, want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"time"
 )
 
 // stmtCache keeps prepared statements of the SQLite reader pool by query
@@ -145,6 +146,37 @@ func (db *DB) prepareWanted(ctx context.Context) {
 		}
 		c.mu.Unlock()
 	}
+}
+
+// CachedExec runs one write statement as a transaction of its own,
+// committed durably as InTx commits (and retried as InTx is). On
+// PostgreSQL the statement alone is the transaction: one round trip, not
+// three (BEGIN, the statement, COMMIT). On SQLite it runs in an InTx
+// transaction through a prepared statement the writer keeps
+// (Tx.CachedExec): a statement that is its own transaction begins as a
+// reader, and one whose snapshot another connection's commit made stale
+// cannot take the write lock, however long it waits (SQLITE_BUSY_SNAPSHOT
+// bypasses the busy timeout), where BEGIN IMMEDIATE waits for it.
+func (db *DB) CachedExec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	var res sql.Result
+	if db.drv.Dialect == SQLite {
+		err := db.InTx(ctx, func(tx *Tx) (err error) {
+			res, err = tx.CachedExec(ctx, q, args...)
+			return err
+		})
+		return res, err
+	}
+	q = db.rebind(q)
+	const attempts = 5
+	var err error
+	for i := range attempts {
+		res, err = db.w.ExecContext(ctx, q, args...)
+		if err == nil || !db.isRetryable(err) || ctx.Err() != nil {
+			return res, err
+		}
+		time.Sleep(time.Duration(i+1) * 5 * time.Millisecond)
+	}
+	return res, err
 }
 
 // CachedExec is Exec through a prepared statement the writer keeps (one

@@ -135,6 +135,13 @@ type Driver struct {
 	// values (PostgreSQL: the search index load). Nil means the caller
 	// scans with database/sql.
 	RawRows func(ctx context.Context, conn *sql.Conn, query string, args []any, fn func(row [][]byte) error) error
+	// ExecBatch, when set, runs stmts (placeholders rebound) on conn as
+	// one transaction that commits without waiting for the disk, sent at
+	// once (PostgreSQL: a pipeline of BEGIN, SET LOCAL synchronous_commit
+	// = off, the statements and COMMIT), and returns the rows each
+	// changed; the first that fails is a *BatchError, and nothing is
+	// committed. Nil means one statement at a time, in InTxNoSync.
+	ExecBatch func(ctx context.Context, conn *sql.Conn, stmts []Stmt) ([]int64, error)
 }
 
 // DB is an open assay database.
@@ -443,12 +450,7 @@ func (db *DB) InTxNoSync(ctx context.Context, fn func(*Tx) error) error {
 
 func (db *DB) tryTxNoSync(ctx context.Context, fn func(*Tx) error) (err error) {
 	if db.drv.Dialect != SQLite {
-		return db.tryTx(ctx, func(tx *Tx) error {
-			if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-				return err
-			}
-			return fn(tx)
-		})
+		return db.tryTxNoSyncPG(ctx, fn)
 	}
 	// SQLite reads the setting at the commit, per connection: the
 	// writer's connection is lent to this transaction, relaxed, and put
@@ -484,6 +486,43 @@ func (db *DB) tryTxNoSync(ctx context.Context, fn func(*Tx) error) (err error) {
 		return fmt.Errorf("store: commit: %w", err)
 	}
 	return nil
+}
+
+// tryTxNoSyncPG is a transaction on one connection of the writer pool,
+// begun and relaxed (synchronous_commit off) in one round trip: a
+// transaction begun through database/sql would take two.
+func (db *DB) tryTxNoSyncPG(ctx context.Context, fn func(*Tx) error) (err error) {
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: connection: %w", err)
+	}
+	defer conn.Close()
+	// Without arguments pgx sends this as one simple query.
+	if _, err := conn.ExecContext(ctx, "BEGIN; SET LOCAL synchronous_commit = off"); err != nil {
+		db.discardIfInTx(ctx, conn)
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			db.discardIfInTx(ctx, conn)
+		}
+	}()
+	if err = fn(&Tx{db: db, tx: conn, conn: conn}); err != nil {
+		return err
+	}
+	if _, err = conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// discardIfInTx rolls back whatever transaction conn may be in, and
+// discards the connection when it cannot: a connection never goes back to
+// the pool inside a transaction.
+func (db *DB) discardIfInTx(ctx context.Context, conn *sql.Conn) {
+	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
 }
 
 func (db *DB) tryTx(ctx context.Context, fn func(*Tx) error) (err error) {

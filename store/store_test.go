@@ -276,3 +276,60 @@ func TestCachedWriterStatements(t *testing.T) {
 		})
 	}
 }
+
+// TestExecBatchNoSync: a batch is one transaction: every statement's rows
+// are counted, and when one fails nothing of the batch is written, the
+// error names it, and the connection is fit for what follows.
+func TestExecBatchNoSync(t *testing.T) {
+	eachStore(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		insert := func(key string) store.Stmt {
+			return store.Stmt{Query: "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", Args: []any{key, "1", 1}}
+		}
+		n, err := db.ExecBatchNoSync(ctx, insert("a"), insert("b"),
+			store.Stmt{Query: "UPDATE assay_meta SET value = ? WHERE key IN (?, ?, ?)", Args: []any{"2", "a", "b", "none"}},
+			store.Stmt{Query: "UPDATE assay_meta SET value = ? WHERE key = ?", Args: []any{"3", "none"}})
+		if err != nil || fmt.Sprint(n) != "[1 1 2 0]" {
+			t.Fatalf("batch = %v, %v; want [1 1 2 0]", n, err)
+		}
+		for range 3 { // a pool of several connections: each gets one failure
+			_, err = db.ExecBatchNoSync(ctx, insert("c"), insert("a"), insert("d"))
+			var be *store.BatchError
+			if !errors.As(err, &be) || be.Index != 1 || !db.IsUniqueViolation(err) {
+				t.Fatalf("failed batch: %v; want a *BatchError at 1 that is a unique violation", err)
+			}
+		}
+		for key, want := range map[string]string{"a": "2", "b": "2", "c": "", "d": ""} {
+			if v, err := db.Meta(ctx, key); v != want || (err == nil) != (want != "") {
+				t.Errorf("%s = %q, %v; want %q", key, v, err, want)
+			}
+		}
+		if _, err := db.ExecBatchNoSync(ctx, insert("e")); err != nil {
+			t.Fatalf("a batch after a failed one: %v", err)
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.Exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "f", "1", 1)
+			return err
+		}); err != nil {
+			t.Fatalf("a transaction after a failed batch: %v", err)
+		}
+		res, err := db.CachedExec(ctx, "UPDATE assay_meta SET value = ? WHERE key IN (?, ?)", "4", "e", "f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows, err := res.RowsAffected(); err != nil || rows != 2 {
+			t.Errorf("CachedExec changed %d rows, %v; want 2", rows, err)
+		}
+	})
+}
+
+// eachStore runs fn in parallel on every database of storetest.Stores.
+func eachStore(t *testing.T, fn func(t *testing.T, db *store.DB)) {
+	t.Parallel()
+	for name, open := range storetest.Stores() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, open(t))
+		})
+	}
+}

@@ -1,12 +1,15 @@
 // Command payment measures the overhead of the payment gate on a paid call:
 // the same handler served directly (baseline "ungated") and behind
 // httpgate.Gate with a ledger on an SQLite file (read credential, verify,
-// reserve, open order, buffer, settle, sign receipt, complete order). It
-// prints both timings and their ratio, measured in the same run, then the
-// secp256k1 public-key recovery throughput on one goroutine (recoveries/s
-// per core), the cost that bounds local signature verification, and the
-// floor of a paid call measured on the same store: one recovery and one
-// durable commit. The gate's overhead is printed as a ratio to it.
+// reserve, open order, buffer, settle, sign receipt, complete order), the
+// secp256k1 public-key recovery on one goroutine (the cost that bounds
+// local signature verification), and the floor of a paid call on the same
+// store: one recovery and one durable commit. The gate's overhead is the
+// gated call less the ungated one, printed as a ratio to the handler and
+// to the floor. The four are measured in turn in each of -rounds rounds,
+// so that load that comes and goes on the machine weighs on a round's
+// overhead and its floor alike; each round is printed, then the medians
+// (and the median of the rounds' overhead/floor ratios).
 //
 //	go run ./bench/payment               # SQLite file in a temporary directory
 //	go run ./bench/payment -dsn :memory:  # SQLite in memory (no fsync)
@@ -34,6 +37,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -72,8 +76,17 @@ var work = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 func main() {
 	dsn := flag.String("dsn", "", "store DSN (default: an SQLite file in a temporary directory)")
 	procName := flag.String("processor", "real", "real (dev-mode x402/EIP-3009 verification) or fake (payment/gatetest)")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the gated calls to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the gated calls of the first round to this file")
+	rounds := flag.Int("rounds", 5, "rounds of measures (each measures the handler, the gated call, a recovery and a commit)")
+	benchTime := flag.Duration("benchtime", 300*time.Millisecond, "duration of each measure")
+	testing.Init()
 	flag.Parse()
+	if *rounds < 1 {
+		log.Fatal("-rounds must be at least 1")
+	}
+	if err := flag.Set("test.benchtime", benchTime.String()); err != nil {
+		log.Fatal(err)
+	}
 	ctx := context.Background()
 	if *dsn == "" {
 		dir, err := os.MkdirTemp("", "assay-bench-")
@@ -155,48 +168,76 @@ func main() {
 			}
 		}
 	}
-	base := testing.Benchmark(serve(work, false))
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-	}
-	paid := testing.Benchmark(serve(gated, true))
-	if *cpuProfile != "" {
-		pprof.StopCPUProfile()
-	}
-	bn, pn := float64(base.NsPerOp()), float64(paid.NsPerOp())
-	fmt.Printf("store: %s, processor: %s\n", db.Dialect(), *procName)
-	fmt.Printf("ungated handler (baseline): %10.1f µs/op  (%d ops)\n", bn/1e3, base.N)
-	fmt.Printf("gated paid call:            %10.1f µs/op  (%d ops)\n", pn/1e3, paid.N)
-	fmt.Printf("gate overhead:              %10.1f µs/op\n", (pn-bn)/1e3)
-	fmt.Printf("ratio gated/ungated:        %10.1fx\n", pn/bn)
-
-	// secp256k1 public-key recovery (the core of local EIP-3009
-	// verification), on one goroutine: recoveries per second per core.
-	rec := testing.Benchmark(recoverBench(ctx, wallet))
-	fmt.Printf("secp256k1 recovery (1 goroutine): %8.1f µs/op, %8.0f recoveries/s per core  (%d ops)\n",
-		float64(rec.NsPerOp())/1e3, 1e9/float64(rec.NsPerOp()), rec.N)
 	// The floor of a paid call: one signature recovery and one durable
 	// commit (the order's move to settling, before money may move) on
-	// the same store, measured now.
-	commit := testing.Benchmark(func(b *testing.B) {
-		var i int
+	// the same store.
+	recovery := recoverBench(ctx, wallet)
+	var floorN int
+	commit := func(b *testing.B) {
 		for b.Loop() {
-			i++
-			if err := db.SetMeta(ctx, "bench.floor", strconv.Itoa(i)); err != nil {
+			floorN++
+			if err := db.SetMeta(ctx, "bench.floor", strconv.Itoa(floorN)); err != nil {
 				b.Fatal(err)
 			}
 		}
-	})
-	floor := float64(rec.NsPerOp() + commit.NsPerOp())
-	fmt.Printf("durable commit (1 row):     %10.1f µs/op  (%d ops)\n", float64(commit.NsPerOp())/1e3, commit.N)
-	fmt.Printf("floor (recovery + commit):  %10.1f µs/op\n", floor/1e3)
-	fmt.Printf("ratio overhead/floor:       %10.2fx  (goal: 0.6 ms over a 0.5 ms floor, 1.20x)\n", (pn-bn)/floor)
+	}
+	// Each round measures the four in turn, so that a load that comes and
+	// goes on the machine weighs on a round's overhead and its floor
+	// alike; the medians are reported, with each round's figures.
+	var bases, paids, recs, commits, overheads, floors, ratios []float64
+	fmt.Printf("store: %s, processor: %s, %d rounds of %s per measure\n", db.Dialect(), *procName, *rounds, *benchTime)
+	fmt.Printf("%5s %12s %12s %12s %12s %12s %12s %9s\n", "round", "ungated µs", "gated µs", "overhead µs", "recovery µs", "commit µs", "floor µs", "ovh/floor")
+	for r := 1; r <= *rounds; r++ {
+		base := testing.Benchmark(serve(work, false))
+		if r == 1 && *cpuProfile != "" {
+			stop := startProfile(*cpuProfile)
+			defer stop()
+		}
+		paid := testing.Benchmark(serve(gated, true))
+		if r == 1 && *cpuProfile != "" {
+			pprof.StopCPUProfile()
+		}
+		rec := testing.Benchmark(recovery)
+		com := testing.Benchmark(commit)
+		bn, pn, rn, cn := float64(base.NsPerOp())/1e3, float64(paid.NsPerOp())/1e3, float64(rec.NsPerOp())/1e3, float64(com.NsPerOp())/1e3
+		bases, paids, recs, commits = append(bases, bn), append(paids, pn), append(recs, rn), append(commits, cn)
+		overheads, floors, ratios = append(overheads, pn-bn), append(floors, rn+cn), append(ratios, (pn-bn)/(rn+cn))
+		fmt.Printf("%5d %12.1f %12.1f %12.1f %12.1f %12.1f %12.1f %8.2fx\n", r, bn, pn, pn-bn, rn, cn, rn+cn, (pn-bn)/(rn+cn))
+	}
+	bn, pn, ovh, fl := median(bases), median(paids), median(overheads), median(floors)
+	fmt.Printf("ungated handler (baseline): %10.1f µs/op  (median)\n", bn)
+	fmt.Printf("gated paid call:            %10.1f µs/op  (median)\n", pn)
+	fmt.Printf("gate overhead:              %10.1f µs/op  (median; goal: at most 600)\n", ovh)
+	fmt.Printf("ratio gated/ungated:        %10.1fx\n", pn/bn)
+	fmt.Printf("secp256k1 recovery (1 goroutine): %8.1f µs/op, %8.0f recoveries/s per core  (median)\n", median(recs), 1e6/median(recs))
+	fmt.Printf("durable commit (1 row):     %10.1f µs/op  (median)\n", median(commits))
+	fmt.Printf("floor (recovery + commit):  %10.1f µs/op  (median)\n", fl)
+	fmt.Printf("ratio overhead/floor:       %10.2fx  (median of the rounds' ratios; goal: 0.6 ms over a 0.5 ms floor, 1.20x)\n", median(ratios))
+}
+
+// startProfile starts a CPU profile written to path; the returned
+// function closes the file.
+func startProfile(path string) func() {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		log.Fatal(err)
+	}
+	return func() { _ = f.Close() }
+}
+
+// median returns the median of v (the mean of the middle two for an even
+// count).
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
 }
 
 // recoverBench recovers the signer of one signed EIP-3009 authorization

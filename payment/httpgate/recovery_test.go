@@ -104,9 +104,6 @@ func TestGateRecoveryAfterACrash(t *testing.T) {
 		receipt_json = NULL, completed_at = 0 WHERE id = ?`, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.ExecContext(ctx, `UPDATE payment_reservations SET status = 'reserved' WHERE order_id = ?`, id); err != nil {
-		t.Fatal(err)
-	}
 	pending := e.do("POST", "/v1/claims/verify/quick", claimBody, h)
 	if pending.status != 202 || pending.header.Get(httpgate.HeaderOrderID) != id || !strings.Contains(string(pending.body), `"status":"settling"`) {
 		t.Fatalf("retry while settling: %d %v %s", pending.status, pending.header, pending.body)

@@ -303,6 +303,29 @@ func ledgerSettlement(t *testing.T, l payment.Ledger) {
 	if _, err := l.ClaimSettlement(ctx, "ord_unknown", now, now); !errors.Is(err, payment.ErrOrderNotFound) {
 		t.Errorf("claim of an unknown order: %v, want ErrOrderNotFound", err)
 	}
+	// Settled with the reference an attempt noted: kept once. Then
+	// completed again: a conflict, whatever the references.
+	if err := l.MarkSettling(ctx, other.ID, payment.Delivered{ResultSHA256: "y", Response: payment.StoredResponse{Status: 200, Body: []byte("{}")},
+		PaymentRecord: record, ResolveAfter: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.NoteSettlement(ctx, other.ID, payment.SettlementNote{Refs: []string{"0xd"}, Note: "timeout", NextAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.CompleteOrder(ctx, other.ID, payment.Settled{SettlementRef: "0xd", ReceiptID: ids.New(ids.Receipt)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.Order(ctx, other.ID); err != nil || got.Status != payment.OrderCompleted || got.SettlementRef != "0xd" || !cmp.Equal(got.SettlementRefs, []string{"0xd"}) {
+		t.Errorf("completed with the noted reference: %+v, %v", got, err)
+	}
+	for _, ref := range []string{"0xd", "0xe", ""} {
+		if err := l.CompleteOrder(ctx, other.ID, payment.Settled{SettlementRef: ref, ReceiptID: ids.New(ids.Receipt)}); !errors.Is(err, payment.ErrConflict) {
+			t.Errorf("completing a completed order (ref %q): %v, want ErrConflict", ref, err)
+		}
+	}
+	if got, err := l.Order(ctx, other.ID); err != nil || !cmp.Equal(got.SettlementRefs, []string{"0xd"}) {
+		t.Errorf("a refused completion changed the references: %+v, %v", got, err)
+	}
 }
 
 func ledgerQuotes(t *testing.T, l payment.Ledger) {

@@ -21,29 +21,45 @@ import (
 // (payment.Ledger). Single use of a payment rests on the primary key of
 // payment_reservations (one row per reservation key of an order: its
 // ReservationKey and ExtraReservationKeys, all inserted in the order's
-// transaction and released or consumed together by order_id); idempotency on the partial unique index over
+// transaction and deleted together by order_id when the order fails, which
+// releases them; a reservation's state is otherwise its order's: reserved
+// while it is processing or settling, consumed once it is completed or
+// voided); idempotency on the partial unique index over
 // (payer, offer_id, idempotency_key); every state change is a conditional
 // UPDATE on the current status, so concurrent writers (also on other
 // instances sharing PostgreSQL) cannot both win.
 //
 // Durable steps. A sale commits three times (open, settling, completed)
 // but waits for the disk once: only MarkSettling, the commit before money
-// may move, is durable at its return (store.DB.InTx). OpenOrder,
-// CompleteOrder and FailOrder commit without waiting (InTxNoSync): a
-// crash of the process loses none of them, and a power failure can undo
-// only what the ledger repairs. An open order lost before MarkSettling
-// moved no money (the payer's retry is charged once); MarkSettling's flush
-// of the log makes the order's opening durable too; a completion or
-// failure lost leaves the order settling, with its stored answer, for the
-// resolver to settle again (the facilitator reconciles a repeat, the
-// chain shows a used authorization), which may sign a new receipt.
+// may move, is durable at its return (one statement, store.DB.CachedExec).
+// OpenOrder, CompleteOrder and FailOrder commit without waiting
+// (store.DB.ExecBatchNoSync, InTxNoSync): a crash of the process loses
+// none of them, and a power failure can undo only what the ledger
+// repairs. An open order lost before MarkSettling moved no money (the
+// payer's retry is charged once); MarkSettling's flush of the log makes
+// the order's opening durable too; a completion or failure lost leaves the
+// order settling, with its stored answer, for the resolver to settle again
+// (the facilitator reconciles a repeat, the chain shows a used
+// authorization), which may sign a new receipt.
+//
+// Few writes per step. Each commit writes again every page it touches,
+// and on PostgreSQL each statement is a round trip. So a sale's opening
+// is one batch (its reservations and its order: one round trip on
+// PostgreSQL), the settling mark one statement and the completion one
+// statement when its settlement references are plain (the live
+// settlement's); a reservation's state is its order's, never written
+// again; and the queries by status all ask for orders in flight, served by
+// one small partial index (payment_orders_open) rather than indexes that
+// every commit of every order updated. Nothing is read back that was just
+// written. A sale writes 16 SQLite pages (22 before) and makes 3 round
+// trips to PostgreSQL (15 before).
 
 var _ payment.Ledger = (*Store)(nil)
 
-const (
-	reservationReserved = "reserved"
-	reservationConsumed = "consumed"
-)
+// inFlight selects the orders processing or settling, in the words of the
+// index of orders in flight (payment_orders_open), so that the planner
+// may use it.
+const inFlight = "status IN ('" + string(payment.OrderProcessing) + "', '" + string(payment.OrderSettling) + "')"
 
 const orderColumns = `id, token_hash, offer_id, tier, protocol, method, network, payer, customer_id,
 	amount_microusd, currency, reservation_key, reserved_until, quote_id, idempotency_key, request_hash,
@@ -98,17 +114,38 @@ func (ps *Store) OpenOrder(ctx context.Context, o *payment.Order) error {
 			return fmt.Errorf("store: open order: empty reservation key")
 		}
 	}
-	err := ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
-		for _, k := range keys {
-			if _, err := tx.CachedExec(ctx, `INSERT INTO payment_reservations (key, order_id, status, expires_at, created_at)
-				VALUES (?, ?, ?, ?, ?)`, k, o.ID, reservationReserved, store.ToMicros(o.ReservedUntil), now); err != nil {
-				if ps.db.IsUniqueViolation(err) {
-					return payment.ErrReservationUsed
+	currency := o.Currency
+	if currency == "" {
+		currency = payment.Currency
+	}
+	// The reservations, then the order: one transaction, one batch (one
+	// round trip on PostgreSQL). A unique violation names what was taken
+	// by the statement that failed: a reservation, or the idempotency key
+	// (the order id is random).
+	stmts := make([]store.Stmt, 0, len(keys)+1)
+	for _, k := range keys {
+		stmts = append(stmts, store.Stmt{Query: `INSERT INTO payment_reservations (key, order_id, expires_at, created_at)
+			VALUES (?, ?, ?, ?)`, Args: []any{k, o.ID, store.ToMicros(o.ReservedUntil), now}})
+	}
+	order := store.Stmt{Query: `INSERT INTO payment_orders (id, token_hash, offer_id, tier, protocol, method, network,
+		payer, customer_id, amount_microusd, currency, reservation_key, reserved_until, quote_id, idempotency_key,
+		request_hash, status, dev, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		Args: []any{o.ID, o.TokenHash, o.OfferID, o.Tier, o.Protocol, o.Method, o.Network,
+			o.Payer, store.NullIfEmpty(o.CustomerID), o.AmountMicroUSD, currency, o.ReservationKey, store.ToMicros(o.ReservedUntil),
+			store.NullIfEmpty(o.QuoteID), store.NullIfEmpty(o.IdempotencyKey), o.RequestHash, payment.OrderProcessing, boolInt(o.Dev), now, now}}
+	var err error
+	if o.QuoteID == "" {
+		_, err = ps.db.ExecBatchNoSync(ctx, append(stmts, order)...)
+	} else {
+		// A quote is claimed only while it is available, which the
+		// transaction must learn before it commits: not a batch.
+		err = ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
+			for i, st := range stmts {
+				if _, err := tx.CachedExec(ctx, st.Query, st.Args...); err != nil {
+					return &store.BatchError{Index: i, Err: err}
 				}
-				return err
 			}
-		}
-		if o.QuoteID != "" {
 			res, err := tx.CachedExec(ctx, `UPDATE payment_quotes SET order_id = ?
 				WHERE id = ? AND order_id IS NULL AND expires_at > ?`, o.ID, o.QuoteID, now)
 			if err != nil {
@@ -119,32 +156,21 @@ func (ps *Store) OpenOrder(ctx context.Context, o *payment.Order) error {
 			} else if n != 1 {
 				return payment.ErrQuoteUnavailable
 			}
-		}
-		currency := o.Currency
-		if currency == "" {
-			currency = payment.Currency
-		}
-		_, err := tx.CachedExec(ctx, `INSERT INTO payment_orders (id, token_hash, offer_id, tier, protocol, method, network,
-			payer, customer_id, amount_microusd, currency, reservation_key, reserved_until, quote_id, idempotency_key,
-			request_hash, status, dev, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			o.ID, o.TokenHash, o.OfferID, o.Tier, o.Protocol, o.Method, o.Network,
-			o.Payer, store.NullIfEmpty(o.CustomerID), o.AmountMicroUSD, currency, o.ReservationKey, store.ToMicros(o.ReservedUntil),
-			store.NullIfEmpty(o.QuoteID), store.NullIfEmpty(o.IdempotencyKey), o.RequestHash, payment.OrderProcessing, boolInt(o.Dev), now, now)
-		if err != nil {
-			if ps.db.IsUniqueViolation(err) {
-				// The order id is random, so the conflict is the
-				// idempotency index.
-				return payment.ErrIdempotencyInFlight
+			if _, err := tx.CachedExec(ctx, order.Query, order.Args...); err != nil {
+				return &store.BatchError{Index: len(stmts), Err: err}
 			}
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		if errors.Is(err, payment.ErrReservationUsed) || errors.Is(err, payment.ErrQuoteUnavailable) || errors.Is(err, payment.ErrIdempotencyInFlight) {
-			return err
-		}
+			return nil
+		})
+	}
+	var be *store.BatchError
+	switch {
+	case errors.As(err, &be) && ps.db.IsUniqueViolation(be.Err) && be.Index < len(keys):
+		return payment.ErrReservationUsed
+	case errors.As(err, &be) && ps.db.IsUniqueViolation(be.Err):
+		return payment.ErrIdempotencyInFlight
+	case errors.Is(err, payment.ErrQuoteUnavailable):
+		return err
+	case err != nil:
 		return fmt.Errorf("store: open order: %w", err)
 	}
 	o.Status = payment.OrderProcessing
@@ -262,60 +288,94 @@ func transition(ctx context.Context, tx *store.Tx, id string, res sql.Result) er
 	return fmt.Errorf("%w (order is %s)", payment.ErrConflict, status)
 }
 
-// MarkSettling implements payment.Ledger.
+// MarkSettling implements payment.Ledger: one statement, the durable
+// commit of a sale.
 func (ps *Store) MarkSettling(ctx context.Context, id string, d payment.Delivered) error {
-	err := ps.db.InTx(ctx, func(tx *store.Tx) error {
-		body := d.Response.Body // nil: not kept (a streamed response)
-		res, err := tx.CachedExec(ctx, `UPDATE payment_orders SET status = ?, result_kind = ?, result_id = ?, result_sha256 = ?,
-			usage_provider = ?, usage_model = ?, input_tokens = ?, cached_input_tokens = ?, output_tokens = ?, search_calls = ?,
-			cost_microusd = ?, response_status = ?, response_type = ?, response_body = ?, updated_at = ?,
-			payment_record = ?, settle_next_at = ?
-			WHERE id = ? AND status = ?`,
-			payment.OrderSettling, d.ResultKind, d.ResultID, d.ResultSHA256,
-			d.Usage.Provider, d.Usage.Model, d.Usage.InputTokens, d.Usage.CachedInputTokens, d.Usage.OutputTokens, d.Usage.SearchCalls,
-			d.CostMicroUSD, d.Response.Status, d.Response.ContentType, body, ps.db.NowMicros(),
-			d.PaymentRecord, store.ToMicros(d.ResolveAfter),
-			id, payment.OrderProcessing)
+	body := d.Response.Body // nil: not kept (a streamed response)
+	res, err := ps.db.CachedExec(ctx, `UPDATE payment_orders SET status = ?, result_kind = ?, result_id = ?, result_sha256 = ?,
+		usage_provider = ?, usage_model = ?, input_tokens = ?, cached_input_tokens = ?, output_tokens = ?, search_calls = ?,
+		cost_microusd = ?, response_status = ?, response_type = ?, response_body = ?, updated_at = ?,
+		payment_record = ?, settle_next_at = ?
+		WHERE id = ? AND status = ?`,
+		payment.OrderSettling, d.ResultKind, d.ResultID, d.ResultSHA256,
+		d.Usage.Provider, d.Usage.Model, d.Usage.InputTokens, d.Usage.CachedInputTokens, d.Usage.OutputTokens, d.Usage.SearchCalls,
+		d.CostMicroUSD, d.Response.Status, d.Response.ContentType, body, ps.db.NowMicros(),
+		d.PaymentRecord, store.ToMicros(d.ResolveAfter),
+		id, payment.OrderProcessing)
+	if err == nil {
+		err = ps.transitioned(ctx, id, res)
+	}
+	return wrapLedger("mark settling", err)
+}
+
+// transitioned is transition for a conditional update that ran as a
+// transaction of its own: the status it reports is the one read after it.
+func (ps *Store) transitioned(ctx context.Context, id string, res sql.Result) error {
+	n, err := res.RowsAffected()
+	if err != nil || n == 1 {
+		return err
+	}
+	var status string
+	err = ps.db.QueryRow(ctx, "SELECT status FROM payment_orders WHERE id = ?", id).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return payment.ErrOrderNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w (order is %s)", payment.ErrConflict, status)
+}
+
+// CompleteOrder implements payment.Ledger. Its reservations are consumed
+// by the order's status (completed): they are not written again.
+func (ps *Store) CompleteOrder(ctx context.Context, id string, s payment.Settled) error {
+	now := ps.db.NowMicros()
+	completed := store.ToMicros(s.CompletedAt)
+	if completed == 0 {
+		completed = now
+	}
+	ref := s.SettlementRef
+	if strings.ContainsAny(ref, " \t\n") {
+		ref = "" // never a reference of settlement_refs (joinRefs)
+	}
+	set := `status = ?, settlement_ref = ?, network = CASE WHEN ? <> '' THEN ? ELSE network END, dev = ?,
+		receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?`
+	args := []any{payment.OrderCompleted, s.SettlementRef, s.Network, s.Network, boolInt(s.Dev),
+		store.NullIfEmpty(s.ReceiptID), store.NullIfEmpty(string(s.Receipt)), completed, now}
+	// The settlement references are the order's before plus ref. In one
+	// statement when that is plain: none before, or ref itself (the live
+	// settlement); else read and joined in a transaction (the
+	// resolver's, after attempts that noted references).
+	var fast store.Stmt
+	if ref == "" {
+		fast = store.Stmt{Query: "UPDATE payment_orders SET " + set + " WHERE id = ? AND status = ?",
+			Args: append(args, id, payment.OrderSettling)}
+	} else {
+		fast = store.Stmt{Query: "UPDATE payment_orders SET settlement_refs = ?, " + set +
+			" WHERE id = ? AND status = ? AND (settlement_refs = '' OR settlement_refs = ?)",
+			Args: append(append([]any{ref}, args...), id, payment.OrderSettling, ref)}
+	}
+	n, err := ps.db.ExecBatchNoSync(ctx, fast)
+	if err != nil || n[0] == 1 {
+		return wrapLedger("complete order", err)
+	}
+	err = ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
+		var refs string
+		if err := tx.QueryRow(ctx, "SELECT settlement_refs FROM payment_orders WHERE id = ?", id).Scan(&refs); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		res, err := tx.Exec(ctx, "UPDATE payment_orders SET settlement_refs = ?, "+set+" WHERE id = ? AND status = ?",
+			append(append([]any{joinRefs(splitRefs(refs), ref)}, args...), id, payment.OrderSettling)...)
 		if err != nil {
 			return err
 		}
 		return transition(ctx, tx, id, res)
 	})
-	return wrapLedger("mark settling", err)
-}
-
-// CompleteOrder implements payment.Ledger.
-func (ps *Store) CompleteOrder(ctx context.Context, id string, s payment.Settled) error {
-	err := ps.db.InTxNoSync(ctx, func(tx *store.Tx) error {
-		now := ps.db.NowMicros()
-		completed := store.ToMicros(s.CompletedAt)
-		if completed == 0 {
-			completed = now
-		}
-		var refs string
-		if err := tx.CachedQueryRow(ctx, "SELECT settlement_refs FROM payment_orders WHERE id = ?", id).Scan(&refs); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		res, err := tx.CachedExec(ctx, `UPDATE payment_orders SET status = ?, settlement_ref = ?, settlement_refs = ?,
-			network = CASE WHEN ? <> '' THEN ? ELSE network END, dev = ?,
-			receipt_id = ?, receipt_json = ?, completed_at = ?, updated_at = ?
-			WHERE id = ? AND status = ?`,
-			payment.OrderCompleted, s.SettlementRef, joinRefs(splitRefs(refs), s.SettlementRef), s.Network, s.Network, boolInt(s.Dev),
-			store.NullIfEmpty(s.ReceiptID), store.NullIfEmpty(string(s.Receipt)), completed, now,
-			id, payment.OrderSettling)
-		if err != nil {
-			return err
-		}
-		if err := transition(ctx, tx, id, res); err != nil {
-			return err
-		}
-		_, err = tx.CachedExec(ctx, "UPDATE payment_reservations SET status = ? WHERE order_id = ?", reservationConsumed, id)
-		return err
-	})
 	return wrapLedger("complete order", err)
 }
 
-// VoidOrder implements payment.Ledger. The payer's daily waivers are a
+// VoidOrder implements payment.Ledger. Its reservations are consumed by
+// the order's status (voided). The payer's daily waivers are a
 // row of payment_waivers taken by a conditional upsert in the order's
 // transaction: it adds one only while the count is under the limit.
 func (ps *Store) VoidOrder(ctx context.Context, id string, v payment.Voided) error {
@@ -358,11 +418,7 @@ func (ps *Store) VoidOrder(ctx context.Context, id string, v payment.Voided) err
 		if err != nil {
 			return err
 		}
-		if err := transition(ctx, tx, id, res); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, "UPDATE payment_reservations SET status = ? WHERE order_id = ?", reservationConsumed, id)
-		return err
+		return transition(ctx, tx, id, res)
 	})
 	if errors.Is(err, payment.ErrWaiverExhausted) {
 		return err
@@ -450,7 +506,7 @@ func (ps *Store) SettlementsDue(ctx context.Context, t time.Time, limit int) ([]
 		limit = 100
 	}
 	rows, err := ps.db.Query(ctx, "SELECT "+orderColumns+` FROM payment_orders
-		WHERE status = ? AND settle_next_at <= ? ORDER BY settle_next_at, id LIMIT ?`, payment.OrderSettling, store.ToMicros(t), limit)
+		WHERE status = '`+string(payment.OrderSettling)+`' AND settle_next_at <= ? ORDER BY settle_next_at, id LIMIT ?`, store.ToMicros(t), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: settlements due: %w", err)
 	}
@@ -463,7 +519,7 @@ func (ps *Store) OpenOrders(ctx context.Context, limit int) ([]payment.Order, er
 		limit = 100
 	}
 	rows, err := ps.db.Query(ctx, "SELECT "+orderColumns+` FROM payment_orders
-		WHERE status IN (?, ?) ORDER BY created_at, id LIMIT ?`, payment.OrderProcessing, payment.OrderSettling, limit)
+		WHERE `+inFlight+` ORDER BY created_at, id LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: open orders: %w", err)
 	}
@@ -522,8 +578,16 @@ func (ps *Store) OrdersInState(ctx context.Context, status payment.OrderStatus, 
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := ps.db.Query(ctx, "SELECT "+orderColumns+` FROM payment_orders
-		WHERE status = ? AND updated_at < ? ORDER BY updated_at, id LIMIT ?`, status, store.ToMicros(before), limit)
+	// The statuses in flight are written literally, for the index of
+	// orders in flight (payment_orders_open); the others are read
+	// without an index (no caller needs them).
+	where := "status = ?"
+	args := []any{status, store.ToMicros(before), limit}
+	if status == payment.OrderProcessing || status == payment.OrderSettling {
+		where, args = "status = '"+string(status)+"'", args[1:]
+	}
+	rows, err := ps.db.Query(ctx, "SELECT "+orderColumns+" FROM payment_orders WHERE "+where+
+		" AND updated_at < ? ORDER BY updated_at, id LIMIT ?", args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: orders in state: %w", err)
 	}

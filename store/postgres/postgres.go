@@ -30,7 +30,7 @@ import (
 // handles (see store.New).
 func Driver() store.Driver {
 	return store.Driver{Dialect: store.Postgres, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable, Listen: listen,
-		CopyFrom: copyFrom, RawRows: rawRows}
+		CopyFrom: copyFrom, RawRows: rawRows, ExecBatch: execBatch}
 }
 
 // Open connects to the PostgreSQL server at url (a pgx connection string,
@@ -100,6 +100,55 @@ func copyFrom(ctx context.Context, conn *sql.Conn, table string, cols []string, 
 		_, err := sc.Conn().CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
 		return err
 	})
+}
+
+// execBatch implements store.Driver.ExecBatch with a pgx batch: BEGIN,
+// SET LOCAL synchronous_commit = off, the statements and COMMIT go to the
+// server at once. After a statement fails the server skips the rest of the
+// pipeline, and the transaction it began is left aborted (store rolls it
+// back).
+func execBatch(ctx context.Context, conn *sql.Conn, stmts []store.Stmt) ([]int64, error) {
+	var n []int64
+	err := conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("store: batch: not a pgx connection (%T)", dc)
+		}
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		b.Queue("SET LOCAL synchronous_commit = off")
+		for _, s := range stmts {
+			b.Queue(s.Query, s.Args...)
+		}
+		b.Queue("COMMIT")
+		br := sc.Conn().SendBatch(ctx, b)
+		first := func() error {
+			for range 2 {
+				if _, err := br.Exec(); err != nil {
+					return fmt.Errorf("store: begin: %w", err)
+				}
+			}
+			for i := range stmts {
+				tag, err := br.Exec()
+				if err != nil {
+					return &store.BatchError{Index: i, Err: err}
+				}
+				n = append(n, tag.RowsAffected())
+			}
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("store: commit: %w", err)
+			}
+			return nil
+		}()
+		if err := br.Close(); first == nil {
+			first = err
+		}
+		return first
+	})
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
 }
 
 // rawRows implements store.Driver.RawRows with pgx: every column in text
