@@ -414,10 +414,17 @@ func (t *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 // PostgreSQL serialization failures and deadlocks are retried a few times;
 // SQLite waits for its lock through the busy timeout instead.
 func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
+	return db.retried(ctx, db.tryTx, fn)
+}
+
+// retried runs try(ctx, fn) until it succeeds, fails for good or ctx
+// ends: at most five attempts, a few milliseconds apart, while the
+// failure is a lock conflict or a serialization failure (isRetryable).
+func (db *DB) retried(ctx context.Context, try func(context.Context, func(*Tx) error) error, fn func(*Tx) error) error {
 	const attempts = 5
 	var err error
 	for i := range attempts {
-		err = db.tryTx(ctx, fn)
+		err = try(ctx, fn)
 		if err == nil || !db.isRetryable(err) || ctx.Err() != nil {
 			return err
 		}
@@ -436,16 +443,7 @@ func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
 // with synchronous_commit=off). Other sessions see it at once, as with
 // InTx.
 func (db *DB) InTxNoSync(ctx context.Context, fn func(*Tx) error) error {
-	const attempts = 5
-	var err error
-	for i := range attempts {
-		err = db.tryTxNoSync(ctx, fn)
-		if err == nil || !db.isRetryable(err) || ctx.Err() != nil {
-			return err
-		}
-		time.Sleep(time.Duration(i+1) * 5 * time.Millisecond)
-	}
-	return err
+	return db.retried(ctx, db.tryTxNoSync, fn)
 }
 
 func (db *DB) tryTxNoSync(ctx context.Context, fn func(*Tx) error) (err error) {
@@ -470,22 +468,7 @@ func (db *DB) tryTxNoSync(ctx context.Context, fn func(*Tx) error) (err error) {
 			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
-	sqlTx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = sqlTx.Rollback()
-		}
-	}()
-	if err = fn(&Tx{db: db, tx: sqlTx}); err != nil {
-		return err
-	}
-	if err = sqlTx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
-	}
-	return nil
+	return db.runTx(ctx, conn.BeginTx, fn)
 }
 
 // tryTxNoSyncPG is a transaction on one connection of the writer pool,
@@ -525,9 +508,15 @@ func (db *DB) discardIfInTx(ctx context.Context, conn *sql.Conn) {
 	}
 }
 
-func (db *DB) tryTx(ctx context.Context, fn func(*Tx) error) (err error) {
+func (db *DB) tryTx(ctx context.Context, fn func(*Tx) error) error {
 	db.prepareWanted(ctx)
-	sqlTx, err := db.w.BeginTx(ctx, nil)
+	return db.runTx(ctx, db.w.BeginTx, fn)
+}
+
+// runTx begins a transaction with begin, runs fn in it, and commits it,
+// or rolls it back when fn or the commit fails.
+func (db *DB) runTx(ctx context.Context, begin func(context.Context, *sql.TxOptions) (*sql.Tx, error), fn func(*Tx) error) (err error) {
+	sqlTx, err := begin(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
