@@ -157,10 +157,7 @@ func (s *SubscriptionService) ActiveSession(ctx context.Context, secret string) 
 	if err != nil {
 		return nil, err
 	}
-	if ok, _ := s.Entitlement(sub); !ok {
-		return nil, ErrNotSubscribed
-	}
-	return &Subscriber{ID: sub.ID, Status: sub.Status, CurrentPeriodEnd: sub.CurrentPeriodEnd}, nil
+	return s.entitled(sub)
 }
 
 // SignOut ends a session; ending an unknown one is not an error.

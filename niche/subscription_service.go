@@ -141,6 +141,12 @@ func (s *SubscriptionService) Active(ctx context.Context, token string) (*Subscr
 	if err != nil {
 		return nil, err
 	}
+	return s.entitled(sub)
+}
+
+// entitled returns sub's subscriber when sub grants full access now, else
+// ErrNotSubscribed.
+func (s *SubscriptionService) entitled(sub *Subscription) (*Subscriber, error) {
 	if ok, _ := s.Entitlement(sub); !ok {
 		return nil, ErrNotSubscribed
 	}
