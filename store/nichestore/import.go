@@ -63,11 +63,14 @@ func (ns *Store) Operations(ctx context.Context, ids []string) (map[string]niche
 }
 
 // evalBulkCols are the columns CreateEvaluations writes to
-// niche_evaluations (signal_count included).
+// niche_evaluations (signal_count included); on PostgreSQL pgEvalBulkCols,
+// with the search vectors (tsvector.go).
 var evalBulkCols = []string{"id", "status", "revision", "title", "problem", "buyer", "category", "category_key",
 	"solution_hypothesis", "evaluation_notes", "pain", "frequency", "willingness_to_pay", "reachable_buyers",
 	"feasibility", "competition_gap", "signal_ids", "score", "score_version", "score_weights", "st", "sp", "sb", "sc",
 	"created_at", "updated_at", "published_at", "rationale", "reviewed_at", "reviewed_by", "signal_count"}
+
+var pgEvalBulkCols = append(slices.Clip(evalBulkCols), "tsv", "tsp")
 
 // CreateEvaluations implements niche.BulkCreator: every write of ws (all
 // creations, with CheckSignals) in one transaction, all or none. A linked
@@ -162,7 +165,11 @@ func (p *preparedBatch) Write(ctx context.Context) error {
 		if err := checkLinkable(ctx, tx, linked); err != nil {
 			return err
 		}
-		if err := tx.InsertRows(ctx, "niche_evaluations", evalBulkCols, evals); err != nil {
+		cols := evalBulkCols
+		if ns.db.Dialect() == store.Postgres {
+			cols = pgEvalBulkCols
+		}
+		if err := tx.InsertRows(ctx, "niche_evaluations", cols, evals); err != nil {
 			return err
 		}
 		if err := tx.InsertRows(ctx, "niche_links", []string{"signal_id", "niche_id"}, links); err != nil {
@@ -221,6 +228,14 @@ func (ns *Store) bulkRowsOf(w *niche.Write) (bulkRows, error) {
 		string(sids), int64(r.Score), r.ScoreVersion, string(weights), st, sp, sb, sc, store.ToMicros(r.CreatedAt),
 		store.ToMicros(r.UpdatedAt), store.ToMicros(r.PublishedAt), rationaleJSON(r), store.ToMicros(r.ReviewedAt), r.ReviewedBy,
 		int64(len(distinct))}
+	if ns.db.Dialect() == store.Postgres {
+		// The search vectors, or NULL for the trigger to compute them.
+		var tsv, tsp any
+		if v, p, ok := searchVectors(st, sp, sb, sc); ok {
+			tsv, tsp = v, p
+		}
+		b.eval = append(b.eval, tsv, tsp)
+	}
 	for _, sid := range distinct {
 		b.links = append(b.links, []any{sid, r.ID})
 	}
