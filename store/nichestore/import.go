@@ -119,11 +119,23 @@ func (ns *Store) PrepareEvaluations(ws []niche.Write) (niche.PreparedBatch, erro
 	var wg sync.WaitGroup
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	errs := make([]error, workers)
+	// Each core counts the words of its published evaluations
+	// (niche_terms), merged below.
+	counts := make([]map[string]int, workers)
 	for k := range workers {
+		counts[k] = map[string]int{}
 		wg.Go(func() {
 			for i := k; i < len(ws); i += workers {
 				if built[i], errs[k] = ns.bulkRowsOf(&ws[i]); errs[k] != nil {
 					return
+				}
+				if b := &built[i]; b.published && b.words != nil {
+					for _, w := range b.words {
+						counts[k][w]++
+					}
+					counts[k][""]++ // as store.AddTerms counts
+				} else if b.published {
+					store.AddTerms(counts[k], 1, b.text...)
 				}
 			}
 		})
@@ -134,12 +146,14 @@ func (ns *Store) PrepareEvaluations(ws []niche.Write) (niche.PreparedBatch, erro
 	}
 	evals := make([][]any, 0, len(ws))
 	var links, revs, opRows [][]any
-	terms := map[string]int{}
 	for _, b := range built {
 		evals, revs, opRows = append(evals, b.eval), append(revs, b.rev), append(opRows, b.op)
 		links = append(links, b.links...)
-		if b.published {
-			store.AddTerms(terms, 1, b.text...)
+	}
+	terms := counts[0]
+	for _, c := range counts[1:] {
+		for w, n := range c {
+			terms[w] += n
 		}
 	}
 	// Links in key order too (niche_links is keyed by signal).
@@ -200,6 +214,7 @@ type bulkRows struct {
 	eval, rev, op []any
 	links         [][]any
 	text          []string // st, sp, sb, sc
+	words         []string // their distinct words, when known (else nil)
 	published     bool
 }
 
@@ -233,6 +248,7 @@ func (ns *Store) bulkRowsOf(w *niche.Write) (bulkRows, error) {
 		var tsv, tsp any
 		if v, p, ok := searchVectors(st, sp, sb, sc); ok {
 			tsv, tsp = v, p
+			b.words = lexemes(v, p)
 		}
 		b.eval = append(b.eval, tsv, tsp)
 	}

@@ -1,6 +1,7 @@
 package nichestore
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -62,7 +63,10 @@ type vectorBuilder struct {
 	words []posWord
 }
 
+// posWord is a word at a position; key is its first eight bytes, big
+// endian, which order most words without comparing strings.
 type posWord struct {
+	key  uint64
 	word string
 	pos  pgtype.TSVectorPosition
 }
@@ -73,11 +77,27 @@ func (b *vectorBuilder) reset() { b.words = b.words[:0] }
 // search columns are) with weight w; false when a word is not a pgWord
 // or the positions run past maxTSPos.
 func (b *vectorBuilder) add(text string, w pgtype.TSVectorWeight) bool {
-	for w0 := range strings.FieldsSeq(text) {
-		if !pgWord(w0) || len(b.words) >= maxTSPos {
-			return false
+	for start := 0; start < len(text); {
+		end := strings.IndexByte(text[start:], ' ')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start
 		}
-		b.words = append(b.words, posWord{w0, pgtype.TSVectorPosition{Position: uint16(len(b.words) + 1), Weight: w}})
+		if word := text[start:end]; word != "" {
+			if !pgWord(word) || len(b.words) >= maxTSPos {
+				return false
+			}
+			var key uint64
+			for i := range 8 {
+				key <<= 8
+				if i < len(word) {
+					key |= uint64(word[i])
+				}
+			}
+			b.words = append(b.words, posWord{key, word, pgtype.TSVectorPosition{Position: uint16(len(b.words) + 1), Weight: w}})
+		}
+		start = end + 1
 	}
 	return true
 }
@@ -85,12 +105,22 @@ func (b *vectorBuilder) add(text string, w pgtype.TSVectorWeight) bool {
 // vector returns the words as a tsvector: lexemes in byte order (the
 // server's order), each with its positions in increasing order.
 func (b *vectorBuilder) vector() (pgtype.TSVector, bool) {
-	slices.SortStableFunc(b.words, func(x, y posWord) int { return strings.Compare(x.word, y.word) })
-	v := pgtype.TSVector{Valid: true}
+	slices.SortFunc(b.words, func(x, y posWord) int {
+		if x.key != y.key {
+			return cmp.Compare(x.key, y.key)
+		}
+		if len(x.word) > 8 || len(y.word) > 8 {
+			if c := strings.Compare(x.word, y.word); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(x.pos.Position, y.pos.Position)
+	})
+	v := pgtype.TSVector{Valid: true, Lexemes: make([]pgtype.TSVectorLexeme, 0, len(b.words))}
 	positions := make([]pgtype.TSVectorPosition, len(b.words))
 	for i, pw := range b.words {
 		positions[i] = pw.pos
-		if i > 0 && pw.word == b.words[i-1].word {
+		if i > 0 && pw.key == b.words[i-1].key && pw.word == b.words[i-1].word {
 			l := &v.Lexemes[len(v.Lexemes)-1]
 			l.Positions = positions[i-len(l.Positions) : i+1]
 			if len(l.Positions) > maxTSPositions {
@@ -101,6 +131,27 @@ func (b *vectorBuilder) vector() (pgtype.TSVector, bool) {
 		v.Lexemes = append(v.Lexemes, pgtype.TSVectorLexeme{Word: pw.word, Positions: positions[i : i+1]})
 	}
 	return v, true
+}
+
+// lexemes returns the distinct lexemes of a and b, in byte order (both
+// are, each lexeme once).
+func lexemes(a, b pgtype.TSVector) []string {
+	out := make([]string, 0, len(a.Lexemes)+len(b.Lexemes))
+	i, j := 0, 0
+	for i < len(a.Lexemes) || j < len(b.Lexemes) {
+		switch {
+		case j == len(b.Lexemes) || i < len(a.Lexemes) && a.Lexemes[i].Word < b.Lexemes[j].Word:
+			out = append(out, a.Lexemes[i].Word)
+			i++
+		case i == len(a.Lexemes) || b.Lexemes[j].Word < a.Lexemes[i].Word:
+			out = append(out, b.Lexemes[j].Word)
+			j++
+		default:
+			out = append(out, a.Lexemes[i].Word)
+			i, j = i+1, j+1
+		}
+	}
+	return out
 }
 
 // pgWord reports whether PostgreSQL's default text search parser reads w

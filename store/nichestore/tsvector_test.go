@@ -3,6 +3,8 @@ package nichestore
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,5 +137,29 @@ func TestSearchVectorsAreTheServers(t *testing.T) {
 	}
 	if n != len(titles) || differ != 0 {
 		t.Fatalf("%d of %d imported evaluations have vectors other than the trigger's", differ, n)
+	}
+}
+
+// TestLexemesAreTheDistinctWords: the words the import counts in
+// niche_terms from the vectors are those store.AddTerms counts.
+func TestLexemesAreTheDistinctWords(t *testing.T) {
+	t.Parallel()
+	for _, f := range [][4]string{
+		{"plumber invoic", "plumber lose hour", "plumber lose hour everi week", "a focus invoic tool"},
+		{"", "", "", ""},
+		{"a", "", "b a", "c"},
+		{"zeta alpha", "alpha", "", "alpha beta zeta 2026"},
+	} {
+		tsv, tsp, ok := searchVectors(f[0], f[1], f[2], f[3])
+		if !ok {
+			t.Fatalf("%q: no vectors", f)
+		}
+		counts := map[string]int{}
+		store.AddTerms(counts, 1, f[:]...)
+		delete(counts, "")
+		want := slices.Sorted(maps.Keys(counts))
+		if got := lexemes(tsv, tsp); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Errorf("%q: lexemes %q, AddTerms's words %q", f, got, want)
+		}
 	}
 }
