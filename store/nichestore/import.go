@@ -121,21 +121,16 @@ func (ns *Store) PrepareEvaluations(ws []niche.Write) (niche.PreparedBatch, erro
 	errs := make([]error, workers)
 	// Each core counts the words of its published evaluations
 	// (niche_terms), merged below.
-	counts := make([]map[string]int, workers)
+	counts := make([]termCounter, workers)
 	for k := range workers {
-		counts[k] = map[string]int{}
+		counts[k].m = map[string]*termCount{}
 		wg.Go(func() {
 			for i := k; i < len(ws); i += workers {
 				if built[i], errs[k] = ns.bulkRowsOf(&ws[i]); errs[k] != nil {
 					return
 				}
-				if b := &built[i]; b.published && b.words != nil {
-					for _, w := range b.words {
-						counts[k][w]++
-					}
-					counts[k][""]++ // as store.AddTerms counts
-				} else if b.published {
-					store.AddTerms(counts[k], 1, b.text...)
+				if b := &built[i]; b.published {
+					counts[k].add(b)
 				}
 			}
 		})
@@ -150,11 +145,12 @@ func (ns *Store) PrepareEvaluations(ws []niche.Write) (niche.PreparedBatch, erro
 		evals, revs, opRows = append(evals, b.eval), append(revs, b.rev), append(opRows, b.op)
 		links = append(links, b.links...)
 	}
-	terms := counts[0]
-	for _, c := range counts[1:] {
-		for w, n := range c {
-			terms[w] += n
+	terms := map[string]int{}
+	for _, c := range counts {
+		for w, n := range c.m {
+			terms[w] += n.n
 		}
+		terms[""] += int(c.docs) // as store.AddTerms counts
 	}
 	// Links in key order too (niche_links is keyed by signal).
 	slices.SortFunc(links, func(a, b []any) int {
@@ -207,6 +203,45 @@ func (p *preparedBatch) Write(ctx context.Context) error {
 		return err
 	}
 	return fmt.Errorf("store: create evaluations: %w", err)
+}
+
+// termCounter counts, for each word, the evaluations having it, as
+// store.AddTerms does, with one map look-up per word.
+type termCounter struct {
+	m    map[string]*termCount
+	docs int32
+}
+
+type termCount struct {
+	n    int
+	last int32 // the last evaluation counted (termCounter.docs then)
+}
+
+// add counts the distinct words of b's search text.
+func (c *termCounter) add(b *bulkRows) {
+	c.docs++
+	count := func(w string) {
+		t := c.m[w]
+		if t == nil {
+			t = &termCount{}
+			c.m[w] = t
+		}
+		if t.last != c.docs {
+			t.last = c.docs
+			t.n++
+		}
+	}
+	if b.words != nil {
+		for _, w := range b.words {
+			count(w)
+		}
+		return
+	}
+	for _, f := range b.text {
+		for w := range strings.FieldsSeq(f) {
+			count(w)
+		}
+	}
 }
 
 // bulkRows are the rows one creation writes.
