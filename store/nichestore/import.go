@@ -17,7 +17,8 @@ import (
 
 // This file is the bulk creation of evaluations (niche.BulkCreator), the
 // store's half of niche.Engine.Import: a batch of creations in one
-// transaction, written with COPY on PostgreSQL (Driver.CopyFrom) and
+// transaction, written with COPY on PostgreSQL (Driver.CopyFrom; the
+// search vectors built in Go, tsvector.go, rather than by the server) and
 // with prepared statements on SQLite, with the invariants of ApplyWrite —
 // the linked signals locked and checked at commit, operations recorded,
 // links, signal counts (set at insert: every linked signal was just
