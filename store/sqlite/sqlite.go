@@ -4,8 +4,7 @@
 // package store's and its domain packages' (store/claimsstore, ...), and
 // nothing here links them: a program links the domains it imports.
 //
-// A file database is made with 16 KB pages (newPageSize) and runs in WAL
-// mode with a busy timeout
+// A file database runs in WAL mode with a busy timeout
 // (store.Options.BusyTimeout), foreign keys on and synchronous=FULL (a
 // committed payment survives power loss). Writes go through one writer
 // connection whose transactions begin IMMEDIATE (they take the database's
@@ -66,9 +65,6 @@ func Open(ctx context.Context, path string, opts *store.Options) (*store.DB, err
 		}
 	}
 	base := "file:" + (&url.URL{Path: path}).EscapedPath()
-	if err := create(ctx, path, base); err != nil {
-		return nil, err
-	}
 	common := pragmas(o) + "&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
 	w, err := sql.Open("sqlite", base+"?"+common+"&_txlock=immediate")
 	if err != nil {
@@ -90,37 +86,6 @@ func Open(ctx context.Context, path string, opts *store.Options) (*store.DB, err
 	r.SetMaxOpenConns(o.MaxOpenConns)
 	r.SetMaxIdleConns(o.MaxOpenConns)
 	return store.New(ctx, Driver(), w, r, opts)
-}
-
-// newPageSize is the page size of a database Open creates. A niche
-// evaluation's row is about 2.4 KB, its revision 2.1 KB: SQLite's default
-// 4 KB pages held one each, half empty, so a catalogue took twice its
-// size and a bulk import wrote every page twice over (into the WAL, then
-// the file); with 16 KB pages 100,000 evaluations take a third less
-// space and import in two thirds of the time. A page size is fixed when
-// the file is made (and in WAL mode for good): databases made before
-// keep theirs.
-const newPageSize = 16384
-
-// create makes the database file at path with newPageSize pages, in WAL
-// mode, unless it exists with contents (nothing then).
-func create(ctx context.Context, path, base string) error {
-	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
-		return nil
-	}
-	c, err := sql.Open("sqlite", base)
-	if err != nil {
-		return fmt.Errorf("store: open sqlite: %w", err)
-	}
-	defer c.Close()
-	// In this order: the journal mode writes the file's first page.
-	if _, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d", newPageSize)); err != nil {
-		return fmt.Errorf("store: create sqlite: %w", err)
-	}
-	if _, err := c.ExecContext(ctx, "PRAGMA journal_mode = WAL"); err != nil {
-		return fmt.Errorf("store: create sqlite: %w", err)
-	}
-	return nil
 }
 
 // Memory is a private in-memory database (OpenMemory): a *store.DB
