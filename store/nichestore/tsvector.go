@@ -77,27 +77,23 @@ func (b *vectorBuilder) reset() { b.words = b.words[:0] }
 // search columns are) with weight w; false when a word is not a pgWord
 // or the positions run past maxTSPos.
 func (b *vectorBuilder) add(text string, w pgtype.TSVectorWeight) bool {
-	for start := 0; start < len(text); {
-		end := strings.IndexByte(text[start:], ' ')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += start
+	for rest := text; rest != ""; {
+		var word string
+		word, rest, _ = strings.Cut(rest, " ")
+		if word == "" {
+			continue
 		}
-		if word := text[start:end]; word != "" {
-			if !pgWord(word) || len(b.words) >= maxTSPos {
-				return false
-			}
-			var key uint64
-			for i := range 8 {
-				key <<= 8
-				if i < len(word) {
-					key |= uint64(word[i])
-				}
-			}
-			b.words = append(b.words, posWord{key, word, pgtype.TSVectorPosition{Position: uint16(len(b.words) + 1), Weight: w}})
+		if !pgWord(word) || len(b.words) >= maxTSPos {
+			return false
 		}
-		start = end + 1
+		var key uint64
+		for i := range 8 {
+			key <<= 8
+			if i < len(word) {
+				key |= uint64(word[i])
+			}
+		}
+		b.words = append(b.words, posWord{key, word, pgtype.TSVectorPosition{Position: uint16(len(b.words) + 1), Weight: w}})
 	}
 	return true
 }
