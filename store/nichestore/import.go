@@ -17,7 +17,8 @@ import (
 
 // This file is the bulk creation of evaluations (niche.BulkCreator), the
 // store's half of niche.Engine.Import: a batch of creations in one
-// transaction, written with COPY on PostgreSQL (Driver.CopyFrom) and
+// transaction, written with COPY on PostgreSQL (Driver.CopyFrom; the
+// search vectors built in Go, tsvector.go, rather than by the server) and
 // with prepared statements on SQLite, with the invariants of ApplyWrite —
 // the linked signals locked and checked at commit, operations recorded,
 // links, signal counts (set at insert: every linked signal was just
@@ -63,11 +64,14 @@ func (ns *Store) Operations(ctx context.Context, ids []string) (map[string]niche
 }
 
 // evalBulkCols are the columns CreateEvaluations writes to
-// niche_evaluations (signal_count included).
+// niche_evaluations (signal_count included); on PostgreSQL pgEvalBulkCols,
+// with the search vectors (tsvector.go).
 var evalBulkCols = []string{"id", "status", "revision", "title", "problem", "buyer", "category", "category_key",
 	"solution_hypothesis", "evaluation_notes", "pain", "frequency", "willingness_to_pay", "reachable_buyers",
 	"feasibility", "competition_gap", "signal_ids", "score", "score_version", "score_weights", "st", "sp", "sb", "sc",
 	"created_at", "updated_at", "published_at", "rationale", "reviewed_at", "reviewed_by", "signal_count"}
+
+var pgEvalBulkCols = append(slices.Clip(evalBulkCols), "tsv", "tsp")
 
 // CreateEvaluations implements niche.BulkCreator: every write of ws (all
 // creations, with CheckSignals) in one transaction, all or none. A linked
@@ -116,11 +120,18 @@ func (ns *Store) PrepareEvaluations(ws []niche.Write) (niche.PreparedBatch, erro
 	var wg sync.WaitGroup
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	errs := make([]error, workers)
+	// Each core counts the words of its published evaluations
+	// (niche_terms), merged below.
+	counts := make([]termCounter, workers)
 	for k := range workers {
+		counts[k].m = map[string]*termCount{}
 		wg.Go(func() {
 			for i := k; i < len(ws); i += workers {
 				if built[i], errs[k] = ns.bulkRowsOf(&ws[i]); errs[k] != nil {
 					return
+				}
+				if b := &built[i]; b.published {
+					counts[k].add(b)
 				}
 			}
 		})
@@ -131,13 +142,16 @@ func (ns *Store) PrepareEvaluations(ws []niche.Write) (niche.PreparedBatch, erro
 	}
 	evals := make([][]any, 0, len(ws))
 	var links, revs, opRows [][]any
-	terms := map[string]int{}
 	for _, b := range built {
 		evals, revs, opRows = append(evals, b.eval), append(revs, b.rev), append(opRows, b.op)
 		links = append(links, b.links...)
-		if b.published {
-			store.AddTerms(terms, 1, b.text...)
+	}
+	terms := map[string]int{}
+	for _, c := range counts {
+		for w, n := range c.m {
+			terms[w] += n.n
 		}
+		terms[""] += int(c.docs) // as store.AddTerms counts
 	}
 	// Links in key order too (niche_links is keyed by signal).
 	slices.SortFunc(links, func(a, b []any) int {
@@ -162,7 +176,11 @@ func (p *preparedBatch) Write(ctx context.Context) error {
 		if err := checkLinkable(ctx, tx, linked); err != nil {
 			return err
 		}
-		if err := tx.InsertRows(ctx, "niche_evaluations", evalBulkCols, evals); err != nil {
+		cols := evalBulkCols
+		if ns.db.Dialect() == store.Postgres {
+			cols = pgEvalBulkCols
+		}
+		if err := tx.InsertRows(ctx, "niche_evaluations", cols, evals); err != nil {
 			return err
 		}
 		if err := tx.InsertRows(ctx, "niche_links", []string{"signal_id", "niche_id"}, links); err != nil {
@@ -188,11 +206,51 @@ func (p *preparedBatch) Write(ctx context.Context) error {
 	return fmt.Errorf("store: create evaluations: %w", err)
 }
 
+// termCounter counts, for each word, the evaluations having it, as
+// store.AddTerms does, with one map look-up per word.
+type termCounter struct {
+	m    map[string]*termCount
+	docs int32
+}
+
+type termCount struct {
+	n    int
+	last int32 // the last evaluation counted (termCounter.docs then)
+}
+
+// add counts the distinct words of b's search text.
+func (c *termCounter) add(b *bulkRows) {
+	c.docs++
+	count := func(w string) {
+		t := c.m[w]
+		if t == nil {
+			t = &termCount{}
+			c.m[w] = t
+		}
+		if t.last != c.docs {
+			t.last = c.docs
+			t.n++
+		}
+	}
+	if b.words != nil {
+		for _, w := range b.words {
+			count(w)
+		}
+		return
+	}
+	for _, f := range b.text {
+		for w := range strings.FieldsSeq(f) {
+			count(w)
+		}
+	}
+}
+
 // bulkRows are the rows one creation writes.
 type bulkRows struct {
 	eval, rev, op []any
 	links         [][]any
 	text          []string // st, sp, sb, sc
+	words         []string // their distinct words, when known (else nil)
 	published     bool
 }
 
@@ -221,6 +279,15 @@ func (ns *Store) bulkRowsOf(w *niche.Write) (bulkRows, error) {
 		string(sids), int64(r.Score), r.ScoreVersion, string(weights), st, sp, sb, sc, store.ToMicros(r.CreatedAt),
 		store.ToMicros(r.UpdatedAt), store.ToMicros(r.PublishedAt), rationaleJSON(r), store.ToMicros(r.ReviewedAt), r.ReviewedBy,
 		int64(len(distinct))}
+	if ns.db.Dialect() == store.Postgres {
+		// The search vectors, or NULL for the trigger to compute them.
+		var tsv, tsp any
+		if v, p, ok := searchVectors(st, sp, sb, sc); ok {
+			tsv, tsp = v, p
+			b.words = lexemes(v, p)
+		}
+		b.eval = append(b.eval, tsv, tsp)
+	}
 	for _, sid := range distinct {
 		b.links = append(b.links, []any{sid, r.ID})
 	}

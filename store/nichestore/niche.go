@@ -27,9 +27,12 @@ import (
 //     compact copy of what a search reads of each published row (ranking
 //     columns, normalised text, listing), kept by triggers with
 //     niche_fts's rowid.
-//   - PostgreSQL: stored generated tsvectors (simple configuration), tsv
-//     over st/sb/sc and tsp over st/sp, each with a partial GIN index;
-//     matching with plainto_tsquery('simple', …) of the normalised words.
+//   - PostgreSQL: tsvectors (simple configuration), tsv over st/sb/sc and
+//     tsp over st/sp, each with a partial GIN index, computed by a trigger
+//     on every write that changes the text (migration 0036; generated
+//     columns before) except the bulk import's, which sends them built in
+//     Go (tsvector.go); matching with plainto_tsquery('simple', …) of the
+//     normalised words.
 //
 // Both index the text the store's niche.Language produced (normalised and
 // stemmed in Go; Options.SearchLanguage, English by default, re-indexed at
