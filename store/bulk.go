@@ -132,7 +132,7 @@ func (db *DB) HasRawRows() bool { return db.drv.RawRows != nil }
 // table's statistics (after a bulk import, before autovacuum analyses it)
 // PostgreSQL estimated a few hundred rows and sorted 100,000 on disk
 // instead, which doubled the search index load.
-func (db *DB) EachRawRow(ctx context.Context, query string, args []any, fn func(row [][]byte) error) (err error) {
+func (db *DB) EachRawRow(ctx context.Context, query string, args []any, fn func(row [][]byte) error) error {
 	if db.drv.RawRows == nil {
 		return fmt.Errorf("store: the %s driver streams no raw rows", db.drv.Dialect)
 	}
@@ -141,16 +141,11 @@ func (db *DB) EachRawRow(ctx context.Context, query string, args []any, fn func(
 		return fmt.Errorf("store: connection: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN READ ONLY"); err != nil {
+	// The read ends with a rollback (a connection it fails on is not
+	// reused); without arguments pgx sends the begin as one simple query.
+	defer db.discardIfInTx(ctx, conn)
+	if _, err := conn.ExecContext(ctx, "BEGIN READ ONLY; SET LOCAL enable_sort = off"); err != nil {
 		return fmt.Errorf("store: begin: %w", err)
-	}
-	defer func() {
-		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil && err == nil {
-			err = fmt.Errorf("store: end read: %w", rerr)
-		}
-	}()
-	if _, err := conn.ExecContext(ctx, "SET LOCAL enable_sort = off"); err != nil {
-		return err
 	}
 	return db.drv.RawRows(ctx, conn, db.rebind(query), args, fn)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -338,21 +337,8 @@ func (f *front) handle(w http.ResponseWriter, r *http.Request) {
 // authKey names the EIP-3009 authorization of a /verify or /settle body:
 // payer and nonce, lowercase ("" when the body carries none).
 func authKey(body []byte) string {
-	var req struct {
-		PaymentPayload struct {
-			Payload struct {
-				Authorization struct {
-					From  string `json:"from"`
-					Nonce string `json:"nonce"`
-				} `json:"authorization"`
-			} `json:"payload"`
-		} `json:"paymentPayload"`
-	}
-	if json.Unmarshal(body, &req) != nil {
-		return ""
-	}
-	a := req.PaymentPayload.Payload.Authorization
-	if a.From == "" {
+	a, ok := paymenttest.AuthorizationIn(body)
+	if !ok {
 		return ""
 	}
 	return strings.ToLower(a.From + "/" + a.Nonce)

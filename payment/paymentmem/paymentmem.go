@@ -211,17 +211,36 @@ func (l *Ledger) MarkSettling(ctx context.Context, id string, d payment.Delivere
 	if err != nil {
 		return err
 	}
+	m.deliver(d)
+	m.o.Status, m.o.UpdatedAt, m.o.SettleNextAt = payment.OrderSettling, memstore.Time(l.now()), memstore.Time(d.ResolveAfter)
+	return nil
+}
+
+// deliver records on m what its work delivered (d).
+func (m *memOrder) deliver(d payment.Delivered) {
 	o := &m.o
-	o.Status, o.ResultKind, o.ResultID, o.ResultSHA256 = payment.OrderSettling, d.ResultKind, d.ResultID, d.ResultSHA256
-	o.Usage, o.CostMicroUSD, o.UpdatedAt = d.Usage, d.CostMicroUSD, memstore.Time(l.now())
-	o.PaymentRecord, o.SettleNextAt = slices.Clone(d.PaymentRecord), memstore.Time(d.ResolveAfter)
+	o.ResultKind, o.ResultID, o.ResultSHA256 = d.ResultKind, d.ResultID, d.ResultSHA256
+	o.Usage, o.CostMicroUSD, o.PaymentRecord = d.Usage, d.CostMicroUSD, slices.Clone(d.PaymentRecord)
 	m.response = nil
 	if d.Response.Body != nil { // nil: not kept (a streamed response)
 		r := d.Response
 		r.Body = slices.Clone(r.Body)
 		m.response = &r
 	}
-	return nil
+}
+
+// finish keeps m's signed receipt and consumes the reservations of its
+// order (they answer the credential from now on).
+func (l *Ledger) finish(m *memOrder, receipt []byte) {
+	m.receipt = nil
+	if len(receipt) > 0 {
+		m.receipt = slices.Clone(receipt)
+	}
+	for _, r := range l.reservations {
+		if r.orderID == m.o.ID {
+			r.consumed = true
+		}
+	}
 }
 
 // CompleteOrder implements payment.Ledger.
@@ -242,15 +261,7 @@ func (l *Ledger) CompleteOrder(ctx context.Context, id string, s payment.Settled
 	o.Status, o.SettlementRef, o.Network = payment.OrderCompleted, s.SettlementRef, cmp.Or(s.Network, o.Network)
 	o.SettlementRefs = addRefs(o.SettlementRefs, s.SettlementRef)
 	o.Dev, o.ReceiptID, o.CompletedAt, o.UpdatedAt = s.Dev, s.ReceiptID, cmp.Or(memstore.Time(s.CompletedAt), now), now
-	m.receipt = nil
-	if len(s.Receipt) > 0 {
-		m.receipt = slices.Clone(s.Receipt)
-	}
-	for _, r := range l.reservations {
-		if r.orderID == id {
-			r.consumed = true
-		}
-	}
+	l.finish(m, s.Receipt)
 	return nil
 }
 
@@ -268,25 +279,11 @@ func (l *Ledger) VoidOrder(ctx context.Context, id string, v payment.Voided) err
 	}
 	l.waivers[quota]++
 	now := memstore.Time(l.now())
+	m.deliver(v.Delivered)
 	o := &m.o
-	o.Status, o.ResultKind, o.ResultID, o.ResultSHA256 = payment.OrderVoided, v.ResultKind, v.ResultID, v.ResultSHA256
-	o.Usage, o.CostMicroUSD, o.FailureReason, o.ReceiptID = v.Usage, v.CostMicroUSD, v.Reason, v.ReceiptID
-	o.PaymentRecord, o.CompletedAt, o.UpdatedAt = slices.Clone(v.PaymentRecord), cmp.Or(memstore.Time(v.CompletedAt), now), now
-	m.response = nil
-	if v.Response.Body != nil {
-		r := v.Response
-		r.Body = slices.Clone(r.Body)
-		m.response = &r
-	}
-	m.receipt = nil
-	if len(v.Receipt) > 0 {
-		m.receipt = slices.Clone(v.Receipt)
-	}
-	for _, r := range l.reservations {
-		if r.orderID == id {
-			r.consumed = true
-		}
-	}
+	o.Status, o.FailureReason, o.ReceiptID = payment.OrderVoided, v.Reason, v.ReceiptID
+	o.CompletedAt, o.UpdatedAt = cmp.Or(memstore.Time(v.CompletedAt), now), now
+	l.finish(m, v.Receipt)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package paymenttest
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"embed"
@@ -548,10 +549,21 @@ func parsePayment(body []byte) (*evm.TransferAuthorization, []byte, error) {
 	return a, sig, nil
 }
 
-// authorizationKey identifies the EIP-3009 authorization of a /verify or
-// /settle request body: network, asset, payer and nonce (lowercase), or ""
-// when the body does not carry one.
-func authorizationKey(reqBody []byte) string {
+// Authorized names the EIP-3009 authorization a /verify or /settle
+// request body carries (AuthorizationIn).
+type Authorized struct {
+	// Network is the CAIP-2 id of the chain (a v1 name, "base" or
+	// "base-sepolia", is given as its CAIP-2 id: one key space on-chain).
+	Network string
+	Asset   string
+	// From is the payer; Nonce the authorization's nonce.
+	From, Nonce string
+}
+
+// AuthorizationIn returns the EIP-3009 authorization of a /verify or
+// /settle request body, and false when the body does not carry one.
+// Fakes in front of the facilitator use it to tell payments apart.
+func AuthorizationIn(reqBody []byte) (Authorized, bool) {
 	var req struct {
 		PaymentPayload struct {
 			Network string `json:"network"`
@@ -568,25 +580,31 @@ func authorizationKey(reqBody []byte) string {
 		} `json:"paymentRequirements"`
 	}
 	if json.Unmarshal(reqBody, &req) != nil {
-		return ""
+		return Authorized{}, false
 	}
 	a := req.PaymentPayload.Payload.Authorization
 	if a.From == "" || a.Nonce == "" {
-		return ""
+		return Authorized{}, false
 	}
-	network := req.PaymentRequirements.Network
-	if network == "" {
-		network = req.PaymentPayload.Network
-	}
-	// v1 names ("base") and CAIP-2 ids ("eip155:8453") of one chain are
-	// one key space on-chain.
+	network := cmp.Or(req.PaymentRequirements.Network, req.PaymentPayload.Network)
 	switch network {
 	case "base":
 		network = "eip155:8453"
 	case "base-sepolia":
 		network = "eip155:84532"
 	}
-	return strings.ToLower(network + "|" + req.PaymentRequirements.Asset + "|" + a.From + "|" + a.Nonce)
+	return Authorized{Network: network, Asset: req.PaymentRequirements.Asset, From: a.From, Nonce: a.Nonce}, true
+}
+
+// authorizationKey identifies the EIP-3009 authorization of a /verify or
+// /settle request body: network, asset, payer and nonce (lowercase), or ""
+// when the body does not carry one.
+func authorizationKey(reqBody []byte) string {
+	a, ok := AuthorizationIn(reqBody)
+	if !ok {
+		return ""
+	}
+	return strings.ToLower(a.Network + "|" + a.Asset + "|" + a.From + "|" + a.Nonce)
 }
 
 // fill substitutes {{payer}}, {{tx}} and {{network}} from a /verify or

@@ -267,18 +267,21 @@ func (ps *Store) OrderByToken(ctx context.Context, tokenHash string) (*payment.O
 	return o, nil
 }
 
-// transition runs a conditional status update and reports ErrConflict (or
-// ErrOrderNotFound) when no row matched.
-func transition(ctx context.Context, tx *store.Tx, id string, res sql.Result) error {
+// rowQuerier is a store.Tx or a store.DB.
+type rowQuerier interface {
+	QueryRow(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+// transition checks a conditional status update of order id (res) and
+// reports ErrConflict, naming the status read in q, or ErrOrderNotFound
+// when no row matched.
+func transition(ctx context.Context, q rowQuerier, id string, res sql.Result) error {
 	n, err := res.RowsAffected()
-	if err != nil {
+	if err != nil || n == 1 {
 		return err
 	}
-	if n == 1 {
-		return nil
-	}
 	var status string
-	err = tx.QueryRow(ctx, "SELECT status FROM payment_orders WHERE id = ?", id).Scan(&status)
+	err = q.QueryRow(ctx, "SELECT status FROM payment_orders WHERE id = ?", id).Scan(&status)
 	if errors.Is(err, sql.ErrNoRows) {
 		return payment.ErrOrderNotFound
 	}
@@ -303,27 +306,9 @@ func (ps *Store) MarkSettling(ctx context.Context, id string, d payment.Delivere
 		d.PaymentRecord, store.ToMicros(d.ResolveAfter),
 		id, payment.OrderProcessing)
 	if err == nil {
-		err = ps.transitioned(ctx, id, res)
+		err = transition(ctx, ps.db, id, res)
 	}
 	return wrapLedger("mark settling", err)
-}
-
-// transitioned is transition for a conditional update that ran as a
-// transaction of its own: the status it reports is the one read after it.
-func (ps *Store) transitioned(ctx context.Context, id string, res sql.Result) error {
-	n, err := res.RowsAffected()
-	if err != nil || n == 1 {
-		return err
-	}
-	var status string
-	err = ps.db.QueryRow(ctx, "SELECT status FROM payment_orders WHERE id = ?", id).Scan(&status)
-	if errors.Is(err, sql.ErrNoRows) {
-		return payment.ErrOrderNotFound
-	}
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("%w (order is %s)", payment.ErrConflict, status)
 }
 
 // CompleteOrder implements payment.Ledger. Its reservations are consumed
