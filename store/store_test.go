@@ -16,108 +16,93 @@ import (
 func mustOpen(t *testing.T, dsn string) *store.DB { return storetest.Open(t, dsn, nil) }
 
 func TestOpenMigratesAndMeta(t *testing.T) {
-	t.Parallel()
-	for name, open := range storetest.Stores() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			db := open(t)
-			if err := db.Ping(ctx); err != nil {
-				t.Fatal(err)
-			}
-			names, err := store.Migrations(db.Dialect())
-			if err != nil || len(names) == 0 {
-				t.Fatalf("Migrations: %v %v", names, err)
-			}
-			var n int
-			if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&n); err != nil || n != len(names) {
-				t.Fatalf("applied %d of %d migrations (%v)", n, len(names), err)
-			}
-			if err := db.MigrateT(ctx); err != nil { // idempotent
-				t.Fatalf("second migrate: %v", err)
-			}
-			if _, err := db.Meta(ctx, "absent"); !errors.Is(err, store.ErrNotFound) {
-				t.Fatalf("Meta(absent) = %v, want ErrNotFound", err)
-			}
-			if err := db.SetMeta(ctx, "k", "v1"); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.SetMeta(ctx, "k", "v2"); err != nil {
-				t.Fatal(err)
-			}
-			if v, err := db.Meta(ctx, "k"); err != nil || v != "v2" {
-				t.Fatalf("Meta = %q, %v", v, err)
-			}
-			if err := db.CheckIntegrity(ctx); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	eachStore(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		if err := db.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+		names, err := store.Migrations(db.Dialect())
+		if err != nil || len(names) == 0 {
+			t.Fatalf("Migrations: %v %v", names, err)
+		}
+		var n int
+		if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&n); err != nil || n != len(names) {
+			t.Fatalf("applied %d of %d migrations (%v)", n, len(names), err)
+		}
+		if err := db.MigrateT(ctx); err != nil { // idempotent
+			t.Fatalf("second migrate: %v", err)
+		}
+		if _, err := db.Meta(ctx, "absent"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Meta(absent) = %v, want ErrNotFound", err)
+		}
+		if err := db.SetMeta(ctx, "k", "v1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SetMeta(ctx, "k", "v2"); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := db.Meta(ctx, "k"); err != nil || v != "v2" {
+			t.Fatalf("Meta = %q, %v", v, err)
+		}
+		if err := db.CheckIntegrity(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestUniqueViolationDetected(t *testing.T) {
-	t.Parallel()
-	for name, open := range storetest.Stores() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			db := open(t)
-			q := "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)"
-			if _, err := db.Exec(ctx, q, "dup", "a", 1); err != nil {
-				t.Fatal(err)
-			}
-			_, err := db.Exec(ctx, q, "dup", "b", 2)
-			if !db.IsUniqueViolation(err) {
-				t.Fatalf("second insert: %v, want unique violation", err)
-			}
-			if db.IsUniqueViolation(errors.New("other")) {
-				t.Fatal("plain error classified as unique violation")
-			}
-		})
-	}
+	eachStore(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		q := "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)"
+		if _, err := db.Exec(ctx, q, "dup", "a", 1); err != nil {
+			t.Fatal(err)
+		}
+		_, err := db.Exec(ctx, q, "dup", "b", 2)
+		if !db.IsUniqueViolation(err) {
+			t.Fatalf("second insert: %v, want unique violation", err)
+		}
+		if db.IsUniqueViolation(errors.New("other")) {
+			t.Fatal("plain error classified as unique violation")
+		}
+	})
 }
 
 func TestTimesAndTx(t *testing.T) {
-	t.Parallel()
-	for name, open := range storetest.Stores() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			db := open(t)
-			now := time.Date(2026, 11, 22, 10, 11, 12, 123456000, time.UTC)
-			if got := store.FromMicros(store.ToMicros(now)); !got.Equal(now) || got.Location() != time.UTC {
-				t.Fatalf("round trip %v -> %v", now, got)
+	eachStore(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 22, 10, 11, 12, 123456000, time.UTC)
+		if got := store.FromMicros(store.ToMicros(now)); !got.Equal(now) || got.Location() != time.UTC {
+			t.Fatalf("round trip %v -> %v", now, got)
+		}
+		if !store.FromMicros(store.ToMicros(time.Time{})).IsZero() {
+			t.Fatal("zero time not preserved")
+		}
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "t", "1", store.ToMicros(now)); err != nil {
+				return err
 			}
-			if !store.FromMicros(store.ToMicros(time.Time{})).IsZero() {
-				t.Fatal("zero time not preserved")
-			}
-			err := db.InTx(ctx, func(tx *store.Tx) error {
-				if _, err := tx.Exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "t", "1", store.ToMicros(now)); err != nil {
-					return err
-				}
-				rows, err := tx.Query(ctx, "SELECT key FROM assay_meta WHERE key = ?"+db.ForUpdate(), "t")
-				if err != nil {
-					return err
-				}
-				defer rows.Close()
-				if !rows.Next() {
-					return errors.New("row not visible inside its transaction")
-				}
-				return errors.New("roll back")
-			})
-			if err == nil || err.Error() != "roll back" {
-				t.Fatalf("inTx: %v", err)
-			}
-			rows, err := db.Query(ctx, "SELECT key FROM assay_meta WHERE key = ?", "t")
+			rows, err := tx.Query(ctx, "SELECT key FROM assay_meta WHERE key = ?"+db.ForUpdate(), "t")
 			if err != nil {
-				t.Fatal(err)
+				return err
 			}
 			defer rows.Close()
-			if rows.Next() {
-				t.Fatal("rolled-back row is visible")
+			if !rows.Next() {
+				return errors.New("row not visible inside its transaction")
 			}
+			return errors.New("roll back")
 		})
-	}
+		if err == nil || err.Error() != "roll back" {
+			t.Fatalf("inTx: %v", err)
+		}
+		rows, err := db.Query(ctx, "SELECT key FROM assay_meta WHERE key = ?", "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		if rows.Next() {
+			t.Fatal("rolled-back row is visible")
+		}
+	})
 }
 
 // TestNewRefusesAnUnknownDialect: New needs a writer and one of the two
@@ -181,58 +166,53 @@ func TestMigrationLockIsPerSchema(t *testing.T) {
 // PostgreSQL synchronous_commit=off), and leaves the writer's setting as
 // it was for the next transaction.
 func TestInTxNoSync(t *testing.T) {
-	t.Parallel()
-	for name, open := range storetest.Stores() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			db := open(t)
-			q := "SHOW synchronous_commit"
-			relaxed := "off"
-			if db.Dialect() == store.SQLite {
-				q, relaxed = "PRAGMA synchronous", "1"
-			}
-			setting := func(tx *store.Tx) string {
-				var s string
-				if err := tx.QueryRow(ctx, q).Scan(&s); err != nil {
-					t.Fatal(err)
-				}
-				return s
-			}
-			var before, inside, after string
-			if err := db.InTx(ctx, func(tx *store.Tx) error { before = setting(tx); return nil }); err != nil {
+	eachStore(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		q := "SHOW synchronous_commit"
+		relaxed := "off"
+		if db.Dialect() == store.SQLite {
+			q, relaxed = "PRAGMA synchronous", "1"
+		}
+		setting := func(tx *store.Tx) string {
+			var s string
+			if err := tx.QueryRow(ctx, q).Scan(&s); err != nil {
 				t.Fatal(err)
 			}
-			err := db.InTxNoSync(ctx, func(tx *store.Tx) error {
-				inside = setting(tx)
-				_, err := tx.Exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "kept", "1", 1)
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = db.InTxNoSync(ctx, func(tx *store.Tx) error {
-				if _, err := tx.Exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "dropped", "1", 1); err != nil {
-					return err
-				}
-				return errors.New("roll back")
-			})
-			if err == nil || err.Error() != "roll back" {
-				t.Fatalf("rollback: %v", err)
-			}
-			for key, want := range map[string]bool{"kept": true, "dropped": false} {
-				if _, err := db.Meta(ctx, key); (err == nil) != want {
-					t.Errorf("%s: %v, want present=%v", key, err, want)
-				}
-			}
-			if err := db.InTx(ctx, func(tx *store.Tx) error { after = setting(tx); return nil }); err != nil {
-				t.Fatal(err)
-			}
-			if inside != relaxed || after != before {
-				t.Errorf("%s: setting before %q, inside %q (want %q), after %q (want %q)", name, before, inside, relaxed, after, before)
-			}
+			return s
+		}
+		var before, inside, after string
+		if err := db.InTx(ctx, func(tx *store.Tx) error { before = setting(tx); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		err := db.InTxNoSync(ctx, func(tx *store.Tx) error {
+			inside = setting(tx)
+			_, err := tx.Exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "kept", "1", 1)
+			return err
 		})
-	}
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.InTxNoSync(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", "dropped", "1", 1); err != nil {
+				return err
+			}
+			return errors.New("roll back")
+		})
+		if err == nil || err.Error() != "roll back" {
+			t.Fatalf("rollback: %v", err)
+		}
+		for key, want := range map[string]bool{"kept": true, "dropped": false} {
+			if _, err := db.Meta(ctx, key); (err == nil) != want {
+				t.Errorf("%s: %v, want present=%v", key, err, want)
+			}
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error { after = setting(tx); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if inside != relaxed || after != before {
+			t.Errorf("setting before %q, inside %q (want %q), after %q (want %q)", before, inside, relaxed, after, before)
+		}
+	})
 }
 
 // TestCachedWriterStatements: a transaction's cached statements run
@@ -240,41 +220,36 @@ func TestInTxNoSync(t *testing.T) {
 // transaction's), are prepared before the next transaction, and give the
 // same results through both kinds of transaction.
 func TestCachedWriterStatements(t *testing.T) {
-	t.Parallel()
-	for name, open := range storetest.Stores() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			db := open(t)
-			for i := range 4 {
-				run := db.InTx
-				if i%2 == 1 {
-					run = db.InTxNoSync
+	eachStore(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		for i := range 4 {
+			run := db.InTx
+			if i%2 == 1 {
+				run = db.InTxNoSync
+			}
+			err := run(ctx, func(tx *store.Tx) error {
+				key := fmt.Sprintf("k%d", i)
+				if _, err := tx.CachedExec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", key, key, i); err != nil {
+					return err
 				}
-				err := run(ctx, func(tx *store.Tx) error {
-					key := fmt.Sprintf("k%d", i)
-					if _, err := tx.CachedExec(ctx, "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", key, key, i); err != nil {
-						return err
-					}
-					var v string
-					if err := tx.CachedQueryRow(ctx, "SELECT value FROM assay_meta WHERE key = ?", key).Scan(&v); err != nil || v != key {
-						return fmt.Errorf("read back %q: %v", v, err)
-					}
-					return nil
-				})
-				if err != nil {
-					t.Fatalf("transaction %d: %v", i, err)
+				var v string
+				if err := tx.CachedQueryRow(ctx, "SELECT value FROM assay_meta WHERE key = ?", key).Scan(&v); err != nil || v != key {
+					return fmt.Errorf("read back %q: %v", v, err)
 				}
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("transaction %d: %v", i, err)
 			}
-			want := 2
-			if db.Dialect() != store.SQLite {
-				want = 0 // pgx keeps its own statements per connection
-			}
-			if got := db.WriterStmts(); got != want {
-				t.Errorf("%d writer statements kept, want %d", got, want)
-			}
-		})
-	}
+		}
+		want := 2
+		if db.Dialect() != store.SQLite {
+			want = 0 // pgx keeps its own statements per connection
+		}
+		if got := db.WriterStmts(); got != want {
+			t.Errorf("%d writer statements kept, want %d", got, want)
+		}
+	})
 }
 
 // TestExecBatchNoSync: a batch is one transaction: every statement's rows

@@ -210,43 +210,15 @@ func TestShutdownFinishesInFlightPaidCalls(t *testing.T) {
 	t.Parallel()
 	const calls = 12
 	dir := t.TempDir()
-	env := map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": dir, "ASSAY_LOG_LEVEL": "warn"}
-	ctx, cancel := context.WithCancel(context.Background())
+	base, cancel, done := runUntilCancelled(t, map[string]string{"ASSAY_ADDR": "127.0.0.1:0", "ASSAY_DATA": dir, "ASSAY_LOG_LEVEL": "warn"})
 	defer cancel()
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, io.Discard, ready) }()
-	var base string
-	select {
-	case base = <-ready:
-	case err := <-done:
-		t.Fatalf("server stopped: %v", err)
-	}
 	const path = "/v1/claims/verify/research"
 	body := []byte(`{"claim":"The Base mainnet chain ID is 8453.","minimumSources":1}`)
 
 	// One credential per call, each from its own wallet, signed up front.
 	creds := make([]string, calls)
 	for i := range creds {
-		code, res := postRaw(t, base+path, body)
-		if code.StatusCode != 402 {
-			t.Fatalf("unpaid: %d %s", code.StatusCode, res)
-		}
-		var pr x402.PaymentRequired
-		if err := x402.DecodeHeader(code.Header.Get("Payment-Required"), &pr); err != nil {
-			t.Fatal(err)
-		}
-		w, err := evm.GenerateKeySigner()
-		if err != nil {
-			t.Fatal(err)
-		}
-		pl, err := paying.PayX402V2(ctx, w, &pr, &pr.Accepts[0], time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if creds[i], err = x402.EncodeHeader(pl); err != nil {
-			t.Fatal(err)
-		}
+		creds[i] = payFresh(t, base+path, body)
 	}
 
 	// Each request announces its body (Expect: 100-continue); the server
@@ -352,6 +324,51 @@ func TestShutdownFinishesInFlightPaidCalls(t *testing.T) {
 	}
 }
 
+// runUntilCancelled runs the server with env until cancel is called (a
+// SIGTERM): it returns the base URL once the server is ready, and done,
+// which receives what run returned.
+func runUntilCancelled(t *testing.T, env map[string]string) (base string, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	d := make(chan error, 1)
+	go func() { d <- run(ctx, nil, func(k string) string { return env[k] }, io.Discard, ready) }()
+	select {
+	case base = <-ready:
+	case err := <-d:
+		cancel()
+		t.Fatalf("server stopped: %v", err)
+	}
+	return base, cancel, d
+}
+
+// payFresh asks url for payment with body and returns an x402 v2
+// credential for its first requirement, signed by a new wallet.
+func payFresh(t *testing.T, url string, body []byte) string {
+	t.Helper()
+	res, got := postRaw(t, url, body)
+	if res.StatusCode != 402 {
+		t.Fatalf("unpaid: %d %s", res.StatusCode, got)
+	}
+	var pr x402.PaymentRequired
+	if err := x402.DecodeHeader(res.Header.Get("Payment-Required"), &pr); err != nil {
+		t.Fatal(err)
+	}
+	w, err := evm.GenerateKeySigner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := paying.PayX402V2(context.Background(), w, &pr, &pr.Accepts[0], time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := x402.EncodeHeader(pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cred
+}
+
 // postRaw posts body as JSON and returns the response (body read).
 func postRaw(t *testing.T, url string, body []byte) (*http.Response, string) {
 	t.Helper()
@@ -390,40 +407,12 @@ func TestShutdownWaitsForASettlementAttempt(t *testing.T) {
 		"ASSAY_NICHE_DEMO": "false", "ASSAY_SETTLE_TIMEOUT": "1s", "ASSAY_RESOLVE_EVERY": every.String()} {
 		env[k] = v
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	base, cancel, done := runUntilCancelled(t, env)
 	defer cancel()
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, io.Discard, ready) }()
-	var base string
-	select {
-	case base = <-ready:
-	case err := <-done:
-		t.Fatalf("server stopped: %v", err)
-	}
 
 	const path = "/v1/claims/verify"
 	body := []byte(`{"claim":"The Base mainnet chain ID is 8453."}`)
-	res, _ := postRaw(t, base+path, body)
-	if res.StatusCode != 402 {
-		t.Fatalf("unpaid: %d", res.StatusCode)
-	}
-	var pr x402.PaymentRequired
-	if err := x402.DecodeHeader(res.Header.Get("Payment-Required"), &pr); err != nil {
-		t.Fatal(err)
-	}
-	w, err := evm.GenerateKeySigner()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := paying.PayX402V2(ctx, w, &pr, &pr.Accepts[0], time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cred, err := x402.EncodeHeader(pl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cred := payFresh(t, base+path, body)
 	req, _ := http.NewRequest("POST", base+path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Payment-Signature", cred)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,13 +9,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/assaykit/assay/payment"
 	"github.com/assaykit/assay/payment/httpgate"
 	"github.com/assaykit/assay/payment/paying"
 	"github.com/assaykit/assay/payment/paymenttest"
-	"github.com/assaykit/assay/payment/x402"
 )
 
 // get fetches url with optional header pairs and returns status and body.
@@ -163,25 +160,8 @@ func TestPaidVerificationEndToEnd(t *testing.T) {
 func TestReplayedPaymentRefused(t *testing.T) {
 	t.Parallel()
 	base := startServer(t, nil)
-	wallet := paymenttest.DevWallet()
 	body := []byte(`{"claim":"The Base mainnet chain ID is 8453."}`)
-	res, err := http.Post(base+"/v1/claims/verify/quick", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	var req x402.PaymentRequired
-	if err := x402.DecodeHeader(res.Header.Get("Payment-Required"), &req); err != nil {
-		t.Fatal(err)
-	}
-	pl, err := paying.PayX402V2(context.Background(), wallet, &req, &req.Accepts[0], time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	payload, err := x402.EncodeHeader(pl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	payload := payFresh(t, base+"/v1/claims/verify/quick", body)
 	send := func(body []byte) (int, string) {
 		r, _ := http.NewRequest("POST", base+"/v1/claims/verify/quick", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
