@@ -75,6 +75,14 @@ type Credential struct {
 	// instead of recovering the signature again. Nil when not identified.
 	// The Cashier overwrites it; it is never read from the wire.
 	Identity *PaymentIdentity `json:"-"`
+	// Decoded is a mechanism's decoded form of Raw, kept by the first step
+	// of the sale that decodes it (NamedQuote, IdentifyPayment or Verify)
+	// so that the later steps of the same sale do not decode Raw again.
+	// A mechanism uses only a value of its own type made from this very
+	// Raw. Like Identity it is dropped by the Cashier before the first
+	// step and never read from the wire; a Credential belongs to one sale
+	// at a time.
+	Decoded any `json:"-"`
 }
 
 // Authorization is a verified payment that has not been settled.

@@ -74,12 +74,12 @@ func parse(b []byte) (*payment.Credential, error) {
 // names. Validity windows, amounts and recipients are not checked: that
 // is Verify's job.
 func (e *Exact) IdentifyPayment(c *payment.Credential) (*payment.PaymentIdentity, error) {
-	var pl x402.PaymentPayload
-	if err := wire.DecodeObject(c.Raw, &pl); err != nil {
-		return nil, err
+	d := decodedOf(c)
+	if d.payloadErr != nil {
+		return nil, d.payloadErr
 	}
-	var ex x402.ExactEVMPayload
-	if err := wire.DecodeObject(pl.Payload, &ex); err != nil {
+	ex, err := d.exact()
+	if err != nil {
 		return nil, err
 	}
 	id, err := e.Identify(ex.Authorization, ex.Signature)
@@ -121,14 +121,72 @@ func (e *Exact) Identify(w evm.EIP3009Authorization, signature string) (*payment
 // NamedQuote returns the quote an x402 credential names: its v2
 // payment-identifier id when it starts "quo_".
 func NamedQuote(c *payment.Credential) string {
-	var pl struct {
-		Extensions map[string]json.RawMessage `json:"extensions"`
+	d := decodedOf(c)
+	if !d.quoteRead {
+		d.quote, d.quoteRead = namedQuote(d), true
 	}
-	if json.Unmarshal(c.Raw, &pl) != nil {
-		return ""
+	return d.quote
+}
+
+func namedQuote(d *decoded) string {
+	ext := d.payload.Extensions
+	if d.payloadErr != nil {
+		// A payload Verify will refuse may still name its quote, which
+		// prices the challenge of the refusal.
+		var pl struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		}
+		if json.Unmarshal(d.raw, &pl) != nil {
+			return ""
+		}
+		ext = pl.Extensions
 	}
-	if id, err := x402.PaymentIdentifierOf(pl.Extensions); err == nil && strings.HasPrefix(id, "quo_") {
+	if id, err := x402.PaymentIdentifierOf(ext); err == nil && strings.HasPrefix(id, "quo_") {
 		return id
 	}
 	return ""
+}
+
+// decoded is an x402 credential decoded once per sale
+// (payment.Credential.Decoded): the PaymentPayload, its exact payload when
+// asked for, and the quote it names.
+type decoded struct {
+	raw        json.RawMessage // the Raw it was decoded from
+	payload    x402.PaymentPayload
+	payloadErr error
+	ex         *x402.ExactEVMPayload
+	exErr      error
+	exRead     bool
+	quote      string
+	quoteRead  bool
+}
+
+// decodedOf returns c's decoded form, decoding Raw the first time (or
+// when Decoded is not this mechanism's decoding of this very Raw).
+func decodedOf(c *payment.Credential) *decoded {
+	if d, ok := c.Decoded.(*decoded); ok && sameBytes(d.raw, c.Raw) {
+		return d
+	}
+	d := &decoded{raw: c.Raw}
+	d.payloadErr = wire.DecodeObject(c.Raw, &d.payload)
+	c.Decoded = d
+	return d
+}
+
+// exact decodes the exact scheme's payload once.
+func (d *decoded) exact() (*x402.ExactEVMPayload, error) {
+	if !d.exRead {
+		var ex x402.ExactEVMPayload
+		if d.exErr = wire.DecodeObject(d.payload.Payload, &ex); d.exErr == nil {
+			d.ex = &ex
+		}
+		d.exRead = true
+	}
+	return d.ex, d.exErr
+}
+
+// sameBytes reports whether a and b are the same slice (not only equal
+// bytes): a Raw replaced since it was decoded is decoded again.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

@@ -35,10 +35,11 @@ type Payment struct {
 // Verifier. Failures are *payment.Problem; a verifier that cannot answer is
 // any other error.
 func (e *Exact) Verify(ctx context.Context, offer payment.Offer, res payment.Resource, c *payment.Credential) (*payment.Authorization, error) {
-	var pl x402.PaymentPayload
-	if err := wire.DecodeObject(c.Raw, &pl); err != nil {
+	d := decodedOf(c)
+	if err := d.payloadErr; err != nil {
 		return nil, payment.NewProblem(http.StatusBadRequest, "malformed-credential", "invalid_payload", "The payment payload is not valid JSON: %v", err)
 	}
+	pl := &d.payload
 	want := map[string]int{x402.HeaderPaymentSignature: 2, x402.HeaderXPayment: 1}[c.Header]
 	if (pl.X402Version != 1 && pl.X402Version != 2) || (want != 0 && pl.X402Version != want) {
 		return nil, payment.NewProblem(http.StatusBadRequest, "malformed-credential", "invalid_x402_version",
@@ -91,8 +92,8 @@ func (e *Exact) Verify(ctx context.Context, offer payment.Offer, res payment.Res
 		}
 		reqRaw, _ = wire.Marshal(e.RequirementsV1(offer, res))
 	}
-	var ex x402.ExactEVMPayload
-	if err := wire.DecodeObject(pl.Payload, &ex); err != nil {
+	ex, err := d.exact()
+	if err != nil {
 		return nil, payment.NewProblem(http.StatusBadRequest, "malformed-credential", "invalid_payload", "The exact payload is not valid: %v", err)
 	}
 	auth, err := ex.Authorization.Parse()
