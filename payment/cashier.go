@@ -432,7 +432,6 @@ func (c *Cashier) charge(ctx context.Context, offer Offer, res Resource, cred *C
 // credential's identity (nil when the processor cannot identify it
 // offline).
 func (c *Cashier) identify(res Resource, cred *Credential) (Resource, *PaymentIdentity) {
-	cred.Decoded = nil // only what the processor decodes itself
 	if res.QuoteID == "" {
 		// A payment that names its quote (x402 payment-identifier
 		// "quo_…", MPP opaque) is priced with it even without

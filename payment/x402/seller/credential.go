@@ -48,14 +48,24 @@ func malformed(name string, err error) *payment.Problem {
 		Detail: fmt.Sprintf("The %s header is not base64-encoded JSON of a payment payload: %v", name, err)}
 }
 
+// parse reads the version and scheme of a PaymentPayload. The payload is
+// decoded whole once, and kept for the sale's later steps
+// (Credential.Decoded); one whose fields have the wrong types is still a
+// credential (Verify says what is wrong with it) when its head reads.
 func parse(b []byte) (*payment.Credential, error) {
-	var head struct {
+	raw := append(json.RawMessage(nil), b...)
+	d := &decoded{raw: raw}
+	d.payloadErr = wire.DecodeObject(raw, &d.payload)
+	head := struct {
 		X402Version int             `json:"x402Version"`
 		Scheme      string          `json:"scheme"`
 		Accepted    json.RawMessage `json:"accepted"`
-	}
-	if err := wire.DecodeObject(b, &head); err != nil {
-		return nil, err
+	}{d.payload.X402Version, d.payload.Scheme, d.payload.Accepted}
+	if d.payloadErr != nil {
+		head.X402Version, head.Scheme, head.Accepted = 0, "", nil
+		if err := wire.DecodeObject(raw, &head); err != nil {
+			return nil, err
+		}
 	}
 	scheme := head.Scheme
 	if len(head.Accepted) > 0 {
@@ -65,7 +75,7 @@ func parse(b []byte) (*payment.Credential, error) {
 		_ = json.Unmarshal(head.Accepted, &acc)
 		scheme = acc.Scheme
 	}
-	return &payment.Credential{Protocol: payment.ProtocolX402, Version: head.X402Version, Method: scheme, Raw: append(json.RawMessage(nil), b...)}, nil
+	return &payment.Credential{Protocol: payment.ProtocolX402, Version: head.X402Version, Method: scheme, Raw: raw, Decoded: d}, nil
 }
 
 // IdentifyPayment identifies an x402 credential offline: the payer is the
