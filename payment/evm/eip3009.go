@@ -182,18 +182,33 @@ func RecoverAddress(digest [32]byte, sig []byte) (Address, error) {
 	if s.IsOverHalfOrder() {
 		return Address{}, ErrHighS
 	}
-	compact := make([]byte, 65)
-	compact[0] = 27 + v
-	copy(compact[1:], sig[:64])
-	pub, _, err := ecdsa.RecoverCompact(compact, digest[:])
+	pub, err := recoverPubkey(digest, sig[:64], v)
 	if err != nil {
 		return Address{}, fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}
-	return pubkeyAddress(pub), nil
+	return uncompressedAddress(pub), nil
+}
+
+// recoverDecred is recoverPubkey over decred's secp256k1 (pure Go).
+func recoverDecred(digest [32]byte, rs []byte, v byte) ([]byte, error) {
+	compact := make([]byte, 65)
+	compact[0] = 27 + v
+	copy(compact[1:], rs)
+	pub, _, err := ecdsa.RecoverCompact(compact, digest[:])
+	if err != nil {
+		return nil, err
+	}
+	return pub.SerializeUncompressed(), nil
 }
 
 func pubkeyAddress(pub *secp256k1.PublicKey) Address {
-	h := eip712.Keccak256(pub.SerializeUncompressed()[1:])
+	return uncompressedAddress(pub.SerializeUncompressed())
+}
+
+// uncompressedAddress is the address of a 65-byte uncompressed public key
+// (0x04 ‖ x ‖ y).
+func uncompressedAddress(pub []byte) Address {
+	h := eip712.Keccak256(pub[1:])
 	return Address(h[12:])
 }
 
