@@ -1,6 +1,7 @@
 package seller
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -152,8 +153,14 @@ func (e *Exact) checkAccepted(acc, issued *x402.PaymentRequirements, accRaw json
 		want, _ := strconv.ParseInt(issued.Amount, 10, 64)
 		return amountProblem("invalid_exact_evm_payload_authorization_value_mismatch", v, want)
 	}
-	var got, want any
+	// The same bytes (the common case: a client echoes what it parsed,
+	// keys in their order) are the same object; other bytes are compared
+	// as JSON values.
 	issuedRaw, _ := issued.Raw()
+	if bytes.Equal(accRaw, issuedRaw) {
+		return nil
+	}
+	var got, want any
 	if json.Unmarshal(accRaw, &got) != nil || json.Unmarshal(issuedRaw, &want) != nil || !reflect.DeepEqual(got, want) {
 		return payment.NewProblem(http.StatusPaymentRequired, "verification-failed", "invalid_payment_requirements",
 			"accepted does not equal the requirements this route issues (maxTimeoutSeconds, extra or other fields differ).")
