@@ -58,7 +58,8 @@ func (e *Exact) Verify(ctx context.Context, offer payment.Offer, res payment.Res
 		if err := wire.DecodeObject(pl.Accepted, &acc); err != nil {
 			return nil, payment.NewProblem(http.StatusBadRequest, "malformed-credential", "invalid_payload", "accepted is not a requirements object: %v", err)
 		}
-		if pr := e.checkAccepted(&acc, &issued, pl.Accepted); pr != nil {
+		reqRaw, _ = issued.Raw()
+		if pr := e.checkAccepted(&acc, &issued, pl.Accepted, reqRaw); pr != nil {
 			return nil, pr
 		}
 		// The echoed resource names the route the payment was made for;
@@ -83,7 +84,6 @@ func (e *Exact) Verify(ctx context.Context, offer payment.Offer, res payment.Res
 				"This route requires the payment-identifier extension with an id.")
 		}
 		paymentID = id
-		reqRaw, _ = issued.Raw()
 	} else {
 		if pl.Scheme != x402.SchemeExact {
 			return nil, payment.NewProblem(http.StatusPaymentRequired, "method-unsupported", "unsupported_scheme", "Scheme %q is not accepted; use exact.", wire.Clip(pl.Scheme, 40))
@@ -131,8 +131,9 @@ func (e *Exact) Verify(ctx context.Context, offer payment.Offer, res payment.Res
 }
 
 // checkAccepted compares the echoed requirements with the issued ones,
-// field by field for precise reasons, then as whole objects.
-func (e *Exact) checkAccepted(acc, issued *x402.PaymentRequirements, accRaw json.RawMessage) *payment.Problem {
+// field by field for precise reasons, then as whole objects (issuedRaw is
+// issued's JSON).
+func (e *Exact) checkAccepted(acc, issued *x402.PaymentRequirements, accRaw, issuedRaw json.RawMessage) *payment.Problem {
 	if acc.Scheme != x402.SchemeExact {
 		return payment.NewProblem(http.StatusPaymentRequired, "method-unsupported", "unsupported_scheme", "Scheme %q is not accepted; use exact.", wire.Clip(acc.Scheme, 40))
 	}
@@ -156,7 +157,6 @@ func (e *Exact) checkAccepted(acc, issued *x402.PaymentRequirements, accRaw json
 	// The same bytes (the common case: a client echoes what it parsed,
 	// keys in their order) are the same object; other bytes are compared
 	// as JSON values.
-	issuedRaw, _ := issued.Raw()
 	if bytes.Equal(accRaw, issuedRaw) {
 		return nil
 	}
