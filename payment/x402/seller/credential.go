@@ -114,7 +114,7 @@ func (e *Exact) Identify(w evm.EIP3009Authorization, signature string) (*payment
 	if err != nil {
 		return nil, err
 	}
-	d, err := a.Digest(e.net)
+	d, err := a.DigestFor(e.separator)
 	if err != nil {
 		return nil, err
 	}
