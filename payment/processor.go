@@ -75,6 +75,15 @@ type Credential struct {
 	// instead of recovering the signature again. Nil when not identified.
 	// The Cashier overwrites it; it is never read from the wire.
 	Identity *PaymentIdentity `json:"-"`
+	// Decoded is a mechanism's decoded form of Raw, kept by the step that
+	// first decodes it (reading the credential, NamedQuote,
+	// IdentifyPayment or Verify) so that the later steps of the sale do
+	// not decode Raw again. A mechanism uses only a value of its own
+	// (unexported) type made from this very Raw slice: one copied from
+	// another credential, or kept across a change of Raw, is not used.
+	// It is never read from the wire; a Credential belongs to one sale at
+	// a time, and its Raw is not changed in place.
+	Decoded any `json:"-"`
 }
 
 // Authorization is a verified payment that has not been settled.

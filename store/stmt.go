@@ -86,6 +86,24 @@ func (db *DB) CachedQueryRow(ctx context.Context, q string, args ...any) *sql.Ro
 	return s.QueryRowContext(ctx, args...)
 }
 
+// writerStmt returns q's cached writer statement, or nil when it is not
+// prepared yet (it is asked for, as txStmt asks: preparing here could wait
+// for the writer's connection while a transaction holding it waits for
+// the cache) or the cache is full.
+func (db *DB) writerStmt(q string) *sql.Stmt {
+	c := &db.wstmts
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.m[q]
+	if !ok && len(c.m)+len(c.want) < maxCachedStmts {
+		if c.want == nil {
+			c.want = map[string]bool{}
+		}
+		c.want[q] = true
+	}
+	return s
+}
+
 // txStmt returns q's cached writer statement bound to t's transaction, or
 // nil when q is not cached (PostgreSQL, a full cache, or a transaction on
 // a lent connection, InBulkTx).
@@ -97,17 +115,8 @@ func (t *Tx) txStmt(ctx context.Context, q string) *sql.Stmt {
 	if t.db.drv.Dialect != SQLite {
 		return nil
 	}
-	c := &t.db.wstmts
-	c.mu.Lock()
-	s, ok := c.m[q]
-	if !ok && len(c.m)+len(c.want) < maxCachedStmts {
-		if c.want == nil {
-			c.want = map[string]bool{}
-		}
-		c.want[q] = true
-	}
-	c.mu.Unlock()
-	if !ok {
+	s := t.db.writerStmt(q)
+	if s == nil {
 		return nil
 	}
 	return sqlTx.StmtContext(ctx, s)
@@ -149,28 +158,32 @@ func (db *DB) prepareWanted(ctx context.Context) {
 }
 
 // CachedExec runs one write statement as a transaction of its own,
-// committed durably as InTx commits (and retried as InTx is). On
-// PostgreSQL the statement alone is the transaction: one round trip, not
-// three (BEGIN, the statement, COMMIT). On SQLite it runs in an InTx
-// transaction through a prepared statement the writer keeps
-// (Tx.CachedExec): a statement that is its own transaction begins as a
-// reader, and one whose snapshot another connection's commit made stale
-// cannot take the write lock, however long it waits (SQLITE_BUSY_SNAPSHOT
-// bypasses the busy timeout), where BEGIN IMMEDIATE waits for it.
+// committed durably as InTx commits, and retried a few times after a lock
+// conflict or a serialization failure as InTx is. The statement alone is
+// the transaction: on PostgreSQL one round trip, not three (BEGIN, the
+// statement, COMMIT); on SQLite one step of a prepared statement the
+// writer keeps, without the BEGIN and COMMIT statements. An SQLite
+// statement that is its own transaction begins as a reader: when another
+// process's commit made its snapshot stale it cannot take the write lock
+// (SQLITE_BUSY_SNAPSHOT bypasses the busy timeout), and it is run again,
+// with a fresh snapshot; a write lock another process holds is waited
+// for through the busy timeout, as BEGIN IMMEDIATE waits.
 func (db *DB) CachedExec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	var res sql.Result
-	if db.drv.Dialect == SQLite {
-		err := db.InTx(ctx, func(tx *Tx) (err error) {
-			res, err = tx.CachedExec(ctx, q, args...)
-			return err
-		})
-		return res, err
-	}
 	q = db.rebind(q)
+	var s *sql.Stmt
+	if db.drv.Dialect == SQLite {
+		db.prepareWanted(ctx)
+		s = db.writerStmt(q)
+	}
 	const attempts = 5
+	var res sql.Result
 	var err error
 	for i := range attempts {
-		res, err = db.w.ExecContext(ctx, q, args...)
+		if s != nil {
+			res, err = s.ExecContext(ctx, args...)
+		} else {
+			res, err = db.w.ExecContext(ctx, q, args...)
+		}
 		if err == nil || !db.isRetryable(err) || ctx.Err() != nil {
 			return res, err
 		}

@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -338,5 +341,48 @@ func TestEachRawRowStreamsInIndexOrder(t *testing.T) {
 	stop := errors.New("stop")
 	if err := db.EachRawRow(ctx, `SELECT 1`, nil, func([][]byte) error { return stop }); err != stop {
 		t.Fatalf("fn's error: %v", err)
+	}
+}
+
+// TestCachedExecAcrossProcesses: statements that are their own
+// transaction (CachedExec), run at once by two DBs on one SQLite file (as
+// two processes would), all commit: a lock the other holds is waited for,
+// a snapshot its commit made stale is taken again, and no increment is
+// lost.
+func TestCachedExecAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	var dbs []*store.DB
+	for range 2 {
+		db, err := anydb.Open(ctx, path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		dbs = append(dbs, db)
+	}
+	if err := dbs[0].SetMeta(ctx, "counter", "0"); err != nil {
+		t.Fatal(err)
+	}
+	const each = 150
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*each)
+	for _, db := range dbs {
+		wg.Go(func() {
+			for range each {
+				if _, err := db.CachedExec(ctx, "UPDATE assay_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = ?", "counter"); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if v, err := dbs[1].Meta(ctx, "counter"); err != nil || v != strconv.Itoa(2*each) {
+		t.Errorf("counter %q, %v; want %d", v, err, 2*each)
 	}
 }

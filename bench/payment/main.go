@@ -14,6 +14,7 @@
 //	go run ./bench/payment               # SQLite file in a temporary directory
 //	go run ./bench/payment -dsn :memory:  # SQLite in memory (no fsync)
 //	go run ./bench/payment -dsn 'postgres://…?search_path=scratch'  # a scratch schema: the run leaves its tables there
+//	go run -tags libsecp256k1 ./bench/payment  # signature recovery by libsecp256k1 (cgo; apt-get install libsecp256k1-dev)
 //
 // By default the processor is the real one (protocols.New in dev
 // mode): every paid call carries a fresh x402 v2 payment signed by the dev
@@ -185,7 +186,8 @@ func main() {
 	// goes on the machine weighs on a round's overhead and its floor
 	// alike; the medians are reported, with each round's figures.
 	var bases, paids, recs, commits, overheads, floors, ratios []float64
-	fmt.Printf("store: %s, processor: %s, %d rounds of %s per measure\n", db.Dialect(), *procName, *rounds, *benchTime)
+	fmt.Printf("store: %s, processor: %s, secp256k1 recovery: %s, %d rounds of %s per measure\n",
+		db.Dialect(), *procName, evm.RecoveryBackend, *rounds, *benchTime)
 	fmt.Printf("%5s %12s %12s %12s %12s %12s %12s %9s\n", "round", "ungated µs", "gated µs", "overhead µs", "recovery µs", "commit µs", "floor µs", "ovh/floor")
 	for r := 1; r <= *rounds; r++ {
 		base := testing.Benchmark(serve(work, false))

@@ -51,3 +51,10 @@ func TestUint256Range(t *testing.T) {
 		t.Errorf("Uint256 and Uint64 disagree")
 	}
 }
+
+// TestTypeHashes checks the written-out type hashes against their types.
+func TestTypeHashes(t *testing.T) {
+	if got, want := DomainTypeHash(), TypeHash("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"); got != want {
+		t.Errorf("DomainTypeHash %x, want %x", got, want)
+	}
+}

@@ -28,13 +28,24 @@ type TransferAuthorization struct {
 	Nonce       [32]byte
 }
 
-// transferTypeHash is keccak256 of the EIP-3009 struct type.
+// transferTypeHash is keccak256 of transferType, written out rather than
+// hashed at every use (TestTransferTypeHash checks it).
 func transferTypeHash() eip712.Word {
-	return eip712.TypeHash("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)")
+	return eip712.Word{0x7c, 0x7c, 0x6c, 0xdb, 0x67, 0xa1, 0x87, 0x43, 0xf4, 0x9e, 0xc6, 0xfa, 0x9b, 0x35, 0xf5, 0x0d, 0x52, 0xed, 0x05, 0xcb, 0xed, 0x4c, 0xc5, 0x92, 0xe1, 0x3b, 0x44, 0x50, 0x1c, 0x1a, 0x22, 0x67}
 }
+
+// transferType is the EIP-712 encoding of the EIP-3009 struct type.
+const transferType = "TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"
 
 // Digest returns the EIP-712 digest of a on network n (the USDC domain of n).
 func (a *TransferAuthorization) Digest(n Network) ([32]byte, error) {
+	return a.DigestFor(n.DomainSeparator())
+}
+
+// DigestFor returns the EIP-712 digest of a in the domain whose separator
+// is given (Network.DomainSeparator): Digest for a caller that verifies
+// many authorizations on one network and computes the separator once.
+func (a *TransferAuthorization) DigestFor(separator [32]byte) ([32]byte, error) {
 	value, err1 := eip712.Uint256(a.Value)
 	after, err2 := eip712.Uint256(a.ValidAfter)
 	before, err3 := eip712.Uint256(a.ValidBefore)
@@ -42,7 +53,7 @@ func (a *TransferAuthorization) Digest(n Network) ([32]byte, error) {
 		return [32]byte{}, err
 	}
 	st := eip712.HashStruct(transferTypeHash(), eip712.Address(a.From), eip712.Address(a.To), value, after, before, a.Nonce)
-	return eip712.Digest(n.domain().Separator(), st), nil
+	return eip712.Digest(separator, st), nil
 }
 
 // ReservationKey is the single-use key of an EIP-3009 authorization on
@@ -182,18 +193,33 @@ func RecoverAddress(digest [32]byte, sig []byte) (Address, error) {
 	if s.IsOverHalfOrder() {
 		return Address{}, ErrHighS
 	}
-	compact := make([]byte, 65)
-	compact[0] = 27 + v
-	copy(compact[1:], sig[:64])
-	pub, _, err := ecdsa.RecoverCompact(compact, digest[:])
+	pub, err := recoverPubkey(digest, sig[:64], v)
 	if err != nil {
 		return Address{}, fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}
-	return pubkeyAddress(pub), nil
+	return uncompressedAddress(pub), nil
+}
+
+// recoverDecred is recoverPubkey over decred's secp256k1 (pure Go).
+func recoverDecred(digest [32]byte, rs []byte, v byte) ([]byte, error) {
+	compact := make([]byte, 65)
+	compact[0] = 27 + v
+	copy(compact[1:], rs)
+	pub, _, err := ecdsa.RecoverCompact(compact, digest[:])
+	if err != nil {
+		return nil, err
+	}
+	return pub.SerializeUncompressed(), nil
 }
 
 func pubkeyAddress(pub *secp256k1.PublicKey) Address {
-	h := eip712.Keccak256(pub.SerializeUncompressed()[1:])
+	return uncompressedAddress(pub.SerializeUncompressed())
+}
+
+// uncompressedAddress is the address of a 65-byte uncompressed public key
+// (0x04 ‖ x ‖ y).
+func uncompressedAddress(pub []byte) Address {
+	h := eip712.Keccak256(pub[1:])
 	return Address(h[12:])
 }
 

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
+
+	"github.com/assaykit/assay/internal/eip712"
 )
 
 const (
@@ -173,5 +175,12 @@ func TestLookupNetwork(t *testing.T) {
 	}
 	if _, ok := LookupNetwork("eip155:1"); ok {
 		t.Error("mainnet Ethereum accepted")
+	}
+}
+
+// TestTransferTypeHash checks the written-out type hash against its type.
+func TestTransferTypeHash(t *testing.T) {
+	if got, want := transferTypeHash(), eip712.TypeHash(transferType); got != want {
+		t.Errorf("transferTypeHash %x, want %x", got, want)
 	}
 }

@@ -140,3 +140,59 @@ func TestVerifyReliesOnlyOnAMatchingIdentity(t *testing.T) {
 		}
 	}
 }
+
+// A credential is decoded once per sale (payment.Credential.Decoded), and
+// that decoding is used only for the very Raw it was made from: a
+// decoding moved to another credential, or a Raw replaced after it was
+// decoded, is decoded again.
+func TestDecodedOnlyForItsRaw(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	ch, err := f.p.Challenge(t.Context(), testOffer, testRes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred := func() *payment.Credential {
+		c, err := httpgate.ReadCredential(hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow)))
+		if err != nil || c == nil {
+			t.Fatalf("read: %v", err)
+		}
+		return c
+	}
+	keyOf := func(c *payment.Credential) string {
+		t.Helper()
+		id, err := f.p.IdentifyPayment(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id.ReservationKey
+	}
+	a, b := cred(), cred()
+	keyA, keyB := keyOf(a), keyOf(cred2(t, b))
+	if keyA == keyB {
+		t.Fatal("two payments with one reservation key")
+	}
+	if a.Decoded == nil {
+		t.Fatal("IdentifyPayment kept no decoding for the rest of the sale")
+	}
+	b.Decoded = a.Decoded
+	if got := keyOf(b); got != keyB {
+		t.Errorf("another credential's decoding was used: key %s, want %s", got, keyB)
+	}
+	a.Raw = b.Raw
+	auth, err := f.p.Verify(t.Context(), testOffer, testRes, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth.ReservationKey != keyB {
+		t.Errorf("Verify used the decoding of the replaced Raw: key %s, want %s", auth.ReservationKey, keyB)
+	}
+}
+
+// cred2 is a copy of c with its own Raw and no decoding.
+func cred2(t *testing.T, c *payment.Credential) *payment.Credential {
+	t.Helper()
+	cp := *c
+	cp.Raw = append([]byte(nil), c.Raw...)
+	cp.Decoded = nil
+	return &cp
+}

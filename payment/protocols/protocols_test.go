@@ -355,6 +355,11 @@ func TestVerifyHonest(t *testing.T) {
 		{"x402 v2 with payment id", hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow, paymenttest.WithPaymentID("pay_0123456789abcdef"))),
 			payment.Authorization{Protocol: "x402", Method: "exact", Payer: payer, AmountMicroUSD: 250000, Network: "eip155:8453",
 				ValidUntil: testNow.Add(210 * time.Second), PaymentID: "pay_0123456789abcdef", Dev: true}},
+		// accepted echoed as an equal object in other bytes (its keys
+		// re-ordered: encoded from a map) is the same requirements.
+		{"x402 v2 with accepted re-encoded", hdr("Payment-Signature", paymenttest.X402V2(t, f.wallet, ch, testNow, paymenttest.WithAccepted(func(map[string]any) {}))),
+			payment.Authorization{Protocol: "x402", Method: "exact", Payer: payer, AmountMicroUSD: 250000, Network: "eip155:8453",
+				ValidUntil: testNow.Add(210 * time.Second), Dev: true}},
 		{"x402 v1", hdr("X-Payment", paymenttest.X402V1(t, f.wallet, ch, testNow)),
 			payment.Authorization{Protocol: "x402", Method: "exact", Payer: payer, AmountMicroUSD: 250000, Network: "eip155:8453",
 				ValidUntil: testNow.Add(210 * time.Second), Dev: true}},

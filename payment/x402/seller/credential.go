@@ -48,14 +48,24 @@ func malformed(name string, err error) *payment.Problem {
 		Detail: fmt.Sprintf("The %s header is not base64-encoded JSON of a payment payload: %v", name, err)}
 }
 
+// parse reads the version and scheme of a PaymentPayload. The payload is
+// decoded whole once, and kept for the sale's later steps
+// (Credential.Decoded); one whose fields have the wrong types is still a
+// credential (Verify says what is wrong with it) when its head reads.
 func parse(b []byte) (*payment.Credential, error) {
-	var head struct {
+	raw := append(json.RawMessage(nil), b...)
+	d := &decoded{raw: raw}
+	d.payloadErr = wire.DecodeObject(raw, &d.payload)
+	head := struct {
 		X402Version int             `json:"x402Version"`
 		Scheme      string          `json:"scheme"`
 		Accepted    json.RawMessage `json:"accepted"`
-	}
-	if err := wire.DecodeObject(b, &head); err != nil {
-		return nil, err
+	}{d.payload.X402Version, d.payload.Scheme, d.payload.Accepted}
+	if d.payloadErr != nil {
+		head.X402Version, head.Scheme, head.Accepted = 0, "", nil
+		if err := wire.DecodeObject(raw, &head); err != nil {
+			return nil, err
+		}
 	}
 	scheme := head.Scheme
 	if len(head.Accepted) > 0 {
@@ -65,7 +75,7 @@ func parse(b []byte) (*payment.Credential, error) {
 		_ = json.Unmarshal(head.Accepted, &acc)
 		scheme = acc.Scheme
 	}
-	return &payment.Credential{Protocol: payment.ProtocolX402, Version: head.X402Version, Method: scheme, Raw: append(json.RawMessage(nil), b...)}, nil
+	return &payment.Credential{Protocol: payment.ProtocolX402, Version: head.X402Version, Method: scheme, Raw: raw, Decoded: d}, nil
 }
 
 // IdentifyPayment identifies an x402 credential offline: the payer is the
@@ -74,12 +84,12 @@ func parse(b []byte) (*payment.Credential, error) {
 // names. Validity windows, amounts and recipients are not checked: that
 // is Verify's job.
 func (e *Exact) IdentifyPayment(c *payment.Credential) (*payment.PaymentIdentity, error) {
-	var pl x402.PaymentPayload
-	if err := wire.DecodeObject(c.Raw, &pl); err != nil {
-		return nil, err
+	d := decodedOf(c)
+	if d.payloadErr != nil {
+		return nil, d.payloadErr
 	}
-	var ex x402.ExactEVMPayload
-	if err := wire.DecodeObject(pl.Payload, &ex); err != nil {
+	ex, err := d.exact()
+	if err != nil {
 		return nil, err
 	}
 	id, err := e.Identify(ex.Authorization, ex.Signature)
@@ -104,7 +114,7 @@ func (e *Exact) Identify(w evm.EIP3009Authorization, signature string) (*payment
 	if err != nil {
 		return nil, err
 	}
-	d, err := a.Digest(e.net)
+	d, err := a.DigestFor(e.separator)
 	if err != nil {
 		return nil, err
 	}
@@ -121,14 +131,72 @@ func (e *Exact) Identify(w evm.EIP3009Authorization, signature string) (*payment
 // NamedQuote returns the quote an x402 credential names: its v2
 // payment-identifier id when it starts "quo_".
 func NamedQuote(c *payment.Credential) string {
-	var pl struct {
-		Extensions map[string]json.RawMessage `json:"extensions"`
+	d := decodedOf(c)
+	if !d.quoteRead {
+		d.quote, d.quoteRead = namedQuote(d), true
 	}
-	if json.Unmarshal(c.Raw, &pl) != nil {
-		return ""
+	return d.quote
+}
+
+func namedQuote(d *decoded) string {
+	ext := d.payload.Extensions
+	if d.payloadErr != nil {
+		// A payload Verify will refuse may still name its quote, which
+		// prices the challenge of the refusal.
+		var pl struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		}
+		if json.Unmarshal(d.raw, &pl) != nil {
+			return ""
+		}
+		ext = pl.Extensions
 	}
-	if id, err := x402.PaymentIdentifierOf(pl.Extensions); err == nil && strings.HasPrefix(id, "quo_") {
+	if id, err := x402.PaymentIdentifierOf(ext); err == nil && strings.HasPrefix(id, "quo_") {
 		return id
 	}
 	return ""
+}
+
+// decoded is an x402 credential decoded once per sale
+// (payment.Credential.Decoded): the PaymentPayload, its exact payload when
+// asked for, and the quote it names.
+type decoded struct {
+	raw        json.RawMessage // the Raw it was decoded from
+	payload    x402.PaymentPayload
+	payloadErr error
+	ex         *x402.ExactEVMPayload
+	exErr      error
+	exRead     bool
+	quote      string
+	quoteRead  bool
+}
+
+// decodedOf returns c's decoded form, decoding Raw the first time (or
+// when Decoded is not this mechanism's decoding of this very Raw).
+func decodedOf(c *payment.Credential) *decoded {
+	if d, ok := c.Decoded.(*decoded); ok && sameBytes(d.raw, c.Raw) {
+		return d
+	}
+	d := &decoded{raw: c.Raw}
+	d.payloadErr = wire.DecodeObject(c.Raw, &d.payload)
+	c.Decoded = d
+	return d
+}
+
+// exact decodes the exact scheme's payload once.
+func (d *decoded) exact() (*x402.ExactEVMPayload, error) {
+	if !d.exRead {
+		var ex x402.ExactEVMPayload
+		if d.exErr = wire.DecodeObject(d.payload.Payload, &ex); d.exErr == nil {
+			d.ex = &ex
+		}
+		d.exRead = true
+	}
+	return d.ex, d.exErr
+}
+
+// sameBytes reports whether a and b are the same slice (not only equal
+// bytes): a Raw replaced since it was decoded is decoded again.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

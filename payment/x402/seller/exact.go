@@ -49,6 +49,7 @@ type Options struct {
 // concurrent use.
 type Exact struct {
 	net         evm.Network
+	separator   [32]byte // net.DomainSeparator()
 	payTo       evm.Address
 	dev         bool
 	verifier    x402.Verifier
@@ -69,6 +70,7 @@ func New(o *Options) *Exact {
 	e := &Exact{net: o.Network, payTo: o.PayTo, dev: o.Dev, verifier: o.Verifier, confirmer: o.Confirmer, settler: o.Settler,
 		requireID: o.RequirePaymentIdentifier, extensions: o.Extensions, settleTime: o.SettlementTime,
 		presentTime: o.PresentationTime, defaultWork: 120 * time.Second, now: o.Now, log: o.Logger}
+	e.separator = e.net.DomainSeparator()
 	if e.now == nil {
 		e.now = time.Now
 	}

@@ -1,6 +1,7 @@
 package seller
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,10 +36,11 @@ type Payment struct {
 // Verifier. Failures are *payment.Problem; a verifier that cannot answer is
 // any other error.
 func (e *Exact) Verify(ctx context.Context, offer payment.Offer, res payment.Resource, c *payment.Credential) (*payment.Authorization, error) {
-	var pl x402.PaymentPayload
-	if err := wire.DecodeObject(c.Raw, &pl); err != nil {
+	d := decodedOf(c)
+	if err := d.payloadErr; err != nil {
 		return nil, payment.NewProblem(http.StatusBadRequest, "malformed-credential", "invalid_payload", "The payment payload is not valid JSON: %v", err)
 	}
+	pl := &d.payload
 	want := map[string]int{x402.HeaderPaymentSignature: 2, x402.HeaderXPayment: 1}[c.Header]
 	if (pl.X402Version != 1 && pl.X402Version != 2) || (want != 0 && pl.X402Version != want) {
 		return nil, payment.NewProblem(http.StatusBadRequest, "malformed-credential", "invalid_x402_version",
@@ -56,7 +58,8 @@ func (e *Exact) Verify(ctx context.Context, offer payment.Offer, res payment.Res
 		if err := wire.DecodeObject(pl.Accepted, &acc); err != nil {
 			return nil, payment.NewProblem(http.StatusBadRequest, "malformed-credential", "invalid_payload", "accepted is not a requirements object: %v", err)
 		}
-		if pr := e.checkAccepted(&acc, &issued, pl.Accepted); pr != nil {
+		reqRaw, _ = issued.Raw()
+		if pr := e.checkAccepted(&acc, &issued, pl.Accepted, reqRaw); pr != nil {
 			return nil, pr
 		}
 		// The echoed resource names the route the payment was made for;
@@ -81,7 +84,6 @@ func (e *Exact) Verify(ctx context.Context, offer payment.Offer, res payment.Res
 				"This route requires the payment-identifier extension with an id.")
 		}
 		paymentID = id
-		reqRaw, _ = issued.Raw()
 	} else {
 		if pl.Scheme != x402.SchemeExact {
 			return nil, payment.NewProblem(http.StatusPaymentRequired, "method-unsupported", "unsupported_scheme", "Scheme %q is not accepted; use exact.", wire.Clip(pl.Scheme, 40))
@@ -91,8 +93,8 @@ func (e *Exact) Verify(ctx context.Context, offer payment.Offer, res payment.Res
 		}
 		reqRaw, _ = wire.Marshal(e.RequirementsV1(offer, res))
 	}
-	var ex x402.ExactEVMPayload
-	if err := wire.DecodeObject(pl.Payload, &ex); err != nil {
+	ex, err := d.exact()
+	if err != nil {
 		return nil, payment.NewProblem(http.StatusBadRequest, "malformed-credential", "invalid_payload", "The exact payload is not valid: %v", err)
 	}
 	auth, err := ex.Authorization.Parse()
@@ -129,8 +131,9 @@ func (e *Exact) Verify(ctx context.Context, offer payment.Offer, res payment.Res
 }
 
 // checkAccepted compares the echoed requirements with the issued ones,
-// field by field for precise reasons, then as whole objects.
-func (e *Exact) checkAccepted(acc, issued *x402.PaymentRequirements, accRaw json.RawMessage) *payment.Problem {
+// field by field for precise reasons, then as whole objects (issuedRaw is
+// issued's JSON).
+func (e *Exact) checkAccepted(acc, issued *x402.PaymentRequirements, accRaw, issuedRaw json.RawMessage) *payment.Problem {
 	if acc.Scheme != x402.SchemeExact {
 		return payment.NewProblem(http.StatusPaymentRequired, "method-unsupported", "unsupported_scheme", "Scheme %q is not accepted; use exact.", wire.Clip(acc.Scheme, 40))
 	}
@@ -151,8 +154,13 @@ func (e *Exact) checkAccepted(acc, issued *x402.PaymentRequirements, accRaw json
 		want, _ := strconv.ParseInt(issued.Amount, 10, 64)
 		return amountProblem("invalid_exact_evm_payload_authorization_value_mismatch", v, want)
 	}
+	// The same bytes (the common case: a client echoes what it parsed,
+	// keys in their order) are the same object; other bytes are compared
+	// as JSON values.
+	if bytes.Equal(accRaw, issuedRaw) {
+		return nil
+	}
 	var got, want any
-	issuedRaw, _ := issued.Raw()
 	if json.Unmarshal(accRaw, &got) != nil || json.Unmarshal(issuedRaw, &want) != nil || !reflect.DeepEqual(got, want) {
 		return payment.NewProblem(http.StatusPaymentRequired, "verification-failed", "invalid_payment_requirements",
 			"accepted does not equal the requirements this route issues (maxTimeoutSeconds, extra or other fields differ).")
