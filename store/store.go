@@ -157,6 +157,10 @@ type DB struct {
 	an     *niche.Analyzer // lang, with a memo of its stems
 	// stopAfter is Options.stopAfter.
 	stopAfter string
+	// ckpt runs the SQLite checkpoints of bulk transactions, and
+	// bulkCache keeps their page cache (bulk.go).
+	ckpt      checkpointer
+	bulkCache bulkCache
 }
 
 // New returns a DB over writer (writes and write transactions) and reader
@@ -251,6 +255,8 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close closes every connection.
 func (db *DB) Close() error {
+	db.bulkCache.stop()
+	db.ckpt.wait()
 	err := db.w.Close()
 	if db.r != db.w {
 		err = errors.Join(err, db.r.Close())
