@@ -103,6 +103,16 @@ func (db *DB) InBulkTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		begin = "BEGIN IMMEDIATE"
 		db.bulkCache.enlarge(ctx, conn)
 		defer db.bulkCache.releaseLater(db)
+		// Statement journals in memory: each multi-row INSERT of a
+		// batch journals the pages it changes that earlier statements of
+		// the transaction wrote, and SQLite writes a journal larger than
+		// 64 KB to a temporary file (a write system call per page).
+		var temp int64
+		if err := conn.QueryRowContext(ctx, "PRAGMA temp_store").Scan(&temp); err == nil && temp != 2 {
+			if _, err := conn.ExecContext(ctx, "PRAGMA temp_store = MEMORY"); err == nil {
+				defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA temp_store = %d", temp)) //nolint:errcheck // best effort
+			}
+		}
 		var auto int64
 		// An in-memory database (one connection, no WAL) keeps its
 		// checkpoints as they are.
@@ -268,6 +278,7 @@ type checkpointer struct {
 	closed  bool
 	idle    chan struct{} // closed when the run ends
 	frames  int64         // the WAL's frames at the last checkpoint
+	copied  int64         // and those of them in the database file then
 	done    sync.WaitGroup
 }
 
@@ -302,7 +313,7 @@ func (db *DB) checkpointSoon() {
 				db.log.Warn("store: background checkpoint", "err", err)
 			}
 			c.mu.Lock()
-			c.frames = frames
+			c.frames, c.copied = frames, copied
 			if !c.again || c.closed {
 				c.running = false
 				c.mu.Unlock()
