@@ -43,6 +43,19 @@
 //     synchronous=FULL (a committed payment survives power loss), one writer
 //     connection whose transactions begin IMMEDIATE, and a separate pool of
 //     query_only reader connections (see store/sqlite).
+//   - SQLite bulk transactions (InBulkTx: the niche catalogue import)
+//     change three settings of the writer connection, none of which
+//     weakens durability: the commit still syncs the WAL
+//     (synchronous=FULL) before InBulkTx returns. They do not checkpoint
+//     at their commit (wal_autocheckpoint 0 for the transaction): a
+//     passive checkpoint on a reader connection copies their pages into
+//     the database file in the background, and one interrupted or never
+//     run is completed by the next checkpoint or by recovery at open, as
+//     for any WAL (the WAL stays bounded: see InBulkTx). Their statement
+//     journals are kept in memory (temp_store=MEMORY), which only holds
+//     what a failing statement would roll back, and is discarded with it.
+//     Their page cache is larger (256 MB), and kept for a second after the
+//     last of them.
 //   - PostgreSQL has two pools too: writes and write transactions on one
 //     (Options.MaxWriteConns), reads outside transactions on the other
 //     (Options.MaxOpenConns), so that reads never queue behind paid writes.

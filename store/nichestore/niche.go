@@ -612,7 +612,7 @@ func updateEvaluation(ctx context.Context, tx *store.Tx, r *niche.Record, expect
 // which reports the conflict.
 func keepRevisionState(ctx context.Context, tx *store.Tx, id string, rev int) error {
 	var none bool
-	err := tx.QueryRow(ctx, `SELECT state = '' FROM niche_revisions WHERE niche_id = ? AND revision = ?`, id, rev).Scan(&none)
+	err := tx.CachedQueryRow(ctx, `SELECT state = '' FROM niche_revisions WHERE niche_id = ? AND revision = ?`, id, rev).Scan(&none)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !none) {
 		return nil
 	}
