@@ -22,3 +22,19 @@ func (db *DB) WriterStmts() int {
 	defer db.wstmts.mu.Unlock()
 	return len(db.wstmts.m)
 }
+
+// LastCheckpoint waits for the background checkpoint of bulk
+// transactions, if one runs, and returns the WAL's frames at the last one
+// and how many of them were then in the database file.
+func (db *DB) LastCheckpoint() (frames, copied int64) {
+	c := &db.ckpt
+	c.mu.Lock()
+	idle, running := c.idle, c.running
+	c.mu.Unlock()
+	if running {
+		<-idle
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.frames, c.copied
+}

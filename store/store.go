@@ -43,6 +43,19 @@
 //     synchronous=FULL (a committed payment survives power loss), one writer
 //     connection whose transactions begin IMMEDIATE, and a separate pool of
 //     query_only reader connections (see store/sqlite).
+//   - SQLite bulk transactions (InBulkTx: the niche catalogue import)
+//     change three settings of the writer connection, none of which
+//     weakens durability: the commit still syncs the WAL
+//     (synchronous=FULL) before InBulkTx returns. They do not checkpoint
+//     at their commit (wal_autocheckpoint 0 for the transaction): a
+//     passive checkpoint on a reader connection copies their pages into
+//     the database file in the background, and one interrupted or never
+//     run is completed by the next checkpoint or by recovery at open, as
+//     for any WAL (the WAL stays bounded: see InBulkTx). Their statement
+//     journals are kept in memory (temp_store=MEMORY), which only holds
+//     what a failing statement would roll back, and is discarded with it.
+//     Their page cache is larger (256 MB), and kept for a second after the
+//     last of them.
 //   - PostgreSQL has two pools too: writes and write transactions on one
 //     (Options.MaxWriteConns), reads outside transactions on the other
 //     (Options.MaxOpenConns), so that reads never queue behind paid writes.
@@ -157,6 +170,10 @@ type DB struct {
 	an     *niche.Analyzer // lang, with a memo of its stems
 	// stopAfter is Options.stopAfter.
 	stopAfter string
+	// ckpt runs the SQLite checkpoints of bulk transactions, and
+	// bulkCache keeps their page cache (bulk.go).
+	ckpt      checkpointer
+	bulkCache bulkCache
 }
 
 // New returns a DB over writer (writes and write transactions) and reader
@@ -251,6 +268,8 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close closes every connection.
 func (db *DB) Close() error {
+	db.bulkCache.stop()
+	db.ckpt.wait()
 	err := db.w.Close()
 	if db.r != db.w {
 		err = errors.Join(err, db.r.Close())

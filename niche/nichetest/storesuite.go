@@ -62,6 +62,7 @@ func TestStore(t *testing.T, open StoreOpener) {
 		{"Quota", func(t *testing.T) { testNicheQuota(t, open) }},
 		{"Import", func(t *testing.T) { testNicheImport(t, open) }},
 		{"ImportBulk", func(t *testing.T) { testNicheImportBulk(t, open) }},
+		{"ImportRevisionLog", func(t *testing.T) { testNicheImportRevisionLog(t, open) }},
 		{"DuplicatePages", func(t *testing.T) { testNicheDuplicatePages(t, open) }},
 		{"RejectedSignal", func(t *testing.T) { testNicheRejectedSignal(t, open) }},
 		{"RejectionRace", func(t *testing.T) { testNicheRejectionRace(t, open) }},

@@ -9,6 +9,11 @@
 // helper, the migrations, and the search text every open and write keeps
 // in the database's niche.Language).
 //
+// The revision log keeps each revision's state as JSON, except the first
+// revision of an evaluation created by a bulk import, whose state is the
+// evaluation's row until a later write changes the row and writes it into
+// the log first (see import.go).
+//
 // It passes nichetest.TestStore, nichetest.TestSubscriptionStore and
 // nichetest.TestSubscriptionStoreShared; internal/conformance runs them on
 // every backend. niche/nichemem is the in-memory implementation.

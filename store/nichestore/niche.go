@@ -517,6 +517,9 @@ func writeRevision(ctx context.Context, tx *store.Tx, w niche.Write) (*niche.Rec
 		if err := removePublishedTerms(ctx, tx, r.ID, terms); err != nil {
 			return nil, err
 		}
+		if err := keepRevisionState(ctx, tx, r.ID, w.ExpectedRevision); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO niche_operations (operation_id, request_hash, niche_id, revision, created_at)
 		VALUES (?, ?, ?, ?, ?)`, w.OperationID, w.RequestHash, r.ID, r.Revision, store.ToMicros(w.At)); err != nil {
@@ -600,6 +603,36 @@ func updateEvaluation(ctx context.Context, tx *store.Tx, r *niche.Record, expect
 		return err
 	}
 	return &niche.RevisionConflictError{ID: r.ID, Expected: expected, Current: cur}
+}
+
+// keepRevisionState writes the state of revision rev of evaluation id
+// into its log entry when the entry holds none (a bulk creation's, whose
+// state is the evaluation's row: see revisionState), before the row
+// changes. A row already at another revision is left to the update,
+// which reports the conflict.
+func keepRevisionState(ctx context.Context, tx *store.Tx, id string, rev int) error {
+	var none bool
+	err := tx.CachedQueryRow(ctx, `SELECT state = '' FROM niche_revisions WHERE niche_id = ? AND revision = ?`, id, rev).Scan(&none)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !none) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cur, err := scanRecord(tx.QueryRow(ctx, `SELECT `+evalCols+` FROM niche_evaluations WHERE id = ? AND revision = ?`, id, rev))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	state, err := json.Marshal(cur)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `UPDATE niche_revisions SET state = ? WHERE niche_id = ? AND revision = ? AND state = ''`,
+		string(state), id, rev)
+	return err
 }
 
 // logRevision appends the revision w writes (the state r) to the log.
@@ -733,16 +766,33 @@ func (ns *Store) BulkLoadNiche(ctx context.Context, signals []niche.Signal, recs
 	return nil
 }
 
+// revisionState reads the state revision rev of evaluation id left. A
+// log entry that holds none (a bulk creation's) is the evaluation's row,
+// which is still at that revision: keepRevisionState writes the state
+// into the entry before the row changes, so when the row has moved on
+// meanwhile (a read outside the writing transaction), the entry is read
+// again.
 func revisionState(ctx context.Context, queryRow func(context.Context, string, ...any) *sql.Row, id string, rev int) (*niche.Record, error) {
-	var state string
-	if err := queryRow(ctx, `SELECT state FROM niche_revisions WHERE niche_id = ? AND revision = ?`, id, rev).Scan(&state); err != nil {
-		return nil, fmt.Errorf("store: revision %s/%d: %w", id, rev, err)
+	for again := false; ; again = true {
+		var state string
+		if err := queryRow(ctx, `SELECT state FROM niche_revisions WHERE niche_id = ? AND revision = ?`, id, rev).Scan(&state); err != nil {
+			return nil, fmt.Errorf("store: revision %s/%d: %w", id, rev, err)
+		}
+		if state != "" {
+			var r niche.Record
+			if err := json.Unmarshal([]byte(state), &r); err != nil {
+				return nil, fmt.Errorf("store: revision %s/%d: %w", id, rev, err)
+			}
+			return &r, nil
+		}
+		r, err := scanRecord(queryRow(ctx, `SELECT `+evalCols+` FROM niche_evaluations WHERE id = ? AND revision = ?`, id, rev))
+		if err == nil {
+			return r, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) || again {
+			return nil, fmt.Errorf("store: revision %s/%d: %w", id, rev, err)
+		}
 	}
-	var r niche.Record
-	if err := json.Unmarshal([]byte(state), &r); err != nil {
-		return nil, fmt.Errorf("store: revision %s/%d: %w", id, rev, err)
-	}
-	return &r, nil
 }
 
 // Operation implements niche.Store.
@@ -787,6 +837,7 @@ func (ns *Store) Revisions(ctx context.Context, id string) ([]niche.Revision, er
 	}
 	defer rows.Close()
 	out := []niche.Revision{}
+	fromRow := -1 // the entry whose state is the row's, if any
 	for rows.Next() {
 		var r niche.Revision
 		var at int64
@@ -795,12 +846,25 @@ func (ns *Store) Revisions(ctx context.Context, id string) ([]niche.Revision, er
 			return nil, err
 		}
 		r.At = store.FromMicros(at)
-		if err := json.Unmarshal([]byte(state), &r.State); err != nil {
+		if state == "" {
+			fromRow = len(out)
+		} else if err := json.Unmarshal([]byte(state), &r.State); err != nil {
 			return nil, fmt.Errorf("store: revision %s/%d: %w", r.NicheID, r.Revision, err)
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	if fromRow >= 0 {
+		r, err := revisionState(ctx, ns.db.QueryRow, id, out[fromRow].Revision)
+		if err != nil {
+			return nil, err
+		}
+		out[fromRow].State = *r
+	}
+	return out, nil
 }
 
 // Published implements niche.Store.
