@@ -346,9 +346,8 @@ func TestEachRawRowStreamsInIndexOrder(t *testing.T) {
 
 // TestCachedExecAcrossProcesses: statements that are their own
 // transaction (CachedExec), run at once by two DBs on one SQLite file (as
-// two processes would), all commit: a lock the other holds is waited for,
-// a snapshot its commit made stale is taken again, and no increment is
-// lost.
+// two processes would), all commit: a lock the other holds is waited for
+// and no increment is lost.
 func TestCachedExecAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -167,7 +167,7 @@ func TestDecodedOnlyForItsRaw(t *testing.T) {
 		return id.ReservationKey
 	}
 	a, b := cred(), cred()
-	keyA, keyB := keyOf(a), keyOf(cred2(t, b))
+	keyA, keyB := keyOf(a), keyOf(undecodedCopy(t, b))
 	if keyA == keyB {
 		t.Fatal("two payments with one reservation key")
 	}
@@ -188,8 +188,8 @@ func TestDecodedOnlyForItsRaw(t *testing.T) {
 	}
 }
 
-// cred2 is a copy of c with its own Raw and no decoding.
-func cred2(t *testing.T, c *payment.Credential) *payment.Credential {
+// undecodedCopy is a copy of c with its own Raw and no decoding.
+func undecodedCopy(t *testing.T, c *payment.Credential) *payment.Credential {
 	t.Helper()
 	cp := *c
 	cp.Raw = append([]byte(nil), c.Raw...)

@@ -56,26 +56,26 @@ func parse(b []byte) (*payment.Credential, error) {
 	raw := append(json.RawMessage(nil), b...)
 	d := &decoded{raw: raw}
 	d.payloadErr = wire.DecodeObject(raw, &d.payload)
-	head := struct {
-		X402Version int             `json:"x402Version"`
-		Scheme      string          `json:"scheme"`
-		Accepted    json.RawMessage `json:"accepted"`
-	}{d.payload.X402Version, d.payload.Scheme, d.payload.Accepted}
+	version, scheme, accepted := d.payload.X402Version, d.payload.Scheme, d.payload.Accepted
 	if d.payloadErr != nil {
-		head.X402Version, head.Scheme, head.Accepted = 0, "", nil
+		var head struct {
+			X402Version int             `json:"x402Version"`
+			Scheme      string          `json:"scheme"`
+			Accepted    json.RawMessage `json:"accepted"`
+		}
 		if err := wire.DecodeObject(raw, &head); err != nil {
 			return nil, err
 		}
+		version, scheme, accepted = head.X402Version, head.Scheme, head.Accepted
 	}
-	scheme := head.Scheme
-	if len(head.Accepted) > 0 {
+	if len(accepted) > 0 {
 		var acc struct {
 			Scheme string `json:"scheme"`
 		}
-		_ = json.Unmarshal(head.Accepted, &acc)
+		_ = json.Unmarshal(accepted, &acc)
 		scheme = acc.Scheme
 	}
-	return &payment.Credential{Protocol: payment.ProtocolX402, Version: head.X402Version, Method: scheme, Raw: raw, Decoded: d}, nil
+	return &payment.Credential{Protocol: payment.ProtocolX402, Version: version, Method: scheme, Raw: raw, Decoded: d}, nil
 }
 
 // IdentifyPayment identifies an x402 credential offline: the payer is the
