@@ -184,6 +184,9 @@ func (db *DB) CachedExec(ctx context.Context, q string, args ...any) (sql.Result
 		} else {
 			res, err = db.w.ExecContext(ctx, q, args...)
 		}
+		if err == nil {
+			db.committed()
+		}
 		if err == nil || !db.isRetryable(err) || ctx.Err() != nil {
 			return res, err
 		}

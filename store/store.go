@@ -43,6 +43,10 @@
 //     synchronous=FULL (a committed payment survives power loss), one writer
 //     connection whose transactions begin IMMEDIATE, and a separate pool of
 //     query_only reader connections (see store/sqlite).
+//   - The SQLite writer does not checkpoint at its commits: every few
+//     hundred commits a passive checkpoint runs on a reader connection in
+//     the background (checkpoint.go); the writer's automatic checkpoint
+//     is only a backstop (WalBackstopFrames).
 //   - SQLite bulk transactions (InBulkTx: the niche catalogue import)
 //     change three settings of the writer connection, none of which
 //     weakens durability: the commit still syncs the WAL
@@ -170,8 +174,9 @@ type DB struct {
 	an     *niche.Analyzer // lang, with a memo of its stems
 	// stopAfter is Options.stopAfter.
 	stopAfter string
-	// ckpt runs the SQLite checkpoints of bulk transactions, and
-	// bulkCache keeps their page cache (bulk.go).
+	// ckpt runs the SQLite checkpoints of bulk transactions and of
+	// every walCheckpointCommits commits (checkpoint.go), and bulkCache
+	// keeps the page cache of bulk transactions (bulk.go).
 	ckpt      checkpointer
 	bulkCache bulkCache
 }
@@ -374,7 +379,11 @@ func (db *DB) rebind(q string) string {
 
 // Exec runs a statement on the writer.
 func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return db.w.ExecContext(ctx, db.rebind(q), args...)
+	res, err := db.w.ExecContext(ctx, db.rebind(q), args...)
+	if err == nil {
+		db.committed()
+	}
+	return res, err
 }
 
 // Query runs a query on the reader pool.
@@ -550,5 +559,6 @@ func (db *DB) runTx(ctx context.Context, begin func(context.Context, *sql.TxOpti
 	if err = sqlTx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	db.committed()
 	return nil
 }
