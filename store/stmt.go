@@ -200,6 +200,7 @@ func (db *DB) CachedExec(ctx context.Context, q string, args ...any) (sql.Result
 // statements built per call).
 func (t *Tx) CachedExec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	q = t.db.rebind(q)
+	ctx = t.stmtCtx(ctx)
 	if s := t.txStmt(ctx, q); s != nil {
 		return s.ExecContext(ctx, args...)
 	}
@@ -210,6 +211,7 @@ func (t *Tx) CachedExec(ctx context.Context, q string, args ...any) (sql.Result,
 // keeps (as CachedExec).
 func (t *Tx) CachedQueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	q = t.db.rebind(q)
+	ctx = t.stmtCtx(ctx)
 	if s := t.txStmt(ctx, q); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}

@@ -218,6 +218,56 @@ func TestInTxNoSync(t *testing.T) {
 	})
 }
 
+// TestInTxNoSyncCancelled: a relaxed transaction whose context is done
+// before it begins, or between two of its statements (on SQLite its
+// statements are not watched while they run, but checked before), fails
+// with the context's error and writes nothing; the writer serves the next
+// transaction.
+func TestInTxNoSyncCancelled(t *testing.T) {
+	eachStore(t, func(t *testing.T, db *store.DB) {
+		insert := "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)"
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := db.InTxNoSync(done, func(tx *store.Tx) error {
+			_, err := tx.Exec(done, insert, "before", "1", 1)
+			return err
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("a transaction begun with a done context: %v", err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		err = db.InTxNoSync(ctx, func(tx *store.Tx) error {
+			if _, err := tx.CachedExec(ctx, insert, "between", "1", 1); err != nil {
+				return err
+			}
+			cancel()
+			if _, err := tx.CachedExec(ctx, insert, "between-2", "1", 1); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, insert, "between-3", "1", 1)
+			return err
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("a transaction whose context ended between statements: %v", err)
+		}
+		bg := context.Background()
+		for _, key := range []string{"before", "between", "between-2", "between-3"} {
+			if _, err := db.Meta(bg, key); err == nil {
+				t.Errorf("%s was written by a cancelled transaction", key)
+			}
+		}
+		if err := db.InTxNoSync(bg, func(tx *store.Tx) error {
+			_, err := tx.Exec(bg, insert, "after", "1", 1)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Meta(bg, "after"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // TestCachedWriterStatements: a transaction's cached statements run
 // unprepared at first (the writer's only connection is the
 // transaction's), are prepared before the next transaction, and give the
