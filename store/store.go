@@ -153,11 +153,14 @@ type Driver struct {
 	// scans with database/sql.
 	RawRows func(ctx context.Context, conn *sql.Conn, query string, args []any, fn func(row [][]byte) error) error
 	// ExecBatch, when set, runs stmts (placeholders rebound) on conn as
-	// one transaction that commits without waiting for the disk, sent at
-	// once (PostgreSQL: a pipeline of BEGIN, SET LOCAL synchronous_commit
-	// = off, the statements and COMMIT), and returns the rows each
-	// changed; the first that fails is a *BatchError, and nothing is
-	// committed. Nil means one statement at a time, in InTxNoSync.
+	// one transaction that commits without waiting for the disk
+	// (PostgreSQL: a pipeline of BEGIN, SET LOCAL synchronous_commit =
+	// off, the statements and COMMIT, sent at once, whose transaction
+	// store rolls back after a failure; SQLite: the statements on the
+	// driver's connection, rolled back by the driver after a failure), and
+	// returns the rows each changed; the first that fails is a
+	// *BatchError, and nothing is committed. Nil means one statement at a
+	// time, in InTxNoSync.
 	ExecBatch func(ctx context.Context, conn *sql.Conn, stmts []Stmt) ([]int64, error)
 }
 

@@ -40,7 +40,8 @@ import (
 // Driver describes modernc.org/sqlite to store.New, for callers that open their own
 // handles (see store.New).
 func Driver() store.Driver {
-	return store.Driver{Dialect: store.SQLite, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable}
+	b := &batchStmts{}
+	return store.Driver{Dialect: store.SQLite, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable, ExecBatch: b.exec}
 }
 
 var memoryDBs atomic.Int64
