@@ -162,6 +162,11 @@ type Driver struct {
 	// *BatchError, and nothing is committed. Nil means one statement at a
 	// time, in InTxNoSync.
 	ExecBatch func(ctx context.Context, conn *sql.Conn, stmts []Stmt) ([]int64, error)
+	// ExecOne, when set, runs the statement q on conn, a connection of
+	// the writer pool, as a transaction of its own, committed durably
+	// (SQLite: through a statement the driver's connection prepared
+	// once). Nil means database/sql's (DB.CachedExec).
+	ExecOne func(ctx context.Context, conn *sql.Conn, q string, args []any) (sql.Result, error)
 }
 
 // DB is an open assay database.

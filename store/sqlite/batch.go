@@ -11,7 +11,9 @@ import (
 )
 
 // A relaxed batch (store.DB.ExecBatchNoSync: a paid call's opening and
-// completion) is run on the writer's driver connection itself, written by
+// completion), and a statement that is its own transaction
+// (store.DB.CachedExec: a paid call's move to settling), are run on the
+// writer's driver connection itself, written by
 // hand here rather than through a database/sql transaction: database/sql
 // starts a goroutine for every transaction it begins (to roll it back if
 // its context ends), and the driver one for every statement whose context
@@ -29,7 +31,7 @@ import (
 const maxBatchStmts = 64
 
 // batchStmts keeps the prepared statements of the writer's driver
-// connection for batches. The writer pool has one connection; when the
+// connection for batches and single statements. The writer pool has one connection; when the
 // pool replaces it (after a failure), the statements of the one before are
 // dropped with it.
 type batchStmts struct {
@@ -63,21 +65,7 @@ func (b *batchStmts) exec(ctx context.Context, conn *sql.Conn, stmts []store.Stm
 			return fmt.Errorf("store: batch: not an SQLite connection (%T)", dc)
 		}
 		run := func(q string, args []any) (int64, error) {
-			nv := make([]driver.NamedValue, len(args))
-			for i, a := range args {
-				v, err := driver.DefaultParameterConverter.ConvertValue(a)
-				if err != nil {
-					return 0, fmt.Errorf("store: batch: argument %d: %w", i+1, err)
-				}
-				nv[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
-			}
-			var res driver.Result
-			var err error
-			if s := b.stmt(bg, c, q); s != nil {
-				res, err = s.(driver.StmtExecContext).ExecContext(bg, nv)
-			} else {
-				res, err = c.ExecContext(bg, q, nv)
-			}
+			res, err := b.run(bg, c, q, args)
 			if err != nil {
 				return 0, err
 			}
@@ -122,6 +110,46 @@ func (b *batchStmts) exec(ctx context.Context, conn *sql.Conn, stmts []store.Stm
 		return nil, err
 	}
 	return n, nil
+}
+
+// run runs q with args on c, through the statement c prepared for q.
+func (b *batchStmts) run(ctx context.Context, c batchConn, q string, args []any) (driver.Result, error) {
+	nv := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		v, err := driver.DefaultParameterConverter.ConvertValue(a)
+		if err != nil {
+			return nil, fmt.Errorf("store: argument %d: %w", i+1, err)
+		}
+		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	if s := b.stmt(ctx, c, q); s != nil {
+		return s.(driver.StmtExecContext).ExecContext(ctx, nv)
+	}
+	return c.ExecContext(ctx, q, nv)
+}
+
+// execOne implements store.Driver.ExecOne: q as a transaction of its own
+// (committed durably, synchronous=FULL), on conn, through the statement
+// the connection prepared for it, with a context that cannot end (ctx is
+// checked first: see above).
+func (b *batchStmts) execOne(ctx context.Context, conn *sql.Conn, q string, args []any) (sql.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var res driver.Result
+	err := conn.Raw(func(dc any) error {
+		c, ok := dc.(batchConn)
+		if !ok {
+			return fmt.Errorf("store: exec: not an SQLite connection (%T)", dc)
+		}
+		var err error
+		res, err = b.run(context.WithoutCancel(ctx), c, q, args)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // stmt returns q prepared on c, preparing it on first use (nil when the

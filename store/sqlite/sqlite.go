@@ -41,7 +41,7 @@ import (
 // handles (see store.New).
 func Driver() store.Driver {
 	b := &batchStmts{}
-	return store.Driver{Dialect: store.SQLite, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable, ExecBatch: b.exec}
+	return store.Driver{Dialect: store.SQLite, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable, ExecBatch: b.exec, ExecOne: b.execOne}
 }
 
 var memoryDBs atomic.Int64
