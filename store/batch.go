@@ -75,6 +75,9 @@ func (db *DB) tryBatch(ctx context.Context, stmts []Stmt) ([]int64, error) {
 		// back to the pool. SQLite's rolls back itself.
 		db.discardIfInTx(ctx, conn)
 	}
+	if err == nil {
+		db.committed()
+	}
 	return n, err
 }
 
