@@ -38,9 +38,9 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // at the first statement that fails: nothing is written and the error is
 // a *BatchError naming it. On PostgreSQL the transaction is one pipeline,
 // one round trip whatever the number of statements (Driver.ExecBatch); on
-// SQLite it is an InTxNoSync transaction through the writer's prepared
-// statements (Tx.CachedExec), for statements of fixed text. Retried as
-// InTxNoSync is.
+// SQLite it runs on the writer's driver connection through statements it
+// prepared once (store/sqlite's Driver.ExecBatch), for statements of fixed
+// text. Retried as InTxNoSync is.
 func (db *DB) ExecBatchNoSync(ctx context.Context, stmts ...Stmt) ([]int64, error) {
 	if db.drv.ExecBatch == nil {
 		return db.batchInTx(ctx, stmts)
@@ -69,10 +69,14 @@ func (db *DB) tryBatch(ctx context.Context, stmts []Stmt) ([]int64, error) {
 	}
 	defer conn.Close()
 	n, err := db.drv.ExecBatch(ctx, conn, stmts)
-	if err != nil {
-		// The driver ends its transaction; a connection whose state is
-		// not known does not go back to the pool.
+	if err != nil && db.drv.Dialect != SQLite {
+		// PostgreSQL's leaves its transaction aborted: it is rolled
+		// back, and a connection whose state is not known does not go
+		// back to the pool. SQLite's rolls back itself.
 		db.discardIfInTx(ctx, conn)
+	}
+	if err == nil {
+		db.committed()
 	}
 	return n, err
 }

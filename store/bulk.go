@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -272,6 +273,7 @@ const walBulkFrames = 100000
 // checkpointer runs SQLite checkpoints in the background, one at a time:
 // a request while one runs makes it run once more when it ends.
 type checkpointer struct {
+	commits atomic.Int64 // the writer's commits (DB.committed)
 	mu      sync.Mutex
 	running bool
 	again   bool

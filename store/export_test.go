@@ -38,3 +38,6 @@ func (db *DB) LastCheckpoint() (frames, copied int64) {
 	defer c.mu.Unlock()
 	return c.frames, c.copied
 }
+
+// WalCheckpointCommits is walCheckpointCommits.
+const WalCheckpointCommits = walCheckpointCommits

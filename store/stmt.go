@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -157,12 +158,25 @@ func (db *DB) prepareWanted(ctx context.Context) {
 	}
 }
 
+// execOne runs q on a connection of the writer pool (Driver.ExecOne):
+// ctx bounds the wait for it.
+func (db *DB) execOne(ctx context.Context, q string, args []any) (sql.Result, error) {
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: connection: %w", err)
+	}
+	defer conn.Close()
+	return db.drv.ExecOne(ctx, conn, q, args)
+}
+
 // CachedExec runs one write statement as a transaction of its own,
 // committed durably as InTx commits, and retried a few times after a lock
 // conflict or a serialization failure as InTx is. The statement alone is
 // the transaction: on PostgreSQL one round trip, not three (BEGIN, the
-// statement, COMMIT); on SQLite one step of a prepared statement the
-// writer keeps, without the BEGIN and COMMIT statements. An SQLite
+// statement, COMMIT); on SQLite one step of a statement the writer's
+// connection prepared once (Driver.ExecOne: ctx bounds the wait for the
+// connection, and is not watched while the statement runs, as in
+// InTxNoSync), without the BEGIN and COMMIT statements. An SQLite
 // statement that is its own transaction begins as a reader: when another
 // process's commit made its snapshot stale it cannot take the write lock
 // (SQLITE_BUSY_SNAPSHOT bypasses the busy timeout), and it is run again,
@@ -170,19 +184,17 @@ func (db *DB) prepareWanted(ctx context.Context) {
 // for through the busy timeout, as BEGIN IMMEDIATE waits.
 func (db *DB) CachedExec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	q = db.rebind(q)
-	var s *sql.Stmt
-	if db.drv.Dialect == SQLite {
-		db.prepareWanted(ctx)
-		s = db.writerStmt(q)
-	}
 	const attempts = 5
 	var res sql.Result
 	var err error
 	for i := range attempts {
-		if s != nil {
-			res, err = s.ExecContext(ctx, args...)
+		if db.drv.ExecOne != nil {
+			res, err = db.execOne(ctx, q, args)
 		} else {
 			res, err = db.w.ExecContext(ctx, q, args...)
+		}
+		if err == nil {
+			db.committed()
 		}
 		if err == nil || !db.isRetryable(err) || ctx.Err() != nil {
 			return res, err
@@ -197,6 +209,7 @@ func (db *DB) CachedExec(ctx context.Context, q string, args ...any) (sql.Result
 // statements built per call).
 func (t *Tx) CachedExec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	q = t.db.rebind(q)
+	ctx = t.stmtCtx(ctx)
 	if s := t.txStmt(ctx, q); s != nil {
 		return s.ExecContext(ctx, args...)
 	}
@@ -207,6 +220,7 @@ func (t *Tx) CachedExec(ctx context.Context, q string, args ...any) (sql.Result,
 // keeps (as CachedExec).
 func (t *Tx) CachedQueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	q = t.db.rebind(q)
+	ctx = t.stmtCtx(ctx)
 	if s := t.txStmt(ctx, q); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}

@@ -43,6 +43,10 @@
 //     synchronous=FULL (a committed payment survives power loss), one writer
 //     connection whose transactions begin IMMEDIATE, and a separate pool of
 //     query_only reader connections (see store/sqlite).
+//   - The SQLite writer does not checkpoint at its commits: every few
+//     hundred commits a passive checkpoint runs on a reader connection in
+//     the background (checkpoint.go); the writer's automatic checkpoint
+//     is only a backstop (WalBackstopFrames).
 //   - SQLite bulk transactions (InBulkTx: the niche catalogue import)
 //     change three settings of the writer connection, none of which
 //     weakens durability: the commit still syncs the WAL
@@ -149,12 +153,20 @@ type Driver struct {
 	// scans with database/sql.
 	RawRows func(ctx context.Context, conn *sql.Conn, query string, args []any, fn func(row [][]byte) error) error
 	// ExecBatch, when set, runs stmts (placeholders rebound) on conn as
-	// one transaction that commits without waiting for the disk, sent at
-	// once (PostgreSQL: a pipeline of BEGIN, SET LOCAL synchronous_commit
-	// = off, the statements and COMMIT), and returns the rows each
-	// changed; the first that fails is a *BatchError, and nothing is
-	// committed. Nil means one statement at a time, in InTxNoSync.
+	// one transaction that commits without waiting for the disk
+	// (PostgreSQL: a pipeline of BEGIN, SET LOCAL synchronous_commit =
+	// off, the statements and COMMIT, sent at once, whose transaction
+	// store rolls back after a failure; SQLite: the statements on the
+	// driver's connection, rolled back by the driver after a failure), and
+	// returns the rows each changed; the first that fails is a
+	// *BatchError, and nothing is committed. Nil means one statement at a
+	// time, in InTxNoSync.
 	ExecBatch func(ctx context.Context, conn *sql.Conn, stmts []Stmt) ([]int64, error)
+	// ExecOne, when set, runs the statement q on conn, a connection of
+	// the writer pool, as a transaction of its own, committed durably
+	// (SQLite: through a statement the driver's connection prepared
+	// once). Nil means database/sql's (DB.CachedExec).
+	ExecOne func(ctx context.Context, conn *sql.Conn, q string, args []any) (sql.Result, error)
 }
 
 // DB is an open assay database.
@@ -170,8 +182,9 @@ type DB struct {
 	an     *niche.Analyzer // lang, with a memo of its stems
 	// stopAfter is Options.stopAfter.
 	stopAfter string
-	// ckpt runs the SQLite checkpoints of bulk transactions, and
-	// bulkCache keeps their page cache (bulk.go).
+	// ckpt runs the SQLite checkpoints of bulk transactions and of
+	// every walCheckpointCommits commits (checkpoint.go), and bulkCache
+	// keeps the page cache of bulk transactions (bulk.go).
 	ckpt      checkpointer
 	bulkCache bulkCache
 }
@@ -374,7 +387,11 @@ func (db *DB) rebind(q string) string {
 
 // Exec runs a statement on the writer.
 func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return db.w.ExecContext(ctx, db.rebind(q), args...)
+	res, err := db.w.ExecContext(ctx, db.rebind(q), args...)
+	if err == nil {
+		db.committed()
+	}
+	return res, err
 }
 
 // Query runs a query on the reader pool.
@@ -402,6 +419,19 @@ type Tx struct {
 	db   *DB
 	tx   sqlRunner // a *sql.Tx, or a *sql.Conn in a transaction (InBulkTx)
 	conn *sql.Conn // the connection of an InBulkTx transaction, else nil
+	// unwatched: the statements' contexts are not watched while they run
+	// (an SQLite InTxNoSync transaction: see there); stmtCtx.
+	unwatched bool
+}
+
+// stmtCtx is the context a statement of t runs with: ctx, or, in an
+// unwatched transaction, ctx without its cancellation once it is checked
+// not done (a done ctx is passed on, and database/sql reports it).
+func (t *Tx) stmtCtx(ctx context.Context) context.Context {
+	if !t.unwatched || ctx.Err() != nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // sqlRunner runs statements: *sql.Tx and *sql.Conn.
@@ -416,17 +446,17 @@ func (t *Tx) DB() *DB { return t.db }
 
 // Exec runs a statement in the transaction.
 func (t *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return t.tx.ExecContext(ctx, t.db.rebind(q), args...)
+	return t.tx.ExecContext(t.stmtCtx(ctx), t.db.rebind(q), args...)
 }
 
 // Query runs a query in the transaction.
 func (t *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return t.tx.QueryContext(ctx, t.db.rebind(q), args...)
+	return t.tx.QueryContext(t.stmtCtx(ctx), t.db.rebind(q), args...)
 }
 
 // QueryRow runs a single-row query in the transaction.
 func (t *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	return t.tx.QueryRowContext(ctx, t.db.rebind(q), args...)
+	return t.tx.QueryRowContext(t.stmtCtx(ctx), t.db.rebind(q), args...)
 }
 
 // InTx runs fn in a write transaction and commits it if fn returns nil.
@@ -461,6 +491,14 @@ func (db *DB) retried(ctx context.Context, try func(context.Context, func(*Tx) e
 // (SQLite's WAL with synchronous=NORMAL for this transaction, PostgreSQL
 // with synchronous_commit=off). Other sessions see it at once, as with
 // InTx.
+//
+// On SQLite, ctx bounds the wait for the writer's connection and is
+// checked before each statement, but not watched while one runs: the
+// driver watches a cancellable context with a goroutine per statement,
+// which cost a paid call about 4 % of the gate (its opening and its
+// completion are such transactions, of five or six statements each). An
+// SQLite statement waits for nothing but the database's locks, which the
+// busy timeout bounds, and the ledger's are single rows.
 func (db *DB) InTxNoSync(ctx context.Context, fn func(*Tx) error) error {
 	return db.retried(ctx, db.tryTxNoSync, fn)
 }
@@ -478,16 +516,22 @@ func (db *DB) tryTxNoSync(ctx context.Context, fn func(*Tx) error) (err error) {
 		return fmt.Errorf("store: connection: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+	// Unwatched from here (see InTxNoSync): ctx is checked before each
+	// statement, not watched while it runs.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sctx := context.WithoutCancel(ctx)
+	if _, err := conn.ExecContext(sctx, "PRAGMA synchronous = NORMAL"); err != nil {
 		return fmt.Errorf("store: relax sync: %w", err)
 	}
 	defer func() {
-		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous = FULL"); rerr != nil {
+		if _, rerr := conn.ExecContext(sctx, "PRAGMA synchronous = FULL"); rerr != nil {
 			// Never hand a relaxed connection to a durable transaction.
 			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
-	return db.runTx(ctx, conn.BeginTx, fn)
+	return db.runTx(sctx, conn.BeginTx, fn, true)
 }
 
 // tryTxNoSyncPG is a transaction on one connection of the writer pool,
@@ -529,12 +573,12 @@ func (db *DB) discardIfInTx(ctx context.Context, conn *sql.Conn) {
 
 func (db *DB) tryTx(ctx context.Context, fn func(*Tx) error) error {
 	db.prepareWanted(ctx)
-	return db.runTx(ctx, db.w.BeginTx, fn)
+	return db.runTx(ctx, db.w.BeginTx, fn, false)
 }
 
 // runTx begins a transaction with begin, runs fn in it, and commits it,
-// or rolls it back when fn or the commit fails.
-func (db *DB) runTx(ctx context.Context, begin func(context.Context, *sql.TxOptions) (*sql.Tx, error), fn func(*Tx) error) (err error) {
+// or rolls it back when fn or the commit fails. unwatched is Tx.unwatched.
+func (db *DB) runTx(ctx context.Context, begin func(context.Context, *sql.TxOptions) (*sql.Tx, error), fn func(*Tx) error, unwatched bool) (err error) {
 	sqlTx, err := begin(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
@@ -544,11 +588,12 @@ func (db *DB) runTx(ctx context.Context, begin func(context.Context, *sql.TxOpti
 			_ = sqlTx.Rollback()
 		}
 	}()
-	if err = fn(&Tx{db: db, tx: sqlTx}); err != nil {
+	if err = fn(&Tx{db: db, tx: sqlTx, unwatched: unwatched}); err != nil {
 		return err
 	}
 	if err = sqlTx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	db.committed()
 	return nil
 }

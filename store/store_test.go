@@ -218,6 +218,100 @@ func TestInTxNoSync(t *testing.T) {
 	})
 }
 
+// TestExecBatchNoSyncKeepsTheWriter: on SQLite a batch runs on the
+// writer's connection itself (store/sqlite's Driver.ExecBatch); after
+// batches that fail (a unique violation, a statement that does not
+// prepare) and ones that succeed, the writer is the same connection (its
+// temporary table is there), out of any transaction, and durable again
+// (synchronous=FULL).
+func TestExecBatchNoSyncKeepsTheWriter(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := mustOpen(t, storetest.SQLitePath(t))
+	if err := db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.Exec(ctx, "CREATE TEMP TABLE writer_mark (n INTEGER)")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(key string) store.Stmt {
+		return store.Stmt{Query: "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)", Args: []any{key, "1", 1}}
+	}
+	if _, err := db.ExecBatchNoSync(ctx, insert("a")); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []store.Stmt{insert("a"), {Query: "INSERT INTO no_such_table VALUES (?)", Args: []any{1}}} {
+		var be *store.BatchError
+		if _, err := db.ExecBatchNoSync(ctx, insert("b"), bad); !errors.As(err, &be) || be.Index != 1 {
+			t.Fatalf("a batch failing at its second statement: %v", err)
+		}
+	}
+	if n, err := db.ExecBatchNoSync(ctx, insert("b"), insert("c")); err != nil || fmt.Sprint(n) != "[1 1]" {
+		t.Fatalf("a batch after failed ones: %v, %v", n, err)
+	}
+	if sync := writerPragma(t, db, "synchronous"); sync != 2 {
+		t.Errorf("after batches the writer has synchronous=%d, want 2 (FULL)", sync)
+	}
+	if err := db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.Exec(ctx, "INSERT INTO writer_mark (n) VALUES (1)")
+		return err
+	}); err != nil {
+		t.Errorf("the writer's connection was replaced: %v", err)
+	}
+}
+
+// TestInTxNoSyncCancelled: a relaxed transaction whose context is done
+// before it begins, or between two of its statements (on SQLite its
+// statements are not watched while they run, but checked before), fails
+// with the context's error and writes nothing; the writer serves the next
+// transaction.
+func TestInTxNoSyncCancelled(t *testing.T) {
+	eachStore(t, func(t *testing.T, db *store.DB) {
+		insert := "INSERT INTO assay_meta (key, value, updated_at) VALUES (?, ?, ?)"
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := db.InTxNoSync(done, func(tx *store.Tx) error {
+			_, err := tx.Exec(done, insert, "before", "1", 1)
+			return err
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("a transaction begun with a done context: %v", err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		err = db.InTxNoSync(ctx, func(tx *store.Tx) error {
+			if _, err := tx.CachedExec(ctx, insert, "between", "1", 1); err != nil {
+				return err
+			}
+			cancel()
+			if _, err := tx.CachedExec(ctx, insert, "between-2", "1", 1); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, insert, "between-3", "1", 1)
+			return err
+		})
+		// pgx may report the connection it gave up rather than the
+		// context.
+		if err == nil || db.Dialect() == store.SQLite && !errors.Is(err, context.Canceled) {
+			t.Fatalf("a transaction whose context ended between statements: %v", err)
+		}
+		bg := context.Background()
+		for _, key := range []string{"before", "between", "between-2", "between-3"} {
+			if _, err := db.Meta(bg, key); err == nil {
+				t.Errorf("%s was written by a cancelled transaction", key)
+			}
+		}
+		if err := db.InTxNoSync(bg, func(tx *store.Tx) error {
+			_, err := tx.Exec(bg, insert, "after", "1", 1)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Meta(bg, "after"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // TestCachedWriterStatements: a transaction's cached statements run
 // unprepared at first (the writer's only connection is the
 // transaction's), are prepared before the next transaction, and give the

@@ -9,9 +9,12 @@
 // committed payment survives power loss). Writes go through one writer
 // connection whose transactions begin IMMEDIATE (they take the database's
 // write lock at BEGIN, so two writers never deadlock upgrading a read
-// lock); reads outside transactions go through a separate pool of
-// query_only connections (store.Options.MaxOpenConns) that read the file
-// through a memory map (readerMmapSize).
+// lock), and which checkpoints at a commit only when the WAL passed
+// store.WalBackstopFrames (the store checkpoints in the background, on a
+// reader connection, every few hundred commits); reads outside
+// transactions go through a separate pool of query_only connections
+// (store.Options.MaxOpenConns) that read the file through a memory map
+// (readerMmapSize).
 //
 // An in-memory database (OpenMemory) can be copied as an image
 // (sqlite3_serialize and sqlite3_deserialize), so that tests which each
@@ -37,7 +40,8 @@ import (
 // Driver describes modernc.org/sqlite to store.New, for callers that open their own
 // handles (see store.New).
 func Driver() store.Driver {
-	return store.Driver{Dialect: store.SQLite, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable}
+	b := &batchStmts{}
+	return store.Driver{Dialect: store.SQLite, IsUniqueViolation: isUniqueViolation, IsRetryable: isRetryable, ExecBatch: b.exec, ExecOne: b.execOne}
 }
 
 var memoryDBs atomic.Int64
@@ -66,7 +70,7 @@ func Open(ctx context.Context, path string, opts *store.Options) (*store.DB, err
 	}
 	base := "file:" + (&url.URL{Path: path}).EscapedPath()
 	common := pragmas(o) + "&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
-	w, err := sql.Open("sqlite", base+"?"+common+"&_txlock=immediate")
+	w, err := sql.Open("sqlite", base+"?"+common+fmt.Sprintf("&_txlock=immediate&_pragma=wal_autocheckpoint(%d)", store.WalBackstopFrames))
 	if err != nil {
 		return nil, fmt.Errorf("store: open sqlite: %w", err)
 	}
