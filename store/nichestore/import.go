@@ -184,11 +184,13 @@ func (p *preparedBatch) Write(ctx context.Context) error {
 		if err := checkLinkable(ctx, tx, linked); err != nil {
 			return err
 		}
-		cols := evalBulkCols
+		var err error
 		if ns.db.Dialect() == store.Postgres {
-			cols = pgEvalBulkCols
+			err = tx.InsertRows(ctx, "niche_evaluations", pgEvalBulkCols, evals)
+		} else {
+			err = insertEvaluationsSQLite(ctx, tx, evals)
 		}
-		if err := tx.InsertRows(ctx, "niche_evaluations", cols, evals); err != nil {
+		if err != nil {
 			return err
 		}
 		if err := tx.InsertRows(ctx, "niche_links", []string{"signal_id", "niche_id"}, links); err != nil {
