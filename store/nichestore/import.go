@@ -174,7 +174,7 @@ func (p *preparedBatch) Write(ctx context.Context) error {
 	err := ns.db.InBulkTx(ctx, func(tx *store.Tx) error {
 		// Operations first: a concurrent import of the same file waits
 		// here for this one (the unique key), then finds them recorded.
-		if err := tx.InsertRows(ctx, "niche_operations",
+		if err := tx.InsertRowsOrRollback(ctx, "niche_operations",
 			[]string{"operation_id", "request_hash", "niche_id", "revision", "created_at"}, opRows); err != nil {
 			if ns.db.IsUniqueViolation(err) {
 				return ErrBulkConflict
@@ -193,10 +193,10 @@ func (p *preparedBatch) Write(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := tx.InsertRows(ctx, "niche_links", []string{"signal_id", "niche_id"}, links); err != nil {
+		if err := tx.InsertRowsOrRollback(ctx, "niche_links", []string{"signal_id", "niche_id"}, links); err != nil {
 			return err
 		}
-		if err := tx.InsertRows(ctx, "niche_revisions",
+		if err := tx.InsertRowsOrRollback(ctx, "niche_revisions",
 			[]string{"niche_id", "revision", "action", "actor", "reason", "operation_id", "at", "state"}, revs); err != nil {
 			return err
 		}

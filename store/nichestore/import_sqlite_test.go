@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/assaykit/assay/internal/ids"
+	"github.com/assaykit/assay/niche"
 	"github.com/assaykit/assay/store"
 	"github.com/assaykit/assay/store/nichestore"
 	"github.com/assaykit/assay/store/storetest"
@@ -147,5 +150,66 @@ func TestSQLiteBulkCreationAsTriggers(t *testing.T) {
 	}
 	if err := rows.Err(); err != nil || logged != published {
 		t.Fatalf("%d evaluations logged of %d published (%v)", logged, published, err)
+	}
+}
+
+// TestBulkCreationFailsWhole: a batch that fails in its transaction
+// leaves nothing of it, on every backend — refused at its operations
+// (one already recorded: ErrBulkConflict) or at its evaluation rows (an
+// id used twice, after SQLite's batch has dropped the insert triggers) —
+// and the next batch is written as usual, with the triggers' rows.
+func TestBulkCreationFailsWhole(t *testing.T) {
+	t.Parallel()
+	for name, open := range storetest.Stores() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := open(t)
+			st := nichestore.New(db)
+			publishSome(t, feedEngine(t, st), "one", 1) // the signals, and operation one-0
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			write := func(op, id string) niche.Write {
+				return niche.Write{OperationID: op, RequestHash: "h-" + op, Action: niche.ActionCreate, Actor: "test", At: now,
+					CheckSignals: true, Record: niche.Record{ID: id, Title: "Invoices for florists " + op,
+						Problem: "Florists lose hours every week to invoices.", Buyer: "Florists", Category: "Retail",
+						SolutionHypothesis: "A focused invoicing tool.", EvaluationNotes: "Notes on the evidence.",
+						SignalIDs: []string{fmt.Sprintf("sig_%032x", 7000)}, Status: niche.StatusPublished, Revision: 1,
+						CreatedAt: now, UpdatedAt: now, PublishedAt: now}}
+			}
+			counts := func() string {
+				var s string
+				if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM niche_evaluations) || ' ' ||
+					(SELECT count(*) FROM niche_operations) || ' ' || (SELECT count(*) FROM niche_links) || ' ' ||
+					(SELECT count(*) FROM niche_revisions) || ' ' || (SELECT v FROM niche_version)`).Scan(&s); err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			was := counts()
+			err := st.CreateEvaluations(ctx, []niche.Write{write("a", ids.New(ids.Niche)), write("one-0", ids.New(ids.Niche))})
+			if !errors.Is(err, nichestore.ErrBulkConflict) {
+				t.Fatalf("a batch with a recorded operation: %v, want ErrBulkConflict", err)
+			}
+			twice := ids.New(ids.Niche)
+			if err := st.CreateEvaluations(ctx, []niche.Write{write("b", twice), write("c", twice)}); err == nil {
+				t.Fatal("a batch creating one id twice was written")
+			}
+			if got := counts(); got != was {
+				t.Fatalf("failed batches left rows (evaluations, operations, links, revisions, version): %s, before %s", got, was)
+			}
+			if db.Dialect() == store.SQLite {
+				if known, err := nichestore.BulkTriggersKnownT(ctx, db); err != nil || !known {
+					t.Fatalf("the insert triggers after a failed batch: %v %v", known, err)
+				}
+			}
+			id := ids.New(ids.Niche)
+			if err := st.CreateEvaluations(ctx, []niche.Write{write("d", id)}); err != nil {
+				t.Fatal(err)
+			}
+			e := feedEngine(t, st)
+			if res, err := e.Search(ctx, niche.SearchOptions{Query: "invoices florists d"}); err != nil || len(res.Previews) != 1 || res.Previews[0].ID != id {
+				t.Fatalf("the batch after: %+v %v", res, err)
+			}
+		})
 	}
 }
