@@ -23,8 +23,10 @@ import (
 // the linked signals locked and checked at commit, operations recorded,
 // links, signal counts (set at insert: every linked signal was just
 // checked not rejected), the revision log, niche_terms and the accepted
-// pending signals — and the change feed's entries written by its
-// triggers as for any other write.
+// pending signals — and the change feed's entries, the full-text index
+// and niche_search written by the triggers as for any other write (on
+// SQLite by statements doing their work once per batch:
+// import_sqlite.go).
 //
 // The revision log entries of a bulk creation hold no state (an empty
 // state column): the state of an evaluation's revision 1 is its row for as
