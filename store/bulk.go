@@ -26,6 +26,24 @@ const sqliteMaxVars = 32766
 // statement's savepoint, so row by row it wrote one tiny segment per
 // evaluation and spent its time merging them.
 func (t *Tx) InsertRows(ctx context.Context, table string, cols []string, rows [][]any) error {
+	return t.insertRows(ctx, "INSERT INTO ", table, cols, rows)
+}
+
+// InsertRowsOrRollback is InsertRows with SQLite's INSERT OR ROLLBACK
+// (other dialects: InsertRows): a constraint failure ends the whole
+// transaction, and so a statement that writes no virtual table and fires
+// no trigger needs no statement journal (which copies every page that the
+// statement changes and an earlier one of the transaction wrote). For
+// bulk transactions whose failure is the whole batch's.
+func (t *Tx) InsertRowsOrRollback(ctx context.Context, table string, cols []string, rows [][]any) error {
+	verb := "INSERT INTO "
+	if t.db.drv.Dialect == SQLite {
+		verb = "INSERT OR ROLLBACK INTO "
+	}
+	return t.insertRows(ctx, verb, table, cols, rows)
+}
+
+func (t *Tx) insertRows(ctx context.Context, verb, table string, cols []string, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -35,7 +53,7 @@ func (t *Tx) InsertRows(ctx context.Context, table string, cols []string, rows [
 	per := max(sqliteMaxVars/len(cols), 1)
 	row := "(" + Placeholders(len(cols)) + ")"
 	query := func(n int) string {
-		return `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES ` +
+		return verb + table + ` (` + strings.Join(cols, ", ") + `) VALUES ` +
 			strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 	}
 	// The statement of a full chunk is prepared once and run for each

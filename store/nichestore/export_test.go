@@ -39,3 +39,14 @@ func (ns *Store) EachScannedSearchRowT(ctx context.Context, fn func(*niche.Searc
 	return ns.eachScannedSearchRow(ctx, `SELECT e.id, e.score, e.updated_at, e.st, e.sb, e.sc, e.title, e.problem, e.buyer, e.category,
 		e.score_version, e.seq, e.category_key, e.sp, `+count+` FROM `+table+` ORDER BY e.seq`, fn)
 }
+
+// BulkTriggersKnownT reports whether db's niche_evaluations insert
+// triggers are the ones CreateEvaluations does the work of per batch on
+// SQLite (insertEvaluationsSQLite).
+func BulkTriggersKnownT(ctx context.Context, db *store.DB) (known bool, err error) {
+	err = db.InTx(ctx, func(tx *store.Tx) error {
+		_, known, err = bulkTriggerSQL(ctx, tx)
+		return err
+	})
+	return known, err
+}

@@ -23,8 +23,10 @@ import (
 // the linked signals locked and checked at commit, operations recorded,
 // links, signal counts (set at insert: every linked signal was just
 // checked not rejected), the revision log, niche_terms and the accepted
-// pending signals — and the change feed's entries written by its
-// triggers as for any other write.
+// pending signals — and the change feed's entries, the full-text index
+// and niche_search written by the triggers as for any other write (on
+// SQLite by statements doing their work once per batch:
+// import_sqlite.go).
 //
 // The revision log entries of a bulk creation hold no state (an empty
 // state column): the state of an evaluation's revision 1 is its row for as
@@ -174,7 +176,7 @@ func (p *preparedBatch) Write(ctx context.Context) error {
 	err := ns.db.InBulkTx(ctx, func(tx *store.Tx) error {
 		// Operations first: a concurrent import of the same file waits
 		// here for this one (the unique key), then finds them recorded.
-		if err := tx.InsertRows(ctx, "niche_operations",
+		if err := tx.InsertRowsOrRollback(ctx, "niche_operations",
 			[]string{"operation_id", "request_hash", "niche_id", "revision", "created_at"}, opRows); err != nil {
 			if ns.db.IsUniqueViolation(err) {
 				return ErrBulkConflict
@@ -184,17 +186,19 @@ func (p *preparedBatch) Write(ctx context.Context) error {
 		if err := checkLinkable(ctx, tx, linked); err != nil {
 			return err
 		}
-		cols := evalBulkCols
+		var err error
 		if ns.db.Dialect() == store.Postgres {
-			cols = pgEvalBulkCols
+			err = tx.InsertRows(ctx, "niche_evaluations", pgEvalBulkCols, evals)
+		} else {
+			err = insertEvaluationsSQLite(ctx, tx, evals)
 		}
-		if err := tx.InsertRows(ctx, "niche_evaluations", cols, evals); err != nil {
+		if err != nil {
 			return err
 		}
-		if err := tx.InsertRows(ctx, "niche_links", []string{"signal_id", "niche_id"}, links); err != nil {
+		if err := tx.InsertRowsOrRollback(ctx, "niche_links", []string{"signal_id", "niche_id"}, links); err != nil {
 			return err
 		}
-		if err := tx.InsertRows(ctx, "niche_revisions",
+		if err := tx.InsertRowsOrRollback(ctx, "niche_revisions",
 			[]string{"niche_id", "revision", "action", "actor", "reason", "operation_id", "at", "state"}, revs); err != nil {
 			return err
 		}
