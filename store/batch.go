@@ -69,12 +69,6 @@ func (db *DB) tryBatch(ctx context.Context, stmts []Stmt) ([]int64, error) {
 	}
 	defer conn.Close()
 	n, err := db.drv.ExecBatch(ctx, conn, stmts)
-	if err != nil && db.drv.Dialect != SQLite {
-		// PostgreSQL's leaves its transaction aborted: it is rolled
-		// back, and a connection whose state is not known does not go
-		// back to the pool. SQLite's rolls back itself.
-		db.discardIfInTx(ctx, conn)
-	}
 	if err == nil {
 		db.committed()
 	}

@@ -87,24 +87,6 @@ func (db *DB) CachedQueryRow(ctx context.Context, q string, args ...any) *sql.Ro
 	return s.QueryRowContext(ctx, args...)
 }
 
-// writerStmt returns q's cached writer statement, or nil when it is not
-// prepared yet (it is asked for, as txStmt asks: preparing here could wait
-// for the writer's connection while a transaction holding it waits for
-// the cache) or the cache is full.
-func (db *DB) writerStmt(q string) *sql.Stmt {
-	c := &db.wstmts
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, ok := c.m[q]
-	if !ok && len(c.m)+len(c.want) < maxCachedStmts {
-		if c.want == nil {
-			c.want = map[string]bool{}
-		}
-		c.want[q] = true
-	}
-	return s
-}
-
 // txStmt returns q's cached writer statement bound to t's transaction, or
 // nil when q is not cached (PostgreSQL, a full cache, or a transaction on
 // a lent connection, InBulkTx).
@@ -116,8 +98,17 @@ func (t *Tx) txStmt(ctx context.Context, q string) *sql.Stmt {
 	if t.db.drv.Dialect != SQLite {
 		return nil
 	}
-	s := t.db.writerStmt(q)
-	if s == nil {
+	c := &t.db.wstmts
+	c.mu.Lock()
+	s, ok := c.m[q]
+	if !ok && len(c.m)+len(c.want) < maxCachedStmts {
+		if c.want == nil {
+			c.want = map[string]bool{}
+		}
+		c.want[q] = true
+	}
+	c.mu.Unlock()
+	if !ok {
 		return nil
 	}
 	return sqlTx.StmtContext(ctx, s)

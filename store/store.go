@@ -155,12 +155,13 @@ type Driver struct {
 	// ExecBatch, when set, runs stmts (placeholders rebound) on conn as
 	// one transaction that commits without waiting for the disk
 	// (PostgreSQL: a pipeline of BEGIN, SET LOCAL synchronous_commit =
-	// off, the statements and COMMIT, sent at once, whose transaction
-	// store rolls back after a failure; SQLite: the statements on the
-	// driver's connection, rolled back by the driver after a failure), and
-	// returns the rows each changed; the first that fails is a
-	// *BatchError, and nothing is committed. Nil means one statement at a
-	// time, in InTxNoSync.
+	// off, the statements and COMMIT, sent at once; SQLite: the
+	// statements on the driver's connection), and returns the rows each
+	// changed; the first that fails is a *BatchError, and nothing is
+	// committed. After a failure it ends the transaction itself: conn goes
+	// back to the pool in no transaction, or is discarded (Raw returning
+	// driver.ErrBadConn). Nil means one statement at a time, in
+	// InTxNoSync.
 	ExecBatch func(ctx context.Context, conn *sql.Conn, stmts []Stmt) ([]int64, error)
 	// ExecOne, when set, runs the statement q on conn, a connection of
 	// the writer pool, as a transaction of its own, committed durably
@@ -493,12 +494,12 @@ func (db *DB) retried(ctx context.Context, try func(context.Context, func(*Tx) e
 // InTx.
 //
 // On SQLite, ctx bounds the wait for the writer's connection and is
-// checked before each statement, but not watched while one runs: the
-// driver watches a cancellable context with a goroutine per statement,
-// which cost a paid call about 4 % of the gate (its opening and its
-// completion are such transactions, of five or six statements each). An
-// SQLite statement waits for nothing but the database's locks, which the
-// busy timeout bounds, and the ledger's are single rows.
+// checked before each statement, but not watched while one runs, as in
+// the relaxed batches (store/sqlite): the driver would watch a cancellable
+// context with a goroutine per statement (the ledger's relaxed
+// transactions that are not batches: an order opened with a quote, a
+// failed order). An SQLite statement waits for nothing but the database's
+// locks, which the busy timeout bounds, and the ledger's are single rows.
 func (db *DB) InTxNoSync(ctx context.Context, fn func(*Tx) error) error {
 	return db.retried(ctx, db.tryTxNoSync, fn)
 }

@@ -114,11 +114,11 @@ func LookupNetwork(name string) (Network, bool) {
 	return Network{}, false
 }
 
-// Domain returns the EIP-712 domain of the network's USDC contract.
 // DomainSeparator is the EIP-712 domain separator of n's USDC contract,
 // the domain every EIP-3009 authorization on n is signed in.
 func (n Network) DomainSeparator() [32]byte { return n.domain().Separator() }
 
+// domain returns the EIP-712 domain of the network's USDC contract.
 func (n Network) domain() eip712.Domain {
 	return eip712.Domain{Name: n.TokenName, Version: n.TokenVersion, ChainID: n.ChainID, VerifyingContract: n.USDC}
 }

@@ -105,10 +105,11 @@ func copyFrom(ctx context.Context, conn *sql.Conn, table string, cols []string, 
 // execBatch implements store.Driver.ExecBatch with a pgx batch: BEGIN,
 // SET LOCAL synchronous_commit = off, the statements and COMMIT go to the
 // server at once. After a statement fails the server skips the rest of the
-// pipeline, and the transaction it began is left aborted (store rolls it
-// back).
+// pipeline, and the transaction it began is left aborted: it is rolled
+// back, and a connection that cannot be is discarded.
 func execBatch(ctx context.Context, conn *sql.Conn, stmts []store.Stmt) ([]int64, error) {
 	var n []int64
+	var batchErr error
 	err := conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
 		if !ok {
@@ -143,8 +144,17 @@ func execBatch(ctx context.Context, conn *sql.Conn, stmts []store.Stmt) ([]int64
 		if err := br.Close(); first == nil {
 			first = err
 		}
-		return first
+		if batchErr = first; batchErr == nil {
+			return nil
+		}
+		if _, err := sc.Conn().Exec(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
+			return driver.ErrBadConn
+		}
+		return nil
 	})
+	if batchErr != nil {
+		return nil, batchErr
+	}
 	if err != nil {
 		return nil, err
 	}
